@@ -1,0 +1,12 @@
+import {Command} from "commander";
+import {registerSimulateCommand} from "./commands/simulateCommand.js";
+
+/** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
+export function createProgram(): Command {
+    const program = new Command()
+        .name("specgate")
+        .description("Speculative decoding with a draft model, and proof of what the speed cost.")
+        .showHelpAfterError();
+    registerSimulateCommand(program);
+    return program;
+}

@@ -1,0 +1,20 @@
+import {z} from "zod";
+
+/**
+ * Sampler settings applied to raw logits to get the distribution a token is drawn from.
+ * Order (vLLM / Hugging Face): temperature, then top-k, then top-p, then min-p, each on the
+ * distribution left by the previous step. llama.cpp's default chain applies temperature last;
+ * the difference only matters when top-p or min-p is combined with temperature ≠ 1.
+ * temperature 0 means greedy: a one-hot row on the argmax (lowest id wins ties).
+ */
+export const samplingOptionsSchema = z.strictObject({
+    temperature: z.number().min(0).max(100).default(1),
+    topK: z.int().min(0).default(0).describe("0 disables; ties at the k-th value are kept, as in vLLM"),
+    topP: z.number().gt(0).max(1).default(1),
+    minP: z.number().min(0).max(1).default(0)
+});
+
+export type SamplingOptions = z.infer<typeof samplingOptionsSchema>;
+export type SamplingOptionsInput = z.input<typeof samplingOptionsSchema>;
+
+export const defaultSamplingOptions: SamplingOptions = Object.freeze({temperature: 1, topK: 0, topP: 1, minP: 0});

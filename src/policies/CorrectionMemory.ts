@@ -1,0 +1,119 @@
+import {readFile} from "node:fs/promises";
+import {z} from "zod";
+import {InvalidInputError} from "../errors.js";
+import {writeFileAtomic} from "../io/writeFileAtomic.js";
+
+const pairKeyBase = 0x20_0000; // 2^21 ids per side keeps draft·2^21 + target a safe integer
+
+/**
+ * Seed 004's Online Correction Memory: counts of (draft token, target token) divergences observed
+ * during verification, with no context. Filled by a calibration pass of standard speculative
+ * decoding (phase 1) and then updated online on every verified divergence (phase 2). A rejected draft
+ * token is a rescue candidate only when its pair count reaches the frequency threshold.
+ *
+ * One instance is shared by every request that holds it; updates are synchronous increments, so
+ * within one Node process there is no contention (the paper's open question about concurrent
+ * updates is answered here by the single-threaded event loop).
+ */
+export class CorrectionMemory {
+    private readonly counts = new Map<number, number>();
+
+    public constructor(
+        public readonly vocabularySize: number,
+        /** Hash of the tokenizer the memory was built with; a memory never applies to another vocabulary. */
+        public readonly vocabularyIdentity?: string
+    ) {
+        if (!Number.isInteger(vocabularySize) || vocabularySize < 1 || vocabularySize > pairKeyBase)
+            throw new InvalidInputError(`must be an integer in [1, ${pairKeyBase}], got ${vocabularySize}`, "vocabularySize");
+    }
+
+    public count(draftToken: number, targetToken: number): number {
+        return this.counts.get(draftToken * pairKeyBase + targetToken) ?? 0;
+    }
+
+    public record(draftToken: number, targetToken: number, increment = 1): void {
+        const key = draftToken * pairKeyBase + targetToken;
+        this.counts.set(key, (this.counts.get(key) ?? 0) + increment);
+    }
+
+    /** An independent copy (same vocabulary, same counts). */
+    public clone(): CorrectionMemory {
+        const copy = new CorrectionMemory(this.vocabularySize, this.vocabularyIdentity);
+        for (const [key, count] of this.counts) copy.counts.set(key, count);
+        return copy;
+    }
+
+    public get size(): number {
+        return this.counts.size;
+    }
+
+    /** Entries as [draft, target, count], most frequent first (ties by ids) — a stable file order. */
+    public entries(): Array<[number, number, number]> {
+        return [...this.counts]
+            .map(([key, count]): [number, number, number] => [Math.floor(key / pairKeyBase), key % pairKeyBase, count])
+            .sort((a, b) => b[2] - a[2] || a[0] - b[0] || a[1] - b[1]);
+    }
+
+    public toJSON(): CorrectionMemoryFile {
+        return {
+            format: "specgate.correction-memory",
+            version: 1,
+            vocabularySize: this.vocabularySize,
+            ...(this.vocabularyIdentity != null ? {vocabularyIdentity: this.vocabularyIdentity} : {}),
+            entries: this.entries()
+        };
+    }
+
+    public static fromJSON(value: unknown, source = "memory"): CorrectionMemory {
+        const parsed = correctionMemoryFileSchema.safeParse(value);
+        if (!parsed.success) {
+            const issue = parsed.error.issues[0];
+            throw new InvalidInputError(issue.message, [source, ...issue.path.map(String)].join("."));
+        }
+        const file = parsed.data;
+        const memory = new CorrectionMemory(file.vocabularySize, file.vocabularyIdentity);
+        file.entries.forEach(([draftToken, targetToken, count], index) => {
+            if (draftToken >= file.vocabularySize || targetToken >= file.vocabularySize)
+                throw new InvalidInputError(`token id outside [0, ${file.vocabularySize})`, `${source}.entries.${index}`);
+            memory.record(draftToken, targetToken, count);
+        });
+        return memory;
+    }
+
+    public static async load(path: string, expectedVocabularyIdentity?: string): Promise<CorrectionMemory> {
+        let text: string;
+        try {
+            text = await readFile(path, "utf8");
+        } catch (error) {
+            throw new InvalidInputError(`cannot read correction memory: ${(error as Error).message}`, path);
+        }
+        let json: unknown;
+        try {
+            json = JSON.parse(text);
+        } catch (error) {
+            throw new InvalidInputError(`not JSON: ${(error as Error).message}`, path);
+        }
+        const memory = CorrectionMemory.fromJSON(json, path);
+        if (expectedVocabularyIdentity != null && memory.vocabularyIdentity !== expectedVocabularyIdentity)
+            throw new InvalidInputError(
+                `built for vocabulary ${memory.vocabularyIdentity ?? "(unrecorded)"}, not ${expectedVocabularyIdentity}`,
+                `${path}.vocabularyIdentity`
+            );
+        return memory;
+    }
+
+    public async save(path: string): Promise<void> {
+        await writeFileAtomic(path, JSON.stringify(this.toJSON()) + "\n");
+    }
+}
+
+const tokenId = z.int().min(0);
+const correctionMemoryFileSchema = z.strictObject({
+    format: z.literal("specgate.correction-memory"),
+    version: z.literal(1),
+    vocabularySize: z.int().min(1).max(pairKeyBase),
+    vocabularyIdentity: z.string().optional(),
+    entries: z.array(z.tuple([tokenId, tokenId, z.int().min(1)]))
+});
+
+export type CorrectionMemoryFile = z.infer<typeof correctionMemoryFileSchema>;

@@ -1,0 +1,59 @@
+import {InvalidPolicyError} from "../errors.js";
+import {createCalibratedPolicy} from "./calibratedPolicy.js";
+import {CorrectionMemory} from "./CorrectionMemory.js";
+import {createFuzzyPolicy} from "./fuzzyPolicy.js";
+import {createGreedyPolicy} from "./greedyPolicy.js";
+import {createLossyPolicy} from "./lossyPolicy.js";
+import {createMatchPolicy} from "./matchPolicy.js";
+import {type PolicyConfig, policyConfigSchema} from "./policyConfigSchema.js";
+import {createRandomAcceptancePolicy} from "./randomAcceptancePolicy.js";
+import {createStrictPolicy} from "./strictPolicy.js";
+import {createTypicalPolicy} from "./typicalPolicy.js";
+import type {VerificationPolicy} from "./VerificationPolicy.js";
+
+/** Validate an untrusted policy configuration; the error names the offending field. */
+export function parsePolicyConfig(value: unknown, field = "policy"): PolicyConfig {
+    const parsed = policyConfigSchema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const path = [field, ...issue.path.map(String)].join(".");
+    if (issue.code === "unrecognized_keys")
+        throw new InvalidPolicyError(`unknown parameter ${issue.keys.map((key) => `"${key}"`).join(", ")}`, path);
+    if (issue.code === "invalid_union" && issue.path.length === 0)
+        throw new InvalidPolicyError(`unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`, `${field}.kind`);
+    throw new InvalidPolicyError(issue.message, path);
+}
+
+export interface PolicyResources {
+    /** The correction memory a `calibrated` policy reads and updates (a fresh empty one otherwise). */
+    correctionMemory?: CorrectionMemory;
+    /** Vocabulary size, needed to create an empty memory or to check inline entries. */
+    vocabularySize?: number;
+}
+
+/** Build a policy from a validated configuration. */
+export function createPolicy(config: PolicyConfig, resources: PolicyResources = {}): VerificationPolicy {
+    switch (config.kind) {
+        case "greedy": return createGreedyPolicy();
+        case "strict": return createStrictPolicy();
+        case "match": return createMatchPolicy();
+        case "typical": return createTypicalPolicy(config);
+        case "fuzzy": return createFuzzyPolicy(config);
+        case "lossy": return createLossyPolicy(config);
+        case "random": return createRandomAcceptancePolicy(config);
+        case "calibrated": {
+            let memory = resources.correctionMemory;
+            if (memory == null) {
+                if (resources.vocabularySize == null)
+                    throw new InvalidPolicyError("a calibrated policy needs a correction memory or the vocabulary size", "policy.memory");
+                memory = new CorrectionMemory(resources.vocabularySize);
+            }
+            for (const [index, [draftToken, targetToken, count]] of (config.memoryEntries ?? []).entries()) {
+                if (draftToken >= memory.vocabularySize || targetToken >= memory.vocabularySize)
+                    throw new InvalidPolicyError(`token id outside [0, ${memory.vocabularySize})`, `policy.memoryEntries.${index}`);
+                memory.record(draftToken, targetToken, count);
+            }
+            return createCalibratedPolicy({...config, memory});
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import type {Chance} from "../random/Chance.js";
+import {ScratchRow} from "./rowOperations.js";
+import {verifySpeculativeSampling} from "./speculativeSampling.js";
+import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
+
+/** Lossless rejection sampling with residual recovery and a bonus token; see speculativeSampling.ts. */
+export function createStrictPolicy(): VerificationPolicy {
+    const residual = new ScratchRow();
+    return {
+        kind: "strict",
+        lossless: true,
+        verify(step: VerificationStep, chance: Chance) {
+            return verifySpeculativeSampling(step, chance, residual);
+        }
+    };
+}
