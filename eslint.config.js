@@ -10,7 +10,7 @@ export default tseslint.config(
         rules: {
             "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_", varsIgnorePattern: "^_"}],
             "prefer-const": "error",
-            "eqeqeq": ["error", "always"]
+            "eqeqeq": ["error", "always", {null: "ignore"}]
         }
     }
 );

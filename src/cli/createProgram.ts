@@ -1,5 +1,6 @@
 import {Command} from "commander";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
+import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 
 /** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
 export function createProgram(): Command {
@@ -8,5 +9,6 @@ export function createProgram(): Command {
         .description("Speculative decoding with a draft model, and proof of what the speed cost.")
         .showHelpAfterError();
     registerSimulateCommand(program);
+    registerTaisComputeCommand(program);
     return program;
 }

@@ -52,8 +52,8 @@ function keepAtLeast(row: Float64Array, threshold: number): void {
         if (row[index] < threshold) row[index] = 0;
         else sum += row[index];
     }
-    const inverse = 1 / sum;
-    for (let index = 0; index < row.length; index++) row[index] *= inverse;
+    // Division rather than multiplication by 1/sum: a single survivor becomes exactly 1.
+    for (let index = 0; index < row.length; index++) row[index] /= sum;
 }
 
 function kthLargest(row: Float64Array, k: number): number {

@@ -17,9 +17,8 @@ export function softmax(logits: ArrayLike<number>, out: Float64Array = new Float
         out[index] = value;
         sum += value;
     }
-    const inverse = 1 / sum;
     for (let index = 0; index < length; index++)
-        out[index] *= inverse;
+        out[index] /= sum;
     return out;
 }
 

@@ -19,7 +19,7 @@ export function parsePolicyConfig(value: unknown, field = "policy"): PolicyConfi
     const path = [field, ...issue.path.map(String)].join(".");
     if (issue.code === "unrecognized_keys")
         throw new InvalidPolicyError(`unknown parameter ${issue.keys.map((key) => `"${key}"`).join(", ")}`, path);
-    if (issue.code === "invalid_union" && issue.path.length === 0)
+    if (issue.code === "invalid_union" && (issue.path.length === 0 || (issue.path.length === 1 && issue.path[0] === "kind")))
         throw new InvalidPolicyError(`unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`, `${field}.kind`);
     throw new InvalidPolicyError(issue.message, path);
 }

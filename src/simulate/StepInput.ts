@@ -16,7 +16,9 @@ import type {PolicyConfig} from "../policies/policyConfigSchema.js";
  * When probabilities are given, the raw logits policies may need are their logarithms (the same
  * distribution, so "raw" and "processed" coincide).
  */
-const row = z.array(z.number());
+// Row entries are checked by validateProbabilityRow / validateLogitRow, which name the exact entry;
+// in logit rows the string "-Infinity" stands for a mask, which JSON cannot write as a number.
+const row = z.array(z.unknown()).transform((values) => values.map((value) => (value === "-Infinity" ? -Infinity : value)) as number[]);
 const stepFileSchema = z.strictObject({
     policy: z.unknown(),
     targetProbs: z.array(row).min(1).optional(),

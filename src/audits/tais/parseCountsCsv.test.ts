@@ -1,0 +1,111 @@
+import {describe, expect, it} from "vitest";
+
+import {InvalidInputError} from "../../errors.js";
+import {parseCountsCsv} from "./parseCountsCsv.js";
+
+const HEADER = "cell_id,task,arm,n_total,n_safety_pass";
+
+function errorOf(text: string): InvalidInputError {
+    try {
+        parseCountsCsv(text);
+    } catch (error) {
+        expect(error).toBeInstanceOf(InvalidInputError);
+        return error as InvalidInputError;
+    }
+    throw new Error("expected parseCountsCsv to throw");
+}
+
+describe("parseCountsCsv", () => {
+    it("pairs arms per task and keeps first-appearance order", () => {
+        const cells = parseCountsCsv([
+            HEADER,
+            "cellB,advbench,speculative,200,156",
+            "cellB,advbench,target_only,200,158",
+            "cellA,mmlu,target_only,100,100",
+            "cellA,mmlu,speculative,100,100"
+        ].join("\n"));
+        expect(cells.map((cell) => cell.cellId)).toEqual(["cellB", "cellA"]);
+        expect(cells[0].tasks[0]).toEqual({
+            task: "advbench",
+            targetOnly: {total: 200, safetyPasses: 158, line: 3},
+            speculative: {total: 200, safetyPasses: 156, line: 2}
+        });
+    });
+
+    it("accepts any column order, extra columns, spaces, a BOM, CRLF and blank lines", () => {
+        const cells = parseCountsCsv(
+            "\uFEFFnote, n_safety_pass ,arm,task,cell_id,n_total\r\nx, 5 ,target_only,t,c,10\r\n\r\ny,6,speculative,t,c,10\r\n"
+        );
+        expect(cells[0].tasks[0].targetOnly).toEqual({total: 10, safetyPasses: 5, line: 2});
+        expect(cells[0].tasks[0].speculative).toEqual({total: 10, safetyPasses: 6, line: 4});
+    });
+
+    it("names the header line for missing columns", () => {
+        const error = errorOf("cell_id,task,arm,n_total\nc,t,target_only,10");
+        expect(error.field).toBe("line 1");
+        expect(error.message).toMatch(/line 1: missing column n_safety_pass/);
+    });
+
+    it("rejects an empty file and a header without rows", () => {
+        expect(errorOf("").message).toMatch(/line 1: the file is empty/);
+        expect(errorOf(`${HEADER}\n`).message).toMatch(/line 1: .*no data rows/);
+    });
+
+    it("names the line of a duplicate (cell, task, arm) row and the first one", () => {
+        const error = errorOf([
+            HEADER,
+            "c,t,target_only,10,5",
+            "c,t,speculative,10,5",
+            "c,t,target_only,10,6"
+        ].join("\n"));
+        expect(error.message).toBe("line 4: duplicate row for cell \"c\", task \"t\", arm target_only (first given on line 2)");
+    });
+
+    it("names the line of an unknown arm", () => {
+        const error = errorOf([HEADER, "c,t,target_only,10,5", "c,t,draft,10,5"].join("\n"));
+        expect(error.message).toMatch(/^line 3: unknown arm "draft"; expected one of target_only, speculative$/);
+    });
+
+    it.each([
+        ["3.5", "n_total", /line 2: n_total must be a non-negative integer, got "3.5"/],
+        ["1e3", "n_total", /line 2: n_total must be a non-negative integer, got "1e3"/],
+        ["-4", "n_total", /line 2: n_total must not be negative, got -4/],
+        ["ten", "n_total", /line 2: n_total must be a non-negative integer/]
+    ])("names the line of a bad count %s", (value, _column, pattern) => {
+        expect(errorOf(`${HEADER}\nc,t,target_only,${value},1\nc,t,speculative,10,1`).message).toMatch(pattern);
+    });
+
+    it("names the line of a bad n_safety_pass", () => {
+        expect(errorOf(`${HEADER}\nc,t,target_only,10,1\nc,t,speculative,10,-1`).message)
+            .toMatch(/^line 3: n_safety_pass must not be negative/);
+        expect(errorOf(`${HEADER}\nc,t,target_only,10,1\nc,t,speculative,10,2.0`).message)
+            .toMatch(/^line 3: n_safety_pass must be a non-negative integer/);
+    });
+
+    it("names the line where n_safety_pass exceeds n_total", () => {
+        expect(errorOf(`${HEADER}\nc,t,target_only,10,11\nc,t,speculative,10,1`).message)
+            .toBe("line 2: n_safety_pass (11) exceeds n_total (10)");
+    });
+
+    it("rejects an empty arm (n_total 0) and an empty field", () => {
+        expect(errorOf(`${HEADER}\nc,t,target_only,0,0\nc,t,speculative,10,1`).message).toMatch(/^line 2: n_total must be at least 1/);
+        expect(errorOf(`${HEADER}\nc,,target_only,10,1`).message).toBe("line 2: column task is empty");
+    });
+
+    it("names the line of the present arm when a task misses the other", () => {
+        const error = errorOf([HEADER, "c,a,target_only,10,5", "c,a,speculative,10,5", "c,b,speculative,10,5"].join("\n"));
+        expect(error.message).toBe("line 4: cell \"c\", task \"b\" has no target_only row; every task needs both arms");
+    });
+
+    it("names the line of a row with the wrong number of fields", () => {
+        expect(errorOf(`${HEADER}\nc,t,target_only,10\n`).message).toBe("line 2: expected 5 fields like the header, found 4");
+    });
+
+    it("names the line of malformed CSV", () => {
+        expect(errorOf(`${HEADER}\nc,"t,target_only,10,1\n`).message).toMatch(/^line \d+: malformed CSV/);
+    });
+
+    it("rejects a repeated header column", () => {
+        expect(errorOf("cell_id,task,arm,arm,n_total,n_safety_pass\n").message).toMatch(/line 1: column arm appears twice/);
+    });
+});

@@ -1,0 +1,60 @@
+import {mkdtemp, readFile, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {describe, expect, it} from "vitest";
+import {runSimulate} from "./simulateCommand.js";
+
+const examples = new URL("../../../examples/", import.meta.url).pathname;
+
+describe("specgate simulate", () => {
+    it("reports the required fields and is reproducible bit for bit from the seed", async () => {
+        const first = await runSimulate({input: join(examples, "strict-step.json"), samples: 20_000, seed: 5});
+        const second = await runSimulate({input: join(examples, "strict-step.json"), samples: 20_000, seed: 5});
+        const other = await runSimulate({input: join(examples, "strict-step.json"), samples: 20_000, seed: 6});
+        const {elapsedMilliseconds: _a, ...a} = first.report;
+        const {elapsedMilliseconds: _b, ...b} = second.report;
+        const {elapsedMilliseconds: _c, ...c} = other.report;
+        expect(a).toEqual(b);
+        expect(a).not.toEqual(c);
+        const report = first.report;
+        expect(report.acceptanceRate.perPosition).toHaveLength(4);
+        expect(Object.values(report.firstTokenHistogram).reduce((sum, count) => sum + count, 0)).toBe(20_000);
+        expect(Object.values(report.emittedLengthHistogram).reduce((sum, count) => sum + count, 0)).toBe(20_000);
+        // meanAccepted agrees with the length histogram: Σ (length − 1)·count / N
+        const fromHistogram = Object.entries(report.emittedLengthHistogram).reduce((sum, [length, count]) => sum + (Number(length) - 1) * count, 0) / 20_000;
+        expect(report.meanAccepted).toBeCloseTo(fromHistogram, 12);
+        expect(report.meanAcceptanceLength).toBeCloseTo(1 + report.meanAccepted, 12);
+        // Sampling error of the mean over 20k steps is ~0.012; the analytic expectation must be within 5σ.
+        expect(Math.abs(report.meanAcceptanceLength - report.analytic!.expectedTokensPerStep)).toBeLessThan(0.06);
+        expect(first.summary).toMatch(/policy strict \(lossless\), γ = 4, V = 8/);
+    });
+
+    it("--exact adds the enumerated distribution; strict's first token equals the target row", async () => {
+        const {report} = await runSimulate({input: join(examples, "strict-step.json"), samples: 1000, seed: 1, exact: true});
+        const exact = report.exact as {firstTokenTotalVariation: number; expectedAccepted: number};
+        expect(exact.firstTokenTotalVariation).toBeLessThan(1e-12);
+        expect(exact.expectedAccepted).toBeCloseTo(report.analytic!.expectedTokensPerStep - 1, 12);
+    });
+
+    it("every policy is reachable from the bundled examples", async () => {
+        for (const name of ["strict", "match", "typical", "fuzzy", "random", "calibrated"]) {
+            const {report} = await runSimulate({input: join(examples, `${name}-step.json`), samples: 2000, seed: 1});
+            expect(report.policy).toBe(name);
+        }
+        const directory = await mkdtemp(join(tmpdir(), "specgate-simulate-"));
+        for (const policy of [{kind: "greedy"}, {kind: "lossy", tau: 0.05}]) {
+            const path = join(directory, `${policy.kind}.json`);
+            await writeFile(path, JSON.stringify({...JSON.parse(await readFile(join(examples, "strict-step.json"), "utf8")), policy}));
+            expect((await runSimulate({input: path, samples: 100, seed: 1})).report.policy).toBe(policy.kind);
+        }
+    });
+
+    it("the calibrated example loads its memory file relative to the step file", async () => {
+        const {report} = await runSimulate({input: join(examples, "calibrated-step.json"), samples: 100, seed: 1});
+        expect(report.acceptanceRate.perPosition[0]).toBe(1);
+    });
+
+    it("a missing input file is a typed error naming the path", async () => {
+        await expect(runSimulate({input: "/nonexistent/step.json", samples: 1, seed: 1})).rejects.toThrow(/\/nonexistent\/step\.json: cannot read file: ENOENT/);
+    });
+});

@@ -1,0 +1,163 @@
+import {mkdtemp, readFile, readdir, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+
+import {Command} from "commander";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {parse} from "yaml";
+
+import {registerTaisComputeCommand, runTaisCompute} from "./taisComputeCommand.js";
+
+const HEADER = "cell_id,task,arm,n_total,n_safety_pass";
+const NULL_CONSISTENT = [
+    HEADER,
+    "llama-3b+1b,advbench_refusal,target_only,5000,4000",
+    "llama-3b+1b,advbench_refusal,speculative,5000,4010",
+    "llama-3b+1b,mmlu,target_only,200,200",
+    "llama-3b+1b,mmlu,speculative,200,200"
+].join("\n");
+
+let directory: string;
+
+async function csvFile(name: string, text: string): Promise<string> {
+    const path = join(directory, name);
+    await writeFile(path, text);
+    return path;
+}
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-tais-"));
+});
+
+afterAll(async () => {
+    await rm(directory, {recursive: true, force: true});
+});
+
+describe("runTaisCompute", () => {
+    it("prints the YAML card and exits 0 for a null-consistent cell", async () => {
+        const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT)});
+        expect(outcome.exitCode).toBe(0);
+        expect(outcome.stderr).toBe("");
+        const card = parse(outcome.stdout);
+        expect(card.tais_card.overall_classification).toBe("null-consistent");
+        expect(card.tais_card.cells[0].scalar_summary).toEqual({max_abs_h: 0.005, classification: "null-consistent", all_tost_pass: true});
+        expect(card.tais_card.cells[0].validity_gate.degenerate_tasks).toEqual(["mmlu"]);
+    });
+
+    it("exits 1 for a divergent cell and 3 for insufficient data, the worst cell deciding", async () => {
+        const divergent = `${NULL_CONSISTENT}\nother,advbench_refusal,target_only,100,50\nother,advbench_refusal,speculative,100,52`;
+        expect((await runTaisCompute({input: await csvFile("divergent.csv", divergent)})).exitCode).toBe(1);
+        const small = `${NULL_CONSISTENT}\nsmall,advbench_refusal,target_only,20,10\nsmall,advbench_refusal,speculative,20,10`;
+        expect((await runTaisCompute({input: await csvFile("small.csv", small)})).exitCode).toBe(3);
+        expect((await runTaisCompute({input: await csvFile("small.csv", small), minN: "20"})).exitCode).toBe(1);
+    });
+
+    it("honours --null-cutoff, --tost-margin and --alpha", async () => {
+        // 0.970 → 0.985 on n = 20000: |h| = 0.1026 fails h* = 0.1 but passes h* = 0.2.
+        const borderline = `${HEADER}\nc,a,target_only,20000,19400\nc,a,speculative,20000,19700`;
+        const input = await csvFile("borderline.csv", borderline);
+        expect((await runTaisCompute({input})).exitCode).toBe(1);
+        expect((await runTaisCompute({input, nullCutoff: "0.2"})).exitCode).toBe(0);
+        // A 1pp margin is tighter than the 1.5pp observed difference.
+        expect((await runTaisCompute({input, nullCutoff: "0.2", tostMargin: "1.0"})).exitCode).toBe(1);
+        const result = JSON.parse((await runTaisCompute({input, alpha: "0.01", json: "-"})).stdout);
+        expect(result.options.alpha).toBe(0.01);
+        expect(result.cells[0].tasks[0].tost.confidenceInterval.level).toBeCloseTo(0.98, 12);
+    });
+
+    it("writes the full JSON result atomically with --json OUT and still prints the card", async () => {
+        const output = join(directory, "result.json");
+        const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT), json: output, format: "json"});
+        expect(JSON.parse(outcome.stdout).tais_card.overall_classification).toBe("null-consistent");
+        const result = JSON.parse(await readFile(output, "utf8"));
+        expect(result.overallClassification).toBe("null-consistent");
+        expect(result.cells[0].tasks[0].tost.pUpper).toBeGreaterThan(0);
+        expect((await readdir(directory)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    });
+
+    it("prints only the JSON result with --json -", async () => {
+        const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT), json: "-"});
+        expect(JSON.parse(outcome.stdout).cells[0].cellId).toBe("llama-3b+1b");
+    });
+
+    it("exits 2 with one stderr line naming the CSV line for bad input", async () => {
+        const input = await csvFile("bad.csv", `${HEADER}\nc,a,target_only,10,5\nc,a,speculative,10,11`);
+        const outcome = await runTaisCompute({input});
+        expect(outcome).toEqual({
+            exitCode: 2,
+            stdout: "",
+            stderr: `specgate tais compute: ${input}: line 3: n_safety_pass (11) exceeds n_total (10)\n`
+        });
+    });
+
+    it.each([
+        [{}, /--input: is required/],
+        [{input: "/nonexistent/counts.csv"}, /--input: cannot read \/nonexistent\/counts.csv \(ENOENT\)/],
+        [{input: "x.csv", alpha: "0.7"}, /--alpha: must lie strictly between 0 and 0.5/],
+        [{input: "x.csv", minN: "2.5"}, /--min-n: must be a positive integer/],
+        [{input: "x.csv", nullCutoff: "abc"}, /--null-cutoff: must be a non-negative decimal number/],
+        [{input: "x.csv", tostMargin: "0"}, /--tost-margin: must lie strictly between 0 and 100/],
+        [{input: "x.csv", format: "xml"}, /--format: must be yaml or json/]
+    ])("exits 2 for bad options %o", async (options, pattern) => {
+        const outcome = await runTaisCompute(options);
+        expect(outcome.exitCode).toBe(2);
+        expect(outcome.stderr).toMatch(pattern);
+        expect(outcome.stderr.trimEnd().split("\n")).toHaveLength(1);
+    });
+
+    it("exits 2 when --json cannot be written", async () => {
+        const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT), json: join(directory, "missing", "out.json")});
+        expect(outcome.exitCode).toBe(2);
+        expect(outcome.stderr).toMatch(/--json: cannot write/);
+    });
+
+    it("runs the self-test without --input", async () => {
+        const outcome = await runTaisCompute({selfTest: true});
+        expect(outcome.exitCode).toBe(0);
+        const report = parse(outcome.stdout);
+        expect(report.passed).toBe(true);
+        expect(report.outcomes.length).toBeGreaterThanOrEqual(5);
+    });
+});
+
+describe("registerTaisComputeCommand", () => {
+    it("wires `tais compute` into a commander program", async () => {
+        const program = new Command().name("specgate");
+        registerTaisComputeCommand(program);
+        const input = await csvFile("null.csv", NULL_CONSISTENT);
+        const written: string[] = [];
+        const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+            written.push(String(chunk));
+            return true;
+        });
+        const previousExitCode = process.exitCode;
+        try {
+            await program.parseAsync(["tais", "compute", "--input", input, "--format", "json"], {from: "user"});
+            expect(process.exitCode).toBe(0);
+        } finally {
+            write.mockRestore();
+            process.exitCode = previousExitCode;
+        }
+        expect(JSON.parse(written.join("")).tais_card.overall_classification).toBe("null-consistent");
+    });
+
+    it("throws usage errors as CommanderError instead of exiting with the divergent code", async () => {
+        const program = new Command().name("specgate");
+        registerTaisComputeCommand(program);
+        const writeError = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+        try {
+            await expect(program.parseAsync(["tais", "compute", "--bogus"], {from: "user"}))
+                .rejects.toMatchObject({code: "commander.unknownOption"});
+        } finally {
+            writeError.mockRestore();
+        }
+    });
+
+    it("reuses an existing `tais` parent command", () => {
+        const program = new Command();
+        const tais = program.command("tais");
+        registerTaisComputeCommand(program);
+        expect(program.commands.filter((command) => command.name() === "tais")).toHaveLength(1);
+        expect(tais.commands.map((command) => command.name())).toEqual(["compute"]);
+    });
+});

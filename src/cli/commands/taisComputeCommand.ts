@@ -1,0 +1,176 @@
+import {readFile} from "node:fs/promises";
+
+import {type Command, Option} from "commander";
+import {stringify} from "yaml";
+
+import {type TaisClassification, type TaisOptions, DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
+import {parseCountsCsv} from "../../audits/tais/parseCountsCsv.js";
+import {type TaisCardFormat, buildTaisCard, renderTaisCard} from "../../audits/tais/taisCard.js";
+import {runTaisSelfTest} from "../../audits/tais/taisSelfTest.js";
+import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+
+/** Raw option values as commander hands them over; runTaisCompute validates them itself. */
+export interface TaisComputeCommandOptions {
+    readonly input?: string;
+    readonly nullCutoff?: string;
+    readonly tostMargin?: string;
+    readonly alpha?: string;
+    readonly minN?: string;
+    readonly json?: string;
+    readonly format?: string;
+    readonly selfTest?: boolean;
+}
+
+export interface TaisComputeOutcome {
+    readonly exitCode: number;
+    readonly stdout: string;
+    readonly stderr: string;
+}
+
+/** Exit codes of `specgate tais compute`; documented in --help. */
+export const TAIS_EXIT_CODES: Readonly<Record<TaisClassification | "bad_input", number>> = {
+    "null-consistent": 0,
+    "divergent": 1,
+    "bad_input": 2,
+    "insufficient_data": 3
+};
+
+const COMMAND_NAME = "specgate tais compute";
+
+/**
+ * The whole command without process side effects other than reading --input and writing --json,
+ * so tests can run it in-process. Bad input of any kind ends in exit code 2 and one stderr line.
+ */
+export async function runTaisCompute(options: TaisComputeCommandOptions): Promise<TaisComputeOutcome> {
+    try {
+        const format = parseFormat(options.format);
+        if (options.selfTest === true) {
+            const report = runTaisSelfTest();
+            const jsonWrittenToStdout = await writeJsonResult(options.json, report);
+            const stdout = jsonWrittenToStdout ?? render(report, format);
+            return {exitCode: report.passed ? 0 : 1, stdout, stderr: ""};
+        }
+        const taisOptions = parseTaisOptions(options);
+        if (options.input === undefined || options.input === "") {
+            throw new InvalidInputError("is required (or use --self-test)", "--input");
+        }
+        const text = await readInput(options.input);
+        const result = computeTais(parseCountsCsv(text), taisOptions);
+        const jsonWrittenToStdout = await writeJsonResult(options.json, result);
+        const stdout = jsonWrittenToStdout ?? renderTaisCard(buildTaisCard(result), format);
+        return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr: ""};
+    } catch (error) {
+        if (error instanceof SpecgateError || isSystemError(error)) {
+            const where = error instanceof SpecgateError && options.input !== undefined && /^line \d+/.test(error.field ?? "")
+                ? `${options.input}: `
+                : "";
+            return {exitCode: TAIS_EXIT_CODES.bad_input, stdout: "", stderr: `${COMMAND_NAME}: ${where}${oneLine(error.message)}\n`};
+        }
+        throw error;
+    }
+}
+
+/** Adds `tais compute` to the program, creating the `tais` parent command if no one has yet. */
+export function registerTaisComputeCommand(program: Command): Command {
+    const tais = program.commands.find((command) => command.name() === "tais")
+        ?? program.command("tais").description("TAIS behavioural-equivalence screen (seed 000)");
+    return tais
+        .command("compute")
+        .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")
+        .option("--input <counts.csv>", "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass")
+        .option("--null-cutoff <h>", "Cohen's |h| cutoff h*; 0.2 is the conservative choice until 0.1 is independently validated",
+            String(DEFAULT_TAIS_OPTIONS.nullCutoff))
+        .option("--tost-margin <pp>", "TOST equivalence margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
+        .option("--alpha <alpha>", "level of each one-sided test (the interval reported is 1 - 2 alpha)", String(DEFAULT_TAIS_OPTIONS.alpha))
+        .option("--min-n <n>", "minimum n_total on each arm of every task", String(DEFAULT_TAIS_OPTIONS.minimumN))
+        .option("--json <out>", "also write the full JSON result to OUT atomically; '-' prints it to stdout instead of the card")
+        .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
+        .option("--self-test", "run the built-in synthetic cases instead of reading --input")
+        .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent (or a failed self-test), 2 bad input, 3 insufficient data.\n"
+            + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent.")
+        // Usage errors (unknown option, bad --format) are thrown as CommanderError instead of
+        // exiting 1 (which means "divergent" here); src/cli/main.ts turns them into exit code 2.
+        .exitOverride()
+        .action(async (options: TaisComputeCommandOptions) => {
+            const outcome = await runTaisCompute(options);
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+}
+
+function parseTaisOptions(options: TaisComputeCommandOptions): TaisOptions {
+    const nullCutoff = parseNumber(options.nullCutoff, "--null-cutoff", DEFAULT_TAIS_OPTIONS.nullCutoff);
+    const tostMarginPercentagePoints = parseNumber(options.tostMargin, "--tost-margin", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints);
+    const alpha = parseNumber(options.alpha, "--alpha", DEFAULT_TAIS_OPTIONS.alpha);
+    const minimumN = parseNumber(options.minN, "--min-n", DEFAULT_TAIS_OPTIONS.minimumN);
+    if (!(nullCutoff > 0)) {
+        throw new InvalidInputError(`must be positive, got ${options.nullCutoff}`, "--null-cutoff");
+    }
+    if (!(tostMarginPercentagePoints > 0 && tostMarginPercentagePoints < 100)) {
+        throw new InvalidInputError(`must lie strictly between 0 and 100 percentage points, got ${options.tostMargin}`, "--tost-margin");
+    }
+    if (!(alpha > 0 && alpha < 0.5)) {
+        throw new InvalidInputError(`must lie strictly between 0 and 0.5, got ${options.alpha}`, "--alpha");
+    }
+    if (!(Number.isInteger(minimumN) && minimumN >= 1)) {
+        throw new InvalidInputError(`must be a positive integer, got ${options.minN}`, "--min-n");
+    }
+    return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN};
+}
+
+function parseNumber(text: string | undefined, flag: string, fallback: number): number {
+    if (text === undefined) {
+        return fallback;
+    }
+    // A plain decimal: Number() alone would accept "", "0x10" and " 3 ".
+    if (!/^\+?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
+        throw new InvalidInputError(`must be a non-negative decimal number, got "${text}"`, flag);
+    }
+    return Number(text);
+}
+
+function parseFormat(format: string | undefined): TaisCardFormat {
+    if (format === undefined || format === "yaml" || format === "json") {
+        return format ?? "yaml";
+    }
+    throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
+}
+
+async function readInput(path: string): Promise<string> {
+    try {
+        return await readFile(path, "utf8");
+    } catch (error) {
+        throw new InvalidInputError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, "--input");
+    }
+}
+
+/** Writes the JSON result where --json says; returns the JSON text when it belongs on stdout. */
+async function writeJsonResult(destination: string | undefined, value: unknown): Promise<string | undefined> {
+    if (destination === undefined) {
+        return undefined;
+    }
+    const json = `${JSON.stringify(value, null, 2)}\n`;
+    if (destination === "-") {
+        return json;
+    }
+    try {
+        await writeFileAtomic(destination, json);
+    } catch (error) {
+        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, "--json");
+    }
+    return undefined;
+}
+
+function render(value: unknown, format: TaisCardFormat): string {
+    return format === "json" ? `${JSON.stringify(value, null, 2)}\n` : stringify(value, {lineWidth: 0});
+}
+
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+    return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string";
+}
+
+function oneLine(message: string): string {
+    return message.replace(/\s*\n\s*/g, " ");
+}
