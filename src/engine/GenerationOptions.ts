@@ -1,0 +1,37 @@
+import {z} from "zod";
+import {samplingOptionsSchema} from "../distributions/SamplingOptions.js";
+import {InvalidInputError} from "../errors.js";
+import {policyConfigSchema} from "../policies/policyConfigSchema.js";
+
+/**
+ * Options of one generation. Defaults follow what node-llama-cpp / vLLM users expect: lossless
+ * verification (`strict`), γ = 4, sampled drafts (q is then the draft's own sampler row, which keeps
+ * `strict` exact at any temperature; greedy drafts are verified as q-less proposals, q = δ_x).
+ */
+export const generationOptionsSchema = z.strictObject({
+    policy: policyConfigSchema.default({kind: "strict"}),
+    gamma: z.int().min(0).max(64).default(4),
+    draftLength: z.enum(["fixed", "schedule"]).default("fixed"),
+    /** Cap for the `schedule` mode; defaults to 2·γ. */
+    maxGamma: z.int().min(0).max(64).optional(),
+    /** Stop drafting when the draft's top probability is below this (llama.cpp --draft-p-min); 0 disables. */
+    minConfidence: z.number().min(0).max(1).default(0),
+    draftSampling: z.enum(["sample", "greedy"]).default("sample"),
+    sampling: samplingOptionsSchema.default({temperature: 1, topK: 0, topP: 1, minP: 0}),
+    maxTokens: z.int().min(1).default(256),
+    stop: z.array(z.string().min(1)).max(16).default([]),
+    seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    /** Prepend the model's BOS token to the prompt when it has one. */
+    addBos: z.boolean().default(true)
+});
+
+export type GenerationOptions = z.output<typeof generationOptionsSchema>;
+export type GenerationOptionsInput = z.input<typeof generationOptionsSchema>;
+
+export function parseGenerationOptions(value: unknown): GenerationOptions {
+    const parsed = generationOptionsSchema.safeParse(value ?? {});
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const message = issue.code === "unrecognized_keys" ? `unknown option ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
+    throw new InvalidInputError(message, issue.path.map(String).join(".") || "options");
+}

@@ -1,0 +1,104 @@
+/**
+ * Counters of one generation (or many, merged), with vLLM's definitions (field notes §9):
+ * acceptance rate = accepted / draft tokens; mean acceptance length = 1 + accepted / drafts, counting
+ * the recovered or bonus token.
+ */
+export class GenerationTelemetry {
+    /** Speculative steps that proposed at least one draft token (vLLM's num_drafts). */
+    public drafts = 0;
+    public steps = 0;
+    public draftTokens = 0;
+    public acceptedTokens = 0;
+    /** Accepted count per draft position (vLLM's num_accepted_tokens_per_pos). */
+    public acceptedPerPosition: number[] = [];
+    /** Proposed count per draft position (positions are reached less often when γ adapts). */
+    public draftedPerPosition: number[] = [];
+    public emittedTokens = 0;
+    public promptTokens = 0;
+    /** Milliseconds by phase: prompt evaluation, drafting, target verification, policy, everything else. */
+    public time = {prompt: 0, draft: 0, verify: 0, policy: 0, other: 0, total: 0};
+    /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
+    public targetEvaluations = new Map<number, [number, number]>();
+    /** [total ms, count] of single draft-token evaluations, for t_draft. */
+    public draftEvaluations: [number, number] = [0, 0];
+
+    public recordStep(proposed: number, accepted: number, emitted: number): void {
+        this.steps++;
+        if (proposed > 0) this.drafts++;
+        this.draftTokens += proposed;
+        this.acceptedTokens += accepted;
+        this.emittedTokens += emitted;
+        for (let position = 0; position < proposed; position++) {
+            this.draftedPerPosition[position] = (this.draftedPerPosition[position] ?? 0) + 1;
+            if (position < accepted) this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + 1;
+            else this.acceptedPerPosition[position] ??= 0;
+        }
+    }
+
+    public recordTargetEvaluation(batchSize: number, milliseconds: number): void {
+        const entry = this.targetEvaluations.get(batchSize) ?? [0, 0];
+        entry[0] += milliseconds;
+        entry[1]++;
+        this.targetEvaluations.set(batchSize, entry);
+    }
+
+    public recordDraftEvaluation(milliseconds: number): void {
+        this.draftEvaluations[0] += milliseconds;
+        this.draftEvaluations[1]++;
+    }
+
+    public get acceptanceRate(): number {
+        return this.draftTokens === 0 ? 0 : this.acceptedTokens / this.draftTokens;
+    }
+
+    public get meanAcceptanceLength(): number {
+        return this.drafts === 0 ? 1 : 1 + this.acceptedTokens / this.drafts;
+    }
+
+    /** Generated tokens per second of decoding (prompt evaluation excluded). */
+    public get tokensPerSecond(): number {
+        const decodeMilliseconds = this.time.total - this.time.prompt;
+        return decodeMilliseconds <= 0 ? 0 : (this.emittedTokens * 1000) / decodeMilliseconds;
+    }
+
+    /** Mean ms of a target evaluation of k tokens, for each k seen. */
+    public costCurve(): Record<number, number> {
+        return Object.fromEntries([...this.targetEvaluations].sort(([a], [b]) => a - b).map(([size, [total, count]]) => [size, total / count]));
+    }
+
+    public merge(other: GenerationTelemetry): void {
+        this.drafts += other.drafts;
+        this.steps += other.steps;
+        this.draftTokens += other.draftTokens;
+        this.acceptedTokens += other.acceptedTokens;
+        this.emittedTokens += other.emittedTokens;
+        this.promptTokens += other.promptTokens;
+        other.acceptedPerPosition.forEach((count, position) => (this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + count));
+        other.draftedPerPosition.forEach((count, position) => (this.draftedPerPosition[position] = (this.draftedPerPosition[position] ?? 0) + count));
+        for (const key of Object.keys(this.time) as Array<keyof typeof this.time>) this.time[key] += other.time[key];
+        for (const [size, [total, count]] of other.targetEvaluations) {
+            const entry = this.targetEvaluations.get(size) ?? [0, 0];
+            this.targetEvaluations.set(size, [entry[0] + total, entry[1] + count]);
+        }
+        this.draftEvaluations = [this.draftEvaluations[0] + other.draftEvaluations[0], this.draftEvaluations[1] + other.draftEvaluations[1]];
+    }
+
+    public toJSON() {
+        return {
+            steps: this.steps,
+            drafts: this.drafts,
+            draftTokens: this.draftTokens,
+            acceptedTokens: this.acceptedTokens,
+            acceptedPerPosition: this.acceptedPerPosition,
+            draftedPerPosition: this.draftedPerPosition,
+            emittedTokens: this.emittedTokens,
+            promptTokens: this.promptTokens,
+            acceptanceRate: this.acceptanceRate,
+            meanAcceptanceLength: this.meanAcceptanceLength,
+            tokensPerSecond: this.tokensPerSecond,
+            timeMilliseconds: this.time,
+            targetCostCurveMilliseconds: this.costCurve(),
+            draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1]
+        };
+    }
+}

@@ -1,0 +1,84 @@
+export type FinishReason = "eos" | "length" | "stop";
+
+/**
+ * Decides where generation ends: an end-of-generation token (not emitted), the token budget, or a
+ * stop string (the text is cut before it, as vLLM/OpenAI `stop` does). Stop strings are matched on
+ * the decoded text of everything emitted so far, so a stop string split across tokens is found.
+ *
+ * Streaming text: a token can end in the middle of a UTF-8 character (byte-level vocabularies), which
+ * decodes to U+FFFD until the next byte arrives, so trailing U+FFFD is held back from `text` until
+ * it resolves or generation finishes.
+ */
+export class StopDetector {
+    private readonly tokens: number[] = [];
+    private fullText = "";
+    private streamed = 0;
+
+    public constructor(
+        private readonly options: {
+            endTokens: ReadonlySet<number>;
+            maxTokens: number;
+            stop: readonly string[];
+            decode: (tokens: readonly number[]) => string;
+        }
+    ) {}
+
+    public get emittedTokens(): readonly number[] {
+        return this.tokens;
+    }
+
+    public get text(): string {
+        return this.fullText;
+    }
+
+    /** Offer the next tokens; returns the tokens kept, the new text to stream, and why generation ends, if it does. */
+    public accept(offered: readonly number[]): {tokens: number[]; text: string; finished?: FinishReason} {
+        let keep = offered.length;
+        let finished: FinishReason | undefined;
+        const endIndex = offered.findIndex((token) => this.options.endTokens.has(token));
+        if (endIndex >= 0) {
+            keep = endIndex;
+            finished = "eos";
+        }
+        const room = this.options.maxTokens - this.tokens.length;
+        if (keep >= room) {
+            if (keep > room || finished == null) finished = "length";
+            keep = Math.max(0, room);
+        }
+        const kept = offered.slice(0, keep);
+        this.tokens.push(...kept);
+        const previousLength = this.fullText.length;
+        this.fullText = this.options.decode(this.tokens);
+
+        if (this.options.stop.length > 0) {
+            const longest = Math.max(...this.options.stop.map((stop) => stop.length));
+            // A new match must end in the new text; start where it could begin.
+            const searchFrom = Math.max(0, Math.min(previousLength, this.streamed) - longest + 1);
+            let cut = -1;
+            for (const stop of this.options.stop) {
+                const index = this.fullText.indexOf(stop, searchFrom);
+                if (index >= 0 && (cut < 0 || index < cut)) cut = index;
+            }
+            if (cut >= 0) {
+                this.fullText = this.fullText.slice(0, cut);
+                finished = "stop";
+            }
+        }
+        return {tokens: kept, text: this.takeStreamable(finished != null), finished};
+    }
+
+    private takeStreamable(final: boolean): string {
+        let end = this.fullText.length;
+        if (!final)
+            while (end > this.streamed && this.fullText.charCodeAt(end - 1) === 0xfffd) end--;
+        // Never stream text that a later stop-string cut could take back.
+        if (!final && this.options.stop.length > 0) {
+            const holdBack = Math.max(...this.options.stop.map((stop) => stop.length)) - 1;
+            end = Math.max(this.streamed, Math.min(end, this.fullText.length - holdBack));
+        }
+        if (end <= this.streamed) return "";
+        const text = this.fullText.slice(this.streamed, end);
+        this.streamed = end;
+        return text;
+    }
+}

@@ -1,0 +1,127 @@
+import {describe, expect, it} from "vitest";
+import {processLogits} from "../distributions/processLogits.js";
+import {InvalidInputError, TokenizerMismatchError} from "../errors.js";
+import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
+import {DraftLengthController} from "./DraftLengthController.js";
+import {generate, streamGeneration} from "./generate.js";
+import {BigramBackend} from "./testing/BigramBackend.js";
+
+const target = BigramBackend.random(1, 8, {scale: 2});
+const draft = target.noisyCopy(2, 1.0);
+
+describe("speculative generation on a bigram backend", () => {
+    it.each(["strict", "greedy", "match", "typical"])("%s at temperature 0 reproduces target-only greedy exactly", async (kind) => {
+        const baseline = await generate(target, undefined, [0, 2, 3], {sampling: {temperature: 0}, maxTokens: 40});
+        const speculative = await generate(target, draft, [0, 2, 3], {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 40});
+        expect(speculative.tokens).toEqual(baseline.tokens);
+        expect(speculative.finishReason).toBe(baseline.finishReason);
+        expect(speculative.telemetry.acceptedTokens).toBeGreaterThan(0);
+    });
+
+    it("makes exactly one target evaluation per step, of at most γ+1 tokens", async () => {
+        const counted = BigramBackend.random(1, 8, {scale: 2});
+        const result = await generate(counted, counted.noisyCopy(2, 1), [0, 2], {gamma: 3, maxTokens: 30, seed: 4});
+        // Both models share this backend object's counter only if they are the same object; here the
+        // target is `counted`: one prompt-head call (the BOS-less prompt has 2 tokens) plus one per step.
+        expect(counted.evaluateCalls.length).toBe(1 + result.telemetry.steps);
+        expect(Math.max(...counted.evaluateCalls.slice(1))).toBeLessThanOrEqual(4);
+        expect(result.telemetry.emittedTokens).toBeGreaterThanOrEqual(result.tokens.length);
+    });
+
+    it("at temperature 1, strict and match emit the target's own distribution for the first two tokens (χ², 3000 seeds)", async () => {
+        const prompt = [0, 4];
+        const row1 = processLogits(target.table[4]);
+        for (const kind of ["strict", "match"]) {
+            const observed = new Float64Array(64);
+            const expected = new Float64Array(64);
+            for (let a = 0; a < 8; a++) {
+                const row2 = processLogits(target.table[a]);
+                for (let b = 0; b < 8; b++) expected[a * 8 + b] = row1[a] * row2[b];
+            }
+            // EOS ends generation: treat an ended sequence's second token as EOS (id 1), as the target would stop too.
+            for (let a = 0; a < 8; a++) if (a === 1) for (let b = 0; b < 8; b++) expected[a * 8 + b] = b === 1 ? row1[1] : 0;
+            for (let seed = 0; seed < 3000; seed++) {
+                const result = await generate(target, draft, prompt, {policy: {kind} as never, gamma: 3, maxTokens: 2, seed});
+                const first = result.tokens[0] ?? 1;
+                const second = first === 1 ? 1 : (result.tokens[1] ?? 1);
+                observed[first * 8 + second]++;
+            }
+            expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
+        }
+    });
+
+    it("fuzzy with a loose threshold accepts more than strict (and reports it)", async () => {
+        const strict = await generate(target, draft, [0, 2], {policy: {kind: "strict"}, gamma: 4, maxTokens: 60, seed: 1});
+        const fuzzy = await generate(target, draft, [0, 2], {policy: {kind: "fuzzy", threshold: 0.6}, gamma: 4, maxTokens: 60, seed: 1});
+        expect(fuzzy.telemetry.acceptanceRate).toBeGreaterThan(strict.telemetry.acceptanceRate);
+    });
+
+    it("streams chunks whose text concatenates to the final text", async () => {
+        const stream = streamGeneration(target, draft, "abc", {maxTokens: 25, seed: 3});
+        let text = "";
+        let next = await stream.next();
+        while (!next.done) {
+            text += next.value.text;
+            next = await stream.next();
+        }
+        expect(text).toBe(next.value.text);
+        expect(next.value.tokens.length).toBeLessThanOrEqual(25);
+    });
+
+    it("stops at EOS (not emitted), at max tokens, and at a stop string (cut before it)", async () => {
+        const eosHeavy = BigramBackend.random(5, 8, {eosBias: 3});
+        const eos = await generate(eosHeavy, undefined, [0, 2], {maxTokens: 200, seed: 1});
+        expect(eos.finishReason).toBe("eos");
+        expect(eos.tokens).not.toContain(1);
+        const length = await generate(target, draft, [0, 2], {maxTokens: 7, seed: 1, sampling: {temperature: 0}});
+        expect(length.tokens).toHaveLength(7);
+        expect(length.finishReason).toBe("length");
+        const full = await generate(target, undefined, [0, 2], {maxTokens: 40, sampling: {temperature: 0}});
+        const stopString = full.text.slice(5, 7);
+        const stopped = await generate(target, draft, [0, 2], {maxTokens: 40, sampling: {temperature: 0}, stop: [stopString]});
+        expect(stopped.finishReason).toBe("stop");
+        expect(stopped.text).toBe(full.text.slice(0, full.text.indexOf(stopString)));
+    });
+
+    it("refuses an empty prompt without BOS, a prompt longer than the context, and mismatched tokenizers", async () => {
+        await expect(generate(target, undefined, "", {addBos: false})).rejects.toThrow(InvalidInputError);
+        const small = BigramBackend.random(1, 8, {contextSize: 4});
+        await expect(generate(small, undefined, [0, 2, 3, 4, 5])).rejects.toThrow(/prompt: has 5 tokens; the context holds 4/);
+        const other = new BigramBackend(target.table, 512, "another-vocabulary");
+        await expect(generate(target, other, [0, 2])).rejects.toThrow(TokenizerMismatchError);
+        await expect(generate(target, draft, [0, 2], {gamma: -1})).rejects.toThrow(/gamma/);
+        await expect(generate(target, draft, [0, 2], {temperatur: 0} as never)).rejects.toThrow(/unknown option "temperatur"/);
+    });
+
+    it("finishes with reason length when the context is full", async () => {
+        const small = BigramBackend.random(1, 8, {contextSize: 12, eosBias: -50});
+        const result = await generate(small, small.noisyCopy(3, 0.5), [0, 2], {maxTokens: 100, gamma: 4, seed: 2});
+        expect(result.finishReason).toBe("length");
+        expect(result.promptTokens + result.tokens.length).toBeLessThanOrEqual(13);
+    });
+
+    it("minConfidence stops drafting early; the +2/−1 schedule adapts γ", async () => {
+        const confident = await generate(target, draft, [0, 2], {gamma: 8, minConfidence: 0.99, maxTokens: 30, seed: 1});
+        expect(confident.telemetry.draftTokens).toBeLessThan(8 * confident.telemetry.steps);
+        const controller = new DraftLengthController({mode: "schedule", gamma: 4, maxGamma: 8, minConfidence: 0});
+        controller.observe(4, 4);
+        expect(controller.next).toBe(6);
+        controller.observe(6, 6);
+        controller.observe(8, 8);
+        expect(controller.next).toBe(8);
+        controller.observe(8, 2);
+        expect(controller.next).toBe(7);
+        const fixed = new DraftLengthController({mode: "fixed", gamma: 4, maxGamma: 4, minConfidence: 0});
+        fixed.observe(4, 4);
+        expect(fixed.next).toBe(4);
+    });
+
+    it("telemetry follows vLLM's definitions", async () => {
+        const result = await generate(target, draft, [0, 2], {gamma: 4, maxTokens: 50, seed: 9});
+        const telemetry = result.telemetry;
+        expect(telemetry.acceptanceRate).toBeCloseTo(telemetry.acceptedTokens / telemetry.draftTokens, 12);
+        expect(telemetry.meanAcceptanceLength).toBeCloseTo(1 + telemetry.acceptedTokens / telemetry.drafts, 12);
+        expect(telemetry.acceptedPerPosition.reduce((sum, count) => sum + count, 0)).toBe(telemetry.acceptedTokens);
+        expect(Object.keys(telemetry.costCurve()).map(Number)).toContain(5);
+    });
+});

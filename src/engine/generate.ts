@@ -1,0 +1,204 @@
+import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
+import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
+import {argmax} from "../distributions/argmax.js";
+import {processLogits} from "../distributions/processLogits.js";
+import {InvalidInputError} from "../errors.js";
+import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import {createPolicy} from "../policies/createPolicy.js";
+import {sumOf} from "../policies/rowOperations.js";
+import type {VerificationPolicy, VerificationResult} from "../policies/VerificationPolicy.js";
+import {SeededChance} from "../random/SeededChance.js";
+import {DraftLengthController} from "./DraftLengthController.js";
+import {GenerationTelemetry} from "./GenerationTelemetry.js";
+import {type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
+import {type FinishReason, StopDetector} from "./StopDetector.js";
+
+export interface GenerationChunk {
+    /** Token ids emitted by this step (after stop handling). */
+    tokens: number[];
+    /** Text to append (held back while a UTF-8 character or a stop string is incomplete). */
+    text: string;
+    /** The policy's decision for this step (absent for the prompt). */
+    verification?: VerificationResult;
+}
+
+export interface GenerationResult {
+    text: string;
+    tokens: number[];
+    promptTokens: number;
+    finishReason: FinishReason;
+    telemetry: GenerationTelemetry;
+}
+
+export interface GenerationResources {
+    /** Memory for the `calibrated` policy, shared by whoever passes the same instance. */
+    correctionMemory?: CorrectionMemory;
+    /** A policy instance to reuse across generations (its scratch buffers and, for CSD, its memory). */
+    policy?: VerificationPolicy;
+    signal?: AbortSignal;
+}
+
+/**
+ * Speculative generation, one step at a time (data flow: prompt → draft → verify → emit → telemetry):
+ *  1. the draft proposes up to γ tokens, one evaluation each, keeping its rows;
+ *  2. the target evaluates [last emitted token, drafts…] in ONE batch, returning γ+1 logit rows;
+ *  3. the policy decides the accepted prefix and the final token;
+ *  4. both KV caches roll back the rejected suffix; the final token is evaluated at the head of the
+ *     next step's target batch, so every step costs exactly one target call.
+ * Without a draft (or with γ = 0) the same loop is target-only decoding: each step evaluates one
+ * token and the policy emits the bonus token sampled from the target row — the baseline runs through
+ * exactly the same code and backend.
+ */
+export async function* streamGeneration(
+    target: ModelBackend,
+    draft: ModelBackend | undefined,
+    prompt: string | readonly number[],
+    optionsInput: GenerationOptionsInput = {},
+    resources: GenerationResources = {}
+): AsyncGenerator<GenerationChunk, GenerationResult> {
+    const options = parseGenerationOptions(optionsInput);
+    if (draft != null) assertSameVocabulary(target, draft);
+    const speculative = draft != null && options.gamma > 0;
+    const controller = new DraftLengthController({
+        mode: options.draftLength,
+        gamma: speculative ? options.gamma : 0,
+        maxGamma: speculative ? Math.max(options.gamma, options.maxGamma ?? 2 * options.gamma) : 0,
+        minConfidence: options.minConfidence
+    });
+    const policy = resources.policy ?? createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory});
+    const chance = new SeededChance(options.seed);
+    const telemetry = new GenerationTelemetry();
+    const started = performance.now();
+
+    const promptTokens = typeof prompt === "string" ? target.tokenize(prompt) : [...prompt];
+    if (options.addBos && target.bosToken != null && promptTokens[0] !== target.bosToken) promptTokens.unshift(target.bosToken);
+    if (promptTokens.length === 0)
+        throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
+    promptTokens.forEach((token, index) => {
+        if (!Number.isInteger(token) || token < 0 || token >= target.vocabularySize)
+            throw new InvalidInputError(`token ${token} is outside [0, ${target.vocabularySize})`, `prompt[${index}]`);
+    });
+    if (promptTokens.length + 1 > target.contextSize)
+        throw new InvalidInputError(`has ${promptTokens.length} tokens; the context holds ${target.contextSize}`, "prompt");
+    telemetry.promptTokens = promptTokens.length;
+
+    const endTokens = new Set<number>(target.eosToken != null ? [target.eosToken] : []);
+    const stopDetector = new StopDetector({endTokens, maxTokens: options.maxTokens, stop: options.stop, decode: (tokens) => target.detokenize(tokens)});
+    const targetSequence = await target.createSequence();
+    let draftSequence: BackendSequence | undefined;
+    try {
+        draftSequence = speculative ? await draft!.createSequence() : undefined;
+        const head = promptTokens.slice(0, -1);
+        let pending = promptTokens[promptTokens.length - 1];
+        // Tokens emitted but not yet in the draft's KV cache; evaluated at the start of the next draft.
+        let draftCatchUp = [pending];
+        if (head.length > 0) {
+            await targetSequence.evaluate(head, {positions: []});
+            if (draftSequence != null) await draftSequence.evaluate(head, {positions: []});
+        }
+        telemetry.time.prompt = performance.now() - started;
+
+        let finishReason: FinishReason | undefined;
+        while (finishReason == null) {
+            resources.signal?.throwIfAborted();
+            const room = target.contextSize - targetSequence.tokens.length - 1;
+            if (room < 0) {
+                finishReason = "length";
+                break;
+            }
+            const wanted = Math.min(controller.next, room, options.maxTokens - stopDetector.emittedTokens.length);
+
+            // 1. Draft.
+            let phaseStart = performance.now();
+            const draftTokens: number[] = [];
+            const draftProbs: Float64Array[] = [];
+            const draftLogits: Float64Array[] = [];
+            let draftInCache = 0;
+            if (draftSequence != null && wanted > 0) {
+                let evaluateStart = performance.now();
+                let [logits] = await draftSequence.evaluate(draftCatchUp);
+                if (draftCatchUp.length === 1) telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
+                for (let position = 0; position < wanted; position++) {
+                    const probabilities = processLogits(logits, options.sampling);
+                    if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
+                    const token = options.draftSampling === "greedy" ? argmax(logits) : chance.choose(probabilities, sumOf(probabilities));
+                    draftTokens.push(token);
+                    draftLogits.push(logits);
+                    draftProbs.push(probabilities);
+                    if (position < wanted - 1) {
+                        evaluateStart = performance.now();
+                        [logits] = await draftSequence.evaluate([token]);
+                        telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
+                        draftInCache = position + 1;
+                    }
+                }
+            }
+            telemetry.time.draft += performance.now() - phaseStart;
+
+            // 2. Verify: one batched target evaluation of the pending token and every draft token.
+            phaseStart = performance.now();
+            const batch = [pending, ...draftTokens];
+            const targetLogits = await targetSequence.evaluate(batch, {positions: batch.map((_token, index) => index)});
+            const verifyTime = performance.now() - phaseStart;
+            telemetry.time.verify += verifyTime;
+            telemetry.recordTargetEvaluation(batch.length, verifyTime);
+
+            // 3. Policy.
+            phaseStart = performance.now();
+            const targetProbs = targetLogits.map((row) => processLogits(row, options.sampling));
+            const verification = policy.verify({
+                draftTokens,
+                targetProbs,
+                // Greedy drafts were not drawn from their rows: verify them as q-less proposals (q = δ_x).
+                draftProbs: options.draftSampling === "sample" ? draftProbs : undefined,
+                targetLogits,
+                draftLogits
+            }, chance);
+            telemetry.time.policy += performance.now() - phaseStart;
+
+            // 4. Roll back rejected suffixes; the final token becomes the next step's pending token.
+            phaseStart = performance.now();
+            const accepted = verification.acceptedCount;
+            await targetSequence.rollback(draftTokens.length - accepted);
+            const finalToken = verification.emitted[verification.emitted.length - 1];
+            if (draftSequence != null && wanted > 0) {
+                if (accepted <= draftInCache) {
+                    await draftSequence.rollback(draftInCache - accepted);
+                    draftCatchUp = [finalToken];
+                } else {
+                    draftCatchUp = [...draftTokens.slice(draftInCache, accepted), finalToken];
+                }
+            } else if (draftSequence != null) {
+                draftCatchUp = [...draftCatchUp, finalToken];
+            }
+            pending = finalToken;
+            controller.observe(draftTokens.length, accepted);
+            telemetry.recordStep(draftTokens.length, accepted, verification.emitted.length);
+
+            const emitted = stopDetector.accept(verification.emitted);
+            finishReason = emitted.finished;
+            telemetry.time.other += performance.now() - phaseStart;
+            yield {tokens: emitted.tokens, text: emitted.text, verification};
+        }
+        telemetry.time.total = performance.now() - started;
+        return {text: stopDetector.text, tokens: [...stopDetector.emittedTokens], promptTokens: promptTokens.length, finishReason, telemetry};
+    } finally {
+        await targetSequence.dispose();
+        await draftSequence?.dispose();
+    }
+}
+
+/** Run a generation to the end and return the result (streamGeneration without the chunks). */
+export async function generate(
+    target: ModelBackend,
+    draft: ModelBackend | undefined,
+    prompt: string | readonly number[],
+    options: GenerationOptionsInput = {},
+    resources: GenerationResources = {}
+): Promise<GenerationResult> {
+    const stream = streamGeneration(target, draft, prompt, options, resources);
+    for (;;) {
+        const next = await stream.next();
+        if (next.done) return next.value;
+    }
+}
