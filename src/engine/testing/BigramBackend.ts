@@ -47,18 +47,20 @@ export class BigramBackend implements ModelBackend {
     }
 
     public async createSequence(): Promise<BackendSequence> {
-        const backend = this;
+        const table = this.table;
+        const contextSize = this.contextSize;
+        const evaluateCalls = this.evaluateCalls;
         const tokens: number[] = [];
         return {
             get tokens() {
                 return tokens;
             },
             async evaluate(batch: readonly number[], options: EvaluateOptions = {}) {
-                if (tokens.length + batch.length > backend.contextSize) throw new RangeError("context overflow");
-                backend.evaluateCalls.push(batch.length);
+                if (tokens.length + batch.length > contextSize) throw new RangeError("context overflow");
+                evaluateCalls.push(batch.length);
                 tokens.push(...batch);
                 const positions = options.positions ?? [batch.length - 1];
-                return positions.map((position) => Float64Array.from(backend.table[batch[position]]));
+                return positions.map((position) => Float64Array.from(table[batch[position]]));
             },
             async rollback(count: number) {
                 if (count < 0 || count > tokens.length) throw new RangeError(`bad rollback ${count}`);

@@ -1,0 +1,49 @@
+/**
+ * What specgate needs from an inference engine: a tokenizer, a vocabulary fingerprint, and sequences
+ * that evaluate a batch of tokens in one call, return raw logits where asked, and roll back.
+ */
+export interface ModelBackend {
+    /** Number of token ids; every logits row has this length. */
+    readonly vocabularySize: number;
+    /** Maximum tokens one sequence can hold. */
+    readonly contextSize: number;
+    readonly bosToken: number | undefined;
+    readonly eosToken: number | undefined;
+
+    /** Token ids for `text`, without BOS/EOS and without parsing special-token text. */
+    tokenize(text: string): number[];
+    /** Text for `tokens`; special (control) tokens contribute nothing. */
+    detokenize(tokens: readonly number[]): string;
+    /**
+     * A hex sha256 that is equal for two backends iff they tokenize identically: it covers the
+     * tokenizer model, every token's text, score and type, the special ids and tokenizer flags.
+     */
+    vocabularyIdentity(): string;
+    /** A fresh, empty sequence (its own KV cache). */
+    createSequence(): Promise<BackendSequence>;
+    dispose(): Promise<void>;
+}
+
+export interface EvaluateOptions {
+    /**
+     * Indexes into the evaluated `tokens` (0 = first token of this call) whose next-token logits are
+     * wanted; logits at index i predict the token after tokens[i]. Default: the last index only.
+     */
+    readonly positions?: readonly number[];
+}
+
+/** One growing token sequence with its KV cache. */
+export interface BackendSequence {
+    /** Tokens currently in the KV cache, in order. */
+    readonly tokens: readonly number[];
+    /**
+     * Appends `tokens` to the sequence in one batched forward pass and returns, for each entry of
+     * `positions` (same order), the raw logits over the full vocabulary.
+     */
+    evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]>;
+    /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
+    rollback(count: number): Promise<void>;
+    /** Empties the sequence. */
+    clear(): Promise<void>;
+    dispose(): Promise<void>;
+}

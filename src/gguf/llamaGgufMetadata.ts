@@ -1,0 +1,94 @@
+import {InvalidInputError} from "../errors.js";
+import {ByteTokenizer} from "./ByteTokenizer.js";
+import {GgmlTensorType} from "./GgmlTensorType.js";
+import type {GgufMetadataValue} from "./GgufMetadataValue.js";
+import {GgufValueType} from "./GgufValueType.js";
+
+/** The shape of a llama-architecture model, as llama.cpp reads it from `llama.*` keys. */
+export interface LlamaHyperparameters {
+    readonly contextLength: number;
+    /** d_model. */
+    readonly embeddingLength: number;
+    /** Number of transformer blocks. */
+    readonly blockCount: number;
+    /** Hidden size of the SwiGLU feed-forward network. */
+    readonly feedForwardLength: number;
+    readonly headCount: number;
+    /** Key/value heads (grouped-query attention when below headCount). */
+    readonly headCountKv: number;
+    readonly layerNormRmsEpsilon: number;
+    readonly ropeFreqBase: number;
+    readonly vocabularySize: number;
+}
+
+export interface GgufKeyValue {
+    readonly key: string;
+    readonly type: GgufValueType;
+    readonly value: GgufMetadataValue;
+}
+
+/** llama_ftype values for `general.file_type` (what most weights are stored as). */
+const fileTypeByTensorType: Record<GgmlTensorType, number> = {
+    [GgmlTensorType.F32]: 0,
+    [GgmlTensorType.F16]: 1,
+    [GgmlTensorType.Q8_0]: 7
+};
+
+/**
+ * The metadata a llama-architecture GGUF needs: `general.*`, the `llama.*` hyperparameters and the
+ * `tokenizer.ggml.*` SPM vocabulary of a ByteTokenizer (add_space_prefix off, BOS added by
+ * llama.cpp's add_special path only, never EOS). Checks the shape constraints llama.cpp relies on.
+ */
+export function llamaGgufMetadata(
+    hyperparameters: LlamaHyperparameters,
+    tokenizer: ByteTokenizer,
+    options: {name?: string; weightType?: GgmlTensorType} = {}
+): GgufKeyValue[] {
+    checkHyperparameters(hyperparameters, tokenizer);
+    const h = hyperparameters;
+    const headDimension = h.embeddingLength / h.headCount;
+    return [
+        {key: "general.architecture", type: GgufValueType.String, value: "llama"},
+        {key: "general.name", type: GgufValueType.String, value: options.name ?? "specgate-llama"},
+        {key: "general.file_type", type: GgufValueType.Uint32, value: fileTypeByTensorType[options.weightType ?? GgmlTensorType.F32]},
+        {key: "llama.context_length", type: GgufValueType.Uint32, value: h.contextLength},
+        {key: "llama.embedding_length", type: GgufValueType.Uint32, value: h.embeddingLength},
+        {key: "llama.block_count", type: GgufValueType.Uint32, value: h.blockCount},
+        {key: "llama.feed_forward_length", type: GgufValueType.Uint32, value: h.feedForwardLength},
+        {key: "llama.attention.head_count", type: GgufValueType.Uint32, value: h.headCount},
+        {key: "llama.attention.head_count_kv", type: GgufValueType.Uint32, value: h.headCountKv},
+        {key: "llama.attention.layer_norm_rms_epsilon", type: GgufValueType.Float32, value: h.layerNormRmsEpsilon},
+        {key: "llama.rope.freq_base", type: GgufValueType.Float32, value: h.ropeFreqBase},
+        {key: "llama.rope.dimension_count", type: GgufValueType.Uint32, value: headDimension},
+        {key: "llama.vocab_size", type: GgufValueType.Uint32, value: h.vocabularySize},
+        {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "llama"},
+        {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: tokenizer.vocabulary.map((entry) => entry.text)}},
+        {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: tokenizer.vocabulary.map((entry) => entry.score)}},
+        {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: tokenizer.vocabulary.map((entry) => entry.type)}},
+        {key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.bosId},
+        {key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.eosId},
+        {key: "tokenizer.ggml.unknown_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.unknownId},
+        {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: true},
+        {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: false},
+        {key: "tokenizer.ggml.add_space_prefix", type: GgufValueType.Bool, value: false}
+    ];
+}
+
+function checkHyperparameters(h: LlamaHyperparameters, tokenizer: ByteTokenizer): void {
+    const positive: (keyof LlamaHyperparameters)[] = [
+        "contextLength", "embeddingLength", "blockCount", "feedForwardLength", "headCount", "headCountKv", "vocabularySize"
+    ];
+    for (const key of positive)
+        if (!Number.isSafeInteger(h[key]) || h[key] <= 0)
+            throw new InvalidInputError(`must be a positive integer, got ${h[key]}`, key);
+    if (h.embeddingLength % h.headCount !== 0)
+        throw new InvalidInputError(`embeddingLength ${h.embeddingLength} is not a multiple of headCount ${h.headCount}`, "headCount");
+    if ((h.embeddingLength / h.headCount) % 2 !== 0)
+        throw new InvalidInputError("the head dimension must be even for rotary embeddings", "headCount");
+    if (h.headCount % h.headCountKv !== 0)
+        throw new InvalidInputError(`headCount ${h.headCount} is not a multiple of headCountKv ${h.headCountKv}`, "headCountKv");
+    if (!(h.layerNormRmsEpsilon > 0) || !(h.ropeFreqBase > 0))
+        throw new InvalidInputError("layerNormRmsEpsilon and ropeFreqBase must be positive", "layerNormRmsEpsilon");
+    if (h.vocabularySize !== tokenizer.size)
+        throw new InvalidInputError(`vocabularySize ${h.vocabularySize} differs from the tokenizer's ${tokenizer.size}`, "vocabularySize");
+}
