@@ -1,4 +1,7 @@
 import {Command} from "commander";
+import {registerBenchCommand} from "./commands/benchCommand.js";
+import {registerFixturesCommand} from "./commands/fixturesCommand.js";
+import {registerGenerateCommand} from "./commands/generateCommand.js";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 
@@ -9,6 +12,9 @@ export function createProgram(): Command {
         .description("Speculative decoding with a draft model, and proof of what the speed cost.")
         .showHelpAfterError();
     registerSimulateCommand(program);
+    registerGenerateCommand(program);
+    registerBenchCommand(program);
+    registerFixturesCommand(program);
     registerTaisComputeCommand(program);
     return program;
 }

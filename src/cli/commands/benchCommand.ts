@@ -1,0 +1,93 @@
+import {readFile} from "node:fs/promises";
+import type {Command} from "commander";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {defaultBenchPrompts} from "../../bench/defaultPrompts.js";
+import {formatBenchTable, runBench} from "../../bench/runBench.js";
+import {InvalidInputError} from "../../errors.js";
+import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
+import {integerOption} from "../parseIntegerOption.js";
+import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
+import {writeJsonOutput} from "../writeJsonOutput.js";
+
+interface BenchCliOptions {
+    target: string;
+    draft: string;
+    prompts: string;
+    policies: string;
+    gamma: string;
+    temperature: number;
+    topK: number;
+    topP: number;
+    minP: number;
+    maxTokens: number;
+    repeats: number;
+    seed: number;
+    threads: number;
+    json?: string;
+}
+
+/** Prompts from a file: JSONL rows with a "prompt" field, or one prompt per non-empty line. */
+export async function loadPrompts(source: string): Promise<string[]> {
+    if (source === "battery") return [...defaultBenchPrompts];
+    let text: string;
+    try {
+        text = await readFile(source, "utf8");
+    } catch (error) {
+        throw new InvalidInputError(`cannot read prompts: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, source);
+    }
+    const prompts = text.split("\n").map((line, index) => {
+        if (line.trim() === "") return undefined;
+        if (!line.trimStart().startsWith("{")) return line;
+        try {
+            const row = JSON.parse(line) as {prompt?: unknown};
+            if (typeof row.prompt !== "string") throw new Error("no string field \"prompt\"");
+            return row.prompt;
+        } catch (error) {
+            throw new InvalidInputError(`line ${index + 1}: ${(error as Error).message}`, source);
+        }
+    }).filter((prompt): prompt is string => prompt != null);
+    if (prompts.length === 0) throw new InvalidInputError("no prompts", source);
+    return prompts;
+}
+
+export function registerBenchCommand(program: Command): void {
+    addSamplingOptions(program
+        .command("bench")
+        .description("compare target-only decoding, every policy × γ and node-llama-cpp's predictor on the same prompts, in one process")
+        .requiredOption("--target <T.gguf>", "target model")
+        .requiredOption("--draft <D.gguf>", "draft model")
+        .option("--prompts <FILE|battery>", "JSONL with \"prompt\" fields, a text file with one prompt per line, or the built-in battery", "battery")
+        .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
+        .option("--gamma <list>", "comma-separated draft lengths", "1,4,8"))
+        .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)
+        .option("--repeats <N>", "repetitions of the prompt set", integerOption(1, 100), 1)
+        .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
+        .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
+        .option("--json <OUT>", "write every row with full telemetry to OUT (\"-\" for stdout)")
+        .action(async (options: BenchCliOptions) => {
+            const policies = options.policies.split(",").map((spec) => spec.trim()).filter((spec) => spec !== "").map((spec) => parsePolicySpec(spec, "--policies"));
+            const gammas = options.gamma.split(",").map((value) => {
+                const gamma = Number(value);
+                if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`expected integers in [1, 64], got "${value}"`, "--gamma");
+                return gamma;
+            });
+            const sampling = samplingFromCli(options);
+            const prompts = await loadPrompts(options.prompts);
+            const target = await NodeLlamaCppBackend.load(options.target, {threads: options.threads});
+            const draft = await NodeLlamaCppBackend.load(options.draft, {threads: options.threads});
+            try {
+                const tty = process.stderr.isTTY === true;
+                const rows = await runBench({
+                    target, draft, prompts, policies, gammas, sampling, maxTokens: options.maxTokens, seed: options.seed, repeats: options.repeats,
+                    onProgress: tty ? (done, total, label) => process.stderr.write(`\r\x1b[K[${"#".repeat(Math.round(20 * done / total)).padEnd(20, ".")}] ${done}/${total} ${label}`) : undefined
+                });
+                if (tty) process.stderr.write("\r\x1b[K");
+                if (options.json !== "-") process.stdout.write(formatBenchTable(rows));
+                if (options.json != null)
+                    await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft, sampling, maxTokens: options.maxTokens, prompts: prompts.length, threads: options.threads, rows});
+            } finally {
+                await draft.dispose();
+                await target.dispose();
+            }
+        });
+}

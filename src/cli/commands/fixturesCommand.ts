@@ -1,0 +1,42 @@
+import {mkdir} from "node:fs/promises";
+import type {Command} from "commander";
+import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
+import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
+import {InvalidInputError} from "../../errors.js";
+import {integerOption} from "../parseIntegerOption.js";
+
+/** "d,layers,heads,ff" → a shape. */
+function parseShape(text: string, field: string) {
+    const parts = text.split(",").map(Number);
+    if (parts.length !== 4 || parts.some((value) => !Number.isInteger(value) || value < 1))
+        throw new InvalidInputError(`expected "embedding,layers,heads,feedForward" positive integers, got "${text}"`, field);
+    const [embeddingLength, blockCount, headCount, feedForwardLength] = parts;
+    return {embeddingLength, blockCount, headCount, headCountKv: headCount, feedForwardLength};
+}
+
+/** `specgate fixtures`: write a deterministic random-weight target/draft GGUF pair sharing a vocabulary. */
+export function registerFixturesCommand(program: Command): void {
+    program
+        .command("fixtures")
+        .description("write a deterministic random-weight llama target + draft GGUF pair (for tests and timing; the text is noise)")
+        .requiredOption("--out <DIR>", "directory for target.gguf and draft.gguf")
+        .option("--seed <S>", "seed", integerOption(0), 1)
+        .option("--target-shape <d,layers,heads,ff>", "target shape", "64,2,4,128")
+        .option("--draft-shape <d,layers,heads,ff>", "draft shape", "32,1,2,64")
+        .option("--context <N>", "context length", integerOption(16), 256)
+        .option("--type <F32|F16|Q8_0>", "matrix tensor type", "F32")
+        .action(async (options: {out: string; seed: number; targetShape: string; draftShape: string; context: number; type: string}) => {
+            const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
+            const weightType = types[options.type];
+            if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
+            await mkdir(options.out, {recursive: true});
+            const pair = await writeRandomLlamaPair({
+                directory: options.out,
+                seed: options.seed,
+                weightType,
+                target: {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context},
+                draft: {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context}
+            });
+            process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
+        });
+}

@@ -1,0 +1,80 @@
+import type {Command} from "commander";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
+import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
+import {integerOption} from "../parseIntegerOption.js";
+import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
+import {writeJsonOutput} from "../writeJsonOutput.js";
+
+interface GenerateCliOptions {
+    target: string;
+    draft?: string;
+    policy: string;
+    gamma: number;
+    draftLength: "fixed" | "schedule";
+    minConfidence: number;
+    draftSampling: "sample" | "greedy";
+    temperature: number;
+    topK: number;
+    topP: number;
+    minP: number;
+    maxTokens: number;
+    stop: string[];
+    seed: number;
+    threads: number;
+    contextSize?: number;
+    json?: string;
+}
+
+/** `specgate generate`: stream text from a target, speculatively with a draft when one is given. */
+export function registerGenerateCommand(program: Command): void {
+    addSamplingOptions(program
+        .command("generate")
+        .description("generate text with a GGUF target, speculatively verified against a GGUF draft when --draft is given")
+        .argument("<prompt>", "prompt text")
+        .requiredOption("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
+        .option("--policy <spec>", "verification policy, e.g. strict, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
+        .option("--gamma <N>", "draft tokens per step", integerOption(0, 64), 4)
+        .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
+        .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
+        .option("--draft-sampling <mode>", "sample | greedy", "sample"))
+        .option("--max-tokens <N>", "tokens to generate at most", integerOption(1), 128)
+        .option("--stop <S...>", "stop strings (the text is cut before them)", [])
+        .option("--seed <S>", "seed", integerOption(0), 0)
+        .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
+        .option("--context-size <N>", "context tokens per sequence", integerOption(8))
+        .option("--json <OUT>", "write the result and telemetry as JSON to OUT (\"-\" for stdout)")
+        .action(async (prompt: string, options: GenerateCliOptions) => {
+            const policy = parsePolicySpec(options.policy);
+            const sampling = samplingFromCli(options);
+            const loadOptions = {threads: options.threads, contextSize: options.contextSize};
+            const target = await NodeLlamaCppBackend.load(options.target, loadOptions);
+            const draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
+            try {
+                const stream = streamGeneration(target, draft, prompt, {
+                    policy, gamma: options.gamma, draftLength: options.draftLength, minConfidence: options.minConfidence,
+                    draftSampling: options.draftSampling, sampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed
+                });
+                const printText = options.json !== "-";
+                let next = await stream.next();
+                while (!next.done) {
+                    if (printText) process.stdout.write(next.value.text);
+                    next = await stream.next();
+                }
+                const result: GenerationResult = next.value;
+                if (printText) process.stdout.write("\n");
+                const telemetry = result.telemetry;
+                process.stderr.write(
+                    `[${draft != null ? `${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}] ${result.tokens.length} tokens, ` +
+                    `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${result.finishReason}` +
+                    (draft != null ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}` : "") + "\n"
+                );
+                if (options.json != null)
+                    await writeJsonOutput(options.json, {text: result.text, tokens: result.tokens, finishReason: result.finishReason, promptTokens: result.promptTokens, policy, gamma: options.gamma, sampling, telemetry: telemetry.toJSON()});
+            } finally {
+                await draft?.dispose();
+                await target.dispose();
+            }
+        });
+}
