@@ -7,6 +7,11 @@ export default tseslint.config(
     js.configs.recommended,
     ...tseslint.configs.recommended,
     {
+        // Plain Node scripts (TypeScript files get Node's globals from @types/node).
+        files: ["scripts/**/*.mjs", "eslint.config.js"],
+        languageOptions: {globals: {console: "readonly", process: "readonly", URL: "readonly"}}
+    },
+    {
         rules: {
             "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_", varsIgnorePattern: "^_"}],
             "prefer-const": "error",
