@@ -5,6 +5,7 @@ import {
 import {InvalidDistributionError, InvalidInputError, ModelLoadError, TokenOutOfRangeError} from "../errors.js";
 import {GgufReader} from "../gguf/GgufReader.js";
 import {GgufValueType} from "../gguf/GgufValueType.js";
+import {createDirectLogitsReader, type DirectLogitsReader} from "./directLogits.js";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
@@ -18,7 +19,16 @@ export interface NodeLlamaCppBackendOptions {
     readonly contextSize?: number;
     /** Most tokens decoded in one native batch. Default: contextSize, so an evaluate is one batch. */
     readonly batchSize?: number;
+    /**
+     * How logits rows leave node-llama-cpp. "direct" (default) reads the native sampler's flat
+     * (token, logit) array through node-llama-cpp internals (see directLogits.ts) and falls back to
+     * "controlledEvaluate" where those internals are missing; "controlledEvaluate" uses only the
+     * public API. Both return the same logits; this exists to compare them.
+     */
+    readonly logitsTransfer?: LogitsTransfer;
 }
+
+export type LogitsTransfer = "direct" | "controlledEvaluate";
 
 const recentLogLimit = 20;
 /** llama.cpp log lines, numbered so a failed load can pick out the lines logged during it. */
@@ -31,7 +41,7 @@ let llamaPromise: Promise<Llama> | undefined;
  * prebuilt one from the npm package must work). llama.cpp's own log lines are kept in a short ring
  * instead of printed, and attached to load errors, whose thrown message is otherwise generic.
  */
-function sharedLlama(): Promise<Llama> {
+export function sharedLlama(): Promise<Llama> {
     llamaPromise ??= getLlama({
         gpu: false,
         build: "never",
@@ -49,16 +59,18 @@ function sharedLlama(): Promise<Llama> {
  * ModelBackend on node-llama-cpp (llama.cpp), CPU only.
  *
  * Cost of `evaluate`: all tokens go to llama.cpp as one batch (one llama_decode when the batch fits
- * `batchSize`); logits are computed only for the requested positions. For each one, the binding
- * runs a (greedy, logit-preserving) sampler, sorts the whole vocabulary by logit, copies it as
- * (token, logit) pairs into a JS array and builds a Map, which we copy into a Float64Array.
- * That transfer, not the model, dominates on small models. Measured on this project's 2-core CI
- * machine, threads 1, default fixture (d 64, 2 blocks), mean of 200 calls:
- *   vocabulary 260:    1 token 0.40 ms (0.09 ms without logits); 5 tokens 0.96 ms with logits at
- *                      all 5 positions, 0.48 ms at the last only, 0.22 ms without logits.
- *   vocabulary 32,000: 1 token 8.8 ms (0.18 ms without logits); 5 tokens 43 ms at all 5 positions,
- *                      9.0 ms at the last only: about 8.6 ms, i.e. ~270 ns per vocabulary entry,
- *                      per returned position.
+ * `batchSize`); logits are computed only for the requested positions. For each one the binding runs
+ * a greedy (logit-preserving) sampler, sorts the whole vocabulary by logit (forced whenever full
+ * logits are requested) and hands back one JS number per token id and per logit. The default
+ * "direct" transfer (directLogits.ts) reads that flat array into the Float64Array; the public
+ * controlledEvaluate path additionally builds a Map per row. Neither node-llama-cpp 3.22 nor its
+ * addon offers a typed-array logits read, so the sort and the per-entry JS numbers remain. Measured
+ * on this project's 2-core machine, threads 1, default fixture shape (d 64, 2 blocks), medians:
+ *   vocabulary 260:    1 token 0.13 ms direct (0.19 controlledEvaluate, 0.07 without logits);
+ *                      5 tokens, logits at all 5 positions, 0.34 ms (0.61), 0.12 ms without logits.
+ *   vocabulary 32,000: 1 token 6.8 ms direct (9.2 controlledEvaluate, 0.06 without logits);
+ *                      5 tokens at all 5 positions 31.6 ms (44.1): ~6.4 ms, i.e. ~200 ns per
+ *                      vocabulary entry and returned position, of which the native sort is ~2.7 ms.
  *   rollback of 5 tokens: 0.005 ms.
  * So ask only for the positions you need; verification of γ drafts needs γ+1 rows. With threads 2
  * the same calls took 6–16 ms (the two cores are shared), hence the default of 1.
@@ -75,7 +87,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
         private readonly model: LlamaModel,
         header: GgufReader,
         vocabularySize: number,
-        private readonly options: {threads: number; contextSize: number; batchSize: number}
+        private readonly options: {threads: number; contextSize: number; batchSize: number; logitsTransfer: LogitsTransfer}
     ) {
         // llama.cpp's n_vocab is the length of tokenizer.ggml.tokens, and so is every logits row.
         this.vocabularySize = vocabularySize;
@@ -108,6 +120,10 @@ export class NodeLlamaCppBackend implements ModelBackend {
         if (!Number.isSafeInteger(batchSize) || batchSize < 1)
             throw new InvalidInputError(`must be a positive integer, got ${batchSize}`, "batchSize");
 
+        const logitsTransfer = options.logitsTransfer ?? "direct";
+        if (logitsTransfer !== "direct" && logitsTransfer !== "controlledEvaluate")
+            throw new InvalidInputError(`must be "direct" or "controlledEvaluate", got ${String(logitsTransfer)}`, "logitsTransfer");
+
         const llama = await sharedLlama();
         const firstLogNumber = nextLogNumber;
         let model: LlamaModel;
@@ -123,7 +139,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
                 path
             );
         }
-        return new NodeLlamaCppBackend(model, header, tokens.value.items.length, {threads, contextSize, batchSize});
+        return new NodeLlamaCppBackend(model, header, tokens.value.items.length, {threads, contextSize, batchSize, logitsTransfer});
     }
 
     public tokenize(text: string): number[] {
@@ -139,15 +155,21 @@ export class NodeLlamaCppBackend implements ModelBackend {
         return this.identity;
     }
 
-    public async createSequence(): Promise<BackendSequence> {
-        // One context per sequence: independent KV caches, disposed with the sequence.
+    public async createSequence(): Promise<NodeLlamaCppSequence> {
+        // One context per sequence: independent KV caches, disposed with the sequence. One cell more
+        // than contextSize because node-llama-cpp keeps the last cell free and shifts the context
+        // (silently dropping the oldest tokens) when a sequence would fill it.
         const context = await this.model.createContext({
-            contextSize: this.options.contextSize,
+            contextSize: this.options.contextSize + 1,
             batchSize: this.options.batchSize,
             threads: {ideal: this.options.threads, min: this.options.threads},
             sequences: 1
         });
-        const sequence = new NodeLlamaCppSequence(context, context.getSequence(), this, () => this.sequences.delete(sequence));
+        const llamaSequence = context.getSequence();
+        const reader = this.options.logitsTransfer === "direct"
+            ? createDirectLogitsReader(context, llamaSequence, this.vocabularySize)
+            : undefined;
+        const sequence = new NodeLlamaCppSequence(context, llamaSequence, reader, this, () => this.sequences.delete(sequence));
         this.sequences.add(sequence);
         return sequence;
     }
@@ -169,22 +191,32 @@ function trainedContextLength(header: GgufReader): unknown {
     return typeof architecture === "string" ? header.metadata.get(`${architecture}.context_length`)?.value : undefined;
 }
 
-class NodeLlamaCppSequence implements BackendSequence {
+export class NodeLlamaCppSequence implements BackendSequence {
+    /** The path this sequence's logits take ("direct" unless node-llama-cpp's internals were missing or it was not asked for). */
+    public readonly logitsTransfer: LogitsTransfer;
     private disposed = false;
+    /** Settles when the last started operation has; the direct path takes no lock of node-llama-cpp's, so calls queue here. */
+    private idle: Promise<unknown> = Promise.resolve();
 
     public constructor(
         private readonly context: LlamaContext,
         private readonly sequence: LlamaContextSequence,
+        private readonly reader: DirectLogitsReader | undefined,
         private readonly backend: NodeLlamaCppBackend,
         private readonly onDispose: () => void
-    ) {}
+    ) {
+        this.logitsTransfer = reader === undefined ? "controlledEvaluate" : "direct";
+    }
 
     public get tokens(): readonly number[] {
         return this.sequence.contextTokens;
     }
 
-    public async evaluate(tokens: readonly number[], options: EvaluateOptions = {}): Promise<Float64Array[]> {
-        this.ensureNotDisposed();
+    public evaluate(tokens: readonly number[], options: EvaluateOptions = {}): Promise<Float64Array[]> {
+        return this.serialized(() => this.evaluateNow(tokens, options));
+    }
+
+    private async evaluateNow(tokens: readonly number[], options: EvaluateOptions): Promise<Float64Array[]> {
         const positions = options.positions ?? (tokens.length > 0 ? [tokens.length - 1] : []);
         if (tokens.length === 0) {
             if (positions.length > 0)
@@ -202,6 +234,9 @@ class NodeLlamaCppSequence implements BackendSequence {
             throw new InvalidInputError(
                 `${length} + ${tokens.length} tokens exceed the context size ${this.backend.contextSize}`, "tokens"
             );
+
+        if (this.reader !== undefined)
+            return this.reader.evaluate(tokens as readonly Token[], positions);
 
         const wanted = new Set(positions);
         // temperature 0 selects the greedy sampler, which only picks an index and leaves the logits raw.
@@ -222,8 +257,11 @@ class NodeLlamaCppSequence implements BackendSequence {
         });
     }
 
-    public async rollback(count: number): Promise<void> {
-        this.ensureNotDisposed();
+    public rollback(count: number): Promise<void> {
+        return this.serialized(() => this.rollbackNow(count));
+    }
+
+    private async rollbackNow(count: number): Promise<void> {
         const length = this.sequence.nextTokenIndex;
         if (!Number.isInteger(count) || count < 0 || count > length)
             throw new InvalidInputError(`can roll back 0..${length} tokens, got ${count}`, "count");
@@ -232,21 +270,31 @@ class NodeLlamaCppSequence implements BackendSequence {
         await this.sequence.eraseContextTokenRanges([{start: length - count, end: length}]);
     }
 
-    public async clear(): Promise<void> {
-        this.ensureNotDisposed();
-        await this.sequence.clearHistory();
+    public clear(): Promise<void> {
+        return this.serialized(() => this.sequence.clearHistory());
     }
 
-    public async dispose(): Promise<void> {
+    public dispose(): Promise<void> {
         if (this.disposed)
-            return;
-        this.disposed = true;
+            return Promise.resolve();
         this.onDispose();
-        await this.context.dispose();
+        const disposal = this.serialized(async () => {
+            this.reader?.dispose();
+            await this.context.dispose();
+        });
+        this.disposed = true;
+        return disposal;
     }
 
-    private ensureNotDisposed(): void {
+    /**
+     * Runs `operation` after every earlier one has settled, whether it succeeded or not. Operations
+     * queued before dispose() still run; those asked for after it are refused.
+     */
+    private serialized<T>(operation: () => Promise<T>): Promise<T> {
         if (this.disposed)
-            throw new InvalidInputError("the sequence is disposed", "sequence");
+            return Promise.reject(new InvalidInputError("the sequence is disposed", "sequence"));
+        const result = this.idle.then(operation, operation);
+        this.idle = result.catch(() => undefined);
+        return result;
     }
 }

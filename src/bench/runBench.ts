@@ -38,6 +38,8 @@ export interface BenchRow {
     /** f_γ(α̂)·t_T(1) / (γ·t_D + t_T(γ+1)), all times measured in this run. */
     analyticSpeedup: number | null;
     efficiency: number | null;
+    /** Share of decode time outside model evaluations (JS-side overhead). */
+    overheadShare: number | null;
     /** Share of prompts whose output tokens equal the target-only output. */
     exactMatchRate: number;
     telemetry: ReturnType<GenerationTelemetry["toJSON"]> | null;
@@ -81,7 +83,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     const rows: BenchRow[] = [{
         label: "target-only", policy: null, gamma: 0, tokens: baseline.telemetry.emittedTokens,
         tokensPerSecond: baselineRate, speedup: 1, acceptanceRate: null, meanAcceptanceLength: null,
-        inferredAlpha: null, analyticSpeedup: 1, efficiency: 1, exactMatchRate: 1, telemetry: baseline.telemetry.toJSON()
+        inferredAlpha: null, analyticSpeedup: 1, efficiency: 1, overheadShare: baseline.telemetry.overheadShare, exactMatchRate: 1, telemetry: baseline.telemetry.toJSON()
     }];
 
     for (const {gamma, policy} of configurations) {
@@ -101,7 +103,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
             label, policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
             tokensPerSecond: telemetry.tokensPerSecond, speedup,
             acceptanceRate: telemetry.acceptanceRate, meanAcceptanceLength: telemetry.meanAcceptanceLength,
-            inferredAlpha: alpha, analyticSpeedup: analytic, efficiency: analytic == null ? null : speedup / analytic,
+            inferredAlpha: alpha, analyticSpeedup: analytic, efficiency: analytic == null ? null : speedup / analytic, overheadShare: telemetry.overheadShare,
             exactMatchRate: matchRate(outputs), telemetry: json
         });
     }
@@ -121,7 +123,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
         const tokensPerSecond = milliseconds === 0 ? 0 : (tokens * 1000) / milliseconds;
         rows.push({
             label: path.label, policy: null, gamma: 0, tokens, tokensPerSecond, speedup: tokensPerSecond / baselineRate,
-            acceptanceRate: null, meanAcceptanceLength: null, inferredAlpha: null, analyticSpeedup: null, efficiency: null,
+            acceptanceRate: null, meanAcceptanceLength: null, inferredAlpha: null, analyticSpeedup: null, efficiency: null, overheadShare: null,
             exactMatchRate: matchRate(outputs), telemetry: null
         });
     }
@@ -132,9 +134,9 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
 export function formatBenchTable(rows: readonly BenchRow[]): string {
     const number = (value: number | null, digits: number) => (value == null ? "–" : value.toFixed(digits));
     const lines = [
-        "| configuration | tok/s | speed-up | acceptance | mean acc. length | α̂ | analytic limit | efficiency | exact match |",
-        "|---|---|---|---|---|---|---|---|---|",
-        ...rows.map((row) => `| ${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${row.speedup.toFixed(2)}× | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${number(row.efficiency, 2)} | ${(100 * row.exactMatchRate).toFixed(0)}% |`)
+        "| configuration | tok/s | speed-up | acceptance | mean acc. length | α̂ | analytic limit | efficiency | JS overhead | exact match |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        ...rows.map((row) => `| ${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${row.speedup.toFixed(2)}× | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${number(row.efficiency, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`)
     ];
     return lines.join("\n") + "\n";
 }

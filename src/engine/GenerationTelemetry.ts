@@ -61,6 +61,17 @@ export class GenerationTelemetry {
         return decodeMilliseconds <= 0 ? 0 : (this.emittedTokens * 1000) / decodeMilliseconds;
     }
 
+    /**
+     * Share of decode time spent outside model evaluations (processing rows, policy, rollback, stop
+     * handling, JS glue): the overhead the engine adds on top of llama.cpp.
+     */
+    public get overheadShare(): number {
+        const decode = this.time.total - this.time.prompt;
+        let model = this.draftEvaluations[0];
+        for (const [total] of this.targetEvaluations.values()) model += total;
+        return decode <= 0 ? 0 : Math.max(0, decode - model) / decode;
+    }
+
     /** Mean ms of a target evaluation of k tokens, for each k seen. */
     public costCurve(): Record<number, number> {
         return Object.fromEntries([...this.targetEvaluations].sort(([a], [b]) => a - b).map(([size, [total, count]]) => [size, total / count]));
@@ -96,6 +107,7 @@ export class GenerationTelemetry {
             acceptanceRate: this.acceptanceRate,
             meanAcceptanceLength: this.meanAcceptanceLength,
             tokensPerSecond: this.tokensPerSecond,
+            overheadShare: this.overheadShare,
             timeMilliseconds: this.time,
             targetCostCurveMilliseconds: this.costCurve(),
             draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1]

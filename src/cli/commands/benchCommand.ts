@@ -3,6 +3,7 @@ import type {Command} from "commander";
 import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {defaultBenchPrompts} from "../../bench/defaultPrompts.js";
 import {formatBenchTable, runBench} from "../../bench/runBench.js";
+import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -23,6 +24,7 @@ interface BenchCliOptions {
     repeats: number;
     seed: number;
     threads: number;
+    predictor: boolean;
     json?: string;
 }
 
@@ -64,6 +66,7 @@ export function registerBenchCommand(program: Command): void {
         .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .option("--json <OUT>", "write every row with full telemetry to OUT (\"-\" for stdout)")
+        .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
         .action(async (options: BenchCliOptions) => {
             const policies = options.policies.split(",").map((spec) => spec.trim()).filter((spec) => spec !== "").map((spec) => parsePolicySpec(spec, "--policies"));
             const gammas = options.gamma.split(",").map((value) => {
@@ -77,8 +80,21 @@ export function registerBenchCommand(program: Command): void {
             const draft = await NodeLlamaCppBackend.load(options.draft, {threads: options.threads});
             try {
                 const tty = process.stderr.isTTY === true;
+                // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise
+                // (minTokens 0, minConfidence 0.6): what a node-llama-cpp user gets today.
+                const extraPaths = options.predictor ? gammas.map((gamma) => ({
+                    label: `node-llama-cpp predictor γ=${gamma}`,
+                    run: async (prompt: string, seed: number) => {
+                        const run = await runDraftSequencePredictor({
+                            target: options.target, draft: options.draft, prompt, maxTokens: options.maxTokens,
+                            temperature: sampling.temperature, topK: sampling.topK, topP: sampling.topP, seed,
+                            predictor: {maxTokens: gamma}, threads: options.threads
+                        });
+                        return {tokens: run.tokens, decodeMilliseconds: run.elapsedMilliseconds};
+                    }
+                })) : [];
                 const rows = await runBench({
-                    target, draft, prompts, policies, gammas, sampling, maxTokens: options.maxTokens, seed: options.seed, repeats: options.repeats,
+                    target, draft, prompts, policies, gammas, sampling, maxTokens: options.maxTokens, seed: options.seed, repeats: options.repeats, extraPaths,
                     onProgress: tty ? (done, total, label) => process.stderr.write(`\r\x1b[K[${"#".repeat(Math.round(20 * done / total)).padEnd(20, ".")}] ${done}/${total} ${label}`) : undefined
                 });
                 if (tty) process.stderr.write("\r\x1b[K");
