@@ -41,6 +41,12 @@ export interface BackendSequence {
      * `positions` (same order), the raw logits over the full vocabulary.
      */
     evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]>;
+    /**
+     * Like `evaluate`, but returns only the argmax token id (lowest id on ties) at each position,
+     * without transferring logits — what greedy verification needs, and far cheaper for large
+     * vocabularies. Optional: backends without it get the full-logits path.
+     */
+    evaluateArgmax?(tokens: readonly number[], options?: EvaluateOptions): Promise<number[]>;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */

@@ -216,12 +216,33 @@ export class NodeLlamaCppSequence implements BackendSequence {
         return this.serialized(() => this.evaluateNow(tokens, options));
     }
 
-    private async evaluateNow(tokens: readonly number[], options: EvaluateOptions): Promise<Float64Array[]> {
-        const positions = options.positions ?? (tokens.length > 0 ? [tokens.length - 1] : []);
+    public evaluateArgmax(tokens: readonly number[], options: EvaluateOptions = {}): Promise<number[]> {
+        return this.serialized(async () => {
+            const positions = this.checkEvaluation(tokens, options);
+            if (tokens.length === 0) return [];
+            if (this.reader !== undefined)
+                return this.reader.evaluateArgmax(tokens as readonly Token[], positions);
+            const wanted = new Set(positions);
+            const input: ControlledEvaluateInputItem[] = tokens.map((token, index) => wanted.has(index)
+                ? [token as Token, {generateNext: {token: true, options: {temperature: 0}}}]
+                : token as Token);
+            const results = await this.sequence.controlledEvaluate(input);
+            return positions.map((position) => {
+                const token = results[position]?.next.token;
+                if (token == null)
+                    throw new InvalidDistributionError(`expected a token at position ${position}`);
+                return token;
+            });
+        });
+    }
+
+    /** Validates an evaluation request and returns the positions to read. */
+    private checkEvaluation(tokens: readonly number[], options: EvaluateOptions): number[] {
+        const positions = [...(options.positions ?? (tokens.length > 0 ? [tokens.length - 1] : []))];
         if (tokens.length === 0) {
             if (positions.length > 0)
                 throw new InvalidInputError("positions were requested but no tokens were given", "positions");
-            return [];
+            return positions;
         }
         tokens.forEach((token, index) => checkToken(token, this.backend.vocabularySize, `tokens[${index}]`));
         positions.forEach((position, index) => {
@@ -234,6 +255,12 @@ export class NodeLlamaCppSequence implements BackendSequence {
             throw new InvalidInputError(
                 `${length} + ${tokens.length} tokens exceed the context size ${this.backend.contextSize}`, "tokens"
             );
+        return positions;
+    }
+
+    private async evaluateNow(tokens: readonly number[], options: EvaluateOptions): Promise<Float64Array[]> {
+        const positions = this.checkEvaluation(tokens, options);
+        if (tokens.length === 0) return [];
 
         if (this.reader !== undefined)
             return this.reader.evaluate(tokens as readonly Token[], positions);

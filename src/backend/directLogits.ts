@@ -54,6 +54,8 @@ export interface DirectLogitsReader {
      * on the sequence at once: unlike controlledEvaluate this takes no lock of node-llama-cpp's.
      */
     evaluate(tokens: readonly Token[], positions: readonly number[]): Promise<Float64Array[]>;
+    /** Same decode, but only llama.cpp's greedy choice (first maximum = lowest id) at each position. */
+    evaluateArgmax(tokens: readonly Token[], positions: readonly number[]): Promise<number[]>;
     dispose(): void;
 }
 
@@ -78,23 +80,39 @@ export function createDirectLogitsReader(context: LlamaContext, sequence: LlamaC
         return undefined;
     }
 
+    const decode = (tokens: readonly Token[], positions: readonly number[], read: (batchLogitIndex: number) => Promise<unknown>) => {
+        const wanted: boolean[] = [];
+        for (const position of positions)
+            wanted[position] = true;
+        // The mapper runs once per wanted position right after the decode, while the batch's logits
+        // are still in the context; node-llama-cpp chains the returned promises one after another.
+        return checkedSequence._decodeTokens(
+            tokens.slice(), wanted, defaultEvaluationPriority, checkedSequence._tokenMeter, checkedSequence._contextShift, read
+        );
+    };
+
     return {
         async evaluate(tokens, positions) {
-            const wanted: boolean[] = [];
-            for (const position of positions)
-                wanted[position] = true;
-            // The mapper runs once per wanted position right after the decode, while the batch's logits
-            // are still in the context; node-llama-cpp chains the returned promises one after another.
-            const results = await checkedSequence._decodeTokens(
-                tokens.slice(), wanted, defaultEvaluationPriority, checkedSequence._tokenMeter, checkedSequence._contextShift,
-                (batchLogitIndex) => nativeContext.sampleToken(batchLogitIndex, sampler, false, false, true)
-            );
+            const results = await decode(tokens, positions, (batchLogitIndex) => nativeContext.sampleToken(batchLogitIndex, sampler, false, false, true));
             return positions.map((position) => rowFromFlatPairs(results[position], vocabularySize, position));
+        },
+        async evaluateArgmax(tokens, positions) {
+            // Without the logits flag sampleToken only runs the greedy sampler: no sort, no transfer.
+            const results = await decode(tokens, positions, (batchLogitIndex) => nativeContext.sampleToken(batchLogitIndex, sampler, false, false, false));
+            return positions.map((position) => tokenFromResult(results[position], vocabularySize, position));
         },
         dispose() {
             sampler.dispose();
         }
     };
+}
+
+/** sampleToken returns the token alone or [token, …] depending on the flags; accept both. */
+function tokenFromResult(result: unknown, vocabularySize: number, position: number): number {
+    const token = Array.isArray(result) ? result[0] as unknown : result;
+    if (typeof token !== "number" || !(token >= 0 && token < vocabularySize))
+        throw new InvalidDistributionError(`expected a token id in [0, ${vocabularySize}) at position ${position}, got ${String(token)}`);
+    return token;
 }
 
 /** Copies sampleToken's [token, logit, …] pairs (entry 3 of its result) into a row indexed by token. */

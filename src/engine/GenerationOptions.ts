@@ -21,6 +21,13 @@ export const generationOptionsSchema = z.strictObject({
     maxTokens: z.int().min(1).default(256),
     stop: z.array(z.string().min(1)).max(16).default([]),
     seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    /**
+     * At temperature 0 every policy among greedy/strict/match/typical reduces to exact match with the
+     * target argmax (proved in the policy tests), so both models return only argmax ids instead of
+     * full logit rows: identical output, and the logit transfer (~0.2 µs per vocabulary entry per
+     * position in node-llama-cpp) disappears. Needs minConfidence 0 (which reads draft rows).
+     */
+    argmaxFastPath: z.boolean().default(true),
     /** Prepend the model's BOS token to the prompt when it has one. */
     addBos: z.boolean().default(true)
 });

@@ -65,6 +65,16 @@ describe("speculative generation on GGUF fixtures", () => {
         expect(identical).toBeGreaterThanOrEqual(prompts.length - 1);
     });
 
+    it("the temperature-0 argmax fast path (no logit transfer) gives the same tokens as the full-logits path", async () => {
+        for (const prompt of prompts) {
+            const options = {policy: {kind: "strict"} as const, gamma: 4, sampling: {temperature: 0}, maxTokens: 40};
+            const fast = await generate(target, draft, prompt, {...options, argmaxFastPath: true});
+            const full = await generate(target, draft, prompt, {...options, argmaxFastPath: false});
+            expect(fast.tokens).toEqual(full.tokens);
+            expect(fast.telemetry.acceptedTokens).toBe(full.telemetry.acceptedTokens);
+        }
+    });
+
     it("at temperature 1, strict's first generated token follows the target's own distribution (χ², 1500 runs)", async () => {
         const prompt = "Once upon a time";
         const sequence = await target.createSequence();

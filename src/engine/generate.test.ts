@@ -18,6 +18,15 @@ describe("speculative generation on a bigram backend", () => {
         expect(speculative.telemetry.acceptedTokens).toBeGreaterThan(0);
     });
 
+    it("the argmax fast path and the full-logits path agree at temperature 0 for every greedy-equivalent policy", async () => {
+        for (const kind of ["greedy", "strict", "match", "typical"]) {
+            const options = {policy: {kind} as never, gamma: 3, sampling: {temperature: 0}, maxTokens: 30};
+            const fast = await generate(target, draft, [0, 5], {...options, argmaxFastPath: true});
+            const full = await generate(target, draft, [0, 5], {...options, argmaxFastPath: false});
+            expect(fast.tokens).toEqual(full.tokens);
+        }
+    });
+
     it("makes exactly one target evaluation per step, of at most γ+1 tokens", async () => {
         const counted = BigramBackend.random(1, 8, {scale: 2});
         const result = await generate(counted, counted.noisyCopy(2, 1), [0, 2], {gamma: 3, maxTokens: 30, seed: 4});

@@ -5,6 +5,7 @@ import {processLogits} from "../distributions/processLogits.js";
 import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {createPolicy} from "../policies/createPolicy.js";
+import {createGreedyPolicy} from "../policies/greedyPolicy.js";
 import {sumOf} from "../policies/rowOperations.js";
 import type {VerificationPolicy, VerificationResult} from "../policies/VerificationPolicy.js";
 import {SeededChance} from "../random/SeededChance.js";
@@ -97,6 +98,10 @@ export async function* streamGeneration(
             if (draftSequence != null) await draftSequence.evaluate(head, {positions: []});
         }
         telemetry.time.prompt = performance.now() - started;
+        const argmaxOnly = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
+            resources.policy == null && greedyEquivalentAtTemperatureZero.has(options.policy.kind) &&
+            targetSequence.evaluateArgmax != null && (draftSequence == null || draftSequence.evaluateArgmax != null);
+        const stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
 
         let finishReason: FinishReason | undefined;
         while (finishReason == null) {
@@ -114,7 +119,20 @@ export async function* streamGeneration(
             const draftProbs: Float64Array[] = [];
             const draftLogits: Float64Array[] = [];
             let draftInCache = 0;
-            if (draftSequence != null && wanted > 0) {
+            if (draftSequence != null && wanted > 0 && argmaxOnly) {
+                let evaluateStart = performance.now();
+                let [token] = await draftSequence.evaluateArgmax!(draftCatchUp);
+                if (draftCatchUp.length === 1) telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
+                for (let position = 0; position < wanted; position++) {
+                    draftTokens.push(token);
+                    if (position < wanted - 1) {
+                        evaluateStart = performance.now();
+                        [token] = await draftSequence.evaluateArgmax!([token]);
+                        telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
+                        draftInCache = position + 1;
+                    }
+                }
+            } else if (draftSequence != null && wanted > 0) {
                 let evaluateStart = performance.now();
                 let [logits] = await draftSequence.evaluate(draftCatchUp);
                 if (draftCatchUp.length === 1) telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
@@ -138,7 +156,9 @@ export async function* streamGeneration(
             // 2. Verify: one batched target evaluation of the pending token and every draft token.
             phaseStart = performance.now();
             const batch = [pending, ...draftTokens];
-            const targetLogits = await targetSequence.evaluate(batch, {positions: batch.map((_token, index) => index)});
+            const positions = batch.map((_token, index) => index);
+            const targetArgmax = argmaxOnly ? await targetSequence.evaluateArgmax!(batch, {positions}) : undefined;
+            const targetLogits = argmaxOnly ? [] : await targetSequence.evaluate(batch, {positions});
             const verifyTime = performance.now() - phaseStart;
             telemetry.time.verify += verifyTime;
             telemetry.recordTargetEvaluation(batch.length, verifyTime);
@@ -146,13 +166,14 @@ export async function* streamGeneration(
             // 3. Policy.
             phaseStart = performance.now();
             const targetProbs = targetLogits.map((row) => processLogits(row, options.sampling));
-            const verification = policy.verify({
+            const verification = stepPolicy.verify({
                 draftTokens,
                 targetProbs,
                 // Greedy drafts were not drawn from their rows: verify them as q-less proposals (q = δ_x).
                 draftProbs: options.draftSampling === "sample" ? draftProbs : undefined,
                 targetLogits,
-                draftLogits
+                draftLogits,
+                targetArgmax
             }, chance);
             telemetry.time.policy += performance.now() - phaseStart;
 
@@ -187,6 +208,9 @@ export async function* streamGeneration(
         await draftSequence?.dispose();
     }
 }
+
+/** Policies that are exact match with the target argmax at temperature 0 (see argmaxFastPath). */
+const greedyEquivalentAtTemperatureZero = new Set(["greedy", "strict", "match", "typical"]);
 
 /** Run a generation to the end and return the result (streamGeneration without the chunks). */
 export async function generate(

@@ -17,6 +17,11 @@ export interface VerificationStep {
     readonly targetLogits?: readonly Float64Array[];
     /** γ raw draft logits. */
     readonly draftLogits?: readonly Float64Array[];
+    /**
+     * γ+1 target argmax ids, when the backend returned only those (greedy decoding without logit
+     * transfer). Only the greedy policy reads them; targetProbs may then be empty.
+     */
+    readonly targetArgmax?: readonly number[];
 }
 
 /** How the token that ends a step was chosen. */

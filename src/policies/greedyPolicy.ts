@@ -15,7 +15,7 @@ export function createGreedyPolicy(): VerificationPolicy {
             const gamma = step.draftTokens.length;
             const positions: PositionDiagnostic[] = [];
             const emitted: number[] = [];
-            const targetArgmax = (position: number) => argmax(step.targetLogits?.[position] ?? step.targetProbs[position]);
+            const targetArgmax = (position: number) => step.targetArgmax?.[position] ?? argmax(step.targetLogits?.[position] ?? step.targetProbs[position]);
             for (let position = 0; position < gamma; position++) {
                 const draftToken = step.draftTokens[position];
                 const best = targetArgmax(position);

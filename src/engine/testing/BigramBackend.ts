@@ -1,4 +1,5 @@
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "../../backend/ModelBackend.js";
+import {argmax} from "../../distributions/argmax.js";
 import {Random} from "../../random/Random.js";
 
 /**
@@ -61,6 +62,13 @@ export class BigramBackend implements ModelBackend {
                 tokens.push(...batch);
                 const positions = options.positions ?? [batch.length - 1];
                 return positions.map((position) => Float64Array.from(table[batch[position]]));
+            },
+            async evaluateArgmax(batch: readonly number[], options: EvaluateOptions = {}) {
+                if (tokens.length + batch.length > contextSize) throw new RangeError("context overflow");
+                evaluateCalls.push(batch.length);
+                tokens.push(...batch);
+                const positions = options.positions ?? [batch.length - 1];
+                return positions.map((position) => argmax(table[batch[position]]));
             },
             async rollback(count: number) {
                 if (count < 0 || count > tokens.length) throw new RangeError(`bad rollback ${count}`);
