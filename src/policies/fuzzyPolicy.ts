@@ -4,7 +4,8 @@ import {softmax} from "../distributions/softmax.js";
 import {InvalidInputError} from "../errors.js";
 import type {Chance} from "../random/Chance.js";
 import {ScratchRow, sampleFromRow} from "./rowOperations.js";
-import type {PositionDiagnostic, VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
+import {verifyLeftToRight} from "./verifyLeftToRight.js";
+import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
 
 export interface FuzzyPolicyOptions {
     readonly divergence: DivergenceKind;
@@ -59,31 +60,19 @@ export function createFuzzyPolicy(options: FuzzyPolicyOptions): VerificationPoli
         kind: "fuzzy",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            const gamma = step.draftTokens.length;
-            const positions: PositionDiagnostic[] = [];
-            const emitted: number[] = [];
-            for (let position = 0; position < gamma; position++) {
-                const draftToken = step.draftTokens[position];
+            return verifyLeftToRight(step, (position) => {
                 const [target, draft] = distributionsAt(step, position);
                 const value = topK == null
                     ? divergence(target, draft)
                     : divergence(bucketTarget, bucketDraft, topKBuckets(target, draft, topK, bucketTarget, bucketDraft, bucketIds));
                 const accepted = value <= options.threshold;
-                positions.push({
-                    position,
-                    draftToken,
+                return {
                     accepted,
                     reason: accepted ? "divergence-within-threshold" : "divergence-above-threshold",
-                    values: {divergence: value, threshold: options.threshold}
-                });
-                if (!accepted) {
-                    emitted.push(sampleFromRow(step.targetProbs[position], chance));
-                    return {acceptedCount: position, emitted, finalTokenSource: "target-sample", positions};
-                }
-                emitted.push(draftToken);
-            }
-            emitted.push(sampleFromRow(step.targetProbs[gamma], chance));
-            return {acceptedCount: gamma, emitted, finalTokenSource: "bonus", positions};
+                    values: {divergence: value, threshold: options.threshold},
+                    replacement: accepted ? undefined : sampleFromRow(step.targetProbs[position], chance)
+                };
+            }, "target-sample", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
         }
     };
 }

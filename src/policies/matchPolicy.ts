@@ -1,6 +1,7 @@
 import type {Chance} from "../random/Chance.js";
 import {sampleFromRow} from "./rowOperations.js";
-import type {PositionDiagnostic, VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
+import {verifyLeftToRight} from "./verifyLeftToRight.js";
+import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
 
 /**
  * Match-the-sample verification (llama.cpp's server and node-llama-cpp's DraftSequenceTokenPredictor):
@@ -14,26 +15,11 @@ export function createMatchPolicy(): VerificationPolicy {
         kind: "match",
         lossless: true,
         verify(step: VerificationStep, chance: Chance) {
-            const gamma = step.draftTokens.length;
-            const positions: PositionDiagnostic[] = [];
-            const emitted: number[] = [];
-            for (let position = 0; position < gamma; position++) {
-                const draftToken = step.draftTokens[position];
+            return verifyLeftToRight(step, (position, draftToken) => {
                 const targetSample = sampleFromRow(step.targetProbs[position], chance);
                 const accepted = targetSample === draftToken;
-                positions.push({
-                    position,
-                    draftToken,
-                    accepted,
-                    reason: accepted ? "equals-target-sample" : "differs-from-target-sample",
-                    values: {targetSample}
-                });
-                emitted.push(targetSample);
-                if (!accepted)
-                    return {acceptedCount: position, emitted, finalTokenSource: "target-sample", positions};
-            }
-            emitted.push(sampleFromRow(step.targetProbs[gamma], chance));
-            return {acceptedCount: gamma, emitted, finalTokenSource: "bonus", positions};
+                return {accepted, reason: accepted ? "equals-target-sample" : "differs-from-target-sample", values: {targetSample}, replacement: targetSample};
+            }, "target-sample", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
         }
     };
 }

@@ -1,6 +1,7 @@
 import type {Chance} from "../random/Chance.js";
 import {sampleFromRow} from "./rowOperations.js";
-import type {PositionDiagnostic, VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
+import {verifyLeftToRight} from "./verifyLeftToRight.js";
+import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
 
 /**
  * Seed 001's random-acceptance baseline: accept each draft token with a fixed probability,
@@ -12,27 +13,15 @@ export function createRandomAcceptancePolicy(options: {readonly acceptanceProbab
         kind: "random",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            const gamma = step.draftTokens.length;
-            const positions: PositionDiagnostic[] = [];
-            const emitted: number[] = [];
-            for (let position = 0; position < gamma; position++) {
-                const draftToken = step.draftTokens[position];
+            return verifyLeftToRight(step, (position) => {
                 const accepted = chance.accept(options.acceptanceProbability);
-                positions.push({
-                    position,
-                    draftToken,
+                return {
                     accepted,
                     reason: accepted ? "random-accepted" : "random-rejected",
-                    values: {acceptProbability: options.acceptanceProbability}
-                });
-                if (!accepted) {
-                    emitted.push(sampleFromRow(step.targetProbs[position], chance));
-                    return {acceptedCount: position, emitted, finalTokenSource: "target-sample", positions};
-                }
-                emitted.push(draftToken);
-            }
-            emitted.push(sampleFromRow(step.targetProbs[gamma], chance));
-            return {acceptedCount: gamma, emitted, finalTokenSource: "bonus", positions};
+                    values: {acceptProbability: options.acceptanceProbability},
+                    replacement: accepted ? undefined : sampleFromRow(step.targetProbs[position], chance)
+                };
+            }, "target-sample", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
         }
     };
 }

@@ -1,6 +1,7 @@
 import type {Chance} from "../random/Chance.js";
 import {ScratchRow, sampleFromRow} from "./rowOperations.js";
-import type {PositionDiagnostic, VerificationResult, VerificationStep} from "./VerificationPolicy.js";
+import {verifyLeftToRight} from "./verifyLeftToRight.js";
+import type {VerificationResult, VerificationStep} from "./VerificationPolicy.js";
 
 /** A second chance for a draft token the lossless rule rejected (seed 004's rescue). */
 export type RescueRule = (
@@ -34,43 +35,27 @@ export function verifySpeculativeSampling(
     residual: ScratchRow,
     rescue?: RescueRule
 ): VerificationResult {
-    const gamma = step.draftTokens.length;
-    const positions: PositionDiagnostic[] = [];
-    const emitted: number[] = [];
-    for (let position = 0; position < gamma; position++) {
-        const draftToken = step.draftTokens[position];
+    return verifyLeftToRight(step, (position, draftToken) => {
         const target = step.targetProbs[position];
         const draft = step.draftProbs?.[position];
         const targetProbability = target[draftToken];
         const draftProbability = draft == null ? 1 : draft[draftToken];
         const acceptProbability = draftProbability > 0 ? Math.min(1, targetProbability / draftProbability) : 0;
         const values = {targetProbability, draftProbability, acceptProbability};
-        if (acceptProbability > 0 && chance.accept(acceptProbability)) {
-            positions.push({position, draftToken, accepted: true, reason: "ratio-accepted", values});
-            emitted.push(draftToken);
-            continue;
-        }
+        if (acceptProbability > 0 && chance.accept(acceptProbability))
+            return {accepted: true, reason: "ratio-accepted", values};
         const recoveredToken = sampleResidual(target, draft, draftToken, residual.get(target.length), chance);
         const rescuable = rescue != null && (step.targetLogits == null ? targetProbability > 0 : step.targetLogits[position][draftToken] > -Infinity);
         const decision = rescuable
             ? rescue!(step, position, draftToken, recoveredToken)
             : {rescued: false, reason: draftProbability > 0 ? "ratio-rejected" : "draft-probability-zero", values: {}};
-        positions.push({
-            position,
-            draftToken,
+        return {
             accepted: decision.rescued,
             reason: decision.reason,
-            values: {...values, recoveredToken, ...decision.values}
-        });
-        if (decision.rescued) {
-            emitted.push(draftToken);
-            continue;
-        }
-        emitted.push(recoveredToken);
-        return {acceptedCount: position, emitted, finalTokenSource: "residual", positions};
-    }
-    emitted.push(sampleFromRow(step.targetProbs[gamma], chance));
-    return {acceptedCount: gamma, emitted, finalTokenSource: "bonus", positions};
+            values: {...values, recoveredToken, ...decision.values},
+            replacement: recoveredToken
+        };
+    }, "residual", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
 }
 
 /**

@@ -1,7 +1,8 @@
 import {argmax} from "../distributions/argmax.js";
 import type {Chance} from "../random/Chance.js";
 import {sampleFromRow} from "./rowOperations.js";
-import type {PositionDiagnostic, VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
+import {verifyLeftToRight} from "./verifyLeftToRight.js";
+import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
 
 export interface TypicalPolicyOptions {
     /** vLLM default 0.09. */
@@ -21,31 +22,19 @@ export function createTypicalPolicy(options: TypicalPolicyOptions): Verification
         kind: "typical",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            const gamma = step.draftTokens.length;
-            const positions: PositionDiagnostic[] = [];
-            const emitted: number[] = [];
-            for (let position = 0; position < gamma; position++) {
-                const draftToken = step.draftTokens[position];
+            return verifyLeftToRight(step, (position, draftToken) => {
                 const target = step.targetProbs[position];
                 const entropy = vllmEntropy(target);
                 const threshold = Math.min(options.posteriorThreshold, options.posteriorAlpha * Math.exp(-entropy));
                 const targetProbability = target[draftToken];
                 const accepted = targetProbability > threshold;
-                positions.push({
-                    position,
-                    draftToken,
+                return {
                     accepted,
                     reason: accepted ? "above-typical-threshold" : "below-typical-threshold",
-                    values: {targetProbability, threshold, entropy}
-                });
-                if (!accepted) {
-                    emitted.push(argmax(target));
-                    return {acceptedCount: position, emitted, finalTokenSource: "target-argmax", positions};
-                }
-                emitted.push(draftToken);
-            }
-            emitted.push(sampleFromRow(step.targetProbs[gamma], chance));
-            return {acceptedCount: gamma, emitted, finalTokenSource: "bonus", positions};
+                    values: {targetProbability, threshold, entropy},
+                    replacement: accepted ? undefined : argmax(target)
+                };
+            }, "target-argmax", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
         }
     };
 }
