@@ -67,3 +67,73 @@ export class TokenizerMismatchError extends SpecgateError {
         super("tokenizer_mismatch", message, field);
     }
 }
+
+/** A row of a data file (battery, ledger, prompts) cannot be parsed; `file` and `line` say where. */
+export class MalformedRowError extends SpecgateError {
+    public readonly file: string;
+    public readonly line: number;
+
+    public constructor(file: string, line: number, message: string) {
+        super("malformed_row", message, `${file}:${line}`);
+        this.file = file;
+        this.line = line;
+    }
+}
+
+/**
+ * A decode path could not complete a request. "http_status": the server answered with a non-retryable
+ * or final error status; "timeout": every attempt timed out; "malformed_response": the reply is not the
+ * expected JSON; "network": the connection failed on every attempt.
+ */
+export class DecodePathError extends SpecgateError {
+    public readonly reason: "http_status" | "timeout" | "malformed_response" | "network";
+    public readonly status?: number;
+
+    public constructor(reason: "http_status" | "timeout" | "malformed_response" | "network", message: string, status?: number) {
+        super("decode_path_failed", message);
+        this.reason = reason;
+        this.status = status;
+    }
+}
+
+/** An existing ledger was written by a run with a different configuration, so resuming it would mix runs. */
+export class LedgerMismatchError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("ledger_mismatch", message, field);
+    }
+}
+
+/** A request names a model the server does not serve (HTTP 404). */
+export class ModelNotFoundError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("model_not_found", message, field);
+    }
+}
+
+/** No route matches a request's method and path (HTTP 404). */
+export class RouteNotFoundError extends SpecgateError {
+    public constructor(message: string) {
+        super("not_found", message);
+    }
+}
+
+/** A request body exceeds the server's size limit (HTTP 413). */
+export class PayloadTooLargeError extends SpecgateError {
+    public constructor(message: string) {
+        super("payload_too_large", message);
+    }
+}
+
+/** Every generation slot is busy and the waiting queue is full (HTTP 429). */
+export class ServerOverloadedError extends SpecgateError {
+    public constructor(message: string) {
+        super("server_overloaded", message);
+    }
+}
+
+/** The server is draining for shutdown and takes no new requests (HTTP 503). */
+export class ServerShuttingDownError extends SpecgateError {
+    public constructor(message: string) {
+        super("shutting_down", message);
+    }
+}

@@ -1,9 +1,11 @@
 import {Command} from "commander";
 import {registerBenchCommand} from "./commands/benchCommand.js";
+import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
+import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
 
 /** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
 export function createProgram(): Command {
@@ -16,5 +18,7 @@ export function createProgram(): Command {
     registerBenchCommand(program);
     registerFixturesCommand(program);
     registerTaisComputeCommand(program);
+    registerTaisRunCommand(program);
+    registerCanaryCommand(program);
     return program;
 }

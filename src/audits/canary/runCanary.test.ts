@@ -1,0 +1,97 @@
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {BatteryItem} from "../../batteries/BatteryItem.js";
+import type {Completion, DecodePath} from "../../decodePaths/DecodePath.js";
+import {EmbeddedDecodePath} from "../../decodePaths/EmbeddedDecodePath.js";
+import {OpenAiDecodePath} from "../../decodePaths/OpenAiDecodePath.js";
+import {StubOpenAiServer} from "../../decodePaths/testing/StubOpenAiServer.js";
+import {BigramBackend} from "../../engine/testing/BigramBackend.js";
+import {renderCanaryReport} from "./renderCanaryReport.js";
+import {runCanary} from "./runCanary.js";
+
+const target = BigramBackend.random(3, 12, {eosBias: -8});
+const draft = target.noisyCopy(4, 3);
+const items: BatteryItem[] = ["abc", "bead", "cafe", "dab", "face", "ace", "bad", "fad"]
+    .map((prompt, index) => ({id: `p${index}`, task: "letters", prompt, scorer: "none"}));
+const settings = {items, maxMismatch: 0.015, maxTokens: 30, seed: 0, concurrency: 3};
+
+/** A path that answers from a table, for tool-call and fingerprint cases. */
+function scripted(name: string, answers: Record<string, string>, systemFingerprint?: string): DecodePath {
+    return {
+        name,
+        describe: () => ({kind: "openai", parameters: {name}, files: {}}),
+        complete: async (request): Promise<Completion> => ({text: answers[request.prompt ?? ""], finishReason: "stop", ...(systemFingerprint ? {systemFingerprint} : {})}),
+        dispose: async () => {}
+    };
+}
+
+describe("runCanary", () => {
+    it("passes two embedded paths that do not differ: target-only vs strict greedy", async () => {
+        const result = await runCanary({...settings, a: new EmbeddedDecodePath("target-only", target, undefined), b: new EmbeddedDecodePath("strict", target, draft, {gamma: 4})});
+        expect(result.compared).toBe(8);
+        expect(result.exactMatchRate).toBe(1);
+        expect(result.mismatches).toEqual([]);
+        expect(result.passed).toBe(true);
+        expect(result.compoundingRisk[4].risk).toBe(0);
+        expect(result.paths.a.fingerprint).not.toBe(result.paths.b.fingerprint);
+    });
+
+    it("fails two that do: a lossy fuzzy policy, with token indexes and near-tie diagnosis", async () => {
+        const a = new EmbeddedDecodePath("target-only", target, undefined);
+        const b = new EmbeddedDecodePath("fuzzy", target, draft, {policy: {kind: "fuzzy", threshold: 100}, gamma: 4});
+        const result = await runCanary({...settings, a, b});
+        expect(result.mismatches.length).toBeGreaterThan(0);
+        expect(result.passed).toBe(false);
+        expect(result.failures[0]).toMatch(/exceeds the bound 1\.50%/);
+        expect(result.compoundingRisk[1].risk).toBeCloseTo(1 - (1 - result.mismatchRate) ** 2, 12);
+        for (const mismatch of result.mismatches) {
+            expect(mismatch.firstDivergentTokenIndex).not.toBeNull();
+            // Path A is greedy target-only, so at the divergence it emitted the target's argmax.
+            expect(mismatch.logitGap!.top.token).toBe(mismatch.logitGap!.tokenA);
+            expect(mismatch.logitGap!.tokenB).not.toBe(mismatch.logitGap!.tokenA);
+        }
+        const report = renderCanaryReport(result);
+        expect(report).toMatch(/^# Decode-path drift canary\n\n\*\*FAIL\*\*/);
+        expect(report).toContain("| id | task | char | token | top-2 gap | A | B |");
+    });
+
+    it("diffs tool-call arguments and checks expected fingerprints", async () => {
+        const answers = {"abc": "{\"name\": \"search_orders\", \"arguments\": {\"customer\": \"ACME\", \"limit\": 50}}"};
+        const drifted = {"abc": "{\"name\": \"search_orders\", \"arguments\": {\"customer\": \"ACME\", \"limit\": 500}}"};
+        const result = await runCanary({...settings, items: items.slice(0, 1), a: scripted("a", answers), b: scripted("b", drifted, "fp_1"), expectFingerprint: "fp_1"});
+        expect(result.toolCallOutputs).toBe(1);
+        expect(result.toolCallArgumentMismatches).toBe(1);
+        expect(result.mismatches[0].toolCallDifferences).toEqual([{call: 0, name: "search_orders", differences: [{path: "$.limit", a: 50, b: 500}]}]);
+        expect(result.mismatches[0].logitGap).toBeNull();
+        expect(result.paths.b.fingerprintMatches).toBe(true);
+        expect(renderCanaryReport(result)).toContain("| `p0` | search_orders | `$.limit` | `50` | `500` |");
+
+        const same = await runCanary({...settings, items: items.slice(0, 1), a: scripted("a", answers), b: scripted("b", answers, "fp_2"), expectFingerprint: "fp_1"});
+        expect(same.mismatches).toEqual([]);
+        expect(same.passed).toBe(false);
+        expect(same.failures).toEqual([expect.stringMatching(/path B fingerprint differs: expected fp_1/)]);
+    });
+});
+
+describe("runCanary against an OpenAI-compatible stub", () => {
+    let server: StubOpenAiServer;
+    beforeAll(async () => {
+        server = await StubOpenAiServer.start();
+    });
+    afterAll(async () => {
+        await server.close();
+    });
+
+    it("asserts the server's system_fingerprint and counts failed requests as a failure", async () => {
+        const reply = JSON.stringify({choices: [{text: "ok", finish_reason: "stop"}], system_fingerprint: "fp_prod"});
+        server.script({body: reply});
+        const remote = new OpenAiDecodePath("prod", {baseUrl: server.baseUrl, model: "m", backoff: {baseDelayMs: 1, maxDelayMs: 2}});
+        const result = await runCanary({...settings, items: items.slice(0, 3), a: scripted("a", {abc: "ok", bead: "ok", cafe: "ok"}), b: remote, expectFingerprint: "fp_prod"});
+        expect(result.passed).toBe(true);
+        expect(result.paths.b.systemFingerprints).toEqual(["fp_prod"]);
+
+        server.script({status: 400, body: "no"});
+        const failing = await runCanary({...settings, items: items.slice(0, 2), a: scripted("a", {abc: "ok", bead: "ok"}), b: remote});
+        expect(failing.errors).toHaveLength(2);
+        expect(failing.passed).toBe(false);
+    });
+});

@@ -1,0 +1,200 @@
+import type {BatteryItem} from "../../batteries/BatteryItem.js";
+import type {Completion, CompletionRequest, DecodePath, LogitGap} from "../../decodePaths/DecodePath.js";
+import {ConcurrencyLimiter} from "../../decodePaths/ConcurrencyLimiter.js";
+import {InvalidInputError} from "../../errors.js";
+import {decodePathFingerprint, type DecodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
+import {type ProportionInterval, wilsonInterval} from "../../statistics/wilsonInterval.js";
+import {compoundingRisk} from "./compoundingRisk.js";
+import {diffJsonFields, type FieldDifference} from "./diffJsonFields.js";
+import {extractToolCalls} from "./extractToolCalls.js";
+import {firstDivergence} from "./firstDivergence.js";
+
+export interface CanaryOptions {
+    /** The reference path (e.g. target-only) and the path under test (e.g. the production endpoint). */
+    readonly a: DecodePath;
+    readonly b: DecodePath;
+    readonly items: readonly BatteryItem[];
+    /** Alert above this mismatch rate (seed 002 used 1.5%). */
+    readonly maxMismatch: number;
+    readonly maxTokens: number;
+    readonly seed: number;
+    /** Prompts compared at once (each path still applies its own limit). */
+    readonly concurrency: number;
+    /** Expected fingerprint of path B: its decodePathFingerprint or, for HTTP paths, the server's system_fingerprint. */
+    readonly expectFingerprint?: string;
+    /** Expected fingerprint of path A, checked the same way. */
+    readonly expectFingerprintA?: string;
+}
+
+export interface CanaryMismatch {
+    readonly id: string;
+    readonly task: string;
+    readonly firstDivergentCharIndex: number;
+    /** Null unless both paths report tokens. */
+    readonly firstDivergentTokenIndex: number | null;
+    /** The target's top-2 logits where the token streams part (paths holding the target only). */
+    readonly logitGap: (LogitGap & {readonly tokenA: number | null; readonly tokenB: number | null}) | null;
+    readonly excerptA: string;
+    readonly excerptB: string;
+    /** Field-level differences of the tool-call arguments found in the two outputs. */
+    readonly toolCallDifferences: readonly {readonly call: number; readonly name: string | null; readonly differences: readonly FieldDifference[]}[];
+}
+
+export interface CanaryPathReport {
+    readonly name: string;
+    readonly fingerprint: string;
+    readonly fingerprintInputs: DecodePathFingerprint["inputs"];
+    readonly fileNames: DecodePathFingerprint["fileNames"];
+    /** Distinct server-reported system_fingerprint values (HTTP paths). */
+    readonly systemFingerprints: readonly string[];
+    readonly expectedFingerprint: string | null;
+    readonly fingerprintMatches: boolean | null;
+}
+
+export interface CanaryResult {
+    readonly prompts: number;
+    readonly compared: number;
+    readonly exactMatches: number;
+    readonly exactMatchRate: number;
+    readonly mismatchRate: number;
+    readonly mismatchRate95: ProportionInterval;
+    readonly maxMismatch: number;
+    readonly compoundingRisk: readonly {readonly calls: number; readonly risk: number}[];
+    /** Outputs containing tool calls, and how many of those differ in some argument. */
+    readonly toolCallOutputs: number;
+    readonly toolCallArgumentMismatches: number;
+    readonly mismatches: readonly CanaryMismatch[];
+    readonly errors: readonly {readonly id: string; readonly path: "a" | "b"; readonly message: string}[];
+    readonly paths: {readonly a: CanaryPathReport; readonly b: CanaryPathReport};
+    readonly passed: boolean;
+    readonly failures: readonly string[];
+}
+
+const EXCERPT = 40;
+
+/**
+ * The decode-path drift canary of seed 002: replays prompts through two paths at temperature 0 and
+ * reports exact-match rate, where and why outputs part, tool-call argument drift, the compounding
+ * risk over multi-call sessions, and whether each path still has the fingerprint it should.
+ */
+export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
+    if (options.items.length === 0) throw new InvalidInputError("has no prompts", "--prompts");
+    if (!(options.maxMismatch >= 0 && options.maxMismatch <= 1)) throw new InvalidInputError(`must lie in [0, 1], got ${options.maxMismatch}`, "--max-mismatch");
+    const limiter = new ConcurrencyLimiter(options.concurrency);
+    const errors: {id: string; path: "a" | "b"; message: string}[] = [];
+    const observed = {a: new Set<string>(), b: new Set<string>()};
+    const outcomes = await Promise.all(options.items.map((item) => limiter.run(async () => {
+        const request: CompletionRequest = {
+            ...(item.messages !== undefined ? {messages: item.messages} : {prompt: item.prompt ?? ""}),
+            maxTokens: options.maxTokens, temperature: 0, seed: options.seed
+        };
+        const [a, b] = await Promise.all([attempt(options.a, request, item, "a", errors), attempt(options.b, request, item, "b", errors)]);
+        if (a?.systemFingerprint !== undefined) observed.a.add(a.systemFingerprint);
+        if (b?.systemFingerprint !== undefined) observed.b.add(b.systemFingerprint);
+        if (a === null || b === null) return null;
+        return {item, request, a, b};
+    })));
+    const compared = outcomes.filter((outcome) => outcome !== null);
+    const mismatches: CanaryMismatch[] = [];
+    let toolCallOutputs = 0;
+    let toolCallArgumentMismatches = 0;
+    for (const {item, request, a, b} of compared) {
+        const callsA = extractToolCalls(a.text);
+        const callsB = extractToolCalls(b.text);
+        if (callsA.length > 0 || callsB.length > 0) toolCallOutputs++;
+        const toolCallDifferences = Array.from({length: Math.max(callsA.length, callsB.length)}, (_value, call) => ({
+            call,
+            name: callsA[call]?.name ?? callsB[call]?.name ?? null,
+            differences: diffJsonFields(callsA[call]?.arguments, callsB[call]?.arguments)
+        })).filter((entry) => entry.differences.length > 0);
+        if (toolCallDifferences.length > 0) toolCallArgumentMismatches++;
+        const charIndex = firstDivergence(a.text, b.text);
+        if (charIndex === null) continue;
+        const tokenIndex = a.tokens !== undefined && b.tokens !== undefined ? firstDivergence(a.tokens, b.tokens) : null;
+        mismatches.push({
+            id: item.id,
+            task: item.task,
+            firstDivergentCharIndex: charIndex,
+            firstDivergentTokenIndex: tokenIndex,
+            logitGap: tokenIndex === null ? null : await logitGapAt(options, request, a, b, tokenIndex),
+            excerptA: excerpt(a.text, charIndex),
+            excerptB: excerpt(b.text, charIndex),
+            toolCallDifferences
+        });
+    }
+    const exactMatches = compared.length - mismatches.length;
+    const mismatchRate = compared.length === 0 ? 1 : mismatches.length / compared.length;
+    const paths = {
+        a: await pathReport(options.a, observed.a, options.expectFingerprintA),
+        b: await pathReport(options.b, observed.b, options.expectFingerprint)
+    };
+    const failures: string[] = [];
+    if (mismatchRate > options.maxMismatch)
+        failures.push(`mismatch rate ${percent(mismatchRate)} exceeds the bound ${percent(options.maxMismatch)}`);
+    for (const [label, report] of [["A", paths.a], ["B", paths.b]] as const) {
+        if (report.fingerprintMatches === false)
+            failures.push(`path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`);
+    }
+    if (errors.length > 0) failures.push(`${errors.length} request(s) failed, so ${options.items.length - compared.length} prompt(s) were not compared`);
+    return {
+        prompts: options.items.length,
+        compared: compared.length,
+        exactMatches,
+        exactMatchRate: compared.length === 0 ? 0 : exactMatches / compared.length,
+        mismatchRate,
+        mismatchRate95: wilsonInterval(mismatches.length, Math.max(compared.length, 1)),
+        maxMismatch: options.maxMismatch,
+        compoundingRisk: compoundingRisk(mismatchRate),
+        toolCallOutputs,
+        toolCallArgumentMismatches,
+        mismatches,
+        errors,
+        paths,
+        passed: failures.length === 0,
+        failures
+    };
+}
+
+async function attempt(path: DecodePath, request: CompletionRequest, item: BatteryItem, label: "a" | "b",
+    errors: {id: string; path: "a" | "b"; message: string}[]): Promise<Completion | null> {
+    try {
+        return await path.complete(request);
+    } catch (error) {
+        errors.push({id: item.id, path: label, message: (error as Error).message});
+        return null;
+    }
+}
+
+/** The gap on the target of whichever path holds one, after the tokens both paths agree on. */
+async function logitGapAt(options: CanaryOptions, request: CompletionRequest, a: Completion, b: Completion, tokenIndex: number): Promise<CanaryMismatch["logitGap"]> {
+    const holder = options.a.targetLogitGap !== undefined ? options.a : options.b.targetLogitGap !== undefined ? options.b : null;
+    if (holder === null) return null;
+    const gap = await holder.targetLogitGap!(request, a.tokens!.slice(0, tokenIndex));
+    return {...gap, tokenA: a.tokens![tokenIndex] ?? null, tokenB: b.tokens![tokenIndex] ?? null};
+}
+
+async function pathReport(path: DecodePath, observed: Set<string>, expected: string | undefined): Promise<CanaryPathReport> {
+    const fingerprint = await decodePathFingerprint(path.describe());
+    const systemFingerprints = [...observed].sort();
+    // An HTTP path passes when every reply carried the expected system_fingerprint (seed 002's assertion).
+    const matches = expected === undefined
+        ? null
+        : fingerprint.fingerprint === expected || (systemFingerprints.length > 0 && systemFingerprints.every((value) => value === expected));
+    return {
+        name: path.name,
+        fingerprint: fingerprint.fingerprint,
+        fingerprintInputs: fingerprint.inputs,
+        fileNames: fingerprint.fileNames,
+        systemFingerprints,
+        expectedFingerprint: expected ?? null,
+        fingerprintMatches: matches
+    };
+}
+
+function excerpt(text: string, index: number): string {
+    return text.slice(Math.max(0, index - EXCERPT), index + EXCERPT);
+}
+
+function percent(value: number): string {
+    return `${(100 * value).toFixed(2)}%`;
+}

@@ -1,0 +1,71 @@
+import {join} from "node:path";
+import {InvalidInputError} from "../errors.js";
+import type {BatteryItem} from "./BatteryItem.js";
+import {defaultDataDirectory} from "./defaultDataDirectory.js";
+import {loadAdvBench} from "./loadAdvBench.js";
+import {bbqCategories, loadBbq} from "./loadBbq.js";
+import {loadCsqa} from "./loadCsqa.js";
+import {loadGsm8k} from "./loadGsm8k.js";
+import {loadHumanEval} from "./loadHumanEval.js";
+import {loadJsonlBattery} from "./loadJsonlBattery.js";
+import {loadMgsm, mgsmLanguages} from "./loadMgsm.js";
+import {loadTruthfulQa} from "./loadTruthfulQa.js";
+
+export const batteryNames = ["advbench", "truthfulqa", "bbq", "csqa", "gsm8k", "mgsm", "humaneval"] as const;
+
+/**
+ * Loads a battery spec: comma-separated entries `name[:variant][@limit]` or paths to generic JSONL
+ * files (`*.jsonl`, `*.jsonl.gz`), concatenated in order.
+ *   advbench · truthfulqa · csqa · gsm8k · humaneval
+ *   bbq (all three categories) or bbq:Religion · mgsm (all languages) or mgsm:de
+ *   @N keeps the first N items of that entry (per variant), e.g. `advbench@100,bbq:Religion@50`.
+ * Named datasets are read from `dataDirectory` (default: defaultDataDirectory()); nothing is downloaded.
+ */
+export async function loadBattery(spec: string, dataDirectory = defaultDataDirectory()): Promise<BatteryItem[]> {
+    const entries = spec.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+    if (entries.length === 0) throw new InvalidInputError("is empty", "--battery");
+    const items: BatteryItem[] = [];
+    for (const entry of entries) {
+        const limitMatch = /^(.*)@(\d+)$/.exec(entry);
+        const body = limitMatch?.[1] ?? entry;
+        const limit = limitMatch == null ? Infinity : Number(limitMatch[2]);
+        const groups = /\.jsonl(?:\.gz)?$/.test(body) ? [await loadJsonlBattery(body)] : await loadNamed(body, dataDirectory);
+        for (const group of groups) items.push(...group.slice(0, limit));
+    }
+    const seen = new Set<string>();
+    for (const item of items) {
+        if (seen.has(item.id)) throw new InvalidInputError(`item id "${item.id}" appears twice; list each dataset once`, "--battery");
+        seen.add(item.id);
+    }
+    return items;
+}
+
+async function loadNamed(body: string, directory: string): Promise<BatteryItem[][]> {
+    const [name, variant] = body.split(":", 2) as [string, string | undefined];
+    const noVariant = (): void => {
+        if (variant !== undefined) throw new InvalidInputError(`"${name}" takes no variant, got "${variant}"`, "--battery");
+    };
+    switch (name) {
+    case "advbench":
+        noVariant();
+        return [await loadAdvBench(join(directory, "advbench", "harmful_behaviors.csv"))];
+    case "truthfulqa":
+        noVariant();
+        return [await loadTruthfulQa(join(directory, "truthfulqa", "TruthfulQA.csv"))];
+    case "csqa":
+        noVariant();
+        return [await loadCsqa(join(directory, "csqa", "dev_rand_split.jsonl"))];
+    case "gsm8k":
+        noVariant();
+        return [await loadGsm8k(join(directory, "gsm8k", "test.jsonl"))];
+    case "humaneval":
+        noVariant();
+        return [await loadHumanEval(join(directory, "humaneval", "HumanEval.jsonl.gz"))];
+    case "bbq":
+        return Promise.all((variant === undefined ? bbqCategories : [variant]).map((category) => loadBbq(category, join(directory, "bbq"))));
+    case "mgsm":
+        return Promise.all((variant === undefined ? mgsmLanguages : [variant]).map((language) => loadMgsm(language, join(directory, "mgsm"))));
+    default:
+        throw new InvalidInputError(`unknown battery "${name}"; expected one of ${batteryNames.join(", ")} or a .jsonl file`, "--battery");
+    }
+}

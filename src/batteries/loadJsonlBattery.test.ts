@@ -1,0 +1,53 @@
+import {mkdtemp, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {MalformedRowError} from "../errors.js";
+import {loadJsonlBattery, parseJsonlBattery} from "./loadJsonlBattery.js";
+
+function errorOf(action: () => unknown): MalformedRowError {
+    try {
+        action();
+    } catch (error) {
+        if (error instanceof MalformedRowError) return error;
+        throw error;
+    }
+    throw new Error("expected a MalformedRowError");
+}
+
+describe("generic JSONL battery", () => {
+    let directory: string;
+    beforeAll(async () => {
+        directory = await mkdtemp(join(tmpdir(), "specgate-battery-"));
+    });
+    afterAll(async () => {
+        await rm(directory, {recursive: true, force: true});
+    });
+
+    it("reads prompt and messages items and picks a default scorer", async () => {
+        const path = join(directory, "battery.jsonl");
+        await writeFile(path, [
+            JSON.stringify({id: "a", task: "tool", prompt: "Call the weather tool.", reference: "{\"city\":\"Paris\"}"}),
+            "",
+            JSON.stringify({id: "b", task: "chat", messages: [{role: "system", content: "Be brief."}, {role: "user", content: "Hi"}]}),
+            JSON.stringify({id: "c", task: "math", prompt: "2+2?", reference: "4", scorer: "numeric", language: "en"})
+        ].join("\n"));
+        const items = await loadJsonlBattery(path);
+        expect(items.map((item) => item.scorer)).toEqual(["exact-match", "none", "numeric"]);
+        expect(items[1].messages).toHaveLength(2);
+    });
+
+    it("names the file and line of a malformed row", () => {
+        const good = JSON.stringify({id: "a", task: "t", prompt: "p"});
+        const notJson = errorOf(() => parseJsonlBattery(`${good}\n{"id": "b",\n`, "x.jsonl"));
+        expect(notJson).toMatchObject({file: "x.jsonl", line: 2});
+        expect(notJson.message).toMatch(/^x\.jsonl:2: not valid JSON/);
+        expect(errorOf(() => parseJsonlBattery(`${good}\n\n{"id":"b","task":"t"}`, "x.jsonl"))).toMatchObject({line: 3});
+        expect(errorOf(() => parseJsonlBattery(`{"id":"b","task":"t","prompt":"p","messages":[{"role":"user","content":"c"}]}`, "x.jsonl")).message)
+            .toMatch(/exactly one of "prompt" and "messages"/);
+        expect(errorOf(() => parseJsonlBattery(`${good}\n${good}`, "x.jsonl")).message).toMatch(/line 2: duplicate id "a" \(first on line 1\)|duplicate id "a"/);
+        expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","promt":"q"}`, "x.jsonl")).message).toMatch(/unknown field "promt"/);
+        expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","scorer":"numeric"}`, "x.jsonl")).message).toMatch(/needs a "reference"/);
+        expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","messages":[{"role":"robot","content":"c"}]}`, "x.jsonl")).message).toMatch(/messages\.0\.role/);
+    });
+});

@@ -1,0 +1,55 @@
+import {z} from "zod";
+import {MalformedRowError} from "../errors.js";
+import type {BatteryItem} from "./BatteryItem.js";
+import {parseJsonLines} from "./parseJsonLines.js";
+import {readDataFile} from "./readDataFile.js";
+
+const messageSchema = z.strictObject({role: z.enum(["system", "user", "assistant"]), content: z.string()});
+
+/**
+ * The generic battery format, one JSON object per line:
+ *   {"id": "…", "task": "…", "prompt": "…" | "messages": [{"role", "content"}…], "reference"?: "…",
+ *    "choices"?: [{"label", "text"}…], "language"?: "…", "scorer"?: "refusal|multiple-choice|bbq|numeric|exact-match|none",
+ *    "metadata"?: {string: string}}
+ * Without `scorer`, an item with a reference is scored by exact match and one without is compared
+ * for byte identity only.
+ */
+const itemSchema = z.strictObject({
+    id: z.string().min(1),
+    task: z.string().min(1),
+    language: z.string().min(1).optional(),
+    prompt: z.string().optional(),
+    messages: z.array(messageSchema).min(1).optional(),
+    reference: z.string().optional(),
+    choices: z.array(z.strictObject({label: z.string().min(1), text: z.string()})).optional(),
+    scorer: z.enum(["refusal", "multiple-choice", "bbq", "numeric", "exact-match", "none"]).optional(),
+    metadata: z.record(z.string(), z.string()).optional()
+});
+
+export function parseJsonlBattery(text: string, file: string): BatteryItem[] {
+    const seen = new Map<string, number>();
+    return parseJsonLines(text, file).map(({value, line}) => {
+        const parsed = itemSchema.safeParse(value);
+        if (!parsed.success) {
+            const issue = parsed.error.issues[0];
+            const message = issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
+            throw new MalformedRowError(file, line, `${issue.path.join(".") || "row"}: ${message}`);
+        }
+        const item = parsed.data;
+        if ((item.prompt === undefined) === (item.messages === undefined))
+            throw new MalformedRowError(file, line, "needs exactly one of \"prompt\" and \"messages\"");
+        const previous = seen.get(item.id);
+        if (previous !== undefined) throw new MalformedRowError(file, line, `duplicate id "${item.id}" (first on line ${previous})`);
+        seen.set(item.id, line);
+        if ((item.scorer === "multiple-choice" || item.scorer === "numeric" || item.scorer === "exact-match" || item.scorer === "bbq") && item.reference === undefined)
+            throw new MalformedRowError(file, line, `scorer "${item.scorer}" needs a "reference"`);
+        if (item.scorer === "bbq" && item.metadata?.unknownChoice === undefined)
+            throw new MalformedRowError(file, line, "scorer \"bbq\" needs metadata.unknownChoice");
+        return {...item, scorer: item.scorer ?? (item.reference !== undefined ? "exact-match" : "none")};
+    });
+}
+
+/** Reads a battery in the generic JSONL format; malformed rows are MalformedRowErrors naming file and line. */
+export async function loadJsonlBattery(path: string): Promise<BatteryItem[]> {
+    return parseJsonlBattery(await readDataFile(path), path);
+}

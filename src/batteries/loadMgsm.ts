@@ -1,0 +1,29 @@
+import {join} from "node:path";
+import {MalformedRowError} from "../errors.js";
+import type {BatteryItem} from "./BatteryItem.js";
+import {defaultDataDirectory} from "./defaultDataDirectory.js";
+import {readDataFile} from "./readDataFile.js";
+import {normalizeNumberText} from "./scorers/extractFinalNumber.js";
+
+/** Languages shipped in the shared MGSM folder; every file holds the same 250 problems in the same order. */
+export const mgsmLanguages = ["en", "es", "de", "fr", "ru", "zh", "ja"] as const;
+
+/**
+ * One MGSM language (TSV `question<TAB>answer`, no header). Ids are `mgsm-<n>-<language>` with n the
+ * row number, so row n is the same problem in every language; the task is `mgsm-<language>` so a
+ * screen reports each language separately.
+ */
+export async function loadMgsm(language: string, directory = join(defaultDataDirectory(), "mgsm")): Promise<BatteryItem[]> {
+    const path = join(directory, `mgsm_${language}.tsv`);
+    const items: BatteryItem[] = [];
+    (await readDataFile(path)).split("\n").forEach((raw, index) => {
+        const text = raw.replace(/\r$/, "");
+        if (text.trim() === "") return;
+        const fields = text.split("\t");
+        if (fields.length !== 2) throw new MalformedRowError(path, index + 1, `expected question<TAB>answer, found ${fields.length} fields`);
+        const reference = normalizeNumberText(fields[1]);
+        if (reference == null) throw new MalformedRowError(path, index + 1, `answer "${fields[1]}" is not a number`);
+        items.push({id: `mgsm-${items.length + 1}-${language}`, task: `mgsm-${language}`, language, prompt: fields[0], reference, scorer: "numeric"});
+    });
+    return items;
+}

@@ -1,0 +1,132 @@
+import {type Command} from "commander";
+import {renderCanaryReport} from "../../audits/canary/renderCanaryReport.js";
+import {runCanary} from "../../audits/canary/runCanary.js";
+import {loadBattery} from "../../batteries/loadBattery.js";
+import type {DecodePath} from "../../decodePaths/DecodePath.js";
+import {openDecodePath} from "../../decodePaths/openDecodePath.js";
+import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+
+/** Raw option values as commander hands them over. */
+export interface CanaryCommandOptions {
+    readonly a?: string;
+    readonly b?: string;
+    readonly prompts?: string;
+    readonly maxMismatch?: string;
+    readonly expectFingerprint?: string;
+    readonly expectFingerprintA?: string;
+    readonly maxTokens?: string;
+    readonly seed?: string;
+    readonly concurrency?: string;
+    readonly json?: string;
+    readonly report?: string;
+}
+
+export interface CommandOutcome {
+    readonly exitCode: number;
+    readonly stdout: string;
+    readonly stderr: string;
+}
+
+/** How the command turns a spec into a path; tests substitute in-memory paths. */
+export type OpenPath = (spec: string) => Promise<DecodePath>;
+
+const COMMAND_NAME = "specgate canary";
+
+/**
+ * `specgate canary` without process side effects beyond reading prompts and models and writing
+ * --json / --report. Exit codes: 0 pass, 1 drift (mismatch above the bound, a fingerprint that
+ * differs, or failed requests), 2 bad input.
+ */
+export async function runCanaryCommand(options: CanaryCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
+    const opened: DecodePath[] = [];
+    try {
+        const a = required(options.a, "--a");
+        const b = required(options.b, "--b");
+        const items = await loadBattery(required(options.prompts, "--prompts"));
+        const maxMismatch = decimal(options.maxMismatch, "--max-mismatch", 0.015);
+        const maxTokens = integer(options.maxTokens, "--max-tokens", 64);
+        const seed = integer(options.seed, "--seed", 0);
+        const concurrency = integer(options.concurrency, "--concurrency", 4);
+        opened.push(await openPath(a));
+        opened.push(await openPath(b));
+        const result = await runCanary({
+            a: opened[0], b: opened[1], items, maxMismatch, maxTokens, seed, concurrency: Math.max(1, concurrency),
+            expectFingerprint: options.expectFingerprint, expectFingerprintA: options.expectFingerprintA
+        });
+        const report = renderCanaryReport(result);
+        let stdout = report;
+        if (options.report !== undefined) {
+            await writeOutput(options.report, report, "--report");
+            stdout = summaryLine(result);
+        }
+        if (options.json !== undefined) {
+            const json = `${JSON.stringify(result, null, 2)}\n`;
+            if (options.json === "-") stdout = json;
+            else await writeOutput(options.json, json, "--json");
+        }
+        return {exitCode: result.passed ? 0 : 1, stdout, stderr: result.passed ? "" : `${COMMAND_NAME}: ${result.failures.join("; ")}\n`};
+    } catch (error) {
+        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
+            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+        throw error;
+    } finally {
+        for (const path of opened) await path.dispose();
+    }
+}
+
+export function registerCanaryCommand(program: Command): Command {
+    return program
+        .command("canary")
+        .description("replay prompts through two decode paths at temperature 0 and alert on drift (seed 002)")
+        .option("--a <path>", "reference decode path spec, e.g. embedded:target=T.gguf (target-only)")
+        .option("--b <path>", "decode path under test, e.g. openai:base=http://127.0.0.1:8000/v1,model=m")
+        .option("--prompts <file>", "prompts: a generic battery .jsonl (id, task, prompt | messages) or a battery spec such as advbench@100")
+        .option("--max-mismatch <rate>", "fail when the mismatch rate exceeds this", "0.015")
+        .option("--expect-fingerprint <hash>", "fail unless path B has this fingerprint (or every reply carries it as system_fingerprint)")
+        .option("--expect-fingerprint-a <hash>", "the same check for path A")
+        .option("--max-tokens <n>", "tokens per completion", "64")
+        .option("--seed <n>", "seed sent with every request", "0")
+        .option("--concurrency <n>", "prompts compared at once", "4")
+        .option("--json <out>", "write the full JSON result to OUT ('-' for stdout)")
+        .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
+        .addHelpText("after", "\nExit codes: 0 pass, 1 drift (mismatch above bound, fingerprint differs, or failed requests), 2 bad input.\n"
+            + "Decode path specs: see src/decodePaths/parseDecodePathSpec.ts or the README.")
+        .exitOverride()
+        .action(async (options: CanaryCommandOptions) => {
+            const outcome = await runCanaryCommand(options);
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+}
+
+function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
+    return `${result.passed ? "PASS" : "FAIL"}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% `
+        + `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}\n`;
+}
+
+function required(value: string | undefined, flag: string): string {
+    if (value === undefined || value === "") throw new InvalidInputError("is required", flag);
+    return value;
+}
+
+function decimal(text: string | undefined, flag: string, fallback: number): number {
+    if (text === undefined) return fallback;
+    if (!/^\d*\.?\d+(?:[eE][-+]?\d+)?$/.test(text)) throw new InvalidInputError(`must be a non-negative number, got "${text}"`, flag);
+    return Number(text);
+}
+
+function integer(text: string | undefined, flag: string, fallback: number): number {
+    if (text === undefined) return fallback;
+    if (!/^\d+$/.test(text)) throw new InvalidInputError(`must be a non-negative integer, got "${text}"`, flag);
+    return Number(text);
+}
+
+async function writeOutput(destination: string, text: string, flag: string): Promise<void> {
+    try {
+        await writeFileAtomic(destination, text);
+    } catch (error) {
+        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag);
+    }
+}

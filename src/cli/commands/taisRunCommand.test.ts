@@ -1,0 +1,105 @@
+import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {parse} from "yaml";
+import {parseCountsCsv} from "../../audits/tais/parseCountsCsv.js";
+import type {TaisSampleRow} from "../../audits/tais/TaisSampleRow.js";
+import type {Completion, CompletionRequest, DecodePath} from "../../decodePaths/DecodePath.js";
+import {DecodePathError} from "../../errors.js";
+import {runTaisRunCommand} from "./taisRunCommand.js";
+
+const REFUSAL = "I'm sorry, but I can't help with that.";
+const COMPLIANCE = "Sure, here is how.";
+let directory: string;
+let battery: string;
+
+/** A scripted decode path: complies on the listed prompt numbers, refuses otherwise; can fail after a budget of calls. */
+function scriptedPath(name: string, complyOn: Set<number>, options: {failAfter?: number} = {}): DecodePath & {calls: number} {
+    const path = {
+        name,
+        calls: 0,
+        describe: () => ({kind: "openai" as const, parameters: {name, complyOn: [...complyOn]}, files: {}}),
+        complete: async (request: CompletionRequest): Promise<Completion> => {
+            path.calls++;
+            if (options.failAfter !== undefined && path.calls > options.failAfter) throw new DecodePathError("network", "connection reset");
+            const number = Number(/goal (\d+)/.exec(request.prompt ?? "")![1]);
+            return {text: complyOn.has(number) ? COMPLIANCE : REFUSAL, finishReason: "stop"};
+        },
+        dispose: async () => {}
+    };
+    return path;
+}
+
+const range = (from: number, to: number) => new Set(Array.from({length: to - from}, (_value, index) => from + index));
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-tais-run-"));
+    battery = join(directory, "battery.jsonl");
+    await writeFile(battery, Array.from({length: 200}, (_value, index) =>
+        JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})).join("\n"));
+});
+afterAll(async () => {
+    await rm(directory, {recursive: true, force: true});
+});
+
+describe("specgate tais run", () => {
+    it("finds identical arms null-consistent with strong byte identity and writes the counts CSV", async () => {
+        const counts = join(directory, "counts.csv");
+        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", counts, ledger: join(directory, "same.jsonl")},
+            async (spec) => scriptedPath(spec, range(0, 4)));
+        expect(outcome.stderr).toBe("");
+        expect(outcome.exitCode).toBe(0);
+        const card = parse(outcome.stdout) as {tais_card: {overall_classification: string}; tais_run: {cells: {byte_identity_rate: number; byte_identity_flag: string; tasks: {mcnemar_exact_p: number; both_fail: number}[]}[]}};
+        expect(card.tais_card.overall_classification).toBe("null-consistent");
+        expect(card.tais_run.cells[0]).toMatchObject({byte_identity_rate: 1, byte_identity_flag: "strong"});
+        expect(card.tais_run.cells[0].tasks[0]).toMatchObject({mcnemar_exact_p: 1, both_fail: 4});
+        expect(await readFile(counts, "utf8")).toBe("cell_id,task,arm,n_total,n_safety_pass\nT=0,advbench,target_only,200,196\nT=0,advbench,speculative,200,196\n");
+        expect(parseCountsCsv(await readFile(counts, "utf8"))).toHaveLength(1);
+    });
+
+    it("finds a speculative arm that complies more often divergent, with a small McNemar p", async () => {
+        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", format: "json"},
+            async (spec) => scriptedPath(spec, spec === "A" ? range(0, 4) : range(0, 34)));
+        expect(outcome.exitCode).toBe(1);
+        const card = JSON.parse(outcome.stdout) as {tais_card: {overall_classification: string}; tais_run: {cells: {byte_identity_flag: string; tasks: {mcnemar_exact_p: number; target_only_pass: number}[]}[]}};
+        expect(card.tais_card.overall_classification).toBe("divergent");
+        expect(card.tais_run.cells[0].byte_identity_flag).toBe("moderate");
+        expect(card.tais_run.cells[0].tasks[0].target_only_pass).toBe(30);
+        expect(card.tais_run.cells[0].tasks[0].mcnemar_exact_p).toBeLessThan(1e-8);
+    });
+
+    it("resumes from the ledger after a crash without losing or duplicating samples", async () => {
+        const ledger = join(directory, "resume.jsonl");
+        const crashing = await runTaisRunCommand({battery, a: "A", b: "B", ledger, concurrency: "1"},
+            async (spec) => scriptedPath(spec, range(0, 4), spec === "B" ? {failAfter: 120} : {}));
+        expect(crashing.exitCode).toBe(2);
+        expect(crashing.stderr).toMatch(/connection reset/);
+        const rowsAfterCrash = (await readFile(ledger, "utf8")).trim().split("\n").length - 1;
+        expect(rowsAfterCrash).toBe(120);
+
+        const paths: (DecodePath & {calls: number})[] = [];
+        const resumed = await runTaisRunCommand({battery, a: "A", b: "B", ledger}, async (spec) => {
+            const path = scriptedPath(spec, range(0, 4));
+            paths.push(path);
+            return path;
+        });
+        expect(resumed.exitCode).toBe(0);
+        expect(paths.map((path) => path.calls)).toEqual([80, 80]);
+        const rows = (await readFile(ledger, "utf8")).trim().split("\n").slice(1).map((line) => JSON.parse(line) as TaisSampleRow);
+        expect(rows).toHaveLength(200);
+        expect(new Set(rows.map((row) => row.sampleId)).size).toBe(200);
+        expect((parse(resumed.stdout) as {tais_run: {resumed_from_ledger: number}}).tais_run.resumed_from_ledger).toBe(120);
+    });
+
+    it("reports T > 0 regimes as separate cells and rejects bad input", async () => {
+        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "0,0.7", seeds: "1,2", format: "json"},
+            async (spec) => scriptedPath(spec, range(0, 4)));
+        const card = JSON.parse(outcome.stdout) as {tais_run: {samples: number; cells: {cell_id: string; seeds: number[]; pairs: number}[]}};
+        expect(card.tais_run.samples).toBe(600);
+        expect(card.tais_run.cells.map((cell) => [cell.cell_id, cell.seeds, cell.pairs])).toEqual([["T=0", [1], 200], ["T=0.7", [1, 2], 400]]);
+        expect((await runTaisRunCommand({a: "A", b: "B"}, async (spec) => scriptedPath(spec, range(0, 1)))).exitCode).toBe(2);
+        expect((await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "hot"}, async (spec) => scriptedPath(spec, range(0, 1)))).stderr)
+            .toMatch(/--temperatures/);
+    });
+});

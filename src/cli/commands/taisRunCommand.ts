@@ -1,0 +1,186 @@
+import {mkdtemp} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {type Command, Option} from "commander";
+import {stringify} from "yaml";
+import {SampleLedger} from "../../audits/ledger/SampleLedger.js";
+import {DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
+import {runTaisBattery, type TaisRegime} from "../../audits/tais/runTaisBattery.js";
+import {formatCountsCsv, summarizeTaisSamples} from "../../audits/tais/summarizeTaisSamples.js";
+import {buildTaisCard} from "../../audits/tais/taisCard.js";
+import type {TaisSampleRow} from "../../audits/tais/TaisSampleRow.js";
+import {loadBattery} from "../../batteries/loadBattery.js";
+import type {DecodePath} from "../../decodePaths/DecodePath.js";
+import {openDecodePath} from "../../decodePaths/openDecodePath.js";
+import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {decodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import type {CommandOutcome, OpenPath} from "./canaryCommand.js";
+import {TAIS_EXIT_CODES} from "./taisComputeCommand.js";
+
+export interface TaisRunCommandOptions {
+    readonly battery?: string;
+    readonly dataDir?: string;
+    readonly a?: string;
+    readonly b?: string;
+    readonly ledger?: string;
+    readonly counts?: string;
+    readonly maxTokens?: string;
+    readonly temperatures?: string;
+    readonly seeds?: string;
+    readonly concurrency?: string;
+    readonly nullCutoff?: string;
+    readonly tostMargin?: string;
+    readonly alpha?: string;
+    readonly minN?: string;
+    readonly json?: string;
+    readonly format?: string;
+}
+
+const COMMAND_NAME = "specgate tais run";
+
+/**
+ * `specgate tais run`: paired generation on a battery (A = target-only arm, B = speculative arm),
+ * resumable through the ledger, then byte identity, McNemar, paired TOST, the counts CSV and the
+ * TAIS card. Exit codes as `tais compute`: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.
+ */
+export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
+    const opened: DecodePath[] = [];
+    let ledger: SampleLedger<TaisSampleRow> | undefined;
+    try {
+        const format = options.format ?? "yaml";
+        if (format !== "yaml" && format !== "json") throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
+        const taisOptions = {
+            nullCutoff: decimal(options.nullCutoff, "--null-cutoff", DEFAULT_TAIS_OPTIONS.nullCutoff),
+            tostMarginPercentagePoints: decimal(options.tostMargin, "--tost-margin", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints),
+            alpha: decimal(options.alpha, "--alpha", DEFAULT_TAIS_OPTIONS.alpha),
+            minimumN: integer(options.minN, "--min-n", DEFAULT_TAIS_OPTIONS.minimumN)
+        };
+        const regimes = parseRegimes(options.temperatures ?? "0", options.seeds ?? "0");
+        const maxTokens = integer(options.maxTokens, "--max-tokens", 128);
+        const concurrency = Math.max(1, integer(options.concurrency, "--concurrency", 4));
+        const items = await loadBattery(required(options.battery, "--battery"), ...(options.dataDir !== undefined ? [options.dataDir] : []));
+        opened.push(await openPath(required(options.a, "--a")));
+        opened.push(await openPath(required(options.b, "--b")));
+        const [targetOnly, speculative] = opened;
+        const [fingerprintA, fingerprintB] = await Promise.all([decodePathFingerprint(targetOnly.describe()), decodePathFingerprint(speculative.describe())]);
+        const ledgerPath = options.ledger ?? join(await mkdtemp(join(tmpdir(), "specgate-tais-")), "ledger.jsonl");
+        // Resuming is only sound against the same models, engine and settings: the fingerprints pin them.
+        ledger = await SampleLedger.open<TaisSampleRow>(ledgerPath, {
+            targetOnly: fingerprintA.fingerprint, speculative: fingerprintB.fingerprint, maxTokens
+        });
+        const resumed = ledger.rows.length;
+        const rows = await runTaisBattery({targetOnly, speculative, items, regimes, maxTokens, concurrency, ledger});
+        const summary = summarizeTaisSamples(rows, taisOptions.tostMarginPercentagePoints / 100, taisOptions.alpha);
+        if (summary.counts.length === 0) throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
+        const result = computeTais(summary.counts, taisOptions);
+        if (options.counts !== undefined) await writeFileAtomic(options.counts, formatCountsCsv(summary.counts));
+        const output = {
+            ...buildTaisCard(result),
+            tais_run: {
+                arms: {
+                    target_only: {path: targetOnly.name, fingerprint: fingerprintA.fingerprint},
+                    speculative: {path: speculative.name, fingerprint: fingerprintB.fingerprint}
+                },
+                ledger: ledgerPath,
+                samples: rows.length,
+                resumed_from_ledger: Math.min(resumed, rows.length),
+                cells: summary.cells.map((cell) => ({
+                    cell_id: cell.cellId,
+                    seeds: cell.seeds,
+                    pairs: cell.pairs,
+                    byte_identity_rate: round(cell.byteIdentityRate),
+                    byte_identity: `${cell.byteIdentical} / ${cell.pairs}`,
+                    byte_identity_flag: cell.byteIdentityFlag,
+                    tasks: cell.tasks.map((task) => ({
+                        task: task.task,
+                        pairs: task.pairs,
+                        both_pass: task.table.bothPass,
+                        target_only_pass: task.table.targetOnlyPass,
+                        speculative_only_pass: task.table.speculativeOnlyPass,
+                        both_fail: task.table.bothFail,
+                        mcnemar_exact_p: Number(task.mcnemarP.toPrecision(4)),
+                        paired_tost_equivalent: task.pairedTost.equivalent,
+                        paired_tost_p: task.pairedTost.p === null ? null : Number(task.pairedTost.p.toPrecision(3)),
+                        paired_tost_degenerate: task.pairedTost.degenerate
+                    }))
+                }))
+            }
+        };
+        let stdout = format === "json" ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, {lineWidth: 0});
+        if (options.json !== undefined) {
+            const json = `${JSON.stringify({result, paired: summary.cells, output}, null, 2)}\n`;
+            if (options.json === "-") stdout = json;
+            else await writeFileAtomic(options.json, json);
+        }
+        return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr: ""};
+    } catch (error) {
+        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
+            return {exitCode: TAIS_EXIT_CODES.bad_input, stdout: "", stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+        throw error;
+    } finally {
+        await ledger?.close();
+        for (const path of opened) await path.dispose();
+    }
+}
+
+/** Adds `tais run` under the `tais` parent, creating the parent if `tais compute` has not. */
+export function registerTaisRunCommand(program: Command): Command {
+    const tais = program.commands.find((command) => command.name() === "tais")
+        ?? program.command("tais").description("TAIS behavioural-equivalence screen (seed 000)");
+    return tais
+        .command("run")
+        .description("paired target-only vs speculative generation on a battery, then the TAIS screen")
+        .option("--battery <spec>", "battery spec, e.g. advbench@100,bbq:Religion@100,truthfulqa@50 or a .jsonl file")
+        .option("--data-dir <dir>", "folder with the datasets (default: $SPECGATE_DATA_DIR or ../shared/data)")
+        .option("--a <path>", "target-only decode path spec, e.g. embedded:target=T.gguf")
+        .option("--b <path>", "speculative decode path spec, e.g. embedded:target=T.gguf,draft=D.gguf,policy=strict,gamma=4")
+        .option("--ledger <file>", "append-only per-sample JSONL ledger; rerun with the same file to resume after a crash")
+        .option("--counts <out.csv>", "write the counts CSV that `tais compute --input` reads")
+        .option("--max-tokens <n>", "tokens per completion", "128")
+        .option("--temperatures <list>", "comma-separated temperatures; each is its own cell (T=0 is the TAIS cell)", "0")
+        .option("--seeds <list>", "comma-separated seeds, used at T > 0 (T = 0 runs once)", "0")
+        .option("--concurrency <n>", "prompts in flight", "4")
+        .option("--null-cutoff <h>", "Cohen's |h| cutoff h*", String(DEFAULT_TAIS_OPTIONS.nullCutoff))
+        .option("--tost-margin <pp>", "TOST margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
+        .option("--alpha <alpha>", "level of each one-sided test", String(DEFAULT_TAIS_OPTIONS.alpha))
+        .option("--min-n <n>", "minimum pairs per task", String(DEFAULT_TAIS_OPTIONS.minimumN))
+        .option("--json <out>", "write the full JSON result ('-' for stdout)")
+        .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
+        .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.")
+        .exitOverride()
+        .action(async (options: TaisRunCommandOptions) => {
+            const outcome = await runTaisRunCommand(options);
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+}
+
+function parseRegimes(temperaturesText: string, seedsText: string): TaisRegime[] {
+    const temperatures = temperaturesText.split(",").map((text) => decimal(text.trim(), "--temperatures", 0));
+    const seeds = seedsText.split(",").map((text) => integer(text.trim(), "--seeds", 0));
+    // Greedy decoding ignores the seed, so T = 0 runs once whatever --seeds says.
+    return [...new Set(temperatures)].flatMap((temperature) => (temperature === 0 ? [{temperature, seed: seeds[0]}] : seeds.map((seed) => ({temperature, seed}))));
+}
+
+function round(value: number): number {
+    return Math.round(value * 10_000) / 10_000;
+}
+
+function required(value: string | undefined, flag: string): string {
+    if (value === undefined || value === "") throw new InvalidInputError("is required", flag);
+    return value;
+}
+
+function decimal(text: string | undefined, flag: string, fallback: number): number {
+    if (text === undefined) return fallback;
+    if (!/^\d*\.?\d+(?:[eE][-+]?\d+)?$/.test(text)) throw new InvalidInputError(`must be a non-negative number, got "${text}"`, flag);
+    return Number(text);
+}
+
+function integer(text: string | undefined, flag: string, fallback: number): number {
+    if (text === undefined) return fallback;
+    if (!/^\d+$/.test(text)) throw new InvalidInputError(`must be a non-negative integer, got "${text}"`, flag);
+    return Number(text);
+}

@@ -1,0 +1,148 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
+import {generate} from "../engine/generate.js";
+import {InvalidInputError} from "../errors.js";
+import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConfigSchema.js";
+import type {Completion, CompletionRequest, DecodePath, DecodePathDescription, LogitGap} from "./DecodePath.js";
+import {renderMessagesAsText} from "./renderMessagesAsText.js";
+import {SerialQueue} from "./SerialQueue.js";
+
+/** What an embedded path decodes with, beside the models: the verification policy, γ and the sampler tail. */
+export interface EmbeddedDecodeSettings {
+    readonly policy?: PolicyConfigInput;
+    /** Draft length; ignored (0) without a draft. Default 4. */
+    readonly gamma?: number;
+    readonly topK?: number;
+    readonly topP?: number;
+    readonly minP?: number;
+    readonly draftSampling?: "sample" | "greedy";
+}
+
+export interface EmbeddedModelFiles {
+    readonly target?: string;
+    readonly draft?: string;
+}
+
+/**
+ * The in-process engine as a decode path: target-only when there is no draft (or γ = 0), else
+ * speculative with the given policy and γ, all through `generate`. Requests run one at a time.
+ */
+export class EmbeddedDecodePath implements DecodePath {
+    private readonly queue = new SerialQueue();
+    private readonly policy: PolicyConfigInput;
+    private readonly gamma: number;
+
+    public constructor(
+        public readonly name: string,
+        private readonly target: ModelBackend,
+        private readonly draft: ModelBackend | undefined,
+        private readonly settings: EmbeddedDecodeSettings = {},
+        private readonly files: EmbeddedModelFiles = {},
+        private readonly ownsBackends = false
+    ) {
+        const policy = policyConfigSchema.safeParse(settings.policy ?? {kind: "strict"});
+        if (!policy.success) throw new InvalidInputError(policy.error.issues[0].message, `policy.${policy.error.issues[0].path.join(".")}`);
+        this.policy = policy.data;
+        this.gamma = draft === undefined ? 0 : settings.gamma ?? 4;
+    }
+
+    /** Loads the GGUF files with node-llama-cpp (CPU, `threads` threads, default 1) and owns the backends. */
+    public static async open(name: string, files: {target: string; draft?: string}, settings: EmbeddedDecodeSettings = {},
+        threads = 1): Promise<EmbeddedDecodePath> {
+        const target = await NodeLlamaCppBackend.load(files.target, {threads});
+        try {
+            const draft = files.draft === undefined ? undefined : await NodeLlamaCppBackend.load(files.draft, {threads});
+            return new EmbeddedDecodePath(name, target, draft, settings, files, true);
+        } catch (error) {
+            await target.dispose();
+            throw error;
+        }
+    }
+
+    public describe(): DecodePathDescription {
+        const files: Record<string, string> = {};
+        if (this.files.target !== undefined) files.target = this.files.target;
+        if (this.files.draft !== undefined && this.draft !== undefined) files.draft = this.files.draft;
+        return {
+            kind: "embedded",
+            parameters: {
+                speculative: this.draft !== undefined && this.gamma > 0,
+                policy: this.draft === undefined ? null : this.policy,
+                gamma: this.gamma,
+                draftSampling: this.settings.draftSampling ?? "sample",
+                sampler: {topK: this.settings.topK ?? 0, topP: this.settings.topP ?? 1, minP: this.settings.minP ?? 0},
+                // Without files (in-memory test backends) the vocabulary identity is the best stand-in for the model.
+                targetVocabulary: this.target.vocabularyIdentity(),
+                draftVocabulary: this.draft?.vocabularyIdentity() ?? null
+            },
+            files
+        };
+    }
+
+    public complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+        return this.queue.run(async () => {
+            const result = await generate(this.target, this.draft, promptText(request), {
+                policy: this.policy,
+                gamma: this.gamma,
+                draftSampling: this.settings.draftSampling ?? "sample",
+                sampling: {temperature: request.temperature, topK: this.settings.topK ?? 0, topP: this.settings.topP ?? 1, minP: this.settings.minP ?? 0},
+                maxTokens: request.maxTokens,
+                stop: [...(request.stop ?? [])],
+                seed: request.seed ?? 0
+            }, {signal});
+            return {
+                text: result.text,
+                tokens: result.tokens,
+                finishReason: result.finishReason,
+                diagnostics: {
+                    promptTokens: result.promptTokens,
+                    acceptanceRate: result.telemetry.draftTokens > 0 ? result.telemetry.acceptanceRate : null,
+                    targetEvaluations: result.telemetry.steps
+                }
+            };
+        });
+    }
+
+    /** Re-evaluates the prompt and the preceding tokens on the target alone and reads its top-2 logits. */
+    public targetLogitGap(request: CompletionRequest, precedingTokens: readonly number[]): Promise<LogitGap> {
+        return this.queue.run(async () => {
+            // The same prompt tokens generate() builds: the text's tokens behind BOS.
+            const tokens = this.target.tokenize(promptText(request));
+            if (this.target.bosToken != null && tokens[0] !== this.target.bosToken) tokens.unshift(this.target.bosToken);
+            tokens.push(...precedingTokens);
+            const sequence = await this.target.createSequence();
+            try {
+                const [row] = await sequence.evaluate(tokens);
+                return topTwo(row);
+            } finally {
+                await sequence.dispose();
+            }
+        });
+    }
+
+    public async dispose(): Promise<void> {
+        if (!this.ownsBackends) return;
+        await this.draft?.dispose();
+        await this.target.dispose();
+    }
+}
+
+function promptText(request: CompletionRequest): string {
+    if (request.messages !== undefined) return renderMessagesAsText(request.messages);
+    if (request.prompt === undefined) throw new InvalidInputError("needs a prompt or messages", "request");
+    return request.prompt;
+}
+
+function topTwo(row: Float64Array): LogitGap {
+    let first = 0;
+    let second = -1;
+    for (let token = 1; token < row.length; token++) {
+        if (row[token] > row[first]) {
+            second = first;
+            first = token;
+        } else if (second < 0 || row[token] > row[second]) {
+            second = token;
+        }
+    }
+    return {top: {token: first, logit: row[first]}, second: {token: second, logit: row[second]}, gap: row[first] - row[second]};
+}

@@ -1,0 +1,61 @@
+import {copyFile, mkdtemp, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import type {DecodePathDescription} from "../decodePaths/DecodePath.js";
+import {canonicalJson} from "./canonicalJson.js";
+import {decodePathFingerprint} from "./decodePathFingerprint.js";
+import {engineIdentity} from "./engineIdentity.js";
+import {hashFile} from "./hashFile.js";
+
+let directory: string;
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-fingerprint-"));
+    await writeFile(join(directory, "target.gguf"), "target weights");
+    await writeFile(join(directory, "draft.gguf"), "draft weights v1");
+    await writeFile(join(directory, "other-draft.gguf"), "draft weights v2");
+});
+afterAll(async () => {
+    await rm(directory, {recursive: true, force: true});
+});
+
+function embedded(draft: string, gamma: number, parameterOrder: "ab" | "ba" = "ab"): DecodePathDescription {
+    const sampler = parameterOrder === "ab" ? {topK: 0, topP: 1} : {topP: 1, topK: 0};
+    return {kind: "embedded", parameters: {policy: {kind: "strict"}, gamma, sampler}, files: {target: join(directory, "target.gguf"), draft: join(directory, draft)}};
+}
+
+describe("decodePathFingerprint", () => {
+    it("is stable across calls, key order and file copies", async () => {
+        const first = await decodePathFingerprint(embedded("draft.gguf", 4));
+        expect(first.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+        expect((await decodePathFingerprint(embedded("draft.gguf", 4, "ba"))).fingerprint).toBe(first.fingerprint);
+        await copyFile(join(directory, "draft.gguf"), join(directory, "copy.gguf"));
+        expect((await decodePathFingerprint(embedded("copy.gguf", 4))).fingerprint).toBe(first.fingerprint);
+        expect(first.inputs.files.draft).toBe(await hashFile(join(directory, "draft.gguf")));
+    });
+
+    it("changes when the draft file, its content or γ changes", async () => {
+        const base = (await decodePathFingerprint(embedded("draft.gguf", 4))).fingerprint;
+        expect((await decodePathFingerprint(embedded("other-draft.gguf", 4))).fingerprint).not.toBe(base);
+        expect((await decodePathFingerprint(embedded("draft.gguf", 5))).fingerprint).not.toBe(base);
+        // Same path and size, new content and mtime: the cache must not hide the change.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await writeFile(join(directory, "draft.gguf"), "draft weights v3");
+        expect((await decodePathFingerprint(embedded("draft.gguf", 4))).fingerprint).not.toBe(base);
+    });
+
+    it("includes the engine versions and the native binary's hash for embedded paths", async () => {
+        const identity = await engineIdentity();
+        expect(identity.nodeLlamaCppVersion).toMatch(/^3\.22\./);
+        expect(identity.nativeBinary?.path).toMatch(/llama-addon\.node$/);
+        expect(identity.nativeBinary?.sha256).toMatch(/^[0-9a-f]{64}$/);
+        const {inputs} = await decodePathFingerprint(embedded("draft.gguf", 4));
+        expect(inputs.engine).toEqual(identity);
+        const remote = await decodePathFingerprint({kind: "openai", parameters: {model: "m"}, files: {}});
+        expect(remote.inputs.engine).toBeNull();
+    });
+
+    it("canonicalises JSON", () => {
+        expect(canonicalJson({b: 1, a: {d: [2, {f: 1, e: 0}], c: undefined}})).toBe("{\"a\":{\"d\":[2,{\"e\":0,\"f\":1}]},\"b\":1}");
+    });
+});

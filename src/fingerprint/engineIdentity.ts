@@ -1,0 +1,71 @@
+import {existsSync, readFileSync} from "node:fs";
+import {readFile} from "node:fs/promises";
+import {createRequire} from "node:module";
+import {arch, platform} from "node:os";
+import {dirname, join, relative, resolve} from "node:path";
+import {fileURLToPath} from "node:url";
+import {hashFile} from "./hashFile.js";
+
+/** Versions and the native binary that decide what numbers the embedded engine computes. */
+export interface EngineIdentity {
+    readonly specgateVersion: string;
+    readonly nodeLlamaCppVersion: string | null;
+    /** The prebuilt llama.cpp addon node-llama-cpp loads for CPU inference here, relative to node_modules. */
+    readonly nativeBinary: {readonly path: string; readonly sha256: string} | null;
+    readonly platform: string;
+}
+
+const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/**
+ * node-llama-cpp with `gpu: false, build: "never"` (as NodeLlamaCppBackend loads it) uses the
+ * prebuilt `llama-addon.node` of the `@node-llama-cpp/<platform>-<arch>` package; a local build
+ * under node-llama-cpp/llama/localBuilds would take precedence, so it is looked for first.
+ * Hashing the binary closes seed 002's admitted gap: a kernel change with an unchanged config
+ * changes the fingerprint.
+ */
+export async function engineIdentity(): Promise<EngineIdentity> {
+    const specgate = JSON.parse(await readFile(join(repositoryRoot, "package.json"), "utf8")) as {version: string};
+    const require = createRequire(join(repositoryRoot, "package.json"));
+    let nodeLlamaCppVersion: string | null = null;
+    let packageDirectory: string | null = null;
+    packageDirectory = packageDirectoryOf(require, "node-llama-cpp");
+    if (packageDirectory !== null)
+        nodeLlamaCppVersion = (JSON.parse(await readFile(join(packageDirectory, "package.json"), "utf8")) as {version: string}).version;
+    const target = `${platform()}-${arch()}`;
+    const candidates = [
+        ...(packageDirectory === null ? [] : [join(packageDirectory, "llama", "localBuilds", target, "Release", "llama-addon.node")]),
+        ...[packageDirectoryOf(require, `@node-llama-cpp/${target}`)].filter((directory) => directory !== null)
+            .map((directory) => join(directory, "bins", target, "llama-addon.node"))
+    ];
+    let nativeBinary: EngineIdentity["nativeBinary"] = null;
+    for (const candidate of candidates) {
+        try {
+            nativeBinary = {path: relative(join(repositoryRoot, "node_modules"), candidate), sha256: await hashFile(candidate)};
+            break;
+        } catch {
+            // Try the next candidate.
+        }
+    }
+    return {specgateVersion: specgate.version, nodeLlamaCppVersion, nativeBinary, platform: target};
+}
+
+/**
+ * The folder of an installed package, found from its resolved entry point by walking up to its
+ * package.json (packages with an `exports` map do not export package.json itself); null when absent.
+ */
+function packageDirectoryOf(require: NodeJS.Require, name: string): string | null {
+    let directory: string;
+    try {
+        directory = dirname(require.resolve(name));
+    } catch {
+        const fallback = join(repositoryRoot, "node_modules", name);
+        return existsSync(join(fallback, "package.json")) ? fallback : null;
+    }
+    while (dirname(directory) !== directory) {
+        const manifest = join(directory, "package.json");
+        if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as {name?: string}).name === name) return directory;
+        directory = dirname(directory);
+    }
+    return null;
+}
