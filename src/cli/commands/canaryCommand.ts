@@ -6,6 +6,7 @@ import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
 import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
 export interface CanaryCommandOptions {
@@ -41,13 +42,13 @@ const COMMAND_NAME = "specgate canary";
 export async function runCanaryCommand(options: CanaryCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
     const opened: DecodePath[] = [];
     try {
-        const a = required(options.a, "--a");
-        const b = required(options.b, "--b");
-        const items = await loadBattery(required(options.prompts, "--prompts"));
-        const maxMismatch = decimal(options.maxMismatch, "--max-mismatch", 0.015);
-        const maxTokens = integer(options.maxTokens, "--max-tokens", 64);
-        const seed = integer(options.seed, "--seed", 0);
-        const concurrency = integer(options.concurrency, "--concurrency", 4);
+        const a = requiredText(options.a, "--a");
+        const b = requiredText(options.b, "--b");
+        const items = await loadBattery(requiredText(options.prompts, "--prompts"));
+        const maxMismatch = nonNegativeDecimal(options.maxMismatch, "--max-mismatch", 0.015);
+        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
+        const seed = nonNegativeInteger(options.seed, "--seed", 0);
+        const concurrency = nonNegativeInteger(options.concurrency, "--concurrency", 4);
         opened.push(await openPath(a));
         opened.push(await openPath(b));
         const result = await runCanary({
@@ -106,22 +107,8 @@ function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
         + `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}\n`;
 }
 
-function required(value: string | undefined, flag: string): string {
-    if (value === undefined || value === "") throw new InvalidInputError("is required", flag);
-    return value;
-}
 
-function decimal(text: string | undefined, flag: string, fallback: number): number {
-    if (text === undefined) return fallback;
-    if (!/^\d*\.?\d+(?:[eE][-+]?\d+)?$/.test(text)) throw new InvalidInputError(`must be a non-negative number, got "${text}"`, flag);
-    return Number(text);
-}
 
-function integer(text: string | undefined, flag: string, fallback: number): number {
-    if (text === undefined) return fallback;
-    if (!/^\d+$/.test(text)) throw new InvalidInputError(`must be a non-negative integer, got "${text}"`, flag);
-    return Number(text);
-}
 
 async function writeOutput(destination: string, text: string, flag: string): Promise<void> {
     try {

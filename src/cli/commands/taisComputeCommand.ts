@@ -9,6 +9,7 @@ import {type TaisCardFormat, buildTaisCard, renderTaisCard} from "../../audits/t
 import {runTaisSelfTest} from "../../audits/tais/taisSelfTest.js";
 import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {taisParentCommand} from "../textOptions.js";
 
 /** Raw option values as commander hands them over; runTaisCompute validates them itself. */
 export interface TaisComputeCommandOptions {
@@ -73,8 +74,7 @@ export async function runTaisCompute(options: TaisComputeCommandOptions): Promis
 
 /** Adds `tais compute` to the program, creating the `tais` parent command if no one has yet. */
 export function registerTaisComputeCommand(program: Command): Command {
-    const tais = program.commands.find((command) => command.name() === "tais")
-        ?? program.command("tais").description("TAIS behavioural-equivalence screen (seed 000)");
+    const tais = taisParentCommand(program);
     return tais
         .command("compute")
         .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")

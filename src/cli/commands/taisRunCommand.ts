@@ -17,6 +17,7 @@ import {decodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js"
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import type {CommandOutcome, OpenPath} from "./canaryCommand.js";
 import {TAIS_EXIT_CODES} from "./taisComputeCommand.js";
+import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
 
 export interface TaisRunCommandOptions {
     readonly battery?: string;
@@ -51,17 +52,17 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         const format = options.format ?? "yaml";
         if (format !== "yaml" && format !== "json") throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
         const taisOptions = {
-            nullCutoff: decimal(options.nullCutoff, "--null-cutoff", DEFAULT_TAIS_OPTIONS.nullCutoff),
-            tostMarginPercentagePoints: decimal(options.tostMargin, "--tost-margin", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints),
-            alpha: decimal(options.alpha, "--alpha", DEFAULT_TAIS_OPTIONS.alpha),
-            minimumN: integer(options.minN, "--min-n", DEFAULT_TAIS_OPTIONS.minimumN)
+            nullCutoff: nonNegativeDecimal(options.nullCutoff, "--null-cutoff", DEFAULT_TAIS_OPTIONS.nullCutoff),
+            tostMarginPercentagePoints: nonNegativeDecimal(options.tostMargin, "--tost-margin", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints),
+            alpha: nonNegativeDecimal(options.alpha, "--alpha", DEFAULT_TAIS_OPTIONS.alpha),
+            minimumN: nonNegativeInteger(options.minN, "--min-n", DEFAULT_TAIS_OPTIONS.minimumN)
         };
         const regimes = parseRegimes(options.temperatures ?? "0", options.seeds ?? "0");
-        const maxTokens = integer(options.maxTokens, "--max-tokens", 128);
-        const concurrency = Math.max(1, integer(options.concurrency, "--concurrency", 4));
-        const items = await loadBattery(required(options.battery, "--battery"), ...(options.dataDir !== undefined ? [options.dataDir] : []));
-        opened.push(await openPath(required(options.a, "--a")));
-        opened.push(await openPath(required(options.b, "--b")));
+        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 128);
+        const concurrency = Math.max(1, nonNegativeInteger(options.concurrency, "--concurrency", 4));
+        const items = await loadBattery(requiredText(options.battery, "--battery"), ...(options.dataDir !== undefined ? [options.dataDir] : []));
+        opened.push(await openPath(requiredText(options.a, "--a")));
+        opened.push(await openPath(requiredText(options.b, "--b")));
         const [targetOnly, speculative] = opened;
         const [fingerprintA, fingerprintB] = await Promise.all([decodePathFingerprint(targetOnly.describe()), decodePathFingerprint(speculative.describe())]);
         const ledgerPath = options.ledger ?? join(await mkdtemp(join(tmpdir(), "specgate-tais-")), "ledger.jsonl");
@@ -126,8 +127,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
 
 /** Adds `tais run` under the `tais` parent, creating the parent if `tais compute` has not. */
 export function registerTaisRunCommand(program: Command): Command {
-    const tais = program.commands.find((command) => command.name() === "tais")
-        ?? program.command("tais").description("TAIS behavioural-equivalence screen (seed 000)");
+    const tais = taisParentCommand(program);
     return tais
         .command("run")
         .description("paired target-only vs speculative generation on a battery, then the TAIS screen")
@@ -158,8 +158,8 @@ export function registerTaisRunCommand(program: Command): Command {
 }
 
 function parseRegimes(temperaturesText: string, seedsText: string): TaisRegime[] {
-    const temperatures = temperaturesText.split(",").map((text) => decimal(text.trim(), "--temperatures", 0));
-    const seeds = seedsText.split(",").map((text) => integer(text.trim(), "--seeds", 0));
+    const temperatures = temperaturesText.split(",").map((text) => nonNegativeDecimal(text.trim(), "--temperatures", 0));
+    const seeds = seedsText.split(",").map((text) => nonNegativeInteger(text.trim(), "--seeds", 0));
     // Greedy decoding ignores the seed, so T = 0 runs once whatever --seeds says.
     return [...new Set(temperatures)].flatMap((temperature) => (temperature === 0 ? [{temperature, seed: seeds[0]}] : seeds.map((seed) => ({temperature, seed}))));
 }
@@ -168,19 +168,5 @@ function round(value: number): number {
     return Math.round(value * 10_000) / 10_000;
 }
 
-function required(value: string | undefined, flag: string): string {
-    if (value === undefined || value === "") throw new InvalidInputError("is required", flag);
-    return value;
-}
 
-function decimal(text: string | undefined, flag: string, fallback: number): number {
-    if (text === undefined) return fallback;
-    if (!/^\d*\.?\d+(?:[eE][-+]?\d+)?$/.test(text)) throw new InvalidInputError(`must be a non-negative number, got "${text}"`, flag);
-    return Number(text);
-}
 
-function integer(text: string | undefined, flag: string, fallback: number): number {
-    if (text === undefined) return fallback;
-    if (!/^\d+$/.test(text)) throw new InvalidInputError(`must be a non-negative integer, got "${text}"`, flag);
-    return Number(text);
-}
