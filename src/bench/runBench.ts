@@ -2,8 +2,8 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {generate} from "../engine/generate.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
-import {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
+import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {inferAcceptance} from "../speedup/inferAcceptance.js";
 import {speedupFromCostCurve} from "../speedup/speedupModel.js";
@@ -60,8 +60,9 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     const runPath = async (draft: ModelBackend | undefined, policy: PolicyConfig, gamma: number, label: string) => {
         const telemetry = new GenerationTelemetry();
         const outputs: number[][] = [];
-        // One memory per configuration, shared across its prompts (the online phase of seed 004).
-        const correctionMemory = new CorrectionMemory(options.target.vocabularySize, options.target.vocabularyIdentity());
+        // One memory per configuration, shared across its prompts (the online phase of seed 004),
+        // starting from the policy's memory file when it names one.
+        const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
         for (let repeat = 0; repeat < repeats; repeat++)
             for (const [index, prompt] of options.prompts.entries()) {
                 const result = await generate(options.target, draft, prompt, {

@@ -3,6 +3,7 @@ import {registerBenchCommand} from "./commands/benchCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
+import {registerOcmCommand} from "./commands/ocmCommand.js";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
@@ -17,6 +18,7 @@ export function createProgram(): Command {
     registerGenerateCommand(program);
     registerBenchCommand(program);
     registerFixturesCommand(program);
+    registerOcmCommand(program);
     registerTaisComputeCommand(program);
     registerTaisRunCommand(program);
     registerCanaryCommand(program);

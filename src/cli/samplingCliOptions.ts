@@ -11,10 +11,10 @@ export function numberOption(name: string) {
     };
 }
 
-/** Adds --temperature --top-k --top-p --min-p (defaults as vLLM: 1, off, 1, 0). */
-export function addSamplingOptions(command: Command): Command {
+/** Adds --temperature --top-k --top-p --min-p (defaults as vLLM: 1, off, 1, 0, unless a command needs another temperature). */
+export function addSamplingOptions(command: Command, defaults: {temperature: number} = {temperature: 1}): Command {
     return command
-        .option("--temperature <T>", "sampling temperature; 0 = greedy", numberOption("temperature"), 1)
+        .option("--temperature <T>", "sampling temperature; 0 = greedy", numberOption("temperature"), defaults.temperature)
         .option("--top-k <K>", "keep the K most likely tokens (0 = off)", numberOption("top-k"), 0)
         .option("--top-p <P>", "nucleus sampling mass", numberOption("top-p"), 1)
         .option("--min-p <P>", "keep tokens with p ≥ minP·p_max", numberOption("min-p"), 0);

@@ -2,6 +2,7 @@ import type {Command} from "commander";
 import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
+import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
@@ -52,10 +53,11 @@ export function registerGenerateCommand(program: Command): void {
             const target = await NodeLlamaCppBackend.load(options.target, loadOptions);
             const draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
             try {
+                const correctionMemory = await resolveCorrectionMemory(policy, {size: target.vocabularySize, identity: target.vocabularyIdentity()});
                 const stream = streamGeneration(target, draft, prompt, {
                     policy, gamma: options.gamma, draftLength: options.draftLength, minConfidence: options.minConfidence,
                     draftSampling: options.draftSampling, sampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed
-                });
+                }, {correctionMemory});
                 const printText = options.json !== "-";
                 let next = await stream.next();
                 while (!next.done) {

@@ -1,8 +1,7 @@
-import {dirname, resolve} from "node:path";
+import {dirname} from "node:path";
 import type {Command} from "commander";
-import {InvalidInputError} from "../../errors.js";
-import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
 import type {PolicyResources} from "../../policies/createPolicy.js";
+import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js";
 import {enumerateStep} from "../../simulate/enumerateStep.js";
 import {simulateStep, type SimulationReport} from "../../simulate/simulateStep.js";
 import {parseStepInput, type StepInput} from "../../simulate/StepInput.js";
@@ -36,11 +35,9 @@ export async function runSimulate(options: SimulateOptions): Promise<{report: Si
 }
 
 async function loadResources(input: StepInput, stepPath: string): Promise<PolicyResources> {
-    if (input.policy.kind !== "calibrated" || input.policy.memory == null) return {};
-    const memory = await CorrectionMemory.load(resolve(dirname(stepPath), input.policy.memory));
-    if (memory.vocabularySize !== input.vocabularySize)
-        throw new InvalidInputError(`memory is for a vocabulary of ${memory.vocabularySize}, the step has ${input.vocabularySize}`, "policy.memory");
-    return {correctionMemory: memory};
+    // A memory file without a recorded vocabulary identity is accepted here: STEP.json has no tokenizer.
+    const correctionMemory = await resolveCorrectionMemory(input.policy, {size: input.vocabularySize}, dirname(stepPath));
+    return correctionMemory == null ? {} : {correctionMemory};
 }
 
 function formatSummary(report: SimulationReport & {exact?: unknown}): string {

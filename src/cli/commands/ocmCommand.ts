@@ -1,0 +1,55 @@
+import type {Command} from "commander";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {buildCorrectionMemory} from "../../calibration/buildCorrectionMemory.js";
+import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
+import {loadPrompts} from "../loadPrompts.js";
+import {integerOption} from "../parseIntegerOption.js";
+import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
+
+interface OcmBuildOptions {
+    target: string;
+    draft: string;
+    corpus: string;
+    out: string;
+    initial?: string;
+    gamma: number;
+    temperature: number;
+    topK: number;
+    topP: number;
+    minP: number;
+    maxTokens: number;
+    seed: number;
+    threads: number;
+}
+
+/** `specgate ocm build`: seed 004's calibration pass, writing the correction memory `calibrated` loads. */
+export function registerOcmCommand(program: Command): void {
+    const ocm = program.command("ocm").description("Online Correction Memory of Calibrated SD (seed 004)");
+    addSamplingOptions(ocm
+        .command("build")
+        .description("run standard speculative decoding over an unlabelled corpus and record (draft, target) divergence counts")
+        .requiredOption("--target <T.gguf>", "target model")
+        .requiredOption("--draft <D.gguf>", "draft model")
+        .requiredOption("--corpus <FILE>", "prompts: one per line, or JSONL rows with a \"prompt\" field")
+        .requiredOption("--out <memory.json>", "memory file to write (atomically)")
+        .option("--initial <memory.json>", "extend this memory instead of starting empty")
+        .option("--gamma <N>", "draft tokens per step (seed 004 uses 6)", integerOption(1, 64), 6), {temperature: 0})
+        .option("--max-tokens <N>", "tokens generated per prompt", integerOption(1), 128)
+        .option("--seed <S>", "seed (the seed calibrates greedily: --temperature defaults to 0 here)", integerOption(0), 0)
+        .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
+        .action(async (options: OcmBuildOptions) => {
+            const sampling = samplingFromCli(options);
+            const prompts = await loadPrompts(options.corpus);
+            const target = await NodeLlamaCppBackend.load(options.target, {threads: options.threads});
+            const draft = await NodeLlamaCppBackend.load(options.draft, {threads: options.threads});
+            try {
+                const initial = options.initial != null ? await CorrectionMemory.load(options.initial, target.vocabularyIdentity()) : undefined;
+                const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, seed: options.seed, initial});
+                await calibration.memory.save(options.out);
+                process.stdout.write(`${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`);
+            } finally {
+                await draft.dispose();
+                await target.dispose();
+            }
+        });
+}
