@@ -4,6 +4,7 @@ import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
 import {registerOcmCommand} from "./commands/ocmCommand.js";
+import {registerServeCommand} from "./commands/serveCommand.js";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
@@ -20,6 +21,7 @@ export function createProgram(): Command {
     registerFixturesCommand(program);
     registerOcmCommand(program);
     registerTaisComputeCommand(program);
+    registerServeCommand(program);
     registerTaisRunCommand(program);
     registerCanaryCommand(program);
     return program;

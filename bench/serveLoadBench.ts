@@ -1,0 +1,162 @@
+/**
+ * Load on `specgate serve` over loopback: 1, 4, 16 and 32 concurrent streaming completions, for the
+ * speculative arm and the target-only arm in the same run (the arms alternate per level, so drift
+ * of a shared machine hits both). Reported per arm and level: completed requests, errors (goal 0),
+ * throughput in generated tokens per second, p50/p99 time to first token and p50/p99 per-token
+ * latency ((last − first token) / (tokens − 1) per request); and the process RSS before and after
+ * the whole run (goal: flat). The server runs in this process, so RSS includes the load client.
+ *
+ *   npx tsx bench/serveLoadBench.ts                              # fixture pair, 120 s per arm and level
+ *   npx tsx bench/serveLoadBench.ts --target T.gguf --draft D.gguf --policy fuzzy:js:0.4 --gamma 4
+ *   npx tsx bench/serveLoadBench.ts --seconds 2 --levels 1,4     # smoke run
+ *   … --json out.json                                            # also write the results as JSON
+ *
+ * Without --target/--draft it writes the random-weight fixture pair (src/gguf/randomLlamaModel.ts).
+ */
+import {mkdtemp, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {parseArgs} from "node:util";
+import {NodeLlamaCppBackend} from "../src/backend/NodeLlamaCppBackend.js";
+import {writeRandomLlamaPair} from "../src/gguf/randomLlamaModel.js";
+import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
+import {startServeServer} from "../src/serve/startServeServer.js";
+import {readSseData} from "../src/serve/testing/readSseData.js";
+
+const {values} = parseArgs({
+    options: {
+        target: {type: "string"},
+        draft: {type: "string"},
+        policy: {type: "string", default: "strict"},
+        gamma: {type: "string", default: "4"},
+        levels: {type: "string", default: "1,4,16,32"},
+        seconds: {type: "string", default: "120"},
+        "max-tokens": {type: "string", default: "64"},
+        temperature: {type: "string", default: "0"},
+        threads: {type: "string", default: "1"},
+        json: {type: "string"}
+    }
+});
+const levels = values.levels.split(",").map(Number);
+const seconds = Number(values.seconds);
+const maxTokens = Number(values["max-tokens"]);
+const prompts = ["Once upon a time", "The answer is", "def fibonacci(n):", "東京は", "In 1905, Einstein", "Dear team,"];
+
+interface RequestSample {
+    readonly timeToFirstToken: number;
+    readonly perTokenLatency: number | undefined;
+    readonly tokens: number;
+}
+
+function percentile(sorted: readonly number[], fraction: number): number {
+    if (sorted.length === 0) return NaN;
+    return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))];
+}
+
+/** One streaming completion; returns its timings, or throws on any HTTP or stream error. */
+async function streamOnce(baseUrl: string, prompt: string, speculative: unknown): Promise<RequestSample> {
+    const started = performance.now();
+    const response = await fetch(`${baseUrl}/v1/completions`, {
+        method: "POST",
+        headers: {"content-type": "application/json"},
+        body: JSON.stringify({
+            prompt, max_tokens: maxTokens, temperature: Number(values.temperature), stream: true,
+            stream_options: {include_usage: true}, ...(speculative === undefined ? {} : {speculative})
+        })
+    });
+    if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    let first: number | undefined;
+    let last = started;
+    let tokens = 0;
+    for await (const data of readSseData(response.body!)) {
+        if (data === "[DONE]") break;
+        const chunk = JSON.parse(data) as {error?: unknown; choices: Array<{text?: string}>; usage?: {completion_tokens: number}};
+        if (chunk.error !== undefined) throw new Error(`stream error: ${JSON.stringify(chunk.error)}`);
+        if ((chunk.choices[0]?.text ?? "") !== "") {
+            first ??= performance.now();
+            last = performance.now();
+        }
+        if (chunk.usage !== undefined) tokens = chunk.usage.completion_tokens;
+    }
+    const firstToken = first ?? last;
+    return {timeToFirstToken: firstToken - started, perTokenLatency: tokens > 1 ? (last - firstToken) / (tokens - 1) : undefined, tokens};
+}
+
+async function runLevel(baseUrl: string, concurrency: number, speculative: unknown) {
+    const samples: RequestSample[] = [];
+    const errors: string[] = [];
+    const started = performance.now();
+    const deadline = started + seconds * 1000;
+    await Promise.all(Array.from({length: concurrency}, async (_value, worker) => {
+        for (let index = worker; performance.now() < deadline; index += concurrency) {
+            try {
+                samples.push(await streamOnce(baseUrl, prompts[index % prompts.length], speculative));
+            } catch (error) {
+                errors.push((error as Error).message);
+            }
+        }
+    }));
+    const elapsed = (performance.now() - started) / 1000;
+    const ttft = samples.map((sample) => sample.timeToFirstToken).sort((a, b) => a - b);
+    const perToken = samples.flatMap((sample) => sample.perTokenLatency === undefined ? [] : [sample.perTokenLatency]).sort((a, b) => a - b);
+    const tokens = samples.reduce((sum, sample) => sum + sample.tokens, 0);
+    return {
+        concurrency,
+        requests: samples.length,
+        errors: errors.length,
+        firstError: errors[0],
+        tokensPerSecond: tokens / elapsed,
+        ttftP50Ms: percentile(ttft, 0.5),
+        ttftP99Ms: percentile(ttft, 0.99),
+        perTokenP50Ms: percentile(perToken, 0.5),
+        perTokenP99Ms: percentile(perToken, 0.99)
+    };
+}
+
+async function main(): Promise<void> {
+    let directory: string | undefined;
+    let targetPath = values.target;
+    let draftPath = values.draft;
+    if (targetPath === undefined || draftPath === undefined) {
+        directory = await mkdtemp(join(tmpdir(), "specgate-serve-bench-"));
+        const pair = await writeRandomLlamaPair({directory, seed: 11});
+        targetPath = pair.targetPath;
+        draftPath = pair.draftPath;
+    }
+    const loadOptions = {threads: Number(values.threads)};
+    const target = await NodeLlamaCppBackend.load(targetPath, loadOptions);
+    const draft = await NodeLlamaCppBackend.load(draftPath, loadOptions);
+    const server = await startServeServer({
+        target, draft, modelName: "bench", modelFiles: {target: targetPath, draft: draftPath},
+        speculative: {policy: parsePolicySpec(values.policy), gamma: Number(values.gamma)},
+        port: 0, maxConcurrency: Math.max(...levels), maxQueue: 4 * Math.max(...levels)
+    });
+    const rssBefore = process.memoryUsage().rss;
+    const results: Array<Record<string, unknown>> = [];
+    try {
+        const arms: Array<[string, unknown]> = [["speculative", undefined], ["target-only", "off"]];
+        process.stdout.write(`policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}\n`);
+        process.stdout.write("| arm | streams | requests | errors | tok/s | TTFT p50 ms | TTFT p99 ms | per-token p50 ms | per-token p99 ms |\n|---|---|---|---|---|---|---|---|---|\n");
+        for (const concurrency of levels) {
+            for (const [arm, speculative] of arms) {
+                const result = {arm, ...await runLevel(server.url, concurrency, speculative)};
+                results.push(result);
+                const format = (value: number) => Number.isFinite(value) ? value.toFixed(1) : "–";
+                process.stdout.write(`| ${arm} | ${concurrency} | ${result.requests} | ${result.errors} | ${format(result.tokensPerSecond)} | ` +
+                    `${format(result.ttftP50Ms)} | ${format(result.ttftP99Ms)} | ${format(result.perTokenP50Ms)} | ${format(result.perTokenP99Ms)} |\n`);
+                if (result.firstError !== undefined) process.stdout.write(`  first error: ${result.firstError}\n`);
+            }
+        }
+    } finally {
+        await server.close(10_000);
+        const rssAfter = process.memoryUsage().rss;
+        process.stdout.write(`RSS before ${(rssBefore / 2 ** 20).toFixed(1)} MiB, after ${(rssAfter / 2 ** 20).toFixed(1)} MiB\n`);
+        if (values.json !== undefined)
+            await writeFile(values.json, JSON.stringify({policy: values.policy, gamma: Number(values.gamma), seconds, maxTokens, rssBefore, rssAfter, results}, null, 2));
+        await draft.dispose();
+        await target.dispose();
+        if (directory !== undefined) await rm(directory, {recursive: true, force: true});
+    }
+}
+
+await main();

@@ -1,0 +1,127 @@
+import {basename} from "node:path";
+import type {Command} from "commander";
+import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {GgufReader} from "../../gguf/GgufReader.js";
+import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
+import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
+import {integerOption} from "../parseIntegerOption.js";
+import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
+
+interface ServeCliOptions {
+    target: string;
+    draft?: string;
+    policy: string;
+    gamma: number;
+    draftSampling: "sample" | "greedy";
+    minConfidence: number;
+    temperature: number;
+    topK: number;
+    topP: number;
+    minP: number;
+    host: string;
+    port: number;
+    maxConcurrency: number;
+    maxQueue: number;
+    maxBodyBytes: number;
+    drainTimeout: number;
+    threads: number;
+    contextSize?: number;
+    modelName?: string;
+}
+
+export interface ServeCommandHooks {
+    /** Called once the server listens; `stop` drains it, closes it and unloads the models (what SIGTERM does). */
+    onListening?(server: RunningServeServer, stop: () => Promise<void>): void;
+}
+
+/**
+ * `specgate serve`: the OpenAI-compatible server (src/serve). The command resolves once the server
+ * has stopped: on SIGINT/SIGTERM it drains in-flight requests (up to --drain-timeout seconds), closes
+ * the port and unloads the models.
+ */
+export function registerServeCommand(program: Command, hooks: ServeCommandHooks = {}): void {
+    addSamplingOptions(program
+        .command("serve")
+        .description("serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics")
+        .requiredOption("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model (omit to serve target-only)")
+        .option("--policy <spec>", "default verification policy, e.g. strict, fuzzy:js:0.4 (requests may override it)", "strict")
+        .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
+        .option("--draft-sampling <mode>", "sample | greedy", "sample")
+        .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0))
+        .option("--host <HOST>", "address to listen on (no authentication: keep it on loopback unless fronted by a proxy)", "127.0.0.1")
+        .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
+        .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
+        .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
+        .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
+        .option("--drain-timeout <SECONDS>", "on shutdown, abort generations still running after this long", integerOption(0), 30)
+        .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
+        .option("--context-size <N>", "context tokens per sequence", integerOption(8))
+        .option("--model-name <NAME>", "model id clients send (default: the target file name without .gguf)")
+        .action(async (options: ServeCliOptions) => {
+            const policy = parsePolicySpec(options.policy);
+            const sampling = samplingFromCli(options);
+            const loadOptions = {threads: options.threads, contextSize: options.contextSize};
+            const target = await NodeLlamaCppBackend.load(options.target, loadOptions);
+            let draft: NodeLlamaCppBackend | undefined;
+            let server: RunningServeServer;
+            try {
+                draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
+                if (draft != null) assertSameVocabulary(target, draft);
+                server = await startServeServer({
+                    target,
+                    draft,
+                    modelName: options.modelName ?? basename(options.target).replace(/\.gguf$/i, ""),
+                    modelFiles: {target: options.target, draft: options.draft},
+                    speculative: {policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
+                    samplerDefaults: sampling,
+                    host: options.host,
+                    port: options.port,
+                    maxConcurrency: options.maxConcurrency,
+                    maxQueue: options.maxQueue,
+                    maxBodyBytes: options.maxBodyBytes,
+                    processMetrics: true
+                });
+            } catch (error) {
+                await draft?.dispose();
+                await target.dispose();
+                throw error;
+            }
+
+            let stopping: Promise<void> | undefined;
+            const stop = (): Promise<void> => {
+                stopping ??= (async () => {
+                    process.off("SIGINT", onSignal);
+                    process.off("SIGTERM", onSignal);
+                    try {
+                        await server.close(options.drainTimeout * 1000);
+                    } finally {
+                        await draft?.dispose();
+                        await target.dispose();
+                    }
+                })();
+                return stopping;
+            };
+            const onSignal = (signal: NodeJS.Signals): void => {
+                process.stderr.write(`specgate serve: ${signal}, draining ${server.serveApp.state.slots.running + server.serveApp.state.slots.waiting} requests\n`);
+                void stop();
+            };
+            process.on("SIGINT", onSignal);
+            process.on("SIGTERM", onSignal);
+
+            const state = server.serveApp.state;
+            process.stderr.write(
+                `specgate serve: ${state.modelName} on ${server.url}/v1 ` +
+                `(${draft != null ? `${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}, ` +
+                `max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
+                `fingerprint ${await state.fingerprints.for(state.draft != null && options.gamma > 0 ? {mode: "speculative", ...state.speculativeDefaults} : {mode: "target_only"})})\n`
+            );
+            if (GgufReader.readHeader(options.target).metadata.has("tokenizer.chat_template"))
+                // ModelBackend tokenizes without special tokens, so a template's control tokens cannot be encoded yet.
+                process.stderr.write("specgate serve: the target's GGUF chat template is not applied; chat uses the default template\n");
+            hooks.onListening?.(server, stop);
+            await new Promise<void>((resolve) => server.server.once("close", resolve));
+            await stop();
+        });
+}

@@ -1,0 +1,118 @@
+import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from "prom-client";
+import type {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
+import type {GenerationSlots} from "./GenerationSlots.js";
+
+/** "speculative" when a draft proposed tokens for the request, "target_only" otherwise (the canary's two arms). */
+export type DecodeMode = "speculative" | "target_only";
+
+export interface CompletedRequest {
+    readonly mode: DecodeMode;
+    readonly finishReason: string;
+    readonly telemetry: GenerationTelemetry;
+    /** As reported in the response's usage (stop strings can cut tokens the telemetry counted as emitted). */
+    readonly promptTokens: number;
+    readonly completionTokens: number;
+    /** Seconds from arrival to the first generated token, to the last, and spent waiting for a slot. */
+    readonly timeToFirstToken: number;
+    readonly latency: number;
+    readonly queueTime: number;
+}
+
+const latencyBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160];
+const tokenLatencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5];
+const throughputBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+
+/**
+ * The server's Prometheus registry (its own, so two apps in one process never share counters).
+ * Spec-decode counters follow vLLM (field notes §9) and are exposed with `_total`; acceptance rate
+ * = accepted / draft tokens, mean acceptance length = 1 + accepted / drafts. They are added when a
+ * request completes, from its telemetry, so they always agree with the responses' usage; an aborted
+ * request adds only to `request_failure_total`.
+ */
+export class ServeMetrics {
+    public readonly registry = new Registry();
+    private readonly drafts: Counter<"model_name">;
+    private readonly draftTokens: Counter<"model_name">;
+    private readonly acceptedTokens: Counter<"model_name">;
+    private readonly acceptedPerPosition: Counter<"model_name" | "position">;
+    private readonly promptTokens: Counter<"model_name" | "decode_mode">;
+    private readonly generationTokens: Counter<"model_name" | "decode_mode">;
+    private readonly successes: Counter<"model_name" | "decode_mode" | "finished_reason">;
+    private readonly failures: Counter<"model_name" | "reason">;
+    private readonly latency: Histogram<"model_name" | "decode_mode">;
+    private readonly timeToFirstToken: Histogram<"model_name" | "decode_mode">;
+    private readonly timePerOutputToken: Histogram<"model_name" | "decode_mode">;
+    private readonly throughput: Histogram<"model_name" | "decode_mode">;
+    private readonly queueTime: Histogram<"model_name" | "decode_mode">;
+
+    public constructor(private readonly modelName: string, slots: GenerationSlots, options: {processMetrics?: boolean} = {}) {
+        const registers = [this.registry];
+        const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
+            new Counter<Label>({name, help, labelNames, registers});
+        const histogram = (name: string, help: string, buckets: number[]) =>
+            new Histogram<"model_name" | "decode_mode">({name, help, labelNames: ["model_name", "decode_mode"], buckets, registers});
+
+        this.drafts = counter("spec_decode_num_drafts_total", "Speculative steps that proposed at least one draft token.", ["model_name"]);
+        this.draftTokens = counter("spec_decode_num_draft_tokens_total", "Draft tokens proposed.", ["model_name"]);
+        this.acceptedTokens = counter("spec_decode_num_accepted_tokens_total", "Draft tokens accepted by verification.", ["model_name"]);
+        this.acceptedPerPosition = counter("spec_decode_num_accepted_tokens_per_pos_total", "Draft tokens accepted at each draft position (0-based).", ["model_name", "position"]);
+        this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of completed requests.", ["model_name", "decode_mode"]);
+        this.generationTokens = counter("generation_tokens_total", "Generated tokens of completed requests.", ["model_name", "decode_mode"]);
+        this.successes = counter("request_success_total", "Completed requests by finish reason.", ["model_name", "decode_mode", "finished_reason"]);
+        this.failures = counter("request_failure_total", "Requests that ended without completing (client gone, error).", ["model_name", "reason"]);
+        this.latency = histogram("e2e_request_latency_seconds", "Arrival to last token, queueing included.", latencyBuckets);
+        this.timeToFirstToken = histogram("time_to_first_token_seconds", "Arrival to first generated token, queueing included.", latencyBuckets);
+        this.timePerOutputToken = histogram("time_per_output_token_seconds", "Mean time between generated tokens after the first, per request.", tokenLatencyBuckets);
+        this.throughput = histogram("request_generation_tokens_per_second", "Generated tokens per second of decoding, per request.", throughputBuckets);
+        this.queueTime = histogram("request_queue_time_seconds", "Time a request waited for a generation slot.", latencyBuckets);
+
+        new Gauge({
+            name: "num_requests_running", help: "Requests decoding now.", labelNames: ["model_name"], registers,
+            collect() {
+                this.set({model_name: modelName}, slots.running);
+            }
+        });
+        new Gauge({
+            name: "num_requests_waiting", help: "Requests queued for a generation slot.", labelNames: ["model_name"], registers,
+            collect() {
+                this.set({model_name: modelName}, slots.waiting);
+            }
+        });
+        if (options.processMetrics === true) collectDefaultMetrics({register: this.registry});
+    }
+
+    public recordCompletion(request: CompletedRequest): void {
+        const model = {model_name: this.modelName};
+        const labels = {model_name: this.modelName, decode_mode: request.mode};
+        const telemetry = request.telemetry;
+        if (request.mode === "speculative") {
+            this.drafts.inc(model, telemetry.drafts);
+            this.draftTokens.inc(model, telemetry.draftTokens);
+            this.acceptedTokens.inc(model, telemetry.acceptedTokens);
+            telemetry.acceptedPerPosition.forEach((count, position) =>
+                this.acceptedPerPosition.inc({...model, position: String(position)}, count));
+        }
+        const generated = request.completionTokens;
+        this.promptTokens.inc(labels, request.promptTokens);
+        this.generationTokens.inc(labels, generated);
+        this.successes.inc({...labels, finished_reason: request.finishReason});
+        this.latency.observe(labels, request.latency);
+        this.timeToFirstToken.observe(labels, request.timeToFirstToken);
+        this.queueTime.observe(labels, request.queueTime);
+        if (generated > 1) this.timePerOutputToken.observe(labels, (request.latency - request.timeToFirstToken) / (generated - 1));
+        const decodeSeconds = (telemetry.time.total - telemetry.time.prompt) / 1000;
+        if (generated > 0 && decodeSeconds > 0) this.throughput.observe(labels, generated / decodeSeconds);
+    }
+
+    public recordFailure(reason: "aborted" | "error"): void {
+        this.failures.inc({model_name: this.modelName, reason});
+    }
+
+    public text(): Promise<string> {
+        return this.registry.metrics();
+    }
+
+    public get contentType(): string {
+        return this.registry.contentType;
+    }
+}

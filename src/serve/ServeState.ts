@@ -1,0 +1,25 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import type {ChatTemplate} from "./ChatTemplate.js";
+import type {GenerationSlots} from "./GenerationSlots.js";
+import type {SpeculativeDefaults} from "./resolveDecodePath.js";
+import type {SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
+import type {ServeMetrics} from "./ServeMetrics.js";
+
+/** What every request handler of one server shares. */
+export interface ServeState {
+    readonly modelName: string;
+    readonly target: ModelBackend;
+    readonly draft: ModelBackend | undefined;
+    readonly speculativeDefaults: SpeculativeDefaults;
+    readonly samplerDefaults: SamplerDefaults;
+    readonly chatTemplate: ChatTemplate;
+    readonly slots: GenerationSlots;
+    readonly metrics: ServeMetrics;
+    readonly fingerprints: SystemFingerprints;
+    /** Shared by every request that uses the calibrated policy (online updates, seed 004). */
+    readonly correctionMemory: CorrectionMemory;
+    /** Aborted when a graceful shutdown runs out of time: every generation still running stops. */
+    readonly shutdownSignal: AbortSignal;
+    readonly created: number;
+}

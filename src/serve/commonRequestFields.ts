@@ -1,0 +1,29 @@
+import {z} from "zod";
+import {speculativeFieldSchema} from "./speculativeFieldSchema.js";
+
+export const notSupported = "is not supported by this server";
+
+/**
+ * Fields shared by /v1/completions and /v1/chat/completions, with OpenAI's names. Parameters the
+ * engine cannot honour are accepted only at their neutral value (n = 1, no penalties, no logit
+ * bias), so a client asking for more gets a 400 naming the field instead of a silent difference.
+ */
+export const commonRequestFields = {
+    model: z.string().min(1).max(256).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.strictObject({include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish()}).nullish(),
+    max_tokens: z.int().min(1).max(1_000_000).nullish(),
+    temperature: z.number().min(0).max(100).nullish(),
+    top_p: z.number().gt(0).max(1).nullish(),
+    /** vLLM's convention: -1 (or 0) disables top-k. */
+    top_k: z.int().min(-1).max(1_000_000).nullish(),
+    min_p: z.number().min(0).max(1).nullish(),
+    stop: z.union([z.string().min(1).max(1000), z.array(z.string().min(1).max(1000)).max(16)]).nullish(),
+    seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
+    n: z.literal(1, {error: `only n = 1 is supported`}).nullish(),
+    presence_penalty: z.literal(0, {error: notSupported}).nullish(),
+    frequency_penalty: z.literal(0, {error: notSupported}).nullish(),
+    logit_bias: z.record(z.string(), z.number()).refine((value) => Object.keys(value).length === 0, {error: notSupported}).nullish(),
+    user: z.string().max(256).nullish(),
+    speculative: speculativeFieldSchema.nullish()
+};

@@ -1,0 +1,51 @@
+import type {z} from "zod";
+import {InvalidInputError} from "../errors.js";
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * Parses a request body as JSON and validates it; any failure is an InvalidInputError whose field
+ * names the offending parameter in OpenAI's style (`messages[0].content`), or none for the body.
+ */
+export function parseRequestBody<Schema extends z.ZodType>(text: string, schema: Schema): z.output<Schema> {
+    let value: unknown;
+    try {
+        value = JSON.parse(text);
+    } catch (error) {
+        throw new InvalidInputError(`the body is not valid JSON (${(error as Error).message})`);
+    }
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const issue = deepestIssue(parsed.error.issues[0]);
+    if (issue.code === "unrecognized_keys") {
+        const key = issue.keys[0];
+        throw new InvalidInputError(`unrecognized request argument "${key}"`, fieldName([...issue.path, key]));
+    }
+    const field = fieldName(issue.path);
+    if (field === undefined) throw new InvalidInputError(`the body must be a JSON object: ${issue.message}`);
+    throw new InvalidInputError(issue.message, field);
+}
+
+/**
+ * A union's own issue only says "Invalid input". Among its branches' issues the telling one is where
+ * the value had the branch's type but broke a constraint (`gamma` below 0, a second prompt), not a
+ * type mismatch with a branch that was never meant; ties go to the deepest path (speculative.gamma
+ * rather than speculative).
+ */
+function deepestIssue(issue: Issue): Issue {
+    if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue;
+    const rank = (candidate: Issue): number => (candidate.code === "invalid_type" ? 0 : 1_000) + candidate.path.length;
+    let best: Issue | undefined;
+    for (const branch of issue.errors) {
+        for (const candidate of branch) {
+            const resolved = deepestIssue({...candidate, path: [...issue.path, ...candidate.path]} as Issue);
+            if (best === undefined || rank(resolved) > rank(best)) best = resolved;
+        }
+    }
+    return best ?? issue;
+}
+
+function fieldName(path: readonly PropertyKey[]): string | undefined {
+    if (path.length === 0) return undefined;
+    return path.map((part, index) => typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`).join("");
+}

@@ -1,0 +1,89 @@
+import {randomInt} from "node:crypto";
+import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
+import {InvalidInputError, ModelNotFoundError} from "../errors.js";
+import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
+import type {CompletionRequest} from "./completionRequestSchema.js";
+import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";
+import type {ServeState} from "./ServeState.js";
+
+/** A validated request turned into what the engine runs. */
+export interface PreparedGeneration {
+    readonly promptTokens: number[];
+    /** Prompt tokens as the engine counts them (BOS included where the engine adds it). */
+    readonly promptLength: number;
+    readonly path: ResolvedDecodePath;
+    readonly options: GenerationOptionsInput;
+    readonly stream: boolean;
+    readonly includeUsage: boolean;
+    readonly continuousUsage: boolean;
+}
+
+/** Prompt token ids of a completion request: text is tokenized, ids are checked against the vocabulary. */
+export function completionPromptTokens(state: ServeState, prompt: CompletionRequest["prompt"]): number[] {
+    const single = Array.isArray(prompt) && (typeof prompt[0] === "string" || Array.isArray(prompt[0])) ? prompt[0] : prompt;
+    if (typeof single === "string") return state.target.tokenize(single);
+    const tokens = single as number[];
+    const outside = tokens.findIndex((token) => token >= state.target.vocabularySize);
+    if (outside >= 0)
+        throw new InvalidInputError(`token ${tokens[outside]} is outside the vocabulary [0, ${state.target.vocabularySize})`, "prompt");
+    return [...tokens];
+}
+
+/**
+ * Checks the model name and the context budget (as vLLM: prompt + max_tokens must fit the context;
+ * without max_tokens the rest of the context is the limit) and maps OpenAI parameters to
+ * generation options. Without a seed each request draws a random one, as OpenAI's API does.
+ */
+export function prepareGeneration(
+    state: ServeState,
+    request: CompletionRequest | ChatCompletionRequest,
+    promptTokens: number[],
+    promptField: "prompt" | "messages"
+): PreparedGeneration {
+    if (request.model != null && request.model !== state.modelName)
+        throw new ModelNotFoundError(`the model "${request.model}" does not exist; this server serves "${state.modelName}"`, "model");
+    const path = resolveDecodePath(request.speculative, state.speculativeDefaults, state.draft !== undefined);
+
+    const target = state.target;
+    const addsBos = target.bosToken != null && promptTokens[0] !== target.bosToken;
+    const promptLength = promptTokens.length + (addsBos ? 1 : 0);
+    const room = target.contextSize - promptLength;
+    if (room < 1)
+        throw new InvalidInputError(`has ${promptLength} tokens; this model's context holds ${target.contextSize} including at least one generated token`, promptField);
+    const maxTokensField = "max_completion_tokens" in request && request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
+    const requested = maxTokensField === "max_completion_tokens" ? (request as ChatCompletionRequest).max_completion_tokens : request.max_tokens;
+    if (requested != null && requested > room)
+        throw new InvalidInputError(
+            `this model's maximum context length is ${target.contextSize} tokens; you requested ${promptLength + requested} ` +
+            `(${promptLength} in the ${promptField === "prompt" ? "prompt" : "messages"}, ${requested} for the completion)`,
+            maxTokensField
+        );
+
+    const defaults = state.samplerDefaults;
+    const speculative = path.mode === "speculative";
+    const options: GenerationOptionsInput = {
+        policy: speculative ? path.policy : {kind: "strict"},
+        gamma: speculative ? path.gamma : 0,
+        draftSampling: speculative ? path.draftSampling : "sample",
+        draftLength: speculative ? path.draftLength : "fixed",
+        minConfidence: speculative ? path.minConfidence : 0,
+        sampling: {
+            temperature: request.temperature ?? defaults.temperature,
+            topK: request.top_k == null ? defaults.topK : Math.max(0, request.top_k),
+            topP: request.top_p ?? defaults.topP,
+            minP: request.min_p ?? defaults.minP
+        },
+        maxTokens: requested ?? room,
+        stop: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop,
+        seed: request.seed ?? randomInt(0, 2 ** 48 - 1)
+    };
+    return {
+        promptTokens,
+        promptLength,
+        path,
+        options,
+        stream: request.stream === true,
+        includeUsage: request.stream_options?.include_usage === true,
+        continuousUsage: request.stream_options?.continuous_usage_stats === true
+    };
+}

@@ -1,0 +1,52 @@
+import {InvalidInputError} from "../errors.js";
+import {parsePolicyConfig} from "../policies/createPolicy.js";
+import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
+import type {PolicyConfig} from "../policies/policyConfigSchema.js";
+import type {SpeculativeField} from "./speculativeFieldSchema.js";
+
+/** The server's speculative settings, used where a request does not override them. */
+export interface SpeculativeDefaults {
+    readonly policy: PolicyConfig;
+    readonly gamma: number;
+    readonly draftSampling: "sample" | "greedy";
+    readonly draftLength: "fixed" | "schedule";
+    readonly minConfidence: number;
+}
+
+/** What one request decodes with: target-only, or speculative with these settings. */
+export type ResolvedDecodePath =
+    | {readonly mode: "target_only"}
+    | ({readonly mode: "speculative"} & SpeculativeDefaults);
+
+/**
+ * Applies a request's `speculative` field to the server defaults. Without a draft model only
+ * target-only decoding exists. A calibrated policy's `memory` is a file path and is refused: a
+ * request never names a file on the server (the server's own correction memory is used instead).
+ */
+export function resolveDecodePath(field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, hasDraft: boolean): ResolvedDecodePath {
+    if (field === "off") return {mode: "target_only"};
+    if (!hasDraft) {
+        if (field != null) throw new InvalidInputError("this server has no draft model; only \"off\" is available", "speculative");
+        return {mode: "target_only"};
+    }
+    const policy = field?.policy === undefined ? defaults.policy
+        : typeof field.policy === "string" ? parsePolicySpec(field.policy, "speculative.policy")
+            : parsePolicyConfig(field.policy, "speculative.policy");
+    if (policy.kind === "calibrated" && policy.memory !== undefined)
+        throw new InvalidInputError("file paths are not accepted in requests; the server's correction memory is used", "speculative.policy.memory");
+    const gamma = field?.gamma ?? defaults.gamma;
+    if (gamma === 0) return {mode: "target_only"};
+    return {
+        mode: "speculative",
+        policy,
+        gamma,
+        draftSampling: field?.draft_sampling ?? defaults.draftSampling,
+        draftLength: field?.draft_length ?? defaults.draftLength,
+        minConfidence: field?.min_confidence ?? defaults.minConfidence
+    };
+}
+
+/** A short description for responses and logs: "target-only" or "fuzzy:js:0.4, γ=4". */
+export function decodePathLabel(path: ResolvedDecodePath): string {
+    return path.mode === "target_only" ? "target-only" : `${policyLabel(path.policy)}, γ=${path.gamma}`;
+}

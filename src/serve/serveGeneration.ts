@@ -1,0 +1,189 @@
+import {randomUUID} from "node:crypto";
+import {setImmediate as yieldToEventLoop} from "node:timers/promises";
+import type {Context} from "hono";
+import {streamSSE} from "hono/streaming";
+import {type GenerationChunk, type GenerationResult, streamGeneration} from "../engine/generate.js";
+import {policyLabel} from "../policies/parsePolicySpec.js";
+import {openAiError} from "./openAiError.js";
+import type {PreparedGeneration} from "./prepareGeneration.js";
+import {openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
+import type {ServeState} from "./ServeState.js";
+
+/**
+ * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
+ *
+ * Lifecycle: wait for a slot (429 when the queue is full) → start the engine and compute its first
+ * step before any byte is sent, so a request the engine refuses still gets a proper status →
+ * decode, yielding to the event loop after every step so concurrent requests take turns (a fake
+ * backend that never awaits I/O would otherwise run one request to the end) → release the slot.
+ * The client closing the connection, or a shutdown that runs out of time, aborts the engine, which
+ * disposes its sequences; the slot is freed in every case.
+ */
+export async function serveGeneration(c: Context, state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number): Promise<Response> {
+    const controller = new AbortController();
+    // Abort with a DOMException whatever the source's reason (node-server aborts with a string).
+    const abort = (): void => controller.abort(new DOMException("the client closed the connection or the server is stopping", "AbortError"));
+    const sources = [c.req.raw.signal, state.shutdownSignal];
+    for (const source of sources) {
+        if (source.aborted) abort();
+        else source.addEventListener("abort", abort, {once: true});
+    }
+    const detach = (): void => sources.forEach((source) => source.removeEventListener("abort", abort));
+
+    let release: (() => void) | undefined;
+    let generator: AsyncGenerator<GenerationChunk, GenerationResult> | undefined;
+    const finish = async (): Promise<void> => {
+        // return() runs the engine's finally (sequence disposal) if it stopped mid-way; a no-op otherwise.
+        await generator?.return(undefined as never).catch(() => undefined);
+        release?.();
+        detach();
+    };
+
+    let handedToStream = false;
+    try {
+        const fingerprint = await state.fingerprints.for(prepared.path);
+        release = await state.slots.acquire(controller.signal);
+        const started = performance.now();
+        const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started);
+        generator = streamGeneration(state.target, prepared.path.mode === "speculative" ? state.draft : undefined, prepared.promptTokens,
+            prepared.options, {signal: controller.signal, correctionMemory: state.correctionMemory});
+        let next = await generator.next();
+
+        if (!prepared.stream) {
+            while (!next.done) {
+                run.observe(next.value);
+                await yieldToEventLoop();
+                next = await generator.next();
+            }
+            run.complete(next.value);
+            return c.json(run.response(next.value));
+        }
+
+        handedToStream = true;
+        const firstStep = next;
+        return streamSSE(c, async (stream) => {
+            stream.onAbort(abort);
+            try {
+                if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
+                let step = firstStep;
+                while (!step.done) {
+                    const text = run.observe(step.value);
+                    if (text !== "") await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
+                    await yieldToEventLoop();
+                    step = await generator!.next();
+                }
+                const result = step.value;
+                run.complete(result);
+                await stream.writeSSE({data: JSON.stringify({
+                    ...run.chunk(format.chunkChoice("", openAiFinishReason(result.finishReason), false), prepared.continuousUsage),
+                    speculative: run.speculativeSummary(result)
+                })});
+                if (prepared.includeUsage) await stream.writeSSE({data: JSON.stringify({...run.chunk(undefined), usage: run.usage(result)})});
+                await stream.writeSSE({data: "[DONE]"});
+            } catch (error) {
+                if (controller.signal.aborted) state.metrics.recordFailure("aborted");
+                else {
+                    state.metrics.recordFailure("error");
+                    // Headers are sent: the error travels as a last event, in the same format as any other.
+                    await stream.writeSSE({data: JSON.stringify(openAiError(error).body)}).catch(() => undefined);
+                    await stream.writeSSE({data: "[DONE]"}).catch(() => undefined);
+                }
+            } finally {
+                await finish();
+            }
+        });
+    } catch (error) {
+        state.metrics.recordFailure(controller.signal.aborted ? "aborted" : "error");
+        throw controller.signal.aborted ? controller.signal.reason : error;
+    } finally {
+        if (!handedToStream) await finish();
+    }
+}
+
+/** The bookkeeping of one generation: ids, timings, the text so far, and the response bodies. */
+class GenerationRun {
+    private readonly id: string;
+    private readonly created = Math.floor(Date.now() / 1000);
+    private firstTokenAt: number | undefined;
+    private completionTokens = 0;
+
+    public constructor(
+        private readonly state: ServeState,
+        private readonly prepared: PreparedGeneration,
+        private readonly format: ResponseFormat,
+        private readonly fingerprint: string,
+        private readonly arrival: number,
+        private readonly started: number
+    ) {
+        this.id = `${format.idPrefix}${randomUUID().replaceAll("-", "")}`;
+    }
+
+    /** Records a step and returns its text. */
+    public observe(chunk: GenerationChunk): string {
+        if (chunk.tokens.length > 0) this.firstTokenAt ??= performance.now();
+        this.completionTokens += chunk.tokens.length;
+        return chunk.text;
+    }
+
+    public complete(result: GenerationResult): void {
+        const end = performance.now();
+        this.state.metrics.recordCompletion({
+            mode: this.prepared.path.mode,
+            finishReason: result.finishReason,
+            telemetry: result.telemetry,
+            promptTokens: result.promptTokens,
+            completionTokens: result.tokens.length,
+            timeToFirstToken: ((this.firstTokenAt ?? end) - this.arrival) / 1000,
+            latency: (end - this.arrival) / 1000,
+            queueTime: (this.started - this.arrival) / 1000
+        });
+    }
+
+    public usage(result: GenerationResult): Record<string, number> {
+        return {prompt_tokens: result.promptTokens, completion_tokens: result.tokens.length, total_tokens: result.promptTokens + result.tokens.length};
+    }
+
+    /** Per-request spec-decode counters (vLLM's names), so a canary can read acceptance per response. */
+    public speculativeSummary(result: GenerationResult): Record<string, unknown> {
+        const path = this.prepared.path;
+        if (path.mode === "target_only") return {mode: "target_only"};
+        const telemetry = result.telemetry;
+        return {
+            mode: "speculative",
+            policy: policyLabel(path.policy),
+            gamma: path.gamma,
+            num_drafts: telemetry.drafts,
+            num_draft_tokens: telemetry.draftTokens,
+            num_accepted_tokens: telemetry.acceptedTokens,
+            acceptance_rate: telemetry.acceptanceRate,
+            mean_acceptance_length: telemetry.meanAcceptanceLength
+        };
+    }
+
+    public response(result: GenerationResult): Record<string, unknown> {
+        return {
+            id: this.id,
+            object: this.format.object,
+            created: this.created,
+            model: this.state.modelName,
+            system_fingerprint: this.fingerprint,
+            choices: [this.format.choice(result.text, openAiFinishReason(result.finishReason))],
+            usage: this.usage(result),
+            speculative: this.speculativeSummary(result)
+        };
+    }
+
+    /** A stream chunk; `choice` undefined gives the usage chunk's empty choices. */
+    public chunk(choice: Record<string, unknown> | undefined, withUsage = false): Record<string, unknown> {
+        const promptTokens = this.prepared.promptLength;
+        return {
+            id: this.id,
+            object: this.format.chunkObject,
+            created: this.created,
+            model: this.state.modelName,
+            system_fingerprint: this.fingerprint,
+            choices: choice === undefined ? [] : [choice],
+            ...(withUsage ? {usage: {prompt_tokens: promptTokens, completion_tokens: this.completionTokens, total_tokens: promptTokens + this.completionTokens}} : {})
+        };
+    }
+}

@@ -1,0 +1,73 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {DecodePathDescription} from "../decodePaths/DecodePath.js";
+import {canonicalJson} from "../fingerprint/canonicalJson.js";
+import {decodePathFingerprint} from "../fingerprint/decodePathFingerprint.js";
+import type {ResolvedDecodePath} from "./resolveDecodePath.js";
+
+/** The sampler values the server uses where a request leaves them out. */
+export interface SamplerDefaults {
+    readonly temperature: number;
+    readonly topK: number;
+    readonly topP: number;
+    readonly minP: number;
+}
+
+export interface FingerprintSources {
+    readonly target: ModelBackend;
+    readonly draft: ModelBackend | undefined;
+    /** The GGUF files, hashed by content; without them (in-memory test backends) the vocabulary identities stand in. */
+    readonly files?: {readonly target: string; readonly draft?: string};
+    readonly samplerDefaults: SamplerDefaults;
+    readonly chatTemplate: string;
+}
+
+/**
+ * The description of the decode path one request takes, for `system_fingerprint` (seed 002): model
+ * file hashes, policy, γ, draft settings, sampler defaults and chat template; the engine versions
+ * and the native binary's hash are added by decodePathFingerprint. Target-only requests leave the
+ * draft out, so swapping the draft changes only the speculative arm's fingerprint. Per-request
+ * sampler values are not included: they are in the request the client sent.
+ */
+export function servedDecodePathDescription(sources: FingerprintSources, path: ResolvedDecodePath): DecodePathDescription {
+    const speculative = path.mode === "speculative";
+    const files: Record<string, string> = {};
+    if (sources.files !== undefined) {
+        files.target = sources.files.target;
+        if (speculative && sources.files.draft !== undefined) files.draft = sources.files.draft;
+    }
+    const parameters: Record<string, unknown> = {
+        server: "specgate serve",
+        speculative,
+        samplerDefaults: sources.samplerDefaults,
+        chatTemplate: sources.chatTemplate,
+        ...(speculative ? {
+            policy: path.policy, gamma: path.gamma, draftSampling: path.draftSampling,
+            draftLength: path.draftLength, minConfidence: path.minConfidence
+        } : {})
+    };
+    if (sources.files === undefined) {
+        parameters.targetVocabulary = sources.target.vocabularyIdentity();
+        if (speculative) parameters.draftVocabulary = sources.draft?.vocabularyIdentity() ?? null;
+    }
+    return {kind: "embedded", parameters, files};
+}
+
+/** Memoised system fingerprints: one hash per distinct decode path, computed on first use. */
+export class SystemFingerprints {
+    private readonly cache = new Map<string, Promise<string>>();
+
+    public constructor(private readonly sources: FingerprintSources) {}
+
+    public for(path: ResolvedDecodePath): Promise<string> {
+        const description = servedDecodePathDescription(this.sources, path);
+        const key = canonicalJson(description);
+        let fingerprint = this.cache.get(key);
+        if (fingerprint === undefined) {
+            // OpenAI's fingerprints look like "fp_…"; the full sha256 keeps collisions out of the question.
+            fingerprint = decodePathFingerprint(description).then((result) => `fp_${result.fingerprint}`);
+            this.cache.set(key, fingerprint);
+            fingerprint.catch(() => this.cache.delete(key));
+        }
+        return fingerprint;
+    }
+}
