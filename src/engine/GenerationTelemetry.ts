@@ -21,6 +21,8 @@ export class GenerationTelemetry {
     public targetEvaluations = new Map<number, [number, number]>();
     /** [total ms, count] of single draft-token evaluations, for t_draft. */
     public draftEvaluations: [number, number] = [0, 0];
+    /** Milliseconds of every draft evaluation, single tokens and catch-up batches alike (model time). */
+    public draftModelMilliseconds = 0;
 
     public recordStep(proposed: number, accepted: number, emitted: number): void {
         this.steps++;
@@ -42,7 +44,10 @@ export class GenerationTelemetry {
         this.targetEvaluations.set(batchSize, entry);
     }
 
-    public recordDraftEvaluation(milliseconds: number): void {
+    /** One draft evaluation of `batchSize` tokens; single-token ones also feed t_draft. */
+    public recordDraftEvaluation(milliseconds: number, batchSize = 1): void {
+        this.draftModelMilliseconds += milliseconds;
+        if (batchSize !== 1) return;
         this.draftEvaluations[0] += milliseconds;
         this.draftEvaluations[1]++;
     }
@@ -67,7 +72,7 @@ export class GenerationTelemetry {
      */
     public get overheadShare(): number {
         const decode = this.time.total - this.time.prompt;
-        let model = this.draftEvaluations[0];
+        let model = this.draftModelMilliseconds;
         for (const [total] of this.targetEvaluations.values()) model += total;
         return decode <= 0 ? 0 : Math.max(0, decode - model) / decode;
     }
@@ -92,6 +97,7 @@ export class GenerationTelemetry {
             this.targetEvaluations.set(size, [entry[0] + total, entry[1] + count]);
         }
         this.draftEvaluations = [this.draftEvaluations[0] + other.draftEvaluations[0], this.draftEvaluations[1] + other.draftEvaluations[1]];
+        this.draftModelMilliseconds += other.draftModelMilliseconds;
     }
 
     public toJSON() {

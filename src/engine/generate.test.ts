@@ -132,5 +132,9 @@ describe("speculative generation on a bigram backend", () => {
         expect(telemetry.meanAcceptanceLength).toBeCloseTo(1 + telemetry.acceptedTokens / telemetry.drafts, 12);
         expect(telemetry.acceptedPerPosition.reduce((sum, count) => sum + count, 0)).toBe(telemetry.acceptedTokens);
         expect(Object.keys(telemetry.costCurve()).map(Number)).toContain(5);
+        // Catch-up batches (after a fully accepted step) count as draft model time but not towards t_draft.
+        expect(telemetry.draftModelMilliseconds).toBeGreaterThanOrEqual(telemetry.draftEvaluations[0]);
+        expect(telemetry.overheadShare).toBeGreaterThanOrEqual(0);
+        expect(telemetry.overheadShare).toBeLessThanOrEqual(1);
     });
 });

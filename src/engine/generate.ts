@@ -122,7 +122,7 @@ export async function* streamGeneration(
             if (draftSequence != null && wanted > 0 && argmaxOnly) {
                 let evaluateStart = performance.now();
                 let [token] = await draftSequence.evaluateArgmax!(draftCatchUp);
-                if (draftCatchUp.length === 1) telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
+                telemetry.recordDraftEvaluation(performance.now() - evaluateStart, draftCatchUp.length);
                 for (let position = 0; position < wanted; position++) {
                     draftTokens.push(token);
                     if (position < wanted - 1) {
@@ -135,7 +135,7 @@ export async function* streamGeneration(
             } else if (draftSequence != null && wanted > 0) {
                 let evaluateStart = performance.now();
                 let [logits] = await draftSequence.evaluate(draftCatchUp);
-                if (draftCatchUp.length === 1) telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
+                telemetry.recordDraftEvaluation(performance.now() - evaluateStart, draftCatchUp.length);
                 for (let position = 0; position < wanted; position++) {
                     const probabilities = processLogits(logits, options.sampling);
                     if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
