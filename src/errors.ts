@@ -137,3 +137,16 @@ export class ServerShuttingDownError extends SpecgateError {
         super("shutting_down", message);
     }
 }
+
+/**
+ * A training checkpoint cannot be used. "missing": no such file; "corrupt": not a specgate checkpoint,
+ * truncated or malformed; "mismatch": a valid checkpoint of another model shape or training setup.
+ */
+export class CheckpointError extends SpecgateError {
+    public readonly reason: "missing" | "corrupt" | "mismatch";
+
+    public constructor(reason: "missing" | "corrupt" | "mismatch", message: string, field?: string) {
+        super("checkpoint_unusable", message, field);
+        this.reason = reason;
+    }
+}

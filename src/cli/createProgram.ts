@@ -1,6 +1,7 @@
 import {Command} from "commander";
 import {registerBenchCommand} from "./commands/benchCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
+import {registerCorpusCommand} from "./commands/corpusCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
 import {registerOcmCommand} from "./commands/ocmCommand.js";
@@ -24,5 +25,6 @@ export function createProgram(): Command {
     registerServeCommand(program);
     registerTaisRunCommand(program);
     registerCanaryCommand(program);
+    registerCorpusCommand(program);
     return program;
 }

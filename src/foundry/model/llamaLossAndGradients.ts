@@ -1,0 +1,80 @@
+import {InvalidInputError, TokenOutOfRangeError} from "../../errors.js";
+import type {LlamaConfig} from "./LlamaConfig.js";
+import {llamaBackward} from "./llamaBackward.js";
+import {llamaForward} from "./llamaForward.js";
+import {type LlamaWeights, zeroLlamaWeights} from "./LlamaWeights.js";
+import type {RopeTable} from "./RopeTable.js";
+
+/** One training sequence: position t predicts tokens[t + 1] with weight lossWeights[t] (default 1). */
+export interface TrainingSequence {
+    readonly tokens: readonly number[];
+    /** tokens.length − 1 non-negative weights, e.g. 0 on a prompt to train on the answer only. */
+    readonly lossWeights?: readonly number[];
+}
+
+export interface LossAndGradients {
+    /** Weighted mean next-token cross-entropy, in nats. */
+    readonly loss: number;
+    /** Σ loss weights: the number of predicted tokens when unweighted. */
+    readonly weightTotal: number;
+    /** ∂loss/∂w for every tensor. */
+    readonly gradients: LlamaWeights;
+}
+
+/**
+ * Weighted mean next-token cross-entropy over a batch of sequences and its exact gradient: each
+ * sequence is run forward, its logit gradients (softmax − one-hot, times weight / Σ weights) are
+ * back-propagated, and the gradients of all sequences add up.
+ */
+export function llamaLossAndGradients(config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, batch: readonly TrainingSequence[]): LossAndGradients {
+    const vocabulary = config.vocabularySize;
+    let weightTotal = 0;
+    batch.forEach((sequence, index) => {
+        const expected = sequence.tokens.length - 1;
+        if (expected < 1)
+            throw new InvalidInputError("a training sequence needs at least two tokens", `batch[${index}].tokens`);
+        const lossWeights = sequence.lossWeights;
+        if (lossWeights !== undefined && lossWeights.length !== expected)
+            throw new InvalidInputError(`expected ${expected} loss weights, got ${lossWeights.length}`, `batch[${index}].lossWeights`);
+        sequence.tokens.forEach((token, position) => {
+            if (!Number.isInteger(token) || token < 0 || token >= vocabulary)
+                throw new TokenOutOfRangeError(`token ${token} is outside [0, ${vocabulary})`, `batch[${index}].tokens[${position}]`);
+        });
+        for (let t = 0; t < expected; t++) {
+            const weight = lossWeights?.[t] ?? 1;
+            if (!(weight >= 0) || !Number.isFinite(weight))
+                throw new InvalidInputError(`loss weights must be finite and >= 0, got ${weight}`, `batch[${index}].lossWeights[${t}]`);
+            weightTotal += weight;
+        }
+    });
+    if (!(weightTotal > 0))
+        throw new InvalidInputError("the batch has no positive loss weight", "batch");
+
+    const gradients = zeroLlamaWeights(config);
+    let loss = 0;
+    for (const sequence of batch) {
+        // The last position predicts nothing, so it is not run: its logits would get a zero gradient.
+        const inputs = sequence.tokens.slice(0, -1);
+        const {logits, activations} = llamaForward(config, weights, rope, inputs);
+        const logitGradients = new Float64Array(logits.length);
+        for (let t = 0; t < inputs.length; t++) {
+            const weight = (sequence.lossWeights?.[t] ?? 1) / weightTotal;
+            if (weight === 0)
+                continue;
+            const offset = t * vocabulary;
+            let maximum = -Infinity;
+            for (let v = 0; v < vocabulary; v++)
+                maximum = Math.max(maximum, logits[offset + v]);
+            let total = 0;
+            for (let v = 0; v < vocabulary; v++)
+                total += Math.exp(logits[offset + v] - maximum);
+            const target = sequence.tokens[t + 1];
+            loss += weight * (maximum + Math.log(total) - logits[offset + target]);
+            for (let v = 0; v < vocabulary; v++)
+                logitGradients[offset + v] = (weight * Math.exp(logits[offset + v] - maximum)) / total;
+            logitGradients[offset + target] -= weight;
+        }
+        llamaBackward(config, weights, rope, activations, logitGradients, gradients);
+    }
+    return {loss, weightTotal, gradients};
+}
