@@ -177,3 +177,24 @@ describe("NodeLlamaCppBackend", () => {
         await expect(NodeLlamaCppBackend.load(pair.targetPath, {threads: 0})).rejects.toThrow(InvalidInputError);
     });
 });
+
+describe("sequence pool", () => {
+    it("reuses a disposed sequence's context with an empty history, and a reused sequence evaluates like a fresh one", async () => {
+        const backend = await NodeLlamaCppBackend.load(pair.targetPath, {threads: 1});
+        try {
+            const tokens = backend.tokenize("pool test");
+            const first = await backend.createSequence();
+            const [fresh] = await first.evaluate(tokens);
+            await first.evaluate(backend.tokenize(" and more text"));
+            await first.dispose();
+            await expect(first.evaluate(tokens)).rejects.toThrow(/disposed/);
+            const second = await backend.createSequence();
+            expect(second.tokens).toEqual([]);
+            const [reused] = await second.evaluate(tokens);
+            for (let index = 0; index < fresh.length; index++) expect(Math.abs(reused[index] - fresh[index])).toBeLessThan(1e-4);
+            await second.dispose();
+        } finally {
+            await backend.dispose();
+        }
+    });
+});

@@ -26,6 +26,11 @@ export interface NodeLlamaCppBackendOptions {
      * public API. Both return the same logits; this exists to compare them.
      */
     readonly logitsTransfer?: LogitsTransfer;
+    /**
+     * Contexts kept for reuse after their sequence is disposed. Default 64 (a server's peak of
+     * concurrent sequences); 0 frees every context at once.
+     */
+    readonly maxIdleSequences?: number;
 }
 
 export type LogitsTransfer = "direct" | "controlledEvaluate";
@@ -82,12 +87,14 @@ export class NodeLlamaCppBackend implements ModelBackend {
     public readonly eosToken: number | undefined;
     private readonly identity: string;
     private readonly sequences = new Set<NodeLlamaCppSequence>();
+    private readonly idleSlots: SequenceSlot[] = [];
+    private disposed = false;
 
     private constructor(
         private readonly model: LlamaModel,
         header: GgufReader,
         vocabularySize: number,
-        private readonly options: {threads: number; contextSize: number; batchSize: number; logitsTransfer: LogitsTransfer}
+        private readonly options: {threads: number; contextSize: number; batchSize: number; logitsTransfer: LogitsTransfer; maxIdleSequences: number}
     ) {
         // llama.cpp's n_vocab is the length of tokenizer.ggml.tokens, and so is every logits row.
         this.vocabularySize = vocabularySize;
@@ -139,7 +146,10 @@ export class NodeLlamaCppBackend implements ModelBackend {
                 path
             );
         }
-        return new NodeLlamaCppBackend(model, header, tokens.value.items.length, {threads, contextSize, batchSize, logitsTransfer});
+        const maxIdleSequences = options.maxIdleSequences ?? 64;
+        if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)
+            throw new InvalidInputError(`must be a non-negative integer, got ${maxIdleSequences}`, "maxIdleSequences");
+        return new NodeLlamaCppBackend(model, header, tokens.value.items.length, {threads, contextSize, batchSize, logitsTransfer, maxIdleSequences});
     }
 
     public tokenize(text: string): number[] {
@@ -156,29 +166,67 @@ export class NodeLlamaCppBackend implements ModelBackend {
     }
 
     public async createSequence(): Promise<NodeLlamaCppSequence> {
-        // One context per sequence: independent KV caches, disposed with the sequence. One cell more
-        // than contextSize because node-llama-cpp keeps the last cell free and shifts the context
-        // (silently dropping the oldest tokens) when a sequence would fill it.
+        const slot = this.idleSlots.pop() ?? await this.createSlot();
+        const sequence: NodeLlamaCppSequence = new NodeLlamaCppSequence(slot.context, slot.sequence, slot.reader, this, (): Promise<void> => this.release(sequence, slot));
+        this.sequences.add(sequence);
+        return sequence;
+    }
+
+    /**
+     * One context per sequence: independent KV caches. One cell more than contextSize because
+     * node-llama-cpp keeps the last cell free and shifts the context (silently dropping the oldest
+     * tokens) when a sequence would fill it.
+     */
+    private async createSlot(): Promise<SequenceSlot> {
         const context = await this.model.createContext({
             contextSize: this.options.contextSize + 1,
             batchSize: this.options.batchSize,
             threads: {ideal: this.options.threads, min: this.options.threads},
             sequences: 1
         });
-        const llamaSequence = context.getSequence();
+        const sequence = context.getSequence();
         const reader = this.options.logitsTransfer === "direct"
-            ? createDirectLogitsReader(context, llamaSequence, this.vocabularySize)
+            ? createDirectLogitsReader(context, sequence, this.vocabularySize)
             : undefined;
-        const sequence = new NodeLlamaCppSequence(context, llamaSequence, reader, this, () => this.sequences.delete(sequence));
-        this.sequences.add(sequence);
-        return sequence;
+        return {context, sequence, reader};
+    }
+
+    /**
+     * A disposed sequence's context goes back to a pool (history cleared) instead of being freed:
+     * creating a llama.cpp context per request costs time, and freeing many at once leaves the
+     * process RSS at its high-water mark anyway (glibc keeps the pages), so reuse keeps memory flat
+     * under repeated load. The pool holds at most `maxIdleSequences`; the rest are freed.
+     */
+    private async release(sequence: NodeLlamaCppSequence, slot: SequenceSlot): Promise<void> {
+        this.sequences.delete(sequence);
+        if (!this.disposed && this.idleSlots.length < this.options.maxIdleSequences) {
+            await slot.sequence.clearHistory();
+            this.idleSlots.push(slot);
+            return;
+        }
+        await freeSlot(slot);
     }
 
     public async dispose(): Promise<void> {
+        this.disposed = true;
         for (const sequence of [...this.sequences])
             await sequence.dispose();
+        for (const slot of this.idleSlots.splice(0))
+            await freeSlot(slot);
         await this.model.dispose();
     }
+}
+
+/** A llama.cpp context with its one sequence (and logits reader), reusable across BackendSequences. */
+interface SequenceSlot {
+    context: LlamaContext;
+    sequence: LlamaContextSequence;
+    reader: DirectLogitsReader | undefined;
+}
+
+async function freeSlot(slot: SequenceSlot): Promise<void> {
+    slot.reader?.dispose();
+    await slot.context.dispose();
 }
 
 function checkToken(token: number, vocabularySize: number, field: string): void {
@@ -203,7 +251,7 @@ export class NodeLlamaCppSequence implements BackendSequence {
         private readonly sequence: LlamaContextSequence,
         private readonly reader: DirectLogitsReader | undefined,
         private readonly backend: NodeLlamaCppBackend,
-        private readonly onDispose: () => void
+        private readonly release: () => Promise<void>
     ) {
         this.logitsTransfer = reader === undefined ? "controlledEvaluate" : "direct";
     }
@@ -304,11 +352,8 @@ export class NodeLlamaCppSequence implements BackendSequence {
     public dispose(): Promise<void> {
         if (this.disposed)
             return Promise.resolve();
-        this.onDispose();
-        const disposal = this.serialized(async () => {
-            this.reader?.dispose();
-            await this.context.dispose();
-        });
+        // Runs after every queued operation; then the context is pooled or freed by the backend.
+        const disposal = this.serialized(() => this.release());
         this.disposed = true;
         return disposal;
     }
