@@ -3,23 +3,18 @@ import {readFile} from "node:fs/promises";
 import {type Command, Option} from "commander";
 import {stringify} from "yaml";
 
-import {type TaisClassification, type TaisOptions, DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
+import {type TaisClassification, DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
 import {parseCountsCsv} from "../../audits/tais/parseCountsCsv.js";
 import {type TaisCardFormat, buildTaisCard, renderTaisCard} from "../../audits/tais/taisCard.js";
 import {runTaisSelfTest} from "../../audits/tais/taisSelfTest.js";
 import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {taisParentCommand} from "../textOptions.js";
+import {parseFormat, parseTaisOptions, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
 
 /** Raw option values as commander hands them over; runTaisCompute validates them itself. */
-export interface TaisComputeCommandOptions {
+export interface TaisComputeCommandOptions extends TaisScreenCommandOptions {
     readonly input?: string;
-    readonly nullCutoff?: string;
-    readonly tostMargin?: string;
-    readonly alpha?: string;
-    readonly minN?: string;
-    readonly json?: string;
-    readonly format?: string;
     readonly selfTest?: boolean;
 }
 
@@ -100,43 +95,8 @@ export function registerTaisComputeCommand(program: Command): Command {
         });
 }
 
-function parseTaisOptions(options: TaisComputeCommandOptions): TaisOptions {
-    const nullCutoff = parseNumber(options.nullCutoff, "--null-cutoff", DEFAULT_TAIS_OPTIONS.nullCutoff);
-    const tostMarginPercentagePoints = parseNumber(options.tostMargin, "--tost-margin", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints);
-    const alpha = parseNumber(options.alpha, "--alpha", DEFAULT_TAIS_OPTIONS.alpha);
-    const minimumN = parseNumber(options.minN, "--min-n", DEFAULT_TAIS_OPTIONS.minimumN);
-    if (!(nullCutoff > 0)) {
-        throw new InvalidInputError(`must be positive, got ${options.nullCutoff}`, "--null-cutoff");
-    }
-    if (!(tostMarginPercentagePoints > 0 && tostMarginPercentagePoints < 100)) {
-        throw new InvalidInputError(`must lie strictly between 0 and 100 percentage points, got ${options.tostMargin}`, "--tost-margin");
-    }
-    if (!(alpha > 0 && alpha < 0.5)) {
-        throw new InvalidInputError(`must lie strictly between 0 and 0.5, got ${options.alpha}`, "--alpha");
-    }
-    if (!(Number.isInteger(minimumN) && minimumN >= 1)) {
-        throw new InvalidInputError(`must be a positive integer, got ${options.minN}`, "--min-n");
-    }
-    return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN};
-}
 
-function parseNumber(text: string | undefined, flag: string, fallback: number): number {
-    if (text === undefined) {
-        return fallback;
-    }
-    // A plain decimal: Number() alone would accept "", "0x10" and " 3 ".
-    if (!/^\+?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
-        throw new InvalidInputError(`must be a non-negative decimal number, got "${text}"`, flag);
-    }
-    return Number(text);
-}
 
-function parseFormat(format: string | undefined): TaisCardFormat {
-    if (format === undefined || format === "yaml" || format === "json") {
-        return format ?? "yaml";
-    }
-    throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
-}
 
 async function readInput(path: string): Promise<string> {
     try {

@@ -18,8 +18,9 @@ import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import type {CommandOutcome, OpenPath} from "./canaryCommand.js";
 import {TAIS_EXIT_CODES} from "./taisComputeCommand.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
+import {parseFormat, parseTaisOptions, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
 
-export interface TaisRunCommandOptions {
+export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
     readonly battery?: string;
     readonly dataDir?: string;
     readonly a?: string;
@@ -30,12 +31,6 @@ export interface TaisRunCommandOptions {
     readonly temperatures?: string;
     readonly seeds?: string;
     readonly concurrency?: string;
-    readonly nullCutoff?: string;
-    readonly tostMargin?: string;
-    readonly alpha?: string;
-    readonly minN?: string;
-    readonly json?: string;
-    readonly format?: string;
 }
 
 const COMMAND_NAME = "specgate tais run";
@@ -49,14 +44,8 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
     const opened: DecodePath[] = [];
     let ledger: SampleLedger<TaisSampleRow> | undefined;
     try {
-        const format = options.format ?? "yaml";
-        if (format !== "yaml" && format !== "json") throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
-        const taisOptions = {
-            nullCutoff: nonNegativeDecimal(options.nullCutoff, "--null-cutoff", DEFAULT_TAIS_OPTIONS.nullCutoff),
-            tostMarginPercentagePoints: nonNegativeDecimal(options.tostMargin, "--tost-margin", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints),
-            alpha: nonNegativeDecimal(options.alpha, "--alpha", DEFAULT_TAIS_OPTIONS.alpha),
-            minimumN: nonNegativeInteger(options.minN, "--min-n", DEFAULT_TAIS_OPTIONS.minimumN)
-        };
+        const format = parseFormat(options.format);
+        const taisOptions = parseTaisOptions(options);
         const regimes = parseRegimes(options.temperatures ?? "0", options.seeds ?? "0");
         const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 128);
         const concurrency = Math.max(1, nonNegativeInteger(options.concurrency, "--concurrency", 4));
