@@ -12,6 +12,11 @@ export interface ModelBackend {
 
     /** Token ids for `text`, without BOS/EOS and without parsing special-token text. */
     tokenize(text: string): number[];
+    /**
+     * Token ids for `text` with special-token text (e.g. "<|im_start|>") parsed as the special
+     * tokens — for prompts rendered from a chat template, never for user text. Optional.
+     */
+    tokenizeWithSpecialTokens?(text: string): number[];
     /** Text for `tokens`; special (control) tokens contribute nothing. */
     detokenize(tokens: readonly number[]): string;
     /**

@@ -156,6 +156,10 @@ export class NodeLlamaCppBackend implements ModelBackend {
         return Array.from(this.model.tokenize(text, false));
     }
 
+    public tokenizeWithSpecialTokens(text: string): number[] {
+        return Array.from(this.model.tokenize(text, true));
+    }
+
     public detokenize(tokens: readonly number[]): string {
         tokens.forEach((token, index) => checkToken(token, this.vocabularySize, `tokens[${index}]`));
         return this.model.detokenize(tokens as readonly Token[], false);

@@ -2,6 +2,7 @@ import {join} from "node:path";
 import {InvalidInputError} from "../errors.js";
 import {ByteTokenizer} from "./ByteTokenizer.js";
 import {GgmlTensorType} from "./GgmlTensorType.js";
+import {GgufValueType} from "./GgufValueType.js";
 import {GgufWriter} from "./GgufWriter.js";
 import {llamaGgufMetadata, type LlamaHyperparameters} from "./llamaGgufMetadata.js";
 
@@ -36,6 +37,8 @@ export interface RandomLlamaPairOptions {
     readonly residualScale?: number;
     /** Extra whole pieces for the shared tokenizer. */
     readonly pieces?: readonly string[];
+    /** A Jinja chat template stored as `tokenizer.chat_template` in both files (for serving tests). */
+    readonly chatTemplate?: string;
 }
 
 export interface RandomLlamaPair {
@@ -102,8 +105,8 @@ export async function writeRandomLlamaPair(options: RandomLlamaPairOptions): Pro
 
     const targetPath = join(options.directory, "target.gguf");
     const draftPath = join(options.directory, "draft.gguf");
-    await writeModel(targetPath, target, tokenizer, targetWeights, weightType, "specgate-random-target");
-    await writeModel(draftPath, draft, tokenizer, draftWeights, weightType, "specgate-random-draft");
+    await writeModel(targetPath, target, tokenizer, targetWeights, weightType, "specgate-random-target", options.chatTemplate);
+    await writeModel(draftPath, draft, tokenizer, draftWeights, weightType, "specgate-random-draft", options.chatTemplate);
     return {targetPath, draftPath, tokenizer, target, draft};
 }
 
@@ -114,11 +117,14 @@ async function writeModel(
     tokenizer: ByteTokenizer,
     weights: Weights,
     weightType: GgmlTensorType,
-    name: string
+    name: string,
+    chatTemplate?: string
 ): Promise<void> {
     const writer = new GgufWriter();
     for (const entry of llamaGgufMetadata(h, tokenizer, {name, weightType}))
         writer.set(entry.key, entry.type, entry.value);
+    if (chatTemplate != null)
+        writer.set("tokenizer.chat_template", GgufValueType.String, chatTemplate);
     for (const [tensorName, tensor] of weights) {
         const type = tensor.dimensions.length === 1 ? GgmlTensorType.F32 : weightType;
         writer.addTensor(tensorName, tensor.dimensions, type, tensor.values);

@@ -53,6 +53,33 @@ describe("specgate serve", () => {
         expect(served?.completion).toMatchObject({model: "tiny", speculative: {mode: "speculative", policy: "fuzzy:js:0.4", gamma: 3}});
     });
 
+    it("applies the target GGUF's chat template to chat requests (auto), and the default when asked", async () => {
+        const templated = await mkdtemp(join(directory, "template-"));
+        const withTemplate = await writeRandomLlamaPair({
+            directory: templated, seed: 5,
+            chatTemplate: "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+        });
+        for (const [choice, expected] of [["auto", "gguf"], ["default", "default"]]) {
+            let reply: {models: {data: Array<{chat_template?: string}>}; usage?: {prompt_tokens: number}} | undefined;
+            await program((server, stop) => {
+                void (async () => {
+                    try {
+                        const models = await (await fetch(`${server.url}/v1/models`)).json() as {data: Array<{chat_template?: string}>};
+                        const chat = await (await fetch(`${server.url}/v1/chat/completions`, {
+                            method: "POST", body: JSON.stringify({messages: [{role: "user", content: "Hi"}], max_tokens: 2, temperature: 0})
+                        })).json() as {usage?: {prompt_tokens: number}};
+                        reply = {models, usage: chat.usage};
+                    } finally {
+                        await stop();
+                    }
+                })();
+            }).parseAsync(["node", "specgate", "serve", "--target", withTemplate.targetPath, "--port", "0", "--chat-template", choice]);
+            expect(JSON.stringify(reply?.models)).toContain(`"chat_template":"${expected}"`);
+            // "<s>" (parsed as BOS) + "<|user|>Hi<|assistant|>" in bytes = 1 + 22 tokens with the template.
+            if (expected === "gguf") expect(reply?.usage?.prompt_tokens).toBe(1 + "<|user|>Hi<|assistant|>".length);
+        }
+    });
+
     it("refuses out-of-range options before loading anything", async () => {
         await expect(program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--max-concurrency", "0"]))
             .rejects.toBeInstanceOf(CommanderError);

@@ -3,7 +3,10 @@ import type {Command} from "commander";
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
+import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
+import type {ChatTemplate} from "../../serve/ChatTemplate.js";
+import {ggufChatTemplate} from "../../serve/ggufChatTemplate.js";
 import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
@@ -28,6 +31,7 @@ interface ServeCliOptions {
     threads: number;
     contextSize?: number;
     modelName?: string;
+    chatTemplate: "auto" | "gguf" | "default";
 }
 
 export interface ServeCommandHooks {
@@ -59,6 +63,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--model-name <NAME>", "model id clients send (default: the target file name without .gguf)")
+        .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
         .action(async (options: ServeCliOptions) => {
             const policy = parsePolicySpec(options.policy);
             const sampling = samplingFromCli(options);
@@ -69,7 +74,9 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             try {
                 draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
                 if (draft != null) assertSameVocabulary(target, draft);
+                const chatTemplate = chooseChatTemplate(target, options.target, options.chatTemplate);
                 server = await startServeServer({
+                    chatTemplate,
                     target,
                     draft,
                     modelName: options.modelName ?? basename(options.target).replace(/\.gguf$/i, ""),
@@ -117,11 +124,32 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                 `max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
                 `fingerprint ${await state.fingerprints.for(state.draft != null && options.gamma > 0 ? {mode: "speculative", ...state.speculativeDefaults} : {mode: "target_only"})})\n`
             );
-            if (GgufReader.readHeader(options.target).metadata.has("tokenizer.chat_template"))
-                // ModelBackend tokenizes without special tokens, so a template's control tokens cannot be encoded yet.
-                process.stderr.write("specgate serve: the target's GGUF chat template is not applied; chat uses the default template\n");
+            process.stderr.write(`specgate serve: chat template: ${state.chatTemplate.name}\n`);
             hooks.onListening?.(server, stop);
             await new Promise<void>((resolve) => server.server.once("close", resolve));
             await stop();
         });
+}
+
+/**
+ * The chat template to serve: the target GGUF's `tokenizer.chat_template` (with its BOS/EOS token
+ * texts) when present and not overridden, else the documented default (undefined here).
+ */
+function chooseChatTemplate(target: NodeLlamaCppBackend, path: string, choice: string): ChatTemplate | undefined {
+    if (choice !== "auto" && choice !== "gguf" && choice !== "default")
+        throw new InvalidInputError(`must be auto, gguf or default, got "${choice}"`, "--chat-template");
+    if (choice === "default") return undefined;
+    const metadata = GgufReader.readHeader(path).metadata;
+    const source = metadata.get("tokenizer.chat_template")?.value;
+    if (typeof source !== "string") {
+        if (choice === "gguf") throw new InvalidInputError("the target GGUF has no tokenizer.chat_template", "--chat-template");
+        return undefined;
+    }
+    const tokens = metadata.get("tokenizer.ggml.tokens")?.value;
+    const tokenText = (id: number | undefined): string | undefined => {
+        const items = typeof tokens === "object" && tokens != null && "items" in tokens ? tokens.items : undefined;
+        const text = id == null ? undefined : items?.[id];
+        return typeof text === "string" ? text : undefined;
+    };
+    return ggufChatTemplate(target, source, {bos: tokenText(target.bosToken), eos: tokenText(target.eosToken)});
 }
