@@ -150,3 +150,20 @@ export class CheckpointError extends SpecgateError {
         this.reason = reason;
     }
 }
+
+/** A fairness analysis needs at least two groups to compare; the battery yields fewer under the chosen grouping. */
+export class SingleGroupError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("single_group", message, field);
+    }
+}
+
+/** A language tag (a battery variant or an item's `language`) is not a known language. */
+export class UnknownLanguageError extends SpecgateError {
+    public readonly tag: string;
+
+    public constructor(tag: string, message: string, field?: string) {
+        super("unknown_language", message, field);
+        this.tag = tag;
+    }
+}

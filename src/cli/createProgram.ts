@@ -2,6 +2,7 @@ import {Command} from "commander";
 import {registerBenchCommand} from "./commands/benchCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerCorpusCommand} from "./commands/corpusCommand.js";
+import {registerFairnessCommand} from "./commands/fairnessCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
 import {registerOcmCommand} from "./commands/ocmCommand.js";
@@ -26,5 +27,6 @@ export function createProgram(): Command {
     registerTaisRunCommand(program);
     registerCanaryCommand(program);
     registerCorpusCommand(program);
+    registerFairnessCommand(program);
     return program;
 }

@@ -1,0 +1,68 @@
+import {mkdir, mkdtemp, readFile, readdir, rm} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {batteryFixtureDirectory} from "../../batteries/testing/batteryFixtureDirectory.js";
+import {writeRandomLlamaPair, type RandomLlamaPair} from "../../gguf/randomLlamaModel.js";
+import {twoLanguageBattery} from "../../fairness/testing/fairnessFixtures.js";
+import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
+import {runFairnessAnalyzeCommand} from "./fairnessCommand.js";
+
+let directory: string;
+let pair: RandomLlamaPair;
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-fairness-"));
+    pair = await writeRandomLlamaPair({directory, seed: 31});
+});
+afterAll(async () => {
+    await rm(directory, {recursive: true, force: true});
+});
+
+describe("specgate fairness analyze", () => {
+    it("analyses MGSM slices on a GGUF pair, writing the report, JSON and plots", async () => {
+        const report = join(directory, "out", "report.md");
+        const json = join(directory, "out", "analysis.json");
+        const plots = join(directory, "out", "plots");
+        await mkdir(join(directory, "out"));
+        const outcome = await runFairnessAnalyzeCommand({
+            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
+            gamma: "3", maxTokens: "6", resamples: "200", report, json, plots
+        });
+        expect(outcome.stderr).toBe("");
+        expect(outcome.exitCode).toBe(0);
+        expect(outcome.stdout).toMatch(/^U = \d+\.\d{4} \[\d+\.\d{4}, \d+\.\d{4}\] over 2 language groups; speed-up max\/min \d+\.\d\d/);
+        const markdown = await readFile(report, "utf8");
+        expect(markdown).toMatch(/^# Speculative decoding fairness report/);
+        expect(markdown).toContain("| en | 2 |");
+        expect(markdown).toContain("| ja | 2 |");
+        expect(markdown).toContain("![Speed-up per language](plots/speedup.png)");
+        expect(markdown).toContain("## How to read this");
+        const analysis = JSON.parse(await readFile(json, "utf8")) as {by: string; groups: Array<{name: string; distributions: {fitness: number}}>; items: Array<{truncatedPromptTokens: number}>};
+        expect(analysis.by).toBe("language");
+        expect(analysis.groups.map((group) => group.name)).toEqual(["en", "ja"]);
+        expect(analysis.groups.every((group) => group.distributions.fitness > 0 && group.distributions.fitness <= 1)).toBe(true);
+        expect((await readdir(plots)).sort()).toEqual(["alpha-vs-divergence.png", "alpha-vs-divergence.svg", "speedup.png", "speedup.svg"]);
+    });
+
+    it("prints the report on stdout with an injected backend, grouped by task on request", async () => {
+        const outcome = await runFairnessAnalyzeCommand(
+            {target: "t", draft: "d", battery: twoLanguageBattery, gamma: "2", maxTokens: "4", resamples: "50"},
+            async (path) => skewedBigramPair(5)[path === "t" ? "target" : "draft"]
+        );
+        expect(outcome.exitCode).toBe(0);
+        expect(outcome.stdout).toContain("grouped by **language**");
+        expect(outcome.stdout).toMatch(/Best-served language: \*\*en\*\*/);
+    });
+
+    it("exits 2 with a typed message for a single group, an unknown language and bad flags", async () => {
+        const base = {target: pair.targetPath, draft: pair.draftPath, dataDirectory: batteryFixtureDirectory, maxTokens: "4", resamples: "20"};
+        const single = await runFairnessAnalyzeCommand({...base, battery: "mgsm:de@2"});
+        expect(single).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/SingleGroupError: --by: every item falls in one language \("de"\)/)});
+        const unknown = await runFairnessAnalyzeCommand({...base, battery: "mgsm:de@2,mgsm:xx@2"});
+        expect(unknown).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/UnknownLanguageError: --battery: MGSM has no language "xx"/)});
+        expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", by: "dialect"})).stderr).toMatch(/--by: must be "task" or "language"/);
+        expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", gamma: "x"})).exitCode).toBe(2);
+        expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", target: undefined})).stderr).toMatch(/--target: is required/);
+    });
+});

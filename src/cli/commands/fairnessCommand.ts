@@ -1,0 +1,146 @@
+import {dirname, relative} from "node:path";
+import type {Command} from "commander";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {analyzeFairness} from "../../fairness/analyzeFairness.js";
+import type {FairnessAnalysis} from "../../fairness/FairnessAnalysis.js";
+import {loadFairnessBattery} from "../../fairness/loadFairnessBattery.js";
+import {renderFairnessReport} from "../../fairness/renderFairnessReport.js";
+import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {samplingFromCli} from "../samplingCliOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {writeJsonOutput} from "../writeJsonOutput.js";
+
+/** Raw option values as commander hands them over. */
+export interface FairnessAnalyzeOptions {
+    readonly target?: string;
+    readonly draft?: string;
+    readonly battery?: string;
+    readonly by?: string;
+    readonly gamma?: string;
+    readonly maxTokens?: string;
+    readonly temperature?: string;
+    readonly seed?: string;
+    readonly resamples?: string;
+    readonly threads?: string;
+    readonly json?: string;
+    readonly plots?: string;
+    readonly report?: string;
+    /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
+    readonly dataDirectory?: string;
+}
+
+export interface FairnessCommandOutcome {
+    readonly exitCode: number;
+    readonly stdout: string;
+    readonly stderr: string;
+}
+
+/** How the command opens a model; tests substitute in-memory backends. */
+export type LoadModel = (path: string, threads: number) => Promise<ModelBackend>;
+
+const COMMAND_NAME = "specgate fairness analyze";
+
+/**
+ * `specgate fairness analyze` without process side effects beyond reading the battery and models
+ * and writing --json, --plots and --report. Exit codes: 0 done, 2 bad input.
+ */
+export async function runFairnessAnalyzeCommand(
+    options: FairnessAnalyzeOptions,
+    loadModel: LoadModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads})
+): Promise<FairnessCommandOutcome> {
+    const opened: ModelBackend[] = [];
+    try {
+        const targetPath = requiredText(options.target, "--target");
+        const draftPath = requiredText(options.draft, "--draft");
+        const battery = requiredText(options.battery, "--battery");
+        if (options.by !== undefined && options.by !== "task" && options.by !== "language")
+            throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
+        const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
+        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 32);
+        if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
+        const seed = nonNegativeInteger(options.seed, "--seed", 0);
+        const resamples = nonNegativeInteger(options.resamples, "--resamples", 2000);
+        if (resamples < 1) throw new InvalidInputError("must be at least 1", "--resamples");
+        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+        const items = await loadFairnessBattery(battery, options.dataDirectory);
+
+        opened.push(await loadModel(targetPath, threads));
+        opened.push(await loadModel(draftPath, threads));
+        const analysis = await analyzeFairness({
+            target: opened[0], draft: opened[1], items, by: options.by as "task" | "language" | undefined,
+            gamma, maxTokens, sampling, seed, resamples
+        });
+
+        let plots: {speedup: string; scatter: string; textRendered: boolean} | undefined;
+        if (options.plots !== undefined) {
+            const written = await writeOutput(() => writeFairnessPlots(analysis, options.plots!), options.plots, "--plots");
+            const base = options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || ".";
+            plots = {speedup: `${base}/speedup.png`, scatter: `${base}/alpha-vs-divergence.png`, textRendered: written.textRendered};
+        }
+        const report = renderFairnessReport(analysis, {target: targetPath, draft: draftPath, battery, plots});
+        let stdout = report;
+        if (options.report !== undefined) {
+            await writeOutput(() => writeFileAtomic(options.report!, report), options.report, "--report");
+            stdout = summaryLine(analysis);
+        }
+        if (options.json !== undefined) {
+            const result = {target: targetPath, draft: draftPath, battery, ...analysis};
+            if (options.json === "-") stdout = `${JSON.stringify(result, null, 2)}\n`;
+            else await writeOutput(() => writeJsonOutput(options.json!, result), options.json, "--json");
+        }
+        const stderr = plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "";
+        return {exitCode: 0, stdout, stderr};
+    } catch (error) {
+        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
+            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+        throw error;
+    } finally {
+        for (const model of opened) await model.dispose();
+    }
+}
+
+export function registerFairnessCommand(program: Command): Command {
+    const fairness = program.command("fairness").description("per-task and per-language speed-up fairness of a drafter (seed 003)");
+    fairness
+        .command("analyze")
+        .description("measure acceptance, speed-up, D_T, drafter fitness and unfairness U per group of a battery")
+        .option("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model")
+        .option("--battery <spec>", "battery spec, e.g. mgsm@20 or mgsm:de@50,mgsm:ja@50, or a .jsonl with task/language/reference")
+        .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
+        .option("--gamma <n>", "draft tokens per step", "4")
+        .option("--max-tokens <n>", "tokens generated per item (and reference tokens scored)", "32")
+        .option("--temperature <t>", "run temperature; 0 = greedy", "0")
+        .option("--seed <n>", "seed of the runs (item i uses seed + i) and of the bootstrap", "0")
+        .option("--resamples <n>", "bootstrap resamples", "2000")
+        .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .option("--json <out>", "write the full analysis, per-item records included, to OUT ('-' for stdout)")
+        .option("--plots <dir>", "write speedup.{svg,png} and alpha-vs-divergence.{svg,png} into DIR")
+        .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
+        .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
+        .action(async (options: FairnessAnalyzeOptions) => {
+            const outcome = await runFairnessAnalyzeCommand(options);
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+    return fairness;
+}
+
+function summaryLine(analysis: FairnessAnalysis): string {
+    const {unfairness, speedup} = analysis.across;
+    return `U = ${unfairness.estimate.toFixed(4)} [${unfairness.low.toFixed(4)}, ${unfairness.high.toFixed(4)}] over ${analysis.groups.length} ${analysis.by} groups; `
+        + `speed-up max/min ${speedup.maxMinRatio.toFixed(2)} (fastest ${speedup.fastestGroup}, slowest ${speedup.slowestGroup})\n`;
+}
+
+async function writeOutput<T>(write: () => Promise<T>, destination: string, flag: string): Promise<T> {
+    try {
+        return await write();
+    } catch (error) {
+        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag);
+    }
+}

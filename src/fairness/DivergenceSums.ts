@@ -1,0 +1,82 @@
+import {crossEntropy, klDivergence, overlap, totalVariation} from "../divergences/divergences.js";
+import {argmax} from "../distributions/argmax.js";
+
+/**
+ * Running sums of the per-position quantities of seed 003 over teacher-forced positions, kept as
+ * sums (not means) so items can be pooled and bootstrapped exactly. p is the target's next-token
+ * distribution, q the draft's, and the data distribution u is one-hot on the reference token.
+ */
+export interface DivergenceSums {
+    positions: number;
+    /** Σ min(p, q) = 1 − TV(p, q): the acceptance probability of a token drawn from q. */
+    overlap: number;
+    /** Σ [argmax p = argmax q]: the acceptance at temperature 0. */
+    argmaxAgreement: number;
+    /** Σ −Σ_x p log q: seed 003's D_T before averaging. */
+    crossEntropy: number;
+    kl: number;
+    tv: number;
+    /** Positions whose next token is a reference token (so the data distribution is known). */
+    dataPositions: number;
+    /** Σ TV(u, q) = 1 − q(reference): r_q before averaging. */
+    draftDataTv: number;
+    /** Σ TV(u, p) = 1 − p(reference): r_p before averaging. */
+    targetDataTv: number;
+}
+
+export function emptyDivergenceSums(): DivergenceSums {
+    return {positions: 0, overlap: 0, argmaxAgreement: 0, crossEntropy: 0, kl: 0, tv: 0, dataPositions: 0, draftDataTv: 0, targetDataTv: 0};
+}
+
+/** Adds one position: target row p, draft row q, and the data token when a reference supplies it. */
+export function addPosition(sums: DivergenceSums, p: ArrayLike<number>, q: ArrayLike<number>, dataToken?: number): void {
+    sums.positions++;
+    sums.overlap += overlap(p, q);
+    sums.argmaxAgreement += argmax(p) === argmax(q) ? 1 : 0;
+    sums.crossEntropy += crossEntropy(p, q);
+    sums.kl += klDivergence(p, q);
+    sums.tv += totalVariation(p, q);
+    if (dataToken !== undefined) {
+        // TV between a row and a one-hot on x is ½[(1 − r_x) + Σ_{y≠x} r_y] = 1 − r_x.
+        sums.dataPositions++;
+        sums.draftDataTv += 1 - q[dataToken];
+        sums.targetDataTv += 1 - p[dataToken];
+    }
+}
+
+export function mergeDivergenceSums(parts: readonly DivergenceSums[]): DivergenceSums {
+    const total = emptyDivergenceSums();
+    for (const part of parts)
+        for (const key of Object.keys(total) as Array<keyof DivergenceSums>) total[key] += part[key];
+    return total;
+}
+
+export interface DivergenceMeans {
+    readonly positions: number;
+    readonly alpha: number;
+    readonly argmaxAgreement: number;
+    /** D_T. */
+    readonly crossEntropy: number;
+    readonly kl: number;
+    readonly tv: number;
+    /** Drafter fitness 1 − r_q; null without reference tokens. */
+    readonly fitness: number | null;
+    /** Target misfit r_p (the slack of seed 003 Theorem 2); null without reference tokens. */
+    readonly targetMisfit: number | null;
+}
+
+/** Position-weighted means (E_{s~T}); NaN everywhere for zero positions. */
+export function meanDivergences(sums: DivergenceSums): DivergenceMeans {
+    const mean = (value: number) => value / sums.positions;
+    const hasData = sums.dataPositions > 0;
+    return {
+        positions: sums.positions,
+        alpha: mean(sums.overlap),
+        argmaxAgreement: mean(sums.argmaxAgreement),
+        crossEntropy: mean(sums.crossEntropy),
+        kl: mean(sums.kl),
+        tv: mean(sums.tv),
+        fitness: hasData ? 1 - sums.draftDataTv / sums.dataPositions : null,
+        targetMisfit: hasData ? sums.targetDataTv / sums.dataPositions : null
+    };
+}

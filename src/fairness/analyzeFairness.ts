@@ -1,0 +1,80 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {BatteryItem} from "../batteries/BatteryItem.js";
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
+import {InvalidInputError} from "../errors.js";
+import type {CostCurve} from "../speedup/speedupModel.js";
+import type {FairnessAnalysis} from "./FairnessAnalysis.js";
+import type {FairnessItemRecord} from "./FairnessItemRecord.js";
+import {defaultGrouping, type FairnessGrouping, groupBatteryItems} from "./groupBatteryItems.js";
+import {measureFairnessItem} from "./measureFairnessItem.js";
+import {summarizeFairness} from "./summarizeFairness.js";
+
+export interface FairnessOptions {
+    readonly target: ModelBackend;
+    readonly draft: ModelBackend;
+    readonly items: readonly BatteryItem[];
+    /** Default: language when every item has one, else task. */
+    readonly by?: FairnessGrouping;
+    readonly gamma?: number;
+    readonly maxTokens?: number;
+    /** Run sampling; default greedy (temperature 0), where strict verification is exact match. */
+    readonly sampling?: SamplingOptions;
+    readonly seed?: number;
+    readonly resamples?: number;
+    readonly confidence?: number;
+    readonly onProgress?: (done: number, total: number, id: string) => void;
+}
+
+/**
+ * `specgate fairness analyze`: per group, measured acceptance and speed-up from real runs and the
+ * distributional quantities of seed 003 §5–§6 from teacher forcing; across groups, U with its CI,
+ * the speed-up spread and the fitness–acceptance rank correlation. Items run round-robin across
+ * groups so slow drift in machine load spreads over every group instead of biasing the last one.
+ */
+export async function analyzeFairness(options: FairnessOptions): Promise<FairnessAnalysis> {
+    const by = options.by ?? defaultGrouping(options.items);
+    const groups = groupBatteryItems(options.items, by);
+    const gamma = options.gamma ?? 4;
+    const maxTokens = options.maxTokens ?? 32;
+    const sampling = options.sampling ?? {temperature: 0, topK: 0, topP: 1, minP: 0};
+    const seed = options.seed ?? 0;
+    if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "--gamma");
+    const settings = {
+        gamma, maxTokens, temperature: sampling.temperature,
+        distributionTemperature: sampling.temperature > 0 ? sampling.temperature : 1,
+        seed, resamples: options.resamples ?? 2000, confidence: options.confidence ?? 0.95
+    };
+
+    const order: Array<{item: BatteryItem; group: string}> = [];
+    for (let round = 0; order.length < options.items.length; round++)
+        for (const group of groups)
+            if (round < group.items.length) order.push({item: group.items[round], group: group.name});
+
+    // One untimed pass, so loading and first-allocation costs land on no group.
+    await measureFairnessItem(options.target, options.draft, order[0].item, order[0].group, {gamma, maxTokens: Math.min(maxTokens, 4), sampling, seed, distributionTemperature: settings.distributionTemperature});
+    const records: FairnessItemRecord[] = [];
+    const baseline = new GenerationTelemetry();
+    const speculative = new GenerationTelemetry();
+    for (const [index, {item, group}] of order.entries()) {
+        const measured = await measureFairnessItem(options.target, options.draft, item, group, {
+            gamma, maxTokens, sampling, seed: seed + index, distributionTemperature: settings.distributionTemperature
+        });
+        records.push(measured.record);
+        baseline.merge(measured.baseline);
+        speculative.merge(measured.speculative);
+        options.onProgress?.(index + 1, order.length, item.id);
+    }
+    return summarizeFairness({by, groupNames: groups.map((group) => group.name), records, costCurve: pooledCostCurve(baseline, speculative, gamma), settings});
+}
+
+/** t_T(1) from the target-only runs, t_T(γ+1) and t_D from the speculative ones; null if any is unmeasured. */
+function pooledCostCurve(baseline: GenerationTelemetry, speculative: GenerationTelemetry, gamma: number): CostCurve | null {
+    const targetTimeOne = baseline.costCurve()[1];
+    const targetTimeVerify = speculative.costCurve()[gamma + 1];
+    const [draftTotal, draftCount] = speculative.draftEvaluations;
+    const draftTime = draftCount === 0 ? undefined : draftTotal / draftCount;
+    const times = [targetTimeOne, targetTimeVerify, draftTime];
+    if (!times.every((time) => time !== undefined && time > 0 && Number.isFinite(time))) return null;
+    return {targetTimeOne, targetTimeVerify, draftTime: draftTime!};
+}
