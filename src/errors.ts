@@ -167,3 +167,21 @@ export class UnknownLanguageError extends SpecgateError {
         this.tag = tag;
     }
 }
+
+/** A battery has no items (after its limits and, for calibration, after splitting). */
+export class EmptyBatteryError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("empty_battery", message, field);
+    }
+}
+
+/** A battery's items cannot be scored for accuracy: no scorer, or a scorer whose reference or choices are missing. */
+export class ScorerMismatchError extends SpecgateError {
+    /** Ids of the items that cannot be scored (the first few). */
+    public readonly itemIds: readonly string[];
+
+    public constructor(itemIds: readonly string[], message: string, field?: string) {
+        super("scorer_mismatch", message, field);
+        this.itemIds = itemIds;
+    }
+}

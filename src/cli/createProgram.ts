@@ -1,5 +1,6 @@
 import {Command} from "commander";
 import {registerBenchCommand} from "./commands/benchCommand.js";
+import {registerCalibrateCommand} from "./commands/calibrateCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerCorpusCommand} from "./commands/corpusCommand.js";
 import {registerFairnessCommand} from "./commands/fairnessCommand.js";
@@ -8,6 +9,7 @@ import {registerGenerateCommand} from "./commands/generateCommand.js";
 import {registerOcmCommand} from "./commands/ocmCommand.js";
 import {registerServeCommand} from "./commands/serveCommand.js";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
+import {registerSweepCommand} from "./commands/sweepCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
 
@@ -28,5 +30,7 @@ export function createProgram(): Command {
     registerCanaryCommand(program);
     registerCorpusCommand(program);
     registerFairnessCommand(program);
+    registerSweepCommand(program);
+    registerCalibrateCommand(program);
     return program;
 }

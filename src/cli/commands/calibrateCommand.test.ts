@@ -1,0 +1,55 @@
+import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
+import {targetReferenceBattery} from "../../tune/testing/targetReferenceBattery.js";
+import {BUDGET_NOT_MET_EXIT_CODE, runCalibrateCommand} from "./calibrateCommand.js";
+
+let directory: string;
+let battery: string;
+const pair = skewedBigramPair(5);
+const openPair = async (path: string) => (path === "target.gguf" ? pair.target : pair.draft);
+const base = {target: "target.gguf", draft: "draft.gguf", maxTokens: "4", gamma: "2,3"};
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-calibrate-"));
+    battery = join(directory, "battery.jsonl");
+    const items = await targetReferenceBattery(pair.target);
+    await writeFile(battery, items.map(({id, task, prompt, reference}) => JSON.stringify({id, task, prompt, reference})).join("\n") + "\n");
+});
+afterAll(async () => {
+    await rm(directory, {recursive: true, force: true});
+});
+
+describe("specgate calibrate", () => {
+    it("selects a setting, reports it on the evaluation split and writes JSON", async () => {
+        const json = join(directory, "calibration.json");
+        const report = join(directory, "calibration.md");
+        const phases: string[] = [];
+        const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "0", thresholds: "0.1,0.6", json, report}, openPair, {phase: (phase) => phases.push(phase)});
+        expect(outcome.stderr).toBe("");
+        expect(outcome.exitCode).toBe(0);
+        expect(outcome.stdout).toMatch(/^selected --policy 'fuzzy:js:0\.1' --gamma [23]: evaluation accuracy \d+\.\d%, drop -?\d+\.\d pt \((within|OVER) budget\)/);
+        expect(phases).toEqual(["calibration", "evaluation"]);
+        expect(await readFile(report, "utf8")).toMatch(/## Verdict\n\n(Note: .*\n\n)?\*\*Selected: fuzzy:js:0\.1 with γ = [23]\*\*/);
+        const written = JSON.parse(await readFile(json, "utf8")) as {calibrationItems: string[]; evaluationItems: string[]; candidates: unknown[]; selected: {threshold: number}};
+        expect(written.calibrationItems.length + written.evaluationItems.length).toBe(16);
+        expect(written.candidates).toHaveLength(4);
+        expect(written.selected.threshold).toBe(0.1);
+    });
+
+    it(`exits ${BUDGET_NOT_MET_EXIT_CODE} and says so when no threshold keeps accuracy within the budget`, async () => {
+        const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "0", thresholds: "0.6,0.69"}, openPair);
+        expect(outcome.exitCode).toBe(BUDGET_NOT_MET_EXIT_CODE);
+        expect(outcome.stdout).toContain("**No fuzzy setting meets the budget.**");
+        expect(outcome.stdout).toContain("Keep strict SD (lossless)");
+    });
+
+    it("exits 2 on bad input", async () => {
+        expect((await runCalibrateCommand({...base, battery}, openPair)).stderr).toMatch(/--max-accuracy-drop: is required/);
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", policy: "strict"}, openPair)).stderr).toMatch(/--policy: must be fuzzy/);
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", calibrationShare: "1.5"}, openPair)).stderr).toMatch(/--calibration-share: must lie strictly between 0 and 1/);
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "-1"}, openPair)).exitCode).toBe(2);
+    });
+});

@@ -1,0 +1,135 @@
+import type {Command} from "commander";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {loadBattery} from "../../batteries/loadBattery.js";
+import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
+import {parseNumberList} from "../../tune/parseNumberList.js";
+import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
+import {thresholdGrid} from "../../tune/thresholdGrid.js";
+import {writeOutputFile} from "../../tune/writeOutputFile.js";
+import {samplingFromCli} from "../samplingCliOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {writeJsonOutput} from "../writeJsonOutput.js";
+import type {CommandOutcome, OpenModel} from "./sweepCommand.js";
+
+/** Raw option values as commander hands them over. */
+export interface CalibrateCommandOptions {
+    readonly target?: string;
+    readonly draft?: string;
+    readonly battery?: string;
+    readonly maxAccuracyDrop?: string;
+    readonly policy?: string;
+    readonly gamma?: string;
+    readonly thresholds?: string;
+    readonly calibrationShare?: string;
+    readonly temperature?: string;
+    readonly maxTokens?: string;
+    readonly seed?: string;
+    readonly threads?: string;
+    readonly memory?: string;
+    readonly json?: string;
+    readonly report?: string;
+    readonly dataDirectory?: string;
+}
+
+export interface CalibrateHooks {
+    readonly progress?: (line: string) => void;
+    /** Told when the calibration and evaluation phases start (tests use it to guard the split). */
+    readonly phase?: (phase: CalibrationPhase) => void;
+}
+
+const COMMAND_NAME = "specgate calibrate";
+
+/** Exit code when the run worked but no setting stays within the accuracy budget. */
+export const BUDGET_NOT_MET_EXIT_CODE = 3;
+
+/**
+ * `specgate calibrate` without process side effects beyond reading the battery and models and
+ * writing --json and --report. Exit codes: 0 a setting was selected, 3 none meets the budget,
+ * 2 bad input.
+ */
+export async function runCalibrateCommand(
+    options: CalibrateCommandOptions,
+    openModel: OpenModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads}),
+    hooks: CalibrateHooks = {}
+): Promise<CommandOutcome> {
+    const opened: ModelBackend[] = [];
+    try {
+        const targetPath = requiredText(options.target, "--target");
+        const draftPath = requiredText(options.draft, "--draft");
+        const battery = requiredText(options.battery, "--battery");
+        const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
+        const thresholds = options.thresholds === undefined ? undefined
+            : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
+        const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
+        const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
+        const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
+        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
+        if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
+        const seed = nonNegativeInteger(options.seed, "--seed", 0);
+        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+        const items = await loadBattery(battery, options.dataDirectory);
+
+        opened.push(await openModel(targetPath, threads));
+        opened.push(await openModel(draftPath, threads));
+        const result = await calibrateSetting({
+            target: opened[0], draft: opened[1], items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, seed,
+            onPhase: hooks.phase, onProgress: hooks.progress
+        });
+        const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
+        let stdout = report;
+        if (options.report !== undefined) {
+            await writeOutputFile(() => writeFileAtomic(options.report!, report), options.report, "--report");
+            stdout = summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop);
+        }
+        if (options.json !== undefined) {
+            const json = {target: targetPath, draft: draftPath, battery, sampling, maxTokens, seed, calibrationShare, ...result};
+            if (options.json === "-") stdout = `${JSON.stringify(json, null, 2)}\n`;
+            else await writeOutputFile(() => writeJsonOutput(options.json!, json), options.json, "--json");
+        }
+        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
+    } catch (error) {
+        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
+            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+        throw error;
+    } finally {
+        for (const model of opened) await model.dispose();
+    }
+}
+
+export function registerCalibrateCommand(program: Command): Command {
+    return program
+        .command("calibrate")
+        .description("pick the fastest threshold and γ within an accuracy budget vs strict SD on a calibration split, and validate it on a disjoint evaluation split")
+        .option("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model")
+        .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
+        .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points")
+        .option("--policy <kind>", "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold)", "fuzzy")
+        .option("--gamma <list>", "draft lengths to try, e.g. 4 or 2,4,8", "4")
+        .option("--thresholds <list>", "threshold values to try (default: a range suited to the policy)")
+        .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
+        .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
+        .option("--max-tokens <n>", "tokens generated per item", "64")
+        .option("--seed <n>", "salts the split and seeds the runs", "0")
+        .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
+        .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
+        .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
+        .addHelpText("after", `\nExit codes: 0 a setting was selected, ${BUDGET_NOT_MET_EXIT_CODE} no setting meets the budget, 2 bad input.\n`)
+        .action(async (options: CalibrateCommandOptions) => {
+            const outcome = await runCalibrateCommand(options, undefined, {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)});
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+}
+
+function summaryLine(selected: {spec: string; gamma: number; accuracyDrop: number; withinBudget: boolean; speedupOverStrict: number; setting: {accuracy: number}} | null, budget: number): string {
+    if (selected == null) return `no setting meets the ${budget} pt budget on the calibration split; keep strict SD\n`;
+    return `selected --policy '${selected.spec}' --gamma ${selected.gamma}: evaluation accuracy ${(100 * selected.setting.accuracy).toFixed(1)}%, `
+        + `drop ${selected.accuracyDrop.toFixed(1)} pt (${selected.withinBudget ? "within" : "OVER"} budget), ${selected.speedupOverStrict.toFixed(2)}× strict SD\n`;
+}

@@ -1,0 +1,70 @@
+import {mkdtemp, readdir, readFile, rm, writeFile} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
+import {targetReferenceBattery} from "../../tune/testing/targetReferenceBattery.js";
+import {createProgram} from "../createProgram.js";
+import {runSweepCommand} from "./sweepCommand.js";
+
+let directory: string;
+let battery: string;
+const pair = skewedBigramPair(5);
+const openPair = async (path: string) => (path === "target.gguf" ? pair.target : pair.draft);
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-sweep-"));
+    battery = join(directory, "battery.jsonl");
+    const items = await targetReferenceBattery(pair.target);
+    await writeFile(battery, items.map(({id, task, prompt, reference}) => JSON.stringify({id, task, prompt, reference})).join("\n") + "\n");
+});
+afterAll(async () => {
+    await rm(directory, {recursive: true, force: true});
+});
+
+describe("specgate sweep", () => {
+    it("sweeps a JSONL battery and writes the report, JSON and the frontier plot", async () => {
+        const report = join(directory, "report.md");
+        const json = join(directory, "sweep.json");
+        const plots = join(directory, "plots");
+        const progress: string[] = [];
+        const outcome = await runSweepCommand({
+            target: "target.gguf", draft: "draft.gguf", battery, policies: "fuzzy:js:0.1, fuzzy:js:0.6", gamma: "2,3", maxTokens: "4", report, json, plots
+        }, openPair, (line) => progress.push(line));
+        expect(outcome.exitCode).toBe(0);
+        expect(outcome.stdout).toMatch(/^12 configurations on 16 items; frontier: /);
+        expect(progress[0]).toMatch(/^target-only: accuracy 100\.0%, [\d.]+ tok\/s, ALen 1\.00$/);
+        const markdown = await readFile(report, "utf8");
+        expect(markdown).toMatch(/^# Accuracy \/ speed sweep/);
+        expect(markdown).toContain("![Accuracy vs tokens/s](plots/frontier.png)");
+        expect(markdown).toContain("| draft-only | – |");
+        expect(markdown).toMatch(/\| random:[\d.]+ γ=3 \(≈ fuzzy:js:0\.6 γ=3\) \| 3 \|/);
+        const written = JSON.parse(await readFile(json, "utf8")) as {points: Array<{label: string; onFrontier: boolean; outcomes: unknown[]}>; randomAllocation: unknown[]};
+        expect(written.points).toHaveLength(12);
+        expect(written.points.some((point) => point.onFrontier)).toBe(true);
+        expect(written.points[0].outcomes).toHaveLength(16);
+        expect(written.randomAllocation).toHaveLength(21);
+        expect((await readdir(plots)).sort()).toEqual(["frontier.png", "frontier.svg"]);
+        const png = await readFile(join(plots, "frontier.png"));
+        expect([...png.subarray(1, 4)].map((code) => String.fromCharCode(code)).join("")).toBe("PNG");
+    });
+
+    it("exits 2 with a typed message for an empty battery, an unscorable one and bad flags", async () => {
+        const empty = join(directory, "empty.jsonl");
+        await writeFile(empty, "");
+        const unscored = join(directory, "unscored.jsonl");
+        await writeFile(unscored, `${JSON.stringify({id: "a", task: "t", prompt: "abc"})}\n`);
+        const base = {target: "target.gguf", draft: "draft.gguf", policies: "fuzzy:js:0.3", maxTokens: "4"};
+        expect(await runSweepCommand({...base, battery: empty}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/EmptyBatteryError: --battery: has no items/)});
+        expect(await runSweepCommand({...base, battery: unscored}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/ScorerMismatchError: --battery: 1 of 1 items cannot be scored/)});
+        expect((await runSweepCommand({...base, battery, gamma: "2,x"}, openPair)).stderr).toMatch(/--gamma: expected integers in \[1, 64\], got "x"/);
+        expect((await runSweepCommand({...base, battery, policies: "fuzzy:js"}, openPair)).stderr).toMatch(/InvalidPolicyError: --policies/);
+        expect((await runSweepCommand({...base, battery, target: undefined}, openPair)).stderr).toMatch(/--target: is required/);
+    });
+
+    it("is registered on the program", () => {
+        const names = createProgram().commands.map((command) => command.name());
+        expect(names).toContain("sweep");
+        expect(names).toContain("calibrate");
+    });
+});

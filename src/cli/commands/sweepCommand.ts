@@ -1,0 +1,140 @@
+import {dirname, relative} from "node:path";
+import type {Command} from "commander";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {loadBattery} from "../../batteries/loadBattery.js";
+import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
+import {parseNumberList} from "../../tune/parseNumberList.js";
+import {renderSweepReport} from "../../tune/renderSweepReport.js";
+import {runSweep} from "../../tune/runSweep.js";
+import type {SweepResult} from "../../tune/SweepResult.js";
+import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
+import {writeOutputFile} from "../../tune/writeOutputFile.js";
+import {samplingFromCli} from "../samplingCliOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {writeJsonOutput} from "../writeJsonOutput.js";
+
+/** Raw option values as commander hands them over. */
+export interface SweepCommandOptions {
+    readonly target?: string;
+    readonly draft?: string;
+    readonly battery?: string;
+    readonly policies?: string;
+    readonly gamma?: string;
+    readonly temperature?: string;
+    readonly maxTokens?: string;
+    readonly seed?: string;
+    readonly threads?: string;
+    readonly memory?: string;
+    readonly json?: string;
+    readonly plots?: string;
+    readonly report?: string;
+    /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
+    readonly dataDirectory?: string;
+}
+
+export interface CommandOutcome {
+    readonly exitCode: number;
+    readonly stdout: string;
+    readonly stderr: string;
+}
+
+/** How the command opens a model; tests substitute in-memory backends. */
+export type OpenModel = (path: string, threads: number) => Promise<ModelBackend>;
+
+const COMMAND_NAME = "specgate sweep";
+
+/**
+ * `specgate sweep` without process side effects beyond reading the battery and models and writing
+ * --json, --plots and --report; `progress` receives a line per finished configuration.
+ * Exit codes: 0 done, 2 bad input.
+ */
+export async function runSweepCommand(
+    options: SweepCommandOptions,
+    openModel: OpenModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads}),
+    progress?: (line: string) => void
+): Promise<CommandOutcome> {
+    const opened: ModelBackend[] = [];
+    try {
+        const targetPath = requiredText(options.target, "--target");
+        const draftPath = requiredText(options.draft, "--draft");
+        const battery = requiredText(options.battery, "--battery");
+        const policies = requiredText(options.policies, "--policies").split(",").map((spec) => spec.trim()).filter((spec) => spec !== "")
+            .map((spec) => {
+                const policy = parsePolicySpec(spec, "--policies");
+                return policy.kind === "calibrated" && policy.memory == null && options.memory != null ? {...policy, memory: options.memory} : policy;
+            });
+        if (policies.length === 0) throw new InvalidInputError("is empty", "--policies");
+        const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
+        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
+        if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
+        const seed = nonNegativeInteger(options.seed, "--seed", 0);
+        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+        const items = await loadBattery(battery, options.dataDirectory);
+
+        opened.push(await openModel(targetPath, threads));
+        opened.push(await openModel(draftPath, threads));
+        const result = await runSweep({target: opened[0], draft: opened[1], items, policies, gammas, sampling, maxTokens, seed, onProgress: progress});
+
+        let plot: string | undefined;
+        let stderr = "";
+        if (options.plots !== undefined) {
+            const written = await writeOutputFile(() => writeFrontierPlot(result, options.plots!), options.plots, "--plots");
+            plot = `${options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || "."}/frontier.png`;
+            if (!written.textRendered) stderr = `${COMMAND_NAME}: no TrueType font found; the PNG has no text (the SVG does)\n`;
+        }
+        const report = renderSweepReport(result, {target: targetPath, draft: draftPath, battery, plot});
+        let stdout = report;
+        if (options.report !== undefined) {
+            await writeOutputFile(() => writeFileAtomic(options.report!, report), options.report, "--report");
+            stdout = summaryLine(result);
+        }
+        if (options.json !== undefined) {
+            const json = {target: targetPath, draft: draftPath, battery, ...result};
+            if (options.json === "-") stdout = `${JSON.stringify(json, null, 2)}\n`;
+            else await writeOutputFile(() => writeJsonOutput(options.json!, json), options.json, "--json");
+        }
+        return {exitCode: 0, stdout, stderr};
+    } catch (error) {
+        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
+            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+        throw error;
+    } finally {
+        for (const model of opened) await model.dispose();
+    }
+}
+
+export function registerSweepCommand(program: Command): Command {
+    return program
+        .command("sweep")
+        .description("accuracy vs speed of verification policies × γ on a scored battery, with baselines and the Pareto frontier (seed 001 Fig. 2)")
+        .option("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model")
+        .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
+        .option("--policies <list>", "comma-separated compact policy specs, e.g. fuzzy:js:0.2,fuzzy:js:0.4,calibrated:6:0.01,typical")
+        .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
+        .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
+        .option("--max-tokens <n>", "tokens generated per item", "64")
+        .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
+        .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
+        .option("--json <out>", "write every configuration, per-item outcomes included, to OUT ('-' for stdout)")
+        .option("--plots <dir>", "write frontier.svg and frontier.png into DIR")
+        .option("--report <out.md>", "write the Markdown table to OUT.md (stdout then gets a one-line summary)")
+        .addHelpText("after", "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n"
+            + "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\nExit codes: 0 done, 2 bad input.\n")
+        .action(async (options: SweepCommandOptions) => {
+            const outcome = await runSweepCommand(options, undefined, (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`));
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+}
+
+function summaryLine(result: SweepResult): string {
+    const frontier = result.points.filter((point) => point.onFrontier).sort((a, b) => b.tokensPerSecond - a.tokensPerSecond);
+    return `${result.points.length} configurations on ${result.settings.items} items; frontier: ${frontier.map((point) => `${point.label} (${(100 * point.accuracy).toFixed(1)}%, ${point.tokensPerSecond.toFixed(1)} tok/s)`).join("; ")}\n`;
+}

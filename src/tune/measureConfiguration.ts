@@ -1,0 +1,127 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {BatteryItem} from "../batteries/BatteryItem.js";
+import {scoreItem} from "../batteries/scorers/scoreItem.js";
+import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {generate} from "../engine/generate.js";
+import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
+import {InvalidInputError} from "../errors.js";
+import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import type {PolicyConfig} from "../policies/policyConfigSchema.js";
+import {type ProportionInterval, wilsonInterval} from "../statistics/wilsonInterval.js";
+
+export interface ConfigurationSettings {
+    readonly policy: PolicyConfig;
+    /** Draft tokens per step; 0 (or no draft model) is plain decoding with `target`. */
+    readonly gamma: number;
+    readonly sampling: SamplingOptions;
+    readonly maxTokens: number;
+    /** Item i of the battery runs with seed + i, so every configuration sees the same seeds. */
+    readonly seed: number;
+}
+
+export interface ItemOutcome {
+    readonly id: string;
+    readonly pass: boolean;
+    readonly tokens: number;
+}
+
+/** One configuration over a battery: accuracy with its Wilson CI, speed and acceptance totals. */
+export interface ConfigurationMeasurement {
+    readonly items: number;
+    readonly correct: number;
+    readonly accuracy: number;
+    readonly interval: ProportionInterval;
+    readonly emittedTokens: number;
+    readonly decodeSeconds: number;
+    readonly tokensPerSecond: number;
+    readonly drafts: number;
+    readonly draftTokens: number;
+    readonly acceptedTokens: number;
+    /** Steps that drafted at least k + 1 tokens, per position k. */
+    readonly draftedPerPosition: readonly number[];
+    /** vLLM's: 1 + accepted / drafts (1 without drafts). */
+    readonly meanAcceptanceLength: number;
+    /** Accepted / proposed draft tokens. */
+    readonly acceptanceRate: number;
+    /** Share of emitted tokens that are accepted draft tokens (seed 001's "% M_D tokens"). */
+    readonly draftTokenShare: number;
+    readonly outcomes: readonly ItemOutcome[];
+}
+
+export interface MeasureResources {
+    /** The `calibrated` policy's memory, shared by every item of this configuration (online updates accumulate as in serving). */
+    readonly correctionMemory?: CorrectionMemory;
+    readonly signal?: AbortSignal;
+    readonly onItem?: (done: number, total: number) => void;
+    /**
+     * Generate the first item once, untimed, before measuring: the first evaluations of a freshly
+     * loaded model (allocation, kernel selection, JIT) would otherwise be charged to whichever
+     * configuration runs first. Uses only the items given, so a split stays a split.
+     */
+    readonly warmUp?: boolean;
+}
+
+/**
+ * Runs one configuration over every item and scores each output with the item's scorer. Prompts
+ * longer than the context lose tokens from the left, so the end of the question survives. Tokens/s
+ * is battery-wide (all output tokens over all decode time), which weights long answers as a
+ * serving stack would, rather than averaging per-item rates.
+ */
+export async function measureConfiguration(
+    target: ModelBackend,
+    draft: ModelBackend | undefined,
+    items: readonly BatteryItem[],
+    settings: ConfigurationSettings,
+    resources: MeasureResources = {}
+): Promise<ConfigurationMeasurement> {
+    if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
+    const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
+    // BOS, the prompt, every generated token and the final pending token must fit.
+    const promptBudget = contextSize - settings.maxTokens - 2;
+    if (promptBudget < 1) throw new InvalidInputError(`${settings.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
+    const run = (item: BatteryItem, seed: number, correctionMemory: CorrectionMemory | undefined) => {
+        const promptTokens = target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? []));
+        const prompt = promptTokens.slice(Math.max(0, promptTokens.length - promptBudget));
+        return generate(target, draft, prompt, {
+            policy: settings.policy,
+            gamma: draft == null ? 0 : settings.gamma,
+            sampling: settings.sampling,
+            maxTokens: settings.maxTokens,
+            seed
+        }, {correctionMemory, signal: resources.signal});
+    };
+    // Without the shared memory (a calibrated warm-up then updates a throwaway empty one), so no item is learnt twice.
+    if (resources.warmUp === true) await run(items[0], settings.seed, undefined);
+    const telemetry = new GenerationTelemetry();
+    const outcomes: ItemOutcome[] = [];
+    let correct = 0;
+    let emittedTokens = 0;
+    for (const [index, item] of items.entries()) {
+        const result = await run(item, settings.seed + index, resources.correctionMemory);
+        const pass = scoreItem(item, result.text).pass === true;
+        if (pass) correct++;
+        emittedTokens += result.tokens.length;
+        telemetry.merge(result.telemetry);
+        outcomes.push({id: item.id, pass, tokens: result.tokens.length});
+        resources.onItem?.(index + 1, items.length);
+    }
+    const decodeSeconds = (telemetry.time.total - telemetry.time.prompt) / 1000;
+    return {
+        items: items.length,
+        correct,
+        accuracy: correct / items.length,
+        interval: wilsonInterval(correct, items.length),
+        emittedTokens,
+        decodeSeconds,
+        tokensPerSecond: decodeSeconds > 0 ? emittedTokens / decodeSeconds : 0,
+        drafts: telemetry.drafts,
+        draftTokens: telemetry.draftTokens,
+        acceptedTokens: telemetry.acceptedTokens,
+        draftedPerPosition: [...telemetry.draftedPerPosition],
+        meanAcceptanceLength: telemetry.meanAcceptanceLength,
+        acceptanceRate: telemetry.acceptanceRate,
+        draftTokenShare: telemetry.emittedTokens === 0 ? 0 : telemetry.acceptedTokens / telemetry.emittedTokens,
+        outcomes
+    };
+}

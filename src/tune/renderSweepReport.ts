@@ -1,0 +1,79 @@
+import type {SweepPoint, SweepResult} from "./SweepResult.js";
+
+export interface SweepReportContext {
+    readonly target: string;
+    readonly draft: string;
+    readonly battery: string;
+    /** Path of frontier.png relative to the report, when plots were written. */
+    readonly plot?: string;
+}
+
+/**
+ * The sweep as Markdown: one row per configuration and baseline, in the columns of seed 001 Table 2
+ * and seed 004 Table 1 (accuracy, tokens/s, speed-up, acceptance), plus what a tuning decision
+ * needs: the CI, the change against strict SD at the same γ, and the random-allocation accuracy at
+ * equal speed.
+ */
+export function renderSweepReport(result: SweepResult, context: SweepReportContext): string {
+    const {settings, points} = result;
+    const strictAt = new Map(points.filter((point) => point.role === "strict").map((point) => [point.gamma, point]));
+    const percent = (value: number) => (100 * value).toFixed(1);
+    const lines = [
+        "# Accuracy / speed sweep",
+        "",
+        `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\` (${settings.items} items), `
+            + `temperature ${settings.sampling.temperature}, max ${settings.maxTokens} tokens, seed ${settings.seed}.`,
+        "",
+        "| Method | γ | Acc (%) | 95% CI | Tok/s | Spd | ALen | AR | Draft tok. | ΔAcc vs SD (pt) | Rand. alloc. Acc | Frontier |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|:---:|"
+    ];
+    for (const point of points) {
+        const strict = point.gamma == null ? undefined : strictAt.get(point.gamma);
+        const speculative = point.gamma != null;
+        const delta = strict == null || point.role === "strict" ? "" : signed(100 * (point.accuracy - strict.accuracy));
+        lines.push(`| ${point.label} | ${point.gamma ?? "–"} | ${percent(point.accuracy)} | ${percent(point.interval.lower)}–${percent(point.interval.upper)} | `
+            + `${point.tokensPerSecond.toFixed(1)} | ${point.speedup.toFixed(2)}× | ${speculative ? point.meanAcceptanceLength.toFixed(2) : "–"} | `
+            + `${speculative ? `${percent(point.acceptanceRate)}%` : "–"} | ${speculative ? `${percent(point.draftTokenShare)}%` : point.role === "draft-only" ? "100%" : "0%"} | `
+            + `${delta} | ${point.randomAllocationAccuracy == null ? "–" : percent(point.randomAllocationAccuracy)} | ${point.onFrontier ? "★" : ""} |`);
+    }
+    lines.push("");
+    if (context.plot != null) lines.push(`![Accuracy vs tokens/s](${context.plot})`, "");
+    lines.push("## Findings", "");
+    const frontier = points.filter((point) => point.onFrontier).sort((a, b) => b.tokensPerSecond - a.tokensPerSecond);
+    lines.push(`- Pareto frontier (fastest first): ${frontier.map((point) => `${point.label} (${percent(point.accuracy)}%, ${point.tokensPerSecond.toFixed(1)} tok/s)`).join("; ")}.`);
+    const comparable = frontier.filter((point) => point.randomAllocationAccuracy != null && point.role !== "target-only" && point.role !== "draft-only");
+    const beaten = comparable.filter((point) => point.accuracy <= point.randomAllocationAccuracy!);
+    if (comparable.length === 0) lines.push("- No frontier configuration lies within the speed range of the random-allocation line (draft-only to target-only).");
+    else if (beaten.length === 0) lines.push(`- Every frontier configuration within the random-allocation speed range (${comparable.length}) beats random allocation at equal speed.`);
+    else lines.push(`- **Random allocation matches or beats** ${beaten.map((point) => point.label).join(", ")} at equal speed: routing whole queries would do as well.`);
+    for (const point of points.filter((candidate) => candidate.role === "random-acceptance")) {
+        const matched = points.find((candidate) => candidate.label === point.matchedTo);
+        if (matched == null) continue;
+        lines.push(`- ${matched.label}: ${percent(matched.accuracy)}% at acceptance ${percent(matched.acceptanceRate)}%; random acceptance at ${percent(point.acceptanceRate)}%: ${percent(point.accuracy)}% (${signed(100 * (matched.accuracy - point.accuracy))} pt for choosing tokens by the policy).`);
+    }
+    const best = bestWithinOnePoint(points, strictAt);
+    if (best != null) {
+        const strict = strictAt.get(best.gamma)!;
+        lines.push(`- Longest mean acceptance within 1 point of strict SD: ${best.label}, ALen ${best.meanAcceptanceLength.toFixed(2)} vs ${strict.meanAcceptanceLength.toFixed(2)} `
+            + `(${signed(100 * (best.meanAcceptanceLength / strict.meanAcceptanceLength - 1))}%), accuracy ${signed(100 * (best.accuracy - strict.accuracy))} pt.`);
+    }
+    lines.push("", "ALen: mean acceptance length (1 + accepted / drafts); AR: accepted / drafted tokens; Draft tok.: share of output tokens that are accepted draft tokens; "
+        + "Rand. alloc. Acc: accuracy of sending a random share of queries to the target and the rest to the draft alone, at this row's tokens/s. "
+        + "Differences smaller than the CI widths are noise: sweep a larger battery before acting on them.", "");
+    return lines.join("\n");
+}
+
+function signed(value: number): string {
+    return `${value >= 0 ? "+" : ""}${value.toFixed(1)}`;
+}
+
+function bestWithinOnePoint(points: readonly SweepPoint[], strictAt: ReadonlyMap<number | null, SweepPoint>): (SweepPoint & {gamma: number}) | undefined {
+    let best: (SweepPoint & {gamma: number}) | undefined;
+    for (const point of points) {
+        if (point.role !== "policy" || point.gamma == null) continue;
+        const strict = strictAt.get(point.gamma);
+        if (strict == null || 100 * (strict.accuracy - point.accuracy) > 1) continue;
+        if (best == null || point.meanAcceptanceLength > best.meanAcceptanceLength) best = point as SweepPoint & {gamma: number};
+    }
+    return best;
+}

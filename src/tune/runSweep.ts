@@ -1,0 +1,88 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {BatteryItem} from "../batteries/BatteryItem.js";
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {InvalidInputError} from "../errors.js";
+import {policyLabel} from "../policies/parsePolicySpec.js";
+import type {PolicyConfig} from "../policies/policyConfigSchema.js";
+import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
+import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
+import {matchedAcceptanceProbability} from "./matchedAcceptanceProbability.js";
+import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
+import {paretoFrontier} from "./paretoFrontier.js";
+import {randomAllocationLine} from "./randomAllocationLine.js";
+import type {SweepPoint, SweepResult, SweepRole} from "./SweepResult.js";
+
+export interface SweepOptions {
+    readonly target: ModelBackend;
+    readonly draft: ModelBackend;
+    readonly items: readonly BatteryItem[];
+    readonly policies: readonly PolicyConfig[];
+    readonly gammas: readonly number[];
+    readonly sampling: SamplingOptions;
+    readonly maxTokens: number;
+    readonly seed: number;
+    /** Where a `calibrated` policy's relative memory path resolves from. */
+    readonly baseDirectory?: string;
+    readonly signal?: AbortSignal;
+    /** One line per finished configuration (for a progress display). */
+    readonly onProgress?: (line: string) => void;
+}
+
+/** Policies whose acceptance is a tunable relaxation: each gets a random-acceptance twin (seed 001 App. E). */
+const relaxedKinds = new Set(["fuzzy", "calibrated", "lossy"]);
+
+/**
+ * Every configuration (policy × γ) on the battery, with the baselines of the same run: target-only,
+ * draft-only, strict SD at each γ, random acceptance at each relaxed configuration's acceptance
+ * rate, and the random-allocation line between draft-only and target-only. All share item seeds.
+ */
+export async function runSweep(options: SweepOptions): Promise<SweepResult> {
+    assertAccuracyBattery(options.items);
+    if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
+        throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
+    const settings = {sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed};
+    const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
+    const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
+        const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
+        const model = role === "draft-only" ? options.draft : options.target;
+        const draft = gamma == null ? undefined : options.draft;
+        const measurement = await measureConfiguration(model, draft, options.items, {...settings, policy, gamma: gamma ?? 0}, {correctionMemory, signal: options.signal, warmUp: true});
+        measured.push({label, role, policy: role === "target-only" || role === "draft-only" ? role : policyLabel(policy), gamma, matchedTo, measurement});
+        options.onProgress?.(`${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s, ALen ${measurement.meanAcceptanceLength.toFixed(2)}`);
+        return measurement;
+    };
+
+    const strict: PolicyConfig = {kind: "strict"};
+    await run("target-only", "target-only", strict, null);
+    await run("draft-only", "draft-only", strict, null);
+    const labels = new Set<string>();
+    for (const gamma of options.gammas) {
+        await run(`strict γ=${gamma}`, "strict", strict, gamma);
+        for (const policy of options.policies) {
+            const label = `${policyLabel(policy)} γ=${gamma}`;
+            if (policy.kind === "strict" || labels.has(label)) continue;
+            labels.add(label);
+            const measurement = await run(label, "policy", policy, gamma);
+            if (!relaxedKinds.has(policy.kind) || measurement.draftTokens === 0) continue;
+            const probability = Number(matchedAcceptanceProbability(measurement.acceptanceRate, measurement.draftedPerPosition).toFixed(4));
+            await run(`random:${probability} γ=${gamma} (≈ ${label})`, "random-acceptance", {kind: "random", acceptanceProbability: probability}, gamma, label);
+        }
+    }
+
+    const targetOnly = measured[0].measurement;
+    const draftOnly = measured[1].measurement;
+    const line = randomAllocationLine(draftOnly, targetOnly);
+    const frontier = paretoFrontier(measured.map(({measurement}) => measurement));
+    const points: SweepPoint[] = measured.map(({measurement, ...identity}, index) => ({
+        ...identity,
+        ...measurement,
+        speedup: targetOnly.tokensPerSecond > 0 ? measurement.tokensPerSecond / targetOnly.tokensPerSecond : 0,
+        onFrontier: frontier[index],
+        randomAllocationAccuracy: line.accuracyAtSpeed(measurement.tokensPerSecond)
+    }));
+    return {
+        settings: {...settings, items: options.items.length, policies: options.policies.map(policyLabel), gammas: [...options.gammas]},
+        points,
+        randomAllocation: line.sample(20)
+    };
+}
