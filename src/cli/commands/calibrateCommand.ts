@@ -1,8 +1,7 @@
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
-import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {InvalidInputError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
@@ -12,7 +11,7 @@ import {writeOutputFile} from "../../tune/writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
-import type {CommandOutcome, OpenModel} from "./sweepCommand.js";
+import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions {
@@ -52,7 +51,7 @@ export const BUDGET_NOT_MET_EXIT_CODE = 3;
  */
 export async function runCalibrateCommand(
     options: CalibrateCommandOptions,
-    openModel: OpenModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads}),
+    openModel: OpenModel = openNodeLlamaCppModel,
     hooks: CalibrateHooks = {}
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
@@ -92,9 +91,7 @@ export async function runCalibrateCommand(
         }
         return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
     } catch (error) {
-        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
-            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
-        throw error;
+        return badInputOutcome(COMMAND_NAME, error);
     } finally {
         for (const model of opened) await model.dispose();
     }

@@ -4,9 +4,10 @@ import {runCanary} from "../../audits/canary/runCanary.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
-import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {InvalidInputError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {badInputOutcome, type CommandOutcome} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over. */
 export interface CanaryCommandOptions {
@@ -21,12 +22,6 @@ export interface CanaryCommandOptions {
     readonly concurrency?: string;
     readonly json?: string;
     readonly report?: string;
-}
-
-export interface CommandOutcome {
-    readonly exitCode: number;
-    readonly stdout: string;
-    readonly stderr: string;
 }
 
 /** How the command turns a spec into a path; tests substitute in-memory paths. */
@@ -68,9 +63,7 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
         }
         return {exitCode: result.passed ? 0 : 1, stdout, stderr: result.passed ? "" : `${COMMAND_NAME}: ${result.failures.join("; ")}\n`};
     } catch (error) {
-        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
-            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
-        throw error;
+        return badInputOutcome(COMMAND_NAME, error);
     } finally {
         for (const path of opened) await path.dispose();
     }

@@ -1,8 +1,7 @@
 import {dirname, relative} from "node:path";
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
-import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {InvalidInputError} from "../../errors.js";
 import {analyzeFairness} from "../../fairness/analyzeFairness.js";
 import type {FairnessAnalysis} from "../../fairness/FairnessAnalysis.js";
 import {loadFairnessBattery} from "../../fairness/loadFairnessBattery.js";
@@ -12,6 +11,7 @@ import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
+import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessAnalyzeOptions {
@@ -32,15 +32,6 @@ export interface FairnessAnalyzeOptions {
     readonly dataDirectory?: string;
 }
 
-export interface FairnessCommandOutcome {
-    readonly exitCode: number;
-    readonly stdout: string;
-    readonly stderr: string;
-}
-
-/** How the command opens a model; tests substitute in-memory backends. */
-export type LoadModel = (path: string, threads: number) => Promise<ModelBackend>;
-
 const COMMAND_NAME = "specgate fairness analyze";
 
 /**
@@ -49,8 +40,8 @@ const COMMAND_NAME = "specgate fairness analyze";
  */
 export async function runFairnessAnalyzeCommand(
     options: FairnessAnalyzeOptions,
-    loadModel: LoadModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads})
-): Promise<FairnessCommandOutcome> {
+    loadModel: OpenModel = openNodeLlamaCppModel
+): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
         const targetPath = requiredText(options.target, "--target");
@@ -95,9 +86,7 @@ export async function runFairnessAnalyzeCommand(
         const stderr = plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "";
         return {exitCode: 0, stdout, stderr};
     } catch (error) {
-        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
-            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
-        throw error;
+        return badInputOutcome(COMMAND_NAME, error);
     } finally {
         for (const model of opened) await model.dispose();
     }

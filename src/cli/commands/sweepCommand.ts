@@ -1,9 +1,8 @@
 import {dirname, relative} from "node:path";
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
-import {InvalidInputError, SpecgateError} from "../../errors.js";
+import {InvalidInputError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
@@ -15,6 +14,7 @@ import {writeOutputFile} from "../../tune/writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
+import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions {
@@ -35,15 +35,6 @@ export interface SweepCommandOptions {
     readonly dataDirectory?: string;
 }
 
-export interface CommandOutcome {
-    readonly exitCode: number;
-    readonly stdout: string;
-    readonly stderr: string;
-}
-
-/** How the command opens a model; tests substitute in-memory backends. */
-export type OpenModel = (path: string, threads: number) => Promise<ModelBackend>;
-
 const COMMAND_NAME = "specgate sweep";
 
 /**
@@ -53,7 +44,7 @@ const COMMAND_NAME = "specgate sweep";
  */
 export async function runSweepCommand(
     options: SweepCommandOptions,
-    openModel: OpenModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads}),
+    openModel: OpenModel = openNodeLlamaCppModel,
     progress?: (line: string) => void
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
@@ -99,9 +90,7 @@ export async function runSweepCommand(
         }
         return {exitCode: 0, stdout, stderr};
     } catch (error) {
-        if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
-            return {exitCode: 2, stdout: "", stderr: `${COMMAND_NAME}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
-        throw error;
+        return badInputOutcome(COMMAND_NAME, error);
     } finally {
         for (const model of opened) await model.dispose();
     }
