@@ -3,6 +3,8 @@ import {registerBenchCommand} from "./commands/benchCommand.js";
 import {registerCalibrateCommand} from "./commands/calibrateCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerCorpusCommand} from "./commands/corpusCommand.js";
+import {registerExportCommand} from "./commands/exportCommand.js";
+import {registerFamilyCommand} from "./commands/familyCommand.js";
 import {registerFairnessCommand} from "./commands/fairnessCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
@@ -12,6 +14,7 @@ import {registerSimulateCommand} from "./commands/simulateCommand.js";
 import {registerSweepCommand} from "./commands/sweepCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
+import {registerTrainCommand} from "./commands/trainCommand.js";
 
 /** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
 export function createProgram(): Command {
@@ -32,5 +35,8 @@ export function createProgram(): Command {
     registerFairnessCommand(program);
     registerSweepCommand(program);
     registerCalibrateCommand(program);
+    registerTrainCommand(program);
+    registerExportCommand(program);
+    registerFamilyCommand(program);
     return program;
 }

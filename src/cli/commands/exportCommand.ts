@@ -1,0 +1,38 @@
+import type {Command} from "commander";
+import {stat} from "node:fs/promises";
+import {InvalidInputError} from "../../errors.js";
+import {type ExportType, exportLlamaGguf, exportTypes} from "../../foundry/exportLlamaGguf.js";
+import {requiredText} from "../textOptions.js";
+
+export interface ExportCommandOptions {
+    readonly model?: string;
+    readonly out?: string;
+    readonly type?: string;
+    readonly name?: string;
+}
+
+/** `specgate export` without the terminal: returns a one-line summary. */
+export async function runExport(options: ExportCommandOptions): Promise<string> {
+    const model = requiredText(options.model, "--model");
+    const out = requiredText(options.out, "--out");
+    const type = (options.type ?? "f32").toLowerCase();
+    if (!(type in exportTypes))
+        throw new InvalidInputError(`expected one of ${Object.keys(exportTypes).join(", ")}, got "${options.type}"`, "--type");
+    await exportLlamaGguf(model, out, type as ExportType, options.name);
+    const {size} = await stat(out);
+    return `${out}: ${type}, ${size} bytes`;
+}
+
+/** `specgate export`: rewrite a trained llama GGUF as F32, F16 or Q8_0 with the project's writer. */
+export function registerExportCommand(program: Command): void {
+    program
+        .command("export")
+        .description("rewrite a llama GGUF (trained by `specgate train` or saved by llama.cpp) as F32, F16 or Q8_0 with the project's byte vocabulary")
+        .option("--model <IN.gguf>", "model to read")
+        .option("--out <OUT.gguf>", "file to write")
+        .option("--type <f32|f16|q8_0>", "storage type of the matrices (default f32)")
+        .option("--name <NAME>", "general.name of the written model")
+        .action(async (options: ExportCommandOptions) => {
+            process.stdout.write(`${await runExport(options)}\n`);
+        });
+}

@@ -1,0 +1,33 @@
+import type {CorpusLanguage} from "../corpus/CorpusSample.js";
+import type {ModelEvaluation} from "../evaluateModel.js";
+import type {FinetuneTrainingReport} from "../finetune/trainWithLlamaFinetune.js";
+import type {MemberRecipe} from "./familyRecipe.js";
+
+/** What a model card says about one member. */
+export interface MemberReport {
+    readonly recipe: MemberRecipe;
+    readonly file: string;
+    readonly bytes: number;
+    readonly storage: "F32" | "F16" | "Q8_0";
+    readonly parameters: number;
+    readonly shape: string;
+    readonly contextLength: number;
+    readonly vocabularyIdentity: string;
+    /** Absent for members made by re-encoding. */
+    readonly training?: FinetuneTrainingReport;
+    readonly evaluation: ModelEvaluation;
+    /** This member drafting for the target (greedy, γ = 4, T = 0); absent for the target itself. */
+    readonly asDraft?: {
+        readonly overall: number;
+        readonly byLanguage: Partial<Record<CorpusLanguage, number>>;
+        /** Best minus worst language, in percentage points. */
+        readonly languageGapPoints: number;
+        readonly outputsMatchTarget: boolean;
+    };
+}
+
+export interface FamilyReport {
+    readonly format: "specgate-family/1";
+    readonly corpus: {readonly seed: number; readonly samples: number; readonly testProblems: number};
+    readonly members: MemberReport[];
+}

@@ -1,0 +1,111 @@
+import {access, readFile, stat} from "node:fs/promises";
+import {join} from "node:path";
+import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
+import {GgufReader} from "../../gguf/GgufReader.js";
+import {vocabularyIdentity} from "../../backend/vocabularyIdentity.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
+import {writeCorpus} from "../corpus/writeCorpus.js";
+import {evaluateModel} from "../evaluateModel.js";
+import type {FinetuneTrainingReport} from "../finetune/trainWithLlamaFinetune.js";
+import {headDimension} from "../model/LlamaConfig.js";
+import {llamaParameterCount} from "../model/llamaTensorLayout.js";
+import {readLlamaGguf} from "../model/readLlamaGguf.js";
+import {corpusDirectory, memberModelPath} from "./buildFamily.js";
+import {familyRecipe} from "./familyRecipe.js";
+import type {FamilyReport, MemberReport} from "./FamilyReport.js";
+import {renderFamilyReadme} from "./renderFamilyReadme.js";
+import {renderModelCard} from "./renderModelCard.js";
+
+export interface FamilyCardsOptions {
+    readonly models: string;
+    /** Where the balanced corpus lives (regenerated from the recipe when missing). */
+    readonly work: string;
+    readonly itemsPerCell?: number;
+    readonly onMessage?: (line: string) => void;
+}
+
+/**
+ * Evaluates every member present in `models` on the balanced corpus's test split (per task ×
+ * language accuracy, validation loss) and every non-target member as a draft for the target
+ * (greedy acceptance per language), then writes models/<name>/MODEL_CARD.md, models/README.md and
+ * models/family.json.
+ */
+export async function writeFamilyCards(options: FamilyCardsOptions): Promise<FamilyReport> {
+    const log = options.onMessage ?? (() => undefined);
+    const corpus = corpusDirectory(options.work, "balanced");
+    if (!await exists(join(corpus, "test.jsonl"))) {
+        const {seed, samples, testProblems} = familyRecipe.corpus;
+        await writeCorpus(corpus, {seed, samples, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: testProblems});
+    }
+    const target = await NodeLlamaCppBackend.load(memberModelPath(options.models, "target"), {threads: 1});
+    const members: MemberReport[] = [];
+    try {
+        for (const recipe of familyRecipe.members) {
+            const file = memberModelPath(options.models, recipe.name);
+            if (!await exists(file)) {
+                log(`${recipe.name}: ${file} missing, skipped`);
+                continue;
+            }
+            const backend = recipe.name === "target" ? target : await NodeLlamaCppBackend.load(file, {threads: 1});
+            try {
+                log(`${recipe.name}: evaluating`);
+                const evaluation = await evaluateModel(backend, {corpus, itemsPerCell: options.itemsPerCell});
+                let asDraft: MemberReport["asDraft"];
+                if (backend !== target) {
+                    log(`${recipe.name}: measuring acceptance as a draft for target`);
+                    const speculative = await evaluateModel(target, {corpus, draft: backend, itemsPerCell: options.itemsPerCell, validationDocumentsPerCell: 0});
+                    const rates = Object.values(speculative.acceptance!.byLanguage);
+                    asDraft = {
+                        overall: speculative.acceptance!.overall,
+                        byLanguage: speculative.acceptance!.byLanguage,
+                        languageGapPoints: 100 * (Math.max(...rates) - Math.min(...rates)),
+                        outputsMatchTarget: speculative.speculativeMatchesTarget ?? false
+                    };
+                }
+                members.push({...await describeFile(file), recipe, training: await trainingReport(file), evaluation, asDraft});
+            } finally {
+                if (backend !== target) await backend.dispose();
+            }
+        }
+    } finally {
+        await target.dispose();
+    }
+    const report: FamilyReport = {format: "specgate-family/1", corpus: familyRecipe.corpus, members};
+    for (const member of members)
+        await writeFileAtomic(join(options.models, member.recipe.name, "MODEL_CARD.md"), renderModelCard(member, report));
+    await writeFileAtomic(join(options.models, "README.md"), renderFamilyReadme(report));
+    await writeFileAtomic(join(options.models, "family.json"), `${JSON.stringify(report, null, 2)}\n`);
+    return report;
+}
+
+async function describeFile(file: string): Promise<Pick<MemberReport, "file" | "bytes" | "storage" | "parameters" | "shape" | "contextLength" | "vocabularyIdentity">> {
+    const {config} = readLlamaGguf(file);
+    const header = GgufReader.readHeader(file);
+    const matrixType = header.tensor("blk.0.attn_q.weight").type;
+    const storage = matrixType === GgmlTensorType.Q8_0 ? "Q8_0" : matrixType === GgmlTensorType.F16 ? "F16" : "F32";
+    return {
+        file: file.split("/").slice(-2).join("/"),
+        bytes: (await stat(file)).size,
+        storage,
+        parameters: llamaParameterCount(config),
+        shape: `d ${config.embeddingLength}, ${config.blockCount} layers, ${config.headCount} heads of ${headDimension(config)}, ff ${config.feedForwardLength}, vocabulary ${config.vocabularySize}${config.tiedOutput ? ", tied output" : ""}`,
+        contextLength: config.contextLength,
+        vocabularyIdentity: vocabularyIdentity(header.metadata)
+    };
+}
+
+async function trainingReport(file: string): Promise<FinetuneTrainingReport | undefined> {
+    const path = `${file}.train.json`;
+    return await exists(path) ? JSON.parse(await readFile(path, "utf8")) as FinetuneTrainingReport : undefined;
+}
+
+async function exists(path: string): Promise<boolean> {
+    try {
+        await access(path);
+        return true;
+    } catch {
+        return false;
+    }
+}
