@@ -45,7 +45,8 @@ export class StopDetector {
             if (keep > room || finished == null) finished = "length";
             keep = Math.max(0, room);
         }
-        const kept = offered.slice(0, keep);
+        let kept = offered.slice(0, keep);
+        const before = this.tokens.length;
         this.tokens.push(...kept);
         const previousLength = this.fullText.length;
         this.fullText = this.options.decode(this.tokens);
@@ -60,6 +61,13 @@ export class StopDetector {
                 if (index >= 0 && (cut < 0 || index < cut)) cut = index;
             }
             if (cut >= 0) {
+                // Keep tokens only up to the one that completes the stop string, so a multi-token
+                // speculative step reports the same tokens as one-token-at-a-time decoding would.
+                const stopEnd = cut + this.options.stop.find((stop) => this.fullText.startsWith(stop, cut))!.length;
+                let needed = kept.length;
+                while (needed > 1 && this.options.decode(this.tokens.slice(0, before + needed - 1)).length >= stopEnd) needed--;
+                kept = kept.slice(0, needed);
+                this.tokens.length = before + needed;
                 this.fullText = this.fullText.slice(0, cut);
                 finished = "stop";
             }

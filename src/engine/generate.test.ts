@@ -90,6 +90,9 @@ describe("speculative generation on a bigram backend", () => {
         const stopped = await generate(target, draft, [0, 2], {maxTokens: 40, sampling: {temperature: 0}, stop: [stopString]});
         expect(stopped.finishReason).toBe("stop");
         expect(stopped.text).toBe(full.text.slice(0, full.text.indexOf(stopString)));
+        // The same tokens as target-only decoding with the stop: up to the token completing the stop string.
+        const stoppedBaseline = await generate(target, undefined, [0, 2], {maxTokens: 40, sampling: {temperature: 0}, stop: [stopString]});
+        expect(stopped.tokens).toEqual(stoppedBaseline.tokens);
     });
 
     it("refuses an empty prompt without BOS, a prompt longer than the context, and mismatched tokenizers", async () => {
