@@ -2,16 +2,14 @@ import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import {InvalidInputError} from "../../errors.js";
-import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
-import {writeOutputFile} from "../../tune/writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {writeJsonOutput} from "../writeJsonOutput.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {writeReportOutputs} from "../reportOutputs.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions {
@@ -79,16 +77,11 @@ export async function runCalibrateCommand(
             onPhase: hooks.phase, onProgress: hooks.progress
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
-        let stdout = report;
-        if (options.report !== undefined) {
-            await writeOutputFile(() => writeFileAtomic(options.report!, report), options.report, "--report");
-            stdout = summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop);
-        }
-        if (options.json !== undefined) {
-            const json = {target: targetPath, draft: draftPath, battery, sampling, maxTokens, seed, calibrationShare, ...result};
-            if (options.json === "-") stdout = `${JSON.stringify(json, null, 2)}\n`;
-            else await writeOutputFile(() => writeJsonOutput(options.json!, json), options.json, "--json");
-        }
+        const stdout = await writeReportOutputs(
+            options, report,
+            () => summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop),
+            () => ({target: targetPath, draft: draftPath, battery, sampling, maxTokens, seed, calibrationShare, ...result})
+        );
         return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);

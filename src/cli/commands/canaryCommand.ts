@@ -4,10 +4,9 @@ import {runCanary} from "../../audits/canary/runCanary.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
-import {InvalidInputError} from "../../errors.js";
-import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome} from "../CommandOutcome.js";
+import {writeReportOutputs} from "../reportOutputs.js";
 
 /** Raw option values as commander hands them over. */
 export interface CanaryCommandOptions {
@@ -51,16 +50,7 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
             expectFingerprint: options.expectFingerprint, expectFingerprintA: options.expectFingerprintA
         });
         const report = renderCanaryReport(result);
-        let stdout = report;
-        if (options.report !== undefined) {
-            await writeOutput(options.report, report, "--report");
-            stdout = summaryLine(result);
-        }
-        if (options.json !== undefined) {
-            const json = `${JSON.stringify(result, null, 2)}\n`;
-            if (options.json === "-") stdout = json;
-            else await writeOutput(options.json, json, "--json");
-        }
+        const stdout = await writeReportOutputs(options, report, () => summaryLine(result), () => result);
         return {exitCode: result.passed ? 0 : 1, stdout, stderr: result.passed ? "" : `${COMMAND_NAME}: ${result.failures.join("; ")}\n`};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -103,10 +93,3 @@ function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
 
 
 
-async function writeOutput(destination: string, text: string, flag: string): Promise<void> {
-    try {
-        await writeFileAtomic(destination, text);
-    } catch (error) {
-        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag);
-    }
-}

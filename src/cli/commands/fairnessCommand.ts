@@ -7,11 +7,11 @@ import type {FairnessAnalysis} from "../../fairness/FairnessAnalysis.js";
 import {loadFairnessBattery} from "../../fairness/loadFairnessBattery.js";
 import {renderFairnessReport} from "../../fairness/renderFairnessReport.js";
 import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
-import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {writeJsonOutput} from "../writeJsonOutput.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {writeOutputFile} from "../writeOutputFile.js";
+import {writeReportOutputs} from "../reportOutputs.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessAnalyzeOptions {
@@ -68,21 +68,12 @@ export async function runFairnessAnalyzeCommand(
 
         let plots: {speedup: string; scatter: string; textRendered: boolean} | undefined;
         if (options.plots !== undefined) {
-            const written = await writeOutput(() => writeFairnessPlots(analysis, options.plots!), options.plots, "--plots");
+            const written = await writeOutputFile(() => writeFairnessPlots(analysis, options.plots!), options.plots, "--plots");
             const base = options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || ".";
             plots = {speedup: `${base}/speedup.png`, scatter: `${base}/alpha-vs-divergence.png`, textRendered: written.textRendered};
         }
         const report = renderFairnessReport(analysis, {target: targetPath, draft: draftPath, battery, plots});
-        let stdout = report;
-        if (options.report !== undefined) {
-            await writeOutput(() => writeFileAtomic(options.report!, report), options.report, "--report");
-            stdout = summaryLine(analysis);
-        }
-        if (options.json !== undefined) {
-            const result = {target: targetPath, draft: draftPath, battery, ...analysis};
-            if (options.json === "-") stdout = `${JSON.stringify(result, null, 2)}\n`;
-            else await writeOutput(() => writeJsonOutput(options.json!, result), options.json, "--json");
-        }
+        const stdout = await writeReportOutputs(options, report, () => summaryLine(analysis), () => ({target: targetPath, draft: draftPath, battery, ...analysis}));
         const stderr = plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "";
         return {exitCode: 0, stdout, stderr};
     } catch (error) {
@@ -126,10 +117,3 @@ function summaryLine(analysis: FairnessAnalysis): string {
         + `speed-up max/min ${speedup.maxMinRatio.toFixed(2)} (fastest ${speedup.fastestGroup}, slowest ${speedup.slowestGroup})\n`;
 }
 
-async function writeOutput<T>(write: () => Promise<T>, destination: string, flag: string): Promise<T> {
-    try {
-        return await write();
-    } catch (error) {
-        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag);
-    }
-}

@@ -3,18 +3,17 @@ import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import {InvalidInputError} from "../../errors.js";
-import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderSweepReport} from "../../tune/renderSweepReport.js";
 import {runSweep} from "../../tune/runSweep.js";
 import type {SweepResult} from "../../tune/SweepResult.js";
 import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
-import {writeOutputFile} from "../../tune/writeOutputFile.js";
+import {writeOutputFile} from "../writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {writeJsonOutput} from "../writeJsonOutput.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {writeReportOutputs} from "../reportOutputs.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions {
@@ -78,16 +77,7 @@ export async function runSweepCommand(
             if (!written.textRendered) stderr = `${COMMAND_NAME}: no TrueType font found; the PNG has no text (the SVG does)\n`;
         }
         const report = renderSweepReport(result, {target: targetPath, draft: draftPath, battery, plot});
-        let stdout = report;
-        if (options.report !== undefined) {
-            await writeOutputFile(() => writeFileAtomic(options.report!, report), options.report, "--report");
-            stdout = summaryLine(result);
-        }
-        if (options.json !== undefined) {
-            const json = {target: targetPath, draft: draftPath, battery, ...result};
-            if (options.json === "-") stdout = `${JSON.stringify(json, null, 2)}\n`;
-            else await writeOutputFile(() => writeJsonOutput(options.json!, json), options.json, "--json");
-        }
+        const stdout = await writeReportOutputs(options, report, () => summaryLine(result), () => ({target: targetPath, draft: draftPath, battery, ...result}));
         return {exitCode: 0, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
