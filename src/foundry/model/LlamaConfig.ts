@@ -1,16 +1,14 @@
 import {InvalidInputError} from "../../errors.js";
+import type {LlamaShape} from "../../gguf/randomLlamaModel.js";
 
-/** The shape of a llama-architecture model as the reference implementation and llama.cpp see it. */
-export interface LlamaConfig {
+/**
+ * The shape of a llama-architecture model as the reference implementation and llama.cpp see it:
+ * the free dimensions the fixture generator also uses (embeddingLength = d_model; headCountKv below
+ * headCount is grouped-query attention, query head h reading kv head ⌊h / (headCount / headCountKv)⌋),
+ * plus the vocabulary and numerics.
+ */
+export interface LlamaConfig extends LlamaShape {
     readonly vocabularySize: number;
-    /** d_model. */
-    readonly embeddingLength: number;
-    readonly blockCount: number;
-    readonly headCount: number;
-    /** Key/value heads; below headCount it is grouped-query attention (query head h reads kv head ⌊h / (headCount / headCountKv)⌋). */
-    readonly headCountKv: number;
-    readonly feedForwardLength: number;
-    readonly contextLength: number;
     readonly rmsNormEpsilon: number;
     readonly ropeFreqBase: number;
     /** Logits from token_embd.weight (no output.weight tensor), as llama.cpp does when output.weight is absent. */
