@@ -38,15 +38,15 @@ export const familyRecipe = {
     members: [
         {
             kind: "trained", name: "target", role: "the verifier: largest model trained in the time budget",
-            shape: "256,4,4,768", mixture: "balanced", seconds: 2400, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
+            shape: "256,4,4,768", mixture: "balanced", seconds: 3000, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
         },
         {
             kind: "trained", name: "draft", role: "draft for target, same balanced mixture",
-            shape: "96,2,2,256", mixture: "balanced", seconds: 240, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            shape: "96,2,2,256", mixture: "balanced", seconds: 300, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
         },
         {
             kind: "trained", name: "draft-skewed", role: "draft for target trained on 90% English (language-disparity experiments)",
-            shape: "96,2,2,256", mixture: "english-heavy", seconds: 240, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            shape: "96,2,2,256", mixture: "english-heavy", seconds: 300, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
         },
         {
             kind: "quantized", name: "target-q8_0", role: "Q8_0 copy of target, the quantized-draft deployment pattern",

@@ -32,12 +32,12 @@ export function renderFamilyReadme(report: FamilyReport): string {
         `| greedy acceptance target↔draft ≥ 0.6 | ${draft?.asDraft === undefined ? "–" : draft.asDraft.overall.toFixed(3)} | ${verdict(draft?.asDraft === undefined ? null : draft.asDraft.overall >= 0.6)} |`,
         `| draft-skewed language gap ≥ 5 points and larger than draft's | ${skewed?.asDraft === undefined || draft?.asDraft === undefined ? "–" : `${skewed.asDraft.languageGapPoints.toFixed(1)} vs ${draft.asDraft.languageGapPoints.toFixed(1)} points`} | ${verdict(skewed?.asDraft === undefined || draft?.asDraft === undefined ? null : skewed.asDraft.languageGapPoints >= 5 && skewed.asDraft.languageGapPoints > draft.asDraft.languageGapPoints)} |`,
         "", "Acceptance is accepted / drafted tokens with greedy verification at T = 0 and γ = 4 over the test prompts of the balanced corpus; the gap is best minus worst language.", "",
-        "Why the accuracy targets fail: the bundled llama.cpp's training graph passes no gradient to `token_embd`, `attn_k` or `attn_v` (keys and values go through the KV cache, embeddings through get_rows), so those stay at their random initialisation. The models learn every document format (validation loss 0.18 nats/token for target) but copy numbers and arguments from the prompt poorly. Fixing that needs a llama.cpp patch (attention on the current batch's K/V without the cache during training, and get_rows' backward for the embeddings) or the TypeScript trainer; see the model cards.", "",
+        "Training uses llama.cpp's llama-finetune with two patches (scripts/buildLlamaCppTools.sh): gradient accumulators cleared between steps, and a training graph that lets gradients reach `attn_k`, `attn_v` and `token_embd` (upstream, keys and values went through the KV cache and the embedding was frozen, which held the first family's target at 14% arithmetic accuracy).", "",
         "## Rebuild", "",
         "```sh",
         "scripts/trainFamily.sh   # builds llama.cpp's tools offline, the corpora, trains and evaluates everything",
         "```", "",
-        "Steps: `scripts/buildLlamaCppTools.sh` (llama-finetune and llama-quantize from the llama.cpp bundled with node-llama-cpp, with one patch), `specgate family build --out models` (corpora with a fixed seed, `specgate train` for each trained member, `specgate export --type q8_0` for target-q8_0), `specgate family cards --models models` (evaluation, these cards, family.json).", ""
+        "Steps: `scripts/buildLlamaCppTools.sh` (llama-finetune and llama-quantize from the llama.cpp bundled with node-llama-cpp, with two patches), `specgate family build --out models` (corpora with a fixed seed, `specgate train` for each trained member, `specgate export --type q8_0` for target-q8_0), `specgate family cards --models models` (evaluation, these cards, family.json).", ""
     ];
     return lines.join("\n");
 }

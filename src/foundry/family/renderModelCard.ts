@@ -42,7 +42,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             `- Mixture "${recipe.mixture}": tasks ${Object.entries(mixture.tasks).map(([task, weight]) => `${task} ${weight}`).join(", ")}; languages ${Object.entries(mixture.languages).map(([language, weight]) => `${language} ${(100 * weight).toFixed(1)}%`).join(", ")} (multilingual tasks: arithmetic, tool calls)`,
             `- Used: ${training.trainDocuments.toLocaleString("en-US")} training documents per epoch (the first of the shuffled train.txt), ${training.validationDocuments} validation documents`, "");
         lines.push("## Training", "",
-            "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with scripts/llama-finetune-gradient-reset.patch), driven by `specgate train`",
+            "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k, attn_v and token_embd receive gradients), driven by `specgate train`",
             "- Why llama-finetune: ≈ 15–17× the throughput of the TypeScript trainer on this 2-core machine; it trains on hard labels only, which is all pre-training needs (the TS trainer stays for tiny CI runs and s-CDF fine-tuning)",
             `- From random weights (seed ${training.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))`,
             `- AdamW, learning rate ${training.learningRate} decaying once per epoch towards ${training.minimumLearningRate}, weight decay ${training.weightDecay}; one optimizer step per window of ${training.contextLength} tokens (windows overlap by half)`,
@@ -50,8 +50,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             `- Wall time ${(training.wallSeconds / 60).toFixed(1)} min (budget ${recipe.seconds} s, including a calibration run and validation), ${training.tokensPerSecond.toFixed(0)} tokens/s while training, ${training.threads} threads`,
             "", "| epoch | train loss | validation loss | validation next-token accuracy |", "|---|---|---|---|",
             ...training.history.map((entry) => `| ${entry.epoch + 1} | ${entry.trainLoss.toFixed(4)} | ${entry.validationLoss?.toFixed(4) ?? "n/a"} | ${entry.validationAccuracy === undefined ? "n/a" : percent(entry.validationAccuracy)} |`),
-            "", "Train loss is llama-finetune's mean over the epoch; validation is measured after it.", "",
-            "**Known defect.** In the bundled llama.cpp's training graph, keys and values reach attention through the KV cache and token embeddings are looked up with get_rows; no gradient flows back through either, so `token_embd`, `attn_k` and `attn_v` keep their random initialisation (measured on target: relative change from the initial weights 0.0000 for token_embd and exactly the weight-decay shrink, 0.126, for every attn_k/attn_v, against 3–10 for the other matrices). The model learns the document formats (hence the low loss) but copies numbers from the prompt poorly, which is what holds the accuracies below down.", "");
+            "", "Train loss is llama-finetune's mean over the epoch; validation is measured after it. Both are per token over 256-token windows of the training text (prompts and answers alike).", "");
     } else if (recipe.kind === "quantized") {
         lines.push("## Making", "", `Re-encoded from \`${recipe.source}/model.gguf\` with \`specgate export --type ${recipe.type}\` (the project's Q8_0 encoder: blocks of 32 values, one fp16 scale each); no training.`, "");
     }

@@ -77,12 +77,26 @@ export function llamaFinetuneCommandLine(options: LlamaFinetuneArguments): strin
 }
 
 /**
+ * The environment llama-finetune runs in. SPECGATE_TRAIN_WITHOUT_KV_CACHE switches on
+ * scripts/llama-finetune-training-graph.patch: without it attention reads keys and values back from
+ * the KV cache, the backward pass cannot see through the cache, and attn_k/attn_v never learn.
+ * Correct because every window is one physical batch (--ubatch-size = --ctx-size).
+ */
+export function llamaFinetuneEnvironment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return {...base, SPECGATE_TRAIN_WITHOUT_KV_CACHE: "1"};
+}
+
+/**
  * Spawns llama-finetune and follows its progress bar on stderr. Epochs are counted from the
  * progress itself: a training report whose window count falls back starts a new epoch.
  */
 export function runLlamaFinetune(options: LlamaFinetuneArguments, hooks: LlamaFinetuneHooks = {}): Promise<LlamaFinetuneRun> {
     const started = performance.now();
-    const child = spawn(options.binary, llamaFinetuneCommandLine(options), {stdio: ["ignore", "ignore", "pipe"], signal: hooks.signal});
+    const child = spawn(options.binary, llamaFinetuneCommandLine(options), {
+        stdio: ["ignore", "ignore", "pipe"],
+        signal: hooks.signal,
+        env: llamaFinetuneEnvironment(process.env)
+    });
     const epochs: EpochSummary[] = [];
     const log: string[] = [];
     let pending = "";

@@ -93,12 +93,13 @@ const defaults = {contextLength: 256, epochs: 1, seed: 1, learningRate: 6e-4, we
  * it trains ≈ 15–17× faster (ggml's fused CPU kernels against float64 JavaScript loops), which is
  * the difference between a 3M-parameter target and a toy. Its limits: next-token cross-entropy on
  * plain text with hard labels only, batch = one window, learning rate changed once per epoch, no
- * warm-up or gradient clipping, and it needs scripts/llama-finetune-gradient-reset.patch (applied by
- * scripts/buildLlamaCppTools.sh) to clear gradients between steps. A limit found on the shipped
- * target, not fixed: in this release's training graph, K and V reach attention through the KV cache
- * and embeddings through get_rows, and no gradient flows back through either, so token_embd, attn_k
- * and attn_v keep their random initialisation (after 36k steps they differ from it by exactly the
- * weight-decay shrink). Models learn the formats but copy numbers from the prompt poorly. The TS trainer stays for what needs its control: tiny CI runs, exact resume,
+ * warm-up or gradient clipping. It needs two patches applied by scripts/buildLlamaCppTools.sh:
+ * scripts/llama-finetune-gradient-reset.patch clears gradients between steps, and
+ * scripts/llama-finetune-training-graph.patch lets gradients reach attn_k, attn_v (attention on the
+ * current window's keys and values instead of the KV cache, switched on by the environment set in
+ * runLlamaFinetune) and token_embd (frozen upstream). Without the second, those three matrices kept
+ * their random initialisation and the first shipped target could not copy numbers from its prompt
+ * (14% arithmetic accuracy). The TS trainer stays for what needs its control: tiny CI runs, exact resume,
  * and s-CDF fine-tuning of drafters, which needs per-task weights and soft target distributions.
  */
 export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): Promise<FinetuneTrainingReport> {
