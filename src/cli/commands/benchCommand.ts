@@ -3,7 +3,7 @@ import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {formatBenchTable, runBench} from "../../bench/runBench.js";
 import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";
 import {InvalidInputError} from "../../errors.js";
-import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
+import {parsePolicyList} from "../../policies/parsePolicyList.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import {loadPrompts} from "../loadPrompts.js";
@@ -43,7 +43,7 @@ export function registerBenchCommand(program: Command): void {
         .option("--json <OUT>", "write every row with full telemetry to OUT (\"-\" for stdout)")
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
         .action(async (options: BenchCliOptions) => {
-            const policies = options.policies.split(",").map((spec) => spec.trim()).filter((spec) => spec !== "").map((spec) => parsePolicySpec(spec, "--policies"));
+            const policies = parsePolicyList(options.policies, "--policies");
             const gammas = options.gamma.split(",").map((value) => {
                 const gamma = Number(value);
                 if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`expected integers in [1, 64], got "${value}"`, "--gamma");

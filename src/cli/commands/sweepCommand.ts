@@ -3,7 +3,7 @@ import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import {InvalidInputError} from "../../errors.js";
-import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
+import {parsePolicyList} from "../../policies/parsePolicyList.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderSweepReport} from "../../tune/renderSweepReport.js";
 import {runSweep} from "../../tune/runSweep.js";
@@ -51,9 +51,8 @@ export async function runSweepCommand(
         const targetPath = requiredText(options.target, "--target");
         const draftPath = requiredText(options.draft, "--draft");
         const battery = requiredText(options.battery, "--battery");
-        const policies = requiredText(options.policies, "--policies").split(",").map((spec) => spec.trim()).filter((spec) => spec !== "")
-            .map((spec) => {
-                const policy = parsePolicySpec(spec, "--policies");
+        const policies = parsePolicyList(requiredText(options.policies, "--policies"), "--policies")
+            .map((policy) => {
                 return policy.kind === "calibrated" && policy.memory == null && options.memory != null ? {...policy, memory: options.memory} : policy;
             });
         if (policies.length === 0) throw new InvalidInputError("is empty", "--policies");
@@ -93,7 +92,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model")
         .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
-        .option("--policies <list>", "comma-separated compact policy specs, e.g. fuzzy:js:0.2,fuzzy:js:0.4,calibrated:6:0.01,typical")
+        .option("--policies <list>", "comma-separated policy specs, compact or JSON, e.g. fuzzy:js:0.2,calibrated:6:0.01,{\"kind\":\"fuzzy\",\"threshold\":0.4,\"topK\":50}")
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
         .option("--max-tokens <n>", "tokens generated per item", "64")
