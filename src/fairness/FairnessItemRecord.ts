@@ -24,4 +24,6 @@ export interface RunCounters {
     readonly acceptedTokens: number;
     /** Whether the speculative output equals the target-only output token for token. */
     readonly identical: boolean;
+    /** Hex sha256 of the target-only run's token ids: equal across runs iff the target produced the same output. */
+    readonly baselineDigest: string;
 }

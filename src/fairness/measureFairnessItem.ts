@@ -1,3 +1,4 @@
+import {createHash} from "node:crypto";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
@@ -67,7 +68,8 @@ export async function measureFairnessItem(target: ModelBackend, draft: ModelBack
                 drafts: speculative.telemetry.drafts,
                 draftTokens: speculative.telemetry.draftTokens,
                 acceptedTokens: speculative.telemetry.acceptedTokens,
-                identical: baseline.tokens.length === speculative.tokens.length && baseline.tokens.every((token, index) => token === speculative.tokens[index])
+                identical: baseline.tokens.length === speculative.tokens.length && baseline.tokens.every((token, index) => token === speculative.tokens[index]),
+                baselineDigest: createHash("sha256").update(Buffer.from(Int32Array.from(baseline.tokens).buffer)).digest("hex")
             }
         },
         baseline: baseline.telemetry,

@@ -20,6 +20,19 @@ export interface SweepPoint extends ConfigurationMeasurement {
     readonly randomAllocationAccuracy: number | null;
     /** For random acceptance: the label of the configuration whose acceptance rate it matches. */
     readonly matchedTo?: string;
+    /**
+     * The same row if verification cost one target step (oneStepVerificationSeconds): speed,
+     * frontier and random-allocation comparison in the regime the seeds measure on GPUs. Null when
+     * a baseline emitted no tokens.
+     */
+    readonly oneStepVerification: OneStepVerificationPoint | null;
+}
+
+export interface OneStepVerificationPoint {
+    readonly tokensPerSecond: number;
+    readonly speedup: number;
+    readonly onFrontier: boolean;
+    readonly randomAllocationAccuracy: number | null;
 }
 
 export interface SweepResult {

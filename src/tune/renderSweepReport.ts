@@ -24,8 +24,8 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
         `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\` (${settings.items} items), `
             + `temperature ${settings.sampling.temperature}, max ${settings.maxTokens} tokens, seed ${settings.seed}.`,
         "",
-        "| Method | γ | Acc (%) | 95% CI | Tok/s | Spd | ALen | AR | Draft tok. | ΔAcc vs SD (pt) | Rand. alloc. Acc | Frontier |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|:---:|"
+        "| Method | γ | Acc (%) | 95% CI | Tok/s | Spd | ALen | AR | Draft tok. | ΔAcc vs SD (pt) | Rand. alloc. Acc | Frontier | Spd₁ | Rand. alloc. Acc₁ | Frontier₁ |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|:---:|"
     ];
     for (const point of points) {
         const strict = point.gamma == null ? undefined : strictAt.get(point.gamma);
@@ -34,18 +34,18 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
         lines.push(`| ${point.label} | ${point.gamma ?? "–"} | ${percent(point.accuracy)} | ${percent(point.interval.lower)}–${percent(point.interval.upper)} | `
             + `${point.tokensPerSecond.toFixed(1)} | ${point.speedup.toFixed(2)}× | ${speculative ? point.meanAcceptanceLength.toFixed(2) : "–"} | `
             + `${speculative ? `${percent(point.acceptanceRate)}%` : "–"} | ${speculative ? `${percent(point.draftTokenShare)}%` : point.role === "draft-only" ? "100%" : "0%"} | `
-            + `${delta} | ${point.randomAllocationAccuracy == null ? "–" : percent(point.randomAllocationAccuracy)} | ${point.onFrontier ? "★" : ""} |`);
+            + `${delta} | ${point.randomAllocationAccuracy == null ? "–" : percent(point.randomAllocationAccuracy)} | ${point.onFrontier ? "★" : ""} | `
+            + `${oneStepCells(point.oneStepVerification, percent)} |`);
     }
     lines.push("");
     if (context.plot != null) lines.push(`![Accuracy vs tokens/s](${context.plot})`, "");
     lines.push("## Findings", "");
-    const frontier = points.filter((point) => point.onFrontier).sort((a, b) => b.tokensPerSecond - a.tokensPerSecond);
-    lines.push(`- Pareto frontier (fastest first): ${frontier.map((point) => `${point.label} (${percent(point.accuracy)}%, ${point.tokensPerSecond.toFixed(1)} tok/s)`).join("; ")}.`);
-    const comparable = frontier.filter((point) => point.randomAllocationAccuracy != null && point.role !== "target-only" && point.role !== "draft-only");
-    const beaten = comparable.filter((point) => point.accuracy <= point.randomAllocationAccuracy!);
-    if (comparable.length === 0) lines.push("- No frontier configuration lies within the speed range of the random-allocation line (draft-only to target-only).");
-    else if (beaten.length === 0) lines.push(`- Every frontier configuration within the random-allocation speed range (${comparable.length}) beats random allocation at equal speed.`);
-    else lines.push(`- **Random allocation matches or beats** ${beaten.map((point) => point.label).join(", ")} at equal speed: routing whole queries would do as well.`);
+    lines.push(...frontierFindings(points.map((point) => ({point, speed: point.tokensPerSecond, onFrontier: point.onFrontier, allocationAccuracy: point.randomAllocationAccuracy})), "measured", percent));
+    if (points.every((point) => point.oneStepVerification != null)) {
+        lines.push(...frontierFindings(points.map((point) => ({
+            point, speed: point.oneStepVerification!.tokensPerSecond, onFrontier: point.oneStepVerification!.onFrontier, allocationAccuracy: point.oneStepVerification!.randomAllocationAccuracy
+        })), "one-step verification", percent));
+    }
     for (const point of points.filter((candidate) => candidate.role === "random-acceptance")) {
         const matched = points.find((candidate) => candidate.label === point.matchedTo);
         if (matched == null) continue;
@@ -59,8 +59,34 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
     }
     lines.push("", "ALen: mean acceptance length (1 + accepted / drafts); AR: accepted / drafted tokens; Draft tok.: share of output tokens that are accepted draft tokens; "
         + "Rand. alloc. Acc: accuracy of sending a random share of queries to the target and the rest to the draft alone, at this row's tokens/s. "
+        + "Spd₁, Rand. alloc. Acc₁, Frontier₁: the same quantities if verifying γ + 1 tokens cost one target step (the memory-bound GPU regime the seeds measure), "
+        + "from each row's counts and the per-token times of the target-only and draft-only rows of this run (src/tune/oneStepVerificationSeconds.ts). "
         + "Differences smaller than the CI widths are noise: sweep a larger battery before acting on them.", "");
     return lines.join("\n");
+}
+
+interface FrontierView {
+    readonly point: SweepPoint;
+    readonly speed: number;
+    readonly onFrontier: boolean;
+    readonly allocationAccuracy: number | null;
+}
+
+/** The frontier, fastest first, and whether each of its speculative points beats random allocation at its speed. */
+function frontierFindings(views: readonly FrontierView[], regime: string, percent: (value: number) => string): string[] {
+    const frontier = views.filter((view) => view.onFrontier).sort((a, b) => b.speed - a.speed);
+    const lines = [`- Pareto frontier, ${regime} speed (fastest first): ${frontier.map((view) => `${view.point.label} (${percent(view.point.accuracy)}%, ${view.speed.toFixed(1)} tok/s)`).join("; ")}.`];
+    const comparable = frontier.filter((view) => view.allocationAccuracy != null && view.point.role !== "target-only" && view.point.role !== "draft-only");
+    const beaten = comparable.filter((view) => view.point.accuracy <= view.allocationAccuracy!);
+    if (comparable.length === 0) lines.push(`- ${regime}: no frontier configuration lies within the speed range of the random-allocation line (draft-only to target-only).`);
+    else if (beaten.length === 0) lines.push(`- ${regime}: every frontier configuration within the random-allocation speed range (${comparable.length}) beats random allocation at equal speed.`);
+    else lines.push(`- ${regime}: **random allocation matches or beats** ${beaten.map((view) => view.point.label).join(", ")} at equal speed: routing whole queries would do as well.`);
+    return lines;
+}
+
+function oneStepCells(point: SweepPoint["oneStepVerification"], percent: (value: number) => string): string {
+    if (point == null) return "– | – | ";
+    return `${point.speedup.toFixed(2)}× | ${point.randomAllocationAccuracy == null ? "–" : percent(point.randomAllocationAccuracy)} | ${point.onFrontier ? "★" : ""}`;
 }
 
 function signed(value: number): string {

@@ -42,11 +42,22 @@ describe("runSweep", () => {
         expect(result.randomAllocation[20]).toMatchObject({share: 1, accuracy: 1});
         // The frontier flags agree with the points, and the fastest of the most accurate points is on it.
         expect(result.points.map((point) => point.onFrontier)).toEqual(paretoFrontier(result.points));
+        // One-step verification: the single-model rows keep their measured speed; a speculative row's time is recomputed from its counts.
+        expect(byLabel.get("target-only")!.oneStepVerification!.speedup).toBeCloseTo(1, 9);
+        expect(draftOnly.oneStepVerification!.tokensPerSecond).toBeCloseTo(draftOnly.tokensPerSecond, 6);
+        const strict3 = byLabel.get("strict γ=3")!;
+        const targetOnly = byLabel.get("target-only")!;
+        const expectedSeconds = (strict3.emittedTokens - strict3.acceptedTokens) * targetOnly.decodeSeconds / targetOnly.emittedTokens
+            + strict3.draftTokens * draftOnly.decodeSeconds / draftOnly.emittedTokens;
+        expect(strict3.oneStepVerification!.tokensPerSecond).toBeCloseTo(strict3.emittedTokens / expectedSeconds, 6);
+        expect(result.points.map((point) => point.oneStepVerification!.onFrontier))
+            .toEqual(paretoFrontier(result.points.map((point) => ({accuracy: point.accuracy, tokensPerSecond: point.oneStepVerification!.tokensPerSecond}))));
         const bestAccuracy = result.points.filter((point) => point.accuracy === 1).sort((a, b) => b.tokensPerSecond - a.tokensPerSecond)[0];
         expect(bestAccuracy.onFrontier).toBe(true);
 
         const report = renderSweepReport(result, {target: "t.gguf", draft: "d.gguf", battery: "b.jsonl", plot: "plots/frontier.png"});
         expect(report).toContain("| Method | γ | Acc (%) | 95% CI | Tok/s | Spd | ALen | AR | Draft tok. |");
+        expect(report).toContain("Pareto frontier, one-step verification speed");
         expect(report).toContain("| target-only | – | 100.0 |");
         expect(report).toMatch(/\| fuzzy:js:0\.6 γ=3 \| 3 \| \d+\.\d \| [\d.]+–[\d.]+ \|/);
         expect(report).toContain("![Accuracy vs tokens/s](plots/frontier.png)");

@@ -8,6 +8,7 @@ import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {matchedAcceptanceProbability} from "./matchedAcceptanceProbability.js";
 import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
+import {oneStepVerificationSeconds, stepCostsOf} from "./oneStepVerificationSeconds.js";
 import {paretoFrontier} from "./paretoFrontier.js";
 import {randomAllocationLine} from "./randomAllocationLine.js";
 import type {SweepPoint, SweepResult, SweepRole} from "./SweepResult.js";
@@ -73,12 +74,25 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     const draftOnly = measured[1].measurement;
     const line = randomAllocationLine(draftOnly, targetOnly);
     const frontier = paretoFrontier(measured.map(({measurement}) => measurement));
+    // The single-model rows are the same in both regimes, so the random-allocation line is too.
+    const costs = stepCostsOf(targetOnly, draftOnly);
+    const oneStep = costs == null ? null : measured.map(({role, measurement}) => {
+        const seconds = oneStepVerificationSeconds(measurement, costs, role === "draft-only" ? "draft" : "target");
+        return {accuracy: measurement.accuracy, tokensPerSecond: seconds > 0 ? measurement.emittedTokens / seconds : 0};
+    });
+    const oneStepFrontier = oneStep == null ? null : paretoFrontier(oneStep);
     const points: SweepPoint[] = measured.map(({measurement, ...identity}, index) => ({
         ...identity,
         ...measurement,
         speedup: targetOnly.tokensPerSecond > 0 ? measurement.tokensPerSecond / targetOnly.tokensPerSecond : 0,
         onFrontier: frontier[index],
-        randomAllocationAccuracy: line.accuracyAtSpeed(measurement.tokensPerSecond)
+        randomAllocationAccuracy: line.accuracyAtSpeed(measurement.tokensPerSecond),
+        oneStepVerification: oneStep == null ? null : {
+            tokensPerSecond: oneStep[index].tokensPerSecond,
+            speedup: targetOnly.tokensPerSecond > 0 ? oneStep[index].tokensPerSecond / targetOnly.tokensPerSecond : 0,
+            onFrontier: oneStepFrontier![index],
+            randomAllocationAccuracy: line.accuracyAtSpeed(oneStep[index].tokensPerSecond)
+        }
     }));
     return {
         settings: {...settings, items: options.items.length, policies: options.policies.map(policyLabel), gammas: [...options.gammas]},

@@ -1,5 +1,6 @@
 import {describe, expect, it} from "vitest";
-import {InvalidInputError, TokenOutOfRangeError} from "../../errors.js";
+import {InvalidDistributionError, InvalidInputError, TokenOutOfRangeError} from "../../errors.js";
+import {Random} from "../../random/Random.js";
 import {initializeLlamaWeights} from "./initializeLlamaWeights.js";
 import type {LlamaConfig} from "./LlamaConfig.js";
 import {type TrainingSequence, llamaLossAndGradients} from "./llamaLossAndGradients.js";
@@ -15,6 +16,22 @@ const batch: TrainingSequence[] = [
     {tokens: [1, 4, 7, 2, 9, 10]},
     {tokens: [3, 3, 8, 0], lossWeights: [0, 2, 0.5]}
 ];
+
+/** A random full-support distribution over the tiny vocabulary (a teacher row). */
+function randomRow(random: Random, size = tiny.vocabularySize): Float64Array {
+    const row = Float64Array.from({length: size}, () => Math.exp(3 * random.nextDouble()));
+    const total = row.reduce((sum, value) => sum + value, 0);
+    return row.map((value) => value / total);
+}
+
+/** Soft targets on some positions, hard labels and zero weights on others: every branch of the loss. */
+function softBatch(): TrainingSequence[] {
+    const random = new Random(12);
+    return [
+        {tokens: [1, 4, 7, 2, 9, 10], targetDistributions: [undefined, randomRow(random), randomRow(random), undefined, randomRow(random)]},
+        {tokens: [3, 3, 8, 0], lossWeights: [0, 2, 0.5], targetDistributions: [randomRow(random), randomRow(random), randomRow(random)]}
+    ];
+}
 
 /**
  * ‖numeric − analytic‖ / (‖numeric‖ + ‖analytic‖) per tensor, the numeric gradient by central
@@ -61,6 +78,49 @@ describe("llamaLossAndGradients", () => {
             expect(norm, `${name} gets a gradient`).toBeGreaterThan(1e-4);
             expect(error, name).toBeLessThan(1e-6);
         }
+    });
+
+    it("matches finite differences for every tensor with soft target distributions", () => {
+        for (const [name, {error, norm}] of gradientErrors(tiny, softBatch())) {
+            expect(norm, `${name} gets a gradient`).toBeGreaterThan(1e-4);
+            expect(error, name).toBeLessThan(1e-6);
+        }
+    });
+
+    it("scores a soft row as −Σ p log q, and a one-hot row exactly as the hard label", () => {
+        const weights = initializeLlamaWeights(tiny, {seed: 3, standardDeviation: 0.5});
+        const rope = new RopeTable(16, 2, 10000);
+        const tokens = [1, 4, 7, 2];
+        const hard = llamaLossAndGradients(tiny, weights, rope, [{tokens}]);
+        const oneHot = tokens.slice(1).map((token) => Float64Array.from({length: tiny.vocabularySize}, (_value, index) => (index === token ? 1 : 0)));
+        const asRows = llamaLossAndGradients(tiny, weights, rope, [{tokens, targetDistributions: oneHot}]);
+        expect(asRows.loss).toBeCloseTo(hard.loss, 13);
+        for (const [name, gradient] of hard.gradients)
+            asRows.gradients.get(name)!.forEach((value, index) => expect(value).toBeCloseTo(gradient[index], 13));
+        // The cross-entropy against a row p is the p-mixture of the hard-label losses of each token.
+        const row = randomRow(new Random(5));
+        const soft = llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 0], targetDistributions: [row]}]);
+        const mixture = [...row].reduce((sum, probability, token) => sum + probability * llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, token]}]).loss, 0);
+        expect(soft.loss).toBeCloseTo(mixture, 12);
+    });
+
+    it("rejects malformed target distributions with typed errors naming the row", () => {
+        const weights = initializeLlamaWeights(tiny, {seed: 1});
+        const rope = new RopeTable(16, 2, 10000);
+        const uniform = new Float64Array(tiny.vocabularySize).fill(1 / tiny.vocabularySize);
+        const run = (targetDistributions: (Float64Array | undefined)[]) => () => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 2, 3], targetDistributions}]);
+        expect(run([uniform])).toThrow(/expected 2 target distributions, got 1/);
+        expect(run([uniform, new Float64Array(3).fill(1 / 3)])).toThrow(/batch\[0\]\.targetDistributions\[1\]: has 3 entries, expected the vocabulary size 11/);
+        const negative = Float64Array.from(uniform);
+        negative[2] = -0.1;
+        expect(run([negative, undefined])).toThrow(InvalidDistributionError);
+        expect(run([negative, undefined])).toThrow(/targetDistributions\[0\]\[2\]: is negative/);
+        const unnormalized = uniform.map((value) => value * 2);
+        expect(run([undefined, unnormalized])).toThrow(/targetDistributions\[1\]: sums to 2/);
+        const notANumber = Float64Array.from(uniform);
+        notANumber[0] = Number.NaN;
+        expect(run([undefined, notANumber])).toThrow(/is not a number/);
+        expect(run([undefined, undefined])()).toMatchObject({weightTotal: 2});
     });
 
     it("starts near ln(vocabulary) with small weights and weights positions by lossWeights", () => {
