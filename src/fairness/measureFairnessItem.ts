@@ -78,6 +78,6 @@ export async function measureFairnessItem(target: ModelBackend, draft: ModelBack
 }
 
 /** The reference as it would follow the prompt: separated by one space unless either side brings whitespace. */
-function referenceText(prompt: string, reference: string): string {
+export function referenceText(prompt: string, reference: string): string {
     return /\s$/.test(prompt) || /^\s/.test(reference) ? reference : ` ${reference}`;
 }

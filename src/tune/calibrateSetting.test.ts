@@ -84,6 +84,40 @@ describe("calibrateSetting", () => {
         expect(renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"})).toMatch(/\*\*No fuzzy setting meets the budget\.\*\* Every threshold × γ tried loses more than 0\.0 pt/);
     });
 
+    it("ranks by one-step-verification speed when asked, from costs measured on the calibration split only", async () => {
+        const {target, draft, items} = await fixture();
+        const {evaluation} = splitBattery(items, 0.5, 0);
+        let phase: CalibrationPhase | undefined;
+        const locked = () => phase !== "evaluation";
+        const result = await calibrateSetting({
+            target: guarded(target, evaluation, locked), draft: guarded(draft, evaluation, locked), items,
+            grid: thresholdGrid("fuzzy", [0.1, 0.6]), gammas: [2, 3], maxAccuracyDrop: 100, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
+            speed: "one-step", onPhase: (next) => {
+                phase = next;
+            }
+        });
+        expect(result.speed).toBe("one-step");
+        // Every candidate's ranking speed is emitted / ((emitted − accepted)·t_T(1) + drafted·t_D), all at the same costs.
+        const implied = result.candidates.map((candidate) => ({
+            perCall: (candidate.emittedTokens - candidate.acceptedTokens) / candidate.emittedTokens,
+            perDraft: candidate.draftTokens / candidate.emittedTokens,
+            speed: candidate.rankingTokensPerSecond
+        }));
+        expect(implied.every((row) => row.speed > 0 && Number.isFinite(row.speed))).toBe(true);
+        expect(result.selected!.rankingTokensPerSecond).toBe(Math.max(...result.candidates.map((candidate) => candidate.rankingTokensPerSecond)));
+        // One pair (t_T(1), t_D) explains every candidate: solve it from two, check the others.
+        const [first, second] = implied;
+        const determinant = first.perCall * second.perDraft - second.perCall * first.perDraft;
+        expect(Math.abs(determinant)).toBeGreaterThan(1e-9);
+        const targetStep = (second.perDraft / first.speed - first.perDraft / second.speed) / determinant;
+        const draftStep = (first.perCall / second.speed - second.perCall / first.speed) / determinant;
+        expect(targetStep).toBeGreaterThan(0);
+        expect(draftStep).toBeGreaterThan(0);
+        for (const row of implied) expect(1 / row.speed).toBeCloseTo(row.perCall * targetStep + row.perDraft * draftStep, 9);
+        expect(result.evaluation!.oneStep!.speedupOverTargetOnly).toBeGreaterThan(0);
+        expect(renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"})).toContain("at one-step verification");
+    });
+
     it("rejects a battery too small to split", async () => {
         const {target, draft, items} = await fixture();
         await expect(calibrateSetting({

@@ -7,10 +7,13 @@ import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
+import {oneStepVerificationSeconds, type StepCosts, stepCostsOf} from "./oneStepVerificationSeconds.js";
 import {splitBattery} from "./splitBattery.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
 
 export type CalibrationPhase = "calibration" | "evaluation";
+
+export type CalibrationSpeed = "measured" | "one-step";
 
 export interface CalibrationOptions {
     readonly target: ModelBackend;
@@ -25,6 +28,12 @@ export interface CalibrationOptions {
     readonly maxTokens: number;
     /** Salts the split and seeds the runs. */
     readonly seed: number;
+    /**
+     * What "fastest" means: measured tokens/s (default), or tokens/s if verification cost one target
+     * step (oneStepVerificationSeconds) — the regime of a GPU serving a large target, for choosing on
+     * a machine whose verification cost curve is not the deployment's.
+     */
+    readonly speed?: CalibrationSpeed;
     readonly baseDirectory?: string;
     readonly signal?: AbortSignal;
     /** Called when a phase starts, before any of its items is generated. */
@@ -47,6 +56,8 @@ export interface CalibrationCandidate extends CalibrationRow {
     /** Strict SD accuracy minus this accuracy, in percentage points, at the same γ on the same split. */
     readonly accuracyDrop: number;
     readonly withinBudget: boolean;
+    /** The tokens/s the choice ranks by: measured, or at one-step verification. */
+    readonly rankingTokensPerSecond: number;
 }
 
 export interface CalibrationEvaluation {
@@ -57,10 +68,13 @@ export interface CalibrationEvaluation {
     readonly withinBudget: boolean;
     readonly speedupOverStrict: number;
     readonly speedupOverTargetOnly: number;
+    /** With speed "one-step": the same ratios at one-step verification (a draft-only run on the evaluation split supplies t_D). */
+    readonly oneStep?: {readonly speedupOverStrict: number; readonly speedupOverTargetOnly: number};
 }
 
 export interface CalibrationResult {
     readonly policy: string;
+    readonly speed: CalibrationSpeed;
     readonly parameter: string;
     readonly maxAccuracyDrop: number;
     readonly calibrationItems: readonly string[];
@@ -88,16 +102,32 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
         throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
     const split = splitBattery(options.items, options.calibrationShare, options.seed);
-    const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string): Promise<CalibrationRow> => {
+    const speed = options.speed ?? "measured";
+    const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string, model: "target" | "draft" = "target"): Promise<CalibrationRow> => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
-        const measurement = await measureConfiguration(options.target, gamma == null ? undefined : options.draft, items, {
+        const measurement = await measureConfiguration(model === "draft" ? options.draft : options.target, gamma == null ? undefined : options.draft, items, {
             policy, gamma: gamma ?? 0, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed
         }, {correctionMemory, signal: options.signal, warmUp: true});
         options.onProgress?.(`${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s`);
-        return {...measurement, label, policy: gamma == null ? "target-only" : policyLabel(policy), threshold, gamma};
+        return {...measurement, label, policy: gamma == null ? `${model}-only` : policyLabel(policy), threshold, gamma};
+    };
+    /** Per-token costs of both models alone on these items, for one-step ranking; null when speed is measured. */
+    const stepCosts = async (items: readonly BatteryItem[], phase: string): Promise<StepCosts | null> => {
+        if (speed === "measured") return null;
+        const targetOnly = await measure(items, {kind: "strict"}, null, null, `${phase}: target-only`);
+        const draftOnly = await measure(items, {kind: "strict"}, null, null, `${phase}: draft-only`, "draft");
+        const costs = stepCostsOf(targetOnly, draftOnly);
+        if (costs == null) throw new InvalidInputError("target-only or draft-only produced no tokens, so one-step speeds are undefined", "--speed");
+        return costs;
+    };
+    const rankingSpeed = (row: CalibrationRow, costs: StepCosts | null): number => {
+        if (costs == null) return row.tokensPerSecond;
+        const seconds = oneStepVerificationSeconds(row, costs);
+        return seconds > 0 ? row.emittedTokens / seconds : 0;
     };
 
     options.onPhase?.("calibration");
+    const calibrationCosts = await stepCosts(split.calibration, "calibration");
     const strict: CalibrationRow[] = [];
     const candidates: CalibrationCandidate[] = [];
     for (const gamma of options.gammas) {
@@ -107,13 +137,16 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
             const row = await measure(split.calibration, policy, gamma, options.grid.thresholds[index], `calibration: ${policyLabel(policy)} γ=${gamma}`);
             const accuracyDrop = 100 * (reference.accuracy - row.accuracy);
             // A hair of tolerance so a drop equal to the budget is not lost to floating point.
-            candidates.push({...row, threshold: row.threshold!, gamma, accuracyDrop, withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9});
+            candidates.push({
+                ...row, threshold: row.threshold!, gamma, accuracyDrop, withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
+                rankingTokensPerSecond: rankingSpeed(row, calibrationCosts)
+            });
         }
     }
     const selected = candidates.filter((candidate) => candidate.withinBudget)
-        .reduce<CalibrationCandidate | null>((best, candidate) => best == null || candidate.tokensPerSecond > best.tokensPerSecond ? candidate : best, null);
+        .reduce<CalibrationCandidate | null>((best, candidate) => best == null || candidate.rankingTokensPerSecond > best.rankingTokensPerSecond ? candidate : best, null);
     const base = {
-        policy: options.grid.kind, parameter: options.grid.parameter, maxAccuracyDrop: options.maxAccuracyDrop,
+        policy: options.grid.kind, speed, parameter: options.grid.parameter, maxAccuracyDrop: options.maxAccuracyDrop,
         calibrationItems: split.calibration.map((item) => item.id), evaluationItems: split.evaluation.map((item) => item.id), strict, candidates, selected
     };
     if (selected == null) return {...base, evaluation: null, policySpec: null};
@@ -125,13 +158,24 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
     const targetOnly = await measure(split.evaluation, {kind: "strict"}, null, null, "evaluation: target-only");
     const accuracyDrop = 100 * (strictRow.accuracy - setting.accuracy);
     const ratio = (fast: number, slow: number) => (slow > 0 ? fast / slow : 0);
+    let oneStep: CalibrationEvaluation["oneStep"];
+    if (speed === "one-step") {
+        const draftOnly = await measure(split.evaluation, {kind: "strict"}, null, null, "evaluation: draft-only", "draft");
+        const costs = stepCostsOf(targetOnly, draftOnly);
+        if (costs != null)
+            oneStep = {
+                speedupOverStrict: ratio(rankingSpeed(setting, costs), rankingSpeed(strictRow, costs)),
+                speedupOverTargetOnly: ratio(rankingSpeed(setting, costs), targetOnly.tokensPerSecond)
+            };
+    }
     return {
         ...base,
         policySpec: policy.kind === "calibrated" && policy.memory != null ? JSON.stringify(policy) : policyLabel(policy),
         evaluation: {
             setting, strict: strictRow, targetOnly, accuracyDrop, withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
             speedupOverStrict: ratio(setting.tokensPerSecond, strictRow.tokensPerSecond),
-            speedupOverTargetOnly: ratio(setting.tokensPerSecond, targetOnly.tokensPerSecond)
+            speedupOverTargetOnly: ratio(setting.tokensPerSecond, targetOnly.tokensPerSecond),
+            ...(oneStep == null ? {} : {oneStep})
         }
     };
 }

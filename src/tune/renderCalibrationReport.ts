@@ -50,8 +50,9 @@ export function renderCalibrationReport(result: CalibrationResult, context: Cali
     }
     const {setting, strict, targetOnly, accuracyDrop, withinBudget, speedupOverStrict, speedupOverTargetOnly} = result.evaluation;
     const selected = result.selected;
-    lines.push(`**Selected: ${setting.policy} with γ = ${selected.gamma}** — the fastest setting within ${budget} pt on the calibration split `
-        + `(drop ${selected.accuracyDrop.toFixed(1)} pt, ${selected.tokensPerSecond.toFixed(1)} tok/s).`, "");
+    const fastest = result.speed === "one-step" ? "the fastest at one-step verification (verifying γ + 1 tokens costs one target step)" : "the fastest measured";
+    lines.push(`**Selected: ${setting.policy} with γ = ${selected.gamma}** — ${fastest} setting within ${budget} pt on the calibration split `
+        + `(drop ${selected.accuracyDrop.toFixed(1)} pt, ${selected.rankingTokensPerSecond.toFixed(1)} tok/s${result.speed === "one-step" ? " at one-step verification" : ""}).`, "");
     lines.push(`On the evaluation split (${setting.items} items the choice never saw):`, "",
         "| Setting | Acc (%) | 95% CI | Tok/s | ALen | Draft tok. |", "|---|---:|---|---:|---:|---:|");
     for (const row of [setting, strict, targetOnly])
@@ -59,7 +60,8 @@ export function renderCalibrationReport(result: CalibrationResult, context: Cali
             + `${row.gamma == null ? "–" : row.meanAcceptanceLength.toFixed(2)} | ${row.gamma == null ? "–" : `${percent(row.draftTokenShare)}%`} |`);
     lines.push("", `Accuracy drop vs strict SD on the evaluation split: ${accuracyDrop.toFixed(1)} pt — `
         + (withinBudget ? `within the ${budget} pt budget.` : `**over the ${budget} pt budget**: the calibration split did not predict it; use a larger battery or a lower threshold.`)
-        + ` Speed: ${speedupOverStrict.toFixed(2)}× strict SD, ${speedupOverTargetOnly.toFixed(2)}× target-only.`);
+        + ` Speed: ${speedupOverStrict.toFixed(2)}× strict SD, ${speedupOverTargetOnly.toFixed(2)}× target-only`
+        + (result.evaluation.oneStep == null ? "." : `; at one-step verification ${result.evaluation.oneStep.speedupOverStrict.toFixed(2)}× strict SD, ${result.evaluation.oneStep.speedupOverTargetOnly.toFixed(2)}× target-only.`));
     lines.push(`Use it with: \`--policy '${result.policySpec}' --gamma ${selected.gamma}\`.`, "");
     return lines.join("\n");
 }

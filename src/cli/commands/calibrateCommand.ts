@@ -26,6 +26,7 @@ export interface CalibrateCommandOptions {
     readonly seed?: string;
     readonly threads?: string;
     readonly memory?: string;
+    readonly speed?: string;
     readonly json?: string;
     readonly report?: string;
     readonly dataDirectory?: string;
@@ -68,12 +69,14 @@ export async function runCalibrateCommand(
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+        const speed = options.speed ?? "measured";
+        if (speed !== "measured" && speed !== "one-step") throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
         const items = await loadBattery(battery, options.dataDirectory);
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
         const result = await calibrateSetting({
-            target: opened[0], draft: opened[1], items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, seed,
+            target: opened[0], draft: opened[1], items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, seed, speed,
             onPhase: hooks.phase, onProgress: hooks.progress
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
@@ -107,6 +110,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--seed <n>", "salts the split and seeds the runs", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
+        .option("--speed <measured|one-step>", "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)", "measured")
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
         .addHelpText("after", `\nExit codes: 0 a setting was selected, ${BUDGET_NOT_MET_EXIT_CODE} no setting meets the budget, 2 bad input.\n`)

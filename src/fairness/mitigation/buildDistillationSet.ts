@@ -1,0 +1,105 @@
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import type {BatteryItem} from "../../batteries/BatteryItem.js";
+import {renderMessagesAsText} from "../../decodePaths/renderMessagesAsText.js";
+import {processLogits} from "../../distributions/processLogits.js";
+import {generate} from "../../engine/generate.js";
+import {InvalidInputError} from "../../errors.js";
+import type {TrainingSequence} from "../../foundry/model/llamaLossAndGradients.js";
+import {type FairnessGrouping, groupBatteryItems} from "../groupBatteryItems.js";
+import {referenceText} from "../measureFairnessItem.js";
+
+/** One battery item as a distillation example: context + continuation, the target's rows on the continuation. */
+export interface DistillationSequence extends TrainingSequence {
+    readonly id: string;
+    readonly continuation: "reference" | "target-output";
+    /** Positions with a target row (the continuation's length): what D̂_T averages over. */
+    readonly positions: number;
+    readonly lossWeights: readonly number[];
+    readonly targetDistributions: readonly (Float64Array | undefined)[];
+}
+
+/** One group T of seed 003 with every distillation example of it. */
+export interface DistillationGroup {
+    readonly name: string;
+    readonly sequences: readonly DistillationSequence[];
+}
+
+export interface DistillationSetOptions {
+    readonly by: FairnessGrouping;
+    /** Continuation tokens per item: reference tokens kept, or target tokens generated. */
+    readonly maxTokens: number;
+    /** Longest sequence the drafter may see (its context length); prompts lose tokens from the left. */
+    readonly contextSize: number;
+    /** Seed of the target's greedy runs (item i uses seed + i, as analyze does). */
+    readonly seed: number;
+    readonly onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * The training data of s-CDF, built once: per item, context = BOS + prompt tokens and continuation
+ * = the item's reference (tokenized as analyze scores it) or the target's own greedy output, and the
+ * target's full-support rows at temperature 1 at every continuation position — exactly the p of
+ * D_T = E[−Σ p log q] that analyze measures. The target is only evaluated, never written. Prompt
+ * positions get loss weight 0: the drafter only ever drafts continuation tokens.
+ */
+export async function buildDistillationSet(target: ModelBackend, items: readonly BatteryItem[], options: DistillationSetOptions): Promise<DistillationGroup[]> {
+    if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) throw new InvalidInputError(`must be an integer >= 1, got ${options.maxTokens}`, "--max-tokens");
+    const groups = groupBatteryItems(items, options.by);
+    const contextSize = Math.min(target.contextSize, options.contextSize);
+    const bos = target.bosToken == null ? [] : [target.bosToken];
+    const greedy = {temperature: 0, topK: 0, topP: 1, minP: 0};
+    const fullSupport = {temperature: 1, topK: 0, topP: 1, minP: 0};
+    const itemIndex = new Map(items.map((item, index) => [item, index]));
+    let done = 0;
+    const result: DistillationGroup[] = [];
+    for (const group of groups) {
+        const sequences: DistillationSequence[] = [];
+        for (const item of group.items) {
+            const index = itemIndex.get(item)!;
+            const text = item.prompt ?? renderMessagesAsText(item.messages ?? []);
+            const promptTokens = target.tokenize(text);
+            const isReference = item.reference !== undefined && item.reference !== "";
+            let continuation: number[];
+            if (isReference) {
+                continuation = target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens);
+            } else {
+                const runBudget = contextSize - options.maxTokens - 2;
+                if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
+                const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
+                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling: greedy, maxTokens: options.maxTokens, seed: options.seed + index, gamma: 0});
+                continuation = [...run.tokens];
+            }
+            done++;
+            options.onProgress?.(done, items.length);
+            // Nothing to imitate (the target stopped at once, or an empty reference): the item adds no position.
+            if (continuation.length === 0) continue;
+            const contextBudget = contextSize - continuation.length - bos.length;
+            const context = [...bos, ...promptTokens.slice(Math.max(0, promptTokens.length - contextBudget))];
+            if (context.length === 0) continue;
+            const tokens = [...context, ...continuation];
+            // Row at index i predicts tokens[i + 1]: the last context token predicts the first continuation token.
+            const firstPosition = context.length - 1;
+            const positions = continuation.map((_token, offset) => firstPosition + offset);
+            const rows = await evaluateRows(target, tokens, positions);
+            const targetDistributions: (Float64Array | undefined)[] = new Array<Float64Array | undefined>(tokens.length - 1).fill(undefined);
+            rows.forEach((row, offset) => {
+                targetDistributions[firstPosition + offset] = processLogits(row, fullSupport, new Float64Array(target.vocabularySize));
+            });
+            const lossWeights = targetDistributions.map((row) => (row === undefined ? 0 : 1));
+            sequences.push({id: item.id, continuation: isReference ? "reference" : "target-output", positions: continuation.length, tokens, lossWeights, targetDistributions});
+        }
+        if (sequences.length === 0)
+            throw new InvalidInputError(`group "${group.name}" has no item with a non-empty continuation to distil`, "--battery");
+        result.push({name: group.name, sequences});
+    }
+    return result;
+}
+
+async function evaluateRows(model: ModelBackend, tokens: readonly number[], positions: readonly number[]): Promise<Float64Array[]> {
+    const sequence = await model.createSequence();
+    try {
+        return await sequence.evaluate(tokens, {positions});
+    } finally {
+        await sequence.dispose();
+    }
+}

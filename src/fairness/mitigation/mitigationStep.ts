@@ -1,0 +1,49 @@
+import {adamWUpdate} from "../../foundry/training/adamWUpdate.js";
+import {clipGradientNorm} from "../../foundry/training/clipGradientNorm.js";
+import {learningRateAt} from "../../foundry/training/learningRateAt.js";
+import type {Random} from "../../random/Random.js";
+import type {DistillationGroup, DistillationSequence} from "./buildDistillationSet.js";
+import {fairnessWeightedGradient} from "./fairnessWeightedGradient.js";
+import type {MitigationState} from "./MitigationState.js";
+
+export interface MitigationStepRecord {
+    /** 1-based. */
+    readonly step: number;
+    /** D̂_T of each group's mini-batch before the update (group order of the distillation set). */
+    readonly divergences: number[];
+    readonly weights: number[];
+    /** Û on this step's mini-batches. */
+    readonly objective: number;
+    readonly gradientNorm: number;
+    readonly learningRate: number;
+    /** Tokens run forward and backward this step (prompts included). */
+    readonly tokens: number;
+}
+
+/**
+ * One step of Algorithm 1: a mini-batch per group, D̂_T and ∇D̂_T with the target's rows as soft
+ * targets, the method's weights, the combined gradient clipped, one AdamW update of the drafter.
+ */
+export function mitigationStep(state: MitigationState, groups: readonly DistillationGroup[]): MitigationStepRecord {
+    const batches = groups.map((group) => sampleGroupBatch(state.random, group.sequences, state.options.batchPerTask));
+    const weighted = fairnessWeightedGradient(state.config, state.weights, state.rope, batches, state.options.method);
+    const gradientNorm = clipGradientNorm(weighted.gradients, state.schedule.gradientClip);
+    const learningRate = learningRateAt(state.step, state.schedule);
+    state.step++;
+    adamWUpdate(state.weights, weighted.gradients, state.moments, state.step, learningRate, state.schedule, (name) => !name.includes("_norm."));
+    return {
+        step: state.step, divergences: weighted.divergences, weights: weighted.weights, objective: weighted.objective, gradientNorm, learningRate,
+        tokens: batches.reduce((sum, batch) => sum + batch.reduce((inner, sequence) => inner + sequence.tokens.length - 1, 0), 0)
+    };
+}
+
+/** `size` distinct sequences drawn uniformly (a partial Fisher–Yates shuffle), or all of a smaller group. */
+export function sampleGroupBatch(random: Random, sequences: readonly DistillationSequence[], size: number): DistillationSequence[] {
+    if (sequences.length <= size) return [...sequences];
+    const order = sequences.map((_sequence, index) => index);
+    for (let i = 0; i < size; i++) {
+        const j = i + Math.floor(random.nextDouble() * (order.length - i));
+        [order[i], order[j]] = [order[j], order[i]];
+    }
+    return order.slice(0, size).map((index) => sequences[index]);
+}
