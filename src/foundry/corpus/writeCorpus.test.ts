@@ -24,7 +24,7 @@ describe("writeCorpus", () => {
         await writeCorpus(join(directory, "a"), options);
         await writeCorpus(join(directory, "b"), options);
         await writeCorpus(join(directory, "c"), {...options, seed: 4});
-        const names = ["train.txt", "validation.txt", "test.jsonl", "manifest.json"];
+        const names = ["train.txt", "validation.txt", "validation.jsonl", "test.jsonl", "manifest.json"];
         expect((await readdir(join(directory, "a"))).sort()).toEqual([...names].sort());
         for (const name of names)
             expect(await sha256(join(directory, "a", name))).toBe(await sha256(join(directory, "b", name)));
@@ -48,6 +48,12 @@ describe("writeCorpus", () => {
         expect(test).toHaveLength(total("test"));
         expect(manifest.files["train.txt"]).toEqual({bytes: Buffer.byteLength(train), documents: total("train"), sha256: await sha256(join(target, "train.txt"))});
         expect(Object.keys(test[0]).sort()).toEqual(["answer", "id", "language", "problemId", "prompt", "reference", "task"]);
+        // validation.jsonl is validation.txt as scoring items: same documents, in the same order, none from a test problem.
+        const validationItems = (await readFile(join(target, "validation.jsonl"), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, string>);
+        expect(validationItems.map((item) => item.prompt + item.answer)).toEqual(validation.trimEnd().split(documentSeparator));
+        // (Stories share opening prompts across problems; whole documents never repeat across splits.)
+        const testDocuments = new Set(test.map((item) => `${item.task}/${item.prompt}${item.answer}`));
+        expect(validationItems.some((item) => testDocuments.has(`${item.task}/${item.prompt}${item.answer}`))).toBe(false);
         expect(Object.keys(manifest.counts.arithmetic)).toEqual(["en", "es", "de", "ja"]);
         expect(Object.keys(manifest.counts.safety)).toEqual(["en"]);
         // The test split is parallel whatever the mixture.

@@ -29,7 +29,8 @@ export const documentSeparator = "\n\n";
 /**
  * Writes a corpus to `directory`: train.txt and validation.txt (plain text, one document per
  * blank-line-separated block, the form llama.cpp's llama-finetune and our trainer read), test.jsonl
- * (one scoring item per line: id, problemId, task, language, prompt, answer, reference) and
+ * and validation.jsonl (one scoring item per line: id, problemId, task, language, prompt, answer,
+ * reference) and
  * manifest.json (options, counts per task × language × split, size and SHA-256 of each file).
  * Every file is written atomically; the same options give byte-identical files.
  */
@@ -39,13 +40,8 @@ export async function writeCorpus(directory: string, options: CorpusOptions): Pr
     const contents: Record<string, {text: string; documents: number}> = {
         "train.txt": {text: blocks(corpus.train), documents: corpus.train.length},
         "validation.txt": {text: blocks(corpus.validation), documents: corpus.validation.length},
-        "test.jsonl": {
-            text: corpus.test.map((item) => `${JSON.stringify({
-                id: item.id, problemId: item.problemId, task: item.task, language: item.language,
-                prompt: item.prompt, answer: item.answer, reference: item.reference
-            })}\n`).join(""),
-            documents: corpus.test.length
-        }
+        "validation.jsonl": {text: scoringItems(corpus.validation), documents: corpus.validation.length},
+        "test.jsonl": {text: scoringItems(corpus.test), documents: corpus.test.length}
     };
     const files: Record<string, CorpusFileEntry> = {};
     for (const [name, {text, documents}] of Object.entries(contents)) {
@@ -64,6 +60,18 @@ export async function writeCorpus(directory: string, options: CorpusOptions): Pr
     };
     await writeFileAtomic(join(directory, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
     return manifest;
+}
+
+/**
+ * One scoring item per line. validation.jsonl holds the validation documents in this form: held-out
+ * problems disjoint from test, for tuning on the family (s-CDF's training pool, calibration) without
+ * touching the test split.
+ */
+function scoringItems(samples: readonly CorpusSample[]): string {
+    return samples.map((item) => `${JSON.stringify({
+        id: item.id, problemId: item.problemId, task: item.task, language: item.language,
+        prompt: item.prompt, answer: item.answer, reference: item.reference
+    })}\n`).join("");
 }
 
 function blocks(samples: readonly CorpusSample[]): string {
