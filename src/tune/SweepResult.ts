@@ -42,6 +42,7 @@ export interface SweepResult {
         readonly gammas: readonly number[];
         readonly sampling: SamplingOptions;
         readonly maxTokens: number;
+        readonly stop: readonly string[];
         readonly seed: number;
     };
     readonly points: readonly SweepPoint[];

@@ -26,6 +26,7 @@ export interface CalibrationOptions {
     readonly calibrationShare: number;
     readonly sampling: SamplingOptions;
     readonly maxTokens: number;
+    readonly stop?: readonly string[];
     /** Salts the split and seeds the runs. */
     readonly seed: number;
     /**
@@ -106,7 +107,7 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
     const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string, model: "target" | "draft" = "target"): Promise<CalibrationRow> => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
         const measurement = await measureConfiguration(model === "draft" ? options.draft : options.target, gamma == null ? undefined : options.draft, items, {
-            policy, gamma: gamma ?? 0, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed
+            policy, gamma: gamma ?? 0, sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed
         }, {correctionMemory, signal: options.signal, warmUp: true});
         options.onProgress?.(`${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s`);
         return {...measurement, label, policy: gamma == null ? `${model}-only` : policyLabel(policy), threshold, gamma};

@@ -16,6 +16,8 @@ export interface ConfigurationSettings {
     readonly gamma: number;
     readonly sampling: SamplingOptions;
     readonly maxTokens: number;
+    /** Stop strings: the output is cut before the first (a serving stack's `stop`). */
+    readonly stop?: readonly string[];
     /** Item i of the battery runs with seed + i, so every configuration sees the same seeds. */
     readonly seed: number;
 }
@@ -88,6 +90,7 @@ export async function measureConfiguration(
             gamma: draft == null ? 0 : settings.gamma,
             sampling: settings.sampling,
             maxTokens: settings.maxTokens,
+            stop: settings.stop == null ? undefined : [...settings.stop],
             seed
         }, {correctionMemory, signal: resources.signal});
     };

@@ -22,7 +22,7 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
         "# Accuracy / speed sweep",
         "",
         `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\` (${settings.items} items), `
-            + `temperature ${settings.sampling.temperature}, max ${settings.maxTokens} tokens, seed ${settings.seed}.`,
+            + `temperature ${settings.sampling.temperature}, max ${settings.maxTokens} tokens${settings.stop.length === 0 ? "" : `, stop ${settings.stop.map((text) => JSON.stringify(text)).join(", ")}`}, seed ${settings.seed}.`,
         "",
         "| Method | γ | Acc (%) | 95% CI | Tok/s | Spd | ALen | AR | Draft tok. | ΔAcc vs SD (pt) | Rand. alloc. Acc | Frontier | Spd₁ | Rand. alloc. Acc₁ | Frontier₁ |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|:---:|"

@@ -21,6 +21,7 @@ export interface SweepOptions {
     readonly gammas: readonly number[];
     readonly sampling: SamplingOptions;
     readonly maxTokens: number;
+    readonly stop?: readonly string[];
     readonly seed: number;
     /** Where a `calibrated` policy's relative memory path resolves from. */
     readonly baseDirectory?: string;
@@ -41,7 +42,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     assertAccuracyBattery(options.items);
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
         throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
-    const settings = {sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed};
+    const settings = {sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed};
     const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);

@@ -10,6 +10,7 @@ import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
+import {stopStrings} from "../stopStrings.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions {
@@ -23,6 +24,7 @@ export interface CalibrateCommandOptions {
     readonly calibrationShare?: string;
     readonly temperature?: string;
     readonly maxTokens?: string;
+    readonly stop?: readonly string[];
     readonly seed?: string;
     readonly threads?: string;
     readonly memory?: string;
@@ -66,6 +68,7 @@ export async function runCalibrateCommand(
         const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
         const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
         if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
@@ -76,14 +79,14 @@ export async function runCalibrateCommand(
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
         const result = await calibrateSetting({
-            target: opened[0], draft: opened[1], items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, seed, speed,
+            target: opened[0], draft: opened[1], items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, stop, seed, speed,
             onPhase: hooks.phase, onProgress: hooks.progress
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
         const stdout = await writeReportOutputs(
             options, report,
             () => summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop),
-            () => ({target: targetPath, draft: draftPath, battery, sampling, maxTokens, seed, calibrationShare, ...result})
+            () => ({target: targetPath, draft: draftPath, battery, sampling, maxTokens, stop, seed, calibrationShare, ...result})
         );
         return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
     } catch (error) {
@@ -107,6 +110,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
         .option("--max-tokens <n>", "tokens generated per item", "64")
+        .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")

@@ -14,6 +14,7 @@ import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
+import {stopStrings} from "../stopStrings.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions {
@@ -24,6 +25,7 @@ export interface SweepCommandOptions {
     readonly gamma?: string;
     readonly temperature?: string;
     readonly maxTokens?: string;
+    readonly stop?: readonly string[];
     readonly seed?: string;
     readonly threads?: string;
     readonly memory?: string;
@@ -59,6 +61,7 @@ export async function runSweepCommand(
         const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
         const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
         if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
@@ -66,7 +69,7 @@ export async function runSweepCommand(
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
-        const result = await runSweep({target: opened[0], draft: opened[1], items, policies, gammas, sampling, maxTokens, seed, onProgress: progress});
+        const result = await runSweep({target: opened[0], draft: opened[1], items, policies, gammas, sampling, maxTokens, stop, seed, onProgress: progress});
 
         let plot: string | undefined;
         let stderr = "";
@@ -96,6 +99,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
         .option("--max-tokens <n>", "tokens generated per item", "64")
+        .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
