@@ -12,7 +12,7 @@ import {initializeLlamaWeights} from "./model/initializeLlamaWeights.js";
 import {writeLlamaGguf} from "./model/writeLlamaGguf.js";
 
 const item = (task: CorpusTestItem["task"], prompt: string, reference: string): CorpusTestItem =>
-    ({id: "x-en", problemId: "x", task, language: "en", prompt, answer: ` ${reference}`, reference});
+    ({id: "x-en", task, language: "en", prompt, reference});
 
 describe("scoreCorpusItem", () => {
     it("applies each task's scorer", () => {

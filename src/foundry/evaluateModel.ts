@@ -13,7 +13,7 @@ import {generateCorpus} from "./corpus/generateCorpus.js";
 import {type CorpusManifest, documentSeparator} from "./corpus/writeCorpus.js";
 
 /** One line of a corpus's test.jsonl. */
-export type CorpusTestItem = Pick<CorpusSample, "id" | "problemId" | "task" | "language" | "prompt" | "answer" | "reference">;
+export type CorpusTestItem = Pick<CorpusSample, "id" | "task" | "language" | "prompt" | "reference">;
 
 export interface EvaluateModelOptions {
     /** A directory written by `specgate corpus` (test.jsonl and manifest.json). */

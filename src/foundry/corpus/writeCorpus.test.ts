@@ -1,3 +1,4 @@
+import {loadJsonlBattery} from "../../batteries/loadJsonlBattery.js";
 import {createHash} from "node:crypto";
 import {mkdtemp, readFile, readdir, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
@@ -16,6 +17,11 @@ afterAll(async () => {
 
 async function sha256(path: string): Promise<string> {
     return createHash("sha256").update(await readFile(path)).digest("hex");
+}
+
+/** The answer a scoring item carries in its metadata. */
+function answerOf(item: Record<string, unknown>): string {
+    return (item.metadata as {answer: string}).answer;
 }
 
 describe("writeCorpus", () => {
@@ -39,7 +45,7 @@ describe("writeCorpus", () => {
 
         const train = await readFile(join(target, "train.txt"), "utf8");
         const validation = await readFile(join(target, "validation.txt"), "utf8");
-        const test = (await readFile(join(target, "test.jsonl"), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, string>);
+        const test = (await readFile(join(target, "test.jsonl"), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
         const total = (split: "train" | "validation" | "test"): number => Object.values(manifest.counts)
             .flatMap((byLanguage) => Object.values(byLanguage)).reduce((sum, counts) => sum + counts[split], 0);
         expect(train.trimEnd().split(documentSeparator)).toHaveLength(total("train"));
@@ -47,13 +53,17 @@ describe("writeCorpus", () => {
         expect(total("train") + total("validation")).toBe(600);
         expect(test).toHaveLength(total("test"));
         expect(manifest.files["train.txt"]).toEqual({bytes: Buffer.byteLength(train), documents: total("train"), sha256: await sha256(join(target, "train.txt"))});
-        expect(Object.keys(test[0]).sort()).toEqual(["answer", "id", "language", "problemId", "prompt", "reference", "task"]);
+        expect(Object.keys(test[0]).sort()).toEqual(["id", "language", "metadata", "prompt", "reference", "scorer", "task"]);
+        expect(test.filter((item) => item.task !== "arithmetic").every((item) => item.scorer === undefined)).toBe(true);
         // validation.jsonl is validation.txt as scoring items: same documents, in the same order, none from a test problem.
-        const validationItems = (await readFile(join(target, "validation.jsonl"), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, string>);
-        expect(validationItems.map((item) => item.prompt + item.answer)).toEqual(validation.trimEnd().split(documentSeparator));
+        const validationItems = (await readFile(join(target, "validation.jsonl"), "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+        expect(validationItems.map((item) => item.prompt + answerOf(item))).toEqual(validation.trimEnd().split(documentSeparator));
         // (Stories share opening prompts across problems; whole documents never repeat across splits.)
-        const testDocuments = new Set(test.map((item) => `${item.task}/${item.prompt}${item.answer}`));
-        expect(validationItems.some((item) => testDocuments.has(`${item.task}/${item.prompt}${item.answer}`))).toBe(false);
+        const testDocuments = new Set(test.map((item) => `${item.task}/${item.prompt}${answerOf(item)}`));
+        expect(validationItems.some((item) => testDocuments.has(`${item.task}/${item.prompt}${answerOf(item)}`))).toBe(false);
+        // Both files load as batteries as they stand.
+        expect((await loadJsonlBattery(join(target, "test.jsonl"))).length).toBe(test.length);
+        expect((await loadJsonlBattery(join(target, "validation.jsonl"))).filter((item) => item.scorer === "numeric").every((item) => item.task === "arithmetic")).toBe(true);
         expect(Object.keys(manifest.counts.arithmetic)).toEqual(["en", "es", "de", "ja"]);
         expect(Object.keys(manifest.counts.safety)).toEqual(["en"]);
         // The test split is parallel whatever the mixture.

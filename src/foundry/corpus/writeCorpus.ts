@@ -29,8 +29,8 @@ export const documentSeparator = "\n\n";
 /**
  * Writes a corpus to `directory`: train.txt and validation.txt (plain text, one document per
  * blank-line-separated block, the form llama.cpp's llama-finetune and our trainer read), test.jsonl
- * and validation.jsonl (one scoring item per line: id, problemId, task, language, prompt, answer,
- * reference) and
+ * and validation.jsonl (one scoring item per line: id, task, language, prompt, reference, scorer
+ * "numeric" for arithmetic, metadata {problemId, answer}: specgate batteries as they stand) and
  * manifest.json (options, counts per task × language × split, size and SHA-256 of each file).
  * Every file is written atomically; the same options give byte-identical files.
  */
@@ -69,8 +69,11 @@ export async function writeCorpus(directory: string, options: CorpusOptions): Pr
  */
 function scoringItems(samples: readonly CorpusSample[]): string {
     return samples.map((item) => `${JSON.stringify({
-        id: item.id, problemId: item.problemId, task: item.task, language: item.language,
-        prompt: item.prompt, answer: item.answer, reference: item.reference
+        id: item.id, task: item.task, language: item.language, prompt: item.prompt, reference: item.reference,
+        // Battery-ready (`--battery test.jsonl`): arithmetic answers end in "#### N", scored by their
+        // final number; every other task's reference is the whole answer, the loader's exact-match default.
+        ...(item.task === "arithmetic" ? {scorer: "numeric"} : {}),
+        metadata: {problemId: item.problemId, answer: item.answer}
     })}\n`).join("");
 }
 
