@@ -55,7 +55,7 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         log(`${member.name}: ${member.type} of ${member.source}`);
         return;
     }
-    log(`${member.name}: training ${member.shape} on the ${member.mixture} mixture for ${member.seconds} s`);
+    log(`${member.name}: training ${member.shape} on the ${member.mixture} mixture for ${member.steps === undefined ? `${member.seconds} s` : `${member.steps} steps`}`);
     let lastLogged = 0;
     const report = await trainWithLlamaFinetune({
         corpus: corpusDirectory(options.work, member.mixture),
@@ -63,6 +63,7 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         shape: parseModelShape(member.shape),
         contextLength: familyRecipe.contextLength,
         seconds: member.seconds,
+        steps: member.steps,
         epochs: member.epochs,
         learningRate: member.learningRate,
         minimumLearningRate: member.minimumLearningRate,

@@ -8,7 +8,10 @@ export interface TrainedMemberRecipe {
     /** d,layers,heads,ff. */
     readonly shape: string;
     readonly mixture: "balanced" | "english-heavy";
-    readonly seconds: number;
+    /** A wall-clock budget (a calibration run sizes the plan to it)… */
+    readonly seconds?: number;
+    /** …or a fixed number of optimizer steps, independent of how busy the machine is. */
+    readonly steps?: number;
     readonly epochs: number;
     readonly learningRate: number;
     readonly minimumLearningRate: number;
@@ -30,7 +33,8 @@ export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
  * The reference family. The corpus seed is fixed so every member and every rebuild sees the same
  * documents and one shared test split. Budgets are wall-clock seconds on the project's 2-core
  * machine (llama-finetune sizes each run to fit after a calibration run): the target takes the bulk,
- * the drafts (≈ 13× fewer parameters) a few minutes each.
+ * at one thread (two threads gained little on two cores and collapsed whenever another process ran).
+ * The drafts (≈ 13× fewer parameters) have fixed step counts, a few minutes each.
  */
 export const familyRecipe = {
     corpus: {seed: 7, samples: 60_000, testProblems: 50},
@@ -38,15 +42,15 @@ export const familyRecipe = {
     members: [
         {
             kind: "trained", name: "target", role: "the verifier: largest model trained in the time budget",
-            shape: "256,4,4,768", mixture: "balanced", seconds: 3000, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
+            shape: "256,4,4,768", mixture: "balanced", seconds: 4200, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
         },
         {
             kind: "trained", name: "draft", role: "draft for target, same balanced mixture",
-            shape: "96,2,2,256", mixture: "balanced", seconds: 300, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            shape: "96,2,2,256", mixture: "balanced", steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
         },
         {
             kind: "trained", name: "draft-skewed", role: "draft for target trained on 90% English (language-disparity experiments)",
-            shape: "96,2,2,256", mixture: "english-heavy", seconds: 300, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            shape: "96,2,2,256", mixture: "english-heavy", steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
         },
         {
             kind: "quantized", name: "target-q8_0", role: "Q8_0 copy of target, the quantized-draft deployment pattern",
