@@ -33,8 +33,10 @@ export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
  * The reference family. The corpus seed is fixed so every member and every rebuild sees the same
  * documents and one shared test split. Budgets are wall-clock seconds on the project's 2-core
  * machine (llama-finetune sizes each run to fit after a calibration run): the target takes the bulk,
- * at one thread (two threads gained little on two cores and collapsed whenever another process ran).
- * The drafts (≈ 13× fewer parameters) have fixed step counts, a few minutes each.
+ * the drafts (≈ 13× fewer parameters) have fixed step counts, a few minutes each. Two threads are
+ * ≈ 1.5× faster than one on an idle 2-core machine, but ggml's threads wait on each other at every
+ * operation, so any other busy process slows a 2-thread run several-fold; on a shared machine use
+ * `--threads 1` (the shipped target was trained so).
  */
 export const familyRecipe = {
     corpus: {seed: 7, samples: 60_000, testProblems: 50},
