@@ -1,5 +1,6 @@
 import type {BootstrapInterval} from "../statistics/stratifiedBootstrap.js";
 import type {CostCurve} from "../speedup/speedupModel.js";
+import type {EqualizeAnalysis} from "./equalize/EqualizeAnalysis.js";
 import type {FairnessItemRecord} from "./FairnessItemRecord.js";
 import type {FairnessGrouping} from "./groupBatteryItems.js";
 
@@ -82,4 +83,6 @@ export interface FairnessAnalysis {
         readonly costCurve: CostCurve | null;
     };
     readonly items: readonly FairnessItemRecord[];
+    /** Per-group γ serving hints and what they measured (`--equalize`); absent without it. */
+    readonly equalize?: EqualizeAnalysis;
 }

@@ -6,6 +6,8 @@ import {InvalidInputError} from "../errors.js";
 import type {CostCurve} from "../speedup/speedupModel.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
 import type {FairnessItemRecord} from "./FairnessItemRecord.js";
+import {equalizeGamma} from "./equalize/equalizeGamma.js";
+import type {VerificationCosts} from "./equalize/predictGammaSpeedups.js";
 import {defaultGrouping, type FairnessGrouping, groupBatteryItems} from "./groupBatteryItems.js";
 import {measureFairnessItem} from "./measureFairnessItem.js";
 import {summarizeFairness} from "./summarizeFairness.js";
@@ -24,6 +26,13 @@ export interface FairnessOptions {
     readonly resamples?: number;
     readonly confidence?: number;
     readonly onProgress?: (done: number, total: number, id: string) => void;
+    /** Also pick a γ per group and re-run each group at it (the `equalize` section); absent: no equalizing. */
+    readonly equalize?: {
+        /** γ candidates 1..maxGamma; default 8. */
+        readonly maxGamma?: number;
+        /** A cost curve measured elsewhere (e.g. on the serving machine); default: measured here. */
+        readonly costs?: VerificationCosts;
+    };
 }
 
 /**
@@ -65,7 +74,9 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
         speculative.merge(measured.speculative);
         options.onProgress?.(index + 1, order.length, item.id);
     }
-    return summarizeFairness({by, groupNames: groups.map((group) => group.name), records, costCurve: pooledCostCurve(baseline, speculative, gamma), settings});
+    const analysis = summarizeFairness({by, groupNames: groups.map((group) => group.name), records, costCurve: pooledCostCurve(baseline, speculative, gamma), settings});
+    if (options.equalize === undefined) return analysis;
+    return {...analysis, equalize: await equalizeGamma({...options.equalize, target: options.target, draft: options.draft, order, analysis, sampling})};
 }
 
 /** t_T(1) from the target-only runs, t_T(γ+1) and t_D from the speculative ones; null if any is unmeasured. */

@@ -1,3 +1,4 @@
+import {renderEqualizeSection} from "./equalize/renderEqualizeSection.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
 
 export interface FairnessReportContext {
@@ -58,6 +59,7 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
         lines.push("## Plots", "", `![Speed-up per ${analysis.by}](${context.plots.speedup})`, "", `![α vs D_T](${context.plots.scatter})`, "");
         if (!context.plots.textRendered) lines.push("No TrueType font was found, so the PNGs carry no text; the SVGs beside them have every label.", "");
     }
+    if (analysis.equalize != null) lines.push(...renderEqualizeSection(analysis, analysis.equalize));
     lines.push(
         "## How to read this",
         "",

@@ -4,9 +4,11 @@ import {InvalidInputError} from "../../errors.js";
 import {skewedBigramPair} from "../testing/skewedBigramPair.js";
 import {measureVerificationCosts} from "./measureVerificationCosts.js";
 
-/** A backend whose evaluations wait `perToken` ms per token, recording which evaluation path ran and the cache length after it. */
+const greedy = {temperature: 0, topK: 0, topP: 1, minP: 0};
+
+/** A backend whose evaluations wait `perToken` ms per token, recording the size of every argmax evaluation. */
 function slowed(backend: ModelBackend, perToken: number) {
-    const calls: Array<{path: "logits" | "argmax"; tokens: number; positions: number; cached: number}> = [];
+    const argmaxBatches: number[] = [];
     const wrapped: ModelBackend = Object.assign(Object.create(backend) as ModelBackend, {
         async createSequence(): Promise<BackendSequence> {
             const inner = await backend.createSequence();
@@ -17,15 +19,12 @@ function slowed(backend: ModelBackend, perToken: number) {
                 },
                 async evaluate(tokens, options) {
                     await wait(tokens.length);
-                    const rows = await inner.evaluate(tokens, options);
-                    calls.push({path: "logits", tokens: tokens.length, positions: rows.length, cached: inner.tokens.length});
-                    return rows;
+                    return inner.evaluate(tokens, options);
                 },
                 async evaluateArgmax(tokens, options) {
                     await wait(tokens.length);
-                    const ids = await inner.evaluateArgmax!(tokens, options);
-                    calls.push({path: "argmax", tokens: tokens.length, positions: ids.length, cached: inner.tokens.length});
-                    return ids;
+                    argmaxBatches.push(tokens.length);
+                    return inner.evaluateArgmax!(tokens, options);
                 },
                 rollback: (count) => inner.rollback(count),
                 clear: () => inner.clear(),
@@ -33,40 +32,30 @@ function slowed(backend: ModelBackend, perToken: number) {
             };
         }
     });
-    return {backend: wrapped, calls};
+    return {backend: wrapped, argmaxBatches};
 }
 
 describe("measureVerificationCosts", () => {
-    it("measures t_T(k) growing with the batch and a cheap draft token, always from the same cache length", async () => {
+    it("times every verification size 1..γ+1 from real strict runs, and a draft token cheaper than the target's", async () => {
         const pair = skewedBigramPair(5);
-        const target = slowed(pair.target, 4);
+        const target = slowed(pair.target, 3);
         const draft = slowed(pair.draft, 0);
-        const costs = await measureVerificationCosts(target.backend, draft.backend, {largestBatch: 4, context: [0, 7, 8, 9], argmaxOnly: true, repetitions: 3});
+        // Prompts on the well-served side (every draft accepted) and the other (every draft rejected).
+        const costs = await measureVerificationCosts(target.backend, draft.backend, {maxGamma: 3, prompts: [[7, 8], [2, 3]], sampling: greedy, maxTokens: 8});
         expect(costs.targetMilliseconds).toHaveLength(4);
-        // 4 ms per token: t_T(4) − t_T(1) ≈ 12 ms, well above timer jitter.
-        expect(costs.targetMilliseconds[3] - costs.targetMilliseconds[0]).toBeGreaterThan(8);
+        // 3 ms per token: t_T(4) − t_T(1) ≈ 9 ms, well above timer jitter.
+        expect(costs.targetMilliseconds[3] - costs.targetMilliseconds[0]).toBeGreaterThan(5);
         expect(costs.draftMilliseconds).toBeGreaterThan(0);
         expect(costs.draftMilliseconds).toBeLessThan(costs.targetMilliseconds[0]);
-        // The context once, then an untimed pass and 3 timed ones over k = 1..4, every row requested, each rolled back.
-        const [context, ...batches] = target.calls;
-        expect(context).toMatchObject({path: "logits", tokens: 4, positions: 0});
-        expect(batches.map((call) => call.tokens)).toEqual(Array.from({length: 4}, () => [1, 2, 3, 4]).flat());
-        expect(batches.every((call) => call.path === "argmax" && call.positions === call.tokens && call.cached === 4 + call.tokens)).toBe(true);
-        expect(draft.calls.slice(1).every((call) => call.path === "argmax" && call.tokens === 1 && call.cached === 5)).toBe(true);
+        // Verification batches of every size up to γ + 1 = 4 ran on the target, none larger.
+        expect(new Set(target.argmaxBatches)).toEqual(new Set([1, 2, 3, 4]));
     });
 
-    it("asks for logit rows when not at temperature 0", async () => {
-        const pair = skewedBigramPair(5);
-        const target = slowed(pair.target, 0);
-        await measureVerificationCosts(target.backend, pair.draft, {largestBatch: 2, context: [0, 7], argmaxOnly: false, repetitions: 1});
-        expect(target.calls.slice(1).map((call) => [call.path, call.positions])).toEqual([["logits", 1], ["logits", 2], ["logits", 1], ["logits", 2]]);
-    });
-
-    it("rejects an empty context, a context with no room for the largest batch and a bad batch size", async () => {
+    it("rejects a bad γ range, no prompts and runs too long for the context", async () => {
         const {target, draft} = skewedBigramPair(5);
-        await expect(measureVerificationCosts(target, draft, {largestBatch: 2, context: [], argmaxOnly: true})).rejects.toThrow(/context: is empty/);
-        await expect(measureVerificationCosts(target, draft, {largestBatch: 9, context: Array.from({length: 505}, () => 7), argmaxOnly: true}))
-            .rejects.toThrow(/leaves room for 7 more tokens/);
-        await expect(measureVerificationCosts(target, draft, {largestBatch: 0, context: [0], argmaxOnly: true})).rejects.toThrow(InvalidInputError);
+        await expect(measureVerificationCosts(target, draft, {maxGamma: 0, prompts: [[7]], sampling: greedy})).rejects.toThrow(InvalidInputError);
+        await expect(measureVerificationCosts(target, draft, {maxGamma: 2, prompts: [], sampling: greedy})).rejects.toThrow(/prompts: has no prompts/);
+        await expect(measureVerificationCosts(target, draft, {maxGamma: 2, prompts: [[7]], sampling: greedy, maxTokens: 510}))
+            .rejects.toThrow(/maxTokens: 510 tokens per run leave no room for a prompt in a 512-token context/);
     });
 });

@@ -1,78 +1,58 @@
-import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
+import {generate} from "../../engine/generate.js";
+import {GenerationTelemetry} from "../../engine/GenerationTelemetry.js";
 import {InvalidInputError} from "../../errors.js";
 import type {VerificationCosts} from "./predictGammaSpeedups.js";
 
 export interface VerificationCostOptions {
-    /** Measures t_T(k) for k = 1..largestBatch. */
-    readonly largestBatch: number;
-    /** Tokens both models read first (a realistic KV cache length); batches are drawn from them too. */
-    readonly context: readonly number[];
-    /** Temperature 0: the engine's argmax fast path, which returns ids instead of logit rows. */
-    readonly argmaxOnly: boolean;
-    /** Timed passes over every batch size; default 20. */
-    readonly repetitions?: number;
+    /** Measures t_T(k) for k = 1..maxGamma + 1. */
+    readonly maxGamma: number;
+    /** Prompt token ids (generate adds BOS), e.g. one item of each group. */
+    readonly prompts: readonly (readonly number[])[];
+    readonly sampling: SamplingOptions;
+    /** Tokens per run; default 4·(maxGamma + 1), several full steps even at the largest γ. */
+    readonly maxTokens?: number;
+    readonly seed?: number;
 }
 
 /**
- * The target's verification cost curve t_T(1..K) and the draft's t_D, measured directly: the
- * analysis runs only ever verify γ+1 tokens, and t_T(k) at another k is not a proportion of it on a
- * compute-bound CPU. Each pass evaluates a k-token batch with every position requested — what the
- * engine asks for — and rolls it back, so every batch sees the same cache length. Batch sizes
- * alternate within a pass so load drift spreads over all of them; an untimed first pass takes
- * llama.cpp's first-use allocation for each size; medians keep a loaded machine's spikes out.
+ * The cost curve from the engine's own telemetry: strict generation at every γ in 0..maxGamma on
+ * the same prompts, each verification timed by batch size (a step at γ verifies γ+1 tokens, and the
+ * first step of a run always verifies a full batch), t_D from the single-token draft evaluations.
+ * Timing real steps rather than the target alone matters: draft and target evaluations interleave
+ * and the cache grows as in serving, and on the shipped family a back-to-back benchmark of the
+ * target alone put t_T(5) at about half the in-run cost. The γ values alternate within each
+ * prompt so load drift spreads over all of them; an untimed first pass takes llama.cpp's first-use
+ * cost of each batch size.
  */
 export async function measureVerificationCosts(target: ModelBackend, draft: ModelBackend, options: VerificationCostOptions): Promise<VerificationCosts> {
-    const repetitions = options.repetitions ?? 20;
-    if (!Number.isInteger(options.largestBatch) || options.largestBatch < 1)
-        throw new InvalidInputError(`must be a positive integer, got ${options.largestBatch}`, "largestBatch");
-    if (!Number.isInteger(repetitions) || repetitions < 1) throw new InvalidInputError(`must be a positive integer, got ${repetitions}`, "repetitions");
-    if (options.context.length === 0) throw new InvalidInputError("is empty; the batches are drawn from it", "context");
-    const room = Math.min(target.contextSize, draft.contextSize) - options.context.length;
-    if (room < options.largestBatch)
-        throw new InvalidInputError(`leaves room for ${room} more tokens; a ${options.largestBatch}-token batch does not fit`, "context");
+    const {maxGamma} = options;
+    const maxTokens = options.maxTokens ?? 4 * (maxGamma + 1);
+    if (!Number.isInteger(maxGamma) || maxGamma < 1) throw new InvalidInputError(`must be a positive integer, got ${maxGamma}`, "maxGamma");
+    if (options.prompts.length === 0) throw new InvalidInputError("has no prompts", "prompts");
+    const contextSize = Math.min(target.contextSize, draft.contextSize);
+    // BOS, the prompt, every generated token and the final pending token must fit (as in measureFairnessItem).
+    const promptBudget = contextSize - maxTokens - 2;
+    if (promptBudget < 1) throw new InvalidInputError(`${maxTokens} tokens per run leave no room for a prompt in a ${contextSize}-token context`, "maxTokens");
+    const prompts = options.prompts.map((prompt) => prompt.slice(Math.max(0, prompt.length - promptBudget)));
 
-    const batch = (size: number) => Array.from({length: size}, (_token, index) => options.context[index % options.context.length]);
-    const targetSequence = await target.createSequence();
-    let draftSequence: BackendSequence | undefined;
-    try {
-        draftSequence = await draft.createSequence();
-        await targetSequence.evaluate(options.context, {positions: []});
-        await draftSequence.evaluate(options.context, {positions: []});
-        const argmaxOnly = options.argmaxOnly && targetSequence.evaluateArgmax != null && draftSequence.evaluateArgmax != null;
-        const targetSamples = Array.from({length: options.largestBatch}, (): number[] => []);
-        const draftSamples: number[] = [];
-        for (let pass = 0; pass <= repetitions; pass++) {
-            for (let size = 1; size <= options.largestBatch; size++) {
-                const tokens = batch(size);
-                const milliseconds = await timed(() => evaluate(targetSequence, tokens, tokens.map((_token, index) => index), argmaxOnly));
-                await targetSequence.rollback(size);
-                if (pass > 0) targetSamples[size - 1].push(milliseconds);
-            }
-            const sequence = draftSequence;
-            const milliseconds = await timed(() => evaluate(sequence, batch(1), [0], argmaxOnly));
-            await draftSequence.rollback(1);
-            if (pass > 0) draftSamples.push(milliseconds);
+    const run = (prompt: readonly number[], gamma: number, tokens: number, seed: number) => generate(target, gamma === 0 ? undefined : draft, prompt, {
+        policy: {kind: "strict"}, sampling: options.sampling, gamma, maxTokens: tokens, seed
+    });
+    for (let gamma = 0; gamma <= maxGamma; gamma++) await run(prompts[0], gamma, Math.min(maxTokens, gamma + 1), options.seed ?? 0);
+    const telemetry = new GenerationTelemetry();
+    for (const [index, prompt] of prompts.entries())
+        for (let offset = 0; offset <= maxGamma; offset++) {
+            const gamma = (index + offset) % (maxGamma + 1);
+            telemetry.merge((await run(prompt, gamma, maxTokens, (options.seed ?? 0) + index)).telemetry);
         }
-        return {targetMilliseconds: targetSamples.map(median), draftMilliseconds: median(draftSamples)};
-    } finally {
-        await targetSequence.dispose();
-        await draftSequence?.dispose();
-    }
-}
 
-async function evaluate(sequence: BackendSequence, tokens: readonly number[], positions: readonly number[], argmaxOnly: boolean): Promise<void> {
-    if (argmaxOnly) await sequence.evaluateArgmax!(tokens, {positions});
-    else await sequence.evaluate(tokens, {positions});
-}
-
-async function timed(run: () => Promise<void>): Promise<number> {
-    const started = performance.now();
-    await run();
-    return performance.now() - started;
-}
-
-function median(values: readonly number[]): number {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    const curve = telemetry.costCurve();
+    const targetMilliseconds = Array.from({length: maxGamma + 1}, (_value, index) => curve[index + 1]);
+    const [draftTotal, draftCount] = telemetry.draftEvaluations;
+    const missing = targetMilliseconds.findIndex((time) => !(time > 0));
+    if (missing >= 0) throw new InvalidInputError(`the runs timed no ${missing + 1}-token verification above 0 ms`, "costs");
+    if (draftCount === 0 || !(draftTotal > 0)) throw new InvalidInputError("the runs timed no single-token draft evaluation above 0 ms", "costs");
+    return {targetMilliseconds, draftMilliseconds: draftTotal / draftCount};
 }
