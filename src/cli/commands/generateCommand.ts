@@ -6,6 +6,7 @@ import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
+import {stopStrings} from "../stopStrings.js";
 
 interface GenerateCliOptions {
     target: string;
@@ -41,7 +42,7 @@ export function registerGenerateCommand(program: Command): void {
         .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
         .option("--draft-sampling <mode>", "sample | greedy", "sample"))
         .option("--max-tokens <N>", "tokens to generate at most", integerOption(1), 128)
-        .option("--stop <S...>", "stop strings (the text is cut before them)", [])
+        .option("--stop <S...>", "stop strings (the text is cut before them; \\n and \\t decoded)", [])
         .option("--seed <S>", "seed", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
@@ -56,7 +57,7 @@ export function registerGenerateCommand(program: Command): void {
                 const correctionMemory = await resolveCorrectionMemory(policy, {size: target.vocabularySize, identity: target.vocabularyIdentity()});
                 const stream = streamGeneration(target, draft, prompt, {
                     policy, gamma: options.gamma, draftLength: options.draftLength, minConfidence: options.minConfidence,
-                    draftSampling: options.draftSampling, sampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed
+                    draftSampling: options.draftSampling, sampling, maxTokens: options.maxTokens, stop: stopStrings(options.stop), seed: options.seed
                 }, {correctionMemory});
                 const printText = options.json !== "-";
                 let next = await stream.next();
