@@ -4,14 +4,18 @@ import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidInputError} from "../../errors.js";
 import {analyzeFairness} from "../../fairness/analyzeFairness.js";
 import type {FairnessAnalysis} from "../../fairness/FairnessAnalysis.js";
+import {gammaServingHints} from "../../fairness/equalize/gammaServingHints.js";
 import {loadFairnessBattery} from "../../fairness/loadFairnessBattery.js";
 import {renderFairnessReport} from "../../fairness/renderFairnessReport.js";
 import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {writeReportOutputs} from "../reportOutputs.js";
+import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessAnalyzeOptions {
@@ -28,6 +32,10 @@ export interface FairnessAnalyzeOptions {
     readonly json?: string;
     readonly plots?: string;
     readonly report?: string;
+    /** Write per-group γ serving hints (and add the equalize section) to this JSON file. */
+    readonly equalize?: string;
+    /** γ candidates 1..N for --equalize (default 8). */
+    readonly equalizeMaxGamma?: string;
     /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
     readonly dataDirectory?: string;
 }
@@ -57,14 +65,23 @@ export async function runFairnessAnalyzeCommand(
         const resamples = nonNegativeInteger(options.resamples, "--resamples", 2000);
         if (resamples < 1) throw new InvalidInputError("must be at least 1", "--resamples");
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+        if (options.equalizeMaxGamma !== undefined && options.equalize === undefined) throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
+        const equalizeMaxGamma = nonNegativeInteger(options.equalizeMaxGamma, "--equalize-max-gamma", 8);
+        if (equalizeMaxGamma < 1 || equalizeMaxGamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${equalizeMaxGamma}`, "--equalize-max-gamma");
+        if (options.equalize === "") throw new InvalidInputError("is required: the hints file to write", "--equalize");
         const items = await loadFairnessBattery(battery, options.dataDirectory);
 
         opened.push(await loadModel(targetPath, threads));
         opened.push(await loadModel(draftPath, threads));
         const analysis = await analyzeFairness({
             target: opened[0], draft: opened[1], items, by: options.by as "task" | "language" | undefined,
-            gamma, maxTokens, sampling, seed, resamples
+            gamma, maxTokens, sampling, seed, resamples,
+            equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
         });
+        if (options.equalize !== undefined) {
+            const hints = gammaServingHints(analysis, {target: targetPath, draft: draftPath});
+            await writeOutputFile(() => writeFileAtomic(options.equalize!, jsonText(hints)), options.equalize, "--equalize");
+        }
 
         let plots: {speedup: string; scatter: string; textRendered: boolean} | undefined;
         if (options.plots !== undefined) {
@@ -101,6 +118,8 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--json <out>", "write the full analysis, per-item records included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write speedup.{svg,png} and alpha-vs-divergence.{svg,png} into DIR")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
+        .option("--equalize <out.json>", "pick per group the γ with the best predicted speed-up (strict, so quality is unchanged), re-run each group at it, report the spread before/after and write the group → γ hints to OUT.json")
+        .option("--equalize-max-gamma <n>", "γ candidates 1..N for --equalize (default 8)")
         .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
         .action(async (options: FairnessAnalyzeOptions) => {
             const outcome = await runFairnessAnalyzeCommand(options);
@@ -108,12 +127,17 @@ export function registerFairnessCommand(program: Command): Command {
             process.stderr.write(outcome.stderr);
             process.exitCode = outcome.exitCode;
         });
+    registerFairnessMitigateCommand(fairness);
     return fairness;
 }
 
 function summaryLine(analysis: FairnessAnalysis): string {
     const {unfairness, speedup} = analysis.across;
+    const {equalize} = analysis;
     return `U = ${unfairness.estimate.toFixed(4)} [${unfairness.low.toFixed(4)}, ${unfairness.high.toFixed(4)}] over ${analysis.groups.length} ${analysis.by} groups; `
-        + `speed-up max/min ${speedup.maxMinRatio.toFixed(2)} (fastest ${speedup.fastestGroup}, slowest ${speedup.slowestGroup})\n`;
+        + `speed-up max/min ${speedup.maxMinRatio.toFixed(2)} (fastest ${speedup.fastestGroup}, slowest ${speedup.slowestGroup})`
+        + (equalize == null ? "" : `; equalized γ ${equalize.groups.map((group) => `${group.name} ${group.gamma}`).join(", ")}: `
+            + `measured max/min ${equalize.spread.measured.before.maxMinRatio.toFixed(2)} → ${equalize.spread.measured.after.maxMinRatio.toFixed(2)}`)
+        + "\n";
 }
 

@@ -1,0 +1,207 @@
+import {createHash} from "node:crypto";
+import {createReadStream} from "node:fs";
+import {resolve} from "node:path";
+import type {Command} from "commander";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import {InvalidInputError, TokenizerMismatchError} from "../../errors.js";
+import {analyzeFairness} from "../../fairness/analyzeFairness.js";
+import {defaultGrouping, type FairnessGrouping, groupBatteryItems} from "../../fairness/groupBatteryItems.js";
+import {loadFairnessBattery} from "../../fairness/loadFairnessBattery.js";
+import {buildDistillationSet} from "../../fairness/mitigation/buildDistillationSet.js";
+import {compareFairnessAnalyses} from "../../fairness/mitigation/compareFairnessAnalyses.js";
+import type {MitigationMethod} from "../../fairness/mitigation/fairnessWeightedGradient.js";
+import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
+import {defaultMitigationOptions} from "../../fairness/mitigation/MitigationState.js";
+import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
+import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
+import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {writeReportOutputs} from "../reportOutputs.js";
+import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+
+/** Raw option values as commander hands them over. */
+export interface FairnessMitigateOptions {
+    readonly target?: string;
+    readonly draft?: string;
+    readonly battery?: string;
+    readonly evalBattery?: string;
+    readonly out?: string;
+    readonly method?: string;
+    readonly steps?: string;
+    readonly batchPerTask?: string;
+    readonly lr?: string;
+    readonly warmupSteps?: string;
+    readonly seed?: string;
+    readonly by?: string;
+    readonly gamma?: string;
+    readonly maxTokens?: string;
+    readonly resamples?: string;
+    readonly threads?: string;
+    readonly json?: string;
+    readonly report?: string;
+    /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
+    readonly dataDirectory?: string;
+    /** Progress lines (stderr in the CLI); the runner itself writes nothing but its outputs. */
+    readonly onProgress?: (line: string) => void;
+}
+
+const COMMAND_NAME = "specgate fairness mitigate";
+
+/**
+ * `specgate fairness mitigate`: corrective drafter fine-tuning (s-CDF, seed 003 Algorithm 1) and/or
+ * the re-balancing baseline, then `fairness analyze` of the old and the new drafter with the same
+ * frozen target. Writes --out (and, with --method both, the re-balanced drafter beside it), --json
+ * and --report. Exit codes: 0 done, 2 bad input.
+ */
+export async function runFairnessMitigateCommand(options: FairnessMitigateOptions, loadModel: OpenModel = openNodeLlamaCppModel): Promise<CommandOutcome> {
+    const opened: ModelBackend[] = [];
+    const progress = options.onProgress ?? (() => undefined);
+    try {
+        const targetPath = requiredText(options.target, "--target");
+        const draftPath = requiredText(options.draft, "--draft");
+        const battery = requiredText(options.battery, "--battery");
+        const out = requiredText(options.out, "--out");
+        const method = options.method ?? "scdf";
+        if (method !== "scdf" && method !== "rebalance" && method !== "both")
+            throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
+        if (options.by !== undefined && options.by !== "task" && options.by !== "language")
+            throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
+        const steps = atLeastOne(nonNegativeInteger(options.steps, "--steps", defaultMitigationOptions.steps), "--steps");
+        const batchPerTask = atLeastOne(nonNegativeInteger(options.batchPerTask, "--batch-per-task", defaultMitigationOptions.batchPerTask), "--batch-per-task");
+        const learningRate = nonNegativeDecimal(options.lr, "--lr", defaultMitigationOptions.learningRate);
+        if (!(learningRate > 0) || !Number.isFinite(learningRate)) throw new InvalidInputError(`must be a finite positive number, got ${options.lr}`, "--lr");
+        const warmupSteps = nonNegativeInteger(options.warmupSteps, "--warmup-steps", Math.min(defaultMitigationOptions.warmupSteps, steps - 1));
+        const seed = nonNegativeInteger(options.seed, "--seed", 0);
+        const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
+        const maxTokens = atLeastOne(nonNegativeInteger(options.maxTokens, "--max-tokens", 32), "--max-tokens");
+        const resamples = atLeastOne(nonNegativeInteger(options.resamples, "--resamples", 2000), "--resamples");
+        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+        const methods: MitigationMethod[] = method === "both" ? ["scdf", "rebalance"] : [method];
+        const outputs = new Map<MitigationMethod, string>(methods.map((entry) => [entry, entry === "rebalance" && method === "both" ? rebalancedPath(out) : out]));
+        for (const output of outputs.values())
+            if (resolve(output) === resolve(targetPath) || resolve(output) === resolve(draftPath))
+                throw new InvalidInputError(`${output} would overwrite the ${resolve(output) === resolve(targetPath) ? "target" : "drafter"}`, "--out");
+
+        const items = await loadFairnessBattery(battery, options.dataDirectory);
+        const evaluationBattery = options.evalBattery ?? battery;
+        const evaluationItems = options.evalBattery === undefined ? items : await loadFairnessBattery(options.evalBattery, options.dataDirectory);
+        const by: FairnessGrouping = (options.by as FairnessGrouping | undefined) ?? defaultGrouping(items);
+        groupBatteryItems(items, by); // single group, unknown language: fail before anything is loaded
+        const evaluationGroups = groupBatteryItems(evaluationItems, by).map((group) => group.name);
+        const trainingGroups = groupBatteryItems(items, by).map((group) => group.name);
+        const untrained = evaluationGroups.filter((name) => !trainingGroups.includes(name));
+        if (untrained.length > 0) throw new InvalidInputError(`evaluates ${by} groups the training battery lacks: ${untrained.join(", ")}`, "--eval-battery");
+
+        const trainedTasks = new Set(items.map((item) => item.task));
+        const untrainedTasks = [...new Set(evaluationItems.map((item) => item.task))].filter((task) => !trainedTasks.has(task));
+        if (untrainedTasks.length > 0) progress(`${COMMAND_NAME}: warning: the evaluation battery has tasks the training battery lacks (${untrainedTasks.join(", ")}); the drafter will drift on them`);
+
+        const targetSha256Before = await sha256OfFile(targetPath, "--target");
+        opened.push(await loadModel(targetPath, threads));
+        opened.push(await loadModel(draftPath, threads));
+        const [target, draft] = opened;
+        if (draft.vocabularyIdentity() !== target.vocabularyIdentity())
+            throw new TokenizerMismatchError("the drafter's vocabulary differs from the target's", "--draft");
+        const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
+
+        progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
+        const groups = await buildDistillationSet(target, items, {by, maxTokens, contextSize: drafter.config.contextLength, seed});
+        const analysisOptions = {target, items: evaluationItems, by, gamma, maxTokens, seed, resamples};
+        progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
+        const before = await analyzeFairness({...analysisOptions, draft});
+
+        const runs: MitigationRun[] = [];
+        for (const entry of methods) {
+            const outputPath = outputs.get(entry)!;
+            const training = await mitigateDrafter({
+                drafterPath: draftPath, outputPath, targetVocabularySize: target.vocabularySize, groups,
+                options: {...defaultMitigationOptions, method: entry, steps, batchPerTask, learningRate, warmupSteps, seed},
+                onStep: (record) => {
+                    if (record.step === 1 || record.step % 10 === 0 || record.step === steps)
+                        progress(`${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value) => value.toFixed(4)).join(" ")}, Û ${record.objective.toFixed(5)}`);
+                }
+            });
+            progress(`${COMMAND_NAME}: analysing the ${entry} drafter`);
+            const mitigated = await loadModel(outputPath, threads);
+            opened.push(mitigated);
+            if (mitigated.vocabularyIdentity() !== target.vocabularyIdentity())
+                throw new TokenizerMismatchError(`the written drafter ${outputPath} does not tokenize like the target`, "--out");
+            const after = await analyzeFairness({...analysisOptions, draft: mitigated});
+            runs.push({method: entry, training, after, comparison: compareFairnessAnalyses(before, after)});
+        }
+        const targetSha256After = await sha256OfFile(targetPath, "--target");
+
+        const report: MitigationReport = {
+            target: targetPath, draft: draftPath, trainingBattery: battery, evaluationBattery, inSample: options.evalBattery === undefined || options.evalBattery === battery,
+            untrainedTasks, by, targetSha256Before, targetSha256After, before, runs
+        };
+        const stdout = await writeReportOutputs(options, renderMitigationReport(report), () => summaryLine(report), () => report);
+        return {exitCode: 0, stdout, stderr: ""};
+    } catch (error) {
+        return badInputOutcome(COMMAND_NAME, error);
+    } finally {
+        for (const model of opened) await model.dispose();
+    }
+}
+
+export function registerFairnessMitigateCommand(fairness: Command): Command {
+    return fairness
+        .command("mitigate")
+        .description("fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, seed 003 Algorithm 1) and report U, α_T variance and speed-ups before/after")
+        .option("--target <T.gguf>", "target model (frozen: read, never written)")
+        .option("--draft <D.gguf>", "drafter to fine-tune (llama architecture; F32, F16 or Q8_0)")
+        .option("--battery <spec>", "training battery (the distillation set), e.g. a .jsonl with task/language[/reference]")
+        .option("--eval-battery <spec>", "evaluation battery (default: the training battery, reported as in-sample)")
+        .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf")
+        .option("--method <scdf|rebalance|both>", "s-CDF, the data re-balancing baseline, or both from the same start and seed", "scdf")
+        .option("--steps <n>", "optimisation steps", String(defaultMitigationOptions.steps))
+        .option("--batch-per-task <n>", "sequences per group and step", String(defaultMitigationOptions.batchPerTask))
+        .option("--lr <rate>", "peak AdamW learning rate (linear warm-up, cosine decay to a tenth)", String(defaultMitigationOptions.learningRate))
+        .option("--warmup-steps <n>", "warm-up steps", String(defaultMitigationOptions.warmupSteps))
+        .option("--seed <n>", "seed of the mini-batches and of the analysis runs", "0")
+        .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
+        .option("--gamma <n>", "draft tokens per step in the before/after analyses", "4")
+        .option("--max-tokens <n>", "continuation tokens per item (distillation and analysis)", "32")
+        .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
+        .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")
+        .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
+        .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
+        .action(async (options: FairnessMitigateOptions) => {
+            const outcome = await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)});
+            process.stdout.write(outcome.stdout);
+            process.stderr.write(outcome.stderr);
+            process.exitCode = outcome.exitCode;
+        });
+}
+
+function atLeastOne(value: number, flag: string): number {
+    if (value < 1) throw new InvalidInputError("must be at least 1", flag);
+    return value;
+}
+
+/** D2.gguf → D2.rebalance.gguf. */
+function rebalancedPath(out: string): string {
+    return /\.gguf$/i.test(out) ? out.replace(/\.gguf$/i, ".rebalance.gguf") : `${out}.rebalance.gguf`;
+}
+
+/** Read afresh every time (no cache): the before/after pair is the proof that the target was not written. */
+async function sha256OfFile(path: string, flag: string): Promise<string> {
+    try {
+        const hash = createHash("sha256");
+        for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+        return hash.digest("hex");
+    } catch (error) {
+        throw new InvalidInputError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag);
+    }
+}
+
+function summaryLine(report: MitigationReport): string {
+    const parts = report.runs.map((run) => {
+        const {unfairness, acceptanceVariance, bestGroup} = run.comparison;
+        const percent = (value: number | null) => (value === null ? "–" : `${value >= 0 ? "+" : ""}${value.toFixed(1)}%`);
+        return `${run.method}: U ${unfairness.before.toFixed(4)} → ${unfairness.after.toFixed(4)} (${percent(unfairness.percentChange)}), `
+            + `var α_T ${percent(acceptanceVariance.percentChange)}, best ${bestGroup.name} ${bestGroup.alphaChangePoints >= 0 ? "+" : ""}${bestGroup.alphaChangePoints.toFixed(2)} pt, `
+            + `target outputs ${run.comparison.targetOutputsIdentical ? "identical" : "CHANGED"}, targets ${meetsTargets(run.comparison, report.targetSha256Before === report.targetSha256After) ? "met" : "not met"}`;
+    });
+    return `${parts.join("; ")}${report.inSample ? " (in-sample evaluation)" : ""}\n`;
+}
