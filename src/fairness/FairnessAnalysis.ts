@@ -50,6 +50,7 @@ export interface FairnessAnalysis {
     readonly settings: {
         readonly gamma: number;
         readonly maxTokens: number;
+        readonly stop: readonly string[];
         readonly temperature: number;
         /** Temperature of the rows behind α, D_T, KL, TV and fitness (the run's, or 1 at temperature 0). */
         readonly distributionTemperature: number;

@@ -53,6 +53,20 @@ describe("analyzeFairness on a bigram pair with a built-in disparity", () => {
         expectTheoremTwo(analysis);
     });
 
+    it("ends every run at a stop string, and scores the shorter target output when there is no reference", async () => {
+        const {target, draft} = skewedBigramPair(5);
+        const items = await loadJsonlBattery(twoLanguageBattery);
+        const free = await analyzeFairness({target, draft, items, gamma: 3, maxTokens: 8, resamples: 50, seed: 2});
+        // en-3 has no reference; its greedy output cycles through f–j, so it meets an "h" within 8 tokens.
+        const stopped = await analyzeFairness({target, draft, items, gamma: 3, maxTokens: 8, resamples: 50, seed: 2, stop: ["h"]});
+        expect(stopped.settings.stop).toEqual(["h"]);
+        const tokens = (analysis: FairnessAnalysis) => analysis.items.map((item) => item.run.baselineTokens);
+        expect(tokens(stopped).every((count, index) => count <= tokens(free)[index])).toBe(true);
+        expect(tokens(stopped).reduce((a, b) => a + b)).toBeLessThan(tokens(free).reduce((a, b) => a + b));
+        const positions = (analysis: FairnessAnalysis, id: string) => analysis.items.find((item) => item.id === id)!.divergences.positions;
+        expect(positions(stopped, "en-3")).toBeLessThan(positions(free, "en-3"));
+    });
+
     it("gives the same U, D_T and their intervals for the same seed", async () => {
         const items = await loadJsonlBattery(twoLanguageBattery);
         const run = async (seed: number) => {

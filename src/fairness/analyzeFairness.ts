@@ -20,6 +20,8 @@ export interface FairnessOptions {
     readonly by?: FairnessGrouping;
     readonly gamma?: number;
     readonly maxTokens?: number;
+    /** Stop strings of every run; without them outputs run to maxTokens. */
+    readonly stop?: readonly string[];
     /** Run sampling; default greedy (temperature 0), where strict verification is exact match. */
     readonly sampling?: SamplingOptions;
     readonly seed?: number;
@@ -50,7 +52,7 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
     const seed = options.seed ?? 0;
     if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "--gamma");
     const settings = {
-        gamma, maxTokens, temperature: sampling.temperature,
+        gamma, maxTokens, stop: [...options.stop ?? []], temperature: sampling.temperature,
         distributionTemperature: sampling.temperature > 0 ? sampling.temperature : 1,
         seed, resamples: options.resamples ?? 2000, confidence: options.confidence ?? 0.95
     };
@@ -61,13 +63,13 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
             if (round < group.items.length) order.push({item: group.items[round], group: group.name});
 
     // One untimed pass, so loading and first-allocation costs land on no group.
-    await measureFairnessItem(options.target, options.draft, order[0].item, order[0].group, {gamma, maxTokens: Math.min(maxTokens, 4), sampling, seed, distributionTemperature: settings.distributionTemperature});
+    await measureFairnessItem(options.target, options.draft, order[0].item, order[0].group, {gamma, maxTokens: Math.min(maxTokens, 4), stop: settings.stop, sampling, seed, distributionTemperature: settings.distributionTemperature});
     const records: FairnessItemRecord[] = [];
     const baseline = new GenerationTelemetry();
     const speculative = new GenerationTelemetry();
     for (const [index, {item, group}] of order.entries()) {
         const measured = await measureFairnessItem(options.target, options.draft, item, group, {
-            gamma, maxTokens, sampling, seed: seed + index, distributionTemperature: settings.distributionTemperature
+            gamma, maxTokens, stop: settings.stop, sampling, seed: seed + index, distributionTemperature: settings.distributionTemperature
         });
         records.push(measured.record);
         baseline.merge(measured.baseline);

@@ -15,6 +15,7 @@ import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenMo
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {writeReportOutputs} from "../reportOutputs.js";
+import {stopStrings} from "../stopStrings.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 
 /** Raw option values as commander hands them over. */
@@ -25,6 +26,7 @@ export interface FairnessAnalyzeOptions {
     readonly by?: string;
     readonly gamma?: string;
     readonly maxTokens?: string;
+    readonly stop?: readonly string[];
     readonly temperature?: string;
     readonly seed?: string;
     readonly resamples?: string;
@@ -60,6 +62,7 @@ export async function runFairnessAnalyzeCommand(
         const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
         const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 32);
         if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const resamples = nonNegativeInteger(options.resamples, "--resamples", 2000);
@@ -75,7 +78,7 @@ export async function runFairnessAnalyzeCommand(
         opened.push(await loadModel(draftPath, threads));
         const analysis = await analyzeFairness({
             target: opened[0], draft: opened[1], items, by: options.by as "task" | "language" | undefined,
-            gamma, maxTokens, sampling, seed, resamples,
+            gamma, maxTokens, stop, sampling, seed, resamples,
             equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
         });
         if (options.equalize !== undefined) {
@@ -111,6 +114,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
         .option("--gamma <n>", "draft tokens per step", "4")
         .option("--max-tokens <n>", "tokens generated per item (and reference tokens scored)", "32")
+        .option("--stop <text...>", "stop strings of every run, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--temperature <t>", "run temperature; 0 = greedy", "0")
         .option("--seed <n>", "seed of the runs (item i uses seed + i) and of the bootstrap", "0")
         .option("--resamples <n>", "bootstrap resamples", "2000")

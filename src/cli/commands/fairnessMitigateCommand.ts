@@ -16,6 +16,7 @@ import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDraft
 import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
 import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
+import {stopStrings} from "../stopStrings.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
@@ -34,6 +35,7 @@ export interface FairnessMitigateOptions {
     readonly by?: string;
     readonly gamma?: string;
     readonly maxTokens?: string;
+    readonly stop?: readonly string[];
     readonly resamples?: string;
     readonly threads?: string;
     readonly json?: string;
@@ -73,6 +75,7 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
         const maxTokens = atLeastOne(nonNegativeInteger(options.maxTokens, "--max-tokens", 32), "--max-tokens");
+        const stop = stopStrings(options.stop);
         const resamples = atLeastOne(nonNegativeInteger(options.resamples, "--resamples", 2000), "--resamples");
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const methods: MitigationMethod[] = method === "both" ? ["scdf", "rebalance"] : [method];
@@ -104,8 +107,8 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
 
         progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
-        const groups = await buildDistillationSet(target, items, {by, maxTokens, contextSize: drafter.config.contextLength, seed});
-        const analysisOptions = {target, items: evaluationItems, by, gamma, maxTokens, seed, resamples};
+        const groups = await buildDistillationSet(target, items, {by, maxTokens, stop, contextSize: drafter.config.contextLength, seed});
+        const analysisOptions = {target, items: evaluationItems, by, gamma, maxTokens, stop, seed, resamples};
         progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
         const before = await analyzeFairness({...analysisOptions, draft});
 
@@ -161,6 +164,7 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
         .option("--gamma <n>", "draft tokens per step in the before/after analyses", "4")
         .option("--max-tokens <n>", "continuation tokens per item (distillation and analysis)", "32")
+        .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")

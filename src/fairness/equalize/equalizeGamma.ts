@@ -55,7 +55,7 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
     const atOwn: FairnessItemRecord[] = [];
     for (const [index, {item, group}] of order.entries()) {
         const run = async (gamma: number) => (await measureFairnessItem(options.target, options.draft, item, group, {
-            gamma, maxTokens: settings.maxTokens, sampling, seed: settings.seed + index, distributionTemperature: settings.distributionTemperature
+            gamma, maxTokens: settings.maxTokens, stop: settings.stop, sampling, seed: settings.seed + index, distributionTemperature: settings.distributionTemperature
         })).record;
         if (index % 2 === 0) {
             atGlobal.push(await run(settings.gamma));

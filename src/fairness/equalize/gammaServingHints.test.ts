@@ -3,7 +3,7 @@ import type {FairnessAnalysis} from "../FairnessAnalysis.js";
 import type {EqualizeAnalysis, EqualizedGroup} from "./EqualizeAnalysis.js";
 import {gammaServingHints, servedGamma} from "./gammaServingHints.js";
 
-const settings: FairnessAnalysis["settings"] = {gamma: 4, maxTokens: 32, temperature: 0, distributionTemperature: 1, seed: 0, resamples: 100, confidence: 0.95};
+const settings: FairnessAnalysis["settings"] = {gamma: 4, maxTokens: 32, stop: [], temperature: 0, distributionTemperature: 1, seed: 0, resamples: 100, confidence: 0.95};
 const spread = {fastestGroup: "en", slowestGroup: "ja", maxMinRatio: 1, variance: 0};
 const interval = (estimate: number, width = 0.1) => ({estimate, low: estimate - width, high: estimate + width, confidence: 0.95, resamples: 100});
 

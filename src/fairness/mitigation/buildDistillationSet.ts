@@ -30,6 +30,8 @@ export interface DistillationSetOptions {
     readonly maxTokens: number;
     /** Longest sequence the drafter may see (its context length); prompts lose tokens from the left. */
     readonly contextSize: number;
+    /** Stop strings of the target's greedy runs, as analyze uses them. */
+    readonly stop?: readonly string[];
     /** Seed of the target's greedy runs (item i uses seed + i, as analyze does). */
     readonly seed: number;
     readonly onProgress?: (done: number, total: number) => void;
@@ -66,7 +68,7 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
                 const runBudget = contextSize - options.maxTokens - 2;
                 if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
                 const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
-                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling: greedy, maxTokens: options.maxTokens, seed: options.seed + index, gamma: 0});
+                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling: greedy, maxTokens: options.maxTokens, stop: [...options.stop ?? []], seed: options.seed + index, gamma: 0});
                 continuation = [...run.tokens];
             }
             done++;
