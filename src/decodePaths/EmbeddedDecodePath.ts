@@ -6,6 +6,7 @@ import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConf
 import type {Completion, CompletionRequest, DecodePath, DecodePathDescription, LogitGap} from "./DecodePath.js";
 import {renderMessagesAsText} from "./renderMessagesAsText.js";
 import {SerialQueue} from "./SerialQueue.js";
+import {evaluateOnce} from "../backend/evaluateOnce.js";
 
 /** What an embedded path decodes with, beside the models: the verification policy, γ and the sampler tail. */
 export interface EmbeddedDecodeSettings {
@@ -110,13 +111,8 @@ export class EmbeddedDecodePath implements DecodePath {
             const tokens = this.target.tokenize(promptText(request));
             if (this.target.bosToken != null && tokens[0] !== this.target.bosToken) tokens.unshift(this.target.bosToken);
             tokens.push(...precedingTokens);
-            const sequence = await this.target.createSequence();
-            try {
-                const [row] = await sequence.evaluate(tokens);
-                return topTwo(row);
-            } finally {
-                await sequence.dispose();
-            }
+            const [row] = await evaluateOnce(this.target, tokens);
+            return topTwo(row);
         });
     }
 

@@ -1,6 +1,7 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {addPosition, type DivergenceSums, emptyDivergenceSums} from "./DivergenceSums.js";
+import {evaluateOnce} from "../backend/evaluateOnce.js";
 
 export interface TeacherForcingInput {
     /** Context tokens, BOS included where the model has one. */
@@ -24,7 +25,7 @@ export async function teacherForcedSums(target: ModelBackend, draft: ModelBacken
     const tokens = [...input.context, ...input.continuation];
     // Logits at index i predict tokens[i + 1]: the last context token predicts the first continuation token.
     const positions = input.continuation.map((_token, index) => input.context.length - 1 + index);
-    const [targetRows, draftRows] = await Promise.all([evaluateRows(target, tokens, positions), evaluateRows(draft, tokens, positions)]);
+    const [targetRows, draftRows] = await Promise.all([evaluateOnce(target, tokens, {positions}), evaluateOnce(draft, tokens, {positions})]);
     const sampling = {temperature: input.temperature, topK: 0, topP: 1, minP: 0};
     const p = new Float64Array(target.vocabularySize);
     const q = new Float64Array(draft.vocabularySize);
@@ -34,13 +35,4 @@ export async function teacherForcedSums(target: ModelBackend, draft: ModelBacken
         addPosition(sums, p, q, input.isReference ? input.continuation[index] : undefined);
     });
     return sums;
-}
-
-async function evaluateRows(model: ModelBackend, tokens: readonly number[], positions: readonly number[]): Promise<Float64Array[]> {
-    const sequence = await model.createSequence();
-    try {
-        return await sequence.evaluate(tokens, {positions});
-    } finally {
-        await sequence.dispose();
-    }
 }

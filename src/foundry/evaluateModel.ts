@@ -11,6 +11,7 @@ import {MalformedRowError} from "../errors.js";
 import {type CorpusLanguage, corpusLanguages, type CorpusSample, type CorpusTask, corpusTasks} from "./corpus/CorpusSample.js";
 import {generateCorpus} from "./corpus/generateCorpus.js";
 import {type CorpusManifest, documentSeparator} from "./corpus/writeCorpus.js";
+import {evaluateOnce} from "../backend/evaluateOnce.js";
 
 /** One line of a corpus's test.jsonl. */
 export type CorpusTestItem = Pick<CorpusSample, "id" | "task" | "language" | "prompt" | "reference">;
@@ -196,16 +197,11 @@ async function validationLosses(model: ModelBackend, corpus: string, perCell: nu
         const tokens = [...prefix, ...model.tokenize(sample.text)].slice(0, model.contextSize);
         // Logits at position i predict token i + 1: score from the separator's last token on.
         const positions = tokens.slice(prefix.length - 1, -1).map((_, index) => prefix.length - 1 + index);
-        const sequence = await model.createSequence();
-        try {
-            const rows = await sequence.evaluate(tokens, {positions});
-            rows.forEach((row, index) => {
-                total.nats += crossEntropy(row, tokens[positions[index] + 1]);
-                total.tokens++;
-            });
-        } finally {
-            await sequence.dispose();
-        }
+        const rows = await evaluateOnce(model, tokens, {positions});
+        rows.forEach((row, index) => {
+            total.nats += crossEntropy(row, tokens[positions[index] + 1]);
+            total.tokens++;
+        });
     }
     return totals;
 }

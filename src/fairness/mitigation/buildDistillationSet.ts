@@ -7,6 +7,7 @@ import {InvalidInputError} from "../../errors.js";
 import type {TrainingSequence} from "../../foundry/model/llamaLossAndGradients.js";
 import {type FairnessGrouping, groupBatteryItems} from "../groupBatteryItems.js";
 import {referenceText} from "../measureFairnessItem.js";
+import {evaluateOnce} from "../../backend/evaluateOnce.js";
 
 /** One battery item as a distillation example: context + continuation, the target's rows on the continuation. */
 export interface DistillationSequence extends TrainingSequence {
@@ -82,7 +83,7 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
             // Row at index i predicts tokens[i + 1]: the last context token predicts the first continuation token.
             const firstPosition = context.length - 1;
             const positions = continuation.map((_token, offset) => firstPosition + offset);
-            const rows = await evaluateRows(target, tokens, positions);
+            const rows = await evaluateOnce(target, tokens, {positions});
             const targetDistributions: (Float64Array | undefined)[] = new Array<Float64Array | undefined>(tokens.length - 1).fill(undefined);
             rows.forEach((row, offset) => {
                 targetDistributions[firstPosition + offset] = processLogits(row, fullSupport, new Float64Array(target.vocabularySize));
@@ -95,13 +96,4 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
         result.push({name: group.name, sequences});
     }
     return result;
-}
-
-async function evaluateRows(model: ModelBackend, tokens: readonly number[], positions: readonly number[]): Promise<Float64Array[]> {
-    const sequence = await model.createSequence();
-    try {
-        return await sequence.evaluate(tokens, {positions});
-    } finally {
-        await sequence.dispose();
-    }
 }
