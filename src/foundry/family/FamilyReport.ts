@@ -15,6 +15,8 @@ export interface MemberReport {
     readonly vocabularyIdentity: string;
     /** Absent for members made by re-encoding. */
     readonly training?: FinetuneTrainingReport;
+    /** Trained members: matrices still at their seeded initialisation (up to scale), found by tensorsLeftAtInitialisation. */
+    readonly untrainedTensors?: readonly string[];
     readonly evaluation: ModelEvaluation;
     /** This member drafting for the target (greedy, γ = 4, T = 0); absent for the target itself. */
     readonly asDraft?: {

@@ -50,6 +50,10 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             `- Wall time ${(training.wallSeconds / 60).toFixed(1)} min (${recipe.steps === undefined ? `budget ${recipe.seconds} s, including a calibration run and validation` : `a fixed plan of ${recipe.steps} steps, validation included`}), ${training.tokensPerSecond.toFixed(0)} tokens/s while training, ${training.threads} threads`,
             "", "| epoch | train loss | validation loss | validation next-token accuracy |", "|---|---|---|---|",
             ...training.history.map((entry) => `| ${entry.epoch + 1} | ${entry.trainLoss.toFixed(4)} | ${entry.validationLoss?.toFixed(4) ?? "n/a"} | ${entry.validationAccuracy === undefined ? "n/a" : percent(entry.validationAccuracy)} |`),
+            "", member.untrainedTensors === undefined ? "" : member.untrainedTensors.length === 0
+                ? "Every matrix moved from its initialisation (checked by `tensorsLeftAtInitialisation` against the recipe's seed)."
+                : `Matrices still at their initialisation (up to weight-decay scaling): ${member.untrainedTensors.map((name) => `\`${name}\``).join(", ")}. `
+                    + (member.untrainedTensors.includes("token_embd.weight") ? "This member was trained before scripts/llama-finetune-training-graph.patch also unfroze token_embd (a rebuild trains it): its token embedding is a fixed random projection that the first block learnt to read." : "The trainer skipped them: check the llama.cpp patches in scripts/."),
             "", "Train loss is llama-finetune's mean over the epoch; validation is measured after it. Both are per token over 256-token windows of the training text (prompts and answers alike).", "");
     } else if (recipe.kind === "quantized") {
         lines.push("## Making", "", `Re-encoded from \`${recipe.source}/model.gguf\` with \`specgate export --type ${recipe.type}\` (the project's Q8_0 encoder: blocks of 32 values, one fp16 scale each); no training.`, "");

@@ -17,6 +17,10 @@ import {familyRecipe} from "./familyRecipe.js";
 import type {FamilyReport, MemberReport} from "./FamilyReport.js";
 import {renderFamilyReadme} from "./renderFamilyReadme.js";
 import {renderModelCard} from "./renderModelCard.js";
+import {initializeLlamaWeights} from "../model/initializeLlamaWeights.js";
+import {tensorsLeftAtInitialisation} from "../model/tensorsLeftAtInitialisation.js";
+import {parseModelShape, shapeConfig} from "../finetune/ModelShape.js";
+import type {TrainedMemberRecipe} from "./familyRecipe.js";
 
 export interface FamilyCardsOptions {
     readonly models: string;
@@ -64,7 +68,8 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                         outputsMatchTarget: speculative.speculativeMatchesTarget ?? false
                     };
                 }
-                members.push({...await describeFile(file), recipe, training: await trainingReport(file), evaluation, asDraft});
+                const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(file, recipe) : undefined;
+                members.push({...await describeFile(file), recipe, training: await trainingReport(file), untrainedTensors, evaluation, asDraft});
             } finally {
                 if (backend !== target) await backend.dispose();
             }
@@ -108,4 +113,10 @@ async function exists(path: string): Promise<boolean> {
     } catch {
         return false;
     }
+}
+
+/** The member's matrices still at the recipe's seeded initialisation: a trainer that silently skips a tensor shows here. */
+function untrainedTensorsOf(file: string, recipe: TrainedMemberRecipe): string[] {
+    const initial = initializeLlamaWeights(shapeConfig(parseModelShape(recipe.shape), familyRecipe.contextLength), {seed: recipe.seed});
+    return tensorsLeftAtInitialisation(initial, readLlamaGguf(file).weights);
 }
