@@ -23,3 +23,10 @@ export function badInputOutcome(commandName: string, error: unknown): CommandOut
         return {exitCode: 2, stdout: "", stderr: `${commandName}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
     throw error;
 }
+
+/** Hands a command's outcome to the process: its output streams and exit code (the one place commands touch them). */
+export function emitOutcome(outcome: CommandOutcome): void {
+    process.stdout.write(outcome.stdout);
+    process.stderr.write(outcome.stderr);
+    process.exitCode = outcome.exitCode;
+}

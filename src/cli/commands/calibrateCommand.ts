@@ -8,7 +8,7 @@ import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 import {stopStrings} from "../stopStrings.js";
 
@@ -119,10 +119,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
         .addHelpText("after", `\nExit codes: 0 a setting was selected, ${BUDGET_NOT_MET_EXIT_CODE} no setting meets the budget, 2 bad input.\n`)
         .action(async (options: CalibrateCommandOptions) => {
-            const outcome = await runCalibrateCommand(options, undefined, {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)});
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runCalibrateCommand(options, undefined, {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)}));
         });
 }
 

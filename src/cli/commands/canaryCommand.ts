@@ -5,7 +5,7 @@ import {loadBattery} from "../../batteries/loadBattery.js";
 import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 
 /** Raw option values as commander hands them over. */
@@ -78,10 +78,7 @@ export function registerCanaryCommand(program: Command): Command {
             + "Decode path specs: see src/decodePaths/parseDecodePathSpec.ts or the README.")
         .exitOverride()
         .action(async (options: CanaryCommandOptions) => {
-            const outcome = await runCanaryCommand(options);
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runCanaryCommand(options));
         });
 }
 

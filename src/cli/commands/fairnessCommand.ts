@@ -11,7 +11,7 @@ import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {writeReportOutputs} from "../reportOutputs.js";
@@ -126,10 +126,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--equalize-max-gamma <n>", "γ candidates 1..N for --equalize (default 8)")
         .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
         .action(async (options: FairnessAnalyzeOptions) => {
-            const outcome = await runFairnessAnalyzeCommand(options);
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runFairnessAnalyzeCommand(options));
         });
     registerFairnessMitigateCommand(fairness);
     return fairness;

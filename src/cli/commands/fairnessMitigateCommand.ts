@@ -14,7 +14,7 @@ import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
 import {defaultMitigationOptions} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
 import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
-import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 import {stopStrings} from "../stopStrings.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
@@ -171,10 +171,7 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
         .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
         .action(async (options: FairnessMitigateOptions) => {
-            const outcome = await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)});
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)}));
         });
 }
 

@@ -12,7 +12,7 @@ import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, openNodeLlamaCppModel, type OpenModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 import {stopStrings} from "../stopStrings.js";
 
@@ -109,10 +109,7 @@ export function registerSweepCommand(program: Command): Command {
         .addHelpText("after", "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n"
             + "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\nExit codes: 0 done, 2 bad input.\n")
         .action(async (options: SweepCommandOptions) => {
-            const outcome = await runSweepCommand(options, undefined, (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`));
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runSweepCommand(options, undefined, (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)));
         });
 }
 

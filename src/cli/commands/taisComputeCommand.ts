@@ -11,17 +11,12 @@ import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {taisParentCommand} from "../textOptions.js";
 import {parseFormat, parseTaisOptions, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
+import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over; runTaisCompute validates them itself. */
 export interface TaisComputeCommandOptions extends TaisScreenCommandOptions {
     readonly input?: string;
     readonly selfTest?: boolean;
-}
-
-export interface TaisComputeOutcome {
-    readonly exitCode: number;
-    readonly stdout: string;
-    readonly stderr: string;
 }
 
 /** Exit codes of `specgate tais compute`; documented in --help. */
@@ -38,7 +33,7 @@ const COMMAND_NAME = "specgate tais compute";
  * The whole command without process side effects other than reading --input and writing --json,
  * so tests can run it in-process. Bad input of any kind ends in exit code 2 and one stderr line.
  */
-export async function runTaisCompute(options: TaisComputeCommandOptions): Promise<TaisComputeOutcome> {
+export async function runTaisCompute(options: TaisComputeCommandOptions): Promise<CommandOutcome> {
     try {
         const format = parseFormat(options.format);
         if (options.selfTest === true) {
@@ -88,10 +83,7 @@ export function registerTaisComputeCommand(program: Command): Command {
         // exiting 1 (which means "divergent" here); src/cli/main.ts turns them into exit code 2.
         .exitOverride()
         .action(async (options: TaisComputeCommandOptions) => {
-            const outcome = await runTaisCompute(options);
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runTaisCompute(options));
         });
 }
 

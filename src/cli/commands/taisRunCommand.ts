@@ -16,7 +16,7 @@ import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {decodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import type {OpenPath} from "./canaryCommand.js";
-import {type CommandOutcome} from "../CommandOutcome.js";
+import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 import {TAIS_EXIT_CODES} from "./taisComputeCommand.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
 import {parseFormat, parseTaisOptions, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
@@ -140,10 +140,7 @@ export function registerTaisRunCommand(program: Command): Command {
         .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.")
         .exitOverride()
         .action(async (options: TaisRunCommandOptions) => {
-            const outcome = await runTaisRunCommand(options);
-            process.stdout.write(outcome.stdout);
-            process.stderr.write(outcome.stderr);
-            process.exitCode = outcome.exitCode;
+            emitOutcome(await runTaisRunCommand(options));
         });
 }
 
