@@ -88,7 +88,7 @@ export class EmbeddedDecodePath implements DecodePath {
                 draftSampling: this.settings.draftSampling ?? "sample",
                 sampling: {temperature: request.temperature, topK: this.settings.topK ?? 0, topP: this.settings.topP ?? 1, minP: this.settings.minP ?? 0},
                 maxTokens: request.maxTokens,
-                stop: [...(request.stop ?? [])],
+                stop: request.stop ?? [],
                 seed: request.seed ?? 0
             }, {signal});
             return {

@@ -19,7 +19,7 @@ export const generationOptionsSchema = z.strictObject({
     draftSampling: z.enum(["sample", "greedy"]).default("sample"),
     sampling: samplingOptionsSchema.default({temperature: 1, topK: 0, topP: 1, minP: 0}),
     maxTokens: z.int().min(1).default(256),
-    stop: z.array(z.string().min(1)).max(16).default([]),
+    stop: z.array(z.string().min(1)).max(16).readonly().default([]),
     seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
     /**
      * At temperature 0 every policy among greedy/strict/match/typical reduces to exact match with the

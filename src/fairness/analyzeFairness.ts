@@ -52,7 +52,7 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
     const seed = options.seed ?? 0;
     if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "--gamma");
     const settings = {
-        gamma, maxTokens, stop: [...options.stop ?? []], temperature: sampling.temperature,
+        gamma, maxTokens, stop: options.stop ?? [], temperature: sampling.temperature,
         distributionTemperature: sampling.temperature > 0 ? sampling.temperature : 1,
         seed, resamples: options.resamples ?? 2000, confidence: options.confidence ?? 0.95
     };

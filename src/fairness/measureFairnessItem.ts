@@ -39,7 +39,7 @@ export async function measureFairnessItem(target: ModelBackend, draft: ModelBack
     const runBudget = contextSize - options.maxTokens - 2;
     if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
     const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
-    const generation = {policy: {kind: "strict" as const}, sampling: options.sampling, maxTokens: options.maxTokens, stop: [...options.stop ?? []], seed: options.seed};
+    const generation = {policy: {kind: "strict" as const}, sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed};
     const baseline = await generate(target, undefined, runPrompt, {...generation, gamma: 0});
     const speculative = await generate(target, draft, runPrompt, {...generation, gamma: options.gamma});
 

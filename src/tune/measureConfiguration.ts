@@ -90,7 +90,7 @@ export async function measureConfiguration(
             gamma: draft == null ? 0 : settings.gamma,
             sampling: settings.sampling,
             maxTokens: settings.maxTokens,
-            stop: settings.stop == null ? undefined : [...settings.stop],
+            stop: settings.stop,
             seed
         }, {correctionMemory, signal: resources.signal});
     };

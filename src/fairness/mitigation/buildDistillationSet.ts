@@ -69,7 +69,7 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
                 const runBudget = contextSize - options.maxTokens - 2;
                 if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
                 const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
-                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling: greedy, maxTokens: options.maxTokens, stop: [...options.stop ?? []], seed: options.seed + index, gamma: 0});
+                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling: greedy, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed + index, gamma: 0});
                 continuation = [...run.tokens];
             }
             done++;
