@@ -16,11 +16,17 @@ const defaultTaskWeights: Record<CorpusTask, number> = {
     "multiple-choice": 0.15,
     "tool-call": 0.25,
     "safety": 0.1,
-    "story": 0.15
+    "story": 0.15,
+    // Copy drills keep the copy mechanism a copy-drill warm-up formed (familyRecipe) in use.
+    "copy": 0.1
 };
 
-/** Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft. */
+/** Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft, "copy-drill" for the warm-up. */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced": {tasks: defaultTaskWeights, languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}},
-    "english-heavy": {tasks: defaultTaskWeights, languages: {en: 0.9, es: 0.1 / 3, de: 0.1 / 3, ja: 0.1 / 3}}
+    "english-heavy": {tasks: defaultTaskWeights, languages: {en: 0.9, es: 0.1 / 3, de: 0.1 / 3, ja: 0.1 / 3}},
+    "copy-drill": {
+        tasks: {"arithmetic": 0, "multiple-choice": 0, "tool-call": 0, "safety": 0, "story": 0, "copy": 1},
+        languages: {en: 1, es: 0, de: 0, ja: 0}
+    }
 };

@@ -1,5 +1,6 @@
 /** The kinds of document the synthetic corpus contains. */
-export const corpusTasks = ["arithmetic", "multiple-choice", "tool-call", "safety", "story"] as const;
+/** "copy" (a drill: repeat random content) is last, so adding it left every other task's problem stream unchanged. */
+export const corpusTasks = ["arithmetic", "multiple-choice", "tool-call", "safety", "story", "copy"] as const;
 export type CorpusTask = typeof corpusTasks[number];
 
 /** English, Spanish, German and Japanese: three Latin-script languages of different byte lengths and one non-Latin script. */

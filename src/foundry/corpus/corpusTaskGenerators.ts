@@ -1,5 +1,6 @@
 import type {Random} from "../../random/Random.js";
 import {arithmeticProblem} from "./arithmeticProblem.js";
+import {copyProblem} from "./copyProblem.js";
 import type {CorpusProblem} from "./CorpusProblem.js";
 import type {CorpusLanguage, CorpusTask} from "./CorpusSample.js";
 import {multipleChoiceProblem} from "./multipleChoiceProblem.js";
@@ -22,5 +23,6 @@ export const corpusTaskGenerators: Record<CorpusTask, CorpusTaskGenerator> = {
     "multiple-choice": {languages: ["en"], generate: multipleChoiceProblem},
     "tool-call": {languages: ["en", "es", "de", "ja"], generate: toolCallProblem},
     "safety": {languages: ["en"], generate: safetyProblem},
-    "story": {languages: ["en"], generate: storyProblem}
+    "story": {languages: ["en"], generate: storyProblem},
+    "copy": {languages: ["en"], generate: copyProblem}
 };

@@ -3,8 +3,9 @@ import {classifyRefusal} from "../../batteries/scorers/classifyRefusal.js";
 import {extractFinalNumber} from "../../batteries/scorers/extractFinalNumber.js";
 import {InvalidInputError} from "../../errors.js";
 import {ByteTokenizer} from "../../gguf/ByteTokenizer.js";
+import {apportion} from "./apportion.js";
 import {corpusMixturePresets} from "./CorpusMixture.js";
-import type {CorpusSample} from "./CorpusSample.js";
+import {type CorpusSample, corpusTasks} from "./CorpusSample.js";
 import {type Corpus, generateCorpus} from "./generateCorpus.js";
 import {refusalSentence} from "./safetyProblem.js";
 
@@ -106,8 +107,10 @@ describe("generateCorpus", () => {
         for (const [candidate, englishShare] of [[corpus, 0.25], [skewed, 0.9]] as const) {
             const documents = [...candidate.train, ...candidate.validation];
             expect(documents).toHaveLength(3000);
-            expect(documents.filter((item) => item.task === "arithmetic")).toHaveLength(0.35 * 3000);
-            expect(documents.filter((item) => item.task === "tool-call")).toHaveLength(0.25 * 3000);
+            // Weights 0.35 : 0.15 : 0.25 : 0.1 : 0.15 : 0.1 (sum 1.1), apportioned exactly by largest remainder.
+            const quotas = apportion(3000, corpusTasks.map((task) => balanced.tasks[task]));
+            corpusTasks.forEach((task, index) => expect(documents.filter((item) => item.task === task), task).toHaveLength(quotas[index]));
+            expect(Math.abs(quotas[corpusTasks.indexOf("arithmetic")] - 3000 * 0.35 / 1.1)).toBeLessThan(1);
             for (const task of ["arithmetic", "tool-call"]) {
                 const ofTask = documents.filter((item) => item.task === task);
                 const english = ofTask.filter((item) => item.language === "en").length / ofTask.length;

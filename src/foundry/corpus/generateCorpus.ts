@@ -46,7 +46,7 @@ export function generateCorpus(options: CorpusOptions): Corpus {
     checkCorpusMixture(options.mixture);
 
     const corpus: Corpus = {train: [], validation: [], test: []};
-    const taskQuotas = apportion(options.samples, corpusTasks.map((task) => options.mixture.tasks[task]));
+    const taskQuotas = apportion(options.samples, corpusTasks.map((task) => options.mixture.tasks[task] ?? 0));
     corpusTasks.forEach((task, taskIndex) => {
         const {languages, generate} = corpusTaskGenerators[task];
         const quotas = taskQuotas[taskIndex] === 0

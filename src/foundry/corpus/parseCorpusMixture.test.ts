@@ -12,13 +12,13 @@ describe("parseCorpusMixture", () => {
 
     it("reads JSON weights, leaving unnamed tasks and languages at 0", () => {
         const mixture = parseCorpusMixture(JSON.stringify({tasks: {"arithmetic": 3, "tool-call": 1}, languages: {en: 1, ja: 1}}));
-        expect(mixture.tasks).toEqual({"arithmetic": 3, "multiple-choice": 0, "tool-call": 1, "safety": 0, "story": 0});
+        expect(mixture.tasks).toEqual({"arithmetic": 3, "multiple-choice": 0, "tool-call": 1, "safety": 0, "story": 0, "copy": 0});
         expect(mixture.languages).toEqual({en: 1, es: 0, de: 0, ja: 1});
     });
 
     it("names the field of every mistake", () => {
         const cases: [string, RegExp][] = [
-            ["uniform", /expected balanced, english-heavy or a JSON object/],
+            ["uniform", /expected balanced, english-heavy, copy-drill or a JSON object/],
             ["{not json", /not valid JSON/],
             [JSON.stringify({tasks: {arithmetic: 1}}), /mixture\.languages: missing/],
             [JSON.stringify({tasks: {poetry: 1}, languages: {en: 1}}), /mixture\.tasks\.poetry: unknown name/],

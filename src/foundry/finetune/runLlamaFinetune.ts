@@ -20,6 +20,8 @@ export interface LlamaFinetuneArguments {
     readonly validationSplit: number;
     readonly threads: number;
     readonly seed: number;
+    /** Default adamw; sgd (with weight decay 0, one window) makes a step read back as −learning rate × gradient. */
+    readonly optimizer?: "adamw" | "sgd";
 }
 
 export interface EpochSummary {
@@ -67,7 +69,7 @@ export function llamaFinetuneCommandLine(options: LlamaFinetuneArguments): strin
         "--threads", String(options.threads),
         "--n-gpu-layers", "0",
         "--seed", String(options.seed),
-        "--optimizer", "adamw",
+        "--optimizer", options.optimizer ?? "adamw",
         "--epochs", String(options.epochs),
         "--learning-rate", String(options.learningRate),
         "--learning-rate-min", String(options.minimumLearningRate),
