@@ -24,11 +24,11 @@ export async function runCorpus(options: CorpusCommandOptions): Promise<{manifes
 export function registerCorpusCommand(program: Command): void {
     program
         .command("corpus")
-        .description("write the seeded synthetic corpus: arithmetic (en/es/de/ja), multiple choice, tool calls (en/es/de/ja), safety, stories")
+        .description("write the seeded synthetic corpus: arithmetic (en/es/de/ja), multiple choice, tool calls (en/es/de/ja), safety, stories, copy drills")
         .requiredOption("--out <DIR>", "directory for train.txt, validation.txt, test.jsonl and manifest.json")
         .option("--seed <S>", "seed", integerOption(0), 1)
         .option("--samples <N>", "train + validation documents (the test split comes on top)", integerOption(0), 20_000)
-        .option("--mixture <NAME|JSON>", "balanced, english-heavy, or JSON {\"tasks\": {...}, \"languages\": {...}}", "balanced")
+        .option("--mixture <NAME|JSON>", "balanced, english-heavy, copy-drill, or JSON {\"tasks\": {...}, \"languages\": {...}}", "balanced")
         .option("--test-problems <N>", "distinct test problems per task, each in all the task's languages", integerOption(0), 50)
         .action(async (options: CorpusCommandOptions) => {
             const {summary} = await runCorpus(options);
