@@ -2,7 +2,7 @@
 # Regenerates the reference model family in models/ from scratch: builds llama.cpp's training tools
 # offline, compiles specgate, writes the corpora (fixed seed), trains target, draft and draft-skewed
 # with llama-finetune, makes target-q8_0, evaluates everything and writes the model cards.
-# About 2 hours on the project's 2-core machine at --threads 1 (target: copy-drill warm-up ≈ 37 min + main stage 50 min; drafts ≈ 15 min each); the budgets are in src/foundry/family/familyRecipe.ts.
+# About 60 minutes on the project's 2-core machine; the budgets are in src/foundry/family/familyRecipe.ts.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

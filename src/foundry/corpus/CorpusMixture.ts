@@ -17,11 +17,11 @@ const defaultTaskWeights: Record<CorpusTask, number> = {
     "tool-call": 0.25,
     "safety": 0.1,
     "story": 0.15,
-    // Copy drills keep the copy mechanism a copy-drill warm-up formed (familyRecipe) in use.
-    "copy": 0.1
+    // Copy drills are for the copy-drill mixture (the copy probe, models/README.md); the shipped family saw none.
+    "copy": 0
 };
 
-/** Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft, "copy-drill" for the warm-up. */
+/** Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft, "copy-drill" for copy warm-ups. */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced": {tasks: defaultTaskWeights, languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}},
     "english-heavy": {tasks: defaultTaskWeights, languages: {en: 0.9, es: 0.1 / 3, de: 0.1 / 3, ja: 0.1 / 3}},

@@ -4,7 +4,6 @@ import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
 import {writeCorpus} from "../corpus/writeCorpus.js";
 import {exportLlamaGguf} from "../exportLlamaGguf.js";
 import {parseModelShape} from "../finetune/ModelShape.js";
-import type {FinetuneProgress} from "../finetune/parseFinetuneProgress.js";
 import {trainWithLlamaFinetune} from "../finetune/trainWithLlamaFinetune.js";
 import {familyRecipe, type MemberRecipe} from "./familyRecipe.js";
 
@@ -36,8 +35,7 @@ export function memberModelPath(models: string, name: string): string {
 export async function buildFamily(options: BuildFamilyOptions): Promise<void> {
     const log = options.onMessage ?? (() => undefined);
     const members = familyRecipe.members.filter((member) => options.only === undefined || options.only.includes(member.name));
-    const mixtures = new Set(members.flatMap((member) =>
-        member.kind !== "trained" ? [] : member.copyWarmup === undefined ? [member.mixture] : ["copy-drill", member.mixture]));
+    const mixtures = new Set(members.flatMap((member) => member.kind === "trained" ? [member.mixture] : []));
     for (const mixture of mixtures) {
         const directory = corpusDirectory(options.work, mixture);
         const {seed, samples, testProblems} = familyRecipe.corpus;
@@ -59,29 +57,8 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
     }
     log(`${member.name}: training ${member.shape} on the ${member.mixture} mixture for ${member.steps === undefined ? `${member.seconds} s` : `${member.steps} steps`}`);
     let lastLogged = 0;
-    const onProgress = (progress: FinetuneProgress, epoch: number): void => {
-        const now = performance.now();
-        if (progress.done !== progress.total && now - lastLogged < 30_000) return;
-        lastLogged = now;
-        log(`${member.name}: epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)}`);
-    };
-    let initialModel: string | undefined;
-    if (member.copyWarmup !== undefined) {
-        // Stage 1: copy drills from random weights (kept in the work folder; the card records it).
-        initialModel = join(options.work, `${member.name}-copy-warmup.gguf`);
-        log(`${member.name}: copy-drill warm-up, ${member.copyWarmup.steps} steps`);
-        const warmup = await trainWithLlamaFinetune({
-            corpus: corpusDirectory(options.work, "copy-drill"), out: initialModel, shape: parseModelShape(member.shape),
-            contextLength: familyRecipe.contextLength, steps: member.copyWarmup.steps, epochs: 1,
-            learningRate: member.copyWarmup.learningRate, minimumLearningRate: member.copyWarmup.learningRate,
-            seed: member.seed, threads: options.threads, name: `specgate-${member.name}-copy-warmup`,
-            onMessage: (line) => log(`${member.name} warm-up: ${line}`), onProgress
-        });
-        log(`${member.name}: warm-up ${warmup.steps} steps in ${warmup.wallSeconds.toFixed(0)} s, validation loss ${warmup.finalValidationLoss?.toFixed(4)}`);
-    }
     const report = await trainWithLlamaFinetune({
         corpus: corpusDirectory(options.work, member.mixture),
-        initialModel,
         out,
         shape: parseModelShape(member.shape),
         contextLength: familyRecipe.contextLength,
@@ -94,7 +71,12 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         threads: options.threads,
         name: `specgate-${member.name}`,
         onMessage: (line) => log(`${member.name}: ${line}`),
-        onProgress
+        onProgress: (progress, epoch) => {
+            const now = performance.now();
+            if (progress.done !== progress.total && now - lastLogged < 30_000) return;
+            lastLogged = now;
+            log(`${member.name}: epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)}`);
+        }
     });
     log(`${member.name}: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, ${report.tokensPerSecond.toFixed(0)} tokens/s, validation loss ${report.finalValidationLoss?.toFixed(4)}`);
 }

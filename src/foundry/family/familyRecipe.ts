@@ -8,11 +8,6 @@ export interface TrainedMemberRecipe {
     /** d,layers,heads,ff. */
     readonly shape: string;
     readonly mixture: "balanced" | "english-heavy";
-    /**
-     * A first stage on the copy-drill mixture, from random weights; the main stage starts from its
-     * weights. Without it no member ever copied a number from its prompt (models/README.md).
-     */
-    readonly copyWarmup?: {readonly steps: number; readonly learningRate: number};
     /** A wall-clock budget (a calibration run sizes the plan to it)… */
     readonly seconds?: number;
     /** …or a fixed number of optimizer steps, independent of how busy the machine is. */
@@ -49,18 +44,15 @@ export const familyRecipe = {
     members: [
         {
             kind: "trained", name: "target", role: "the verifier: largest model trained in the time budget",
-            // The shipped target's warm-up ran as four resumed runs (6,000 + 3,000 + 5,000 + 5,000 steps, the
-            // copy probe checked between them; models/README.md); a rebuild runs the 19,000 steps at once.
-            shape: "256,4,4,768", mixture: "balanced", copyWarmup: {steps: 19_000, learningRate: 1e-3},
-            seconds: 3000, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
+            shape: "256,4,4,768", mixture: "balanced", seconds: 4200, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
         },
         {
             kind: "trained", name: "draft", role: "draft for target, same balanced mixture",
-            shape: "96,2,2,256", mixture: "balanced", copyWarmup: {steps: 15_000, learningRate: 1e-3}, steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            shape: "96,2,2,256", mixture: "balanced", steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
         },
         {
             kind: "trained", name: "draft-skewed", role: "draft for target trained on 90% English (language-disparity experiments)",
-            shape: "96,2,2,256", mixture: "english-heavy", copyWarmup: {steps: 15_000, learningRate: 1e-3}, steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            shape: "96,2,2,256", mixture: "english-heavy", steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
         },
         {
             kind: "quantized", name: "target-q8_0", role: "Q8_0 copy of target, the quantized-draft deployment pattern",

@@ -42,15 +42,12 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             `- Mixture "${recipe.mixture}": tasks ${Object.entries(mixture.tasks).map(([task, weight]) => `${task} ${weight}`).join(", ")}; languages ${Object.entries(mixture.languages).map(([language, weight]) => `${language} ${(100 * weight).toFixed(1)}%`).join(", ")} (multilingual tasks: arithmetic, tool calls)`,
             `- Used: ${training.trainDocuments.toLocaleString("en-US")} training documents per epoch (the first of the shuffled train.txt), ${training.validationDocuments} validation documents`, "");
         lines.push("## Training", "",
-            "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k, attn_v and token_embd receive gradients), driven by `specgate train`; one plain SGD step of it equals the float64 reference gradient of every matrix (src/foundry/finetune/llamaFinetuneGradient.test.ts)",
+            "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k and attn_v receive gradients, and token_embd in rebuilds after this family), driven by `specgate train`; one plain SGD step of the patched tool equals the float64 reference gradient of every matrix (src/foundry/finetune/llamaFinetuneGradient.test.ts)",
             "- Why llama-finetune: ≈ 15–17× the throughput of the TypeScript trainer on this 2-core machine; it trains on hard labels only, which is all pre-training needs (the TS trainer stays for tiny CI runs and s-CDF fine-tuning)",
             `- From random weights (seed ${training.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))`,
-            ...(recipe.copyWarmup === undefined ? [] : [
-                `- Stage 1, copy-drill warm-up: ${recipe.copyWarmup.steps.toLocaleString("en-US")} steps at a constant learning rate ${recipe.copyWarmup.learningRate} on the "copy-drill" mixture ("Repeat: 417 Paris 8\\nEcho: 417 Paris 8", random content), so that the model learns to copy from its prompt before it sees the tasks; stage 2 (below) starts from those weights. Without it no member ever copied a number (models/README.md, "the copy curriculum")`
-            ]),
             `- AdamW, learning rate ${training.learningRate} decaying once per epoch towards ${training.minimumLearningRate}, weight decay ${training.weightDecay}; one optimizer step per window of ${training.contextLength} tokens (windows overlap by half)`,
             `- ${training.epochs} epochs × ${training.steps / training.epochs} steps = ${training.steps.toLocaleString("en-US")} steps, ${training.tokensProcessed.toLocaleString("en-US")} tokens processed`,
-            `- Wall time ${(training.wallSeconds / 60).toFixed(1)} min${recipe.copyWarmup === undefined ? "" : " for stage 2"} (${recipe.steps === undefined ? `budget ${recipe.seconds} s, including a calibration run and validation` : `a fixed plan of ${recipe.steps} steps, validation included`}), ${training.tokensPerSecond.toFixed(0)} tokens/s while training, ${training.threads} threads`,
+            `- Wall time ${(training.wallSeconds / 60).toFixed(1)} min (${recipe.steps === undefined ? `budget ${recipe.seconds} s, including a calibration run and validation` : `a fixed plan of ${recipe.steps} steps, validation included`}), ${training.tokensPerSecond.toFixed(0)} tokens/s while training, ${training.threads} threads`,
             "", "| epoch | train loss | validation loss | validation next-token accuracy |", "|---|---|---|---|",
             ...training.history.map((entry) => `| ${entry.epoch + 1} | ${entry.trainLoss.toFixed(4)} | ${entry.validationLoss?.toFixed(4) ?? "n/a"} | ${entry.validationAccuracy === undefined ? "n/a" : percent(entry.validationAccuracy)} |`),
             "", member.untrainedTensors === undefined ? "" : member.untrainedTensors.length === 0
@@ -70,7 +67,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             Object.entries(draft.byLanguage).map(([language, rate]) => `${language} ${percent(rate)}`).join(", ") +
             `; best − worst language ${draft.languageGapPoints.toFixed(1)} points. Speculative output ${draft.outputsMatchTarget ? "equalled" : "did NOT equal"} target-only output on every prompt.`, "");
     }
-    lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (≈ 2 h at 1 thread: target ≈ 87 min, drafts ≈ 15 min each)",
+    lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (≈ 60 min on 2 cores)",
         `node dist/cli/main.js family build --out models --only ${recipe.name}${recipe.kind === "quantized" ? "   # needs models/" + recipe.source : ""}`,
         "node dist/cli/main.js family cards --models models   # re-evaluate and rewrite the cards", "```", "",
         "Training is not bit-reproducible across machines (thread scheduling in llama.cpp's reductions); the recipe, data and seeds are.", "");
