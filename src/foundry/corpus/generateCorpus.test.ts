@@ -123,6 +123,12 @@ describe("generateCorpus", () => {
         expect(skewed.test).toEqual(corpus.test);
     });
 
+    it("reads a mixture written before the copy task existed as copy weight 0", () => {
+        const {copy: _copy, ...olderTasks} = balanced.tasks;
+        const older = {tasks: olderTasks, languages: balanced.languages} as unknown as typeof balanced;
+        expect(generateCorpus({seed: 11, samples: 500, mixture: older})).toEqual(generateCorpus({seed: 11, samples: 500, mixture: balanced}));
+    });
+
     it("keeps a problem's content when the sample count changes", () => {
         const smaller = generateCorpus({seed: 11, samples: 500, mixture: balanced});
         const textById = new Map(all(corpus).map((item) => [item.id, item.text]));

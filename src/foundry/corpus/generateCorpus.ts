@@ -3,7 +3,7 @@ import {Random} from "../../random/Random.js";
 import {apportion} from "./apportion.js";
 import type {CorpusMixture} from "./CorpusMixture.js";
 import type {CorpusProblem} from "./CorpusProblem.js";
-import {type CorpusSample, type CorpusSplit, corpusTasks} from "./CorpusSample.js";
+import {type CorpusSample, type CorpusSplit, type CorpusTask, corpusTasks} from "./CorpusSample.js";
 import {corpusTaskGenerators} from "./corpusTaskGenerators.js";
 import {derivedSeed} from "./derivedSeed.js";
 import {checkCorpusMixture} from "./parseCorpusMixture.js";
@@ -43,15 +43,19 @@ export function generateCorpus(options: CorpusOptions): Corpus {
         throw new InvalidInputError(`must be a non-negative integer, got ${options.samples}`, "samples");
     if (!Number.isSafeInteger(testProblems) || testProblems < 0)
         throw new InvalidInputError(`must be a non-negative integer, got ${testProblems}`, "testProblemsPerTask");
-    checkCorpusMixture(options.mixture);
+    // A manifest written before a task existed (evaluateModel regenerates corpora from manifests) has no
+    // weight for it: 0, filled in once here so every use below sees a complete mixture.
+    const tasks = Object.fromEntries(corpusTasks.map((task) => [task, options.mixture.tasks[task] ?? 0])) as Record<CorpusTask, number>;
+    const mixture: CorpusMixture = {tasks, languages: options.mixture.languages};
+    checkCorpusMixture(mixture);
 
     const corpus: Corpus = {train: [], validation: [], test: []};
-    const taskQuotas = apportion(options.samples, corpusTasks.map((task) => options.mixture.tasks[task] ?? 0));
+    const taskQuotas = apportion(options.samples, corpusTasks.map((task) => tasks[task]));
     corpusTasks.forEach((task, taskIndex) => {
         const {languages, generate} = corpusTaskGenerators[task];
         const quotas = taskQuotas[taskIndex] === 0
             ? languages.map(() => 0)
-            : apportion(taskQuotas[taskIndex], languages.map((language) => options.mixture.languages[language]));
+            : apportion(taskQuotas[taskIndex], languages.map((language) => mixture.languages[language]));
         const filled = languages.map(() => 0);
         const testKeys = new Set<string>();
         const random = new Random(derivedSeed(options.seed, task));

@@ -36,8 +36,7 @@ export function parseCorpusMixture(text: string, field = "mixture"): CorpusMixtu
 
 /** Throws unless some task has weight and each weighted task has a weighted language. */
 export function checkCorpusMixture(mixture: CorpusMixture, field = "mixture"): void {
-    // A manifest written before a task existed has no weight for it: 0.
-    const weighted = corpusTasks.filter((task) => (mixture.tasks[task] ?? 0) > 0);
+    const weighted = corpusTasks.filter((task) => mixture.tasks[task] > 0);
     if (weighted.length === 0)
         throw new InvalidInputError("at least one task needs a positive weight", `${field}.tasks`);
     for (const task of weighted)
