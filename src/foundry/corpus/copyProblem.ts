@@ -17,8 +17,9 @@ const words = [
  * A copy drill: "Repeat: 417 Paris 8\nEcho:" → " 417 Paris 8". The content is random (1–4 items,
  * numbers of 1–3 digits or words), so no amount of memorising predicts the echo: only attending back
  * to the prompt does. Small models trained on the task corpus alone learnt every format but never
- * copied a number from the prompt (models/README.md, "the copy curriculum"); dense drills make the
- * induction mechanism form, and the tasks then reuse it. Language-neutral, rendered in English.
+ * copied a number from the prompt; on dense drills a 0.27M model does learn to echo, though in the
+ * runs so far that did not carry over to tool calls (BENCHMARKS.md, "the copy curriculum"). An
+ * experiment input: the shipped mixtures give it weight 0. Language-neutral, rendered in English.
  */
 export function copyProblem(random: Random): CorpusProblem {
     const items = Array.from({length: integerBetween(random, 1, 4)}, () =>
