@@ -22,6 +22,13 @@ export function nonNegativeInteger(text: string | undefined, flag: string, fallb
     return Number(text);
 }
 
+/** A non-negative integer that must also be at least 1 (token budgets, steps, resamples). */
+export function positiveInteger(text: string | undefined, flag: string, fallback: number): number {
+    const value = nonNegativeInteger(text, flag, fallback);
+    if (value < 1) throw new InvalidInputError("must be at least 1", flag);
+    return value;
+}
+
 /** The `tais` parent command, created by whichever of its subcommands registers first. */
 export function taisParentCommand(program: Command): Command {
     return program.commands.find((command) => command.name() === "tais")

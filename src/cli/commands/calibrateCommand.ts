@@ -7,7 +7,7 @@ import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
-import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 import {stopStrings} from "../stopStrings.js";
@@ -66,8 +66,7 @@ export async function runCalibrateCommand(
         const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
         const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
         const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
-        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
-        if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
         const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);

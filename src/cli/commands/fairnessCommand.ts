@@ -10,7 +10,7 @@ import {renderFairnessReport} from "../../fairness/renderFairnessReport.js";
 import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
-import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
@@ -60,13 +60,11 @@ export async function runFairnessAnalyzeCommand(
         if (options.by !== undefined && options.by !== "task" && options.by !== "language")
             throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
         const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
-        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 32);
-        if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 32);
         const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
-        const resamples = nonNegativeInteger(options.resamples, "--resamples", 2000);
-        if (resamples < 1) throw new InvalidInputError("must be at least 1", "--resamples");
+        const resamples = positiveInteger(options.resamples, "--resamples", 2000);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         if (options.equalizeMaxGamma !== undefined && options.equalize === undefined) throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
         const equalizeMaxGamma = nonNegativeInteger(options.equalizeMaxGamma, "--equalize-max-gamma", 8);

@@ -17,7 +17,7 @@ import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigatio
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 import {stopStrings} from "../stopStrings.js";
-import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessMitigateOptions {
@@ -67,16 +67,16 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
             throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
         if (options.by !== undefined && options.by !== "task" && options.by !== "language")
             throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
-        const steps = atLeastOne(nonNegativeInteger(options.steps, "--steps", defaultMitigationOptions.steps), "--steps");
-        const batchPerTask = atLeastOne(nonNegativeInteger(options.batchPerTask, "--batch-per-task", defaultMitigationOptions.batchPerTask), "--batch-per-task");
+        const steps = positiveInteger(options.steps, "--steps", defaultMitigationOptions.steps);
+        const batchPerTask = positiveInteger(options.batchPerTask, "--batch-per-task", defaultMitigationOptions.batchPerTask);
         const learningRate = nonNegativeDecimal(options.lr, "--lr", defaultMitigationOptions.learningRate);
         if (!(learningRate > 0) || !Number.isFinite(learningRate)) throw new InvalidInputError(`must be a finite positive number, got ${options.lr}`, "--lr");
         const warmupSteps = nonNegativeInteger(options.warmupSteps, "--warmup-steps", Math.min(defaultMitigationOptions.warmupSteps, steps - 1));
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
-        const maxTokens = atLeastOne(nonNegativeInteger(options.maxTokens, "--max-tokens", 32), "--max-tokens");
+        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 32);
         const stop = stopStrings(options.stop);
-        const resamples = atLeastOne(nonNegativeInteger(options.resamples, "--resamples", 2000), "--resamples");
+        const resamples = positiveInteger(options.resamples, "--resamples", 2000);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const methods: MitigationMethod[] = method === "both" ? ["scdf", "rebalance"] : [method];
         const outputs = new Map<MitigationMethod, string>(methods.map((entry) => [entry, entry === "rebalance" && method === "both" ? rebalancedPath(out) : out]));
@@ -173,11 +173,6 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .action(async (options: FairnessMitigateOptions) => {
             emitOutcome(await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)}));
         });
-}
-
-function atLeastOne(value: number, flag: string): number {
-    if (value < 1) throw new InvalidInputError("must be at least 1", flag);
-    return value;
 }
 
 /** D2.gguf → D2.rebalance.gguf. */

@@ -11,7 +11,7 @@ import type {SweepResult} from "../../tune/SweepResult.js";
 import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
-import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
 import {writeReportOutputs} from "../reportOutputs.js";
 import {stopStrings} from "../stopStrings.js";
@@ -59,8 +59,7 @@ export async function runSweepCommand(
             });
         if (policies.length === 0) throw new InvalidInputError("is empty", "--policies");
         const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
-        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
-        if (maxTokens < 1) throw new InvalidInputError("must be at least 1", "--max-tokens");
+        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
         const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
