@@ -17,9 +17,8 @@ const defaultTaskWeights: Record<CorpusTask, number> = {
     "tool-call": 0.25,
     "safety": 0.1,
     "story": 0.15,
-    // Copy drills keep the copying mechanism the family's warm-up builds (models/README.md): without
-    // them in the main stage the model never learned to copy a request's numbers.
-    "copy": 0.3
+    // Copy drills are for the copy-drill mixture (the copy probe, models/README.md); the shipped family saw none.
+    "copy": 0
 };
 
 /** Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft, "copy-drill" for copy warm-ups. */

@@ -15,8 +15,6 @@ export interface MemberReport {
     readonly vocabularyIdentity: string;
     /** Absent for members made by re-encoding. */
     readonly training?: FinetuneTrainingReport;
-    /** The first stage, for members with a warm-up (the main stage continued from it). */
-    readonly warmUp?: FinetuneTrainingReport;
     /** Trained members: matrices still at their seeded initialisation (up to scale), found by tensorsLeftAtInitialisation. */
     readonly untrainedTensors?: readonly string[];
     readonly evaluation: ModelEvaluation;

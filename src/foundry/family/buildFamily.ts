@@ -1,11 +1,11 @@
-import {copyFile, mkdir, readFile} from "node:fs/promises";
+import {mkdir} from "node:fs/promises";
 import {join} from "node:path";
 import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
 import {writeCorpus} from "../corpus/writeCorpus.js";
 import {exportLlamaGguf} from "../exportLlamaGguf.js";
 import {parseModelShape} from "../finetune/ModelShape.js";
-import {trainWithLlamaFinetune, type FinetuneTrainingReport} from "../finetune/trainWithLlamaFinetune.js";
-import {familyRecipe, type MemberRecipe, type TrainedMemberRecipe, type WarmUpRecipe} from "./familyRecipe.js";
+import {trainWithLlamaFinetune} from "../finetune/trainWithLlamaFinetune.js";
+import {familyRecipe, type MemberRecipe} from "./familyRecipe.js";
 
 export interface BuildFamilyOptions {
     /** Where models/<name>/model.gguf go. */
@@ -22,11 +22,6 @@ export function corpusDirectory(work: string, mixture: string): string {
     return join(work, `corpus-${mixture}`);
 }
 
-/** Where a member's warm-up training report sits beside its model. */
-export function warmUpReportPath(model: string): string {
-    return `${model}.warmup.json`;
-}
-
 /** The model file of a member inside a models folder. */
 export function memberModelPath(models: string, name: string): string {
     return join(models, name, "model.gguf");
@@ -40,7 +35,7 @@ export function memberModelPath(models: string, name: string): string {
 export async function buildFamily(options: BuildFamilyOptions): Promise<void> {
     const log = options.onMessage ?? (() => undefined);
     const members = familyRecipe.members.filter((member) => options.only === undefined || options.only.includes(member.name));
-    const mixtures = new Set(members.flatMap((member) => member.kind !== "trained" ? [] : member.warmUp === undefined ? [member.mixture] : [member.warmUp.mixture, member.mixture]));
+    const mixtures = new Set(members.flatMap((member) => member.kind === "trained" ? [member.mixture] : []));
     for (const mixture of mixtures) {
         const directory = corpusDirectory(options.work, mixture);
         const {seed, samples, testProblems} = familyRecipe.corpus;
@@ -60,9 +55,6 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         log(`${member.name}: ${member.type} of ${member.source}`);
         return;
     }
-    const initialModel = member.warmUp === undefined ? undefined : await warmUp(member, member.warmUp, options, log);
-    // The card reports the warm-up next to the main stage.
-    if (initialModel !== undefined) await copyFile(`${initialModel}.train.json`, warmUpReportPath(out));
     log(`${member.name}: training ${member.shape} on the ${member.mixture} mixture for ${member.steps === undefined ? `${member.seconds} s` : `${member.steps} steps`}`);
     let lastLogged = 0;
     const report = await trainWithLlamaFinetune({
@@ -76,7 +68,6 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         learningRate: member.learningRate,
         minimumLearningRate: member.minimumLearningRate,
         seed: member.seed,
-        initialModel,
         threads: options.threads,
         name: `specgate-${member.name}`,
         onMessage: (line) => log(`${member.name}: ${line}`),
@@ -88,44 +79,4 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         }
     });
     log(`${member.name}: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, ${report.tokensPerSecond.toFixed(0)} tokens/s, validation loss ${report.finalValidationLoss?.toFixed(4)}`);
-}
-
-/**
- * Trains (or reuses) a member's warm-up stage in the work folder and returns its model. A warm-up
- * whose report matches the recipe is reused, so an interrupted family build resumes after it.
- */
-async function warmUp(member: TrainedMemberRecipe, recipe: WarmUpRecipe, options: BuildFamilyOptions, log: (line: string) => void): Promise<string> {
-    const out = join(options.work, `${member.name}-warmup.gguf`);
-    const corpus = corpusDirectory(options.work, recipe.mixture);
-    const previous = await readFile(`${out}.train.json`, "utf8").then((text) => JSON.parse(text) as unknown, () => undefined);
-    if (warmUpReportMatches(previous, member, corpus)) {
-        log(`${member.name}: reusing the warm-up ${out}`);
-        return out;
-    }
-    log(`${member.name}: warm-up on the ${recipe.mixture} mixture for ${recipe.steps} steps`);
-    const report = await trainWithLlamaFinetune({
-        corpus,
-        out,
-        shape: parseModelShape(member.shape),
-        contextLength: familyRecipe.contextLength,
-        steps: recipe.steps,
-        epochs: 1,
-        learningRate: recipe.learningRate,
-        minimumLearningRate: recipe.learningRate,
-        seed: member.seed,
-        threads: options.threads,
-        name: `specgate-${member.name}-warmup`,
-        onMessage: (line) => log(`${member.name} warm-up: ${line}`)
-    });
-    log(`${member.name} warm-up: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, validation loss ${report.finalValidationLoss?.toFixed(4)}`);
-    return out;
-}
-
-/** Whether a training report (parsed JSON, any shape) is the warm-up `member`'s recipe asks for, on `corpus`. */
-export function warmUpReportMatches(report: unknown, member: TrainedMemberRecipe, corpus: string): boolean {
-    if (member.warmUp === undefined || typeof report !== "object" || report === null) return false;
-    const previous = report as Partial<FinetuneTrainingReport>;
-    return previous.shape === member.shape && previous.steps === member.warmUp.steps && previous.seed === member.seed
-        && previous.learningRate === member.warmUp.learningRate && previous.minimumLearningRate === member.warmUp.learningRate
-        && previous.corpus?.seed === familyRecipe.corpus.seed && previous.corpus.samples === familyRecipe.corpus.samples && previous.corpus.directory === corpus;
 }

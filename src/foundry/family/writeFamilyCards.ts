@@ -12,7 +12,7 @@ import type {FinetuneTrainingReport} from "../finetune/trainWithLlamaFinetune.js
 import {headDimension} from "../model/LlamaConfig.js";
 import {llamaParameterCount} from "../model/llamaTensorLayout.js";
 import {readLlamaGguf} from "../model/readLlamaGguf.js";
-import {corpusDirectory, memberModelPath, warmUpReportPath} from "./buildFamily.js";
+import {corpusDirectory, memberModelPath} from "./buildFamily.js";
 import {familyRecipe} from "./familyRecipe.js";
 import type {FamilyReport, MemberReport} from "./FamilyReport.js";
 import {renderFamilyReadme} from "./renderFamilyReadme.js";
@@ -69,7 +69,7 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                     };
                 }
                 const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(file, recipe) : undefined;
-                members.push({...await describeFile(file), recipe, training: await trainingReport(`${file}.train.json`), warmUp: await trainingReport(warmUpReportPath(file)), untrainedTensors, evaluation, asDraft});
+                members.push({...await describeFile(file), recipe, training: await trainingReport(file), untrainedTensors, evaluation, asDraft});
             } finally {
                 if (backend !== target) await backend.dispose();
             }
@@ -101,7 +101,8 @@ async function describeFile(file: string): Promise<Pick<MemberReport, "file" | "
     };
 }
 
-async function trainingReport(path: string): Promise<FinetuneTrainingReport | undefined> {
+async function trainingReport(file: string): Promise<FinetuneTrainingReport | undefined> {
+    const path = `${file}.train.json`;
     return await exists(path) ? JSON.parse(await readFile(path, "utf8")) as FinetuneTrainingReport : undefined;
 }
 
