@@ -67,7 +67,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             Object.entries(draft.byLanguage).map(([language, rate]) => `${language} ${percent(rate)}`).join(", ") +
             `; best − worst language ${draft.languageGapPoints.toFixed(1)} points. Speculative output ${draft.outputsMatchTarget ? "equalled" : "did NOT equal"} target-only output on every prompt.`, "");
     }
-    lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (≈ 60 min on 2 cores)",
+    lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (≈ 1 h 50 min at 1 thread)",
         `node dist/cli/main.js family build --out models --only ${recipe.name}${recipe.kind === "quantized" ? "   # needs models/" + recipe.source : ""}`,
         "node dist/cli/main.js family cards --models models   # re-evaluate and rewrite the cards", "```", "",
         "Training is not bit-reproducible across machines (thread scheduling in llama.cpp's reductions); the recipe, data and seeds are.", "");
