@@ -63,16 +63,19 @@ describe("evaluateModel on a tiny random GGUF", () => {
             expect(cell.items).toBe(1);
             if (cell.task === "story") expect(cell.accuracy).toBeNull();
             else expect(cell.accuracy === 0 || cell.accuracy === 1).toBe(true);
-            if (cell.task === "copy") {
-                // The balanced mixture has no copy drills, so there is no validation document to score (the test split has them).
-                expect(cell.validationLoss).toBeNull();
-                continue;
-            }
+            // The balanced mixture's copy drills are scored too (the family keeps them in the main stage).
             expect(cell.validationTokens).toBeGreaterThan(20);
             // Weights of σ 0.02 give logits near 0: a near-uniform prediction over 260 tokens.
             expect(Math.abs(cell.validationLoss! - Math.log(260))).toBeLessThan(0.2);
         }
         expect(evaluation.acceptance).toBeUndefined();
+        // Wrong answers are kept (up to three per cell) with what the model wrote.
+        for (const cell of evaluation.cells) {
+            const wrong = cell.accuracy === null ? 0 : cell.items - cell.correct;
+            expect(cell.errors, `${cell.task}/${cell.language}`).toHaveLength(Math.min(3, wrong));
+            for (const error of cell.errors ?? []) expect(error.prompt.length > 0 && typeof error.output === "string" && error.reference.length > 0).toBe(true);
+        }
+        expect(evaluation.cells.some((cell) => (cell.errors ?? []).length > 0)).toBe(true);
     });
 
     it("measures acceptance with a draft: a model drafting for itself is always accepted", async () => {
@@ -81,5 +84,17 @@ describe("evaluateModel on a tiny random GGUF", () => {
         expect(evaluation.acceptance?.byLanguage.ja).toBe(1);
         expect(evaluation.speculativeMatchesTarget).toBe(true);
         expect(evaluation.cells.every((cell) => cell.validationLoss === null && (cell.drafted ?? 0) > 0)).toBe(true);
+    });
+
+    it("compares languages on the tasks rendered in every language only", async () => {
+        // A random draft against the sharp model: acceptance differs by cell, so which cells enter a language's rate shows.
+        const evaluation = await evaluateModel(sharp, {corpus: join(directory, "corpus"), draft: model, validationDocumentsPerCell: 0, maxTokens: 8, itemsPerCell: 1});
+        const rate = (cells: typeof evaluation.cells) => cells.reduce((sum, cell) => sum + cell.accepted!, 0) / cells.reduce((sum, cell) => sum + cell.drafted!, 0);
+        const parallel = ["arithmetic", "tool-call"];
+        const english = evaluation.cells.filter((cell) => cell.language === "en");
+        expect(english.some((cell) => !parallel.includes(cell.task))).toBe(true);
+        expect(evaluation.acceptance?.byLanguage.en).toBeCloseTo(rate(english.filter((cell) => parallel.includes(cell.task))), 12);
+        expect(evaluation.acceptance?.byLanguage.ja).toBeCloseTo(rate(evaluation.cells.filter((cell) => cell.language === "ja")), 12);
+        expect(evaluation.acceptance?.overall).toBeCloseTo(rate(evaluation.cells), 12);
     });
 });

@@ -42,10 +42,21 @@ export interface CellEvaluation {
     /** Mean next-token cross-entropy in nats over the cell's validation documents; null when skipped. */
     readonly validationLoss: number | null;
     readonly validationTokens: number;
+    /** The first few items scored wrong, with what the model wrote: what a model card shows as its errors. */
+    readonly errors?: readonly EvaluationError[];
     /** With a draft: draft tokens proposed and accepted by greedy verification at temperature 0. */
     readonly drafted?: number;
     readonly accepted?: number;
 }
+
+export interface EvaluationError {
+    readonly prompt: string;
+    readonly output: string;
+    readonly reference: string;
+}
+
+/** Wrong answers kept per task × language cell. */
+const errorsPerCell = 3;
 
 export interface ModelEvaluation {
     readonly cells: CellEvaluation[];
@@ -115,12 +126,12 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
     const maxTokens = options.maxTokens ?? 128;
     const generation = {sampling: {temperature: 0}, maxTokens, stop: [documentSeparator]};
 
-    const cells = new Map<string, {task: CorpusTask; language: CorpusLanguage; items: number; correct: number; scored: boolean; drafted: number; accepted: number}>();
+    const cells = new Map<string, {task: CorpusTask; language: CorpusLanguage; items: number; correct: number; scored: boolean; errors: EvaluationError[]; drafted: number; accepted: number}>();
     const cellOf = (task: CorpusTask, language: CorpusLanguage) => {
         const key = `${task}/${language}`;
         let cell = cells.get(key);
         if (cell === undefined) {
-            cell = {task, language, items: 0, correct: 0, scored: false, drafted: 0, accepted: 0};
+            cell = {task, language, items: 0, correct: 0, scored: false, errors: [], drafted: 0, accepted: 0};
             cells.set(key, cell);
         }
         return cell;
@@ -134,6 +145,7 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
         const pass = scoreCorpusItem(item, result.text);
         if (pass !== null) cell.scored = true;
         if (pass === true) cell.correct++;
+        if (pass === false && cell.errors.length < errorsPerCell) cell.errors.push({prompt: item.prompt, output: result.text, reference: item.reference});
         if (options.draft !== undefined) {
             const speculative = await generate(model, options.draft, item.prompt, {...generation, policy: {kind: "greedy"}, gamma: options.gamma ?? 4});
             cell.drafted += speculative.telemetry.draftTokens;
@@ -154,6 +166,7 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
                 accuracy: cell.scored ? cell.correct / cell.items : null,
                 validationLoss: loss === undefined || loss.tokens === 0 ? null : loss.nats / loss.tokens,
                 validationTokens: loss?.tokens ?? 0,
+                errors: cell.errors,
                 ...(options.draft !== undefined ? {drafted: cell.drafted, accepted: cell.accepted} : {})
             });
         }
@@ -164,9 +177,12 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
             const drafted = selected.reduce((sum, cell) => sum + (cell.drafted ?? 0), 0);
             return drafted === 0 ? 0 : selected.reduce((sum, cell) => sum + (cell.accepted ?? 0), 0) / drafted;
         };
+        // Languages are compared on the tasks rendered in several languages (the same problems in
+        // each): counting English-only tasks (copy drills, safety, …) would load only English.
+        const parallelTasks = new Set(corpusTasks.filter((task) => new Set(evaluated.filter((cell) => cell.task === task).map((cell) => cell.language)).size > 1));
         const byLanguage: Partial<Record<CorpusLanguage, number>> = {};
         for (const language of corpusLanguages) {
-            const selected = evaluated.filter((cell) => cell.language === language);
+            const selected = evaluated.filter((cell) => cell.language === language && parallelTasks.has(cell.task));
             if (selected.length > 0) byLanguage[language] = rate(selected);
         }
         acceptance = {overall: rate(evaluated), byLanguage};

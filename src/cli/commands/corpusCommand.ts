@@ -1,4 +1,5 @@
 import type {Command} from "commander";
+import {corpusMixturePresets} from "../../foundry/corpus/CorpusMixture.js";
 import {parseCorpusMixture} from "../../foundry/corpus/parseCorpusMixture.js";
 import {type CorpusManifest, writeCorpus} from "../../foundry/corpus/writeCorpus.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -28,7 +29,7 @@ export function registerCorpusCommand(program: Command): void {
         .requiredOption("--out <DIR>", "directory for train.txt, validation.txt, test.jsonl and manifest.json")
         .option("--seed <S>", "seed", integerOption(0), 1)
         .option("--samples <N>", "train + validation documents (the test split comes on top)", integerOption(0), 20_000)
-        .option("--mixture <NAME|JSON>", "balanced, english-heavy, copy-drill, or JSON {\"tasks\": {...}, \"languages\": {...}}", "balanced")
+        .option("--mixture <NAME|JSON>", `${Object.keys(corpusMixturePresets).join(", ")}, or JSON {"tasks": {...}, "languages": {...}}`, "balanced")
         .option("--test-problems <N>", "distinct test problems per task, each in all the task's languages", integerOption(0), 50)
         .action(async (options: CorpusCommandOptions) => {
             const {summary} = await runCorpus(options);

@@ -15,6 +15,8 @@ export interface MemberReport {
     readonly vocabularyIdentity: string;
     /** Absent for members made by re-encoding. */
     readonly training?: FinetuneTrainingReport;
+    /** Every stage's report in order (the last is `training`); absent for members made by re-encoding. */
+    readonly stages?: readonly FinetuneTrainingReport[];
     /** Trained members: matrices still at their seeded initialisation (up to scale), found by tensorsLeftAtInitialisation. */
     readonly untrainedTensors?: readonly string[];
     readonly evaluation: ModelEvaluation;

@@ -1,11 +1,12 @@
-import {mkdir} from "node:fs/promises";
+import {mkdir, readFile} from "node:fs/promises";
 import {join} from "node:path";
 import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
 import {writeCorpus} from "../corpus/writeCorpus.js";
 import {exportLlamaGguf} from "../exportLlamaGguf.js";
 import {parseModelShape} from "../finetune/ModelShape.js";
-import {trainWithLlamaFinetune} from "../finetune/trainWithLlamaFinetune.js";
-import {familyRecipe, type MemberRecipe} from "./familyRecipe.js";
+import {type FinetuneTrainingReport, trainWithLlamaFinetune} from "../finetune/trainWithLlamaFinetune.js";
+import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {familyRecipe, type MemberRecipe, type TrainedMemberRecipe} from "./familyRecipe.js";
 
 export interface BuildFamilyOptions {
     /** Where models/<name>/model.gguf go. */
@@ -22,6 +23,11 @@ export function corpusDirectory(work: string, mixture: string): string {
     return join(work, `corpus-${mixture}`);
 }
 
+/** Where the training reports of all a member's stages sit beside its model (the card reads them). */
+export function stageReportsPath(model: string): string {
+    return `${model}.stages.json`;
+}
+
 /** The model file of a member inside a models folder. */
 export function memberModelPath(models: string, name: string): string {
     return join(models, name, "model.gguf");
@@ -35,7 +41,7 @@ export function memberModelPath(models: string, name: string): string {
 export async function buildFamily(options: BuildFamilyOptions): Promise<void> {
     const log = options.onMessage ?? (() => undefined);
     const members = familyRecipe.members.filter((member) => options.only === undefined || options.only.includes(member.name));
-    const mixtures = new Set(members.flatMap((member) => member.kind === "trained" ? [member.mixture] : []));
+    const mixtures = new Set(members.flatMap((member) => member.kind === "trained" ? member.stages.map((stage) => stage.mixture) : []));
     for (const mixture of mixtures) {
         const directory = corpusDirectory(options.work, mixture);
         const {seed, samples, testProblems} = familyRecipe.corpus;
@@ -55,28 +61,66 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         log(`${member.name}: ${member.type} of ${member.source}`);
         return;
     }
-    log(`${member.name}: training ${member.shape} on the ${member.mixture} mixture for ${member.steps === undefined ? `${member.seconds} s` : `${member.steps} steps`}`);
+    const reports: FinetuneTrainingReport[] = [];
+    let previous: string | undefined;
+    // Once a stage is retrained, the later ones must be too: they continued from other weights.
+    let retrained = false;
+    for (let index = 0; index < member.stages.length; index++) {
+        const last = index === member.stages.length - 1;
+        const stageOut = last ? out : join(options.work, `${member.name}-stage-${index + 1}.gguf`);
+        const key = stageKey(member, index);
+        const done = last || retrained ? undefined : await readFile(`${stageOut}.stage.json`, "utf8").then((text) => JSON.parse(text) as unknown, () => undefined);
+        if (sameJson(done, key)) {
+            log(`${member.name}: reusing stage ${index + 1} ${stageOut}`);
+        } else {
+            await trainStage(member, index, previous, stageOut, options, log);
+            retrained = true;
+            if (!last) await writeFileAtomic(`${stageOut}.stage.json`, `${JSON.stringify(key, null, 2)}\n`);
+        }
+        reports.push(JSON.parse(await readFile(`${stageOut}.train.json`, "utf8")) as FinetuneTrainingReport);
+        previous = stageOut;
+    }
+    await writeFileAtomic(stageReportsPath(out), `${JSON.stringify(reports, null, 2)}\n`);
+}
+
+async function trainStage(member: TrainedMemberRecipe, index: number, previous: string | undefined, out: string, options: BuildFamilyOptions, log: (line: string) => void): Promise<void> {
+    const stage = member.stages[index];
+    const label = member.stages.length === 1 ? member.name : `${member.name} stage ${index + 1}/${member.stages.length}`;
+    log(`${label}: training ${member.shape} on the ${stage.mixture} mixture for ${stage.steps} steps${previous === undefined ? "" : ` from ${previous}`}`);
     let lastLogged = 0;
     const report = await trainWithLlamaFinetune({
-        corpus: corpusDirectory(options.work, member.mixture),
+        corpus: corpusDirectory(options.work, stage.mixture),
         out,
         shape: parseModelShape(member.shape),
         contextLength: familyRecipe.contextLength,
-        seconds: member.seconds,
-        steps: member.steps,
-        epochs: member.epochs,
-        learningRate: member.learningRate,
-        minimumLearningRate: member.minimumLearningRate,
+        steps: stage.steps,
+        epochs: stage.epochs,
+        learningRate: stage.learningRate,
+        minimumLearningRate: stage.minimumLearningRate,
         seed: member.seed,
+        initialModel: previous,
         threads: options.threads,
         name: `specgate-${member.name}`,
-        onMessage: (line) => log(`${member.name}: ${line}`),
+        onMessage: (line) => log(`${label}: ${line}`),
         onProgress: (progress, epoch) => {
             const now = performance.now();
             if (progress.done !== progress.total && now - lastLogged < 30_000) return;
             lastLogged = now;
-            log(`${member.name}: epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)}`);
+            log(`${label}: epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)}`);
         }
     });
-    log(`${member.name}: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, ${report.tokensPerSecond.toFixed(0)} tokens/s, validation loss ${report.finalValidationLoss?.toFixed(4)}`);
+    log(`${label}: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, ${report.tokensPerSecond.toFixed(0)} tokens/s, validation loss ${report.finalValidationLoss?.toFixed(4)}`);
+}
+
+/**
+ * What a finished intermediate stage was trained from: the shape, seed, corpus and every stage up to
+ * it. An interrupted family build reuses a stage only when this matches the recipe exactly.
+ */
+export function stageKey(member: TrainedMemberRecipe, index: number): unknown {
+    return {format: "specgate-stage/1", shape: member.shape, seed: member.seed, corpus: familyRecipe.corpus, contextLength: familyRecipe.contextLength, stages: member.stages.slice(0, index + 1)};
+}
+
+/** Structural equality of parsed JSON values. */
+function sameJson(left: unknown, right: unknown): boolean {
+    return JSON.stringify(left) === JSON.stringify(JSON.parse(JSON.stringify(right)));
 }

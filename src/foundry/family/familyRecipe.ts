@@ -1,21 +1,32 @@
 import type {ExportType} from "../exportLlamaGguf.js";
 
-/** One family member trained from random weights with llama-finetune. */
+/** The corpus mixtures (names in corpusMixturePresets) the family trains on. */
+export type FamilyMixture = "balanced" | "english-heavy" | "copy-drill" | "tool-focus";
+
+/** One llama-finetune run; a member's later stages continue from the previous stage's weights. */
+export interface TrainingStageRecipe {
+    readonly mixture: FamilyMixture;
+    /** A fixed number of optimizer steps, independent of how busy the machine is. */
+    readonly steps: number;
+    readonly epochs: number;
+    /** The learning rate decays once per epoch, from this… */
+    readonly learningRate: number;
+    /** …to this in the last epoch (equal: constant). */
+    readonly minimumLearningRate: number;
+    /** Why the stage is there, for the model card. */
+    readonly purpose: string;
+}
+
+/** One family member trained from random weights with llama-finetune, in one or more stages. */
 export interface TrainedMemberRecipe {
     readonly kind: "trained";
     readonly name: string;
     readonly role: string;
     /** d,layers,heads,ff. */
     readonly shape: string;
-    readonly mixture: "balanced" | "english-heavy";
-    /** A wall-clock budget (a calibration run sizes the plan to it)… */
-    readonly seconds?: number;
-    /** …or a fixed number of optimizer steps, independent of how busy the machine is. */
-    readonly steps?: number;
-    readonly epochs: number;
-    readonly learningRate: number;
-    readonly minimumLearningRate: number;
+    /** Seeds the initial weights of the first stage. */
     readonly seed: number;
+    readonly stages: readonly TrainingStageRecipe[];
 }
 
 /** One member made by re-encoding another. */
@@ -29,30 +40,49 @@ export interface QuantizedMemberRecipe {
 
 export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
 
+/** The stage whose weights a member ships (its last). */
+export function finalStage(member: TrainedMemberRecipe): TrainingStageRecipe {
+    return member.stages[member.stages.length - 1];
+}
+
 /**
  * The reference family. The corpus seed is fixed so every member and every rebuild sees the same
- * documents and one shared test split. Budgets are wall-clock seconds on the project's 2-core
- * machine (llama-finetune sizes each run to fit after a calibration run): the target takes the bulk,
- * the drafts (≈ 13× fewer parameters) have fixed step counts, a few minutes each. Two threads are
- * ≈ 1.5× faster than one on an idle 2-core machine, but ggml's threads wait on each other at every
- * operation, so any other busy process slows a 2-thread run several-fold; on a shared machine use
- * `--threads 1` (the shipped target was trained so).
+ * documents and one shared test split (the test split does not depend on the mixture). Every run is
+ * a fixed number of optimizer steps, so a rebuild does the same work on any machine and thread count
+ * (two threads are ≈ 1.5× faster on an idle 2-core machine, but ggml's threads wait on each other at
+ * every operation, so any other busy process slows a 2-thread run several-fold).
+ *
+ * Why the target is 1.1M parameters and trained in stages (BENCHMARKS.md "what the models copy"):
+ * an answer copies numbers and strings from its request, and a model this small learns to copy only
+ * after a phase change. Pure copy drills reach it in ≈ 16,000 steps (the 3.5M shape, ≈ 2× slower per
+ * step, had not after 65 minutes); the balanced mixture with 30% drills then keeps the mechanism and
+ * learns the tasks (arithmetic needs ≈ 90,000 steps); the last stage weights tool calls up, because
+ * their string arguments (search terms, cities) are the last thing it copies. The drafts are ≈ 10×
+ * smaller and train in one stage on the data (not on the target's outputs).
  */
 export const familyRecipe = {
     corpus: {seed: 7, samples: 60_000, testProblems: 50},
     contextLength: 256,
     members: [
         {
-            kind: "trained", name: "target", role: "the verifier: largest model trained in the time budget",
-            shape: "256,4,4,768", mixture: "balanced", seconds: 4200, epochs: 2, learningRate: 6e-4, minimumLearningRate: 3e-5, seed: 1
+            kind: "trained", name: "target", role: "the verifier: largest model trained to copy its prompt in the time budget",
+            shape: "128,4,4,512", seed: 1,
+            stages: [
+                {mixture: "copy-drill", steps: 16_000, epochs: 1, learningRate: 1e-3, minimumLearningRate: 1e-3, purpose: "warm-up on copy drills: forms the mechanism that copies a prompt's numbers"},
+                {mixture: "balanced", steps: 36_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 3e-4, purpose: "the tasks, with 30% drills that keep the copying"},
+                {mixture: "balanced", steps: 32_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "more of the same: arithmetic is learnt once operands are copied"},
+                {mixture: "balanced", steps: 24_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "more of the same at a lower rate"},
+                {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "tool calls weighted up: search terms and cities are copied too"},
+                {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "the same at a lower rate, which consolidates the arithmetic"}
+            ]
         },
         {
-            kind: "trained", name: "draft", role: "draft for target, same balanced mixture",
-            shape: "96,2,2,256", mixture: "balanced", steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            kind: "trained", name: "draft", role: "draft for target, same balanced mixture", shape: "64,2,2,112", seed: 2,
+            stages: [{mixture: "balanced", steps: 30_000, epochs: 2, learningRate: 2e-3, minimumLearningRate: 1e-4, purpose: "the balanced mixture"}]
         },
         {
-            kind: "trained", name: "draft-skewed", role: "draft for target trained on 90% English (language-disparity experiments)",
-            shape: "96,2,2,256", mixture: "english-heavy", steps: 20_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 5e-5, seed: 2
+            kind: "trained", name: "draft-skewed", role: "draft for target trained on 90% English, 0.2% Japanese (language-disparity experiments)", shape: "64,2,2,112", seed: 2,
+            stages: [{mixture: "english-heavy", steps: 30_000, epochs: 2, learningRate: 2e-3, minimumLearningRate: 1e-4, purpose: "90% English, Spanish and German 4.9% each, Japanese 0.2%"}]
         },
         {
             kind: "quantized", name: "target-q8_0", role: "Q8_0 copy of target, the quantized-draft deployment pattern",

@@ -23,6 +23,13 @@ export function renderEvaluationTables(cells: readonly CellEvaluation[]): string
     ].join("\n");
 }
 
+/** A prompt without its answer label (its last line), on one line, shortened for a list. */
+function promptLines(prompt: string): string {
+    const lines = prompt.split("\n").filter((line) => line.trim() !== "");
+    const text = (lines.length > 1 ? lines.slice(0, -1) : lines).join(" ⏎ ").replaceAll("`", "'");
+    return text.length > 140 ? `${text.slice(0, 139)}…` : text;
+}
+
 /** models/<name>/MODEL_CARD.md. */
 export function renderModelCard(member: MemberReport, family: FamilyReport): string {
     const recipe = member.recipe;
@@ -36,19 +43,30 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
         `- Vocabulary identity: \`${member.vocabularyIdentity.slice(0, 16)}…\` (shared by the whole family)`, "");
     if (recipe.kind === "trained" && member.training !== undefined) {
         const training = member.training;
-        const mixture = corpusMixturePresets[recipe.mixture];
+        const stages = member.stages ?? [training];
+        const mixtures = [...new Set(recipe.stages.map((stage) => stage.mixture))];
+        const minutes = (seconds: number): string => `${(seconds / 60).toFixed(1)} min`;
+        const totalSeconds = stages.reduce((sum, stage) => sum + stage.wallSeconds, 0);
+        const totalSteps = stages.reduce((sum, stage) => sum + stage.steps, 0);
         lines.push("## Data", "",
-            `- \`specgate corpus --seed ${family.corpus.seed} --samples ${family.corpus.samples} --mixture ${recipe.mixture} --test-problems ${family.corpus.testProblems}\``,
-            `- Mixture "${recipe.mixture}": tasks ${Object.entries(mixture.tasks).map(([task, weight]) => `${task} ${weight}`).join(", ")}; languages ${Object.entries(mixture.languages).map(([language, weight]) => `${language} ${(100 * weight).toFixed(1)}%`).join(", ")} (multilingual tasks: arithmetic, tool calls)`,
-            `- Used: ${training.trainDocuments.toLocaleString("en-US")} training documents per epoch (the first of the shuffled train.txt), ${training.validationDocuments} validation documents`, "");
+            ...mixtures.map((name) => {
+                const mixture = corpusMixturePresets[name];
+                return `- \`specgate corpus --seed ${family.corpus.seed} --samples ${family.corpus.samples} --mixture ${name} --test-problems ${family.corpus.testProblems}\`: tasks ${Object.entries(mixture.tasks).map(([task, weight]) => `${task} ${weight}`).join(", ")}; languages ${Object.entries(mixture.languages).map(([language, weight]) => `${language} ${(100 * weight).toFixed(1)}%`).join(", ")}`;
+            }),
+            "- Multilingual tasks: arithmetic and tool calls; copy drills are \"Repeat: 417 Paris 8\\nEcho: 417 Paris 8\" with random content",
+            `- Each stage reads the first documents of its shuffled train.txt, in file order (the last stage: ${training.trainDocuments.toLocaleString("en-US")} training documents per epoch, ${training.validationDocuments} validation documents)`, "");
         lines.push("## Training", "",
-            "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k and attn_v receive gradients, and token_embd in rebuilds after this family), driven by `specgate train`; one plain SGD step of the patched tool equals the float64 reference gradient of every matrix (src/foundry/finetune/llamaFinetuneGradient.test.ts)",
+            "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k, attn_v and token_embd receive gradients), driven by `specgate train`; one plain SGD step of the patched tool equals the float64 reference gradient of every matrix (src/foundry/finetune/llamaFinetuneGradient.test.ts)",
             "- Why llama-finetune: ≈ 15–17× the throughput of the TypeScript trainer on this 2-core machine; it trains on hard labels only, which is all pre-training needs (the TS trainer stays for tiny CI runs and s-CDF fine-tuning)",
-            `- From random weights (seed ${training.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))`,
-            `- AdamW, learning rate ${training.learningRate} decaying once per epoch towards ${training.minimumLearningRate}, weight decay ${training.weightDecay}; one optimizer step per window of ${training.contextLength} tokens (windows overlap by half)`,
-            `- ${training.epochs} epochs × ${training.steps / training.epochs} steps = ${training.steps.toLocaleString("en-US")} steps, ${training.tokensProcessed.toLocaleString("en-US")} tokens processed`,
-            `- Wall time ${(training.wallSeconds / 60).toFixed(1)} min (${recipe.steps === undefined ? `budget ${recipe.seconds} s, including a calibration run and validation` : `a fixed plan of ${recipe.steps} steps, validation included`}), ${training.tokensPerSecond.toFixed(0)} tokens/s while training, ${training.threads} threads`,
-            "", "| epoch | train loss | validation loss | validation next-token accuracy |", "|---|---|---|---|",
+            `- From random weights (seed ${recipe.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))${stages.length > 1 ? "; each later stage continues from the previous one's weights (`specgate train --from`), with a fresh optimizer state" : ""}`,
+            `- AdamW, weight decay ${training.weightDecay}, the learning rate decaying once per epoch from the first to the last value; one optimizer step per window of ${training.contextLength} tokens (windows overlap by half)`,
+            `- ${totalSteps.toLocaleString("en-US")} steps, ${stages.reduce((sum, stage) => sum + stage.tokensProcessed, 0).toLocaleString("en-US")} tokens processed, wall time ${minutes(totalSeconds)} (validation included) at ${[...new Set(stages.map((stage) => stage.threads))].join(" or ")} thread(s), ${training.tokensPerSecond.toFixed(0)} tokens/s in the last stage`,
+            "", "| stage | mixture | epochs × steps | learning rate | wall time | validation loss (its corpus) | why |", "|---|---|---|---|---|---|---|",
+            ...stages.map((stage, index) => {
+                const planned = recipe.stages[index];
+                return `| ${index + 1} | ${planned?.mixture ?? "?"} | ${stage.epochs} × ${(stage.steps / stage.epochs).toLocaleString("en-US")} | ${stage.learningRate}${stage.minimumLearningRate === stage.learningRate ? "" : ` → ${stage.minimumLearningRate}`} | ${minutes(stage.wallSeconds)} | ${stage.finalValidationLoss?.toFixed(4) ?? "n/a"} | ${planned?.purpose ?? ""} |`;
+            }),
+            "", "Last stage, per epoch:", "", "| epoch | train loss | validation loss | validation next-token accuracy |", "|---|---|---|---|",
             ...training.history.map((entry) => `| ${entry.epoch + 1} | ${entry.trainLoss.toFixed(4)} | ${entry.validationLoss?.toFixed(4) ?? "n/a"} | ${entry.validationAccuracy === undefined ? "n/a" : percent(entry.validationAccuracy)} |`),
             "", member.untrainedTensors === undefined ? "" : member.untrainedTensors.length === 0
                 ? "Every matrix moved from its initialisation (checked by `tensorsLeftAtInitialisation` against the recipe's seed)."
@@ -60,14 +78,18 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
     }
     lines.push("## Evaluation", "", `Test split of the balanced corpus (seed ${family.corpus.seed}, ${family.corpus.testProblems} problems per task, every problem in each of its task's languages); \`src/foundry/evaluateModel.ts\`.`, "",
         renderEvaluationTables(member.evaluation.cells), "");
+    const englishErrors = member.evaluation.cells.filter((cell) => cell.language === "en" && (cell.errors ?? []).length > 0);
+    if (englishErrors.length > 0)
+        lines.push("Wrong answers (English, the first three of each task in test order: prompt → output | expected):", "",
+            ...englishErrors.flatMap((cell) => (cell.errors ?? []).map((error) => `- ${cell.task}: \`${promptLines(error.prompt)}\` → \`${error.output.trim().replaceAll("`", "'").replaceAll("\n", "⏎")}\` | \`${error.reference}\``)), "");
     if (member.asDraft !== undefined) {
         const draft = member.asDraft;
         lines.push("## As a draft for target", "",
-            `Greedy acceptance (accepted / drafted tokens, γ = 4, T = 0) over the same test prompts: **${percent(draft.overall)}** overall; ` +
+            `Greedy acceptance (accepted / drafted tokens, γ = 4, T = 0) over the same test prompts: **${percent(draft.overall)}** overall; per language over the tasks rendered in every language (arithmetic, tool calls), ` +
             Object.entries(draft.byLanguage).map(([language, rate]) => `${language} ${percent(rate)}`).join(", ") +
             `; best − worst language ${draft.languageGapPoints.toFixed(1)} points. Speculative output ${draft.outputsMatchTarget ? "equalled" : "did NOT equal"} target-only output on every prompt.`, "");
     }
-    lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (≈ 1 h 50 min at 1 thread)",
+    lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (see models/README.md for the time)",
         `node dist/cli/main.js family build --out models --only ${recipe.name}${recipe.kind === "quantized" ? "   # needs models/" + recipe.source : ""}`,
         "node dist/cli/main.js family cards --models models   # re-evaluate and rewrite the cards", "```", "",
         "Training is not bit-reproducible across machines (thread scheduling in llama.cpp's reductions); the recipe, data and seeds are.", "");

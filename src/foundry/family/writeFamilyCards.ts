@@ -12,7 +12,7 @@ import type {FinetuneTrainingReport} from "../finetune/trainWithLlamaFinetune.js
 import {headDimension} from "../model/LlamaConfig.js";
 import {llamaParameterCount} from "../model/llamaTensorLayout.js";
 import {readLlamaGguf} from "../model/readLlamaGguf.js";
-import {corpusDirectory, memberModelPath} from "./buildFamily.js";
+import {corpusDirectory, memberModelPath, stageReportsPath} from "./buildFamily.js";
 import {familyRecipe} from "./familyRecipe.js";
 import type {FamilyReport, MemberReport} from "./FamilyReport.js";
 import {renderFamilyReadme} from "./renderFamilyReadme.js";
@@ -69,7 +69,9 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                     };
                 }
                 const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(file, recipe) : undefined;
-                members.push({...await describeFile(file), recipe, training: await trainingReport(file), untrainedTensors, evaluation, asDraft});
+                const training = await trainingReport(`${file}.train.json`);
+                const stages = await exists(stageReportsPath(file)) ? JSON.parse(await readFile(stageReportsPath(file), "utf8")) as FinetuneTrainingReport[] : training === undefined ? undefined : [training];
+                members.push({...await describeFile(file), recipe, training, stages, untrainedTensors, evaluation, asDraft});
             } finally {
                 if (backend !== target) await backend.dispose();
             }
@@ -101,8 +103,7 @@ async function describeFile(file: string): Promise<Pick<MemberReport, "file" | "
     };
 }
 
-async function trainingReport(file: string): Promise<FinetuneTrainingReport | undefined> {
-    const path = `${file}.train.json`;
+async function trainingReport(path: string): Promise<FinetuneTrainingReport | undefined> {
     return await exists(path) ? JSON.parse(await readFile(path, "utf8")) as FinetuneTrainingReport : undefined;
 }
 

@@ -1,0 +1,40 @@
+import {describe, expect, it} from "vitest";
+import {stageKey} from "./buildFamily.js";
+import {familyRecipe, finalStage, type TrainedMemberRecipe} from "./familyRecipe.js";
+
+const target = familyRecipe.members.find((member) => member.name === "target") as TrainedMemberRecipe;
+
+describe("stageKey", () => {
+    it("names the shape, seed, corpus and every stage up to the one it keys", () => {
+        const key = stageKey(target, 1) as {stages: unknown[]; shape: string; seed: number};
+        expect(key.stages).toEqual(target.stages.slice(0, 2));
+        expect(key.shape).toBe(target.shape);
+        expect(key.seed).toBe(target.seed);
+    });
+
+    it("changes when anything an intermediate stage was trained from changes, so a rebuild never reuses a stale one", () => {
+        const reference = JSON.stringify(stageKey(target, 1));
+        const variants: TrainedMemberRecipe[] = [
+            {...target, seed: target.seed + 1},
+            {...target, shape: "64,2,2,112"},
+            {...target, stages: [{...target.stages[0], steps: target.stages[0].steps + 1}, ...target.stages.slice(1)]},
+            {...target, stages: [target.stages[0], {...target.stages[1], minimumLearningRate: target.stages[1].minimumLearningRate / 2}, ...target.stages.slice(2)]}
+        ];
+        for (const variant of variants) expect(JSON.stringify(stageKey(variant, 1))).not.toBe(reference);
+        // A later stage's change does not invalidate an earlier stage.
+        const laterChanged = {...target, stages: [...target.stages.slice(0, 2), {...target.stages[2], steps: 1}, ...target.stages.slice(3)]};
+        expect(JSON.stringify(stageKey(laterChanged, 1))).toBe(reference);
+    });
+});
+
+describe("familyRecipe", () => {
+    it("warms the target up on copy drills first and ships the last stage", () => {
+        expect(target.stages[0].mixture).toBe("copy-drill");
+        expect(finalStage(target)).toBe(target.stages[target.stages.length - 1]);
+        for (const member of familyRecipe.members) {
+            if (member.kind !== "trained") continue;
+            expect(member.stages.length, member.name).toBeGreaterThan(0);
+            for (const stage of member.stages) expect(stage.minimumLearningRate, member.name).toBeLessThanOrEqual(stage.learningRate);
+        }
+    });
+});
