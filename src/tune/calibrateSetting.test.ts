@@ -38,7 +38,7 @@ describe("calibrateSetting", () => {
         const locked = () => phase !== "evaluation";
         const options = {
             target: guarded(target, evaluation, locked), draft: guarded(draft, evaluation, locked), items,
-            grid: thresholdGrid("fuzzy", [0.1, 0.6]), gammas: [2, 3], maxAccuracyDrop: 0, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
+            grid: thresholdGrid("fuzzy", [0.1, 0.6]), gammas: [2, 3], maxAccuracyDrop: 50, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
             onPhase: (next: CalibrationPhase) => {
                 phase = next;
                 phases.push(next);
@@ -53,10 +53,14 @@ describe("calibrateSetting", () => {
         expect(result.evaluationItems).toEqual(evaluation.map((item) => item.id));
         expect(result.calibrationItems.filter((id) => result.evaluationItems.includes(id))).toEqual([]);
         expect(result.candidates.every((candidate) => candidate.items === result.calibrationItems.length)).toBe(true);
-        // With no accuracy to spare, only settings that kept strict SD's accuracy qualify.
+        // On this pair T = 0.1 keeps strict SD's accuracy but accepts less than it (JS rejects some
+        // matching argmaxes); T = 0.6 accepts more at a 50-point cost, inside this budget.
+        expect(result.candidates.filter((candidate) => candidate.threshold === 0.1).every((candidate) => candidate.withinBudget && !candidate.gainsOverStrict)).toBe(true);
         expect(result.selected).not.toBeNull();
-        expect(result.selected!.accuracyDrop).toBe(0);
-        expect(result.selected!.tokensPerSecond).toBe(Math.max(...result.candidates.filter((candidate) => candidate.withinBudget).map((candidate) => candidate.tokensPerSecond)));
+        expect(result.selected!.threshold).toBe(0.6);
+        expect(result.selected!.gainsOverStrict).toBe(true);
+        expect(result.selected!.meanAcceptanceLength).toBeGreaterThan(result.strict.find((row) => row.gamma === result.selected!.gamma)!.meanAcceptanceLength);
+        expect(result.selected!.tokensPerSecond).toBe(Math.max(...result.candidates.filter((candidate) => candidate.withinBudget && candidate.gainsOverStrict).map((candidate) => candidate.tokensPerSecond)));
         const evaluated = result.evaluation!;
         expect(evaluated.setting.items).toBe(evaluation.length);
         expect(evaluated.setting.interval.lower).toBeLessThanOrEqual(evaluated.setting.accuracy);
@@ -65,6 +69,23 @@ describe("calibrateSetting", () => {
         const report = renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"});
         expect(report).toContain(`**Selected: fuzzy:js:${result.selected!.threshold} with γ = ${result.selected!.gamma}**`);
         expect(report).toMatch(/On the evaluation split \(\d+ items the choice never saw\)/);
+    });
+
+    it("never selects a setting that accepts no more than strict SD, even within the budget, and says so", async () => {
+        const {target, draft, items} = await fixture();
+        const {evaluation} = splitBattery(items, 0.5, 0);
+        const phases: CalibrationPhase[] = [];
+        const result = await calibrateSetting({
+            target: guarded(target, evaluation, () => true), draft, items,
+            grid: thresholdGrid("fuzzy", [0.05, 0.1]), gammas: [2, 3], maxAccuracyDrop: 0, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
+            onPhase: (phase) => phases.push(phase)
+        });
+        expect(result.candidates.every((candidate) => candidate.withinBudget && !candidate.gainsOverStrict)).toBe(true);
+        expect(result.selected).toBeNull();
+        expect(result.evaluation).toBeNull();
+        expect(phases).toEqual(["calibration"]);
+        const report = renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"});
+        expect(report).toMatch(/\*\*No fuzzy setting beats strict SD within the budget\.\*\* The 4 setting\(s\) within 0\.0 pt accept no more tokens per verification than strict SD/);
         expect(report).toMatch(/Note: strict SD's 95% CI on the calibration split is \d+\.\d pt wide, far wider than the 0\.0 pt budget/);
     });
 

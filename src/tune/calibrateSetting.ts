@@ -57,6 +57,11 @@ export interface CalibrationCandidate extends CalibrationRow {
     /** Strict SD accuracy minus this accuracy, in percentage points, at the same γ on the same split. */
     readonly accuracyDrop: number;
     readonly withinBudget: boolean;
+    /**
+     * Whether it emits more tokens per verification than strict SD at the same γ (higher mean
+     * acceptance length). A lossy setting that does not can only cost accuracy: it is never selected.
+     */
+    readonly gainsOverStrict: boolean;
     /** The tokens/s the choice ranks by: measured, or at one-step verification. */
     readonly rankingTokensPerSecond: number;
 }
@@ -82,7 +87,7 @@ export interface CalibrationResult {
     readonly evaluationItems: readonly string[];
     readonly strict: readonly CalibrationRow[];
     readonly candidates: readonly CalibrationCandidate[];
-    /** The fastest candidate within budget on the calibration split; null when none is. */
+    /** The fastest candidate within budget that gains over strict SD on the calibration split; null when none is. */
     readonly selected: CalibrationCandidate | null;
     /** The selected setting re-measured on the evaluation split; null when nothing was selected. */
     readonly evaluation: CalibrationEvaluation | null;
@@ -140,11 +145,12 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
             // A hair of tolerance so a drop equal to the budget is not lost to floating point.
             candidates.push({
                 ...row, threshold: row.threshold!, gamma, accuracyDrop, withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
+                gainsOverStrict: row.meanAcceptanceLength > reference.meanAcceptanceLength,
                 rankingTokensPerSecond: rankingSpeed(row, calibrationCosts)
             });
         }
     }
-    const selected = candidates.filter((candidate) => candidate.withinBudget)
+    const selected = candidates.filter((candidate) => candidate.withinBudget && candidate.gainsOverStrict)
         .reduce<CalibrationCandidate | null>((best, candidate) => best == null || candidate.rankingTokensPerSecond > best.rankingTokensPerSecond ? candidate : best, null);
     const base = {
         policy: options.grid.kind, speed, parameter: options.grid.parameter, maxAccuracyDrop: options.maxAccuracyDrop,

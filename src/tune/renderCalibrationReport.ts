@@ -9,7 +9,7 @@ export interface CalibrationReportContext {
 /**
  * The calibration as Markdown: every candidate on the calibration split, then the verdict — the
  * chosen setting with its accuracy (Wilson CI) and speed on the evaluation split, or a plain
- * statement that no setting met the budget.
+ * statement that no setting met the budget, or that none within it gained anything over strict SD.
  */
 export function renderCalibrationReport(result: CalibrationResult, context: CalibrationReportContext): string {
     const percent = (value: number) => (100 * value).toFixed(1);
@@ -23,16 +23,16 @@ export function renderCalibrationReport(result: CalibrationResult, context: Cali
         "",
         "## Calibration split",
         "",
-        "| Setting | γ | Acc (%) | 95% CI | ΔAcc vs SD (pt) | Tok/s | ALen | AR | Within budget |",
-        "|---|---:|---:|---|---:|---:|---:|---:|:---:|"
+        "| Setting | γ | Acc (%) | 95% CI | ΔAcc vs SD (pt) | Tok/s | ALen | AR | Within budget | ALen > SD |",
+        "|---|---:|---:|---|---:|---:|---:|---:|:---:|:---:|"
     ];
     for (const strict of result.strict) {
         lines.push(`| ${strict.label.replace(/^calibration: /, "")} | ${strict.gamma} | ${percent(strict.accuracy)} | ${interval(strict)} | – | ${strict.tokensPerSecond.toFixed(1)} | `
-            + `${strict.meanAcceptanceLength.toFixed(2)} | ${percent(strict.acceptanceRate)}% | reference |`);
+            + `${strict.meanAcceptanceLength.toFixed(2)} | ${percent(strict.acceptanceRate)}% | reference | – |`);
         for (const candidate of result.candidates.filter((row) => row.gamma === strict.gamma)) {
             const chosen = candidate === result.selected;
             lines.push(`| ${chosen ? "**" : ""}${candidate.label.replace(/^calibration: /, "")}${chosen ? "**" : ""} | ${candidate.gamma} | ${percent(candidate.accuracy)} | ${interval(candidate)} | `
-                + `${(-candidate.accuracyDrop).toFixed(1)} | ${candidate.tokensPerSecond.toFixed(1)} | ${candidate.meanAcceptanceLength.toFixed(2)} | ${percent(candidate.acceptanceRate)}% | ${candidate.withinBudget ? "yes" : "no"} |`);
+                + `${(-candidate.accuracyDrop).toFixed(1)} | ${candidate.tokensPerSecond.toFixed(1)} | ${candidate.meanAcceptanceLength.toFixed(2)} | ${percent(candidate.acceptanceRate)}% | ${candidate.withinBudget ? "yes" : "no"} | ${candidate.gainsOverStrict ? "yes" : "no"} |`);
         }
     }
     lines.push("", "## Verdict", "");
@@ -41,6 +41,15 @@ export function renderCalibrationReport(result: CalibrationResult, context: Cali
     if (widest > 2 * result.maxAccuracyDrop)
         lines.push(`Note: strict SD's 95% CI on the calibration split is ${widest.toFixed(1)} pt wide, far wider than the ${budget} pt budget; `
             + "with this few items the choice below is not reliable. Use a larger battery.", "");
+    const affordable = result.candidates.filter((candidate) => candidate.withinBudget);
+    if ((result.selected == null || result.evaluation == null) && affordable.length > 0) {
+        const best = [...affordable].sort((a, b) => b.meanAcceptanceLength - a.meanAcceptanceLength)[0];
+        const reference = result.strict.find((row) => row.gamma === best.gamma);
+        lines.push(`**No ${result.policy} setting beats strict SD within the budget.** The ${affordable.length} setting(s) within ${budget} pt accept no more tokens per verification than strict SD at the same γ `
+            + `(best: ${best.label.replace(/^calibration: /, "")}, mean acceptance length ${best.meanAcceptanceLength.toFixed(2)} vs ${reference?.meanAcceptanceLength.toFixed(2) ?? "–"}), so they would risk accuracy for no speed.`,
+        "Keep strict SD (lossless, and at least as fast), or accept a larger --max-accuracy-drop to reach thresholds that accept more.", "");
+        return lines.join("\n");
+    }
     if (result.selected == null || result.evaluation == null) {
         const closest = [...result.candidates].sort((a, b) => a.accuracyDrop - b.accuracyDrop)[0];
         lines.push(`**No ${result.policy} setting meets the budget.** Every threshold × γ tried loses more than ${budget} pt against strict SD on the calibration split`

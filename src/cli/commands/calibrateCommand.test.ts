@@ -27,16 +27,16 @@ describe("specgate calibrate", () => {
         const json = join(directory, "calibration.json");
         const report = join(directory, "calibration.md");
         const phases: string[] = [];
-        const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "0", thresholds: "0.1,0.6", json, report}, openPair, {phase: (phase) => phases.push(phase)});
+        const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "50", thresholds: "0.1,0.6", json, report}, openPair, {phase: (phase) => phases.push(phase)});
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
-        expect(outcome.stdout).toMatch(/^selected --policy 'fuzzy:js:0\.1' --gamma [23]: evaluation accuracy \d+\.\d%, drop -?\d+\.\d pt \((within|OVER) budget\)/);
+        expect(outcome.stdout).toMatch(/^selected --policy 'fuzzy:js:0\.6' --gamma [23]: evaluation accuracy \d+\.\d%, drop -?\d+\.\d pt \((within|OVER) budget\)/);
         expect(phases).toEqual(["calibration", "evaluation"]);
-        expect(await readFile(report, "utf8")).toMatch(/## Verdict\n\n(Note: .*\n\n)?\*\*Selected: fuzzy:js:0\.1 with γ = [23]\*\*/);
+        expect(await readFile(report, "utf8")).toMatch(/## Verdict\n\n(Note: .*\n\n)?\*\*Selected: fuzzy:js:0\.6 with γ = [23]\*\*/);
         const written = JSON.parse(await readFile(json, "utf8")) as {calibrationItems: string[]; evaluationItems: string[]; candidates: unknown[]; selected: {threshold: number}};
         expect(written.calibrationItems.length + written.evaluationItems.length).toBe(16);
         expect(written.candidates).toHaveLength(4);
-        expect(written.selected.threshold).toBe(0.1);
+        expect(written.selected.threshold).toBe(0.6);
     });
 
     it(`exits ${BUDGET_NOT_MET_EXIT_CODE} and says so when no threshold keeps accuracy within the budget`, async () => {
@@ -44,6 +44,12 @@ describe("specgate calibrate", () => {
         expect(outcome.exitCode).toBe(BUDGET_NOT_MET_EXIT_CODE);
         expect(outcome.stdout).toContain("**No fuzzy setting meets the budget.**");
         expect(outcome.stdout).toContain("Keep strict SD (lossless)");
+    });
+
+    it(`exits ${BUDGET_NOT_MET_EXIT_CODE} when the settings within the budget accept no more than strict SD`, async () => {
+        const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "0", thresholds: "0.05,0.1"}, openPair);
+        expect(outcome.exitCode).toBe(BUDGET_NOT_MET_EXIT_CODE);
+        expect(outcome.stdout).toContain("**No fuzzy setting beats strict SD within the budget.**");
     });
 
     it("exits 2 on bad input", async () => {

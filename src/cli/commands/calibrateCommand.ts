@@ -47,7 +47,7 @@ export const BUDGET_NOT_MET_EXIT_CODE = 3;
 
 /**
  * `specgate calibrate` without process side effects beyond reading the battery and models and
- * writing --json and --report. Exit codes: 0 a setting was selected, 3 none meets the budget,
+ * writing --json and --report. Exit codes: 0 a setting was selected, 3 none meets the budget while accepting more than strict SD,
  * 2 bad input.
  */
 export async function runCalibrateCommand(
@@ -84,7 +84,8 @@ export async function runCalibrateCommand(
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
         const stdout = await writeReportOutputs(
             options, report,
-            () => summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop),
+            () => summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop,
+                result.candidates.some((candidate) => candidate.withinBudget)),
             () => ({target: targetPath, draft: draftPath, battery, sampling, maxTokens, stop, seed, calibrationShare, ...result})
         );
         return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
@@ -116,13 +117,14 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--speed <measured|one-step>", "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)", "measured")
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
-        .addHelpText("after", `\nExit codes: 0 a setting was selected, ${BUDGET_NOT_MET_EXIT_CODE} no setting meets the budget, 2 bad input.\n`)
+        .addHelpText("after", `\nExit codes: 0 a setting was selected, ${BUDGET_NOT_MET_EXIT_CODE} no setting meets the budget while accepting more than strict SD, 2 bad input.\n`)
         .action(async (options: CalibrateCommandOptions) => {
             emitOutcome(await runCalibrateCommand(options, undefined, {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)}));
         });
 }
 
-function summaryLine(selected: {spec: string; gamma: number; accuracyDrop: number; withinBudget: boolean; speedupOverStrict: number; setting: {accuracy: number}} | null, budget: number): string {
+function summaryLine(selected: {spec: string; gamma: number; accuracyDrop: number; withinBudget: boolean; speedupOverStrict: number; setting: {accuracy: number}} | null, budget: number, anyWithinBudget: boolean): string {
+    if (selected == null && anyWithinBudget) return `no setting within the ${budget} pt budget accepts more tokens per verification than strict SD; keep strict SD\n`;
     if (selected == null) return `no setting meets the ${budget} pt budget on the calibration split; keep strict SD\n`;
     return `selected --policy '${selected.spec}' --gamma ${selected.gamma}: evaluation accuracy ${(100 * selected.setting.accuracy).toFixed(1)}%, `
         + `drop ${selected.accuracyDrop.toFixed(1)} pt (${selected.withinBudget ? "within" : "OVER"} budget), ${selected.speedupOverStrict.toFixed(2)}× strict SD\n`;
