@@ -24,8 +24,8 @@ const defaultTaskWeights: Record<CorpusTask, number> = {
 
 /**
  * Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft,
- * "copy-drill" for copy warm-ups, "tool-focus" for the target's last stage (tool calls weighted up:
- * their string arguments are the last thing a small model learns to copy).
+ * "copy-drill" for copy warm-ups, "tool-focus" and "tool-heavy" for the target's last stages (tool
+ * calls weighted up: their string arguments are the last thing a small model learns to copy).
  */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced": {tasks: defaultTaskWeights, languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}},
@@ -38,6 +38,10 @@ export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     },
     "tool-focus": {
         tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 0.6, "safety": 0.05, "story": 0.05, "copy": 0.3},
+        languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
+    },
+    "tool-heavy": {
+        tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 1.2, "safety": 0.05, "story": 0.05, "copy": 0.3},
         languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
     }
 };

@@ -1,7 +1,7 @@
 import type {ExportType} from "../exportLlamaGguf.js";
 
 /** The corpus mixtures (names in corpusMixturePresets) the family trains on. */
-export type FamilyMixture = "balanced" | "english-heavy" | "copy-drill" | "tool-focus";
+export type FamilyMixture = "balanced" | "english-heavy" | "copy-drill" | "tool-focus" | "tool-heavy";
 
 /** One llama-finetune run; a member's later stages continue from the previous stage's weights. */
 export interface TrainingStageRecipe {
@@ -52,13 +52,16 @@ export function finalStage(member: TrainedMemberRecipe): TrainingStageRecipe {
  * (two threads are ≈ 1.5× faster on an idle 2-core machine, but ggml's threads wait on each other at
  * every operation, so any other busy process slows a 2-thread run several-fold).
  *
- * Why the target is 1.1M parameters and trained in stages (BENCHMARKS.md "what the models copy"):
- * an answer copies numbers and strings from its request, and a model this small learns to copy only
- * after a phase change. Pure copy drills reach it in ≈ 16,000 steps (the 3.5M shape, ≈ 2× slower per
- * step, had not after 65 minutes); the balanced mixture with 30% drills then keeps the mechanism and
- * learns the tasks (arithmetic needs ≈ 90,000 steps); the last stage weights tool calls up, because
- * their string arguments (search terms, cities) are the last thing it copies. The drafts are ≈ 10×
- * smaller and train in one stage on the data (not on the target's outputs).
+ * Why the target is 1.1M parameters and trained in stages (BENCHMARKS.md "what the models copy" and
+ * "the staged 1.1M family"): an answer copies numbers and strings from its request, and a model this
+ * small learns to copy only after phase changes. Pure copy drills reach the first in ≈ 16,000 steps
+ * (the 3.5M shape, ≈ 2× slower per step, had not after 65 minutes); the balanced mixture with 30%
+ * drills then keeps the mechanism and learns the tasks (arithmetic needs ≈ 90,000 steps); stages with
+ * tool calls weighted up teach it to copy search terms and cities, and at last to bind a conversion's
+ * two currency codes to `from` and `to` in order (a second phase change, at a higher rate), after
+ * which a lower rate consolidates the arithmetic. Each stage was kept because the one before it left
+ * a measured gap. The drafts are ≈ 10× smaller and train in one stage on the data (not on the
+ * target's outputs).
  */
 export const familyRecipe = {
     corpus: {seed: 7, samples: 60_000, testProblems: 50},
@@ -73,7 +76,10 @@ export const familyRecipe = {
                 {mixture: "balanced", steps: 32_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "more of the same: arithmetic is learnt once operands are copied"},
                 {mixture: "balanced", steps: 24_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "more of the same at a lower rate"},
                 {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "tool calls weighted up: search terms and cities are copied too"},
-                {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "the same at a lower rate, which consolidates the arithmetic"}
+                {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "the same at a lower rate, which consolidates the arithmetic"},
+                {mixture: "tool-heavy", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "tool calls weighted up further: currency codes still guessed"},
+                {mixture: "tool-heavy", steps: 16_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "the same at a higher rate: the two currency codes are bound to from and to (a second phase change)"},
+                {mixture: "tool-heavy", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "consolidation at a lower rate: arithmetic recovers, currency codes stay bound"}
             ]
         },
         {

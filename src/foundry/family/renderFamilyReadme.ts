@@ -10,6 +10,14 @@ function verdict(met: boolean | null): string {
     return met === null ? "not measured" : met ? "met" : "**not met**";
 }
 
+/** The range of a member's training tokens/s over its stages. */
+function throughput(member: MemberReport): string {
+    const rates = (member.stages ?? []).map((stage) => Math.round(stage.tokensPerSecond));
+    const low = Math.min(...rates);
+    const high = Math.max(...rates);
+    return low === high ? low.toLocaleString("en-US") : `${low.toLocaleString("en-US")}–${high.toLocaleString("en-US")}`;
+}
+
 /** models/README.md: the members, the issue's targets against what was measured, how to rebuild. */
 export function renderFamilyReadme(report: FamilyReport): string {
     const byName = new Map(report.members.map((member) => [member.recipe.name, member]));
@@ -31,14 +39,16 @@ export function renderFamilyReadme(report: FamilyReport): string {
         `| target English tool-call accuracy ≥ 90% | ${toolCall === null ? "–" : percent(toolCall)} | ${verdict(toolCall === null ? null : toolCall >= 0.9)} |`,
         `| greedy acceptance target↔draft ≥ 0.6 | ${draft?.asDraft === undefined ? "–" : draft.asDraft.overall.toFixed(3)} | ${verdict(draft?.asDraft === undefined ? null : draft.asDraft.overall >= 0.6)} |`,
         `| draft-skewed language gap ≥ 5 points and larger than draft's | ${skewed?.asDraft === undefined || draft?.asDraft === undefined ? "–" : `${skewed.asDraft.languageGapPoints.toFixed(1)} vs ${draft.asDraft.languageGapPoints.toFixed(1)} points`} | ${verdict(skewed?.asDraft === undefined || draft?.asDraft === undefined ? null : skewed.asDraft.languageGapPoints >= 5 && skewed.asDraft.languageGapPoints > draft.asDraft.languageGapPoints)} |`,
+        `| training throughput (reported) | ${report.members.filter((member) => member.stages !== undefined).map((member) => `${member.recipe.name} ${throughput(member)}`).join("; ")} tokens/s | reported |`,
         "", "Acceptance is accepted / drafted tokens with greedy verification at T = 0 and γ = 4 over the test prompts of the balanced corpus; per language it counts the tasks rendered in every language (arithmetic, tool calls: the same problems in each), and the gap is best minus worst language.", "",
         "Training uses llama.cpp's llama-finetune with two patches (scripts/buildLlamaCppTools.sh): gradient accumulators cleared between steps, and a training graph that lets gradients reach `attn_k` and `attn_v` (upstream they went through the KV cache) and `token_embd`. One plain SGD step of the patched tool moves every matrix by exactly −learning rate × the float64 reference gradient (`src/foundry/finetune/llamaFinetuneGradient.test.ts`): the trainer computes the true gradient.", "",
         "## Copying: why the target is 1.1M parameters and trained in stages", "",
         "A task answer copies numbers and strings from its request (\"Set a timer for 56 minutes.\" → `\"minutes\":56`). The first families never learned to: trained on the task mixture alone, a 3.5M target reached validation loss 0.173 with English tool calls at 0% and arithmetic at 6% — it copied words that recur within a question (names, items) but guessed every number. Copying a number needs a positional lookup (an induction head), which forms in a phase change that the task mixture alone did not reach in the time budget. "
             + "Pure copy drills (\"Repeat: 417 Paris 8\\nEcho: 417 Paris 8\", `specgate corpus --mixture copy-drill`) reach it in ≈ 16,000 steps on a 1.1M model (≈ 18 min; the 3.5M shape had not after 65 min), and a model warmed up so keeps and extends it when later stages mix the tasks with drills. "
-            + "So the target is the 1.1M shape: warmed up on drills, trained on the balanced mixture with 30% drills (numbers are copied within its first 36,000 steps, sums are learnt over the next ≈ 90,000), then two stages with tool calls weighted up, because their string arguments (search terms, cities) were the last thing it copied. It still does not bind the two currency codes of a conversion (\"Convert 100 USD to JPY.\") to `from` and `to`, and 30 of the 46 English tool-call test items are conversions (the other call types have few distinct problems), which is why the tool-call target fails (the target card lists its wrong answers). Recipe: `src/foundry/family/familyRecipe.ts`; every stage is in the target's card; the probes behind it: BENCHMARKS.md, \"what the models copy\". "
+            + "So the target is the 1.1M shape: warmed up on drills, trained on the balanced mixture with 30% drills (numbers are copied within its first 36,000 steps, sums are learnt over the next ≈ 90,000), then stages with tool calls weighted up, because their arguments were the last thing it copied: search terms and cities first, and last — in a second phase change, 32,000 steps later — the two currency codes of a conversion (\"Convert 100 USD to JPY.\"), which must be bound to `from` and `to` by their order; a final stage at a lower rate brings the arithmetic back. Recipe: `src/foundry/family/familyRecipe.ts`; every stage is in the target's card; the probes behind it: BENCHMARKS.md, \"what the models copy\". "
             + `Measured on this family: English arithmetic ${arithmetic === null ? "–" : percent(arithmetic)}, English tool calls ${toolCall === null ? "–" : percent(toolCall)}. `
-            + "The price: at 1.1M parameters a verification pass on this CPU costs almost as much per token as a single step (per-call overhead, not arithmetic, dominates), so measured speed-ups here sit near or below 1× even at high acceptance; `specgate bench` reports them against the analytic limit of the same run, which is the number that transfers to a compute-bound target.", "",
+            + "The price in time: 188,000 steps, ≈ 2 h 15 min at two threads on an idle 2-core machine (3 h 10 min as run, mostly one thread beside another run) — half again the issue's ≈ 90-minute budget; the stages are in the target's card. "
+            + "The price in speed: at 1.1M parameters a verification pass on this CPU costs almost as much per token as a single step (per-call overhead, not arithmetic, dominates), so measured speed-ups here sit near or below 1× even at high acceptance; `specgate bench` reports them against the analytic limit of the same run, which is the number that transfers to a compute-bound target.", "",
         "## Rebuild", "",
         "```sh",
         "scripts/trainFamily.sh   # builds llama.cpp's tools offline, the corpora, trains and evaluates everything",
