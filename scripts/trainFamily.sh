@@ -2,7 +2,7 @@
 # Regenerates the reference model family in models/ from scratch: builds llama.cpp's training tools
 # offline, compiles specgate, writes the corpora (fixed seed), trains target, draft and draft-skewed
 # with llama-finetune, makes target-q8_0, evaluates everything and writes the model cards.
-# About 1 h 50 min on the project's idle 2-core machine: the target's six stages (140,000 steps) ≈ 1 h 40 min
+# About 2 h 35 min on the project's idle 2-core machine: the target's nine stages (188,000 steps) ≈ 2 h 15 min
 # at --threads 2, the drafts ≈ 8–10 min each; the stages are in src/foundry/family/familyRecipe.ts. An
 # interrupted build reuses the target's finished intermediate stages (kept in the work folder).
 set -euo pipefail

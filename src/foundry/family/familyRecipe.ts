@@ -68,7 +68,7 @@ export const familyRecipe = {
     contextLength: 256,
     members: [
         {
-            kind: "trained", name: "target", role: "the verifier: largest model trained to copy its prompt in the time budget",
+            kind: "trained", name: "target", role: "the verifier: the shape that learned to copy its prompt here (see models/README.md, Copying)",
             shape: "128,4,4,512", seed: 1,
             stages: [
                 {mixture: "copy-drill", steps: 16_000, epochs: 1, learningRate: 1e-3, minimumLearningRate: 1e-3, purpose: "warm-up on copy drills: forms the mechanism that copies a prompt's numbers"},
