@@ -70,7 +70,8 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         const stageOut = last ? out : join(options.work, `${member.name}-stage-${index + 1}.gguf`);
         const key = stageKey(member, index);
         const done = last || retrained ? undefined : await readFile(`${stageOut}.stage.json`, "utf8").then((text) => JSON.parse(text) as unknown, () => undefined);
-        if (sameJson(done, key)) {
+        // Both sides are plain JSON built the same way, so equal values stringify equally.
+        if (JSON.stringify(done) === JSON.stringify(key)) {
             log(`${member.name}: reusing stage ${index + 1} ${stageOut}`);
         } else {
             await trainStage(member, index, previous, stageOut, options, log);
@@ -118,9 +119,4 @@ async function trainStage(member: TrainedMemberRecipe, index: number, previous: 
  */
 export function stageKey(member: TrainedMemberRecipe, index: number): unknown {
     return {format: "specgate-stage/1", shape: member.shape, seed: member.seed, corpus: familyRecipe.corpus, contextLength: familyRecipe.contextLength, stages: member.stages.slice(0, index + 1)};
-}
-
-/** Structural equality of parsed JSON values. */
-function sameJson(left: unknown, right: unknown): boolean {
-    return JSON.stringify(left) === JSON.stringify(JSON.parse(JSON.stringify(right)));
 }

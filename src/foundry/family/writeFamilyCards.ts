@@ -69,8 +69,8 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                     };
                 }
                 const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(file, recipe) : undefined;
-                const training = await trainingReport(`${file}.train.json`);
-                const stages = await exists(stageReportsPath(file)) ? JSON.parse(await readFile(stageReportsPath(file), "utf8")) as FinetuneTrainingReport[] : training === undefined ? undefined : [training];
+                const training = await readJsonIfPresent<FinetuneTrainingReport>(`${file}.train.json`);
+                const stages = await readJsonIfPresent<FinetuneTrainingReport[]>(stageReportsPath(file)) ?? (training === undefined ? undefined : [training]);
                 members.push({...await describeFile(file), recipe, training, stages, untrainedTensors, evaluation, asDraft});
             } finally {
                 if (backend !== target) await backend.dispose();
@@ -103,8 +103,9 @@ async function describeFile(file: string): Promise<Pick<MemberReport, "file" | "
     };
 }
 
-async function trainingReport(path: string): Promise<FinetuneTrainingReport | undefined> {
-    return await exists(path) ? JSON.parse(await readFile(path, "utf8")) as FinetuneTrainingReport : undefined;
+/** A JSON file written by this project beside a model (training reports), or undefined when absent. */
+async function readJsonIfPresent<T>(path: string): Promise<T | undefined> {
+    return await exists(path) ? JSON.parse(await readFile(path, "utf8")) as T : undefined;
 }
 
 async function exists(path: string): Promise<boolean> {
