@@ -40,6 +40,8 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
     lines.push("");
     if (context.plot != null) lines.push(`![Accuracy vs tokens/s](${context.plot})`, "");
     lines.push("## Findings", "");
+    const truncated = truncationWarning(points, settings.maxTokens);
+    if (truncated != null) lines.push(truncated);
     lines.push(...frontierFindings(points.map((point) => ({point, speed: point.tokensPerSecond, onFrontier: point.onFrontier, allocationAccuracy: point.randomAllocationAccuracy})), "measured", percent));
     if (points.every((point) => point.oneStepVerification != null)) {
         lines.push(...frontierFindings(points.map((point) => ({
@@ -102,4 +104,17 @@ function bestWithinOnePoint(points: readonly SweepPoint[], strictAt: ReadonlyMap
         if (best == null || point.meanAcceptanceLength > best.meanAcceptanceLength) best = point as SweepPoint & {gamma: number};
     }
     return best;
+}
+
+/**
+ * A warning when target-only answers ran into --max-tokens: such answers may be cut short and
+ * scored wrong in every row alike, which hides real differences (a sweep at 40 tokens once failed
+ * every 45–80-token tool call this way). Null when none did.
+ */
+export function truncationWarning(points: readonly Pick<SweepPoint, "role" | "outcomes">[], maxTokens: number): string | null {
+    const targetOnly = points.find((point) => point.role === "target-only");
+    if (targetOnly == null) return null;
+    const capped = targetOnly.outcomes.filter((outcome) => outcome.tokens >= maxTokens).length;
+    if (capped === 0) return null;
+    return `- **${capped} of ${targetOnly.outcomes.length} target-only answers stopped at --max-tokens (${maxTokens})**: they may be cut short and scored wrong in every row; raise --max-tokens unless your answers are meant to be that long.`;
 }

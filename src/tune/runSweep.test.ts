@@ -58,6 +58,8 @@ describe("runSweep", () => {
         const report = renderSweepReport(result, {target: "t.gguf", draft: "d.gguf", battery: "b.jsonl", plot: "plots/frontier.png"});
         expect(report).toContain("| Method | γ | Acc (%) | 95% CI | Tok/s | Spd | ALen | AR | Draft tok. |");
         expect(report).toContain("Pareto frontier, one-step verification speed");
+        // Four tokens cut every answer of this pair short, and the report says so.
+        expect(report).toMatch(/\*\*\d+ of \d+ target-only answers stopped at --max-tokens \(4\)\*\*/);
         expect(report).toContain("| target-only | – | 100.0 |");
         expect(report).toMatch(/\| fuzzy:js:0\.6 γ=3 \| 3 \| \d+\.\d \| [\d.]+–[\d.]+ \|/);
         expect(report).toContain("![Accuracy vs tokens/s](plots/frontier.png)");
