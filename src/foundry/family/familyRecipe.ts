@@ -40,11 +40,6 @@ export interface QuantizedMemberRecipe {
 
 export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
 
-/** The stage whose weights a member ships (its last). */
-export function finalStage(member: TrainedMemberRecipe): TrainingStageRecipe {
-    return member.stages[member.stages.length - 1];
-}
-
 /**
  * The reference family. The corpus seed is fixed so every member and every rebuild sees the same
  * documents and one shared test split (the test split does not depend on the mixture). Every run is

@@ -27,6 +27,8 @@ export function renderFamilyReadme(report: FamilyReport): string {
     const totalBytes = report.members.reduce((sum, member) => sum + member.bytes, 0);
     const arithmetic = accuracy(target, "arithmetic", "en");
     const toolCall = accuracy(target, "tool-call", "en");
+    const targetSteps = (target?.stages ?? []).reduce((sum, stage) => sum + stage.steps, 0);
+    const targetSeconds = (target?.stages ?? []).reduce((sum, stage) => sum + stage.wallSeconds, 0);
     const lines = [
         "# specgate reference model family", "",
         "Small llama-architecture GGUF models trained from scratch on specgate's synthetic corpus, so that acceptance rates, speed-ups and per-language disparity can be measured without downloading anything. They share one byte-level vocabulary, so any of them can draft for any other.", "",
@@ -47,7 +49,7 @@ export function renderFamilyReadme(report: FamilyReport): string {
             + "Pure copy drills (\"Repeat: 417 Paris 8\\nEcho: 417 Paris 8\", `specgate corpus --mixture copy-drill`) reach it in ≈ 16,000 steps on a 1.1M model (≈ 18 min; the 3.5M shape had not after 65 min), and a model warmed up so keeps and extends it when later stages mix the tasks with drills. "
             + "So the target is the 1.1M shape: warmed up on drills, trained on the balanced mixture with 30% drills (numbers are copied within its first 36,000 steps, sums are learnt over the next ≈ 90,000), then stages with tool calls weighted up, because their arguments were the last thing it copied: search terms and cities first, and last — in a second phase change, three stages later — the two currency codes of a conversion (\"Convert 100 USD to JPY.\"), which must be bound to `from` and `to` by their order; a final stage at a lower rate brings the arithmetic back. Recipe: `src/foundry/family/familyRecipe.ts`; every stage is in the target's card; the probes behind it: BENCHMARKS.md, \"what the models copy\". "
             + `Measured on this family: English arithmetic ${arithmetic === null ? "–" : percent(arithmetic)}, English tool calls ${toolCall === null ? "–" : percent(toolCall)}. `
-            + "The price in time: 188,000 steps, ≈ 2 h 15 min at two threads on an idle 2-core machine (3 h 10 min as run, mostly one thread beside another run) — half again the issue's ≈ 90-minute budget; the stages are in the target's card. "
+            + `The price in time: ${targetSteps.toLocaleString("en-US")} steps, ≈ 2 h 15 min at two threads on an idle 2-core machine (${(targetSeconds / 60).toFixed(0)} min as run, mostly one thread beside another run) — half again the issue's ≈ 90-minute budget; the stages are in the target's card. `
             + "The price in speed: at 1.1M parameters a forward pass on this CPU costs little more than the per-call overhead, so a draft step is not much cheaper than a target step and measured speed-ups are small (≈ 1.1–1.2× at γ = 4 in `npm start`); `specgate bench` reports them against the analytic limit of the same run, which is the number that transfers to a compute-bound target.", "",
         "## Rebuild", "",
         "```sh",
