@@ -1,5 +1,6 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import type {ConfigurationMeasurement} from "./measureConfiguration.js";
+import type {ScorePreservingOracleMeasurement} from "./measureScorePreservingOracle.js";
 import type {AllocationPoint} from "./randomAllocationLine.js";
 
 /** What a sweep row is: a baseline of the same run, or one of the configurations asked for. */
@@ -48,4 +49,6 @@ export interface SweepResult {
     readonly points: readonly SweepPoint[];
     /** The random-allocation baseline sampled at shares 0, 0.05, …, 1 (draft only → target only). */
     readonly randomAllocation: readonly AllocationPoint[];
+    /** With `oracle`: the score-preserving oracle at each γ, the headroom for lossy verification. */
+    readonly oracle?: readonly ScorePreservingOracleMeasurement[];
 }

@@ -1,7 +1,6 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {scoreItem} from "../batteries/scorers/scoreItem.js";
-import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {generate} from "../engine/generate.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
@@ -9,6 +8,7 @@ import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {type ProportionInterval, wilsonInterval} from "../statistics/wilsonInterval.js";
+import {batteryPromptTokens} from "./batteryPromptTokens.js";
 
 export interface ConfigurationSettings {
     readonly policy: PolicyConfig;
@@ -65,8 +65,8 @@ export interface MeasureResources {
 }
 
 /**
- * Runs one configuration over every item and scores each output with the item's scorer. Prompts
- * longer than the context lose tokens from the left, so the end of the question survives. Tokens/s
+ * Runs one configuration over every item and scores each output with the item's scorer (prompts as
+ * batteryPromptTokens cuts them). Tokens/s
  * is battery-wide (all output tokens over all decode time), which weights long answers as a
  * serving stack would, rather than averaging per-item rates.
  */
@@ -78,13 +78,10 @@ export async function measureConfiguration(
     resources: MeasureResources = {}
 ): Promise<ConfigurationMeasurement> {
     if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
-    const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
-    // BOS, the prompt, every generated token and the final pending token must fit.
-    const promptBudget = contextSize - settings.maxTokens - 2;
-    if (promptBudget < 1) throw new InvalidInputError(`${settings.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
+    // Checked before any work: a budget that leaves no room for a prompt fails on every item.
+    batteryPromptTokens(target, draft, items[0], settings.maxTokens);
     const run = (item: BatteryItem, seed: number, correctionMemory: CorrectionMemory | undefined) => {
-        const promptTokens = target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? []));
-        const prompt = promptTokens.slice(Math.max(0, promptTokens.length - promptBudget));
+        const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens);
         return generate(target, draft, prompt, {
             policy: settings.policy,
             gamma: draft == null ? 0 : settings.gamma,

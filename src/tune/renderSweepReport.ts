@@ -1,3 +1,4 @@
+import type {ScorePreservingOracleMeasurement} from "./measureScorePreservingOracle.js";
 import type {SweepPoint, SweepResult} from "./SweepResult.js";
 
 export interface SweepReportContext {
@@ -59,6 +60,7 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
         lines.push(`- Longest mean acceptance within 1 point of strict SD: ${best.label}, ALen ${best.meanAcceptanceLength.toFixed(2)} vs ${strict.meanAcceptanceLength.toFixed(2)} `
             + `(${signed(100 * (best.meanAcceptanceLength / strict.meanAcceptanceLength - 1))}%), accuracy ${signed(100 * (best.accuracy - strict.accuracy))} pt.`);
     }
+    if (result.oracle != null && result.oracle.length > 0) lines.push(...oracleSection(result.oracle, points, strictAt, percent));
     lines.push("", "ALen: mean acceptance length (1 + accepted / drafts); AR: accepted / drafted tokens; Draft tok.: share of output tokens that are accepted draft tokens; "
         + "Rand. alloc. Acc: accuracy of sending a random share of queries to the target and the rest to the draft alone, at this row's tokens/s. "
         + "Spd₁, Rand. alloc. Acc₁, Frontier₁: the same quantities if verifying γ + 1 tokens cost one target step (the memory-bound GPU regime the seeds measure), "
@@ -83,6 +85,45 @@ function frontierFindings(views: readonly FrontierView[], regime: string, percen
     if (comparable.length === 0) lines.push(`- ${regime}: no frontier configuration lies within the speed range of the random-allocation line (draft-only to target-only).`);
     else if (beaten.length === 0) lines.push(`- ${regime}: every frontier configuration within the random-allocation speed range (${comparable.length}) beats random allocation at equal speed.`);
     else lines.push(`- ${regime}: **random allocation matches or beats** ${beaten.map((view) => view.point.label).join(", ")} at equal speed: routing whole queries would do as well.`);
+    return lines;
+}
+
+/**
+ * The headroom table: per γ, strict SD against the score-preserving oracle (overall and per task),
+ * and how much of the oracle's gain the best policy within 1 point took.
+ */
+function oracleSection(
+    oracle: readonly ScorePreservingOracleMeasurement[],
+    points: readonly SweepPoint[],
+    strictAt: ReadonlyMap<number | null, SweepPoint>,
+    percent: (value: number) => string
+): string[] {
+    const gain = (totals: {meanAcceptanceLength: number}, strict: {meanAcceptanceLength: number}) => signed(100 * (totals.meanAcceptanceLength / strict.meanAcceptanceLength - 1));
+    const lines = [
+        "",
+        "## Headroom: the score-preserving oracle",
+        "",
+        "At each mismatch the oracle finishes the item from the draft's token with the target alone and accepts the token if the item still passes: "
+            + "the mean acceptance length a lossy policy could reach on this battery without losing an item (src/tune/measureScorePreservingOracle.ts).",
+        "",
+        "| γ | Task | Items | Strict Acc (%) | Oracle Acc (%) | Strict ALen | Oracle ALen | Oracle gain | Rescued / checked mismatches |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    ];
+    for (const measurement of oracle) {
+        const rows = [{task: "all", items: measurement.items, strict: measurement.strict, oracle: measurement.oracle}, ...(measurement.byTask.length > 1 ? measurement.byTask : [])];
+        for (const row of rows) {
+            lines.push(`| ${measurement.gamma} | ${row.task} | ${row.items} | ${percent(row.strict.correct / row.items)} | ${percent(row.oracle.correct / row.items)} | `
+                + `${row.strict.meanAcceptanceLength.toFixed(2)} | ${row.oracle.meanAcceptanceLength.toFixed(2)} | ${gain(row.oracle, row.strict)}% | ${row.oracle.rescuedTokens} / ${row.oracle.checkedMismatches} |`);
+        }
+    }
+    lines.push("");
+    for (const measurement of oracle) {
+        const strict = strictAt.get(measurement.gamma);
+        const best = bestWithinOnePoint(points.filter((point) => point.gamma === measurement.gamma), strictAt);
+        const bestText = best == null || strict == null ? "no policy row within 1 point at this γ"
+            : `the best policy within 1 point, ${best.label}, ${gain(best, strict)}%`;
+        lines.push(`- γ = ${measurement.gamma}: the oracle gains ${gain(measurement.oracle, measurement.strict)}% mean acceptance length over strict SD at no loss; ${bestText}.`);
+    }
     return lines;
 }
 

@@ -69,6 +69,35 @@ describe("runSweep", () => {
         expect(svg.match(/<circle /g)!.length).toBeGreaterThanOrEqual(result.points.length);
     });
 
+    it("adds the score-preserving oracle at each γ, counted like the strict rows, and reports the headroom", async () => {
+        const {target, draft} = skewedBigramPair(5);
+        const items = await targetReferenceBattery(target);
+        const result = await runSweep({target, draft, items, gammas: [2, 3], sampling, maxTokens: 4, seed: 0, oracle: true, policies: [{kind: "fuzzy", divergence: "js", threshold: 0.1, distribution: "raw"}]});
+        expect(result.oracle!.map((measurement) => measurement.gamma)).toEqual([2, 3]);
+        for (const measurement of result.oracle!) {
+            const strict = result.points.find((point) => point.label === `strict γ=${measurement.gamma}`)!;
+            expect(measurement.strict.meanAcceptanceLength).toBe(strict.meanAcceptanceLength);
+            expect(measurement.strict.correct).toBe(strict.correct);
+        }
+        const report = renderSweepReport(result, {target: "t.gguf", draft: "d.gguf", battery: "b.jsonl"});
+        expect(report).toContain("## Headroom: the score-preserving oracle");
+        expect(report).toMatch(/\| 3 \| all \| 16 \| 100\.0 \| 100\.0 \| [\d.]+ \| [\d.]+ \| \+0\.0% \| 0 \/ \d+ \|/);
+        expect(report).toMatch(/- γ = 2: the oracle gains \+0\.0% mean acceptance length over strict SD at no loss; the best policy within 1 point, fuzzy:js:0\.1 γ=2, [+-]\d+\.\d%\./);
+        // Without the flag the result has no oracle and the report no headroom section.
+        const plain = await runSweep({target, draft, items, gammas: [2], sampling, maxTokens: 4, seed: 0, policies: [{kind: "strict"}]});
+        expect(plain.oracle).toBeUndefined();
+        expect(renderSweepReport(plain, {target: "t", draft: "d", battery: "b"})).not.toContain("Headroom");
+    });
+
+    it("refuses the oracle away from temperature 0 before any work", async () => {
+        const {target, draft} = skewedBigramPair(5);
+        const items = await targetReferenceBattery(target);
+        const callsBefore = target.evaluateCalls.length;
+        await expect(runSweep({target, draft, items, gammas: [2], sampling: {...sampling, temperature: 0.7}, maxTokens: 4, seed: 0, oracle: true, policies: [{kind: "strict"}]}))
+            .rejects.toThrow(/--oracle.*greedy|greedy.*--temperature 0\.7/);
+        expect(target.evaluateCalls.length).toBe(callsBefore);
+    });
+
     it("refuses an empty battery and one it cannot score before loading any work", async () => {
         const {target, draft} = skewedBigramPair(5);
         const base = {target, draft, gammas: [2], sampling, maxTokens: 4, seed: 0, policies: [{kind: "strict" as const}]};

@@ -6,6 +6,7 @@ import {policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
+import {measureScorePreservingOracle, type ScorePreservingOracleMeasurement} from "./measureScorePreservingOracle.js";
 import {matchedAcceptanceProbability} from "./matchedAcceptanceProbability.js";
 import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
 import {oneStepVerificationSeconds, stepCostsOf} from "./oneStepVerificationSeconds.js";
@@ -26,6 +27,11 @@ export interface SweepOptions {
     /** Where a `calibrated` policy's relative memory path resolves from. */
     readonly baseDirectory?: string;
     readonly signal?: AbortSignal;
+    /**
+     * Also measure the score-preserving oracle at each γ (measureScorePreservingOracle): the most
+     * mean acceptance length a lossy policy could reach here without losing an item. Temperature 0 only.
+     */
+    readonly oracle?: boolean;
     /** One line per finished configuration (for a progress display). */
     readonly onProgress?: (line: string) => void;
 }
@@ -42,6 +48,8 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     assertAccuracyBattery(options.items);
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
         throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
+    if (options.oracle === true && options.sampling.temperature !== 0)
+        throw new InvalidInputError(`is defined for greedy decoding; got --temperature ${options.sampling.temperature}`, "--oracle");
     const settings = {sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed};
     const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
@@ -68,6 +76,15 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
             if (!relaxedKinds.has(policy.kind) || measurement.draftTokens === 0) continue;
             const probability = Number(matchedAcceptanceProbability(measurement.acceptanceRate, measurement.draftedPerPosition).toFixed(4));
             await run(`random:${probability} γ=${gamma} (≈ ${label})`, "random-acceptance", {kind: "random", acceptanceProbability: probability}, gamma, label);
+        }
+    }
+
+    const oracle: ScorePreservingOracleMeasurement[] = [];
+    if (options.oracle === true) {
+        for (const gamma of options.gammas) {
+            const measurement = await measureScorePreservingOracle(options.target, options.draft, options.items, {gamma, maxTokens: options.maxTokens, stop: options.stop, signal: options.signal});
+            oracle.push(measurement);
+            options.onProgress?.(`score-preserving oracle γ=${gamma}: ALen ${measurement.oracle.meanAcceptanceLength.toFixed(2)} vs strict ${measurement.strict.meanAcceptanceLength.toFixed(2)}`);
         }
     }
 
@@ -98,6 +115,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     return {
         settings: {...settings, items: options.items.length, policies: options.policies.map(policyLabel), gammas: [...options.gammas]},
         points,
-        randomAllocation: line.sample(20)
+        randomAllocation: line.sample(20),
+        ...(options.oracle === true ? {oracle} : {})
     };
 }

@@ -29,6 +29,7 @@ export interface SweepCommandOptions {
     readonly seed?: string;
     readonly threads?: string;
     readonly memory?: string;
+    readonly oracle?: boolean;
     readonly json?: string;
     readonly plots?: string;
     readonly report?: string;
@@ -68,7 +69,7 @@ export async function runSweepCommand(
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
-        const result = await runSweep({target: opened[0], draft: opened[1], items, policies, gammas, sampling, maxTokens, stop, seed, onProgress: progress});
+        const result = await runSweep({target: opened[0], draft: opened[1], items, policies, gammas, sampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
 
         let plot: string | undefined;
         let stderr = "";
@@ -102,6 +103,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
+        .option("--oracle", "also measure the score-preserving oracle at each γ: the mean acceptance length a lossy policy could reach without losing an item (temperature 0)")
         .option("--json <out>", "write every configuration, per-item outcomes included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write frontier.svg and frontier.png into DIR")
         .option("--report <out.md>", "write the Markdown table to OUT.md (stdout then gets a one-line summary)")

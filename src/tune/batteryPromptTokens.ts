@@ -1,0 +1,17 @@
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {BatteryItem} from "../batteries/BatteryItem.js";
+import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
+import {InvalidInputError} from "../errors.js";
+
+/**
+ * An item's prompt as the tune commands feed it to the engine: tokenized by the target and, when
+ * longer than the context leaves room for (BOS, every generated token and the final pending token),
+ * cut from the left so the end of the question survives.
+ */
+export function batteryPromptTokens(target: ModelBackend, draft: ModelBackend | undefined, item: BatteryItem, maxTokens: number): number[] {
+    const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
+    const promptBudget = contextSize - maxTokens - 2;
+    if (promptBudget < 1) throw new InvalidInputError(`${maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
+    const promptTokens = target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? []));
+    return promptTokens.slice(Math.max(0, promptTokens.length - promptBudget));
+}
