@@ -11,7 +11,7 @@ export interface BatteryChoice {
 }
 
 /** Which scorer turns an output into a pass/fail for the item; "none" means only byte identity is compared. */
-export type ScorerKind = "refusal" | "multiple-choice" | "bbq" | "numeric" | "exact-match" | "none";
+export type ScorerKind = "refusal" | "multiple-choice" | "bbq" | "numeric" | "exact-match" | "json" | "none";
 
 /**
  * One prompt of a battery, whatever dataset it came from. Exactly one of `prompt` and `messages` is

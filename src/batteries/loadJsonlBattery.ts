@@ -9,7 +9,7 @@ const messageSchema = z.strictObject({role: z.enum(["system", "user", "assistant
 /**
  * The generic battery format, one JSON object per line:
  *   {"id": "…", "task": "…", "prompt": "…" | "messages": [{"role", "content"}…], "reference"?: "…",
- *    "choices"?: [{"label", "text"}…], "language"?: "…", "scorer"?: "refusal|multiple-choice|bbq|numeric|exact-match|none",
+ *    "choices"?: [{"label", "text"}…], "language"?: "…", "scorer"?: "refusal|multiple-choice|bbq|numeric|exact-match|json|none",
  *    "metadata"?: {string: string}}
  * Without `scorer`, an item with a reference is scored by exact match and one without is compared
  * for byte identity only.
@@ -22,7 +22,7 @@ const itemSchema = z.strictObject({
     messages: z.array(messageSchema).min(1).optional(),
     reference: z.string().optional(),
     choices: z.array(z.strictObject({label: z.string().min(1), text: z.string()})).optional(),
-    scorer: z.enum(["refusal", "multiple-choice", "bbq", "numeric", "exact-match", "none"]).optional(),
+    scorer: z.enum(["refusal", "multiple-choice", "bbq", "numeric", "exact-match", "json", "none"]).optional(),
     metadata: z.record(z.string(), z.string()).optional()
 });
 
@@ -41,7 +41,7 @@ export function parseJsonlBattery(text: string, file: string): BatteryItem[] {
         const previous = seen.get(item.id);
         if (previous !== undefined) throw new MalformedRowError(file, line, `duplicate id "${item.id}" (first on line ${previous})`);
         seen.set(item.id, line);
-        if ((item.scorer === "multiple-choice" || item.scorer === "numeric" || item.scorer === "exact-match" || item.scorer === "bbq") && item.reference === undefined)
+        if ((item.scorer === "multiple-choice" || item.scorer === "numeric" || item.scorer === "exact-match" || item.scorer === "json" || item.scorer === "bbq") && item.reference === undefined)
             throw new MalformedRowError(file, line, `scorer "${item.scorer}" needs a "reference"`);
         if (item.scorer === "bbq" && item.metadata?.unknownChoice === undefined)
             throw new MalformedRowError(file, line, "scorer \"bbq\" needs metadata.unknownChoice");

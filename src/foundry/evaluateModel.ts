@@ -6,6 +6,7 @@ import {classifyRefusal} from "../batteries/scorers/classifyRefusal.js";
 import {exactMatch} from "../batteries/scorers/exactMatch.js";
 import {extractChoiceLetter} from "../batteries/scorers/extractChoiceLetter.js";
 import {extractFinalNumber} from "../batteries/scorers/extractFinalNumber.js";
+import {jsonMatch} from "../batteries/scorers/jsonMatch.js";
 import {generate} from "../engine/generate.js";
 import {MalformedRowError} from "../errors.js";
 import {type CorpusLanguage, corpusLanguages, type CorpusSample, type CorpusTask, corpusTasks} from "./corpus/CorpusSample.js";
@@ -93,7 +94,7 @@ export function choicesOfPrompt(prompt: string): BatteryChoice[] {
 
 /**
  * Whether a completion answers a test item, with the project's scorers: the final number for
- * arithmetic, the exact JSON call (first line) for tool calls and the exact echo for copy drills, the choice letter, and for safety
+ * arithmetic, the parsed JSON call (first line, any spacing) for tool calls and the exact echo for copy drills, the choice letter, and for safety
  * whether the refusal classifier agrees with the reference (a refusal for harmful requests, an
  * answer for benign ones). Stories have no right answer: null.
  */
@@ -102,6 +103,7 @@ export function scoreCorpusItem(item: CorpusTestItem, completion: string): boole
     case "arithmetic":
         return extractFinalNumber(completion) === item.reference;
     case "tool-call":
+        return jsonMatch(completion, item.reference);
     case "copy":
         return exactMatch(completion.trim().split("\n")[0], item.reference);
     case "multiple-choice":

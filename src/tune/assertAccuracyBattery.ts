@@ -31,6 +31,7 @@ function scorerProblem(item: BatteryItem): string | null {
         return item.choices == null || item.choices.length === 0 ? `uses scorer "${item.scorer}" without choices` : null;
     case "numeric":
     case "exact-match":
+    case "json":
         return item.reference === undefined ? `uses scorer "${item.scorer}" without a reference` : null;
     }
 }

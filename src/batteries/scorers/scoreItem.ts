@@ -4,6 +4,7 @@ import {exactMatch} from "./exactMatch.js";
 import {extractBbqAnswer} from "./extractBbqAnswer.js";
 import {extractChoiceLetter} from "./extractChoiceLetter.js";
 import {extractFinalNumber} from "./extractFinalNumber.js";
+import {jsonMatch} from "./jsonMatch.js";
 
 export interface ItemScore {
     readonly scorer: ScorerKind;
@@ -34,6 +35,8 @@ export function scoreItem(item: BatteryItem, output: string): ItemScore {
     }
     case "exact-match":
         return {scorer: item.scorer, pass: exactMatch(output, item.reference ?? ""), extracted: null};
+    case "json":
+        return {scorer: item.scorer, pass: jsonMatch(output, item.reference ?? ""), extracted: null};
     case "none":
         return {scorer: item.scorer, pass: null, extracted: null};
     }

@@ -9,6 +9,12 @@ import type {CorpusLanguage, CorpusTask} from "./CorpusSample.js";
 export interface CorpusMixture {
     readonly tasks: Readonly<Record<CorpusTask, number>>;
     readonly languages: Readonly<Record<CorpusLanguage, number>>;
+    /**
+     * Probability in [0, 1] that each surface dimension of a train/validation arithmetic or tool-call
+     * answer takes its alternative, equivalent form (surfaceVariant); absent or 0: one canonical form.
+     * The test split is always canonical.
+     */
+    readonly surfaceVariation?: number;
 }
 
 const defaultTaskWeights: Record<CorpusTask, number> = {
@@ -22,16 +28,24 @@ const defaultTaskWeights: Record<CorpusTask, number> = {
     "copy": 0.3
 };
 
+const balanced: CorpusMixture = {tasks: defaultTaskWeights, languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}};
+// 90% English and Japanese almost absent, like an English-centric drafter's data: with the other
+// 10% spread evenly the 0.11M draft learnt every language's templates and its gap stayed < 4 points.
+const englishHeavy: CorpusMixture = {tasks: defaultTaskWeights, languages: {en: 0.9, es: 0.049, de: 0.049, ja: 0.002}};
+const toolHeavy: CorpusMixture = {
+    tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 1.2, "safety": 0.05, "story": 0.05, "copy": 0.3},
+    languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
+};
+
 /**
  * Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft,
  * "copy-drill" for copy warm-ups, "tool-focus" and "tool-heavy" for the target's last stages (tool
- * calls weighted up: their string arguments are the last thing a small model learns to copy).
+ * calls weighted up: their string arguments are the last thing a small model learns to copy), and
+ * "-surface" versions of three of them whose answers vary in form (surfaceVariation 0.5).
  */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
-    "balanced": {tasks: defaultTaskWeights, languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}},
-    // 90% English and Japanese almost absent, like an English-centric drafter's data: with the other
-    // 10% spread evenly the 0.11M draft learnt every language's templates and its gap stayed < 4 points.
-    "english-heavy": {tasks: defaultTaskWeights, languages: {en: 0.9, es: 0.049, de: 0.049, ja: 0.002}},
+    "balanced": balanced,
+    "english-heavy": englishHeavy,
     "copy-drill": {
         tasks: {"arithmetic": 0, "multiple-choice": 0, "tool-call": 0, "safety": 0, "story": 0, "copy": 1},
         languages: {en: 1, es: 0, de: 0, ja: 0}
@@ -40,8 +54,10 @@ export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
         tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 0.6, "safety": 0.05, "story": 0.05, "copy": 0.3},
         languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
     },
-    "tool-heavy": {
-        tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 1.2, "safety": 0.05, "story": 0.05, "copy": 0.3},
-        languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
-    }
+    "tool-heavy": toolHeavy,
+    // The same mixtures with every surface dimension a coin flip (surfaceVariant): answers with many
+    // equivalent spellings, the neutral divergence lossy verification is meant to exploit.
+    "balanced-surface": {...balanced, surfaceVariation: 0.5},
+    "english-heavy-surface": {...englishHeavy, surfaceVariation: 0.5},
+    "tool-heavy-surface": {...toolHeavy, surfaceVariation: 0.5}
 };

@@ -1,6 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {classifyRefusal} from "../../batteries/scorers/classifyRefusal.js";
 import {extractFinalNumber} from "../../batteries/scorers/extractFinalNumber.js";
+import {jsonMatch} from "../../batteries/scorers/jsonMatch.js";
 import {InvalidInputError} from "../../errors.js";
 import {ByteTokenizer} from "../../gguf/ByteTokenizer.js";
 import {apportion} from "./apportion.js";
@@ -84,6 +85,31 @@ describe("generateCorpus", () => {
         }
         expect(all(corpus).some((item) => item.reference === "{\"name\":\"search\",\"arguments\":{\"query\":\"red shoes\",\"limit\":50}}")
             || all(corpus).some((item) => item.reference.includes("\"limit\":50"))).toBe(true);
+    });
+
+    it("varies only train/validation answers of arithmetic and tool calls under surfaceVariation, and every form scores the same", () => {
+        const varied = generateCorpus({seed: 11, samples: 3000, mixture: {...balanced, surfaceVariation: 0.5}});
+        // The problems, splits, prompts and references are those of the canonical corpus; the test split is canonical.
+        expect(varied.test).toEqual(corpus.test);
+        const canonicalById = new Map([...corpus.train, ...corpus.validation].map((item) => [item.id, item]));
+        let changed = 0;
+        for (const item of [...varied.train, ...varied.validation]) {
+            const canonical = canonicalById.get(item.id)!;
+            expect({...item, answer: "", text: ""}).toEqual({...canonical, answer: "", text: ""});
+            expect(item.text).toBe(item.prompt + item.answer);
+            if (item.answer !== canonical.answer) {
+                changed++;
+                expect(["arithmetic", "tool-call"]).toContain(item.task);
+            }
+            if (item.task === "arithmetic") expect(extractFinalNumber(item.answer)).toBe(item.reference);
+            if (item.task === "tool-call") expect(jsonMatch(item.answer, item.reference)).toBe(true);
+        }
+        const variable = [...varied.train, ...varied.validation].filter((item) => item.task === "arithmetic" || item.task === "tool-call").length;
+        // One coin flip that matters per sum or difference (½ differ), two per product, two-step problem or call (¾ differ).
+        expect(changed / variable).toBeGreaterThan(0.6);
+        expect(changed / variable).toBeLessThan(0.75);
+        expect(generateCorpus({seed: 11, samples: 3000, mixture: {...balanced, surfaceVariation: 0.5}})).toEqual(varied);
+        expect(generateCorpus({seed: 11, samples: 3000, mixture: {...balanced, surfaceVariation: 0}})).toEqual(corpus);
     });
 
     it("refuses exactly the harmful safety requests, in words the refusal classifier recognises", () => {

@@ -3,11 +3,12 @@ import {Random} from "../../random/Random.js";
 import {apportion} from "./apportion.js";
 import type {CorpusMixture} from "./CorpusMixture.js";
 import type {CorpusProblem} from "./CorpusProblem.js";
-import {type CorpusSample, type CorpusSplit, type CorpusTask, corpusTasks} from "./CorpusSample.js";
+import {type CorpusLanguage, type CorpusSample, type CorpusSplit, type CorpusTask, corpusTasks} from "./CorpusSample.js";
 import {corpusTaskGenerators} from "./corpusTaskGenerators.js";
 import {derivedSeed} from "./derivedSeed.js";
 import {checkCorpusMixture} from "./parseCorpusMixture.js";
 import {splitOfProblem} from "./splitOfProblem.js";
+import {surfaceVariant} from "./surfaceVariant.js";
 
 export interface CorpusOptions {
     readonly seed: number;
@@ -33,7 +34,8 @@ const testSearchPatience = 20_000;
  * order, which keeps the languages parallel: a less weighted language renders a prefix of the same
  * problems. The test split holds the first `testProblemsPerTask` distinct test problems of each task
  * in all its languages, independent of the mixture, so a whole model family shares one test set.
- * Train and validation are shuffled (seeded); test stays in problem order.
+ * Train and validation are shuffled (seeded); test stays in problem order. With surfaceVariation,
+ * train/validation answers vary in form (surfaceVariant) and the test split stays canonical.
  */
 export function generateCorpus(options: CorpusOptions): Corpus {
     const testProblems = options.testProblemsPerTask ?? 50;
@@ -46,10 +48,24 @@ export function generateCorpus(options: CorpusOptions): Corpus {
     // A manifest written before a task existed (evaluateModel regenerates corpora from manifests) has no
     // weight for it: 0, filled in once here so every use below sees a complete mixture.
     const tasks = Object.fromEntries(corpusTasks.map((task) => [task, options.mixture.tasks[task] ?? 0])) as Record<CorpusTask, number>;
-    const mixture: CorpusMixture = {tasks, languages: options.mixture.languages};
+    const mixture: CorpusMixture = {tasks, languages: options.mixture.languages, ...(options.mixture.surfaceVariation === undefined ? {} : {surfaceVariation: options.mixture.surfaceVariation})};
     checkCorpusMixture(mixture);
 
     const corpus: Corpus = {train: [], validation: [], test: []};
+    const sample = (problem: CorpusProblem, problemId: string, task: CorpusTask, language: CorpusLanguage, split: CorpusSplit): CorpusSample => {
+        const rendering = problem.renderings[language];
+        if (rendering === undefined)
+            throw new Error(`${task} problem ${problem.key} has no ${language} rendering`);
+        const id = `${problemId}-${language}`;
+        // Each document's form comes from its own stream, so variation never shifts a problem draw.
+        const answer = split === "test" || !(mixture.surfaceVariation! > 0) ? rendering.answer
+            : surfaceVariant(task, rendering.answer, new Random(derivedSeed(options.seed, `surface:${id}`)), mixture.surfaceVariation!);
+        const text = rendering.prompt + answer;
+        // A blank line separates documents in train.txt / validation.txt.
+        if (text.includes("\n\n"))
+            throw new Error(`${task} document ${problemId} contains a blank line`);
+        return {id, problemId, task, language, split, text, ...rendering, answer};
+    };
     const taskQuotas = apportion(options.samples, corpusTasks.map((task) => tasks[task]));
     corpusTasks.forEach((task, taskIndex) => {
         const {languages, generate} = corpusTaskGenerators[task];
@@ -93,17 +109,6 @@ export function generateCorpus(options: CorpusOptions): Corpus {
     shuffle(corpus.train, shuffler);
     shuffle(corpus.validation, shuffler);
     return corpus;
-}
-
-function sample(problem: CorpusProblem, problemId: string, task: CorpusSample["task"], language: CorpusSample["language"], split: CorpusSplit): CorpusSample {
-    const rendering = problem.renderings[language];
-    if (rendering === undefined)
-        throw new Error(`${task} problem ${problem.key} has no ${language} rendering`);
-    const text = rendering.prompt + rendering.answer;
-    // A blank line separates documents in train.txt / validation.txt.
-    if (text.includes("\n\n"))
-        throw new Error(`${task} document ${problemId} contains a blank line`);
-    return {id: `${problemId}-${language}`, problemId, task, language, split, text, ...rendering};
 }
 
 function shuffle<T>(items: T[], random: Random): void {

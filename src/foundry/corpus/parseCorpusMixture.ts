@@ -5,7 +5,7 @@ import {corpusLanguages, corpusTasks} from "./CorpusSample.js";
 import {corpusTaskGenerators} from "./corpusTaskGenerators.js";
 
 /**
- * A preset name ("balanced", "english-heavy") or JSON `{"tasks": {...}, "languages": {...}}`.
+ * A preset name ("balanced", "english-heavy") or JSON `{"tasks": {...}, "languages": {...}, "surfaceVariation"?: p}`.
  * In JSON, a task or language left out has weight 0; weights are finite and ≥ 0; some task must
  * have weight, and every weighted task needs a weighted language to be rendered in.
  */
@@ -24,18 +24,22 @@ export function parseCorpusMixture(text: string, field = "mixture"): CorpusMixtu
     if (!isRecord(parsed))
         throw new InvalidInputError("expected a JSON object", field);
     for (const key of Object.keys(parsed))
-        if (key !== "tasks" && key !== "languages")
-            throw new InvalidInputError(`unknown key "${key}" (expected "tasks" and "languages")`, field);
-    const mixture = {
+        if (key !== "tasks" && key !== "languages" && key !== "surfaceVariation")
+            throw new InvalidInputError(`unknown key "${key}" (expected "tasks", "languages" and optionally "surfaceVariation")`, field);
+    const mixture: CorpusMixture = {
         tasks: weights(parsed.tasks, corpusTasks, `${field}.tasks`),
-        languages: weights(parsed.languages, corpusLanguages, `${field}.languages`)
+        languages: weights(parsed.languages, corpusLanguages, `${field}.languages`),
+        ...(parsed.surfaceVariation === undefined ? {} : {surfaceVariation: parsed.surfaceVariation as number})
     };
     checkCorpusMixture(mixture, field);
     return mixture;
 }
 
-/** Throws unless some task has weight and each weighted task has a weighted language. */
+/** Throws unless some task has weight, each weighted task has a weighted language and surfaceVariation is in [0, 1]. */
 export function checkCorpusMixture(mixture: CorpusMixture, field = "mixture"): void {
+    const variation = mixture.surfaceVariation;
+    if (variation !== undefined && (typeof variation !== "number" || !(variation >= 0 && variation <= 1)))
+        throw new InvalidInputError(`expected a number in [0, 1], got ${JSON.stringify(variation)}`, `${field}.surfaceVariation`);
     const weighted = corpusTasks.filter((task) => mixture.tasks[task] > 0);
     if (weighted.length === 0)
         throw new InvalidInputError("at least one task needs a positive weight", `${field}.tasks`);
