@@ -49,6 +49,18 @@ describe("specgate sweep", () => {
         expect([...png.subarray(1, 4)].map((code) => String.fromCharCode(code)).join("")).toBe("PNG");
     });
 
+    it("--oracle adds the headroom section and JSON, and is refused at a temperature above 0", async () => {
+        const report = join(directory, "oracle.md");
+        const json = join(directory, "oracle.json");
+        const outcome = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", battery, policies: "fuzzy:js:0.1", gamma: "2", maxTokens: "4", oracle: true, report, json}, openPair);
+        expect(outcome.exitCode).toBe(0);
+        expect(await readFile(report, "utf8")).toContain("## Headroom: the score-preserving oracle");
+        const written = JSON.parse(await readFile(json, "utf8")) as {oracle: Array<{gamma: number; strict: {meanAcceptanceLength: number}}>};
+        expect(written.oracle.map((measurement) => measurement.gamma)).toEqual([2]);
+        const warm = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", battery, policies: "fuzzy:js:0.1", maxTokens: "4", oracle: true, temperature: "0.8"}, openPair);
+        expect(warm).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--oracle: is defined for greedy decoding; got --temperature 0\.8/)});
+    });
+
     it("exits 2 with a typed message for an empty battery, an unscorable one and bad flags", async () => {
         const empty = join(directory, "empty.jsonl");
         await writeFile(empty, "");
