@@ -41,7 +41,7 @@ const toolHeavy: CorpusMixture = {
  * Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft,
  * "copy-drill" for copy warm-ups, "tool-focus" and "tool-heavy" for the target's last stages (tool
  * calls weighted up: their string arguments are the last thing a small model learns to copy), and
- * "-surface" versions of three of them whose answers vary in form (surfaceVariation 0.5).
+ * "-surface" mixtures whose answers vary in form (surfaceVariation 0.5) for target-surface and draft-surface.
  */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced": balanced,
@@ -55,9 +55,10 @@ export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
         languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
     },
     "tool-heavy": toolHeavy,
-    // The same mixtures with every surface dimension a coin flip (surfaceVariant): answers with many
+    // Mixtures with every surface dimension a coin flip (surfaceVariant): answers with several
     // equivalent spellings, the neutral divergence lossy verification is meant to exploit.
     "balanced-surface": {...balanced, surfaceVariation: 0.5},
-    "english-heavy-surface": {...englishHeavy, surfaceVariation: 0.5},
-    "tool-heavy-surface": {...toolHeavy, surfaceVariation: 0.5}
+    "tool-heavy-surface": {...toolHeavy, surfaceVariation: 0.5},
+    // Arithmetic weighted up beside the tool calls: a new written form cost the target sums it had known.
+    "arithmetic-tool-surface": {tasks: {...toolHeavy.tasks, arithmetic: 0.8}, languages: toolHeavy.languages, surfaceVariation: 0.5}
 };

@@ -20,8 +20,10 @@ export interface MemberReport {
     /** Trained members: matrices still at their seeded initialisation (up to scale), found by tensorsLeftAtInitialisation. */
     readonly untrainedTensors?: readonly string[];
     readonly evaluation: ModelEvaluation;
-    /** This member drafting for the target (greedy, γ = 4, T = 0); absent for the target itself. */
+    /** This member drafting for its verifier (greedy, γ = 4, T = 0); absent for members that draft for none. */
     readonly asDraft?: {
+        /** The member it drafts for (recipe draftsFor, default "target"); absent in reports from before it existed. */
+        readonly verifier?: string;
         readonly overall: number;
         readonly byLanguage: Partial<Record<CorpusLanguage, number>>;
         /** Best minus worst language, in percentage points. */

@@ -36,4 +36,29 @@ describe("familyRecipe", () => {
             for (const stage of member.stages) expect(stage.minimumLearningRate, member.name).toBeLessThanOrEqual(stage.learningRate);
         }
     });
+
+    it("builds every member another continues from, quantizes or drafts for earlier in the recipe, with the same shape", () => {
+        const names = familyRecipe.members.map((member) => member.name);
+        familyRecipe.members.forEach((member, index) => {
+            const sources = [member.kind === "quantized" ? member.source : member.from, member.draftsFor ?? undefined].filter((name) => name !== undefined);
+            for (const source of sources) {
+                const at = names.indexOf(source!);
+                expect(at, `${member.name} needs ${source}`).toBeGreaterThanOrEqual(0);
+                expect(at, `${member.name} after ${source}`).toBeLessThan(index);
+            }
+            if (member.kind === "trained" && member.from !== undefined) {
+                const source = familyRecipe.members[names.indexOf(member.from)] as TrainedMemberRecipe;
+                expect(member.shape).toBe(source.shape);
+            }
+        });
+    });
+});
+
+describe("stageKey of a member continued from another", () => {
+    it("includes the source member's whole recipe, so changing the target invalidates target-surface's stages", () => {
+        const surface = familyRecipe.members.find((member) => member.name === "target-surface") as TrainedMemberRecipe;
+        const key = stageKey(surface, 0) as {from: unknown};
+        expect(key.from).toEqual(stageKey(target, target.stages.length - 1));
+        expect(stageKey(target, 0)).not.toHaveProperty("from");
+    });
 });

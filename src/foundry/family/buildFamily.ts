@@ -13,7 +13,7 @@ export interface BuildFamilyOptions {
     readonly out: string;
     /** Scratch folder for the corpora (regenerated, not shipped). */
     readonly work: string;
-    /** Only these members (in recipe order); default all. A quantized member needs its source built. */
+    /** Only these members (in recipe order); default all. A quantized member needs its source built, a member continued `from` another that one. */
     readonly only?: readonly string[];
     readonly threads?: number;
     readonly onMessage?: (line: string) => void;
@@ -62,7 +62,7 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         return;
     }
     const reports: FinetuneTrainingReport[] = [];
-    let previous: string | undefined;
+    let previous = member.from === undefined ? undefined : memberModelPath(options.out, member.from);
     // Once a stage is retrained, the later ones must be too: they continued from other weights.
     let retrained = false;
     for (let index = 0; index < member.stages.length; index++) {
@@ -114,9 +114,14 @@ async function trainStage(member: TrainedMemberRecipe, index: number, previous: 
 }
 
 /**
- * What a finished intermediate stage was trained from: the shape, seed, corpus and every stage up to
- * it. An interrupted family build reuses a stage only when this matches the recipe exactly.
+ * What a finished intermediate stage was trained from: the shape, seed, corpus, every stage up to
+ * it and, for a member continued `from` another, that member's whole recipe. An interrupted family build reuses a stage only when this matches the recipe exactly.
  */
 export function stageKey(member: TrainedMemberRecipe, index: number): unknown {
-    return {format: "specgate-stage/1", shape: member.shape, seed: member.seed, corpus: familyRecipe.corpus, contextLength: familyRecipe.contextLength, stages: member.stages.slice(0, index + 1)};
+    const source = member.from === undefined ? undefined : familyRecipe.members.find((candidate) => candidate.name === member.from);
+    return {
+        format: "specgate-stage/1", shape: member.shape, seed: member.seed, corpus: familyRecipe.corpus, contextLength: familyRecipe.contextLength,
+        ...(source?.kind === "trained" ? {from: stageKey(source, source.stages.length - 1)} : {}),
+        stages: member.stages.slice(0, index + 1)
+    };
 }

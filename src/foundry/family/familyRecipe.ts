@@ -1,7 +1,7 @@
 import type {ExportType} from "../exportLlamaGguf.js";
 
 /** The corpus mixtures (names in corpusMixturePresets) the family trains on. */
-export type FamilyMixture = "balanced" | "english-heavy" | "copy-drill" | "tool-focus" | "tool-heavy";
+export type FamilyMixture = "balanced" | "english-heavy" | "copy-drill" | "tool-focus" | "tool-heavy" | "balanced-surface" | "tool-heavy-surface" | "arithmetic-tool-surface";
 
 /** One llama-finetune run; a member's later stages continue from the previous stage's weights. */
 export interface TrainingStageRecipe {
@@ -24,9 +24,13 @@ export interface TrainedMemberRecipe {
     readonly role: string;
     /** d,layers,heads,ff. */
     readonly shape: string;
-    /** Seeds the initial weights of the first stage. */
+    /** Seeds the initial weights of the first stage (unless `from` gives them). */
     readonly seed: number;
+    /** The first stage continues from this member's final weights (built earlier in the recipe). */
+    readonly from?: string;
     readonly stages: readonly TrainingStageRecipe[];
+    /** The member the cards measure this one drafting for; default "target"; null: not a draft. */
+    readonly draftsFor?: string | null;
 }
 
 /** One member made by re-encoding another. */
@@ -36,6 +40,8 @@ export interface QuantizedMemberRecipe {
     readonly role: string;
     readonly source: string;
     readonly type: ExportType;
+    /** As for trained members; default "target". */
+    readonly draftsFor?: string | null;
 }
 
 export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
@@ -57,6 +63,12 @@ export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
  * which a lower rate consolidates the arithmetic. Each stage was kept because the one before it left
  * a measured gap. The drafts are ≈ 10× smaller and train in one stage on the data (not on the
  * target's outputs).
+ *
+ * target-surface and draft-surface are the same models taught to write each answer in several
+ * equivalent forms (surfaceVariant), so a draft and its target can differ without either being
+ * wrong: the neutral divergence that lossy verification (seeds 001, 004) exists for, and which the
+ * canonical family's answers, token-exact, leave almost none of (BENCHMARKS.md, the score-preserving
+ * oracle).
  */
 export const familyRecipe = {
     corpus: {seed: 7, samples: 60_000, testProblems: 50},
@@ -88,6 +100,18 @@ export const familyRecipe = {
         {
             kind: "quantized", name: "target-q8_0", role: "Q8_0 copy of target, the quantized-draft deployment pattern",
             source: "target", type: "q8_0"
+        },
+        {
+            kind: "trained", name: "target-surface", role: "target that writes each answer in several equivalent forms (lossy-verification experiments)",
+            shape: "128,4,4,512", seed: 1, from: "target", draftsFor: null,
+            stages: [
+                {mixture: "tool-heavy-surface", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "the target's answers in equivalent forms: operator spacing, step separator, ×, JSON spacing"},
+                {mixture: "arithmetic-tool-surface", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "arithmetic weighted up: the new forms had cost sums it knew"}
+            ]
+        },
+        {
+            kind: "trained", name: "draft-surface", role: "draft for target-surface, same forms", shape: "64,2,2,112", seed: 2, draftsFor: "target-surface",
+            stages: [{mixture: "balanced-surface", steps: 30_000, epochs: 2, learningRate: 2e-3, minimumLearningRate: 1e-4, purpose: "the balanced mixture, answers in equivalent forms"}]
         }
     ] satisfies MemberRecipe[] as MemberRecipe[]
 };

@@ -18,6 +18,20 @@ function throughput(member: MemberReport): string {
     return low === high ? low.toLocaleString("en-US") : `${low.toLocaleString("en-US")}–${high.toLocaleString("en-US")}`;
 }
 
+/** Why target-surface and draft-surface exist, with what was measured on them; nothing when neither is present. */
+function surfaceSection(target: MemberReport | undefined, draft: MemberReport | undefined): string[] {
+    if (target === undefined && draft === undefined) return [];
+    const arithmetic = accuracy(target, "arithmetic", "en");
+    const toolCall = accuracy(target, "tool-call", "en");
+    return [
+        "## Surface forms: target-surface and draft-surface", "",
+        "The family's answers are token-exact (a sum's digits, one JSON spelling), so a draft token the target would not have chosen almost always changes the answer, and lossy verification has nothing to gain (BENCHMARKS.md, \"the score-preserving oracle\"). "
+            + "Real models differ in how they write the same answer — seed 004 traces 65% of its rescued tokens to math formatting, punctuation and spacing. This pair is trained on the same tasks with each such choice a coin flip per document (`surfaceVariation` 0.5: \"3 + 4 = 7\" or \"3+4=7\", \", \" or \"; \" between steps, \"*\" or \"×\", JSON with or without spaces after \":\" and \",\"); every form scores the same (final number, parsed call), and the test split stays canonical. "
+            + `Measured: target-surface English arithmetic ${arithmetic === null ? "–" : percent(arithmetic)}, tool calls ${toolCall === null ? "–" : percent(toolCall)} (scored on canonical references, any form accepted)`
+            + `${draft?.asDraft === undefined ? "" : `; draft-surface accepts ${percent(draft.asDraft.overall)} of its greedy drafts`}. Use them for \`specgate sweep\` / \`calibrate\` experiments; the issue-4 targets above are the canonical family's.`, ""
+    ];
+}
+
 /** models/README.md: the members, the issue's targets against what was measured, how to rebuild. */
 export function renderFamilyReadme(report: FamilyReport): string {
     const byName = new Map(report.members.map((member) => [member.recipe.name, member]));
@@ -32,8 +46,8 @@ export function renderFamilyReadme(report: FamilyReport): string {
     const lines = [
         "# specgate reference model family", "",
         "Small llama-architecture GGUF models trained from scratch on specgate's synthetic corpus, so that acceptance rates, speed-ups and per-language disparity can be measured without downloading anything. They share one byte-level vocabulary, so any of them can draft for any other.", "",
-        "| model | role | parameters | file | storage | validation loss | acceptance as draft for target |", "|---|---|---|---|---|---|---|",
-        ...report.members.map((member) => `| [${member.recipe.name}](${member.recipe.name}/MODEL_CARD.md) | ${member.recipe.role} | ${member.parameters.toLocaleString("en-US")} | ${(member.bytes / 1e6).toFixed(2)} MB | ${member.storage} | ${member.training?.finalValidationLoss?.toFixed(3) ?? "–"} | ${member.asDraft === undefined ? "–" : `${percent(member.asDraft.overall)} (gap ${member.asDraft.languageGapPoints.toFixed(1)} pts)`} |`),
+        "| model | role | parameters | file | storage | validation loss | acceptance as a draft |", "|---|---|---|---|---|---|---|",
+        ...report.members.map((member) => `| [${member.recipe.name}](${member.recipe.name}/MODEL_CARD.md) | ${member.recipe.role} | ${member.parameters.toLocaleString("en-US")} | ${(member.bytes / 1e6).toFixed(2)} MB | ${member.storage} | ${member.training?.finalValidationLoss?.toFixed(3) ?? "–"} | ${member.asDraft === undefined ? "–" : `${percent(member.asDraft.overall)} for ${member.asDraft.verifier ?? "target"} (gap ${member.asDraft.languageGapPoints.toFixed(1)} pts)`} |`),
         "", `Total size: ${(totalBytes / 1e6).toFixed(1)} MB.`, "",
         "## Targets of issue 4", "",
         "| target | measured | status |", "|---|---|---|",
@@ -51,6 +65,7 @@ export function renderFamilyReadme(report: FamilyReport): string {
             + `Measured on this family: English arithmetic ${arithmetic === null ? "–" : percent(arithmetic)}, English tool calls ${toolCall === null ? "–" : percent(toolCall)}. `
             + `The price in time: ${targetSteps.toLocaleString("en-US")} steps, ≈ 2 h 15 min at two threads on an idle 2-core machine (${(targetSeconds / 60).toFixed(0)} min as run, mostly one thread beside another run) — half again the issue's ≈ 90-minute budget; the stages are in the target's card. `
             + "The price in speed: at 1.1M parameters a forward pass on this CPU costs little more than the per-call overhead, so a draft step is not much cheaper than a target step and measured speed-ups are small (≈ 1.1–1.2× at γ = 4 in `npm start`); `specgate bench` reports them against the analytic limit of the same run, which is the number that transfers to a compute-bound target.", "",
+        ...surfaceSection(byName.get("target-surface"), byName.get("draft-surface")),
         "## Rebuild", "",
         "```sh",
         "scripts/trainFamily.sh   # builds llama.cpp's tools offline, the corpora, trains and evaluates everything",

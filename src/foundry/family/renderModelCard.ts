@@ -58,7 +58,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
         lines.push("## Training", "",
             "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k, attn_v and token_embd receive gradients), driven by `specgate train`; one plain SGD step of the patched tool equals the float64 reference gradient of every matrix (src/foundry/finetune/llamaFinetuneGradient.test.ts)",
             "- Why llama-finetune: ≈ 15–17× the throughput of the TypeScript trainer on this 2-core machine; it trains on hard labels only, which is all pre-training needs (the TS trainer stays for tiny CI runs and s-CDF fine-tuning)",
-            `- From random weights (seed ${recipe.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))${stages.length > 1 ? "; each later stage continues from the previous one's weights (`specgate train --from`), with a fresh optimizer state" : ""}`,
+            `- ${recipe.from !== undefined ? `From ${recipe.from}'s final weights (\`${recipe.from}/model.gguf\`)` : `From random weights (seed ${recipe.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))`}${stages.length > 1 ? "; each later stage continues from the previous one's weights (`specgate train --from`), with a fresh optimizer state" : ""}`,
             `- AdamW, weight decay ${training.weightDecay}, the learning rate decaying once per epoch from the first to the last value; one optimizer step per window of ${training.contextLength} tokens (windows overlap by half)`,
             `- ${totalSteps.toLocaleString("en-US")} steps, ${stages.reduce((sum, stage) => sum + stage.tokensProcessed, 0).toLocaleString("en-US")} tokens processed, wall time ${minutes(totalSeconds)} (validation included) at ${[...new Set(stages.map((stage) => stage.threads))].join(" or ")} thread(s), ${training.tokensPerSecond.toFixed(0)} tokens/s in the last stage`,
             "", "| stage | mixture | epochs × steps | learning rate | wall time | validation loss (its corpus) | why |", "|---|---|---|---|---|---|---|",
@@ -84,13 +84,14 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             ...englishErrors.flatMap((cell) => (cell.errors ?? []).map((error) => `- ${cell.task}: \`${promptLines(error.prompt)}\` → \`${error.output.trim().replaceAll("`", "'").replaceAll("\n", "⏎")}\` | \`${error.reference}\``)), "");
     if (member.asDraft !== undefined) {
         const draft = member.asDraft;
-        lines.push("## As a draft for target", "",
+        const verifier = draft.verifier ?? "target";
+        lines.push(`## As a draft for ${verifier}`, "",
             `Greedy acceptance (accepted / drafted tokens, γ = 4, T = 0) over the same test prompts: **${percent(draft.overall)}** overall; per language over the tasks rendered in every language (arithmetic, tool calls), ` +
             Object.entries(draft.byLanguage).map(([language, rate]) => `${language} ${percent(rate)}`).join(", ") +
-            `; best − worst language ${draft.languageGapPoints.toFixed(1)} points. Speculative output ${draft.outputsMatchTarget ? "equalled" : "did NOT equal"} target-only output on every prompt.`, "");
+            `; best − worst language ${draft.languageGapPoints.toFixed(1)} points. Speculative output ${draft.outputsMatchTarget ? "equalled" : "did NOT equal"} ${verifier}-only output on every prompt.`, "");
     }
     lines.push("## Regenerate", "", "```sh", "scripts/trainFamily.sh            # the whole family, from scratch (see models/README.md for the time)",
-        `node dist/cli/main.js family build --out models --only ${recipe.name}${recipe.kind === "quantized" ? "   # needs models/" + recipe.source : ""}`,
+        `node dist/cli/main.js family build --out models --only ${recipe.name}${recipe.kind === "quantized" ? "   # needs models/" + recipe.source : recipe.from !== undefined ? "   # needs models/" + recipe.from : ""}`,
         "node dist/cli/main.js family cards --models models   # re-evaluate and rewrite the cards", "```", "",
         "Training is not bit-reproducible across machines (thread scheduling in llama.cpp's reductions); the recipe, data and seeds are.", "");
     return lines.join("\n");

@@ -44,6 +44,8 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
         await writeCorpus(corpus, {seed, samples, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: testProblems});
     }
     const target = await NodeLlamaCppBackend.load(memberModelPath(options.models, "target"), {threads: 1});
+    // Members other members draft for, loaded once each (the target is one of them).
+    const verifiers = new Map<string, NodeLlamaCppBackend>([["target", target]]);
     const members: MemberReport[] = [];
     try {
         for (const recipe of familyRecipe.members) {
@@ -52,16 +54,21 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                 log(`${recipe.name}: ${file} missing, skipped`);
                 continue;
             }
-            const backend = recipe.name === "target" ? target : await NodeLlamaCppBackend.load(file, {threads: 1});
+            const backend = verifiers.get(recipe.name) ?? await NodeLlamaCppBackend.load(file, {threads: 1});
+            if (familyRecipe.members.some((member) => member.draftsFor === recipe.name)) verifiers.set(recipe.name, backend);
+            const verifierName = recipe.name === "target" ? null : recipe.draftsFor === undefined ? "target" : recipe.draftsFor;
+            const verifier = verifierName === null ? undefined : verifiers.get(verifierName);
+            if (verifierName !== null && verifier === undefined) log(`${recipe.name}: ${verifierName} missing, acceptance skipped`);
             try {
                 log(`${recipe.name}: evaluating`);
                 const evaluation = await evaluateModel(backend, {corpus, itemsPerCell: options.itemsPerCell});
                 let asDraft: MemberReport["asDraft"];
-                if (backend !== target) {
-                    log(`${recipe.name}: measuring acceptance as a draft for target`);
-                    const speculative = await evaluateModel(target, {corpus, draft: backend, itemsPerCell: options.itemsPerCell, validationDocumentsPerCell: 0});
+                if (verifier !== undefined) {
+                    log(`${recipe.name}: measuring acceptance as a draft for ${verifierName}`);
+                    const speculative = await evaluateModel(verifier, {corpus, draft: backend, itemsPerCell: options.itemsPerCell, validationDocumentsPerCell: 0});
                     const rates = Object.values(speculative.acceptance!.byLanguage);
                     asDraft = {
+                        verifier: verifierName!,
                         overall: speculative.acceptance!.overall,
                         byLanguage: speculative.acceptance!.byLanguage,
                         languageGapPoints: 100 * (Math.max(...rates) - Math.min(...rates)),
@@ -73,11 +80,11 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                 const stages = await readJsonIfPresent<FinetuneTrainingReport[]>(stageReportsPath(file)) ?? (training === undefined ? undefined : [training]);
                 members.push({...await describeFile(file), recipe, training, stages, untrainedTensors, evaluation, asDraft});
             } finally {
-                if (backend !== target) await backend.dispose();
+                if (![...verifiers.values()].includes(backend)) await backend.dispose();
             }
         }
     } finally {
-        await target.dispose();
+        for (const verifier of verifiers.values()) await verifier.dispose();
     }
     const report: FamilyReport = {format: "specgate-family/1", corpus: familyRecipe.corpus, members};
     for (const member of members)
