@@ -66,9 +66,8 @@ export interface MeasureResources {
 
 /**
  * Runs one configuration over every item and scores each output with the item's scorer (prompts as
- * batteryPromptTokens cuts them). Tokens/s
- * is battery-wide (all output tokens over all decode time), which weights long answers as a
- * serving stack would, rather than averaging per-item rates.
+ * batteryPromptTokens cuts them). Tokens/s is battery-wide (all output tokens over all decode time),
+ * which weights long answers as a serving stack would, rather than averaging per-item rates.
  */
 export async function measureConfiguration(
     target: ModelBackend,

@@ -52,14 +52,15 @@ export function generateCorpus(options: CorpusOptions): Corpus {
     checkCorpusMixture(mixture);
 
     const corpus: Corpus = {train: [], validation: [], test: []};
+    const variation = mixture.surfaceVariation ?? 0;
     const sample = (problem: CorpusProblem, problemId: string, task: CorpusTask, language: CorpusLanguage, split: CorpusSplit): CorpusSample => {
         const rendering = problem.renderings[language];
         if (rendering === undefined)
             throw new Error(`${task} problem ${problem.key} has no ${language} rendering`);
         const id = `${problemId}-${language}`;
         // Each document's form comes from its own stream, so variation never shifts a problem draw.
-        const answer = split === "test" || !(mixture.surfaceVariation! > 0) ? rendering.answer
-            : surfaceVariant(task, rendering.answer, new Random(derivedSeed(options.seed, `surface:${id}`)), mixture.surfaceVariation!);
+        const answer = split === "test" || variation === 0 ? rendering.answer
+            : surfaceVariant(task, rendering.answer, new Random(derivedSeed(options.seed, `surface:${id}`)), variation);
         const text = rendering.prompt + answer;
         // A blank line separates documents in train.txt / validation.txt.
         if (text.includes("\n\n"))
