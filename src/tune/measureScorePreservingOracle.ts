@@ -51,9 +51,11 @@ export interface ScorePreservingOracleMeasurement {
  * only where a draft token differs from the target's choice and the answer survives it ("neutral
  * divergence", seed 004 §5). The oracle knows exactly that: at every mismatch it finishes the item
  * from the draft token with target-only greedy decoding, scores the result, and accepts the draft
- * token if the item still passes. Its mean acceptance length is what a policy could reach without
- * losing one item (greedily, one step of look-ahead); a setting that claims more gains at equal
- * accuracy is measuring noise. The strict row is counted by the same loop and equals the engine's.
+ * token if the item still passes. Its mean acceptance length estimates what a policy could reach
+ * without losing an item. It is not a strict bound: it looks one token ahead and trusts the target to
+ * finish, so a rule that keeps following the draft where the target alone would fail can accept
+ * more — and does, when the draft is the better model. The strict row is counted by the same loop
+ * and equals the engine's.
  *
  * Costs one target-only completion per mismatch: an offline analysis, not a serving policy.
  */

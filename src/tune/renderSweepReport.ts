@@ -104,7 +104,7 @@ function oracleSection(
         "## Headroom: the score-preserving oracle",
         "",
         "At each mismatch the oracle finishes the item from the draft's token with the target alone and accepts the token if the item still passes: "
-            + "the mean acceptance length a lossy policy could reach on this battery without losing an item (src/tune/measureScorePreservingOracle.ts).",
+            + "an estimate of the mean acceptance length a lossy policy could reach on this battery without losing an item (a rule that follows the draft further can exceed it where the draft is the better model; src/tune/measureScorePreservingOracle.ts).",
         "",
         "| γ | Task | Items | Strict Acc (%) | Oracle Acc (%) | Strict ALen | Oracle ALen | Oracle gain | Rescued / checked mismatches |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
