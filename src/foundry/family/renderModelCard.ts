@@ -51,7 +51,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
         lines.push("## Data", "",
             ...mixtures.map((name) => {
                 const mixture = corpusMixturePresets[name];
-                return `- \`specgate corpus --seed ${family.corpus.seed} --samples ${family.corpus.samples} --mixture ${name} --test-problems ${family.corpus.testProblems}\`: tasks ${Object.entries(mixture.tasks).map(([task, weight]) => `${task} ${weight}`).join(", ")}; languages ${Object.entries(mixture.languages).map(([language, weight]) => `${language} ${(100 * weight).toFixed(1)}%`).join(", ")}`;
+                return `- \`specgate corpus --seed ${family.corpus.seed} --samples ${family.corpus.samples} --mixture ${name} --test-problems ${family.corpus.testProblems}\`: tasks ${Object.entries(mixture.tasks).map(([task, weight]) => `${task} ${weight}`).join(", ")}; languages ${Object.entries(mixture.languages).map(([language, weight]) => `${language} ${(100 * weight).toFixed(1)}%`).join(", ")}${mixture.surfaceVariation === undefined ? "" : `; answers in equivalent forms, each choice the alternative with probability ${mixture.surfaceVariation} (surfaceVariation)`}`;
             }),
             "- Multilingual tasks: arithmetic and tool calls; copy drills are \"Repeat: 417 Paris 8\\nEcho: 417 Paris 8\" with random content",
             `- Each stage reads the first documents of its shuffled train.txt, in file order (the last stage: ${training.trainDocuments.toLocaleString("en-US")} training documents per epoch, ${training.validationDocuments} validation documents)`, "");
