@@ -87,12 +87,14 @@ export async function measureScorePreservingOracle(
                 for (const tally of tallies) tally.add(run);
             }
         }
+        const strictTotals = strict.totals();
+        const oracleTotals = oracle.totals();
         return {
             gamma: settings.gamma,
             items: items.length,
-            strict: strict.totals(),
-            oracle: oracle.totals(),
-            gain: oracle.meanAcceptanceLength() / strict.meanAcceptanceLength() - 1,
+            strict: strictTotals,
+            oracle: oracleTotals,
+            gain: oracleTotals.meanAcceptanceLength / strictTotals.meanAcceptanceLength - 1,
             byTask: [...byTask].map(([task, tallies]) => ({task, items: tallies.items, strict: tallies.strict.totals(), oracle: tallies.oracle.totals()}))
         };
     } finally {
@@ -111,7 +113,7 @@ interface ItemRun {
 }
 
 class Tally {
-    private readonly sums: ItemRun & {correct: number} = {pass: false, correct: 0, drafts: 0, draftTokens: 0, acceptedTokens: 0, rescuedTokens: 0, checkedMismatches: 0};
+    private readonly sums: {-readonly [Key in Exclude<keyof OracleTotals, "meanAcceptanceLength">]: number} = {correct: 0, drafts: 0, draftTokens: 0, acceptedTokens: 0, rescuedTokens: 0, checkedMismatches: 0};
 
     public add(run: ItemRun): void {
         if (run.pass) this.sums.correct++;
@@ -122,13 +124,9 @@ class Tally {
         this.sums.checkedMismatches += run.checkedMismatches;
     }
 
-    public meanAcceptanceLength(): number {
-        return this.sums.drafts === 0 ? 1 : 1 + this.sums.acceptedTokens / this.sums.drafts;
-    }
-
     public totals(): OracleTotals {
-        const {correct, drafts, draftTokens, acceptedTokens, rescuedTokens, checkedMismatches} = this.sums;
-        return {correct, drafts, draftTokens, acceptedTokens, meanAcceptanceLength: this.meanAcceptanceLength(), rescuedTokens, checkedMismatches};
+        const {drafts, acceptedTokens} = this.sums;
+        return {...this.sums, meanAcceptanceLength: drafts === 0 ? 1 : 1 + acceptedTokens / drafts};
     }
 }
 

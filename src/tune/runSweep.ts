@@ -28,8 +28,8 @@ export interface SweepOptions {
     readonly baseDirectory?: string;
     readonly signal?: AbortSignal;
     /**
-     * Also measure the score-preserving oracle at each γ (measureScorePreservingOracle): the most
-     * mean acceptance length a lossy policy could reach here without losing an item. Temperature 0 only.
+     * Also measure the score-preserving oracle at each γ (measureScorePreservingOracle): an estimate
+     * of the mean acceptance length a lossy policy could reach here without losing an item. Temperature 0 only.
      */
     readonly oracle?: boolean;
     /** One line per finished configuration (for a progress display). */

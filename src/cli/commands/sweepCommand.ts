@@ -103,7 +103,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
-        .option("--oracle", "also measure the score-preserving oracle at each γ: the mean acceptance length a lossy policy could reach without losing an item (temperature 0)")
+        .option("--oracle", "also measure the score-preserving oracle at each γ: an estimate of the mean acceptance length a lossy policy could reach without losing an item (temperature 0)")
         .option("--json <out>", "write every configuration, per-item outcomes included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write frontier.svg and frontier.png into DIR")
         .option("--report <out.md>", "write the Markdown table to OUT.md (stdout then gets a one-line summary)")
