@@ -2,13 +2,17 @@ import {describe, expect, it} from "vitest";
 import {Random} from "../../random/Random.js";
 import {surfaceVariant} from "./surfaceVariant.js";
 
+/** Every distinct form of `answer` in `draws` draws at probability 0.5, sorted. */
+function formsDrawn(task: "arithmetic" | "tool-call", answer: string, seed: number, draws: number): string[] {
+    const forms = new Set<string>();
+    const random = new Random(seed);
+    for (let draw = 0; draw < draws; draw++) forms.add(surfaceVariant(task, answer, random, 0.5));
+    return [...forms].sort();
+}
+
 describe("surfaceVariant", () => {
     it("writes every combination of the arithmetic forms and keeps the final line", () => {
-        const answer = " 3 * 4 = 12, 12 - 5 = 7\n#### 7";
-        const forms = new Set<string>();
-        const random = new Random(3);
-        for (let draw = 0; draw < 400; draw++) forms.add(surfaceVariant("arithmetic", answer, random, 0.5));
-        expect([...forms].sort()).toEqual([
+        expect(formsDrawn("arithmetic", " 3 * 4 = 12, 12 - 5 = 7\n#### 7", 3, 400)).toEqual([
             " 3 * 4 = 12, 12 - 5 = 7\n#### 7",
             " 3 * 4 = 12; 12 - 5 = 7\n#### 7",
             " 3 × 4 = 12, 12 - 5 = 7\n#### 7",
@@ -21,11 +25,7 @@ describe("surfaceVariant", () => {
     });
 
     it("writes a tool call with and without spaces after colons and commas, keys in order", () => {
-        const answer = ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}';
-        const forms = new Set<string>();
-        const random = new Random(4);
-        for (let draw = 0; draw < 200; draw++) forms.add(surfaceVariant("tool-call", answer, random, 0.5));
-        expect([...forms].sort()).toEqual([
+        expect(formsDrawn("tool-call", ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}', 4, 200)).toEqual([
             ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}',
             ' {"name":"set_timer", "arguments":{"minutes":5, "label":"tea"}}',
             ' {"name": "set_timer","arguments": {"minutes": 5,"label": "tea"}}',
