@@ -9,6 +9,7 @@ export interface ExportCommandOptions {
     readonly out?: string;
     readonly type?: string;
     readonly name?: string;
+    readonly layers?: string;
 }
 
 /** `specgate export` without the terminal: returns a one-line summary. */
@@ -18,9 +19,18 @@ export async function runExport(options: ExportCommandOptions): Promise<string> 
     const type = (options.type ?? "f32").toLowerCase();
     if (!(type in exportTypes))
         throw new InvalidInputError(`expected one of ${Object.keys(exportTypes).join(", ")}, got "${options.type}"`, "--type");
-    await exportLlamaGguf(model, out, type as ExportType, options.name);
+    const layers = options.layers === undefined ? undefined : parseLayers(options.layers);
+    await exportLlamaGguf(model, out, type as ExportType, options.name, layers);
     const {size} = await stat(out);
-    return `${out}: ${type}, ${size} bytes`;
+    return `${out}: ${type}${layers === undefined ? "" : `, blocks ${layers.join(",")}`}, ${size} bytes`;
+}
+
+function parseLayers(text: string): number[] {
+    const layers = text.split(",").map((part) => part.trim());
+    const bad = layers.find((part) => !/^\d+$/.test(part));
+    if (bad !== undefined)
+        throw new InvalidInputError(`expected block numbers separated by commas, e.g. 0,3; got "${text}"`, "--layers");
+    return layers.map(Number);
 }
 
 /** `specgate export`: rewrite a trained llama GGUF as F32, F16 or Q8_0 with the project's writer. */
@@ -32,6 +42,7 @@ export function registerExportCommand(program: Command): void {
         .option("--out <OUT.gguf>", "file to write")
         .option("--type <f32|f16|q8_0>", "storage type of the matrices (default f32)")
         .option("--name <NAME>", "general.name of the written model")
+        .option("--layers <i,j,...>", "write only these blocks, in this order, with the embeddings, final norm and output head (a self-speculative draft to fine-tune with `specgate train --from`)")
         .action(async (options: ExportCommandOptions) => {
             process.stdout.write(`${await runExport(options)}\n`);
         });

@@ -41,7 +41,8 @@ const toolHeavy: CorpusMixture = {
  * Named mixtures: "balanced" for the target and the draft, "english-heavy" for the skewed draft,
  * "copy-drill" for copy warm-ups, "tool-focus" and "tool-heavy" for the target's last stages (tool
  * calls weighted up: their string arguments are the last thing a small model learns to copy), and
- * "-surface" mixtures whose answers vary in form (surfaceVariation 0.5) for target-surface and draft-surface.
+ * "-surface" mixtures whose answers vary in form (surfaceVariation 0.5) for target-surface and draft-surface,
+ * and "arithmetic-focus" for draft-mid's last stages.
  */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced": balanced,
@@ -60,5 +61,11 @@ export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced-surface": {...balanced, surfaceVariation: 0.5},
     "tool-heavy-surface": {...toolHeavy, surfaceVariation: 0.5},
     // Arithmetic weighted up beside the tool calls: a new written form cost the target sums it had known.
-    "arithmetic-tool-surface": {tasks: {...toolHeavy.tasks, arithmetic: 0.8}, languages: toolHeavy.languages, surfaceVariation: 0.5}
+    "arithmetic-tool-surface": {tasks: {...toolHeavy.tasks, arithmetic: 0.8}, languages: toolHeavy.languages, surfaceVariation: 0.5},
+    // Half the documents sums, English weighted up, canonical forms: a smaller draft's capacity spent
+    // on what the tune battery asks of it (English sums and tool calls).
+    "arithmetic-focus": {
+        tasks: {"arithmetic": 1.2, "multiple-choice": 0.05, "tool-call": 0.6, "safety": 0.05, "story": 0.05, "copy": 0.3},
+        languages: {en: 0.4, es: 0.2, de: 0.2, ja: 0.2}
+    }
 };

@@ -21,7 +21,7 @@ describe("parseCorpusMixture", () => {
 
     it("names the field of every mistake", () => {
         const cases: [string, RegExp][] = [
-            ["uniform", /expected balanced, english-heavy, copy-drill, tool-focus, tool-heavy, balanced-surface, tool-heavy-surface, arithmetic-tool-surface or a JSON object/],
+            ["uniform", /expected balanced, english-heavy, copy-drill, tool-focus, tool-heavy, balanced-surface, tool-heavy-surface, arithmetic-tool-surface, arithmetic-focus or a JSON object/],
             ["{not json", /not valid JSON/],
             [JSON.stringify({tasks: {arithmetic: 1}}), /mixture\.languages: missing/],
             [JSON.stringify({tasks: {poetry: 1}, languages: {en: 1}}), /mixture\.tasks\.poetry: unknown name/],

@@ -48,7 +48,10 @@ describe("familyRecipe", () => {
             }
             if (member.kind === "trained" && member.from !== undefined) {
                 const source = familyRecipe.members[names.indexOf(member.from)] as TrainedMemberRecipe;
-                expect(member.shape).toBe(source.shape);
+                // A member made of some of its source's blocks has the source's shape with fewer layers.
+                const [width, layers, heads, feedForward] = source.shape.split(",");
+                expect(member.shape).toBe(member.layers === undefined ? source.shape : [width, member.layers.length, heads, feedForward].join(","));
+                for (const layer of member.layers ?? []) expect(layer).toBeLessThan(Number(layers));
             }
         });
     });
@@ -60,5 +63,12 @@ describe("stageKey of a member continued from another", () => {
         const key = stageKey(surface, 0) as {from: unknown};
         expect(key.from).toEqual(stageKey(target, target.stages.length - 1));
         expect(stageKey(target, 0)).not.toHaveProperty("from");
+    });
+
+    it("includes the blocks a shallower member keeps, so another choice of blocks is another stage", () => {
+        const shallow = familyRecipe.members.find((member) => member.name === "draft-shallow") as TrainedMemberRecipe;
+        const keys = [undefined, [0, 3], [0, 1]].map((layers) => JSON.stringify(stageKey({...shallow, layers}, 0)));
+        expect(new Set(keys).size).toBe(3);
+        expect(stageKey(shallow, 0)).toHaveProperty("layers", [0, 3]);
     });
 });

@@ -63,6 +63,12 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
     }
     const reports: FinetuneTrainingReport[] = [];
     let previous = member.from === undefined ? undefined : memberModelPath(options.out, member.from);
+    if (previous !== undefined && member.layers !== undefined) {
+        const start = join(options.work, `${member.name}-layers.gguf`);
+        await exportLlamaGguf(previous, start, "f32", `specgate-${member.name}`, member.layers);
+        log(`${member.name}: blocks ${member.layers.join(", ")} of ${member.from} → ${start}`);
+        previous = start;
+    }
     // Once a stage is retrained, the later ones must be too: they continued from other weights.
     let retrained = false;
     for (let index = 0; index < member.stages.length; index++) {
@@ -122,6 +128,7 @@ export function stageKey(member: TrainedMemberRecipe, index: number): unknown {
     return {
         format: "specgate-stage/1", shape: member.shape, seed: member.seed, corpus: familyRecipe.corpus, contextLength: familyRecipe.contextLength,
         ...(source?.kind === "trained" ? {from: stageKey(source, source.stages.length - 1)} : {}),
+        ...(member.layers === undefined ? {} : {layers: member.layers}),
         stages: member.stages.slice(0, index + 1)
     };
 }

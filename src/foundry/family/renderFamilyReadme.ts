@@ -18,17 +18,22 @@ function throughput(member: MemberReport): string {
     return low === high ? low.toLocaleString("en-US") : `${low.toLocaleString("en-US")}–${high.toLocaleString("en-US")}`;
 }
 
-/** Why target-surface and draft-surface exist, with what was measured on them; nothing when neither is present. */
-function surfaceSection(target: MemberReport | undefined, draft: MemberReport | undefined): string[] {
-    if (target === undefined && draft === undefined) return [];
+/** Why target-surface, draft-surface and draft-shallow exist, with what was measured on them; nothing when none is present. */
+function surfaceSection(target: MemberReport | undefined, draft: MemberReport | undefined, shallow: MemberReport | undefined): string[] {
+    if (target === undefined && draft === undefined && shallow === undefined) return [];
     const arithmetic = accuracy(target, "arithmetic", "en");
     const toolCall = accuracy(target, "tool-call", "en");
     return [
-        "## Surface forms: target-surface and draft-surface", "",
+        "## Surface forms: target-surface, draft-surface and draft-shallow", "",
         "The family's answers are token-exact (a sum's digits, one JSON spelling), so a draft token the target would not have chosen almost always changes the answer, and lossy verification has nothing to gain (BENCHMARKS.md, \"the score-preserving oracle\"). "
             + "Real models differ in how they write the same answer — seed 004 traces 65% of its rescued tokens to math formatting, punctuation and spacing. This pair is trained on the same tasks with each such choice a coin flip per document (`surfaceVariation` 0.5: \"3 + 4 = 7\" or \"3+4=7\", \", \" or \"; \" between steps, \"*\" or \"×\", JSON with or without spaces after \":\" and \",\"); every form scores the same (final number, parsed call), and the test split stays canonical. "
             + `Measured: target-surface English arithmetic ${arithmetic === null ? "–" : percent(arithmetic)}, tool calls ${toolCall === null ? "–" : percent(toolCall)} (scored on canonical references, any form accepted)`
-            + `${draft?.asDraft === undefined ? "" : `; draft-surface accepts ${percent(draft.asDraft.overall)} of its greedy drafts`}. Use them for \`specgate sweep\` / \`calibrate\` experiments; the issue-4 targets above are the canonical family's.`, ""
+            + `${draft?.asDraft === undefined ? "" : `; draft-surface accepts ${percent(draft.asDraft.overall)} of its greedy drafts`}. Use them for \`specgate sweep\` / \`calibrate\` experiments; the issue-4 targets above are the canonical family's.`, "",
+        ...(shallow === undefined ? [] : [
+            "draft-shallow is a second draft for target-surface, made the self-speculative way: blocks 0 and 3 of the canonical target (`specgate export --layers 0,3`), fine-tuned in three stages (its card). Half the target's parameters; alone it answers few sums right "
+                + `(English arithmetic ${percent(accuracy(shallow, "arithmetic", "en") ?? 0)}), but it starts from the target's own embeddings and writes the canonical forms that target-surface often does not`
+                + `${shallow.asDraft === undefined ? "" : `; it accepts ${percent(shallow.asDraft.overall)} of its greedy drafts for target-surface`}. With it, calibrated SD lengthens acceptance far beyond strict SD without losing accuracy (BENCHMARKS.md, "draft-shallow").`, ""
+        ])
     ];
 }
 
@@ -65,7 +70,7 @@ export function renderFamilyReadme(report: FamilyReport): string {
             + `Measured on this family: English arithmetic ${arithmetic === null ? "–" : percent(arithmetic)}, English tool calls ${toolCall === null ? "–" : percent(toolCall)}. `
             + `The price in time: ${targetSteps.toLocaleString("en-US")} steps, ≈ 2 h 15 min at two threads on an idle 2-core machine (${(targetSeconds / 60).toFixed(0)} min as run, mostly one thread beside another run) — half again the issue's ≈ 90-minute budget; the stages are in the target's card. `
             + "The price in speed: at 1.1M parameters a forward pass on this CPU costs little more than the per-call overhead, so a draft step is not much cheaper than a target step and measured speed-ups are small (≈ 1.1–1.2× at γ = 4 in `npm start`); `specgate bench` reports them against the analytic limit of the same run, which is the number that transfers to a compute-bound target.", "",
-        ...surfaceSection(byName.get("target-surface"), byName.get("draft-surface")),
+        ...surfaceSection(byName.get("target-surface"), byName.get("draft-surface"), byName.get("draft-shallow")),
         "## Rebuild", "",
         "```sh",
         "scripts/trainFamily.sh   # builds llama.cpp's tools offline, the corpora, trains and evaluates everything",

@@ -55,6 +55,18 @@ describe("readLlamaGguf", () => {
         await expect(exportLlamaGguf(join(directory, "odd.gguf"), join(directory, "odd-q8.gguf"), "q8_0")).rejects.toThrow(/multiple of 32/);
     });
 
+    it("exports only the blocks asked for, renumbered, with the embeddings and head", async () => {
+        const weights = initializeLlamaWeights(config, {seed: 3});
+        const path = join(directory, "two-blocks.gguf");
+        await writeLlamaGguf(path, config, weights, tokenizer);
+        await exportLlamaGguf(path, join(directory, "block-1.gguf"), "f32", undefined, [1]);
+        const kept = readLlamaGguf(join(directory, "block-1.gguf"));
+        expect(kept.config.blockCount).toBe(1);
+        for (const name of ["blk.0.attn_q.weight", "blk.0.ffn_down.weight", "token_embd.weight", "output.weight"])
+            expect(kept.weights.get(name), name).toEqual(Float64Array.from(weights.get(name.replace("blk.0.", "blk.1."))!, Math.fround));
+        await expect(exportLlamaGguf(path, join(directory, "block-2.gguf"), "f32", undefined, [2])).rejects.toThrow(/block 2 is not one of the model's 2 blocks/);
+    });
+
     it("refuses a file that is not a llama GGUF", async () => {
         expect(() => readLlamaGguf(join(directory, "missing.gguf"))).toThrow(ModelLoadError);
     });
