@@ -23,6 +23,22 @@ describe("buildCorrectionMemory (seed 004 phase 1)", () => {
         for (const [draftToken, targetToken] of calibration.memory.entries()) expect(draftToken).not.toBe(targetToken);
     });
 
+    it("stops each generation at a stop string, recording only the divergences before it", async () => {
+        const prompts = ["abc", "hgf"];
+        const full = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40});
+        let text = "";
+        for await (const chunk of streamGeneration(target, draft, prompts[0], {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, seed: 0})) text += chunk.text;
+        // Two characters from the middle of the first answer: that generation must end early.
+        const stop = [text.slice(8, 10)];
+        const stopped = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40, stop});
+        let rejections = 0;
+        for (const [index, prompt] of prompts.entries())
+            for await (const chunk of streamGeneration(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, stop, seed: index}))
+                if (chunk.verification != null && chunk.verification.acceptedCount < chunk.verification.positions.length) rejections++;
+        expect(stopped.divergences).toBe(rejections);
+        expect(stopped.steps).toBeLessThan(full.steps);
+    });
+
     it("extends an initial memory instead of replacing it", async () => {
         const first = await buildCorrectionMemory(target, draft, ["abc"], {gamma: 4, maxTokens: 30});
         const total = first.memory.entries().reduce((sum, [, , count]) => sum + count, 0);

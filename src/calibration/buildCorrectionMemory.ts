@@ -16,13 +16,15 @@ export interface CorrectionMemoryCalibration {
  * recording every (draft token, verified target token) divergence, with no parameter updates.
  * Implemented as the `calibrated` policy with an unreachable frequency threshold — it never rescues,
  * so decoding is exactly `strict` (lossless), while its online update fills the memory. The memory
- * can start from an earlier file (`initial`) to extend a calibration.
+ * can start from an earlier file (`initial`) to extend a calibration. `stop` ends each generation
+ * where the traffic's answers end: without it the pass records what the two models invent after an
+ * answer (on the family the commonest pair was "p"→"q": the next document's "Repeat" drafted where the target began "Request").
  */
 export async function buildCorrectionMemory(
     target: ModelBackend,
     draft: ModelBackend,
     prompts: readonly string[],
-    options: {gamma?: number; sampling?: SamplingOptionsInput; maxTokens?: number; seed?: number; initial?: CorrectionMemory} = {}
+    options: {gamma?: number; sampling?: SamplingOptionsInput; maxTokens?: number; stop?: readonly string[]; seed?: number; initial?: CorrectionMemory} = {}
 ): Promise<CorrectionMemoryCalibration> {
     const memory = options.initial ?? new CorrectionMemory(target.vocabularySize, target.vocabularyIdentity());
     let steps = 0;
@@ -34,6 +36,7 @@ export async function buildCorrectionMemory(
             gamma: options.gamma ?? 6,
             sampling: options.sampling ?? {temperature: 0},
             maxTokens: options.maxTokens ?? 128,
+            stop: options.stop,
             seed: (options.seed ?? 0) + index
         }, {correctionMemory: memory});
         steps += result.telemetry.steps;

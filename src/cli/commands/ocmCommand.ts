@@ -3,6 +3,7 @@ import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import {buildCorrectionMemory} from "../../calibration/buildCorrectionMemory.js";
 import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
 import {loadPrompts} from "../loadPrompts.js";
+import {stopStrings} from "../stopStrings.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 
@@ -18,6 +19,7 @@ interface OcmBuildOptions {
     topP: number;
     minP: number;
     maxTokens: number;
+    stop?: string[];
     seed: number;
     threads: number;
 }
@@ -35,16 +37,18 @@ export function registerOcmCommand(program: Command): void {
         .option("--initial <memory.json>", "extend this memory instead of starting empty")
         .option("--gamma <N>", "draft tokens per step (seed 004 uses 6)", integerOption(1, 64), 6), {temperature: 0})
         .option("--max-tokens <N>", "tokens generated per prompt", integerOption(1), 128)
+        .option("--stop <text...>", "stop strings, \\n decoded: end each generation where answers end, so the memory holds no pairs from text after them")
         .option("--seed <S>", "seed (the seed calibrates greedily: --temperature defaults to 0 here)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .action(async (options: OcmBuildOptions) => {
             const sampling = samplingFromCli(options);
+            const stop = stopStrings(options.stop);
             const prompts = await loadPrompts(options.corpus);
             const target = await NodeLlamaCppBackend.load(options.target, {threads: options.threads});
             const draft = await NodeLlamaCppBackend.load(options.draft, {threads: options.threads});
             try {
                 const initial = options.initial != null ? await CorrectionMemory.load(options.initial, target.vocabularyIdentity()) : undefined;
-                const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, seed: options.seed, initial});
+                const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, stop, seed: options.seed, initial});
                 await calibration.memory.save(options.out);
                 process.stdout.write(`${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`);
             } finally {
