@@ -42,7 +42,7 @@ const toolHeavy: CorpusMixture = {
  * "copy-drill" for copy warm-ups, "tool-focus" and "tool-heavy" for the target's last stages (tool
  * calls weighted up: their string arguments are the last thing a small model learns to copy), and
  * "-surface" mixtures whose answers vary in form (surfaceVariation 0.5) for target-surface and draft-surface,
- * and "arithmetic-focus" for draft-mid's last stages.
+ * and "arithmetic-focus" for draft-shallow.
  */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     "balanced": balanced,

@@ -5,10 +5,9 @@ import {llamaTensorLayout} from "./llamaTensorLayout.js";
 
 /**
  * A shallower model made of some of a model's blocks, in the order given, with its embeddings,
- * final norm and output head: the self-speculative drafter (Draft & Verify, LayerSkip) that starts
- * from what the target already knows — its token embeddings and the blocks that copy a prompt — so a
- * short fine-tune recovers what a small draft trained from random weights never learns here.
- * Block `layers[i]` becomes block i; everything else is copied unchanged.
+ * final norm and output head: the self-speculative drafter (Draft & Verify, LayerSkip), which starts
+ * from the target's own representation instead of random weights and is fine-tuned from there
+ * (draft-shallow in the family recipe). Block `layers[i]` becomes block i; everything else is copied.
  */
 export function keepLlamaLayers(config: LlamaConfig, weights: LlamaWeights, layers: readonly number[]): {config: LlamaConfig; weights: LlamaWeights} {
     checkLlamaWeights(config, weights);
