@@ -6,17 +6,20 @@ import {buildCorrectionMemory} from "./buildCorrectionMemory.js";
 const target = BigramBackend.random(1, 8, {scale: 2});
 const draft = target.noisyCopy(2, 1.5);
 
+/** Rejected steps of strict greedy decoding: at temperature 0 a step rejects iff it accepts fewer tokens than it drafted. */
+async function strictRejections(prompts: readonly string[], stop?: readonly string[]): Promise<number> {
+    let rejections = 0;
+    for (const [index, prompt] of prompts.entries())
+        for await (const chunk of streamGeneration(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, stop, seed: index}))
+            if (chunk.verification != null && chunk.verification.acceptedCount < chunk.verification.positions.length) rejections++;
+    return rejections;
+}
+
 describe("buildCorrectionMemory (seed 004 phase 1)", () => {
     it("decodes exactly like strict and records one divergence per rejected greedy step", async () => {
         const prompts = ["abc", "hgf", "dd"];
         const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40});
-        let rejections = 0;
-        for (const [index, prompt] of prompts.entries()) {
-            // At temperature 0 a step rejects iff it accepts fewer tokens than it drafted.
-            for await (const chunk of streamGeneration(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, seed: index}))
-                if (chunk.verification != null && chunk.verification.acceptedCount < chunk.verification.positions.length) rejections++;
-        }
-        expect(calibration.divergences).toBe(rejections);
+        expect(calibration.divergences).toBe(await strictRejections(prompts));
         expect(calibration.divergences).toBeGreaterThan(0);
         expect(calibration.memory.vocabularyIdentity).toBe(target.vocabularyIdentity());
         // Every recorded pair is a real divergence: the draft token differs from the target token.
@@ -31,11 +34,7 @@ describe("buildCorrectionMemory (seed 004 phase 1)", () => {
         // Two characters from the middle of the first answer: that generation must end early.
         const stop = [text.slice(8, 10)];
         const stopped = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40, stop});
-        let rejections = 0;
-        for (const [index, prompt] of prompts.entries())
-            for await (const chunk of streamGeneration(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, stop, seed: index}))
-                if (chunk.verification != null && chunk.verification.acceptedCount < chunk.verification.positions.length) rejections++;
-        expect(stopped.divergences).toBe(rejections);
+        expect(stopped.divergences).toBe(await strictRejections(prompts, stop));
         expect(stopped.steps).toBeLessThan(full.steps);
     });
 
