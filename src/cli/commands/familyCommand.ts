@@ -38,7 +38,7 @@ export function registerFamilyCommand(program: Command): void {
     const family = program.command("family").description("the reference model family (models/): rebuild it from scratch, or re-evaluate it and rewrite its cards");
     family
         .command("build")
-        .description("write the corpora, train every member with llama-finetune (the target's nine stages ≈ 2 h 15 min at 2 threads on an idle 2-core machine, target-surface's two ≈ 25 min more, each draft ≈ 8–10 min at 1 thread; finished intermediate stages are reused after an interruption), make the Q8_0 member, then the cards")
+        .description("write the corpora, train every member with llama-finetune (the target's nine stages ≈ 2 h 15 min at 2 threads on an idle 2-core machine, target-surface's two ≈ 25 min more, draft-shallow's three ≈ 50 min, each other draft ≈ 8–10 min at 1 thread; finished intermediate stages are reused after an interruption), make the Q8_0 member, then the cards")
         .option("--out <DIR>", "models folder", "models")
         .option("--work <DIR>", "scratch folder for the corpora", ".tmp/family")
         .option("--only <NAMES>", "comma-separated members to (re)build")

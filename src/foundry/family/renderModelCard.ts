@@ -2,6 +2,7 @@ import {corpusLanguages, corpusTasks} from "../corpus/CorpusSample.js";
 import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
 import type {CellEvaluation} from "../evaluateModel.js";
 import type {FamilyReport, MemberReport} from "./FamilyReport.js";
+import type {TrainedMemberRecipe} from "./familyRecipe.js";
 
 const percent = (value: number): string => `${(100 * value).toFixed(1)}%`;
 
@@ -31,6 +32,15 @@ function promptLines(prompt: string): string {
 }
 
 /** models/<name>/MODEL_CARD.md. */
+/** Where a trained member's first stage started: random weights, or (some blocks of) another member. */
+function startingPoint(recipe: TrainedMemberRecipe): string {
+    if (recipe.from === undefined)
+        return `From random weights (seed ${recipe.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))`;
+    if (recipe.layers === undefined)
+        return `From ${recipe.from}'s final weights (\`${recipe.from}/model.gguf\`)`;
+    return `From block${recipe.layers.length > 1 ? "s" : ""} ${recipe.layers.join(" and ")} (with the embeddings, final norm and output head) of ${recipe.from}'s final weights (\`${recipe.from}/model.gguf\`; \`specgate export --layers\`, a self-speculative draft)`;
+}
+
 export function renderModelCard(member: MemberReport, family: FamilyReport): string {
     const recipe = member.recipe;
     const lines: string[] = [`# ${recipe.name}`, "", `${recipe.role}. Part of the specgate reference family (models/README.md).`, ""];
@@ -58,7 +68,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
         lines.push("## Training", "",
             "- Trainer: llama.cpp's llama-finetune (bundled release, built by scripts/buildLlamaCppTools.sh with two patches: gradients cleared between steps, and a training graph in which attn_k, attn_v and token_embd receive gradients), driven by `specgate train`; one plain SGD step of the patched tool equals the float64 reference gradient of every matrix (src/foundry/finetune/llamaFinetuneGradient.test.ts)",
             "- Why llama-finetune: ≈ 15–17× the throughput of the TypeScript trainer on this 2-core machine; it trains on hard labels only, which is all pre-training needs (the TS trainer stays for tiny CI runs and s-CDF fine-tuning)",
-            `- ${recipe.from !== undefined ? `From ${recipe.layers === undefined ? "" : `block${recipe.layers.length > 1 ? "s" : ""} ${recipe.layers.join(" and ")} (with the embeddings, final norm and output head) of `}${recipe.from}'s final weights (\`${recipe.from}/model.gguf\`${recipe.layers === undefined ? "" : "; `specgate export --layers`, a self-speculative draft"})` : `From random weights (seed ${recipe.seed}, N(0, 0.02²), residual projections scaled by 1/√(2·layers))`}${stages.length > 1 ? "; each later stage continues from the previous one's weights (`specgate train --from`), with a fresh optimizer state" : ""}`,
+            `- ${startingPoint(recipe)}${stages.length > 1 ? "; each later stage continues from the previous one's weights (`specgate train --from`), with a fresh optimizer state" : ""}`,
             `- AdamW, weight decay ${training.weightDecay}, the learning rate decaying once per epoch from the first to the last value; one optimizer step per window of ${training.contextLength} tokens (windows overlap by half)`,
             `- ${totalSteps.toLocaleString("en-US")} steps, ${stages.reduce((sum, stage) => sum + stage.tokensProcessed, 0).toLocaleString("en-US")} tokens processed, wall time ${minutes(totalSeconds)} (validation included) at ${[...new Set(stages.map((stage) => stage.threads))].join(" or ")} thread(s), ${training.tokensPerSecond.toFixed(0)} tokens/s in the last stage`,
             "", "| stage | mixture | epochs × steps | learning rate | wall time | validation loss (its corpus) | why |", "|---|---|---|---|---|---|---|",
@@ -69,7 +79,7 @@ export function renderModelCard(member: MemberReport, family: FamilyReport): str
             "", "Last stage, per epoch:", "", "| epoch | train loss | validation loss | validation next-token accuracy |", "|---|---|---|---|",
             ...training.history.map((entry) => `| ${entry.epoch + 1} | ${entry.trainLoss.toFixed(4)} | ${entry.validationLoss?.toFixed(4) ?? "n/a"} | ${entry.validationAccuracy === undefined ? "n/a" : percent(entry.validationAccuracy)} |`),
             "", member.untrainedTensors === undefined ? "" : member.untrainedTensors.length === 0
-                ? "Every matrix moved from its initialisation (checked by `tensorsLeftAtInitialisation` against the recipe's seed)."
+                ? `Every matrix moved from its initialisation (checked by \`tensorsLeftAtInitialisation\` against ${recipe.from === undefined ? "the recipe's seed" : "the weights it started from"}).`
                 : `Matrices still at their initialisation (up to weight-decay scaling): ${member.untrainedTensors.map((name) => `\`${name}\``).join(", ")}. `
                     + (member.untrainedTensors.includes("token_embd.weight") ? "This member was trained before scripts/llama-finetune-training-graph.patch also unfroze token_embd (a rebuild trains it): its token embedding is a fixed random projection that the first block learnt to read." : "The trainer skipped them: check the llama.cpp patches in scripts/."),
             "", "Train loss is llama-finetune's mean over the epoch; validation is measured after it. Both are per token over 256-token windows of the training text (prompts and answers alike).", "");

@@ -9,7 +9,9 @@ import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
 import {writeCorpus} from "../corpus/writeCorpus.js";
 import {evaluateModel} from "../evaluateModel.js";
 import type {FinetuneTrainingReport} from "../finetune/trainWithLlamaFinetune.js";
+import {keepLlamaLayers} from "../model/keepLlamaLayers.js";
 import {headDimension} from "../model/LlamaConfig.js";
+import type {LlamaWeights} from "../model/LlamaWeights.js";
 import {llamaParameterCount} from "../model/llamaTensorLayout.js";
 import {readLlamaGguf} from "../model/readLlamaGguf.js";
 import {corpusDirectory, memberModelPath, stageReportsPath} from "./buildFamily.js";
@@ -75,7 +77,7 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                         outputsMatchTarget: speculative.speculativeMatchesTarget ?? false
                     };
                 }
-                const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(file, recipe) : undefined;
+                const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(options.models, recipe) : undefined;
                 const training = await readJsonIfPresent<FinetuneTrainingReport>(`${file}.train.json`);
                 const stages = await readJsonIfPresent<FinetuneTrainingReport[]>(stageReportsPath(file)) ?? (training === undefined ? undefined : [training]);
                 members.push({...await describeFile(file), recipe, training, stages, untrainedTensors, evaluation, asDraft});
@@ -124,8 +126,18 @@ async function exists(path: string): Promise<boolean> {
     }
 }
 
-/** The member's matrices still at the recipe's seeded initialisation: a trainer that silently skips a tensor shows here. */
-function untrainedTensorsOf(file: string, recipe: TrainedMemberRecipe): string[] {
-    const initial = initializeLlamaWeights(shapeConfig(parseModelShape(recipe.shape), familyRecipe.contextLength), {seed: recipe.seed});
-    return tensorsLeftAtInitialisation(initial, readLlamaGguf(file).weights);
+/**
+ * The member's matrices still at the weights its first stage started from — the recipe's seeded
+ * initialisation, or the member it continues (only the blocks it keeps): a trainer that silently
+ * skips a tensor shows here.
+ */
+export function untrainedTensorsOf(models: string, recipe: TrainedMemberRecipe): string[] {
+    return tensorsLeftAtInitialisation(startingWeights(models, recipe), readLlamaGguf(memberModelPath(models, recipe.name)).weights);
+}
+
+function startingWeights(models: string, recipe: TrainedMemberRecipe): LlamaWeights {
+    if (recipe.from === undefined)
+        return initializeLlamaWeights(shapeConfig(parseModelShape(recipe.shape), familyRecipe.contextLength), {seed: recipe.seed});
+    const source = readLlamaGguf(memberModelPath(models, recipe.from));
+    return recipe.layers === undefined ? source.weights : keepLlamaLayers(source.config, source.weights, recipe.layers).weights;
 }
