@@ -36,6 +36,13 @@ export class InvalidPolicyError extends SpecgateError {
     }
 }
 
+/** A drafter spec names an unknown drafter or parameter, a parameter is out of range, or a drafter lacks what it needs. */
+export class InvalidDrafterError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("invalid_drafter", message, field);
+    }
+}
+
 /** A token id is outside [0, vocabularySize). */
 export class TokenOutOfRangeError extends SpecgateError {
     public constructor(message: string, field?: string) {
@@ -183,5 +190,12 @@ export class ScorerMismatchError extends SpecgateError {
     public constructor(itemIds: readonly string[], message: string, field?: string) {
         super("scorer_mismatch", message, field);
         this.itemIds = itemIds;
+    }
+}
+
+/** The native backend was asked for but its addon is not built or does not load here. */
+export class NativeBackendUnavailableError extends SpecgateError {
+    public constructor(message: string) {
+        super("native_backend_unavailable", message, "backend");
     }
 }

@@ -17,6 +17,12 @@ export const generationOptionsSchema = z.strictObject({
     /** Stop drafting when the draft's top probability is below this (llama.cpp --draft-p-min); 0 disables. */
     minConfidence: z.number().min(0).max(1).default(0),
     draftSampling: z.enum(["sample", "greedy"]).default("sample"),
+    /**
+     * Drafter spec (src/engine/drafters/parseDrafterSpec.ts): `model`, `ngram[:MIN[:MAX[:LENGTH]]]`,
+     * `suffix[:MIN_COUNT[:DEPTH[:MAX_NODES]]]` or a chain such as `ngram+model`. Absent: `model` when a
+     * draft model is given, else none (target-only).
+     */
+    drafter: z.string().min(1).optional(),
     sampling: samplingOptionsSchema.default({temperature: 1, topK: 0, topP: 1, minP: 0}),
     maxTokens: z.int().min(1).default(256),
     stop: z.array(z.string().min(1)).max(16).readonly().default([]),

@@ -1,3 +1,5 @@
+import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
+
 /**
  * Counters of one generation (or many, merged), with vLLM's definitions (field notes §9):
  * acceptance rate = accepted / draft tokens; mean acceptance length = 1 + accepted / drafts, counting
@@ -23,6 +25,8 @@ export class GenerationTelemetry {
     public draftEvaluations: [number, number] = [0, 0];
     /** Milliseconds of every draft evaluation, single tokens and catch-up batches alike (model time). */
     public draftModelMilliseconds = 0;
+    /** Lookups, proposals, accepted tokens and per-position counts of each drafter (chain members apart). */
+    public drafters = new DrafterTelemetry();
 
     public recordStep(proposed: number, accepted: number, emitted: number): void {
         this.steps++;
@@ -98,6 +102,7 @@ export class GenerationTelemetry {
         }
         this.draftEvaluations = [this.draftEvaluations[0] + other.draftEvaluations[0], this.draftEvaluations[1] + other.draftEvaluations[1]];
         this.draftModelMilliseconds += other.draftModelMilliseconds;
+        this.drafters.merge(other.drafters);
     }
 
     public toJSON() {
@@ -116,7 +121,8 @@ export class GenerationTelemetry {
             overheadShare: this.overheadShare,
             timeMilliseconds: this.time,
             targetCostCurveMilliseconds: this.costCurve(),
-            draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1]
+            draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1],
+            drafters: this.drafters.toJSON()
         };
     }
 }

@@ -1,15 +1,15 @@
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
-import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
-import {argmax} from "../distributions/argmax.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {createPolicy} from "../policies/createPolicy.js";
 import {createGreedyPolicy} from "../policies/greedyPolicy.js";
-import {sumOf} from "../policies/rowOperations.js";
 import type {VerificationPolicy, VerificationResult} from "../policies/VerificationPolicy.js";
 import {SeededChance} from "../random/SeededChance.js";
 import {DraftLengthController} from "./DraftLengthController.js";
+import {createDrafter} from "./drafters/createDrafter.js";
+import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
 import {type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
@@ -36,17 +36,25 @@ export interface GenerationResources {
     correctionMemory?: CorrectionMemory;
     /** A policy instance to reuse across generations (its scratch buffers and, for CSD, its memory). */
     policy?: VerificationPolicy;
+    /**
+     * A drafter instance to reuse across generations (a suffix drafter's cache is shared by whoever
+     * passes the same instance). Overrides `options.drafter`.
+     */
+    drafter?: Drafter;
     signal?: AbortSignal;
 }
 
 /**
  * Speculative generation, one step at a time (data flow: prompt → draft → verify → emit → telemetry):
- *  1. the draft proposes up to γ tokens, one evaluation each, keeping its rows;
+ *  1. the drafter proposes up to γ tokens (a draft model: one evaluation each, keeping its rows;
+ *     n-gram and suffix lookup: no model call and no rows, verified as q = δ_x);
  *  2. the target evaluates [last emitted token, drafts…] in ONE batch, returning γ+1 logit rows;
  *  3. the policy decides the accepted prefix and the final token;
  *  4. both KV caches roll back the rejected suffix; the final token is evaluated at the head of the
  *     next step's target batch, so every step costs exactly one target call.
- * Without a draft (or with γ = 0) the same loop is target-only decoding: each step evaluates one
+ * The drafter is `resources.drafter`, else `options.drafter` (a spec such as `ngram:2:5` or
+ * `ngram+model`), else the `model` drafter on `draft` when one is given. Without a drafter (or with
+ * γ = 0, or on a step where the drafter finds nothing) the same loop is target-only decoding: each step evaluates one
  * token and the policy emits the bonus token sampled from the target row — the baseline runs through
  * exactly the same code and backend.
  */
@@ -59,7 +67,8 @@ export async function* streamGeneration(
 ): AsyncGenerator<GenerationChunk, GenerationResult> {
     const options = parseGenerationOptions(optionsInput);
     if (draft != null) assertSameVocabulary(target, draft);
-    const speculative = draft != null && options.gamma > 0;
+    const drafter = resources.drafter ?? (options.drafter != null ? createDrafter(options.drafter, draft, "drafter") : draft != null ? createDrafter("model", draft) : undefined);
+    const speculative = drafter != null && options.gamma > 0;
     const controller = new DraftLengthController({
         mode: options.draftLength,
         gamma: speculative ? options.gamma : 0,
@@ -86,21 +95,18 @@ export async function* streamGeneration(
     const endTokens = new Set<number>(target.eosToken != null ? [target.eosToken] : []);
     const stopDetector = new StopDetector({endTokens, maxTokens: options.maxTokens, stop: options.stop, decode: (tokens) => target.detokenize(tokens)});
     const targetSequence = await target.createSequence();
-    let draftSequence: BackendSequence | undefined;
+    let session: DrafterSession | undefined;
     try {
-        draftSequence = speculative ? await draft!.createSequence() : undefined;
         const head = promptTokens.slice(0, -1);
         let pending = promptTokens[promptTokens.length - 1];
-        // Tokens emitted but not yet in the draft's KV cache; evaluated at the start of the next draft.
-        let draftCatchUp = [pending];
-        if (head.length > 0) {
-            await targetSequence.evaluate(head, {positions: []});
-            if (draftSequence != null) await draftSequence.evaluate(head, {positions: []});
-        }
+        // Prompt and emitted tokens; the last one is `pending`, not yet in the target's cache.
+        const history = [...promptTokens];
+        if (head.length > 0) await targetSequence.evaluate(head, {positions: []});
+        session = speculative ? await drafter!.start({promptTokens, options, chance, telemetry}) : undefined;
         telemetry.time.prompt = performance.now() - started;
         const argmaxOnly = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
             resources.policy == null && greedyEquivalentAtTemperatureZero.has(options.policy.kind) &&
-            targetSequence.evaluateArgmax != null && (draftSequence == null || draftSequence.evaluateArgmax != null);
+            targetSequence.evaluateArgmax != null && (session == null || session.supportsArgmax);
         const stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
 
         let finishReason: FinishReason | undefined;
@@ -115,42 +121,10 @@ export async function* streamGeneration(
 
             // 1. Draft.
             let phaseStart = performance.now();
-            const draftTokens: number[] = [];
-            const draftProbs: Float64Array[] = [];
-            const draftLogits: Float64Array[] = [];
-            let draftInCache = 0;
-            if (draftSequence != null && wanted > 0 && argmaxOnly) {
-                let evaluateStart = performance.now();
-                let [token] = await draftSequence.evaluateArgmax!(draftCatchUp);
-                telemetry.recordDraftEvaluation(performance.now() - evaluateStart, draftCatchUp.length);
-                for (let position = 0; position < wanted; position++) {
-                    draftTokens.push(token);
-                    if (position < wanted - 1) {
-                        evaluateStart = performance.now();
-                        [token] = await draftSequence.evaluateArgmax!([token]);
-                        telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
-                        draftInCache = position + 1;
-                    }
-                }
-            } else if (draftSequence != null && wanted > 0) {
-                let evaluateStart = performance.now();
-                let [logits] = await draftSequence.evaluate(draftCatchUp);
-                telemetry.recordDraftEvaluation(performance.now() - evaluateStart, draftCatchUp.length);
-                for (let position = 0; position < wanted; position++) {
-                    const probabilities = processLogits(logits, options.sampling);
-                    if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
-                    const token = options.draftSampling === "greedy" ? argmax(logits) : chance.choose(probabilities, sumOf(probabilities));
-                    draftTokens.push(token);
-                    draftLogits.push(logits);
-                    draftProbs.push(probabilities);
-                    if (position < wanted - 1) {
-                        evaluateStart = performance.now();
-                        [logits] = await draftSequence.evaluate([token]);
-                        telemetry.recordDraftEvaluation(performance.now() - evaluateStart);
-                        draftInCache = position + 1;
-                    }
-                }
-            }
+            const proposal: DraftProposal | undefined = session != null && wanted > 0
+                ? await session.propose({history, maxTokens: wanted, argmaxOnly})
+                : undefined;
+            const draftTokens = proposal?.tokens ?? [];
             telemetry.time.draft += performance.now() - phaseStart;
 
             // 2. Verify: one batched target evaluation of the pending token and every draft token.
@@ -169,10 +143,10 @@ export async function* streamGeneration(
             const verification = stepPolicy.verify({
                 draftTokens,
                 targetProbs,
-                // Greedy drafts were not drawn from their rows: verify them as q-less proposals (q = δ_x).
-                draftProbs: options.draftSampling === "sample" ? draftProbs : undefined,
+                // Absent for q-less proposals (n-gram, suffix, greedy model drafts): verified as q = δ_x.
+                draftProbs: proposal?.probs,
                 targetLogits,
-                draftLogits,
+                draftLogits: proposal?.logits,
                 targetArgmax
             }, chance);
             telemetry.time.policy += performance.now() - phaseStart;
@@ -182,15 +156,10 @@ export async function* streamGeneration(
             const accepted = verification.acceptedCount;
             await targetSequence.rollback(draftTokens.length - accepted);
             const finalToken = verification.emitted[verification.emitted.length - 1];
-            if (draftSequence != null && wanted > 0) {
-                if (accepted <= draftInCache) {
-                    await draftSequence.rollback(draftInCache - accepted);
-                    draftCatchUp = [finalToken];
-                } else {
-                    draftCatchUp = [...draftTokens.slice(draftInCache, accepted), finalToken];
-                }
-            } else if (draftSequence != null) {
-                draftCatchUp = [...draftCatchUp, finalToken];
+            history.push(...verification.emitted);
+            if (proposal != null) {
+                session!.observe({proposal, accepted, emitted: verification.emitted});
+                telemetry.drafters.record(proposal.consulted, proposal.source, draftTokens.length, accepted);
             }
             pending = finalToken;
             controller.observe(draftTokens.length, accepted);
@@ -202,10 +171,11 @@ export async function* streamGeneration(
             yield {tokens: emitted.tokens, text: emitted.text, verification};
         }
         telemetry.time.total = performance.now() - started;
+        session?.finish(stopDetector.emittedTokens);
         return {text: stopDetector.text, tokens: [...stopDetector.emittedTokens], promptTokens: promptTokens.length, finishReason, telemetry};
     } finally {
         await targetSequence.dispose();
-        await draftSequence?.dispose();
+        await session?.dispose();
     }
 }
 

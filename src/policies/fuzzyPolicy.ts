@@ -26,6 +26,9 @@ export interface FuzzyPolicyOptions {
  * Div(p_i, q_i) ≤ T; the accepted prefix is the leading accepted positions; a rejected position is
  * replaced by a sample from the target row itself (not the residual); the bonus comes from row γ.
  * Sequence-level bound: Div(P_T, P_FSD) ≤ N·%draft·T (see speedup/fsdSequenceBound).
+ * A proposal without draft rows (n-gram, suffix, greedy model drafts; for `raw`, without draft
+ * logits) is compared as q = δ_x, the same convention as strict: Div(p, δ_x) shrinks as the target
+ * puts more of its mass on x (JS(p, δ_x) = 0 iff p = δ_x; KL(p‖δ_x) is infinite unless p = δ_x).
  */
 export function createFuzzyPolicy(options: FuzzyPolicyOptions): VerificationPolicy {
     const divergence = divergenceByKind[options.divergence];
@@ -35,24 +38,26 @@ export function createFuzzyPolicy(options: FuzzyPolicyOptions): VerificationPoli
     const bucketTarget = new Float64Array((topK ?? 0) + 1);
     const bucketDraft = new Float64Array((topK ?? 0) + 1);
     const bucketIds = new Int32Array(topK ?? 0);
+    const pointMass = new ScratchRow();
+    // δ_x in a reused row; the caller resets the entry after the comparison.
+    const delta = (length: number, token: number): Float64Array => {
+        const row = pointMass.get(length);
+        row[token] = 1;
+        return row;
+    };
 
-    const distributionsAt = (step: VerificationStep, position: number): [Float64Array, Float64Array] => {
+    const distributionsAt = (step: VerificationStep, position: number, draftToken: number): [Float64Array, Float64Array] => {
         if (options.distribution === "processed") {
-            const draft = step.draftProbs?.[position];
-            if (draft == null)
-                throw new InvalidInputError("the fuzzy policy needs the draft distribution of every draft token", "draftProbs");
-            return [step.targetProbs[position], draft];
+            const target = step.targetProbs[position];
+            return [target, step.draftProbs?.[position] ?? delta(target.length, draftToken)];
         }
         const targetLogits = step.targetLogits?.[position];
+        if (targetLogits == null)
+            throw new InvalidInputError("the fuzzy policy with distribution \"raw\" needs raw target logits", "targetLogits");
         const draftLogits = step.draftLogits?.[position];
-        if (targetLogits == null || draftLogits == null)
-            throw new InvalidInputError(
-                "the fuzzy policy with distribution \"raw\" needs raw target and draft logits",
-                targetLogits == null ? "targetLogits" : "draftLogits"
-            );
         return [
             softmax(targetLogits, targetScratch.get(targetLogits.length)),
-            softmax(draftLogits, draftScratch.get(draftLogits.length))
+            draftLogits == null ? delta(targetLogits.length, draftToken) : softmax(draftLogits, draftScratch.get(draftLogits.length))
         ];
     };
 
@@ -60,11 +65,12 @@ export function createFuzzyPolicy(options: FuzzyPolicyOptions): VerificationPoli
         kind: "fuzzy",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            return verifyLeftToRight(step, (position) => {
-                const [target, draft] = distributionsAt(step, position);
+            return verifyLeftToRight(step, (position, draftToken) => {
+                const [target, draft] = distributionsAt(step, position, draftToken);
                 const value = topK == null
                     ? divergence(target, draft)
                     : divergence(bucketTarget, bucketDraft, topKBuckets(target, draft, topK, bucketTarget, bucketDraft, bucketIds));
+                if (draft === pointMass.get(target.length)) draft[draftToken] = 0;
                 const accepted = value <= options.threshold;
                 return {
                     accepted,

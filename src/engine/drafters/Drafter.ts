@@ -1,0 +1,75 @@
+import type {Chance} from "../../random/Chance.js";
+import type {GenerationOptions} from "../GenerationOptions.js";
+import type {GenerationTelemetry} from "../GenerationTelemetry.js";
+
+/**
+ * Drafting, separate from verification: a drafter proposes up to γ tokens per step and learns from
+ * what the target accepted. A `Drafter` is long-lived (it may hold state shared by every generation
+ * it serves, such as the suffix cache); each generation opens its own `DrafterSession`.
+ */
+export interface Drafter {
+    /** Canonical spec with every parameter, e.g. `ngram:2:4`, `suffix:2:24:100000`, `ngram:2:4+model`. */
+    readonly label: string;
+    /** Labels of the drafters that can make a proposal (the members of a chain, else the label). */
+    readonly members: readonly string[];
+    start(context: DrafterStart): Promise<DrafterSession>;
+}
+
+/** What a session gets when a generation starts. */
+export interface DrafterStart {
+    /** Prompt tokens, BOS included; all but the last are already in the target's cache. */
+    readonly promptTokens: readonly number[];
+    readonly options: GenerationOptions;
+    /** The generation's random decisions (a sampling draft model draws from the same stream as the policy). */
+    readonly chance: Chance;
+    readonly telemetry: GenerationTelemetry;
+}
+
+export interface DraftRequest {
+    /** Prompt and every token emitted so far; the last one is the pending token (not yet verified into the target's cache). */
+    readonly history: readonly number[];
+    /** Most tokens to propose (≥ 1). */
+    readonly maxTokens: number;
+    /**
+     * The target verifies on argmax ids only (temperature 0, greedy-equivalent policy): a model
+     * drafter then drafts greedily on argmax ids and returns no rows.
+     */
+    readonly argmaxOnly: boolean;
+}
+
+export interface DraftProposal {
+    /** 0..maxTokens proposed ids; an empty proposal makes the step target-only. */
+    readonly tokens: number[];
+    /** Sampler rows the tokens were drawn from; absent for q-less proposals, verified as q = δ_x. */
+    readonly probs?: Float64Array[];
+    /** Raw draft logits per token, when the drafter is a model. */
+    readonly logits?: Float64Array[];
+    /** Member label of the drafter that made the proposal (or, for an empty one, the last consulted). */
+    readonly source: string;
+    /** Member labels consulted this step, in order (a chain stops at the first that proposes). */
+    readonly consulted: readonly string[];
+}
+
+export interface DraftOutcome {
+    readonly proposal: DraftProposal;
+    /** Leading proposed tokens the policy accepted. */
+    readonly accepted: number;
+    /** Tokens the step emitted: the accepted prefix and the final (recovered or bonus) token. */
+    readonly emitted: readonly number[];
+}
+
+export interface DrafterSession {
+    /** True when the session can draft on argmax ids alone (no logit rows). */
+    readonly supportsArgmax: boolean;
+    propose(request: DraftRequest): Promise<DraftProposal>;
+    /** After verification; the next request's history ends with `outcome.emitted`. */
+    observe(outcome: DraftOutcome): void;
+    /** The generation ended normally: `output` is every token it emitted (stop-truncated). */
+    finish(output: readonly number[]): void;
+    dispose(): Promise<void>;
+}
+
+/** An empty proposal from `source`. */
+export function noProposal(source: string): DraftProposal {
+    return {tokens: [], source, consulted: [source]};
+}

@@ -1,0 +1,95 @@
+import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
+import {argmax} from "../../distributions/argmax.js";
+import {processLogits} from "../../distributions/processLogits.js";
+import {sumOf} from "../../policies/rowOperations.js";
+import {type Drafter, type DrafterSession, type DrafterStart, type DraftRequest} from "./Drafter.js";
+
+/**
+ * A draft model (GGUF) drafting token by token in its own sequence:
+ *  - argmax-only steps draft greedily on argmax ids (no rows);
+ *  - otherwise each token is sampled from the draft's sampler row (passed as q, which keeps `strict`
+ *    exact at any temperature) or, with draftSampling "greedy", taken as the argmax and verified as a
+ *    q-less proposal (q = δ_x); drafting stops early when the top probability is below minConfidence.
+ * The sequence mirrors the history lazily: at each proposal it drops what the history no longer
+ * shares and evaluates the missing tokens in one batch (the pending token at least, whose logits
+ * give the first draft row). After a step this is the rejected suffix and [accepted tail, final];
+ * in a chain whose other member proposed, it is everything emitted since this drafter last ran.
+ */
+export class ModelDrafter implements Drafter {
+    public readonly label = "model";
+    public readonly members = ["model"];
+
+    public constructor(private readonly draft: ModelBackend) {}
+
+    public async start(context: DrafterStart): Promise<DrafterSession> {
+        const {options, chance, telemetry} = context;
+        const sequence: BackendSequence = await this.draft.createSequence();
+        // Tokens in the draft's KV cache, in order.
+        const cache: number[] = [];
+        // Length of the prefix that `cache` and the history are known to share.
+        let agreed = 0;
+        try {
+            const head = context.promptTokens.slice(0, -1);
+            if (head.length > 0) {
+                await sequence.evaluate(head, {positions: []});
+                cache.push(...head);
+                agreed = head.length;
+            }
+        } catch (error) {
+            await sequence.dispose();
+            throw error;
+        }
+
+        const evaluate = async (tokens: readonly number[], argmaxOnly: boolean): Promise<Float64Array | number> => {
+            const started = performance.now();
+            const result = argmaxOnly ? (await sequence.evaluateArgmax!(tokens))[0] : (await sequence.evaluate(tokens))[0];
+            telemetry.recordDraftEvaluation(performance.now() - started, tokens.length);
+            cache.push(...tokens);
+            return result;
+        };
+
+        return {
+            supportsArgmax: sequence.evaluateArgmax != null,
+            async propose(request: DraftRequest) {
+                const {history, maxTokens, argmaxOnly} = request;
+                // Keep at least the pending token to evaluate: its row is the first draft row.
+                const limit = Math.min(cache.length, history.length - 1);
+                let common = Math.min(agreed, limit);
+                while (common < limit && cache[common] === history[common]) common++;
+                if (cache.length > common) {
+                    await sequence.rollback(cache.length - common);
+                    cache.length = common;
+                }
+                agreed = history.length;
+                const tokens: number[] = [];
+                if (argmaxOnly) {
+                    let token = await evaluate(history.slice(common), true) as number;
+                    for (let position = 0; position < maxTokens; position++) {
+                        tokens.push(token);
+                        if (position < maxTokens - 1) token = await evaluate([token], true) as number;
+                    }
+                    return {tokens, source: "model", consulted: ["model"]};
+                }
+                const probs: Float64Array[] = [];
+                const logitRows: Float64Array[] = [];
+                let logits = await evaluate(history.slice(common), false) as Float64Array;
+                for (let position = 0; position < maxTokens; position++) {
+                    const probabilities = processLogits(logits, options.sampling);
+                    if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
+                    const token = options.draftSampling === "greedy" ? argmax(logits) : chance.choose(probabilities, sumOf(probabilities));
+                    tokens.push(token);
+                    logitRows.push(logits);
+                    probs.push(probabilities);
+                    if (position < maxTokens - 1) logits = await evaluate([token], false) as Float64Array;
+                }
+                // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
+                return {tokens, probs: options.draftSampling === "sample" ? probs : undefined, logits: logitRows, source: "model", consulted: ["model"]};
+            },
+            observe() {},
+            finish() {},
+            async dispose() {
+                await sequence.dispose();
+            }
+        };
+    }
+}

@@ -1,0 +1,112 @@
+import {InvalidDrafterError} from "../../errors.js";
+
+export interface ModelDrafterSpec {
+    readonly kind: "model";
+}
+
+export interface NgramDrafterSpec {
+    readonly kind: "ngram";
+    /** Shortest n-gram to look up. */
+    readonly minN: number;
+    /** Longest n-gram to look up (tried first). */
+    readonly maxN: number;
+    /** Most tokens per proposal; absent: γ. */
+    readonly length?: number;
+}
+
+export interface SuffixDrafterSpec {
+    readonly kind: "suffix";
+    /** A continuation token is proposed only if it followed the matched context at least this often. */
+    readonly minCount: number;
+    /** Longest substring indexed (matched context + proposal). */
+    readonly depth: number;
+    /** Memory bound: the cache drops its oldest outputs while it holds more trie nodes than this. */
+    readonly maxNodes: number;
+}
+
+export type SingleDrafterSpec = ModelDrafterSpec | NgramDrafterSpec | SuffixDrafterSpec;
+
+/** One drafter, or a chain whose members are consulted in order (the first that proposes wins). */
+export type DrafterSpec = SingleDrafterSpec | {readonly kind: "chain"; readonly members: readonly SingleDrafterSpec[]};
+
+export const ngramDefaults = {minN: 2, maxN: 4} as const;
+export const suffixDefaults = {minCount: 2, depth: 24, maxNodes: 100_000} as const;
+const maximumNodes = 2_000_000;
+
+/**
+ * Parses a drafter spec:
+ *   model                                  the draft GGUF (--draft)
+ *   ngram[:MIN[:MAX[:LENGTH]]]             e.g. ngram, ngram:2:5, ngram:1:3:8 (defaults 2, 4, γ)
+ *   suffix[:MIN_COUNT[:DEPTH[:MAX_NODES]]] e.g. suffix, suffix:1:32:500000 (defaults 2, 24, 100000)
+ *   A+B[+C]                                a chain, e.g. ngram+model, ngram:3:5+suffix+model
+ * Throws InvalidDrafterError naming the part that is wrong.
+ */
+export function parseDrafterSpec(spec: string, field = "--drafter"): DrafterSpec {
+    const text = spec.trim();
+    if (text === "") throw new InvalidDrafterError("is empty; expected model, ngram, suffix or a chain such as ngram+model", field);
+    const parts = text.split("+").map((part) => part.trim());
+    const members = parts.map((part) => parseSingle(part, text, field));
+    if (members.length === 1) return members[0];
+    const kinds = new Set<string>();
+    for (const member of members) {
+        if (kinds.has(member.kind)) throw new InvalidDrafterError(`names "${member.kind}" twice in the chain "${text}"`, field);
+        kinds.add(member.kind);
+    }
+    return {kind: "chain", members};
+}
+
+function parseSingle(part: string, spec: string, field: string): SingleDrafterSpec {
+    if (part === "") throw new InvalidDrafterError(`has an empty member in the chain "${spec}"`, field);
+    const [kind, ...argumentsText] = part.split(":");
+    const argument = (index: number, name: string, minimum: number, maximum: number): number | undefined => {
+        const value = argumentsText[index];
+        if (value == null || value === "") return undefined;
+        const parsed = Number(value);
+        if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum)
+            throw new InvalidDrafterError(`${kind} ${name} must be an integer in [${minimum}, ${maximum}], got "${value}" in "${spec}"`, field);
+        return parsed;
+    };
+    const atMost = (count: number) => {
+        if (argumentsText.length > count)
+            throw new InvalidDrafterError(`"${kind}" takes at most ${count} arguments, got "${part}"`, field);
+    };
+    switch (kind) {
+        case "model":
+            atMost(0);
+            return {kind: "model"};
+        case "ngram": {
+            atMost(3);
+            const minN = argument(0, "MIN", 1, 64) ?? ngramDefaults.minN;
+            const maxN = argument(1, "MAX", 1, 64) ?? Math.max(minN, ngramDefaults.maxN);
+            if (maxN < minN) throw new InvalidDrafterError(`ngram MAX (${maxN}) is below MIN (${minN}) in "${spec}"`, field);
+            const length = argument(2, "LENGTH", 1, 64);
+            return length == null ? {kind: "ngram", minN, maxN} : {kind: "ngram", minN, maxN, length};
+        }
+        case "suffix": {
+            atMost(3);
+            return {
+                kind: "suffix",
+                minCount: argument(0, "MIN_COUNT", 1, 1_000_000) ?? suffixDefaults.minCount,
+                depth: argument(1, "DEPTH", 2, 256) ?? suffixDefaults.depth,
+                maxNodes: argument(2, "MAX_NODES", 1, maximumNodes) ?? suffixDefaults.maxNodes
+            };
+        }
+        default:
+            throw new InvalidDrafterError(`unknown drafter "${kind}" in "${spec}"; expected model, ngram or suffix`, field);
+    }
+}
+
+/** Canonical label with every parameter (parseDrafterSpec(drafterLabel(s)) equals s). */
+export function drafterLabel(spec: DrafterSpec): string {
+    switch (spec.kind) {
+        case "model": return "model";
+        case "ngram": return `ngram:${spec.minN}:${spec.maxN}${spec.length != null ? `:${spec.length}` : ""}`;
+        case "suffix": return `suffix:${spec.minCount}:${spec.depth}:${spec.maxNodes}`;
+        case "chain": return spec.members.map(drafterLabel).join("+");
+    }
+}
+
+/** Whether the spec drafts with a draft model (and so needs one). */
+export function drafterUsesModel(spec: DrafterSpec): boolean {
+    return spec.kind === "model" || (spec.kind === "chain" && spec.members.some((member) => member.kind === "model"));
+}
