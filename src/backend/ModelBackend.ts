@@ -37,10 +37,26 @@ export interface EvaluateOptions {
     readonly positions?: readonly number[];
 }
 
+/**
+ * Where a backend's evaluation time went, summed over a sequence's life: the model's own forward
+ * pass, and handing its rows (or argmax ids) over. Wall time around `evaluate` minus these two is the
+ * cost of the call itself (thread hops, JS glue).
+ */
+export interface BackendTimings {
+    /** Milliseconds inside llama_decode. */
+    decodeMilliseconds: number;
+    /** Milliseconds copying logit rows out of llama.cpp, or reducing them to argmax ids. */
+    transferMilliseconds: number;
+    /** Evaluations counted. */
+    evaluations: number;
+}
+
 /** One growing token sequence with its KV cache. */
 export interface BackendSequence {
     /** Tokens currently in the KV cache, in order. */
     readonly tokens: readonly number[];
+    /** Native time split of every evaluation so far; absent where the backend cannot measure it. */
+    readonly timings?: BackendTimings;
     /**
      * Appends `tokens` to the sequence in one batched forward pass and returns, for each entry of
      * `positions` (same order), the raw logits over the full vocabulary.

@@ -2,11 +2,13 @@ import {
     type ControlledEvaluateInputItem, getLlama, type Llama, type LlamaContext, type LlamaContextSequence, LlamaLogLevel, type LlamaModel,
     type Token
 } from "node-llama-cpp";
-import {InvalidDistributionError, InvalidInputError, ModelLoadError, TokenOutOfRangeError} from "../errors.js";
-import {GgufReader} from "../gguf/GgufReader.js";
-import {GgufValueType} from "../gguf/GgufValueType.js";
+import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
+import type {GgufReader} from "../gguf/GgufReader.js";
+import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
 import {createDirectLogitsReader, type DirectLogitsReader} from "./directLogits.js";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
+import {OperationQueue} from "./OperationQueue.js";
+import {readModelHeader} from "./readModelHeader.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
 export interface NodeLlamaCppBackendOptions {
@@ -115,12 +117,8 @@ export class NodeLlamaCppBackend implements ModelBackend {
         if (!Number.isSafeInteger(threads) || threads < 1)
             throw new InvalidInputError(`must be a positive integer, got ${threads}`, "threads");
 
-        const header = GgufReader.readHeader(path);
-        const tokens = header.metadata.get("tokenizer.ggml.tokens");
-        if (tokens === undefined || tokens.type !== GgufValueType.Array || typeof tokens.value !== "object" || tokens.value.items.length === 0)
-            throw new ModelLoadError("corrupt", "the GGUF has no tokenizer.ggml.tokens vocabulary", path);
-
-        const contextSize = options.contextSize ?? Math.min(Number(trainedContextLength(header) ?? 4096), 4096);
+        const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
+        const contextSize = options.contextSize ?? Math.min(trainedContextLength ?? 4096, 4096);
         if (!Number.isSafeInteger(contextSize) || contextSize < 1)
             throw new InvalidInputError(`must be a positive integer, got ${contextSize}`, "contextSize");
         const batchSize = options.batchSize ?? contextSize;
@@ -149,7 +147,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
         const maxIdleSequences = options.maxIdleSequences ?? 64;
         if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)
             throw new InvalidInputError(`must be a non-negative integer, got ${maxIdleSequences}`, "maxIdleSequences");
-        return new NodeLlamaCppBackend(model, header, tokens.value.items.length, {threads, contextSize, batchSize, logitsTransfer, maxIdleSequences});
+        return new NodeLlamaCppBackend(model, header, vocabularySize, {threads, contextSize, batchSize, logitsTransfer, maxIdleSequences});
     }
 
     public tokenize(text: string): number[] {
@@ -233,22 +231,13 @@ async function freeSlot(slot: SequenceSlot): Promise<void> {
     await slot.context.dispose();
 }
 
-function checkToken(token: number, vocabularySize: number, field: string): void {
-    if (!Number.isInteger(token) || token < 0 || token >= vocabularySize)
-        throw new TokenOutOfRangeError(`token ${token} is outside [0, ${vocabularySize})`, field);
-}
 
-function trainedContextLength(header: GgufReader): unknown {
-    const architecture = header.metadata.get("general.architecture")?.value;
-    return typeof architecture === "string" ? header.metadata.get(`${architecture}.context_length`)?.value : undefined;
-}
 
 export class NodeLlamaCppSequence implements BackendSequence {
     /** The path this sequence's logits take ("direct" unless node-llama-cpp's internals were missing or it was not asked for). */
     public readonly logitsTransfer: LogitsTransfer;
-    private disposed = false;
-    /** Settles when the last started operation has; the direct path takes no lock of node-llama-cpp's, so calls queue here. */
-    private idle: Promise<unknown> = Promise.resolve();
+    /** The direct path takes no lock of node-llama-cpp's, so a sequence's calls queue here. */
+    private readonly queue = new OperationQueue();
 
     public constructor(
         private readonly context: LlamaContext,
@@ -290,24 +279,9 @@ export class NodeLlamaCppSequence implements BackendSequence {
 
     /** Validates an evaluation request and returns the positions to read. */
     private checkEvaluation(tokens: readonly number[], options: EvaluateOptions): number[] {
-        const positions = [...(options.positions ?? (tokens.length > 0 ? [tokens.length - 1] : []))];
-        if (tokens.length === 0) {
-            if (positions.length > 0)
-                throw new InvalidInputError("positions were requested but no tokens were given", "positions");
-            return positions;
-        }
-        tokens.forEach((token, index) => checkToken(token, this.backend.vocabularySize, `tokens[${index}]`));
-        positions.forEach((position, index) => {
-            if (!Number.isInteger(position) || position < 0 || position >= tokens.length)
-                throw new InvalidInputError(`position ${position} is outside [0, ${tokens.length})`, `positions[${index}]`);
+        return checkEvaluation(tokens, options, {
+            vocabularySize: this.backend.vocabularySize, contextSize: this.backend.contextSize, length: this.sequence.nextTokenIndex
         });
-        const length = this.sequence.nextTokenIndex;
-        if (length + tokens.length > this.backend.contextSize)
-            // Refuse rather than let node-llama-cpp shift the context and silently drop old tokens.
-            throw new InvalidInputError(
-                `${length} + ${tokens.length} tokens exceed the context size ${this.backend.contextSize}`, "tokens"
-            );
-        return positions;
     }
 
     private async evaluateNow(tokens: readonly number[], options: EvaluateOptions): Promise<Float64Array[]> {
@@ -342,8 +316,7 @@ export class NodeLlamaCppSequence implements BackendSequence {
 
     private async rollbackNow(count: number): Promise<void> {
         const length = this.sequence.nextTokenIndex;
-        if (!Number.isInteger(count) || count < 0 || count > length)
-            throw new InvalidInputError(`can roll back 0..${length} tokens, got ${count}`, "count");
+        checkRollback(count, length);
         if (count === 0)
             return;
         await this.sequence.eraseContextTokenRanges([{start: length - count, end: length}]);
@@ -354,23 +327,11 @@ export class NodeLlamaCppSequence implements BackendSequence {
     }
 
     public dispose(): Promise<void> {
-        if (this.disposed)
-            return Promise.resolve();
         // Runs after every queued operation; then the context is pooled or freed by the backend.
-        const disposal = this.serialized(() => this.release());
-        this.disposed = true;
-        return disposal;
+        return this.queue.close(() => this.release());
     }
 
-    /**
-     * Runs `operation` after every earlier one has settled, whether it succeeded or not. Operations
-     * queued before dispose() still run; those asked for after it are refused.
-     */
     private serialized<T>(operation: () => Promise<T>): Promise<T> {
-        if (this.disposed)
-            return Promise.reject(new InvalidInputError("the sequence is disposed", "sequence"));
-        const result = this.idle.then(operation, operation);
-        this.idle = result.catch(() => undefined);
-        return result;
+        return this.queue.run(operation);
     }
 }

@@ -1,0 +1,516 @@
+// specgate's native backend: the hot path of decoding (llama_decode on a multi-sequence batch,
+// logit rows copied into caller-owned Float32Arrays, argmax, KV-cache removal) in a small N-API
+// addon built against the llama.cpp release bundled in node-llama-cpp. Everything else —
+// tokenizer identity, policies, the speculative loop — stays in TypeScript (src/backend/NativeBackend.ts).
+//
+// Threading: decodes run on libuv's worker pool (Napi::AsyncWorker) and are serialised by one
+// process-wide mutex, because on a CPU two graphs computed at once only compete for the same
+// cores. Every context computes on one persistent ggml threadpool (ggml built without OpenMP),
+// so threads are created once and not per call, and a decode may start on any worker thread.
+#include <napi.h>
+
+#include <llama.h>
+#include <ggml-cpu.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::mutex computeMutex;              // one graph computation at a time, process-wide
+ggml_threadpool* sharedPool = nullptr; // created and grown under computeMutex
+int sharedPoolThreads = 0;
+
+std::mutex logMutex;
+std::deque<std::string> recentLogs;   // warnings and errors, attached to load failures
+constexpr size_t recentLogLimit = 20;
+
+void logCallback(ggml_log_level level, const char* text, void* /*user*/) {
+    if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
+    std::lock_guard<std::mutex> lock(logMutex);
+    std::string line = std::string(level == GGML_LOG_LEVEL_ERROR ? "error: " : "warn: ") + text;
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+    recentLogs.push_back(line);
+    if (recentLogs.size() > recentLogLimit) recentLogs.pop_front();
+}
+
+void initBackendOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        llama_log_set(logCallback, nullptr);
+        llama_backend_init();
+    });
+}
+
+/** The persistent threadpool, grown (recreated) when a context asks for more threads. Caller holds computeMutex. */
+ggml_threadpool* poolWithAtLeast(int threads) {
+    if (sharedPool != nullptr && sharedPoolThreads >= threads) return sharedPool;
+    if (sharedPool != nullptr) ggml_threadpool_free(sharedPool);
+    ggml_threadpool_params params = ggml_threadpool_params_default(threads);
+    sharedPool = ggml_threadpool_new(&params);
+    sharedPoolThreads = sharedPool == nullptr ? 0 : threads;
+    return sharedPool;
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+class NativeModel : public Napi::ObjectWrap<NativeModel> {
+public:
+    static Napi::Function Define(Napi::Env env) {
+        return DefineClass(env, "NativeModel", {
+            InstanceAccessor<&NativeModel::VocabularySize>("vocabularySize"),
+            InstanceAccessor<&NativeModel::BosToken>("bosToken"),
+            InstanceAccessor<&NativeModel::EosToken>("eosToken"),
+            InstanceAccessor<&NativeModel::TrainContextSize>("trainContextSize"),
+            InstanceMethod<&NativeModel::Tokenize>("tokenize"),
+            InstanceMethod<&NativeModel::Detokenize>("detokenize"),
+            InstanceMethod<&NativeModel::IsEndOfGeneration>("isEndOfGeneration"),
+            InstanceMethod<&NativeModel::Dispose>("dispose"),
+        });
+    }
+
+    explicit NativeModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeModel>(info) {
+        initBackendOnce();
+        const std::string path = info[0].As<Napi::String>().Utf8Value();
+        llama_model_params params = llama_model_default_params();
+        params.n_gpu_layers = 0;
+        {
+            // Loads run on the main thread one at a time: what is logged from here on belongs to this load.
+            std::lock_guard<std::mutex> lock(logMutex);
+            recentLogs.clear();
+        }
+        model = llama_model_load_from_file(path.c_str(), params);
+        if (model == nullptr) {
+            std::string details;
+            {
+                std::lock_guard<std::mutex> lock(logMutex);
+                for (const auto& line : recentLogs) {
+                    if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
+                }
+            }
+            Napi::Error::New(info.Env(), "llama.cpp could not load the model" + (details.empty() ? "" : " (" + details + ")"))
+                .ThrowAsJavaScriptException();
+            return;
+        }
+        vocab = llama_model_get_vocab(model);
+    }
+
+    ~NativeModel() override { Free(); }
+
+    llama_model* Model() const { return model; }
+    const llama_vocab* Vocab() const { return vocab; }
+
+private:
+    llama_model* model = nullptr;
+    const llama_vocab* vocab = nullptr;
+
+    void Free() {
+        if (model != nullptr) llama_model_free(model);
+        model = nullptr;
+    }
+
+    bool Check(Napi::Env env) {
+        if (model != nullptr) return true;
+        Napi::Error::New(env, "the model is disposed").ThrowAsJavaScriptException();
+        return false;
+    }
+
+    static Napi::Value TokenOrUndefined(Napi::Env env, llama_token token) {
+        return token == LLAMA_TOKEN_NULL ? env.Undefined() : Napi::Number::New(env, token);
+    }
+
+    Napi::Value VocabularySize(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return Napi::Number::New(info.Env(), llama_vocab_n_tokens(vocab));
+    }
+    Napi::Value BosToken(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return TokenOrUndefined(info.Env(), llama_vocab_bos(vocab));
+    }
+    Napi::Value EosToken(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return TokenOrUndefined(info.Env(), llama_vocab_eos(vocab));
+    }
+    Napi::Value TrainContextSize(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return Napi::Number::New(info.Env(), llama_model_n_ctx_train(model));
+    }
+
+    /** tokenize(text, parseSpecial): ids without BOS/EOS (add_special = false), as common_tokenize with add_special false. */
+    Napi::Value Tokenize(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        if (!Check(env)) return env.Undefined();
+        const std::string text = info[0].As<Napi::String>().Utf8Value();
+        const bool parseSpecial = info.Length() > 1 && info[1].ToBoolean().Value();
+        std::vector<llama_token> tokens(text.size() + 2);
+        int32_t count = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                                       static_cast<int32_t>(tokens.size()), false, parseSpecial);
+        if (count < 0) {
+            tokens.resize(static_cast<size_t>(-count));
+            count = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                                   static_cast<int32_t>(tokens.size()), false, parseSpecial);
+        }
+        if (count < 0) {
+            Napi::Error::New(env, "llama.cpp could not tokenize the text").ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        Napi::Int32Array result = Napi::Int32Array::New(env, static_cast<size_t>(count));
+        std::memcpy(result.Data(), tokens.data(), sizeof(llama_token) * static_cast<size_t>(count));
+        return result;
+    }
+
+    /** detokenize(Int32Array): text; control tokens render as nothing (unparse_special = false). */
+    Napi::Value Detokenize(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        if (!Check(env)) return env.Undefined();
+        Napi::Int32Array tokens = info[0].As<Napi::Int32Array>();
+        std::string text(std::max<size_t>(16, tokens.ElementLength() * 4), '\0');
+        int32_t length = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
+                                          static_cast<int32_t>(text.size()), false, false);
+        if (length < 0) {
+            text.resize(static_cast<size_t>(-length));
+            length = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
+                                      static_cast<int32_t>(text.size()), false, false);
+        }
+        text.resize(static_cast<size_t>(std::max(length, 0)));
+        return Napi::String::New(env, text);
+    }
+
+    Napi::Value IsEndOfGeneration(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return Napi::Boolean::New(info.Env(), llama_vocab_is_eog(vocab, info[0].As<Napi::Number>().Int32Value()));
+    }
+
+    Napi::Value Dispose(const Napi::CallbackInfo& info) {
+        Free();
+        return info.Env().Undefined();
+    }
+};
+
+enum class OutputMode { None = 0, Logits = 1, Argmax = 2 };
+
+class NativeContext;
+
+/**
+ * One llama_decode off the main thread. Inputs are copied; the output typed array is kept alive by a
+ * reference and written by the worker (JS must not touch it until the promise settles).
+ */
+class DecodeWorker : public Napi::AsyncWorker {
+public:
+    DecodeWorker(Napi::Env env, NativeContext* context, Napi::Object contextObject, std::vector<llama_token> tokens,
+                 std::vector<llama_seq_id> sequences, std::vector<llama_pos> positions, std::vector<int32_t> outputs,
+                 OutputMode mode, Napi::TypedArray destination);
+
+    Napi::Promise Promise() { return deferred.Promise(); }
+
+protected:
+    void Execute() override;
+    void OnOK() override {
+        Napi::Env env = Env();
+        Napi::Object timings = Napi::Object::New(env);
+        timings.Set("decodeMilliseconds", decodeMilliseconds);
+        timings.Set("transferMilliseconds", transferMilliseconds);
+        deferred.Resolve(timings);
+    }
+    void OnError(const Napi::Error& error) override { deferred.Reject(error.Value()); }
+
+private:
+    Napi::Promise::Deferred deferred;
+    NativeContext* context;
+    Napi::ObjectReference contextReference;
+    Napi::ObjectReference destinationReference;
+    std::vector<llama_token> tokens;
+    std::vector<llama_seq_id> sequences;
+    std::vector<llama_pos> positions;
+    std::vector<int32_t> outputs;
+    OutputMode mode;
+    void* destination = nullptr;
+    bool wideDestination = false; // a Float64Array: the worker widens the floats, off the main thread
+    double decodeMilliseconds = 0;
+    double transferMilliseconds = 0;
+};
+
+class NativeContext : public Napi::ObjectWrap<NativeContext> {
+public:
+    static Napi::Function Define(Napi::Env env) {
+        return DefineClass(env, "NativeContext", {
+            InstanceAccessor<&NativeContext::ContextSize>("contextSize"),
+            InstanceAccessor<&NativeContext::SequenceContextSize>("sequenceContextSize"),
+            InstanceMethod<&NativeContext::Decode>("decode"),
+            InstanceMethod<&NativeContext::RemoveTokens>("removeTokens"),
+            InstanceMethod<&NativeContext::Clear>("clear"),
+            InstanceMethod<&NativeContext::Dispose>("dispose"),
+        });
+    }
+
+    /** new NativeContext(model, {contextSize, sequences, batchSize, threads}) */
+    explicit NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
+        Napi::Env env = info.Env();
+        Napi::Object modelObject = info[0].As<Napi::Object>();
+        NativeModel* owner = Napi::ObjectWrap<NativeModel>::Unwrap(modelObject);
+        if (owner->Model() == nullptr) {
+            Napi::Error::New(env, "the model is disposed").ThrowAsJavaScriptException();
+            return;
+        }
+        modelReference = Napi::Persistent(modelObject);
+        Napi::Object options = info[1].As<Napi::Object>();
+        const uint32_t sequenceCount = options.Get("sequences").As<Napi::Number>().Uint32Value();
+        const uint32_t contextSize = options.Get("contextSize").As<Napi::Number>().Uint32Value();
+        threads = options.Get("threads").As<Napi::Number>().Int32Value();
+        vocabularySize = llama_vocab_n_tokens(owner->Vocab());
+
+        llama_context_params params = llama_context_default_params();
+        params.n_ctx = contextSize * sequenceCount;
+        params.n_batch = options.Get("batchSize").As<Napi::Number>().Uint32Value();
+        params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
+        params.n_seq_max = sequenceCount;
+        params.kv_unified = sequenceCount == 1;
+        params.n_threads = threads;
+        params.n_threads_batch = threads;
+        params.no_perf = true;
+        context = llama_init_from_model(owner->Model(), params);
+        if (context == nullptr) {
+            Napi::Error::New(env, "llama.cpp could not create a context").ThrowAsJavaScriptException();
+            return;
+        }
+        std::lock_guard<std::mutex> lock(computeMutex);
+        ggml_threadpool* pool = poolWithAtLeast(threads);
+        if (pool == nullptr) {
+            llama_free(context);
+            context = nullptr;
+            Napi::Error::New(env, "ggml could not start a threadpool").ThrowAsJavaScriptException();
+            return;
+        }
+        llama_attach_threadpool(context, pool, pool);
+        attachedPool = pool;
+    }
+
+    ~NativeContext() override { Free(); }
+
+    /** Runs on a worker thread: decode the batch, then copy or reduce the requested rows. */
+    int Run(const std::vector<llama_token>& tokens, const std::vector<llama_seq_id>& sequences, const std::vector<llama_pos>& positions,
+            const std::vector<int32_t>& outputs, OutputMode mode, void* destination, bool wideDestination, double& decodeMilliseconds,
+            double& transferMilliseconds, std::string& error) {
+        std::lock_guard<std::mutex> contextLock(contextMutex);
+        if (context == nullptr) {
+            error = "the context is disposed";
+            return -1;
+        }
+        std::lock_guard<std::mutex> computeLock(computeMutex);
+        // A larger context elsewhere may have replaced the shared pool since this one attached.
+        ggml_threadpool* pool = poolWithAtLeast(threads);
+        if (pool != attachedPool) {
+            llama_attach_threadpool(context, pool, pool);
+            attachedPool = pool;
+        }
+        const int32_t count = static_cast<int32_t>(tokens.size());
+        if (batchCapacity < count) {
+            if (batchCapacity > 0) llama_batch_free(batch);
+            batch = llama_batch_init(count, 0, 1);
+            batchCapacity = count;
+        }
+        std::vector<int8_t> wanted(tokens.size(), 0);
+        for (int32_t index : outputs) wanted[static_cast<size_t>(index)] = 1;
+        batch.n_tokens = count;
+        for (int32_t index = 0; index < count; index++) {
+            batch.token[index] = tokens[static_cast<size_t>(index)];
+            batch.pos[index] = positions[static_cast<size_t>(index)];
+            batch.n_seq_id[index] = 1;
+            batch.seq_id[index][0] = sequences[static_cast<size_t>(index)];
+            batch.logits[index] = wanted[static_cast<size_t>(index)];
+        }
+        auto start = std::chrono::steady_clock::now();
+        const int32_t status = llama_decode(context, batch);
+        if (status != 0) {
+            error = status == 1 ? "llama_decode found no room in the KV cache" : "llama_decode failed with status " + std::to_string(status);
+            return status;
+        }
+        llama_synchronize(context);
+        decodeMilliseconds = millisecondsSince(start);
+
+        start = std::chrono::steady_clock::now();
+        const size_t rowLength = static_cast<size_t>(vocabularySize);
+        for (size_t row = 0; row < outputs.size(); row++) {
+            const float* logits = llama_get_logits_ith(context, outputs[row]);
+            if (logits == nullptr) {
+                error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
+                return -1;
+            }
+            if (mode == OutputMode::Logits && wideDestination) {
+                double* target = static_cast<double*>(destination) + row * rowLength;
+                for (size_t token = 0; token < rowLength; token++) target[token] = logits[token];
+            } else if (mode == OutputMode::Logits) {
+                std::memcpy(static_cast<float*>(destination) + row * rowLength, logits, rowLength * sizeof(float));
+            } else if (mode == OutputMode::Argmax) {
+                // First maximum: the lowest id wins ties, as llama.cpp's greedy sampler.
+                int32_t best = 0;
+                float bestValue = logits[0];
+                for (size_t token = 1; token < rowLength; token++) {
+                    if (logits[token] > bestValue) {
+                        bestValue = logits[token];
+                        best = static_cast<int32_t>(token);
+                    }
+                }
+                static_cast<int32_t*>(destination)[row] = best;
+            }
+        }
+        transferMilliseconds = millisecondsSince(start);
+        return 0;
+    }
+
+private:
+    llama_context* context = nullptr;
+    ggml_threadpool* attachedPool = nullptr;
+    Napi::ObjectReference modelReference;
+    std::mutex contextMutex; // a decode and a KV-cache edit of this context never overlap
+    llama_batch batch{};
+    int32_t batchCapacity = 0;
+    int32_t threads = 1;
+    int32_t vocabularySize = 0;
+
+    void Free() {
+        std::lock_guard<std::mutex> lock(contextMutex);
+        if (batchCapacity > 0) llama_batch_free(batch);
+        batchCapacity = 0;
+        if (context != nullptr) llama_free(context);
+        context = nullptr;
+        if (!modelReference.IsEmpty()) modelReference.Reset();
+    }
+
+    bool Check(Napi::Env env) {
+        if (context != nullptr) return true;
+        Napi::Error::New(env, "the context is disposed").ThrowAsJavaScriptException();
+        return false;
+    }
+
+    Napi::Value ContextSize(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return Napi::Number::New(info.Env(), llama_n_ctx(context));
+    }
+
+    Napi::Value SequenceContextSize(const Napi::CallbackInfo& info) {
+        if (!Check(info.Env())) return info.Env().Undefined();
+        return Napi::Number::New(info.Env(), llama_n_ctx_seq(context));
+    }
+
+    /**
+     * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array, mode: 0|1|2,
+     *        destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array (mode 2, outputs))
+     * → Promise<{decodeMilliseconds, transferMilliseconds}>. Row r of the destination belongs to outputs[r].
+     */
+    Napi::Value Decode(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        if (!Check(env)) return env.Undefined();
+        auto copy = [](Napi::Int32Array array) { return std::vector<int32_t>(array.Data(), array.Data() + array.ElementLength()); };
+        std::vector<llama_token> tokens = copy(info[0].As<Napi::Int32Array>());
+        std::vector<llama_seq_id> sequences = copy(info[1].As<Napi::Int32Array>());
+        std::vector<llama_pos> positions = copy(info[2].As<Napi::Int32Array>());
+        std::vector<int32_t> outputs = copy(info[3].As<Napi::Int32Array>());
+        const auto mode = static_cast<OutputMode>(info[4].As<Napi::Number>().Int32Value());
+        if (tokens.empty() || sequences.size() != tokens.size() || positions.size() != tokens.size()) {
+            Napi::TypeError::New(env, "decode needs equally long, non-empty tokens, sequences and positions").ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        for (int32_t index : outputs) {
+            if (index < 0 || static_cast<size_t>(index) >= tokens.size()) {
+                Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch").ThrowAsJavaScriptException();
+                return env.Undefined();
+            }
+        }
+        for (llama_token token : tokens) {
+            if (token < 0 || token >= vocabularySize) {
+                Napi::RangeError::New(env, "token " + std::to_string(token) + " is outside the vocabulary").ThrowAsJavaScriptException();
+                return env.Undefined();
+            }
+        }
+        Napi::TypedArray destination;
+        if (mode != OutputMode::None) {
+            destination = info[5].As<Napi::TypedArray>();
+            const size_t needed = mode == OutputMode::Logits ? outputs.size() * static_cast<size_t>(vocabularySize) : outputs.size();
+            const napi_typedarray_type type = destination.TypedArrayType();
+            const bool rightType = mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
+                                                              : type == napi_int32_array;
+            if (!rightType || destination.ElementLength() < needed) {
+                Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
+                return env.Undefined();
+            }
+        }
+        auto* worker = new DecodeWorker(env, this, Value(), std::move(tokens), std::move(sequences), std::move(positions),
+                                        std::move(outputs), mode, destination);
+        Napi::Promise promise = worker->Promise();
+        worker->Queue();
+        return promise;
+    }
+
+    /** removeTokens(sequence, from, to): drops positions [from, to) of a sequence from the KV cache (to = -1: to the end). */
+    Napi::Value RemoveTokens(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        if (!Check(env)) return env.Undefined();
+        std::lock_guard<std::mutex> lock(contextMutex);
+        const bool removed = llama_memory_seq_rm(llama_get_memory(context), info[0].As<Napi::Number>().Int32Value(),
+                                                 info[1].As<Napi::Number>().Int32Value(), info[2].As<Napi::Number>().Int32Value());
+        return Napi::Boolean::New(env, removed);
+    }
+
+    Napi::Value Clear(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        if (!Check(env)) return env.Undefined();
+        std::lock_guard<std::mutex> lock(contextMutex);
+        llama_memory_clear(llama_get_memory(context), true);
+        return env.Undefined();
+    }
+
+    Napi::Value Dispose(const Napi::CallbackInfo& info) {
+        Free();
+        return info.Env().Undefined();
+    }
+};
+
+DecodeWorker::DecodeWorker(Napi::Env env, NativeContext* context, Napi::Object contextObject, std::vector<llama_token> tokens,
+                           std::vector<llama_seq_id> sequences, std::vector<llama_pos> positions, std::vector<int32_t> outputs,
+                           OutputMode mode, Napi::TypedArray destinationArray)
+    : Napi::AsyncWorker(env, "specgate.decode"), deferred(Napi::Promise::Deferred::New(env)), context(context),
+      contextReference(Napi::Persistent(contextObject)), tokens(std::move(tokens)), sequences(std::move(sequences)),
+      positions(std::move(positions)), outputs(std::move(outputs)), mode(mode) {
+    if (mode != OutputMode::None) {
+        destinationReference = Napi::Persistent(static_cast<Napi::Object>(destinationArray));
+        destination = static_cast<uint8_t*>(destinationArray.ArrayBuffer().Data()) + destinationArray.ByteOffset();
+        wideDestination = destinationArray.TypedArrayType() == napi_float64_array;
+    }
+}
+
+void DecodeWorker::Execute() {
+    std::string error;
+    if (context->Run(tokens, sequences, positions, outputs, mode, destination, wideDestination, decodeMilliseconds, transferMilliseconds, error) != 0)
+        SetError(error);
+}
+
+Napi::Value RecentLogs(const Napi::CallbackInfo& info) {
+    std::lock_guard<std::mutex> lock(logMutex);
+    Napi::Array lines = Napi::Array::New(info.Env(), recentLogs.size());
+    for (size_t index = 0; index < recentLogs.size(); index++) lines.Set(static_cast<uint32_t>(index), recentLogs[index]);
+    return lines;
+}
+
+Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), llama_print_system_info());
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+    exports.Set("NativeModel", NativeModel::Define(env));
+    exports.Set("NativeContext", NativeContext::Define(env));
+    exports.Set("recentLogs", Napi::Function::New(env, RecentLogs));
+    exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+    return exports;
+}
+
+} // namespace
+
+NODE_API_MODULE(specgate_native, Init)

@@ -1,0 +1,223 @@
+import {InvalidInputError, ModelLoadError} from "../errors.js";
+import type {BackendSequence, BackendTimings, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
+import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
+import {type NativeContextHandle, type NativeModelHandle, nativeAddon, NativeOutputMode} from "./nativeAddon.js";
+import {OperationQueue} from "./OperationQueue.js";
+import {readModelHeader} from "./readModelHeader.js";
+import {vocabularyIdentity} from "./vocabularyIdentity.js";
+
+export interface NativeBackendOptions {
+    /** CPU threads per evaluation (one persistent ggml threadpool serves every context). Default 1. */
+    readonly threads?: number;
+    /** Tokens per sequence. Default: the model's context length, capped at 4096. */
+    readonly contextSize?: number;
+    /** Most tokens in one llama_decode call. Default: contextSize, so an evaluate is one call. */
+    readonly batchSize?: number;
+    /** Contexts kept for reuse after their sequence is disposed. Default 64; 0 frees each at once. */
+    readonly maxIdleSequences?: number;
+}
+
+/**
+ * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp), CPU only.
+ *
+ * Cost of `evaluate`: one llama_decode of the whole batch on a libuv worker thread; the requested
+ * rows are written by that thread straight into a Float64Array (floats widened in C++, so no JS
+ * value per entry and nothing on the event loop but the promise). `evaluateArgmax` reduces each row
+ * to its first maximum natively and transfers one id. Rollback is llama_memory_seq_rm, synchronous
+ * (it never waits: a context's decode and its KV edits are serialised by the sequence's queue).
+ * `timings` splits each sequence's evaluation time into llama_decode and row transfer.
+ */
+export class NativeBackend implements ModelBackend {
+    public readonly vocabularySize: number;
+    public readonly contextSize: number;
+    public readonly bosToken: number | undefined;
+    public readonly eosToken: number | undefined;
+    private readonly identity: string;
+    private readonly sequences = new Set<NativeSequence>();
+    private readonly idleContexts: NativeContextHandle[] = [];
+    private disposed = false;
+
+    private constructor(
+        private readonly model: NativeModelHandle,
+        vocabularyIdentityHash: string,
+        vocabularySize: number,
+        private readonly options: {threads: number; contextSize: number; batchSize: number; maxIdleSequences: number}
+    ) {
+        this.vocabularySize = vocabularySize;
+        this.contextSize = options.contextSize;
+        this.bosToken = model.bosToken;
+        this.eosToken = model.eosToken;
+        this.identity = vocabularyIdentityHash;
+    }
+
+    /**
+     * Loads a GGUF model. The header is checked in TypeScript first (precise ModelLoadError for a
+     * missing, non-GGUF or truncated file); what llama.cpp itself rejects is a ModelLoadError
+     * "corrupt" with llama.cpp's error lines. Throws NativeBackendUnavailableError when the addon is
+     * not built.
+     */
+    public static async load(path: string, options: NativeBackendOptions = {}): Promise<NativeBackend> {
+        const threads = positiveInteger(options.threads ?? 1, "threads");
+        const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
+        const contextSize = positiveInteger(options.contextSize ?? Math.min(trainedContextLength ?? 4096, 4096), "contextSize");
+        const batchSize = positiveInteger(options.batchSize ?? contextSize, "batchSize");
+        const maxIdleSequences = options.maxIdleSequences ?? 64;
+        if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)
+            throw new InvalidInputError(`must be a non-negative integer, got ${maxIdleSequences}`, "maxIdleSequences");
+        const addon = nativeAddon();
+        let model: NativeModelHandle;
+        try {
+            model = new addon.NativeModel(path);
+        } catch (error) {
+            throw new ModelLoadError("corrupt", (error as Error).message, path);
+        }
+        if (model.vocabularySize !== vocabularySize) {
+            model.dispose();
+            throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
+        }
+        return new NativeBackend(model, vocabularyIdentity(header.metadata), vocabularySize, {threads, contextSize, batchSize, maxIdleSequences});
+    }
+
+    public tokenize(text: string): number[] {
+        return Array.from(this.model.tokenize(text, false));
+    }
+
+    public tokenizeWithSpecialTokens(text: string): number[] {
+        return Array.from(this.model.tokenize(text, true));
+    }
+
+    public detokenize(tokens: readonly number[]): string {
+        tokens.forEach((token, index) => checkToken(token, this.vocabularySize, `tokens[${index}]`));
+        return this.model.detokenize(Int32Array.from(tokens));
+    }
+
+    public vocabularyIdentity(): string {
+        return this.identity;
+    }
+
+    public createSequence(): Promise<NativeSequence> {
+        if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
+        const context = this.idleContexts.pop() ?? new (nativeAddon().NativeContext)(this.model, {
+            contextSize: this.options.contextSize,
+            sequences: 1,
+            batchSize: this.options.batchSize,
+            threads: this.options.threads
+        });
+        const sequence: NativeSequence = new NativeSequence(context, this, () => this.release(sequence, context));
+        this.sequences.add(sequence);
+        return Promise.resolve(sequence);
+    }
+
+    /** A finished sequence's context is cleared and pooled: creating one per request costs time and memory churn. */
+    private release(sequence: NativeSequence, context: NativeContextHandle): void {
+        this.sequences.delete(sequence);
+        if (!this.disposed && this.idleContexts.length < this.options.maxIdleSequences) {
+            context.clear();
+            this.idleContexts.push(context);
+            return;
+        }
+        context.dispose();
+    }
+
+    public async dispose(): Promise<void> {
+        if (this.disposed) return;
+        this.disposed = true;
+        for (const sequence of [...this.sequences])
+            await sequence.dispose();
+        for (const context of this.idleContexts.splice(0))
+            context.dispose();
+        this.model.dispose();
+    }
+}
+
+function positiveInteger(value: number, field: string): number {
+    if (!Number.isSafeInteger(value) || value < 1)
+        throw new InvalidInputError(`must be a positive integer, got ${value}`, field);
+    return value;
+}
+
+/** One sequence on its own llama.cpp context (sequence id 0). */
+export class NativeSequence implements BackendSequence {
+    public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, evaluations: 0};
+    private readonly history: number[] = [];
+    private readonly queue = new OperationQueue();
+
+    public constructor(
+        private readonly context: NativeContextHandle,
+        private readonly backend: NativeBackend,
+        private readonly release: () => void
+    ) {}
+
+    public get tokens(): readonly number[] {
+        return this.history;
+    }
+
+    public evaluate(tokens: readonly number[], options: EvaluateOptions = {}): Promise<Float64Array[]> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (tokens.length === 0) return [];
+            const vocabularySize = this.backend.vocabularySize;
+            const rows = new Float64Array(positions.length * vocabularySize);
+            await this.decode(tokens, positions, NativeOutputMode.Logits, rows);
+            return positions.map((_position, index) => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize));
+        });
+    }
+
+    public evaluateArgmax(tokens: readonly number[], options: EvaluateOptions = {}): Promise<number[]> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (tokens.length === 0) return [];
+            const ids = new Int32Array(positions.length);
+            await this.decode(tokens, positions, NativeOutputMode.Argmax, ids);
+            return Array.from(ids);
+        });
+    }
+
+    private check(tokens: readonly number[], options: EvaluateOptions): number[] {
+        return checkEvaluation(tokens, options, {
+            vocabularySize: this.backend.vocabularySize, contextSize: this.backend.contextSize, length: this.history.length
+        });
+    }
+
+    private async decode(tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array): Promise<void> {
+        const start = this.history.length;
+        const timings = await this.context.decode(
+            Int32Array.from(tokens),
+            new Int32Array(tokens.length),
+            Int32Array.from(tokens, (_token, index) => start + index),
+            Int32Array.from(outputs),
+            mode,
+            destination
+        );
+        for (const token of tokens) this.history.push(token);
+        this.timings.decodeMilliseconds += timings.decodeMilliseconds;
+        this.timings.transferMilliseconds += timings.transferMilliseconds;
+        this.timings.evaluations++;
+    }
+
+    public rollback(count: number): Promise<void> {
+        return this.queue.run(() => {
+            checkRollback(count, this.history.length);
+            if (count > 0) {
+                this.context.removeTokens(0, this.history.length - count, -1);
+                this.history.length -= count;
+            }
+            return Promise.resolve();
+        });
+    }
+
+    public clear(): Promise<void> {
+        return this.queue.run(() => {
+            this.context.clear();
+            this.history.length = 0;
+            return Promise.resolve();
+        });
+    }
+
+    public dispose(): Promise<void> {
+        return this.queue.close(() => {
+            this.release();
+            return Promise.resolve();
+        });
+    }
+}

@@ -1,0 +1,94 @@
+import {existsSync} from "node:fs";
+import {createRequire} from "node:module";
+import {dirname, join} from "node:path";
+import {fileURLToPath} from "node:url";
+import {NativeBackendUnavailableError} from "../errors.js";
+
+/** What native/src/addon.cpp exports (see that file for the threading and copying rules). */
+export interface NativeAddon {
+    NativeModel: new (path: string) => NativeModelHandle;
+    NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
+    recentLogs(): string[];
+    systemInfo(): string;
+}
+
+export interface NativeModelHandle {
+    readonly vocabularySize: number;
+    readonly bosToken: number | undefined;
+    readonly eosToken: number | undefined;
+    readonly trainContextSize: number;
+    tokenize(text: string, parseSpecial: boolean): Int32Array;
+    detokenize(tokens: Int32Array): string;
+    isEndOfGeneration(token: number): boolean;
+    dispose(): void;
+}
+
+export interface NativeContextOptions {
+    /** Cells per sequence. */
+    contextSize: number;
+    /** Sequences (seq ids 0 … sequences − 1), each with its own contextSize cells. */
+    sequences: number;
+    /** Most tokens in one decode call. */
+    batchSize: number;
+    threads: number;
+}
+
+/** Native wall time of one decode: llama_decode itself, then copying or reducing the requested rows. */
+export interface NativeDecodeTimings {
+    decodeMilliseconds: number;
+    transferMilliseconds: number;
+}
+
+/** What a decode returns per requested output: nothing, the logit row, or the argmax id. */
+export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2} as const;
+export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
+
+export interface NativeContextHandle {
+    /** Cells in the whole context. */
+    readonly contextSize: number;
+    readonly sequenceContextSize: number;
+    /**
+     * One llama_decode of a batch that may span several sequences. Row r of `destination` belongs to
+     * `outputs[r]` (a batch index): outputs × vocabulary floats (Float32Array, or Float64Array widened by
+     * the worker thread) for Logits, one id per output (Int32Array) for Argmax.
+     */
+    decode(
+        tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
+        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array
+    ): Promise<NativeDecodeTimings>;
+    /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
+    removeTokens(sequence: number, from: number, to: number): boolean;
+    clear(): void;
+    dispose(): void;
+}
+
+/** Where scripts/buildNativeBackend.mjs puts the addon, relative to the package root. */
+export const nativeAddonPath = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build", "specgate_native.node");
+
+let loaded: {addon: NativeAddon} | {error: string} | undefined;
+
+function load(): {addon: NativeAddon} | {error: string} {
+    if (loaded !== undefined) return loaded;
+    if (!existsSync(nativeAddonPath)) {
+        loaded = {error: `the native backend is not built (${nativeAddonPath} is missing; run \`npm run build:native\`, which needs cmake, git and a C++ compiler)`};
+        return loaded;
+    }
+    try {
+        loaded = {addon: createRequire(import.meta.url)(nativeAddonPath) as NativeAddon};
+    } catch (error) {
+        loaded = {error: `the native backend does not load here: ${(error as Error).message}`};
+    }
+    return loaded;
+}
+
+/** True when the addon is built and loads on this machine. */
+export function nativeBackendAvailable(): boolean {
+    return "addon" in load();
+}
+
+/** The addon, or a NativeBackendUnavailableError saying why not. */
+export function nativeAddon(): NativeAddon {
+    const result = load();
+    if ("error" in result) throw new NativeBackendUnavailableError(result.error);
+    return result.addon;
+}

@@ -1,0 +1,29 @@
+import {ModelLoadError} from "../errors.js";
+import {GgufReader} from "../gguf/GgufReader.js";
+import {GgufValueType} from "../gguf/GgufValueType.js";
+
+export interface ModelHeader {
+    header: GgufReader;
+    /** Length of tokenizer.ggml.tokens: llama.cpp's n_vocab, and the length of every logit row. */
+    vocabularySize: number;
+    /** `<architecture>.context_length`, when the GGUF states it. */
+    trainedContextLength: number | undefined;
+}
+
+/**
+ * Parses and bounds-checks a GGUF header in TypeScript before llama.cpp sees the file, so a missing
+ * file, a non-GGUF file or a truncated / malformed GGUF is a ModelLoadError with a precise reason.
+ */
+export function readModelHeader(path: string): ModelHeader {
+    const header = GgufReader.readHeader(path);
+    const tokens = header.metadata.get("tokenizer.ggml.tokens");
+    if (tokens === undefined || tokens.type !== GgufValueType.Array || typeof tokens.value !== "object" || tokens.value.items.length === 0)
+        throw new ModelLoadError("corrupt", "the GGUF has no tokenizer.ggml.tokens vocabulary", path);
+    const architecture = header.metadata.get("general.architecture")?.value;
+    const contextLength = typeof architecture === "string" ? header.metadata.get(`${architecture}.context_length`)?.value : undefined;
+    return {
+        header,
+        vocabularySize: tokens.value.items.length,
+        trainedContextLength: contextLength === undefined ? undefined : Number(contextLength)
+    };
+}
