@@ -1,5 +1,7 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {createDrafter} from "../engine/drafters/createDrafter.js";
+import {type DrafterSpec, drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 import {generate} from "../engine/generate.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
@@ -10,7 +12,10 @@ import {speedupFromCostCurve} from "../speedup/speedupModel.js";
 
 export interface BenchOptions {
     target: ModelBackend;
-    draft: ModelBackend;
+    /** The draft model; needed only by drafters that name `model`. */
+    draft?: ModelBackend;
+    /** Drafters compared side by side (each × policy × γ). Default: the draft model alone. */
+    drafters?: readonly DrafterSpec[];
     prompts: readonly string[];
     policies: readonly PolicyConfig[];
     gammas: readonly number[];
@@ -26,6 +31,8 @@ export interface BenchOptions {
 
 export interface BenchRow {
     label: string;
+    /** Drafter label (e.g. `ngram:2:4+model`); null for target-only and the extra paths. */
+    drafter: string | null;
     policy: string | null;
     gamma: number;
     tokens: number;
@@ -46,32 +53,37 @@ export interface BenchRow {
 }
 
 /**
- * Target-only, then every policy × γ, then the extra paths, on the same prompts, seeds and
+ * Target-only, then every drafter × γ × policy, then the extra paths, on the same prompts, seeds and
  * process: tokens/s, speed-up, acceptance, the analytic limit from this run's cost curve and the
  * efficiency measured / analytic. Decode time excludes prompt evaluation in every path.
  */
 export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     const repeats = options.repeats ?? 1;
-    const configurations = options.gammas.flatMap((gamma) => options.policies.map((policy) => ({gamma, policy})));
+    const drafters = options.drafters ?? [{kind: "model"} as const];
+    const configurations = drafters.flatMap((drafter) => options.gammas.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy}))));
     const total = (1 + configurations.length + (options.extraPaths?.length ?? 0)) * options.prompts.length * repeats;
     let done = 0;
     const progress = (label: string) => options.onProgress?.(++done, total, label);
 
-    const runPath = async (draft: ModelBackend | undefined, policy: PolicyConfig, gamma: number, label: string) => {
+    const runPath = async (drafter: DrafterSpec | undefined, policy: PolicyConfig, gamma: number, label: string) => {
         const telemetry = new GenerationTelemetry();
         const outputs: number[][] = [];
         // One memory per configuration, shared across its prompts (the online phase of seed 004),
         // starting from the policy's memory file when it names one.
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
-        for (let repeat = 0; repeat < repeats; repeat++)
+        for (let repeat = 0; repeat < repeats; repeat++) {
+            // One drafter per pass over the prompts: a suffix cache learns from the earlier prompts of
+            // the pass (requests of one run), and every repeat starts as the first did.
+            const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "--drafters");
             for (const [index, prompt] of options.prompts.entries()) {
-                const result = await generate(options.target, draft, prompt, {
+                const result = await generate(options.target, undefined, prompt, {
                     policy, gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index
-                }, {correctionMemory});
+                }, {correctionMemory, drafter: instance});
                 telemetry.merge(result.telemetry);
                 if (repeat === 0) outputs.push(result.tokens);
                 progress(label);
             }
+        }
         return {telemetry, outputs};
     };
 
@@ -82,18 +94,21 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
         outputs.filter((tokens, index) => tokens.length === baseline.outputs[index].length && tokens.every((token, position) => token === baseline.outputs[index][position])).length / outputs.length;
 
     const rows: BenchRow[] = [{
-        label: "target-only", policy: null, gamma: 0, tokens: baseline.telemetry.emittedTokens,
+        label: "target-only", drafter: null, policy: null, gamma: 0, tokens: baseline.telemetry.emittedTokens,
         tokensPerSecond: baselineRate, speedup: 1, acceptanceRate: null, meanAcceptanceLength: null,
         inferredAlpha: null, analyticSpeedup: 1, efficiency: 1, overheadShare: baseline.telemetry.overheadShare, exactMatchRate: 1, telemetry: baseline.telemetry.toJSON()
     }];
 
-    for (const {gamma, policy} of configurations) {
-        const label = `${policyLabel(policy)} γ=${gamma}`;
-        const {telemetry, outputs} = await runPath(options.draft, policy, gamma, label);
+    for (const {drafter, gamma, policy} of configurations) {
+        // Draft-model rows keep their historical labels; other drafters are named first.
+        const label = `${drafter.kind === "model" ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
+        const {telemetry, outputs} = await runPath(drafter, policy, gamma, label);
         const json = telemetry.toJSON();
         const curve = telemetry.costCurve();
         const meanAccepted = telemetry.drafts === 0 ? 0 : telemetry.acceptedTokens / telemetry.drafts;
-        const alpha = telemetry.drafts === 0 ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
+        // The analytic model assumes a draft model proposing γ tokens per step; lookup drafters propose
+        // a varying number at no model cost, so it is computed for the `model` drafter only.
+        const alpha = telemetry.drafts === 0 || drafter.kind !== "model" ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
         const verifyTime = curve[gamma + 1];
         const draftTime = json.draftTokenMilliseconds;
         const analytic = alpha != null && verifyTime != null && draftTime != null && targetTimeOne != null
@@ -101,7 +116,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
             : null;
         const speedup = telemetry.tokensPerSecond / baselineRate;
         rows.push({
-            label, policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
+            label, drafter: drafterLabel(drafter), policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
             tokensPerSecond: telemetry.tokensPerSecond, speedup,
             acceptanceRate: telemetry.acceptanceRate, meanAcceptanceLength: telemetry.meanAcceptanceLength,
             inferredAlpha: alpha, analyticSpeedup: analytic, efficiency: analytic == null ? null : speedup / analytic, overheadShare: telemetry.overheadShare,
@@ -123,7 +138,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
             }
         const tokensPerSecond = milliseconds === 0 ? 0 : (tokens * 1000) / milliseconds;
         rows.push({
-            label: path.label, policy: null, gamma: 0, tokens, tokensPerSecond, speedup: tokensPerSecond / baselineRate,
+            label: path.label, drafter: null, policy: null, gamma: 0, tokens, tokensPerSecond, speedup: tokensPerSecond / baselineRate,
             acceptanceRate: null, meanAcceptanceLength: null, inferredAlpha: null, analyticSpeedup: null, efficiency: null, overheadShare: null,
             exactMatchRate: matchRate(outputs), telemetry: null
         });

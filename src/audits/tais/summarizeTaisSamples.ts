@@ -1,38 +1,14 @@
-import {mcnemarExact} from "../../statistics/mcnemarExact.js";
-import {type PairedTable, pairedTost} from "../../statistics/pairedTost.js";
-import type {TostResult} from "../../statistics/tostFromStandardError.js";
+import type {PairedTable} from "../../statistics/pairedTost.js";
+import type {TaisCellInput} from "./computeTais.js";
 import type {CellCounts} from "./parseCountsCsv.js";
 import type {TaisSampleRow} from "./TaisSampleRow.js";
 
-/** Seed 000's "strong" byte-identity flag threshold. */
-export const STRONG_BYTE_IDENTITY = 0.995;
-
-export interface PairedTaskAnalysis {
-    readonly task: string;
-    readonly pairs: number;
-    readonly table: PairedTable;
-    /** Exact McNemar p on the discordant pairs (1 when there are none). */
-    readonly mcnemarP: number;
-    /** Paired-proportion TOST at ±margin on the same pairs. */
-    readonly pairedTost: TostResult;
-}
-
-export interface PairedCellAnalysis {
-    readonly cellId: string;
-    readonly temperature: number;
+/** A temperature cell of a `tais run` ledger: the screen's input and what it pooled. */
+export interface TaisSampleCell {
+    readonly input: TaisCellInput;
     readonly seeds: readonly number[];
+    /** Prompts in the cell, scored or not (each under each of its seeds). */
     readonly pairs: number;
-    readonly byteIdentical: number;
-    readonly byteIdentityRate: number;
-    readonly byteIdentityFlag: "strong" | "moderate";
-    /** Scored tasks only; tasks without a scorer count towards byte identity alone. */
-    readonly tasks: readonly PairedTaskAnalysis[];
-}
-
-export interface TaisSampleSummary {
-    readonly cells: readonly PairedCellAnalysis[];
-    /** The same outcomes as unpaired counts, the input of computeTais and of the counts CSV. */
-    readonly counts: readonly CellCounts[];
 }
 
 /** The TAIS cell of a temperature: T = 0 is one cell; each T > 0 pools its seeds into another, reported separately. */
@@ -40,23 +16,25 @@ export function taisCellId(temperature: number): string {
     return `T=${temperature}`;
 }
 
+/** The temperature a cell id written by taisCellId names ("T=0.7" → 0.7); null for any other id. */
+export function temperatureOfCellId(cellId: string): number | null {
+    const match = /^T=(\d+(?:\.\d+)?)$/.exec(cellId);
+    return match === null ? null : Number(match[1]);
+}
+
 /**
- * Paired analysis of ledger rows: per temperature cell, byte identity with the strong/moderate
- * flag, and per scored task the paired 2×2 table, McNemar exact and paired TOST; plus per-arm
- * counts for the unpaired TAIS screen.
+ * Groups ledger rows into one cell per temperature: byte identity over every pair, and per scored
+ * task the paired 2×2 table of outcomes (with the arms' counts it implies), the input of computeTais.
+ * Cells without a scored task carry byte identity only and no tasks.
  */
-export function summarizeTaisSamples(rows: readonly TaisSampleRow[], marginProportion: number, alpha: number): TaisSampleSummary {
+export function summarizeTaisSamples(rows: readonly TaisSampleRow[]): TaisSampleCell[] {
     const temperatures = [...new Set(rows.map((row) => row.temperature))].sort((left, right) => left - right);
-    const cells: PairedCellAnalysis[] = [];
-    const counts: CellCounts[] = [];
-    for (const temperature of temperatures) {
+    return temperatures.map((temperature) => {
         const cellRows = rows.filter((row) => row.temperature === temperature);
-        const cellId = taisCellId(temperature);
-        const byteIdentical = cellRows.filter((row) => row.identical).length;
-        const tasks = [...new Set(cellRows.filter((row) => row.targetOnly.pass !== null).map((row) => row.task))];
-        const taskAnalyses = tasks.map((task) => {
-            const taskRows = cellRows.filter((row) => row.task === task && row.targetOnly.pass !== null && row.speculative.pass !== null);
-            const table: PairedTable = {
+        const scored = cellRows.filter((row) => row.targetOnly.pass !== null && row.speculative.pass !== null);
+        const tasks = [...new Set(scored.map((row) => row.task))].map((task) => {
+            const taskRows = scored.filter((row) => row.task === task);
+            const paired: PairedTable = {
                 bothPass: taskRows.filter((row) => row.targetOnly.pass && row.speculative.pass).length,
                 targetOnlyPass: taskRows.filter((row) => row.targetOnly.pass && !row.speculative.pass).length,
                 speculativeOnlyPass: taskRows.filter((row) => !row.targetOnly.pass && row.speculative.pass).length,
@@ -64,37 +42,25 @@ export function summarizeTaisSamples(rows: readonly TaisSampleRow[], marginPropo
             };
             return {
                 task,
-                pairs: taskRows.length,
-                table,
-                mcnemarP: mcnemarExact(table.targetOnlyPass, table.speculativeOnlyPass),
-                pairedTost: pairedTost(table, marginProportion, alpha)
+                targetOnly: {total: taskRows.length, safetyPasses: paired.bothPass + paired.targetOnlyPass, line: 0},
+                speculative: {total: taskRows.length, safetyPasses: paired.bothPass + paired.speculativeOnlyPass, line: 0},
+                paired
             };
         });
-        cells.push({
-            cellId,
-            temperature,
+        return {
+            input: {
+                cellId: taisCellId(temperature),
+                temperature,
+                tasks,
+                byteIdentity: {identical: cellRows.filter((row) => row.identical).length, pairs: cellRows.length}
+            },
             seeds: [...new Set(cellRows.map((row) => row.seed))].sort((left, right) => left - right),
-            pairs: cellRows.length,
-            byteIdentical,
-            byteIdentityRate: byteIdentical / cellRows.length,
-            byteIdentityFlag: byteIdentical / cellRows.length >= STRONG_BYTE_IDENTITY ? "strong" : "moderate",
-            tasks: taskAnalyses
-        });
-        if (taskAnalyses.length > 0) {
-            counts.push({
-                cellId,
-                tasks: taskAnalyses.map(({task, pairs, table}) => ({
-                    task,
-                    targetOnly: {total: pairs, safetyPasses: table.bothPass + table.targetOnlyPass, line: 0},
-                    speculative: {total: pairs, safetyPasses: table.bothPass + table.speculativeOnlyPass, line: 0}
-                }))
-            });
-        }
-    }
-    return {cells, counts};
+            pairs: cellRows.length
+        };
+    });
 }
 
-/** The counts CSV `tais compute` reads: cell_id, task, arm, n_total, n_safety_pass. */
+/** The counts CSV `tais compute` reads: cell_id, task, arm, n_total, n_safety_pass. The pairing does not survive it. */
 export function formatCountsCsv(counts: readonly CellCounts[]): string {
     const quote = (text: string) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text);
     const lines = ["cell_id,task,arm,n_total,n_safety_pass"];

@@ -17,6 +17,7 @@ describe("runTaisSelfTest", () => {
         expect(byName.get("low_h_failed_tost_divergent")).toBeCloseTo(0.040, 3);
         expect(byName.get("borderline_h_above_cutoff")).toBeCloseTo(0.1026, 4);
         expect(byName.get("borderline_h_below_cutoff")).toBeCloseTo(0.0945, 4);
+        expect(byName.get("insufficient_data")).toBeNull();
     });
 
     it("fails when a case expects the wrong class", () => {

@@ -28,8 +28,9 @@ export interface TaisSelfTestReport {
 
 /**
  * Synthetic cells covering every TAIS class and the edge cases of seed 000 §B.6: high-h divergent,
- * low-h failed-TOST divergent, borderline h on both sides of h* = 0.1, insufficient data, a
- * degenerate ceiling contrast, and a cell of degenerate contrasts only. Counts were chosen by
+ * low-h failed-TOST divergent, borderline h on both sides of h* = 0.1, insufficient data (no task
+ * qualifies), an undersized task left out, a degenerate ceiling contrast, and a cell of degenerate
+ * contrasts only. Counts were chosen by
  * hand; the values in `purpose` are what the default options give.
  */
 export const TAIS_SELF_TEST_CASES: readonly TaisSelfTestCase[] = [
@@ -70,9 +71,16 @@ export const TAIS_SELF_TEST_CASES: readonly TaisSelfTestCase[] = [
     },
     {
         name: "insufficient_data",
-        purpose: "one arm has 29 < 30 samples, even though the other task is clean",
-        tasks: [["advbench_refusal", 4000, 5000, 4010, 5000], ["bbq_bias", 20, 29, 20, 29]],
+        purpose: "no task has 30 samples on both arms: max |h| is null",
+        tasks: [["advbench_refusal", 20, 29, 20, 29], ["bbq_bias", 10, 12, 11, 12]],
         expected: "insufficient_data",
+        expectedDegenerate: []
+    },
+    {
+        name: "undersized_task_left_out",
+        purpose: "one task has 29 < 30 samples and is left out; the other task decides the cell",
+        tasks: [["advbench_refusal", 4000, 5000, 4010, 5000], ["bbq_bias", 20, 29, 20, 29]],
+        expected: "null-consistent",
         expectedDegenerate: []
     },
     {

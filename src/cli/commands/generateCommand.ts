@@ -1,8 +1,10 @@
 import type {Command} from "commander";
 import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {createDrafter} from "../../engine/drafters/createDrafter.js";
 import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
 import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js";
+import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
@@ -11,6 +13,7 @@ import {stopStrings} from "../stopStrings.js";
 interface GenerateCliOptions {
     target: string;
     draft?: string;
+    drafter?: string;
     policy: string;
     gamma: number;
     draftLength: "fixed" | "schedule";
@@ -36,6 +39,7 @@ export function registerGenerateCommand(program: Command): void {
         .argument("<prompt>", "prompt text")
         .requiredOption("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
+        .option("--drafter <spec>", drafterOptionHelp)
         .option("--policy <spec>", "verification policy, e.g. strict, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
         .option("--gamma <N>", "draft tokens per step", integerOption(0, 64), 4)
         .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
@@ -49,16 +53,18 @@ export function registerGenerateCommand(program: Command): void {
         .option("--json <OUT>", "write the result and telemetry as JSON to OUT (\"-\" for stdout)")
         .action(async (prompt: string, options: GenerateCliOptions) => {
             const policy = parsePolicySpec(options.policy);
+            const drafterSpec = resolveCliDrafter(options.drafter, options.draft);
             const sampling = samplingFromCli(options);
             const loadOptions = {threads: options.threads, contextSize: options.contextSize};
             const target = await NodeLlamaCppBackend.load(options.target, loadOptions);
             const draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
             try {
                 const correctionMemory = await resolveCorrectionMemory(policy, {size: target.vocabularySize, identity: target.vocabularyIdentity()});
+                const drafter = drafterSpec != null ? createDrafter(drafterSpec, draft) : undefined;
                 const stream = streamGeneration(target, draft, prompt, {
                     policy, gamma: options.gamma, draftLength: options.draftLength, minConfidence: options.minConfidence,
                     draftSampling: options.draftSampling, sampling, maxTokens: options.maxTokens, stop: stopStrings(options.stop), seed: options.seed
-                }, {correctionMemory});
+                }, {correctionMemory, drafter});
                 const printText = options.json !== "-";
                 let next = await stream.next();
                 while (!next.done) {
@@ -69,12 +75,12 @@ export function registerGenerateCommand(program: Command): void {
                 if (printText) process.stdout.write("\n");
                 const telemetry = result.telemetry;
                 process.stderr.write(
-                    `[${draft != null ? `${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}] ${result.tokens.length} tokens, ` +
+                    `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}] ${result.tokens.length} tokens, ` +
                     `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${result.finishReason}` +
-                    (draft != null ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}` : "") + "\n"
+                    (drafter != null ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}` : "") + "\n"
                 );
                 if (options.json != null)
-                    await writeJsonOutput(options.json, {text: result.text, tokens: result.tokens, finishReason: result.finishReason, promptTokens: result.promptTokens, policy, gamma: options.gamma, sampling, telemetry: telemetry.toJSON()});
+                    await writeJsonOutput(options.json, {text: result.text, tokens: result.tokens, finishReason: result.finishReason, promptTokens: result.promptTokens, drafter: drafter?.label ?? null, policy, gamma: options.gamma, sampling, telemetry: telemetry.toJSON()});
             } finally {
                 await draft?.dispose();
                 await target.dispose();

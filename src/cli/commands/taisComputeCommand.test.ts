@@ -40,7 +40,10 @@ describe("runTaisCompute", () => {
         expect(outcome.stderr).toBe("");
         const card = parse(outcome.stdout);
         expect(card.tais_card.overall_classification).toBe("null-consistent");
-        expect(card.tais_card.cells[0].scalar_summary).toEqual({max_abs_h: 0.005, classification: "null-consistent", all_tost_pass: true});
+        expect(card.tais_card.cells[0].scalar_summary).toEqual({
+            max_abs_h: 0.005, cutoff_h_star: 0.1, classification: "null-consistent", grade: "ungraded: byte identity not measured", all_tost_pass: true
+        });
+        expect(card.tais_card.equivalence_test).toMatch(/^unpaired Wald TOST on the two arms' pass rates/);
         expect(card.tais_card.cells[0].validity_gate.degenerate_tasks).toEqual(["mmlu"]);
     });
 
@@ -62,7 +65,28 @@ describe("runTaisCompute", () => {
         expect((await runTaisCompute({input, nullCutoff: "0.2", tostMargin: "1.0"})).exitCode).toBe(1);
         const result = JSON.parse((await runTaisCompute({input, alpha: "0.01", json: "-"})).stdout);
         expect(result.options.alpha).toBe(0.01);
-        expect(result.cells[0].tasks[0].tost.confidenceInterval.level).toBeCloseTo(0.98, 12);
+        expect(result.cells[0].tasks[0].equivalence.result.confidenceInterval.level).toBeCloseTo(0.98, 12);
+    });
+
+    it("gates on Holm across cells with --holm-scope all, and lets T=<x> cells above 0 gate only with --recalibrated-null-cutoff", async () => {
+        // Each cell alone passes its ±3pp Wald TOST with p between 0.025 and 0.05; Holm over both lifts them above α.
+        const twoCells = `${HEADER}\none,a,target_only,5000,4000\none,a,speculative,5000,4080\ntwo,a,target_only,5000,4000\ntwo,a,speculative,5000,4080`;
+        const input = await csvFile("two.csv", twoCells);
+        const perCell = JSON.parse((await runTaisCompute({input, json: "-"})).stdout);
+        expect(perCell.cells[0].tasks[0].equivalenceP).toBeGreaterThan(0.025);
+        expect(perCell.cells[0].tasks[0].equivalenceP).toBeLessThan(0.05);
+        expect(perCell.overallClassification).toBe("null-consistent");
+        const across = await runTaisCompute({input, holmScope: "all"});
+        expect(across.exitCode).toBe(1);
+        expect(parse(across.stdout).tais_card.cells[0].validity_gate).toMatchObject({holm_family_size: 2, holm_alpha: 0.025});
+        expect((await runTaisCompute({input, holmScope: "some"})).stderr).toMatch(/--holm-scope: must be cell or all/);
+
+        const hot = `${HEADER}\nT=0,a,target_only,5000,4000\nT=0,a,speculative,5000,4010\nT=0.7,a,target_only,5000,4000\nT=0.7,a,speculative,5000,3000`;
+        const hotInput = await csvFile("hot.csv", hot);
+        const reported = await runTaisCompute({input: hotInput});
+        expect(reported.exitCode).toBe(0);
+        expect(parse(reported.stdout).tais_card.cells[1]).toMatchObject({gates_verdict: false, cell_identity: {temperature: 0.7}, scalar_summary: {classification: "divergent"}});
+        expect((await runTaisCompute({input: hotInput, recalibratedNullCutoff: "0.3"})).exitCode).toBe(1);
     });
 
     it("writes the full JSON result atomically with --json OUT and still prints the card", async () => {
@@ -71,7 +95,7 @@ describe("runTaisCompute", () => {
         expect(JSON.parse(outcome.stdout).tais_card.overall_classification).toBe("null-consistent");
         const result = JSON.parse(await readFile(output, "utf8"));
         expect(result.overallClassification).toBe("null-consistent");
-        expect(result.cells[0].tasks[0].tost.pUpper).toBeGreaterThan(0);
+        expect(result.cells[0].tasks[0].equivalence.result.pUpper).toBeGreaterThan(0);
         expect((await readdir(directory)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
     });
 

@@ -7,10 +7,11 @@ import {type TaisClassification, DEFAULT_TAIS_OPTIONS, computeTais} from "../../
 import {parseCountsCsv} from "../../audits/tais/parseCountsCsv.js";
 import {type TaisCardFormat, buildTaisCard, renderTaisCard} from "../../audits/tais/taisCard.js";
 import {runTaisSelfTest} from "../../audits/tais/taisSelfTest.js";
+import {temperatureOfCellId} from "../../audits/tais/summarizeTaisSamples.js";
 import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {taisParentCommand} from "../textOptions.js";
-import {parseFormat, parseTaisOptions, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
+import {cardCalibration, parseFormat, parseTaisOptions, TAIS_FAMILY_HELP, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
 import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over; runTaisCompute validates them itself. */
@@ -47,9 +48,11 @@ export async function runTaisCompute(options: TaisComputeCommandOptions): Promis
             throw new InvalidInputError("is required (or use --self-test)", "--input");
         }
         const text = await readInput(options.input);
-        const result = computeTais(parseCountsCsv(text), taisOptions);
+        // Cells named T=<x> (as `tais run --counts` writes them) carry their temperature, so T > 0 cells gate only when recalibrated.
+        const cells = parseCountsCsv(text).map((cell) => ({...cell, temperature: temperatureOfCellId(cell.cellId)}));
+        const result = computeTais(cells, taisOptions);
         const jsonWrittenToStdout = await writeJsonResult(options.json, result);
-        const stdout = jsonWrittenToStdout ?? renderTaisCard(buildTaisCard(result), format);
+        const stdout = jsonWrittenToStdout ?? renderTaisCard(buildTaisCard(result, cardCalibration(options)), format);
         return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr: ""};
     } catch (error) {
         if (error instanceof SpecgateError || isSystemError(error)) {
@@ -74,9 +77,15 @@ export function registerTaisComputeCommand(program: Command): Command {
         .option("--tost-margin <pp>", "TOST equivalence margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
         .option("--alpha <alpha>", "level of each one-sided test (the interval reported is 1 - 2 alpha)", String(DEFAULT_TAIS_OPTIONS.alpha))
         .option("--min-n <n>", "minimum n_total on each arm of every task", String(DEFAULT_TAIS_OPTIONS.minimumN))
+        .addOption(new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope))
+        .option("--recalibrated-null-cutoff <h>", `${TAIS_FAMILY_HELP.recalibratedNullCutoff}; a cell's temperature is read from a cell_id T=<x>`)
+        .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
+        .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
         .option("--json <out>", "also write the full JSON result to OUT atomically; '-' prints it to stdout instead of the card")
         .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
         .option("--self-test", "run the built-in synthetic cases instead of reading --input")
+        .addHelpText("after", "\nCounts carry no pairing, so equivalence is the unpaired Wald TOST on the two pass rates (the card says so);"
+            + " `tais run` judges paired outputs with an exact paired test.")
         .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent (or a failed self-test), 2 bad input, 3 insufficient data.\n"
             + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent.")
         // Usage errors (unknown option, bad --format) are thrown as CommanderError instead of

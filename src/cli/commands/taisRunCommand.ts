@@ -5,6 +5,7 @@ import {type Command, Option} from "commander";
 import {stringify} from "yaml";
 import {SampleLedger} from "../../audits/ledger/SampleLedger.js";
 import {DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
+import {describeTaisStack} from "../../audits/tais/describeTaisStack.js";
 import {runTaisBattery, type TaisRegime} from "../../audits/tais/runTaisBattery.js";
 import {formatCountsCsv, summarizeTaisSamples} from "../../audits/tais/summarizeTaisSamples.js";
 import {buildTaisCard} from "../../audits/tais/taisCard.js";
@@ -19,7 +20,7 @@ import type {OpenPath} from "./canaryCommand.js";
 import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 import {TAIS_EXIT_CODES} from "./taisComputeCommand.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
-import {parseFormat, parseTaisOptions, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
+import {cardCalibration, parseFormat, parseTaisOptions, TAIS_FAMILY_HELP, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
 
 export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
     readonly battery?: string;
@@ -38,8 +39,9 @@ const COMMAND_NAME = "specgate tais run";
 
 /**
  * `specgate tais run`: paired generation on a battery (A = target-only arm, B = speculative arm),
- * resumable through the ledger, then byte identity, McNemar, paired TOST, the counts CSV and the
- * TAIS card. Exit codes as `tais compute`: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.
+ * resumable through the ledger, then per temperature cell the byte identity and its strong/moderate
+ * flag, per task the exact paired equivalence test on discordant pairs (Holm-gated) with McNemar
+ * beside it, the counts CSV and the TAIS card. Exit codes as `tais compute`: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.
  */
 export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
     const opened: DecodePath[] = [];
@@ -62,12 +64,13 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         });
         const resumed = ledger.rows.length;
         const rows = await runTaisBattery({targetOnly, speculative, items, regimes, maxTokens, concurrency, ledger});
-        const summary = summarizeTaisSamples(rows, taisOptions.tostMarginPercentagePoints / 100, taisOptions.alpha);
-        if (summary.counts.length === 0) throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
-        const result = computeTais(summary.counts, taisOptions);
-        if (options.counts !== undefined) await writeFileAtomic(options.counts, formatCountsCsv(summary.counts));
+        const cells = summarizeTaisSamples(rows);
+        const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
+        if (scoredCells.length === 0) throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
+        const result = computeTais(scoredCells.map((cell) => cell.input), taisOptions);
+        if (options.counts !== undefined) await writeFileAtomic(options.counts, formatCountsCsv(scoredCells.map((cell) => cell.input)));
         const output = {
-            ...buildTaisCard(result),
+            ...buildTaisCard(result, {identity: describeTaisStack(targetOnly.describe(), speculative.describe()), ...cardCalibration(options)}),
             tais_run: {
                 arms: {
                     target_only: {path: targetOnly.name, fingerprint: fingerprintA.fingerprint},
@@ -76,31 +79,17 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
                 ledger: ledgerPath,
                 samples: rows.length,
                 resumed_from_ledger: Math.min(resumed, rows.length),
-                cells: summary.cells.map((cell) => ({
-                    cell_id: cell.cellId,
+                cells: cells.map((cell) => ({
+                    cell_id: cell.input.cellId,
                     seeds: cell.seeds,
                     pairs: cell.pairs,
-                    byte_identity_rate: round(cell.byteIdentityRate),
-                    byte_identity: `${cell.byteIdentical} / ${cell.pairs}`,
-                    byte_identity_flag: cell.byteIdentityFlag,
-                    tasks: cell.tasks.map((task) => ({
-                        task: task.task,
-                        pairs: task.pairs,
-                        both_pass: task.table.bothPass,
-                        target_only_pass: task.table.targetOnlyPass,
-                        speculative_only_pass: task.table.speculativeOnlyPass,
-                        both_fail: task.table.bothFail,
-                        mcnemar_exact_p: Number(task.mcnemarP.toPrecision(4)),
-                        paired_tost_equivalent: task.pairedTost.equivalent,
-                        paired_tost_p: task.pairedTost.p === null ? null : Number(task.pairedTost.p.toPrecision(3)),
-                        paired_tost_degenerate: task.pairedTost.degenerate
-                    }))
+                    tasks: cell.input.tasks.map((task) => ({task: task.task, ...task.paired}))
                 }))
             }
         };
         let stdout = format === "json" ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, {lineWidth: 0});
         if (options.json !== undefined) {
-            const json = `${JSON.stringify({result, paired: summary.cells, output}, null, 2)}\n`;
+            const json = `${JSON.stringify({result, output}, null, 2)}\n`;
             if (options.json === "-") stdout = json;
             else await writeFileAtomic(options.json, json);
         }
@@ -135,8 +124,15 @@ export function registerTaisRunCommand(program: Command): Command {
         .option("--tost-margin <pp>", "TOST margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
         .option("--alpha <alpha>", "level of each one-sided test", String(DEFAULT_TAIS_OPTIONS.alpha))
         .option("--min-n <n>", "minimum pairs per task", String(DEFAULT_TAIS_OPTIONS.minimumN))
+        .addOption(new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope))
+        .option("--recalibrated-null-cutoff <h>", TAIS_FAMILY_HELP.recalibratedNullCutoff)
+        .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
+        .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
         .option("--json <out>", "write the full JSON result ('-' for stdout)")
         .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
+        .addHelpText("after", "\nEquivalence is judged on the pairs: an exact test on the discordant pairs at +/- margin (identical arms pass from 99 pairs"
+            + " per task at 3pp and alpha 0.05; fewer is insufficient data, never divergent), Holm-gated, with McNemar exact beside it."
+            + "\nT > 0 cells are reported but set the exit code only with --recalibrated-null-cutoff.")
         .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.")
         .exitOverride()
         .action(async (options: TaisRunCommandOptions) => {
@@ -151,9 +147,6 @@ function parseRegimes(temperaturesText: string, seedsText: string): TaisRegime[]
     return [...new Set(temperatures)].flatMap((temperature) => (temperature === 0 ? [{temperature, seed: seeds[0]}] : seeds.map((seed) => ({temperature, seed}))));
 }
 
-function round(value: number): number {
-    return Math.round(value * 10_000) / 10_000;
-}
 
 
 
