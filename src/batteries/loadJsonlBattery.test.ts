@@ -4,6 +4,7 @@ import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {MalformedRowError} from "../errors.js";
 import {loadJsonlBattery, parseJsonlBattery} from "./loadJsonlBattery.js";
+import {scoreItem} from "./scorers/scoreItem.js";
 
 function errorOf(action: () => unknown): MalformedRowError {
     try {
@@ -35,6 +36,25 @@ describe("generic JSONL battery", () => {
         const items = await loadJsonlBattery(path);
         expect(items.map((item) => item.scorer)).toEqual(["exact-match", "none", "numeric"]);
         expect(items[1].messages).toHaveLength(2);
+    });
+
+    it("infers a scorer from the reference when the item names none, and a numeric reference is its number", () => {
+        const rows = [
+            {id: "gsm", task: "qa", prompt: "3+2?", reference: "3 + 2 = 5\n#### 5"},
+            {id: "plain", task: "qa", prompt: "3+2?", reference: "1,205"},
+            {id: "mc", task: "qa", prompt: "Pick", reference: "B", choices: [{label: "A", text: "cat"}, {label: "B", text: "dog"}]},
+            {id: "text", task: "qa", prompt: "Capital of France?", reference: "Paris"},
+            {id: "explicit", task: "qa", prompt: "3+2?", reference: "The answer is 5.", scorer: "numeric"}
+        ];
+        const items = parseJsonlBattery(rows.map((row) => JSON.stringify(row)).join("\n"), "x.jsonl");
+        expect(items.map((item) => [item.scorer, item.reference])).toEqual([
+            ["numeric", "5"], ["numeric", "1205"], ["multiple-choice", "B"], ["exact-match", "Paris"], ["numeric", "5"]
+        ]);
+        // The case that used to fail silently: a right answer against a "#### 5" reference.
+        expect(scoreItem(items[0], "3 + 2 = 5").pass).toBe(true);
+        expect(scoreItem(items[2], "B. dog").pass).toBe(true);
+        expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","reference":"five","scorer":"numeric"}`, "x.jsonl")).message)
+            .toMatch(/^x\.jsonl:1: scorer "numeric" needs a number in "reference", got "five"/);
     });
 
     it("names the file and line of a malformed row", () => {

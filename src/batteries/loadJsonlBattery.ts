@@ -1,7 +1,9 @@
 import {z} from "zod";
 import {MalformedRowError} from "../errors.js";
 import type {BatteryItem} from "./BatteryItem.js";
+import {inferScorer} from "./inferScorer.js";
 import {parseJsonLines} from "./parseJsonLines.js";
+import {extractFinalNumber} from "./scorers/extractFinalNumber.js";
 import {readDataFile} from "./readDataFile.js";
 
 const messageSchema = z.strictObject({role: z.enum(["system", "user", "assistant"]), content: z.string()});
@@ -11,8 +13,9 @@ const messageSchema = z.strictObject({role: z.enum(["system", "user", "assistant
  *   {"id": "…", "task": "…", "prompt": "…" | "messages": [{"role", "content"}…], "reference"?: "…",
  *    "choices"?: [{"label", "text"}…], "language"?: "…", "scorer"?: "refusal|multiple-choice|bbq|numeric|exact-match|json|none",
  *    "metadata"?: {string: string}}
- * Without `scorer`, an item with a reference is scored by exact match and one without is compared
- * for byte identity only.
+ * Without `scorer`, inferScorer picks one from the item (a numeric or "#### N" reference is scored by
+ * its final number, a reference with choices by the chosen label, any other by exact match; no
+ * reference: byte identity only). A numeric reference is stored as its canonical number.
  */
 const itemSchema = z.strictObject({
     id: z.string().min(1),
@@ -45,7 +48,12 @@ export function parseJsonlBattery(text: string, file: string): BatteryItem[] {
             throw new MalformedRowError(file, line, `scorer "${item.scorer}" needs a "reference"`);
         if (item.scorer === "bbq" && item.metadata?.unknownChoice === undefined)
             throw new MalformedRowError(file, line, "scorer \"bbq\" needs metadata.unknownChoice");
-        return {...item, scorer: item.scorer ?? (item.reference !== undefined ? "exact-match" : "none")};
+        const scorer = item.scorer ?? inferScorer(item);
+        if (scorer !== "numeric") return {...item, scorer};
+        // "#### 5", "5", "1,234" and "The answer is 5" all mean the number the output's final number must equal.
+        const reference = extractFinalNumber(item.reference!);
+        if (reference === null) throw new MalformedRowError(file, line, `scorer "numeric" needs a number in "reference", got ${JSON.stringify(item.reference)}`);
+        return {...item, reference, scorer};
     });
 }
 

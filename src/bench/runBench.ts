@@ -1,3 +1,4 @@
+import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {createDrafter} from "../engine/drafters/createDrafter.js";
@@ -58,6 +59,10 @@ export interface BenchRow {
  * efficiency measured / analytic. Decode time excludes prompt evaluation in every path.
  */
 export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
+    // Everything a configuration will need is checked before the first one runs.
+    if (options.draft != null) assertSameVocabulary(options.target, options.draft, "--draft");
+    for (const policy of options.policies)
+        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
     const repeats = options.repeats ?? 1;
     const drafters = options.drafters ?? [{kind: "model"} as const];
     const configurations = drafters.flatMap((drafter) => options.gammas.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy}))));

@@ -1,6 +1,7 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
+import {loadModelBackend} from "../backend/loadModelBackend.js";
 import {SpecgateError} from "../errors.js";
+import {ExitCode} from "./exitCodes.js";
 
 /** What a command's in-process runner returns; the registered action writes it out and sets the exit code. */
 export interface CommandOutcome {
@@ -12,15 +13,26 @@ export interface CommandOutcome {
 /** How a command opens a model; tests substitute in-memory backends. */
 export type OpenModel = (path: string, threads: number) => Promise<ModelBackend>;
 
-export const openNodeLlamaCppModel: OpenModel = (path, threads) => NodeLlamaCppBackend.load(path, {threads});
+/** Opens a GGUF on the default backend (native where built, or SPECGATE_BACKEND). */
+export const openDefaultModel: OpenModel = (path, threads) => loadModelBackend(path, {threads});
+
+/** A Node file-system error (ENOENT, EACCES, EISDIR…): the user named a path that cannot be used. */
+export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+    return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string";
+}
+
+/** A message on one line, as every specgate error is printed. */
+export function oneLine(message: string): string {
+    return message.replace(/\s*\n\s*/g, " ");
+}
 
 /**
- * Bad input — a typed SpecgateError, or a file-system error with a code (ENOENT, EACCES…) — becomes
- * exit code 2 and one stderr line naming the error; anything else is a bug and is rethrown.
+ * Bad input — a typed SpecgateError, or a file-system error — becomes exit code 2 and one stderr
+ * line that leads with what is wrong; anything else is a bug and is rethrown.
  */
 export function badInputOutcome(commandName: string, error: unknown): CommandOutcome {
-    if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
-        return {exitCode: 2, stdout: "", stderr: `${commandName}: ${error.name}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+    if (error instanceof SpecgateError || isFileSystemError(error))
+        return {exitCode: ExitCode.badInput, stdout: "", stderr: `${commandName}: ${oneLine(error.message)}\n`};
     throw error;
 }
 

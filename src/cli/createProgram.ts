@@ -1,3 +1,4 @@
+import {readFileSync} from "node:fs";
 import {Command} from "commander";
 import {registerBenchCommand} from "./commands/benchCommand.js";
 import {registerCalibrateCommand} from "./commands/calibrateCommand.js";
@@ -15,13 +16,14 @@ import {registerSweepCommand} from "./commands/sweepCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
 import {registerTrainCommand} from "./commands/trainCommand.js";
+import {exitCodeHelp} from "./exitCodes.js";
 
 /** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
 export function createProgram(): Command {
     const program = new Command()
         .name("specgate")
         .description("Speculative decoding with a draft model, and proof of what the speed cost.")
-        .showHelpAfterError();
+        .version(packageVersion(), "-V, --version", "print the specgate version");
     registerSimulateCommand(program);
     registerGenerateCommand(program);
     registerBenchCommand(program);
@@ -38,5 +40,32 @@ export function createProgram(): Command {
     registerTrainCommand(program);
     registerExportCommand(program);
     registerFamilyCommand(program);
+    program.addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare", "internalError"]));
+    reportUsageErrorsBriefly(program);
     return program;
+}
+
+/** The version in package.json (two folders up from src/cli and from dist/cli alike). */
+function packageVersion(): string {
+    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {version: string}).version;
+}
+
+/**
+ * Every command, however deep: a usage error (unknown flag, bad value, missing argument) is one
+ * line naming the command plus a pointer to its --help, and is thrown as a CommanderError for
+ * main.ts to turn into exit code 2 instead of commander exiting the process with 1.
+ */
+function reportUsageErrorsBriefly(command: Command): void {
+    const path = commandPath(command);
+    command
+        .exitOverride()
+        .configureOutput({outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, "").replace(/\n\(Did you mean/, " (did you mean")}`)})
+        .showHelpAfterError(`(see \`${path} --help\`)`);
+    for (const child of command.commands) reportUsageErrorsBriefly(child);
+}
+
+function commandPath(command: Command): string {
+    const names: string[] = [];
+    for (let current: Command | null = command; current != null; current = current.parent) names.unshift(current.name());
+    return names.join(" ");
 }

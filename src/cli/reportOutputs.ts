@@ -1,6 +1,14 @@
 import {writeFileAtomic} from "../io/writeFileAtomic.js";
+import {checkOutputFile, checkOutputFolder} from "./checkOutputPath.js";
 import {jsonText} from "./writeJsonOutput.js";
 import {writeOutputFile} from "./writeOutputFile.js";
+
+/** Checks --report, --json and --plots before any work starts (see checkOutputPath.ts). */
+export async function checkReportOutputs(options: {readonly report?: string; readonly json?: string; readonly plots?: string}): Promise<void> {
+    await checkOutputFile(options.report, "--report");
+    await checkOutputFile(options.json, "--json");
+    await checkOutputFolder(options.plots, "--plots");
+}
 
 /**
  * The outputs every report-writing runner shares (canary, fairness, sweep, calibrate), returning

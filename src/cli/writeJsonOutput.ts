@@ -1,4 +1,5 @@
 import {writeFileAtomic} from "../io/writeFileAtomic.js";
+import {writeOutputFile} from "./writeOutputFile.js";
 
 /** JSON as every specgate command writes it: indented, newline-terminated, typed arrays as plain arrays. */
 export function jsonText(value: unknown): string {
@@ -12,5 +13,5 @@ export function jsonText(value: unknown): string {
 export async function writeJsonOutput(destination: string, value: unknown): Promise<void> {
     const text = jsonText(value);
     if (destination === "-") process.stdout.write(text);
-    else await writeFileAtomic(destination, text);
+    else await writeOutputFile(() => writeFileAtomic(destination, text), destination, "--json");
 }

@@ -1,5 +1,6 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
+import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
+import {type BackendChoice, loadModelBackend} from "../backend/loadModelBackend.js";
 import {generate} from "../engine/generate.js";
 import {InvalidInputError} from "../errors.js";
 import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConfigSchema.js";
@@ -45,16 +46,20 @@ export class EmbeddedDecodePath implements DecodePath {
         if (!policy.success) throw new InvalidInputError(policy.error.issues[0].message, `policy.${policy.error.issues[0].path.join(".")}`);
         this.policy = policy.data;
         this.gamma = draft === undefined ? 0 : settings.gamma ?? 4;
+        // A pair that cannot be compared token by token is a configuration fault, found before any request.
+        if (draft !== undefined) assertSameVocabulary(target, draft, `${name}: draft`);
     }
 
-    /** Loads the GGUF files with node-llama-cpp (CPU, `threads` threads, default 1) and owns the backends. */
+    /** Loads the GGUF files on `backend` (CPU, `threads` threads, default 1) and owns the backends. */
     public static async open(name: string, files: {target: string; draft?: string}, settings: EmbeddedDecodeSettings = {},
-        threads = 1): Promise<EmbeddedDecodePath> {
-        const target = await NodeLlamaCppBackend.load(files.target, {threads});
+        threads = 1, backend?: BackendChoice): Promise<EmbeddedDecodePath> {
+        const target = await loadModelBackend(files.target, {threads, backend});
+        let draft: ModelBackend | undefined;
         try {
-            const draft = files.draft === undefined ? undefined : await NodeLlamaCppBackend.load(files.draft, {threads});
+            draft = files.draft === undefined ? undefined : await loadModelBackend(files.draft, {threads, backend});
             return new EmbeddedDecodePath(name, target, draft, settings, files, true);
         } catch (error) {
+            await draft?.dispose();
             await target.dispose();
             throw error;
         }

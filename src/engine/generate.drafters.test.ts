@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {processLogits} from "../distributions/processLogits.js";
-import {InvalidDrafterError} from "../errors.js";
+import {InvalidDrafterError, TokenizerMismatchError} from "../errors.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {createDrafter} from "./drafters/createDrafter.js";
 import {SuffixDrafter} from "./drafters/SuffixDrafter.js";
@@ -44,6 +44,11 @@ describe("generation with each drafter", () => {
     it("names what is wrong with a spec, and a model drafter without a draft", async () => {
         await expect(generate(target, undefined, [0, 2], {drafter: "ngram:5:2"})).rejects.toThrow(InvalidDrafterError);
         await expect(generate(target, undefined, [0, 2], {drafter: "ngram+model"})).rejects.toThrow("drafter: \"model\" needs a draft model");
+    });
+
+    it("a model drafter refuses a draft whose vocabulary differs from the target's", async () => {
+        const other = createDrafter("model", BigramBackend.random(3, 9));
+        await expect(generate(target, undefined, [0, 2], {}, {drafter: other})).rejects.toThrow(TokenizerMismatchError);
     });
 
     it("counts lookups, proposals and accepted tokens per chain member", async () => {

@@ -102,7 +102,7 @@ export async function* streamGeneration(
         // Prompt and emitted tokens; the last one is `pending`, not yet in the target's cache.
         const history = [...promptTokens];
         if (head.length > 0) await targetSequence.evaluate(head, {positions: []});
-        session = speculative ? await drafter!.start({promptTokens, options, chance, telemetry}) : undefined;
+        session = speculative ? await drafter!.start({target, promptTokens, options, chance, telemetry}) : undefined;
         telemetry.time.prompt = performance.now() - started;
         const argmaxOnly = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
             resources.policy == null && greedyEquivalentAtTemperatureZero.has(options.policy.kind) &&

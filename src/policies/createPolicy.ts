@@ -15,10 +15,13 @@ import type {VerificationPolicy} from "./VerificationPolicy.js";
 export function parsePolicyConfig(value: unknown, field = "policy"): PolicyConfig {
     const parsed = policyConfigSchema.safeParse(value);
     if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
+    // An unknown key says more than the required parameter it was probably meant to be ("treshold").
+    const issue = parsed.error.issues.find((candidate) => candidate.code === "unrecognized_keys") ?? parsed.error.issues[0];
     const path = [field, ...issue.path.map(String)].join(".");
     if (issue.code === "unrecognized_keys")
         throw new InvalidPolicyError(`unknown parameter ${issue.keys.map((key) => `"${key}"`).join(", ")}`, path);
+    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message))
+        throw new InvalidPolicyError(`is required (${issue.expected})`, path);
     if (issue.code === "invalid_union" && (issue.path.length === 0 || (issue.path.length === 1 && issue.path[0] === "kind")))
         throw new InvalidPolicyError(`unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`, `${field}.kind`);
     throw new InvalidPolicyError(issue.message, path);

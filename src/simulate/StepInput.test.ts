@@ -35,6 +35,11 @@ describe("STEP.json validation: bad input gets a typed error naming the field", 
     it("draft token count not matching the target rows", () => expectError({draftTokens: [1, 2], draftProbs: undefined}, InvalidInputError, /draftTokens: has 2 ids, but 2 target rows mean γ = 1/));
     it("unknown policy kind", () => expectError({policy: {kind: "yolo"}}, InvalidPolicyError, /policy\.kind: unknown policy kind/));
     it("unknown policy parameter", () => expectError({policy: {kind: "strict", threshold: 1}}, InvalidPolicyError, /policy: unknown parameter "threshold"/));
+    it("a misspelt required parameter is named as unknown, not reported as the missing one", () => {
+        expectError({policy: {kind: "fuzzy", treshold: 0.4}}, InvalidPolicyError, /policy: unknown parameter "treshold"/);
+        expectError({policy: {kind: "typical", treshold: 0.4}}, InvalidPolicyError, /policy: unknown parameter "treshold"/);
+        expectError({policy: {kind: "lossy"}}, InvalidPolicyError, /policy\.tau: is required \(number\)/);
+    });
     it("parameter out of range", () => expectError({policy: {kind: "typical", posteriorAlpha: 2}}, InvalidPolicyError, /policy\.posteriorAlpha/));
     it("missing required parameter", () => expectError({policy: {kind: "fuzzy"}}, InvalidPolicyError, /policy\.threshold/));
     it("unknown divergence", () => expectError({policy: {kind: "fuzzy", threshold: 0.3, divergence: "hellinger"}}, InvalidPolicyError, /policy\.divergence/));

@@ -5,6 +5,7 @@ import {InvalidInputError} from "../errors.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
+import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
 import {oneStepVerificationSeconds, type StepCosts, stepCostsOf} from "./oneStepVerificationSeconds.js";
@@ -107,6 +108,10 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
     if (!(options.maxAccuracyDrop >= 0)) throw new InvalidInputError(`must be a non-negative number of points, got ${options.maxAccuracyDrop}`, "--max-accuracy-drop");
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
         throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
+    // Everything a configuration will need is checked before the first one runs.
+    assertSameVocabulary(options.target, options.draft, "--draft");
+    for (const policy of options.grid.policies)
+        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
     const split = splitBattery(options.items, options.calibrationShare, options.seed);
     const speed = options.speed ?? "measured";
     const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string, model: "target" | "draft" = "target"): Promise<CalibrationRow> => {

@@ -5,6 +5,7 @@ import {InvalidInputError} from "../errors.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {resolveCorrectionMemory} from "../policies/resolveCorrectionMemory.js";
+import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {measureScorePreservingOracle, type ScorePreservingOracleMeasurement} from "./measureScorePreservingOracle.js";
 import {matchedAcceptanceProbability} from "./matchedAcceptanceProbability.js";
@@ -50,6 +51,10 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
         throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
     if (options.oracle === true && options.sampling.temperature !== 0)
         throw new InvalidInputError(`is defined for greedy decoding; got --temperature ${options.sampling.temperature}`, "--oracle");
+    // Everything a configuration will need is checked before the first one runs.
+    assertSameVocabulary(options.target, options.draft, "--draft");
+    for (const policy of options.policies)
+        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
     const settings = {sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed};
     const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {

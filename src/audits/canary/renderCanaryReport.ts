@@ -16,7 +16,8 @@ function code(text: string): string {
 export function renderCanaryReport(result: CanaryResult): string {
     const lines: string[] = [];
     lines.push("# Decode-path drift canary", "");
-    lines.push(result.passed ? "**PASS**" : `**FAIL**: ${result.failures.join("; ")}`, "");
+    const verdicts = {"pass": "**PASS**", "drift": "**FAIL** (drift)", "could-not-compare": "**COULD NOT COMPARE**"} as const;
+    lines.push(result.verdict === "pass" ? verdicts.pass : `${verdicts[result.verdict]}: ${result.failures.join("; ")}`, "");
     lines.push("| | path A | path B |", "|---|---|---|");
     lines.push(`| name | ${code(result.paths.a.name)} | ${code(result.paths.b.name)} |`);
     lines.push(`| fingerprint | \`${result.paths.a.fingerprint}\` | \`${result.paths.b.fingerprint}\` |`);

@@ -41,6 +41,7 @@ describe("runCanary", () => {
         const result = await runCanary({...settings, a, b});
         expect(result.mismatches.length).toBeGreaterThan(0);
         expect(result.passed).toBe(false);
+        expect(result.verdict).toBe("drift");
         expect(result.failures[0]).toMatch(/exceeds the bound 1\.50%/);
         expect(result.compoundingRisk[1].risk).toBeCloseTo(1 - (1 - result.mismatchRate) ** 2, 12);
         for (const mismatch of result.mismatches) {
@@ -93,5 +94,8 @@ describe("runCanary against an OpenAI-compatible stub", () => {
         const failing = await runCanary({...settings, items: items.slice(0, 2), a: scripted("a", {abc: "ok", bead: "ok"}), b: remote});
         expect(failing.errors).toHaveLength(2);
         expect(failing.passed).toBe(false);
+        // Nothing was compared: that is not drift, and the verdict says so.
+        expect(failing.verdict).toBe("could-not-compare");
+        expect(failing.failures).toEqual([expect.stringMatching(/^2 request\(s\) failed, so 2 of 2 prompt\(s\) were not compared/)]);
     });
 });

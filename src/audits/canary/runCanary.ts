@@ -66,7 +66,14 @@ export interface CanaryResult {
     readonly mismatches: readonly CanaryMismatch[];
     readonly errors: readonly {readonly id: string; readonly path: "a" | "b"; readonly message: string}[];
     readonly paths: {readonly a: CanaryPathReport; readonly b: CanaryPathReport};
+    /**
+     * "pass"; "drift": the outputs compared differ beyond the bound, or a fingerprint differs;
+     * "could-not-compare": no drift was seen, but requests failed or no prompt was compared, so
+     * the canary cannot say the paths agree.
+     */
+    readonly verdict: "pass" | "drift" | "could-not-compare";
     readonly passed: boolean;
+    /** Why the verdict is not "pass": the drift found, then what kept prompts from being compared. */
     readonly failures: readonly string[];
 }
 
@@ -128,14 +135,17 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
         a: await pathReport(options.a, observed.a, options.expectFingerprintA),
         b: await pathReport(options.b, observed.b, options.expectFingerprint)
     };
-    const failures: string[] = [];
-    if (mismatchRate > options.maxMismatch)
-        failures.push(`mismatch rate ${percent(mismatchRate)} exceeds the bound ${percent(options.maxMismatch)}`);
+    const drift: string[] = [];
+    if (compared.length > 0 && mismatchRate > options.maxMismatch)
+        drift.push(`mismatch rate ${percent(mismatchRate)} exceeds the bound ${percent(options.maxMismatch)}`);
     for (const [label, report] of [["A", paths.a], ["B", paths.b]] as const) {
         if (report.fingerprintMatches === false)
-            failures.push(`path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`);
+            drift.push(`path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`);
     }
-    if (errors.length > 0) failures.push(`${errors.length} request(s) failed, so ${options.items.length - compared.length} prompt(s) were not compared`);
+    const notCompared: string[] = [];
+    if (errors.length > 0)
+        notCompared.push(`${errors.length} request(s) failed, so ${options.items.length - compared.length} of ${options.items.length} prompt(s) were not compared (first: ${errors[0].message})`);
+    const failures = [...drift, ...notCompared];
     return {
         prompts: options.items.length,
         compared: compared.length,
@@ -150,6 +160,7 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
         mismatches,
         errors,
         paths,
+        verdict: drift.length > 0 ? "drift" : notCompared.length > 0 ? "could-not-compare" : "pass",
         passed: failures.length === 0,
         failures
     };

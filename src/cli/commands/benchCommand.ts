@@ -1,9 +1,11 @@
 import type {Command} from "commander";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import {backendOption} from "../backendOption.js";
 import {formatBenchTable, runBench} from "../../bench/runBench.js";
 import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicyList} from "../../policies/parsePolicyList.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import {loadPrompts} from "../loadPrompts.js";
@@ -23,6 +25,7 @@ interface BenchCliOptions {
     repeats: number;
     seed: number;
     threads: number;
+    backend?: BackendChoice;
     predictor: boolean;
     json?: string;
 }
@@ -40,6 +43,7 @@ export function registerBenchCommand(program: Command): void {
         .option("--repeats <N>", "repetitions of the prompt set", integerOption(1, 100), 1)
         .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
+        .addOption(backendOption())
         .option("--json <OUT>", "write every row with full telemetry to OUT (\"-\" for stdout)")
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
         .action(async (options: BenchCliOptions) => {
@@ -51,8 +55,9 @@ export function registerBenchCommand(program: Command): void {
             });
             const sampling = samplingFromCli(options);
             const prompts = await loadPrompts(options.prompts);
-            const target = await NodeLlamaCppBackend.load(options.target, {threads: options.threads});
-            const draft = await NodeLlamaCppBackend.load(options.draft, {threads: options.threads});
+            await checkOutputFile(options.json, "--json");
+            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend});
+            const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend});
             try {
                 const tty = process.stderr.isTTY === true;
                 // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise

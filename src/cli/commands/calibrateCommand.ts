@@ -8,8 +8,9 @@ import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
-import {writeReportOutputs} from "../reportOutputs.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
+import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 
 /** Raw option values as commander hands them over. */
@@ -42,17 +43,17 @@ export interface CalibrateHooks {
 
 const COMMAND_NAME = "specgate calibrate";
 
-/** Exit code when the run worked but no setting stays within the accuracy budget. */
-export const BUDGET_NOT_MET_EXIT_CODE = 3;
+/** Exit code when the run worked but no setting qualifies: the command's verdict failed. */
+export const BUDGET_NOT_MET_EXIT_CODE = ExitCode.verdictFailed;
 
 /**
  * `specgate calibrate` without process side effects beyond reading the battery and models and
- * writing --json and --report. Exit codes: 0 a setting was selected, 3 none meets the budget while accepting more than strict SD,
+ * writing --json and --report. Exit codes: 0 a setting was selected, 1 none meets the budget while accepting more than strict SD,
  * 2 bad input.
  */
 export async function runCalibrateCommand(
     options: CalibrateCommandOptions,
-    openModel: OpenModel = openNodeLlamaCppModel,
+    openModel: OpenModel = openDefaultModel,
     hooks: CalibrateHooks = {}
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
@@ -74,6 +75,7 @@ export async function runCalibrateCommand(
         const speed = options.speed ?? "measured";
         if (speed !== "measured" && speed !== "one-step") throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
         const items = await loadBattery(battery, options.dataDirectory);
+        await checkReportOutputs(options);
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
@@ -117,7 +119,10 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--speed <measured|one-step>", "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)", "measured")
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
-        .addHelpText("after", `\nExit codes: 0 a setting was selected, ${BUDGET_NOT_MET_EXIT_CODE} no setting meets the budget while accepting more than strict SD, 2 bad input.\n`)
+        .addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput"], {
+            success: "a setting was selected",
+            verdictFailed: "no setting meets the budget while accepting more tokens per verification than strict SD: keep strict SD"
+        }))
         .action(async (options: CalibrateCommandOptions) => {
             emitOutcome(await runCalibrateCommand(options, undefined, {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)}));
         });

@@ -1,4 +1,4 @@
-import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
+import {mkdir, mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -57,7 +57,7 @@ describe("specgate canary on GGUF decode paths", () => {
             prompts, maxTokens: "20"
         });
         expect(outcome.exitCode).toBe(1);
-        expect(outcome.stdout).toMatch(/^# Decode-path drift canary\n\n\*\*FAIL\*\*: mismatch rate/);
+        expect(outcome.stdout).toMatch(/^# Decode-path drift canary\n\n\*\*FAIL\*\* \(drift\): mismatch rate/);
         expect(outcome.stdout).toContain("## Mismatches");
     });
 
@@ -71,5 +71,24 @@ describe("specgate canary on GGUF decode paths", () => {
         await writeFile(malformed, "{\"id\": \"a\", \"task\": \"t\", \"prompt\": \"p\"}\n{oops\n");
         const badPrompts = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `embedded:target=${pair.targetPath}`, prompts: malformed});
         expect(badPrompts).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/bad\.jsonl:2: not valid JSON/)});
+    });
+
+    it("a configuration fault is bad input, not drift: a draft with another tokenizer, --max-tokens 0", async () => {
+        await mkdir(join(directory, "other"));
+        const other = await writeRandomLlamaPair({directory: join(directory, "other"), seed: 22, pieces: ["ab", "cd"]});
+        const mismatched = await runCanaryCommand({
+            a: `embedded:target=${pair.targetPath}`, b: `embedded:target=${pair.targetPath},draft=${other.draftPath}`, prompts
+        });
+        expect(mismatched).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/^specgate canary: .*draft: target has 260 tokens, draft has 262/)});
+        const noTokens = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `embedded:target=${pair.targetPath}`, prompts, maxTokens: "0"});
+        expect(noTokens).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--max-tokens: must be at least 1/)});
+    });
+
+    it("requests that fail are 'could not compare' (exit 4), not drift", async () => {
+        const outcome = await runCanaryCommand({
+            a: `embedded:target=${pair.targetPath}`, b: "openai:base=http://127.0.0.1:9/v1,model=m,retries=0,timeout-ms=2000", prompts, maxTokens: "4"
+        });
+        expect(outcome.exitCode).toBe(4);
+        expect(outcome.stderr).toMatch(/^specgate canary: could not compare: 5 request\(s\) failed, so 5 of 5 prompt\(s\) were not compared/);
     });
 });

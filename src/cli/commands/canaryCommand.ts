@@ -4,9 +4,10 @@ import {runCanary} from "../../audits/canary/runCanary.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
-import {nonNegativeDecimal, nonNegativeInteger, requiredText} from "../textOptions.js";
+import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
+import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
-import {writeReportOutputs} from "../reportOutputs.js";
+import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 
 /** Raw option values as commander hands them over. */
 export interface CanaryCommandOptions {
@@ -30,8 +31,9 @@ const COMMAND_NAME = "specgate canary";
 
 /**
  * `specgate canary` without process side effects beyond reading prompts and models and writing
- * --json / --report. Exit codes: 0 pass, 1 drift (mismatch above the bound, a fingerprint that
- * differs, or failed requests), 2 bad input.
+ * --json / --report. Exit codes: 0 pass, 1 drift (mismatch above the bound, or a fingerprint that
+ * differs), 2 bad input (a draft whose tokenizer differs from its target's included), 4 could not
+ * compare (requests failed, with no drift among the prompts that were compared).
  */
 export async function runCanaryCommand(options: CanaryCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
     const opened: DecodePath[] = [];
@@ -40,9 +42,10 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
         const b = requiredText(options.b, "--b");
         const items = await loadBattery(requiredText(options.prompts, "--prompts"));
         const maxMismatch = nonNegativeDecimal(options.maxMismatch, "--max-mismatch", 0.015);
-        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 64);
+        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const concurrency = nonNegativeInteger(options.concurrency, "--concurrency", 4);
+        await checkReportOutputs(options);
         opened.push(await openPath(a));
         opened.push(await openPath(b));
         const result = await runCanary({
@@ -51,7 +54,9 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
         });
         const report = renderCanaryReport(result);
         const stdout = await writeReportOutputs(options, report, () => summaryLine(result), () => result);
-        return {exitCode: result.passed ? 0 : 1, stdout, stderr: result.passed ? "" : `${COMMAND_NAME}: ${result.failures.join("; ")}\n`};
+        const exitCode = {"pass": ExitCode.success, "drift": ExitCode.verdictFailed, "could-not-compare": ExitCode.couldNotCompare}[result.verdict];
+        const stderr = result.verdict === "pass" ? "" : `${COMMAND_NAME}: ${result.verdict === "drift" ? "drift" : "could not compare"}: ${result.failures.join("; ")}\n`;
+        return {exitCode, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -74,8 +79,15 @@ export function registerCanaryCommand(program: Command): Command {
         .option("--concurrency <n>", "prompts compared at once", "4")
         .option("--json <out>", "write the full JSON result to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
-        .addHelpText("after", "\nExit codes: 0 pass, 1 drift (mismatch above bound, fingerprint differs, or failed requests), 2 bad input.\n"
-            + "Decode path specs: see src/decodePaths/parseDecodePathSpec.ts or the README.")
+        .addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput", "couldNotCompare"], {
+            success: "pass: the mismatch rate is within --max-mismatch and every expected fingerprint matches",
+            verdictFailed: "drift: the mismatch rate exceeds --max-mismatch, or a fingerprint differs",
+            badInput: "bad usage or bad input, a draft whose tokenizer differs from its target's included (nothing was compared)",
+            couldNotCompare: "could not compare: requests failed (server down, timeouts) and the prompts that were compared show no drift"
+        }) + "\nDecode path specs (--a, --b):\n"
+            + "  embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,name=N]\n"
+            + "  openai:base=URL,model=M[,key-env=VAR][,endpoint=auto|chat|completions][,concurrency=4][,retries=4][,timeout-ms=120000][,name=N]\n"
+            + "The README lists every key.\n")
         .exitOverride()
         .action(async (options: CanaryCommandOptions) => {
             emitOutcome(await runCanaryCommand(options));
@@ -83,7 +95,7 @@ export function registerCanaryCommand(program: Command): Command {
 }
 
 function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
-    return `${result.passed ? "PASS" : "FAIL"}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% `
+    return `${{"pass": "PASS", "drift": "FAIL", "could-not-compare": "COULD NOT COMPARE"}[result.verdict]}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% `
         + `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}\n`;
 }
 

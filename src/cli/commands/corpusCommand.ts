@@ -2,7 +2,9 @@ import type {Command} from "commander";
 import {corpusMixturePresets} from "../../foundry/corpus/CorpusMixture.js";
 import {parseCorpusMixture} from "../../foundry/corpus/parseCorpusMixture.js";
 import {type CorpusManifest, writeCorpus} from "../../foundry/corpus/writeCorpus.js";
+import {checkOutputFolder} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
+import {writeOutputFile} from "../writeOutputFile.js";
 
 export interface CorpusCommandOptions {
     readonly out: string;
@@ -16,7 +18,8 @@ export interface CorpusCommandOptions {
 /** Writes the corpus and returns its manifest plus a one-line summary for the terminal. */
 export async function runCorpus(options: CorpusCommandOptions): Promise<{manifest: CorpusManifest; summary: string}> {
     const mixture = parseCorpusMixture(options.mixture, "--mixture");
-    const manifest = await writeCorpus(options.out, {seed: options.seed, samples: options.samples, mixture, testProblemsPerTask: options.testProblems});
+    await checkOutputFolder(options.out, "--out");
+    const manifest = await writeOutputFile(() => writeCorpus(options.out, {seed: options.seed, samples: options.samples, mixture, testProblemsPerTask: options.testProblems}), options.out, "--out");
     const files = Object.entries(manifest.files).map(([name, entry]) => `${name} ${entry.documents} documents, ${entry.bytes} bytes`);
     return {manifest, summary: `${options.out}: ${files.join("; ")}`};
 }

@@ -2,7 +2,9 @@ import type {Command} from "commander";
 import {stat} from "node:fs/promises";
 import {InvalidInputError} from "../../errors.js";
 import {type ExportType, exportLlamaGguf, exportTypes} from "../../foundry/exportLlamaGguf.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {requiredText} from "../textOptions.js";
+import {writeOutputFile} from "../writeOutputFile.js";
 
 export interface ExportCommandOptions {
     readonly model?: string;
@@ -20,7 +22,8 @@ export async function runExport(options: ExportCommandOptions): Promise<string> 
     if (!(type in exportTypes))
         throw new InvalidInputError(`expected one of ${Object.keys(exportTypes).join(", ")}, got "${options.type}"`, "--type");
     const layers = options.layers === undefined ? undefined : parseLayers(options.layers);
-    await exportLlamaGguf(model, out, type as ExportType, options.name, layers);
+    await checkOutputFile(out, "--out");
+    await writeOutputFile(() => exportLlamaGguf(model, out, type as ExportType, options.name, layers), out, "--out");
     const {size} = await stat(out);
     return `${out}: ${type}${layers === undefined ? "" : `, blocks ${layers.join(",")}`}, ${size} bytes`;
 }

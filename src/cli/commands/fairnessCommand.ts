@@ -1,5 +1,6 @@
 import {dirname, relative} from "node:path";
 import type {Command} from "commander";
+import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidInputError} from "../../errors.js";
 import {analyzeFairness} from "../../fairness/analyzeFairness.js";
@@ -11,10 +12,12 @@ import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
-import {writeReportOutputs} from "../reportOutputs.js";
+import {checkOutputFile} from "../checkOutputPath.js";
+import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
+import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 
@@ -50,7 +53,7 @@ const COMMAND_NAME = "specgate fairness analyze";
  */
 export async function runFairnessAnalyzeCommand(
     options: FairnessAnalyzeOptions,
-    loadModel: OpenModel = openNodeLlamaCppModel
+    loadModel: OpenModel = openDefaultModel
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
@@ -71,9 +74,12 @@ export async function runFairnessAnalyzeCommand(
         if (equalizeMaxGamma < 1 || equalizeMaxGamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${equalizeMaxGamma}`, "--equalize-max-gamma");
         if (options.equalize === "") throw new InvalidInputError("is required: the hints file to write", "--equalize");
         const items = await loadFairnessBattery(battery, options.dataDirectory);
+        await checkReportOutputs(options);
+        await checkOutputFile(options.equalize, "--equalize");
 
         opened.push(await loadModel(targetPath, threads));
         opened.push(await loadModel(draftPath, threads));
+        assertSameVocabulary(opened[0], opened[1], "--draft");
         const analysis = await analyzeFairness({
             target: opened[0], draft: opened[1], items, by: options.by as "task" | "language" | undefined,
             gamma, maxTokens, stop, sampling, seed, resamples,
@@ -122,7 +128,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
         .option("--equalize <out.json>", "pick per group the γ with the best predicted speed-up (strict, so quality is unchanged), re-run each group at it, report the spread before/after and write the group → γ hints to OUT.json")
         .option("--equalize-max-gamma <n>", "γ candidates 1..N for --equalize (default 8)")
-        .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
+        .addHelpText("after", exitCodeHelp(["success", "badInput"], {badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"}))
         .action(async (options: FairnessAnalyzeOptions) => {
             emitOutcome(await runFairnessAnalyzeCommand(options));
         });

@@ -69,11 +69,11 @@ describe("specgate fairness mitigate", () => {
     it("exits 2 with a typed message for a single group, an unknown language and bad flags", async () => {
         const base = {target: pair.targetPath, draft: pair.draftPath, dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), maxTokens: "4", steps: "1"};
         const single = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2"});
-        expect(single).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/SingleGroupError: --by: every item falls in one language \("de"\)/)});
+        expect(single).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--by: every item falls in one language \("de"\)/)});
         const unknown = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2,mgsm:xx@2"});
-        expect(unknown).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/UnknownLanguageError: --battery: MGSM has no language "xx"/)});
+        expect(unknown).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: MGSM has no language "xx"/)});
         const singleEvaluation = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2,mgsm:en@2", evalBattery: "mgsm:en@2"});
-        expect(singleEvaluation.stderr).toMatch(/SingleGroupError/);
+        expect(singleEvaluation.stderr).toMatch(/every item falls in one language \("en"\)/);
         const bad = async (extra: Record<string, string | undefined>) => (await runFairnessMitigateCommand({...base, battery: "mgsm:de@1,mgsm:en@1", ...extra})).stderr;
         expect(await bad({method: "dpo"})).toMatch(/--method: must be "scdf", "rebalance" or "both", got "dpo"/);
         expect(await bad({steps: "0"})).toMatch(/--steps: must be at least 1/);
@@ -82,7 +82,7 @@ describe("specgate fairness mitigate", () => {
         expect(await bad({by: "dialect"})).toMatch(/--by: must be "task" or "language"/);
         expect(await bad({out: undefined})).toMatch(/--out: is required/);
         expect(await bad({out: pair.targetPath})).toMatch(/--out: .* would overwrite the target/);
-        expect(await bad({draft: join(directory, "absent.gguf")})).toMatch(/ModelLoadError: .*absent\.gguf: no such model file/);
+        expect(await bad({draft: join(directory, "absent.gguf")})).toMatch(/.*absent\.gguf: no such model file/);
         await expect(stat(base.out)).rejects.toThrow();
     });
 });

@@ -14,8 +14,10 @@ import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
 import {defaultMitigationOptions} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
 import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
-import {writeReportOutputs} from "../reportOutputs.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {checkOutputFile} from "../checkOutputPath.js";
+import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
+import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 
@@ -54,7 +56,7 @@ const COMMAND_NAME = "specgate fairness mitigate";
  * frozen target. Writes --out (and, with --method both, the re-balanced drafter beside it), --json
  * and --report. Exit codes: 0 done, 2 bad input.
  */
-export async function runFairnessMitigateCommand(options: FairnessMitigateOptions, loadModel: OpenModel = openNodeLlamaCppModel): Promise<CommandOutcome> {
+export async function runFairnessMitigateCommand(options: FairnessMitigateOptions, loadModel: OpenModel = openDefaultModel): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     const progress = options.onProgress ?? (() => undefined);
     try {
@@ -98,6 +100,8 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const untrainedTasks = [...new Set(evaluationItems.map((item) => item.task))].filter((task) => !trainedTasks.has(task));
         if (untrainedTasks.length > 0) progress(`${COMMAND_NAME}: warning: the evaluation battery has tasks the training battery lacks (${untrainedTasks.join(", ")}); the drafter will drift on them`);
 
+        for (const output of outputs.values()) await checkOutputFile(output, "--out");
+        await checkReportOutputs(options);
         const targetSha256Before = await sha256OfFile(targetPath, "--target");
         opened.push(await loadModel(targetPath, threads));
         opened.push(await loadModel(draftPath, threads));
@@ -169,7 +173,7 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
-        .addHelpText("after", "\nExit codes: 0 done, 2 bad input (including a battery with a single group or an unknown language tag).\n")
+        .addHelpText("after", exitCodeHelp(["success", "badInput"], {badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"}))
         .action(async (options: FairnessMitigateOptions) => {
             emitOutcome(await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)}));
         });

@@ -3,6 +3,7 @@ import {InvalidInputError} from "../../errors.js";
 import {buildFamily} from "../../foundry/family/buildFamily.js";
 import {familyRecipe} from "../../foundry/family/familyRecipe.js";
 import {writeFamilyCards} from "../../foundry/family/writeFamilyCards.js";
+import {checkOutputFolder} from "../checkOutputPath.js";
 import {requiredText} from "../textOptions.js";
 
 export interface FamilyBuildCommandOptions {
@@ -50,6 +51,8 @@ export function registerFamilyCommand(program: Command): void {
             const threads = options.threads === undefined ? undefined : Number(options.threads);
             if (threads !== undefined && (!Number.isSafeInteger(threads) || threads < 1))
                 throw new InvalidInputError(`expected a positive integer, got "${options.threads}"`, "--threads");
+            await checkOutputFolder(out, "--out");
+            await checkOutputFolder(work, "--work");
             await buildFamily({out, work, only: parseMemberNames(options.only), threads, onMessage: log});
             if (options.cards !== false) await writeFamilyCards({models: out, work, onMessage: log});
         });
@@ -59,7 +62,11 @@ export function registerFamilyCommand(program: Command): void {
         .option("--models <DIR>", "models folder", "models")
         .option("--work <DIR>", "where the balanced corpus is (regenerated when missing)", ".tmp/family")
         .action(async (options: FamilyCardsCommandOptions) => {
-            const report = await writeFamilyCards({models: requiredText(options.models, "--models"), work: requiredText(options.work, "--work"), onMessage: log});
+            const models = requiredText(options.models, "--models");
+            const work = requiredText(options.work, "--work");
+            await checkOutputFolder(models, "--models");
+            await checkOutputFolder(work, "--work");
+            const report = await writeFamilyCards({models, work, onMessage: log});
             process.stdout.write(`${report.members.map((member) => member.recipe.name).join(", ")}: cards written\n`);
         });
 }

@@ -3,7 +3,9 @@ import type {Command} from "commander";
 import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
 import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import {InvalidInputError} from "../../errors.js";
+import {checkOutputFolder} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
+import {writeOutputFile} from "../writeOutputFile.js";
 
 /** "d,layers,heads,ff" → a shape. */
 function parseShape(text: string, field: string) {
@@ -45,15 +47,13 @@ export function registerFixturesCommand(program: Command): void {
             const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
             const weightType = types[options.type];
             if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
-            await mkdir(options.out, {recursive: true});
-            const pair = await writeRandomLlamaPair({
-                directory: options.out,
-                seed: options.seed,
-                pieces: letterPieces(options.vocabularySize - 260),
-                weightType,
-                target: {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context},
-                draft: {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context}
-            });
+            const target = {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context};
+            const draft = {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context};
+            await checkOutputFolder(options.out, "--out");
+            const pair = await writeOutputFile(async () => {
+                await mkdir(options.out, {recursive: true});
+                return writeRandomLlamaPair({directory: options.out, seed: options.seed, pieces: letterPieces(options.vocabularySize - 260), weightType, target, draft});
+            }, options.out, "--out");
             process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
         });
 }

@@ -1,9 +1,11 @@
 import type {Command} from "commander";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import {backendOption} from "../backendOption.js";
 import {createDrafter} from "../../engine/drafters/createDrafter.js";
 import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
 import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
@@ -27,6 +29,7 @@ interface GenerateCliOptions {
     stop: string[];
     seed: number;
     threads: number;
+    backend?: BackendChoice;
     contextSize?: number;
     json?: string;
 }
@@ -49,15 +52,17 @@ export function registerGenerateCommand(program: Command): void {
         .option("--stop <S...>", "stop strings (the text is cut before them; \\n and \\t decoded)", [])
         .option("--seed <S>", "seed", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
+        .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--json <OUT>", "write the result and telemetry as JSON to OUT (\"-\" for stdout)")
         .action(async (prompt: string, options: GenerateCliOptions) => {
             const policy = parsePolicySpec(options.policy);
             const drafterSpec = resolveCliDrafter(options.drafter, options.draft);
             const sampling = samplingFromCli(options);
-            const loadOptions = {threads: options.threads, contextSize: options.contextSize};
-            const target = await NodeLlamaCppBackend.load(options.target, loadOptions);
-            const draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
+            await checkOutputFile(options.json, "--json");
+            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend};
+            const target = await loadModelBackend(options.target, loadOptions);
+            const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
             try {
                 const correctionMemory = await resolveCorrectionMemory(policy, {size: target.vocabularySize, identity: target.vocabularyIdentity()});
                 const drafter = drafterSpec != null ? createDrafter(drafterSpec, draft) : undefined;

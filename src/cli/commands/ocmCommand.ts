@@ -1,10 +1,14 @@
 import type {Command} from "commander";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
+import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import {backendOption} from "../backendOption.js";
 import {buildCorrectionMemory} from "../../calibration/buildCorrectionMemory.js";
 import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
 import {loadPrompts} from "../loadPrompts.js";
 import {stopStrings} from "../stopStrings.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
+import {writeOutputFile} from "../writeOutputFile.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 
 interface OcmBuildOptions {
@@ -22,6 +26,7 @@ interface OcmBuildOptions {
     stop?: string[];
     seed: number;
     threads: number;
+    backend?: BackendChoice;
 }
 
 /** `specgate ocm build`: seed 004's calibration pass, writing the correction memory `calibrated` loads. */
@@ -40,16 +45,19 @@ export function registerOcmCommand(program: Command): void {
         .option("--stop <text...>", "stop strings, \\n decoded: end each generation where answers end, so the memory holds no pairs from text after them")
         .option("--seed <S>", "seed (the seed calibrates greedily: --temperature defaults to 0 here)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
+        .addOption(backendOption())
         .action(async (options: OcmBuildOptions) => {
             const sampling = samplingFromCli(options);
             const stop = stopStrings(options.stop);
             const prompts = await loadPrompts(options.corpus);
-            const target = await NodeLlamaCppBackend.load(options.target, {threads: options.threads});
-            const draft = await NodeLlamaCppBackend.load(options.draft, {threads: options.threads});
+            await checkOutputFile(options.out, "--out");
+            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend});
+            const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend});
             try {
+                assertSameVocabulary(target, draft, "--draft");
                 const initial = options.initial != null ? await CorrectionMemory.load(options.initial, target.vocabularyIdentity()) : undefined;
                 const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, stop, seed: options.seed, initial});
-                await calibration.memory.save(options.out);
+                await writeOutputFile(() => calibration.memory.save(options.out), options.out, "--out");
                 process.stdout.write(`${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`);
             } finally {
                 await draft.dispose();

@@ -1,7 +1,9 @@
 import {basename} from "node:path";
 import type {Command} from "commander";
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import {backendOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
@@ -29,6 +31,7 @@ interface ServeCliOptions {
     maxBodyBytes: number;
     drainTimeout: number;
     threads: number;
+    backend?: BackendChoice;
     contextSize?: number;
     modelName?: string;
     chatTemplate: "auto" | "gguf" | "default";
@@ -61,18 +64,19 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
         .option("--drain-timeout <SECONDS>", "on shutdown, abort generations still running after this long", integerOption(0), 30)
         .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
+        .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--model-name <NAME>", "model id clients send (default: the target file name without .gguf)")
         .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
         .action(async (options: ServeCliOptions) => {
             const policy = parsePolicySpec(options.policy);
             const sampling = samplingFromCli(options);
-            const loadOptions = {threads: options.threads, contextSize: options.contextSize};
-            const target = await NodeLlamaCppBackend.load(options.target, loadOptions);
-            let draft: NodeLlamaCppBackend | undefined;
+            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend};
+            const target = await loadModelBackend(options.target, loadOptions);
+            let draft: ModelBackend | undefined;
             let server: RunningServeServer;
             try {
-                draft = options.draft != null ? await NodeLlamaCppBackend.load(options.draft, loadOptions) : undefined;
+                draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
                 if (draft != null) assertSameVocabulary(target, draft);
                 const chatTemplate = chooseChatTemplate(target, options.target, options.chatTemplate);
                 server = await startServeServer({
@@ -135,7 +139,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
  * The chat template to serve: the target GGUF's `tokenizer.chat_template` (with its BOS/EOS token
  * texts) when present and not overridden, else the documented default (undefined here).
  */
-function chooseChatTemplate(target: NodeLlamaCppBackend, path: string, choice: string): ChatTemplate | undefined {
+function chooseChatTemplate(target: ModelBackend, path: string, choice: string): ChatTemplate | undefined {
     if (choice !== "auto" && choice !== "gguf" && choice !== "default")
         throw new InvalidInputError(`must be auto, gguf or default, got "${choice}"`, "--chat-template");
     if (choice === "default") return undefined;

@@ -5,6 +5,7 @@ import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js
 import {enumerateStep} from "../../simulate/enumerateStep.js";
 import {simulateStep, type SimulationReport} from "../../simulate/simulateStep.js";
 import {parseStepInput, type StepInput} from "../../simulate/StepInput.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {readJsonFile} from "../readJsonFile.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
@@ -19,6 +20,7 @@ export interface SimulateOptions {
 
 /** `specgate simulate`: run one verification step N times on the user's distributions. */
 export async function runSimulate(options: SimulateOptions): Promise<{report: SimulationReport & {exact?: unknown}; summary: string}> {
+    await checkOutputFile(options.json, "--json");
     const input = parseStepInput(await readJsonFile(options.input));
     const resources = await loadResources(input, options.input);
     const report: SimulationReport & {exact?: unknown} = simulateStep(input, {samples: options.samples, seed: options.seed, resources});

@@ -67,10 +67,10 @@ describe("specgate sweep", () => {
         const unscored = join(directory, "unscored.jsonl");
         await writeFile(unscored, `${JSON.stringify({id: "a", task: "t", prompt: "abc"})}\n`);
         const base = {target: "target.gguf", draft: "draft.gguf", policies: "fuzzy:js:0.3", maxTokens: "4"};
-        expect(await runSweepCommand({...base, battery: empty}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/EmptyBatteryError: --battery: has no items/)});
-        expect(await runSweepCommand({...base, battery: unscored}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/ScorerMismatchError: --battery: 1 of 1 items cannot be scored/)});
+        expect(await runSweepCommand({...base, battery: empty}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: has no items/)});
+        expect(await runSweepCommand({...base, battery: unscored}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: 1 of 1 items cannot be scored/)});
         expect((await runSweepCommand({...base, battery, gamma: "2,x"}, openPair)).stderr).toMatch(/--gamma: expected integers in \[1, 64\], got "x"/);
-        expect((await runSweepCommand({...base, battery, policies: "fuzzy:js"}, openPair)).stderr).toMatch(/InvalidPolicyError: --policies/);
+        expect((await runSweepCommand({...base, battery, policies: "fuzzy:js"}, openPair)).stderr).toMatch(/--policies/);
         expect((await runSweepCommand({...base, battery, target: undefined}, openPair)).stderr).toMatch(/--target: is required/);
     });
 

@@ -12,8 +12,9 @@ import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openNodeLlamaCppModel} from "../CommandOutcome.js";
-import {writeReportOutputs} from "../reportOutputs.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
+import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 
 /** Raw option values as commander hands them over. */
@@ -46,7 +47,7 @@ const COMMAND_NAME = "specgate sweep";
  */
 export async function runSweepCommand(
     options: SweepCommandOptions,
-    openModel: OpenModel = openNodeLlamaCppModel,
+    openModel: OpenModel = openDefaultModel,
     progress?: (line: string) => void
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
@@ -66,6 +67,7 @@ export async function runSweepCommand(
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const items = await loadBattery(battery, options.dataDirectory);
+        await checkReportOutputs(options);
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
@@ -108,7 +110,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--plots <dir>", "write frontier.svg and frontier.png into DIR")
         .option("--report <out.md>", "write the Markdown table to OUT.md (stdout then gets a one-line summary)")
         .addHelpText("after", "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n"
-            + "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\nExit codes: 0 done, 2 bad input.\n")
+            + "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\n" + exitCodeHelp(["success", "badInput"]))
         .action(async (options: SweepCommandOptions) => {
             emitOutcome(await runSweepCommand(options, undefined, (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)));
         });

@@ -10,6 +10,8 @@ import {runTaisSelfTest} from "../../audits/tais/taisSelfTest.js";
 import {temperatureOfCellId} from "../../audits/tais/summarizeTaisSamples.js";
 import {InvalidInputError, SpecgateError} from "../../errors.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
+import {checkOutputFile} from "../checkOutputPath.js";
+import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {taisParentCommand} from "../textOptions.js";
 import {cardCalibration, parseFormat, parseTaisOptions, TAIS_FAMILY_HELP, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
 import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
@@ -22,11 +24,18 @@ export interface TaisComputeCommandOptions extends TaisScreenCommandOptions {
 
 /** Exit codes of `specgate tais compute`; documented in --help. */
 export const TAIS_EXIT_CODES: Readonly<Record<TaisClassification | "bad_input", number>> = {
-    "null-consistent": 0,
-    "divergent": 1,
-    "bad_input": 2,
-    "insufficient_data": 3
+    "null-consistent": ExitCode.success,
+    "divergent": ExitCode.verdictFailed,
+    "bad_input": ExitCode.badInput,
+    "insufficient_data": ExitCode.insufficientData
 };
+
+/** The --help paragraph of both TAIS commands. */
+export const TAIS_EXIT_CODE_HELP = exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData"], {
+    success: "null-consistent",
+    verdictFailed: "divergent (or a failed --self-test)",
+    insufficientData: "insufficient data: an arm below --min-n, or every contrast degenerate"
+});
 
 const COMMAND_NAME = "specgate tais compute";
 
@@ -37,6 +46,7 @@ const COMMAND_NAME = "specgate tais compute";
 export async function runTaisCompute(options: TaisComputeCommandOptions): Promise<CommandOutcome> {
     try {
         const format = parseFormat(options.format);
+        await checkOutputFile(options.json, "--json");
         if (options.selfTest === true) {
             const report = runTaisSelfTest();
             const jsonWrittenToStdout = await writeJsonResult(options.json, report);
@@ -86,7 +96,7 @@ export function registerTaisComputeCommand(program: Command): Command {
         .option("--self-test", "run the built-in synthetic cases instead of reading --input")
         .addHelpText("after", "\nCounts carry no pairing, so equivalence is the unpaired Wald TOST on the two pass rates (the card says so);"
             + " `tais run` judges paired outputs with an exact paired test.")
-        .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent (or a failed self-test), 2 bad input, 3 insufficient data.\n"
+        .addHelpText("after", TAIS_EXIT_CODE_HELP
             + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent.")
         // Usage errors (unknown option, bad --format) are thrown as CommanderError instead of
         // exiting 1 (which means "divergent" here); src/cli/main.ts turns them into exit code 2.

@@ -18,8 +18,10 @@ import {decodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js"
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import type {OpenPath} from "./canaryCommand.js";
 import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
-import {TAIS_EXIT_CODES} from "./taisComputeCommand.js";
+import {TAIS_EXIT_CODE_HELP, TAIS_EXIT_CODES} from "./taisComputeCommand.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
+import {writeOutputFile} from "../writeOutputFile.js";
 import {cardCalibration, parseFormat, parseTaisOptions, TAIS_FAMILY_HELP, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
 
 export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
@@ -53,6 +55,12 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 128);
         const concurrency = Math.max(1, nonNegativeInteger(options.concurrency, "--concurrency", 4));
         const items = await loadBattery(requiredText(options.battery, "--battery"), ...(options.dataDir !== undefined ? [options.dataDir] : []));
+        // The screen compares pass rates: a battery with nothing to score is refused before anything is generated.
+        if (items.every((item) => item.scorer === "none"))
+            throw new InvalidInputError("has no scored items (no \"reference\" or \"scorer\"; only byte identity could be compared); add a scored battery such as advbench@100", "--battery");
+        await checkOutputFile(options.json, "--json");
+        await checkOutputFile(options.counts, "--counts");
+        await checkOutputFile(options.ledger, "--ledger");
         opened.push(await openPath(requiredText(options.a, "--a")));
         opened.push(await openPath(requiredText(options.b, "--b")));
         const [targetOnly, speculative] = opened;
@@ -68,7 +76,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
         if (scoredCells.length === 0) throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
         const result = computeTais(scoredCells.map((cell) => cell.input), taisOptions);
-        if (options.counts !== undefined) await writeFileAtomic(options.counts, formatCountsCsv(scoredCells.map((cell) => cell.input)));
+        if (options.counts !== undefined) await writeOutputFile(() => writeFileAtomic(options.counts!, formatCountsCsv(scoredCells.map((cell) => cell.input))), options.counts, "--counts");
         const output = {
             ...buildTaisCard(result, {identity: describeTaisStack(targetOnly.describe(), speculative.describe()), ...cardCalibration(options)}),
             tais_run: {
@@ -91,7 +99,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         if (options.json !== undefined) {
             const json = `${JSON.stringify({result, output}, null, 2)}\n`;
             if (options.json === "-") stdout = json;
-            else await writeFileAtomic(options.json, json);
+            else await writeOutputFile(() => writeFileAtomic(options.json!, json), options.json, "--json");
         }
         return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr: ""};
     } catch (error) {
@@ -133,7 +141,7 @@ export function registerTaisRunCommand(program: Command): Command {
         .addHelpText("after", "\nEquivalence is judged on the pairs: an exact test on the discordant pairs at +/- margin (identical arms pass from 99 pairs"
             + " per task at 3pp and alpha 0.05; fewer is insufficient data, never divergent), Holm-gated, with McNemar exact beside it."
             + "\nT > 0 cells are reported but set the exit code only with --recalibrated-null-cutoff.")
-        .addHelpText("after", "\nExit codes: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.")
+        .addHelpText("after", TAIS_EXIT_CODE_HELP)
         .exitOverride()
         .action(async (options: TaisRunCommandOptions) => {
             emitOutcome(await runTaisRunCommand(options));

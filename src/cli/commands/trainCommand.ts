@@ -2,6 +2,7 @@ import type {Command} from "commander";
 import {InvalidInputError} from "../../errors.js";
 import {parseModelShape} from "../../foundry/finetune/ModelShape.js";
 import {type FinetuneTrainingOptions, type FinetuneTrainingReport, trainWithLlamaFinetune} from "../../foundry/finetune/trainWithLlamaFinetune.js";
+import {checkOutputFile} from "../checkOutputPath.js";
 import {requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
@@ -72,6 +73,7 @@ export function parseTrainOptions(options: TrainCommandOptions): Omit<FinetuneTr
 /** `specgate train` without the terminal: validates, trains, returns the report; messages go to `log`. */
 export async function runTrain(options: TrainCommandOptions, log: (line: string) => void = () => undefined): Promise<FinetuneTrainingReport> {
     const parsed = parseTrainOptions(options);
+    await checkOutputFile(parsed.out, "--out");
     let lastLogged = 0;
     return trainWithLlamaFinetune({
         ...parsed,

@@ -1,4 +1,5 @@
 import {describe, expect, it} from "vitest";
+import {BigramBackend} from "../testing/BigramBackend.js";
 import {SeededChance} from "../../random/SeededChance.js";
 import {parseGenerationOptions} from "../GenerationOptions.js";
 import {GenerationTelemetry} from "../GenerationTelemetry.js";
@@ -32,7 +33,7 @@ function scripted(label: string, answers: number[][], log: string[]): Drafter {
     };
 }
 
-const start = {promptTokens: [0, 1], options: parseGenerationOptions({}), chance: new SeededChance(0), telemetry: new GenerationTelemetry()};
+const start = {target: BigramBackend.random(0, 4), promptTokens: [0, 1], options: parseGenerationOptions({}), chance: new SeededChance(0), telemetry: new GenerationTelemetry()};
 
 describe("ChainDrafter", () => {
     it("takes the first non-empty proposal and does not consult the members after it", async () => {

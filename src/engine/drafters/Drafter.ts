@@ -1,3 +1,4 @@
+import type {ModelBackend} from "../../backend/ModelBackend.js";
 import type {Chance} from "../../random/Chance.js";
 import type {GenerationOptions} from "../GenerationOptions.js";
 import type {GenerationTelemetry} from "../GenerationTelemetry.js";
@@ -17,6 +18,8 @@ export interface Drafter {
 
 /** What a session gets when a generation starts. */
 export interface DrafterStart {
+    /** The model that verifies the proposals (a draft model must share its vocabulary). */
+    readonly target: ModelBackend;
     /** Prompt tokens, BOS included; all but the last are already in the target's cache. */
     readonly promptTokens: readonly number[];
     readonly options: GenerationOptions;

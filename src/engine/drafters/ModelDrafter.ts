@@ -1,3 +1,4 @@
+import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
@@ -23,6 +24,7 @@ export class ModelDrafter implements Drafter {
 
     public async start(context: DrafterStart): Promise<DrafterSession> {
         const {options, chance, telemetry} = context;
+        assertSameVocabulary(context.target, this.draft);
         const sequence: BackendSequence = await this.draft.createSequence();
         // Tokens in the draft's KV cache, in order.
         const cache: number[] = [];

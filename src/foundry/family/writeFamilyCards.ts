@@ -1,6 +1,7 @@
 import {access, readFile, stat} from "node:fs/promises";
 import {join} from "node:path";
-import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
+import {loadModelBackend} from "../../backend/loadModelBackend.js";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {vocabularyIdentity} from "../../backend/vocabularyIdentity.js";
@@ -45,9 +46,9 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
         const {seed, samples, testProblems} = familyRecipe.corpus;
         await writeCorpus(corpus, {seed, samples, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: testProblems});
     }
-    const target = await NodeLlamaCppBackend.load(memberModelPath(options.models, "target"), {threads: 1});
+    const target = await loadModelBackend(memberModelPath(options.models, "target"), {threads: 1});
     // Members other members draft for, loaded once each (the target is one of them).
-    const verifiers = new Map<string, NodeLlamaCppBackend>([["target", target]]);
+    const verifiers = new Map<string, ModelBackend>([["target", target]]);
     const members: MemberReport[] = [];
     try {
         for (const recipe of familyRecipe.members) {
@@ -56,7 +57,7 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                 log(`${recipe.name}: ${file} missing, skipped`);
                 continue;
             }
-            const backend = verifiers.get(recipe.name) ?? await NodeLlamaCppBackend.load(file, {threads: 1});
+            const backend = verifiers.get(recipe.name) ?? await loadModelBackend(file, {threads: 1});
             if (familyRecipe.members.some((member) => member.draftsFor === recipe.name)) verifiers.set(recipe.name, backend);
             const verifierName = recipe.name === "target" ? null : recipe.draftsFor === undefined ? "target" : recipe.draftsFor;
             const verifier = verifierName === null ? undefined : verifiers.get(verifierName);

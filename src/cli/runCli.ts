@@ -1,0 +1,31 @@
+import {CommanderError} from "commander";
+import {SpecgateError} from "../errors.js";
+import {createProgram} from "./createProgram.js";
+import {ExitCode} from "./exitCodes.js";
+import {isFileSystemError, oneLine} from "./CommandOutcome.js";
+
+/**
+ * Runs the CLI on `args` (without node and the script) and returns the exit code: the one place
+ * errors become messages and exit codes (see exitCodes.ts). Usage errors, typed errors and
+ * file-system errors are bad input (2), one line on stderr; anything else is a bug (70) and keeps
+ * its stack trace. Commands that report a verdict set process.exitCode; it is read and cleared.
+ */
+export async function runCli(args: readonly string[]): Promise<number> {
+    process.exitCode = undefined;
+    try {
+        await createProgram().parseAsync([...args], {from: "user"});
+        return Number(process.exitCode ?? ExitCode.success);
+    } catch (error) {
+        if (error instanceof CommanderError)
+            // commander has already written the message (or the help, for a missing subcommand).
+            return error.exitCode === 0 ? ExitCode.success : ExitCode.badInput;
+        if (error instanceof SpecgateError || isFileSystemError(error)) {
+            process.stderr.write(`specgate: ${oneLine(error.message)}\n`);
+            return ExitCode.badInput;
+        }
+        process.stderr.write(`specgate: internal error (please report it): ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+        return ExitCode.internalError;
+    } finally {
+        process.exitCode = undefined;
+    }
+}
