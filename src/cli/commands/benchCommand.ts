@@ -2,9 +2,11 @@ import type {Command} from "commander";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
 import {backendOption} from "../backendOption.js";
 import {formatBenchTable, runBench} from "../../bench/runBench.js";
+import {drafterLabel} from "../../engine/drafters/parseDrafterSpec.js";
 import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicyList} from "../../policies/parsePolicyList.js";
+import {drafterOptionHelp, resolveCliDrafterList} from "../drafterOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
@@ -13,7 +15,8 @@ import {writeJsonOutput} from "../writeJsonOutput.js";
 
 interface BenchCliOptions {
     target: string;
-    draft: string;
+    draft?: string;
+    drafters: string;
     prompts: string;
     policies: string;
     gamma: string;
@@ -33,9 +36,10 @@ interface BenchCliOptions {
 export function registerBenchCommand(program: Command): void {
     addSamplingOptions(program
         .command("bench")
-        .description("compare target-only decoding, every policy × γ and node-llama-cpp's predictor on the same prompts, in one process")
+        .description("compare target-only decoding, every drafter × policy × γ and node-llama-cpp's predictor on the same prompts, in one process")
         .requiredOption("--target <T.gguf>", "target model")
-        .requiredOption("--draft <D.gguf>", "draft model")
+        .option("--draft <D.gguf>", "draft model (needed by the model drafter and the predictor path)")
+        .option("--drafters <list>", `comma-separated drafters compared side by side, e.g. model,ngram,suffix,ngram+model; each one a ${drafterOptionHelp.replace("default: model with --draft, else none", "")}`, "model")
         .option("--prompts <FILE|battery>", "JSONL with \"prompt\" fields, a text file with one prompt per line, or the built-in battery", "battery")
         .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
         .option("--gamma <list>", "comma-separated draft lengths", "1,4,8"))
@@ -53,20 +57,22 @@ export function registerBenchCommand(program: Command): void {
                 if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`expected integers in [1, 64], got "${value}"`, "--gamma");
                 return gamma;
             });
+            const drafters = resolveCliDrafterList(options.drafters, options.draft);
             const sampling = samplingFromCli(options);
             const prompts = await loadPrompts(options.prompts);
             await checkOutputFile(options.json, "--json");
             const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend});
-            const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend});
+            const draftPath = options.draft;
+            const draft = draftPath != null ? await loadModelBackend(draftPath, {threads: options.threads, backend: options.backend}) : undefined;
             try {
                 const tty = process.stderr.isTTY === true;
                 // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise
                 // (minTokens 0, minConfidence 0.6): what a node-llama-cpp user gets today.
-                const extraPaths = options.predictor ? gammas.map((gamma) => ({
+                const extraPaths = options.predictor && draftPath != null ? gammas.map((gamma) => ({
                     label: `node-llama-cpp predictor γ=${gamma}`,
                     run: async (prompt: string, seed: number) => {
                         const run = await runDraftSequencePredictor({
-                            target: options.target, draft: options.draft, prompt, maxTokens: options.maxTokens,
+                            target: options.target, draft: draftPath, prompt, maxTokens: options.maxTokens,
                             temperature: sampling.temperature, topK: sampling.topK, topP: sampling.topP, seed,
                             predictor: {maxTokens: gamma}, threads: options.threads
                         });
@@ -74,15 +80,15 @@ export function registerBenchCommand(program: Command): void {
                     }
                 })) : [];
                 const rows = await runBench({
-                    target, draft, prompts, policies, gammas, sampling, maxTokens: options.maxTokens, seed: options.seed, repeats: options.repeats, extraPaths,
+                    target, draft, drafters, prompts, policies, gammas, sampling, maxTokens: options.maxTokens, seed: options.seed, repeats: options.repeats, extraPaths,
                     onProgress: tty ? (done, total, label) => process.stderr.write(`\r\x1b[K[${"#".repeat(Math.round(20 * done / total)).padEnd(20, ".")}] ${done}/${total} ${label}`) : undefined
                 });
                 if (tty) process.stderr.write("\r\x1b[K");
                 if (options.json !== "-") process.stdout.write(formatBenchTable(rows));
                 if (options.json != null)
-                    await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft, sampling, maxTokens: options.maxTokens, prompts: prompts.length, threads: options.threads, rows});
+                    await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft ?? null, drafters: drafters.map(drafterLabel), sampling, maxTokens: options.maxTokens, prompts: prompts.length, threads: options.threads, rows});
             } finally {
-                await draft.dispose();
+                await draft?.dispose();
                 await target.dispose();
             }
         });
