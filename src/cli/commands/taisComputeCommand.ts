@@ -34,7 +34,7 @@ export const TAIS_EXIT_CODES: Readonly<Record<TaisClassification | "bad_input", 
 export const TAIS_EXIT_CODE_HELP = exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData"], {
     success: "null-consistent",
     verdictFailed: "divergent (or a failed --self-test)",
-    insufficientData: "insufficient data: an arm below --min-n, or every contrast degenerate"
+    insufficientData: "insufficient data: no task with --min-n on both arms, or no task left whose equivalence test could decide (degenerate, underpowered or inconclusive)"
 });
 
 const COMMAND_NAME = "specgate tais compute";
