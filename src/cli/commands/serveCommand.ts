@@ -1,4 +1,3 @@
-import {basename} from "node:path";
 import type {Command} from "commander";
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
@@ -8,6 +7,7 @@ import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
 import type {ChatTemplate} from "../../serve/ChatTemplate.js";
+import {defaultModelName} from "../../serve/defaultModelName.js";
 import {ggufChatTemplate} from "../../serve/ggufChatTemplate.js";
 import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -66,7 +66,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
         .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
-        .option("--model-name <NAME>", "model id clients send (default: the target file name without .gguf)")
+        .option("--model-name <NAME>", "model id clients send (default: the target GGUF's general.name; without one, the folder of a model.gguf, else the file name without .gguf)")
         .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
         .action(async (options: ServeCliOptions) => {
             const policy = parsePolicySpec(options.policy);
@@ -83,7 +83,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                     chatTemplate,
                     target,
                     draft,
-                    modelName: options.modelName ?? basename(options.target).replace(/\.gguf$/i, ""),
+                    modelName: options.modelName ?? defaultModelName(options.target),
                     modelFiles: {target: options.target, draft: options.draft},
                     speculative: {policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
                     samplerDefaults: sampling,
