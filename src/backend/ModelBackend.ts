@@ -3,6 +3,8 @@
  * that evaluate a batch of tokens in one call, return raw logits where asked, and roll back.
  */
 export interface ModelBackend {
+    /** The engine behind it, where it is one of specgate's (test doubles leave it out). */
+    readonly backendKind?: "native" | "node-llama-cpp";
     /** Number of token ids; every logits row has this length. */
     readonly vocabularySize: number;
     /** Maximum tokens one sequence can hold. */

@@ -28,6 +28,7 @@ export interface NativeBackendOptions {
  * `timings` splits each sequence's evaluation time into llama_decode and row transfer.
  */
 export class NativeBackend implements ModelBackend {
+    public readonly backendKind = "native";
     public readonly vocabularySize: number;
     public readonly contextSize: number;
     public readonly bosToken: number | undefined;

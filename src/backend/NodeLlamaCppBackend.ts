@@ -83,6 +83,7 @@ export function sharedLlama(): Promise<Llama> {
  * the same calls took 6–16 ms (the two cores are shared), hence the default of 1.
  */
 export class NodeLlamaCppBackend implements ModelBackend {
+    public readonly backendKind = "node-llama-cpp";
     public readonly vocabularySize: number;
     public readonly contextSize: number;
     public readonly bosToken: number | undefined;

@@ -31,6 +31,8 @@ export interface DecodePathDescription {
     readonly kind: "embedded" | "openai";
     readonly parameters: Readonly<Record<string, unknown>>;
     readonly files: Readonly<Record<string, string>>;
+    /** Embedded paths: the engine that decodes (its binary enters the fingerprint). */
+    readonly backend?: "native" | "node-llama-cpp";
 }
 
 /** The target's two largest next-token logits at one position of a completion. */

@@ -81,7 +81,8 @@ export class EmbeddedDecodePath implements DecodePath {
                 targetVocabulary: this.target.vocabularyIdentity(),
                 draftVocabulary: this.draft?.vocabularyIdentity() ?? null
             },
-            files
+            files,
+            ...(this.target.backendKind !== undefined ? {backend: this.target.backendKind} : {})
         };
     }
 

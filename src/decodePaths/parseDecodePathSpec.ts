@@ -1,3 +1,4 @@
+import {type BackendChoice, parseBackendChoice} from "../backend/loadModelBackend.js";
 import {InvalidInputError} from "../errors.js";
 import type {PolicyConfigInput} from "../policies/policyConfigSchema.js";
 
@@ -9,6 +10,8 @@ export interface EmbeddedPathSpec {
     readonly policy: PolicyConfigInput;
     readonly gamma: number;
     readonly threads: number;
+    /** Engine for the models; default: auto (native where built). */
+    readonly backend?: BackendChoice;
     readonly topK?: number;
     readonly topP?: number;
     readonly minP?: number;
@@ -33,7 +36,7 @@ export type DecodePathSpec = EmbeddedPathSpec | OpenAiPathSpec;
 /**
  * Parses a decode path spec `KIND:key=value,key=value,…` (a `\,` is a literal comma in a value):
  *
- *   embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1]
+ *   embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,backend=auto]
  *            [,top-k=K][,top-p=P][,min-p=M][,draft-sampling=sample|greedy][,name=N]
  *     Without a draft the path is target-only. `policy.PARAM` sets a policy parameter by its
  *     config name, e.g. `policy=fuzzy,policy.threshold=0.5,policy.divergence=js`.
@@ -76,6 +79,8 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
         const draft = take("draft");
         const policy: Record<string, unknown> = {kind: take("policy") ?? "strict"};
         for (const key of [...pairs.keys()].filter((name) => name.startsWith("policy."))) policy[key.slice(7)] = scalar(take(key)!);
+        const backendValue = take("backend");
+        const backend = backendValue === undefined ? undefined : parseBackendChoice(backendValue, `${spec}: backend`);
         const draftSampling = take("draft-sampling");
         if (draftSampling !== undefined && draftSampling !== "sample" && draftSampling !== "greedy")
             throw new InvalidInputError(`must be sample or greedy, got "${draftSampling}"`, `${spec}: draft-sampling`);
@@ -84,6 +89,7 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
             policy: policy as PolicyConfigInput,
             gamma: integer("gamma", draft === undefined ? 0 : 4, 0),
             threads: integer("threads", 1, 1),
+            ...(backend !== undefined ? {backend} : {}),
             topK: integer("top-k", 0, 0), topP: decimal("top-p"), minP: decimal("min-p"),
             ...(draftSampling !== undefined ? {draftSampling} : {})
         };

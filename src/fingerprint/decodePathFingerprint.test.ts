@@ -55,6 +55,17 @@ describe("decodePathFingerprint", () => {
         expect(remote.inputs.engine).toBeNull();
     });
 
+    it("names the backend and hashes its binary: the native addon and node-llama-cpp fingerprint differently", async () => {
+        const native = await engineIdentity("native");
+        expect(native.backend).toBe("native");
+        expect(native.nativeBinary?.path).toBe("native/build/specgate_native.node");
+        expect(native.nativeBinary?.sha256).toMatch(/^[0-9a-f]{64}$/);
+        const onNative = await decodePathFingerprint({...embedded("draft.gguf", 4), backend: "native"});
+        const onNodeLlamaCpp = await decodePathFingerprint({...embedded("draft.gguf", 4), backend: "node-llama-cpp"});
+        expect(onNative.inputs.engine).toEqual(native);
+        expect(onNative.fingerprint).not.toBe(onNodeLlamaCpp.fingerprint);
+    });
+
     it("canonicalises JSON", () => {
         expect(canonicalJson({b: 1, a: {d: [2, {f: 1, e: 0}], c: undefined}})).toBe("{\"a\":{\"d\":[2,{\"e\":0,\"f\":1}]},\"b\":1}");
     });

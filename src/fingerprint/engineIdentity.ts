@@ -10,7 +10,13 @@ import {hashFile} from "./hashFile.js";
 export interface EngineIdentity {
     readonly specgateVersion: string;
     readonly nodeLlamaCppVersion: string | null;
-    /** The prebuilt llama.cpp addon node-llama-cpp loads for CPU inference here, relative to node_modules. */
+    /** The engine: specgate's native addon, or node-llama-cpp. */
+    readonly backend: "native" | "node-llama-cpp";
+    /**
+     * The binary that computes: node-llama-cpp's prebuilt llama.cpp addon (path relative to
+     * node_modules), or specgate's native addon (relative to the package root), built from the
+     * llama.cpp release node-llama-cpp bundles.
+     */
     readonly nativeBinary: {readonly path: string; readonly sha256: string} | null;
     readonly platform: string;
 }
@@ -24,7 +30,7 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", ".
  * Hashing the binary closes seed 002's admitted gap: a kernel change with an unchanged config
  * changes the fingerprint.
  */
-export async function engineIdentity(): Promise<EngineIdentity> {
+export async function engineIdentity(backend: "native" | "node-llama-cpp" = "node-llama-cpp"): Promise<EngineIdentity> {
     const specgate = JSON.parse(await readFile(join(repositoryRoot, "package.json"), "utf8")) as {version: string};
     const require = createRequire(join(repositoryRoot, "package.json"));
     let nodeLlamaCppVersion: string | null = null;
@@ -33,6 +39,14 @@ export async function engineIdentity(): Promise<EngineIdentity> {
     if (packageDirectory !== null)
         nodeLlamaCppVersion = (JSON.parse(await readFile(join(packageDirectory, "package.json"), "utf8")) as {version: string}).version;
     const target = `${platform()}-${arch()}`;
+    if (backend === "native") {
+        const binary = join(repositoryRoot, "native", "build", "specgate_native.node");
+        const sha256 = existsSync(binary) ? await hashFile(binary) : null;
+        return {
+            specgateVersion: specgate.version, nodeLlamaCppVersion, backend,
+            nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256}, platform: target
+        };
+    }
     const candidates = [
         ...(packageDirectory === null ? [] : [join(packageDirectory, "llama", "localBuilds", target, "Release", "llama-addon.node")]),
         ...[packageDirectoryOf(require, `@node-llama-cpp/${target}`)].filter((directory) => directory !== null)
@@ -47,7 +61,7 @@ export async function engineIdentity(): Promise<EngineIdentity> {
             // Try the next candidate.
         }
     }
-    return {specgateVersion: specgate.version, nodeLlamaCppVersion, nativeBinary, platform: target};
+    return {specgateVersion: specgate.version, nodeLlamaCppVersion, backend, nativeBinary, platform: target};
 }
 
 /**

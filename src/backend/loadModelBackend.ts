@@ -1,0 +1,43 @@
+import {InvalidInputError} from "../errors.js";
+import type {ModelBackend} from "./ModelBackend.js";
+import {nativeBackendAvailable} from "./nativeAddon.js";
+import {NativeBackend} from "./NativeBackend.js";
+import {NodeLlamaCppBackend} from "./NodeLlamaCppBackend.js";
+
+/** The engines a model can run on. */
+export const backendKinds = ["native", "node-llama-cpp"] as const;
+export type BackendKind = (typeof backendKinds)[number];
+/** "auto": the native backend where its addon is built, else node-llama-cpp. */
+export type BackendChoice = BackendKind | "auto";
+
+export interface LoadModelBackendOptions {
+    /** Default: the SPECGATE_BACKEND environment variable, else "auto". */
+    readonly backend?: BackendChoice;
+    /** CPU threads per evaluation. Default 1. */
+    readonly threads?: number;
+    readonly contextSize?: number;
+}
+
+export function parseBackendChoice(value: string, field = "backend"): BackendChoice {
+    if (value === "auto" || (backendKinds as readonly string[]).includes(value)) return value as BackendChoice;
+    throw new InvalidInputError(`must be one of auto, ${backendKinds.join(", ")}; got "${value}"`, field);
+}
+
+/** The backend a choice resolves to on this machine. */
+export function resolveBackend(choice: BackendChoice = defaultBackendChoice()): BackendKind {
+    if (choice !== "auto") return choice;
+    return nativeBackendAvailable() ? "native" : "node-llama-cpp";
+}
+
+export function defaultBackendChoice(): BackendChoice {
+    const fromEnvironment = process.env.SPECGATE_BACKEND;
+    return fromEnvironment === undefined || fromEnvironment === "" ? "auto" : parseBackendChoice(fromEnvironment, "SPECGATE_BACKEND");
+}
+
+/** Loads a GGUF on the chosen backend (see NativeBackend and NodeLlamaCppBackend for what each costs). */
+export function loadModelBackend(path: string, options: LoadModelBackendOptions = {}): Promise<ModelBackend> {
+    const settings = {threads: options.threads, contextSize: options.contextSize};
+    return resolveBackend(options.backend ?? defaultBackendChoice()) === "native"
+        ? NativeBackend.load(path, settings)
+        : NodeLlamaCppBackend.load(path, settings);
+}
