@@ -12,12 +12,12 @@ describe("divergence sums on hand-built distributions", () => {
     //   r_q = 1 − 0.5 = 0.5, r_p = 1 − 0 = 1.
     const first = () => {
         const sums = emptyDivergenceSums();
-        addPosition(sums, [0.5, 0.3, 0.2], [0.25, 0.25, 0.5], 0);
+        addPosition(sums, [0.5, 0.3, 0.2], [0.25, 0.25, 0.5], 2, 0);
         return sums;
     };
     const second = () => {
         const sums = emptyDivergenceSums();
-        addPosition(sums, [1, 0, 0], [0.5, 0.5, 0], 1);
+        addPosition(sums, [1, 0, 0], [0.5, 0.5, 0], 2, 1);
         return sums;
     };
 
@@ -44,11 +44,14 @@ describe("divergence sums on hand-built distributions", () => {
         expect(means.fitness).toBeCloseTo(0.375, 12);
         expect(means.targetMisfit).toBeCloseTo(0.75, 12);
         expect(Math.abs(means.alpha - means.fitness!)).toBeLessThanOrEqual(means.targetMisfit!);
+        // Seed 003 eq. 4 averages f_γ(α(s)) over positions: γ = 2 gives f(0.7) = 1 + 0.7 + 0.49 = 2.19 and
+        // f(0.5) = 1.75, mean 1.97 — above f_2 of the mean α, f(0.6) = 1.96 (Jensen, f_γ convex for γ ≥ 2).
+        expect(means.tokensPerStep).toBeCloseTo(1.97, 12);
     });
 
     it("leaves fitness undefined without reference tokens and makes CE infinite where q misses p's support", () => {
         const sums = emptyDivergenceSums();
-        addPosition(sums, [0.5, 0.5], [1, 0]);
+        addPosition(sums, [0.5, 0.5], [1, 0], 2);
         const means = meanDivergences(sums);
         expect(means.fitness).toBeNull();
         expect(means.targetMisfit).toBeNull();

@@ -1,5 +1,6 @@
 import {crossEntropy, klDivergence, overlap, totalVariation} from "../divergences/divergences.js";
 import {argmax} from "../distributions/argmax.js";
+import {expectedTokensPerStep} from "../speedup/speedupModel.js";
 
 /**
  * Running sums of the per-position quantities of seed 003 over teacher-forced positions, kept as
@@ -12,6 +13,8 @@ export interface DivergenceSums {
     overlap: number;
     /** Σ [argmax p = argmax q]: the acceptance at temperature 0. */
     argmaxAgreement: number;
+    /** Σ f_γ(α(s)) at the run's γ: the numerator of seed 003's S_T = E_{s~T}[f_γ(α(s)) / (1 + γc)] (eq. 4). */
+    tokensPerStep: number;
     /** Σ −Σ_x p log q: seed 003's D_T before averaging. */
     crossEntropy: number;
     kl: number;
@@ -25,13 +28,19 @@ export interface DivergenceSums {
 }
 
 export function emptyDivergenceSums(): DivergenceSums {
-    return {positions: 0, overlap: 0, argmaxAgreement: 0, crossEntropy: 0, kl: 0, tv: 0, dataPositions: 0, draftDataTv: 0, targetDataTv: 0};
+    return {positions: 0, overlap: 0, argmaxAgreement: 0, tokensPerStep: 0, crossEntropy: 0, kl: 0, tv: 0, dataPositions: 0, draftDataTv: 0, targetDataTv: 0};
 }
 
-/** Adds one position: target row p, draft row q, and the data token when a reference supplies it. */
-export function addPosition(sums: DivergenceSums, p: ArrayLike<number>, q: ArrayLike<number>, dataToken?: number): void {
+/**
+ * Adds one position: target row p, draft row q, the speculative width γ of the run (for f_γ(α(s))),
+ * and the data token when a reference supplies it.
+ */
+export function addPosition(sums: DivergenceSums, p: ArrayLike<number>, q: ArrayLike<number>, gamma: number, dataToken?: number): void {
+    const alpha = overlap(p, q);
     sums.positions++;
-    sums.overlap += overlap(p, q);
+    sums.overlap += alpha;
+    // Rounding can put Σ min(p, q) a hair above 1; f_γ is defined on [0, 1].
+    sums.tokensPerStep += expectedTokensPerStep(Math.min(1, Math.max(0, alpha)), gamma);
     sums.argmaxAgreement += argmax(p) === argmax(q) ? 1 : 0;
     sums.crossEntropy += crossEntropy(p, q);
     sums.kl += klDivergence(p, q);
@@ -55,6 +64,8 @@ export interface DivergenceMeans {
     readonly positions: number;
     readonly alpha: number;
     readonly argmaxAgreement: number;
+    /** E_{s~T}[f_γ(α(s))]: expected tokens per target call, position by position (not f_γ of the mean α). */
+    readonly tokensPerStep: number;
     /** D_T. */
     readonly crossEntropy: number;
     readonly kl: number;
@@ -73,6 +84,7 @@ export function meanDivergences(sums: DivergenceSums): DivergenceMeans {
         positions: sums.positions,
         alpha: mean(sums.overlap),
         argmaxAgreement: mean(sums.argmaxAgreement),
+        tokensPerStep: mean(sums.tokensPerStep),
         crossEntropy: mean(sums.crossEntropy),
         kl: mean(sums.kl),
         tv: mean(sums.tv),

@@ -21,8 +21,18 @@ export interface FairnessGroupResult {
         readonly speculativeTokensPerSecond: number;
         /** Speculative / target-only tokens per second, with a bootstrap CI over items. */
         readonly speedup: BootstrapInterval;
-        /** S_T = f_γ(α̂)·t_T(1) / (γ·t_D + t_T(γ+1)) with the pooled measured cost curve. */
-        readonly predictedSpeedup: number | null;
+        /**
+         * The cost-curve prediction f_γ(α̂)·t_T(1) / (γ·t_D + t_T(γ+1)): α̂ inverted from the measured
+         * acceptance length, priced with the pooled measured cost curve (verification of γ + 1 tokens at
+         * its measured cost). Not seed 003's S_T; null without a cost curve.
+         */
+        readonly costCurveSpeedup: number | null;
+        /**
+         * Seed 003's S_T = E_{s~T}[f_γ(α(s)) / (1 + γc)] (eq. 4): per-position analytic α(s) = Σ min(p, q)
+         * from teacher forcing, c = t_D / t_T(1) from the measured cost curve (the seed's model prices a
+         * verification like one target step). Null without a cost curve.
+         */
+        readonly seedSpeedup: number | null;
         /** Share of items whose speculative output equals the target-only output. */
         readonly identicalShare: number;
     };

@@ -51,7 +51,7 @@ export async function measureFairnessItem(target: ModelBackend, draft: ModelBack
     const contextBudget = contextSize - continuation.length - bos.length;
     const forcedPrompt = promptTokens.slice(Math.max(0, promptTokens.length - contextBudget));
     const divergences = await teacherForcedSums(target, draft, {
-        context: [...bos, ...forcedPrompt], continuation, isReference, temperature: options.distributionTemperature
+        context: [...bos, ...forcedPrompt], continuation, isReference, temperature: options.distributionTemperature, gamma: options.gamma
     });
 
     const decodeMilliseconds = (telemetry: GenerationTelemetry) => telemetry.time.total - telemetry.time.prompt;

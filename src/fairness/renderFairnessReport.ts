@@ -17,6 +17,7 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
     const interval = (value: {estimate: number; low: number; high: number}, digits = 3, unit = "") =>
         `${fixed(value.estimate, digits)}${unit} [${fixed(value.low, digits)}, ${fixed(value.high, digits)}]`;
     const rho = (value: number | null) => (value == null ? "undefined" : value.toFixed(2));
+    const times = (value: number | null) => (value == null || !Number.isFinite(value) ? "–" : `${value.toFixed(2)}×`);
     const truncated = analysis.items.filter((item) => item.truncatedPromptTokens > 0).length;
     const nonIdentical = analysis.items.filter((item) => !item.run.identical).length;
 
@@ -38,18 +39,18 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
         `- Spearman ρ(drafter fitness, measured α): ${rho(across.fitnessAlphaSpearman.groups)} across groups, `
             + `${rho(across.fitnessAlphaSpearman.items)} across items; ρ(D_T, α): ${rho(across.divergenceAlphaSpearman)} across groups.`,
         across.costCurve == null
-            ? "- Cost curve: not measured (no full-γ verification or zero timings), so no predicted S_T."
+            ? "- Cost curve: not measured (no full-γ verification or zero timings), so neither the cost-curve S nor seed 003's S_T."
             : `- Measured cost curve: t_target(1) = ${fixed(across.costCurve.targetTimeOne, 3)} ms, t_target(γ+1) = ${fixed(across.costCurve.targetTimeVerify, 3)} ms, `
                 + `t_draft = ${fixed(across.costCurve.draftTime, 3)} ms.`,
         "",
         "## Per group",
         "",
-        `| ${analysis.by} | items | α_T measured | α̂ | mean acc. length | speed-up [${percent}% CI] | predicted S_T | analytic α | argmax agreement | D_T [${percent}% CI] | KL | TV | fitness 1 − r_q | r_p | \\|α − (1 − r_q)\\| |`,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        `| ${analysis.by} | items | α_T measured | α̂ | mean acc. length | speed-up [${percent}% CI] | cost-curve S (α̂) | seed S_T | analytic α | argmax agreement | D_T [${percent}% CI] | KL | TV | fitness 1 − r_q | r_p | \\|α − (1 − r_q)\\| |`,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ...analysis.groups.map((group) => {
             const {measured, distributions} = group;
             return `| ${group.name} | ${group.items} | ${fixed(measured.acceptanceRate)} | ${fixed(measured.inferredAlpha)} | ${fixed(measured.meanAcceptanceLength, 2)} `
-                + `| ${interval(measured.speedup, 2, "×")} | ${measured.predictedSpeedup == null ? "–" : `${fixed(measured.predictedSpeedup, 2)}×`} `
+                + `| ${interval(measured.speedup, 2, "×")} | ${times(measured.costCurveSpeedup)} | ${times(measured.seedSpeedup)} `
                 + `| ${fixed(distributions.alpha)} | ${fixed(distributions.argmaxAgreement)} | ${interval(distributions.crossEntropy)} | ${fixed(distributions.kl)} | ${fixed(distributions.tv)} `
                 + `| ${fixed(distributions.fitness)} | ${fixed(distributions.targetMisfit)} | ${fixed(distributions.fitnessGap)} |`;
         }),
@@ -67,7 +68,10 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
             + "**Speed-up** is speculative over target-only tokens per second, pooled over the group's items; the interval resamples items. "
             + "Overlapping intervals mean this battery cannot tell the groups apart.",
         "- **α_T measured** is accepted / drafted tokens; **α̂** is the per-position acceptance that explains the accepted tokens per step; "
-            + "**predicted S_T** = f_γ(α̂)·t_target(1) / (γ·t_draft + t_target(γ+1)) with the measured cost curve. A measured speed-up far below it means overhead, not acceptance, limits the group.",
+            + "**cost-curve S (α̂)** = f_γ(α̂)·t_target(1) / (γ·t_draft + t_target(γ+1)) with the measured cost curve. A measured speed-up far below it means overhead, not acceptance, limits the group.",
+        "- **seed S_T** is seed 003's task speed-up, E_{s~T}[f_γ(α(s)) / (1 + γc)] (its eq. 4): f_γ of the teacher-forced analytic α(s) at every position, "
+            + "averaged, over 1 + γc with c = t_draft / t_target(1). It prices a verification like one target step and uses α of sampled drafts, "
+            + "so it is the seed's model of the group, not a prediction of this machine's speed-up; the cost-curve S is that.",
         "- **Analytic α, D_T, KL, TV** come from teacher forcing: both models read prompt + reference (or, without one, the target's own output) and every position "
             + "compares the target's next-token distribution p with the draft's q. α = E[Σ min(p, q)] is the acceptance of sampled drafts; at temperature 0 the measured α_T tracks the **argmax agreement** instead.",
         "- **D_T** = E[−Σ p log q] is the cross-entropy of the draft against the target; lower is a better-served group. **U** = (1/m) Σ (D_T − D_min)² is 0 when every group is served like the best one; "

@@ -12,7 +12,7 @@ const margin = {left: 60, right: 20, top: 40, bottom: 60};
  */
 export function renderSpeedupChart(analysis: FairnessAnalysis): string {
     const groups = analysis.groups;
-    const values = groups.flatMap((group) => [group.measured.speedup.low, group.measured.speedup.high, group.measured.speedup.estimate, group.measured.predictedSpeedup ?? 0])
+    const values = groups.flatMap((group) => [group.measured.speedup.low, group.measured.speedup.high, group.measured.speedup.estimate, group.measured.costCurveSpeedup ?? 0])
         .filter(Number.isFinite);
     const ticks = niceTicks(0, Math.max(1.2, ...values));
     const top = ticks[ticks.length - 1];
@@ -41,7 +41,7 @@ export function renderSpeedupChart(analysis: FairnessAnalysis): string {
             for (const end of [low, high])
                 parts.push(`<line x1="${(centre - 8).toFixed(1)}" x2="${(centre + 8).toFixed(1)}" y1="${y(end).toFixed(1)}" y2="${y(end).toFixed(1)}" ${whisker}/>`);
         }
-        const predicted = group.measured.predictedSpeedup;
+        const predicted = group.measured.costCurveSpeedup;
         if (predicted != null && Number.isFinite(predicted)) {
             const py = y(predicted);
             parts.push(`<path d="M${centre.toFixed(1)} ${(py - 6).toFixed(1)} l6 6 l-6 6 l-6 -6 z" fill="white" stroke="#e45756" stroke-width="1.5"/>`);
@@ -51,7 +51,7 @@ export function renderSpeedupChart(analysis: FairnessAnalysis): string {
     });
     parts.push(`<line x1="${margin.left}" x2="${margin.left}" y1="${margin.top}" y2="${y(0)}" stroke="#222"/>`);
     parts.push(`<rect x="${width - 215}" y="${height - 20}" width="12" height="10" fill="#4c78a8"/><text x="${width - 198}" y="${height - 11}" font-size="11">measured</text>`);
-    parts.push(`<path d="M${width - 125} ${height - 21} l6 6 l-6 6 l-6 -6 z" fill="white" stroke="#e45756" stroke-width="1.5"/><text x="${width - 112}" y="${height - 11}" font-size="11">predicted S_T</text>`);
+    parts.push(`<path d="M${width - 125} ${height - 21} l6 6 l-6 6 l-6 -6 z" fill="white" stroke="#e45756" stroke-width="1.5"/><text x="${width - 112}" y="${height - 11}" font-size="11">cost-curve S (α̂)</text>`);
     return svgDocument(parts);
 }
 

@@ -49,7 +49,8 @@ export function summarizeFairness(input: {
                 baselineTokensPerSecond: rate(run.baselineTokens, run.baselineMilliseconds),
                 speculativeTokensPerSecond: rate(run.speculativeTokens, run.speculativeMilliseconds),
                 speedup: stratifiedBootstrap([records], ([drawn]) => speedupOf(drawn), bootstrapOptions(1 + index)),
-                predictedSpeedup: input.costCurve == null ? null : speedupFromCostCurve(inferredAlpha, settings.gamma, input.costCurve),
+                costCurveSpeedup: input.costCurve == null ? null : speedupFromCostCurve(inferredAlpha, settings.gamma, input.costCurve),
+                seedSpeedup: input.costCurve == null ? null : means.tokensPerStep / (1 + settings.gamma * input.costCurve.draftTime / input.costCurve.targetTimeOne),
                 identicalShare: records.filter((record) => record.run.identical).length / records.length
             },
             distributions: {

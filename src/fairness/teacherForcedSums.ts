@@ -12,6 +12,8 @@ export interface TeacherForcingInput {
     readonly isReference: boolean;
     /** Softmax temperature of both models' rows; > 0 so cross-entropy stays finite. */
     readonly temperature: number;
+    /** Speculative width γ of the run, for the per-position f_γ(α(s)) of seed 003's S_T. */
+    readonly gamma: number;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function teacherForcedSums(target: ModelBackend, draft: ModelBacken
     targetRows.forEach((row, index) => {
         processLogits(row, sampling, p);
         processLogits(draftRows[index], sampling, q);
-        addPosition(sums, p, q, input.isReference ? input.continuation[index] : undefined);
+        addPosition(sums, p, q, input.gamma, input.isReference ? input.continuation[index] : undefined);
     });
     return sums;
 }
