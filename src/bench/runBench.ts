@@ -155,7 +155,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
 export function formatBenchTable(rows: readonly BenchRow[]): string {
     const number = (value: number | null, digits: number) => (value == null ? "–" : value.toFixed(digits));
     const lines = [
-        "| configuration | tok/s | speed-up | acceptance | mean acc. length | α̂ | analytic limit | efficiency | JS overhead | exact match |",
+        "| configuration | tok/s | speed-up | acceptance | mean acc. length | α̂ | analytic limit | efficiency | outside llama_decode | exact match |",
         "|---|---|---|---|---|---|---|---|---|---|",
         ...rows.map((row) => `| ${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${row.speedup.toFixed(2)}× | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${number(row.efficiency, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`)
     ];

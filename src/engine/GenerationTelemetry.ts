@@ -1,5 +1,11 @@
 import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
 
+/** Native time inside one evaluation (see BackendTimings). */
+export interface NativeSplit {
+    decodeMilliseconds: number;
+    transferMilliseconds: number;
+}
+
 /**
  * Counters of one generation (or many, merged), with vLLM's definitions (field notes §9):
  * acceptance rate = accepted / draft tokens; mean acceptance length = 1 + accepted / drafts, counting
@@ -17,8 +23,18 @@ export class GenerationTelemetry {
     public draftedPerPosition: number[] = [];
     public emittedTokens = 0;
     public promptTokens = 0;
-    /** Milliseconds by phase: prompt evaluation, drafting, target verification, policy, everything else. */
-    public time = {prompt: 0, draft: 0, verify: 0, policy: 0, other: 0, total: 0};
+    /**
+     * Wall milliseconds by phase: prompt evaluation, drafting, target verification (the whole call:
+     * model, row transfer, thread hops), sampling (turning target logit rows into sampler rows), the
+     * policy's decision, everything else (rollback, stop handling).
+     */
+    public time = {prompt: 0, draft: 0, verify: 0, sampling: 0, policy: 0, other: 0, total: 0};
+    /**
+     * What the backend measured inside its evaluations, where it can (the native backend): model time
+     * (llama_decode) and row transfer (copying logits out, or reducing them to argmax ids), for target
+     * and draft. Null parts were not measured; then model time falls back to the evaluations' wall time.
+     */
+    public backend = {targetDecode: 0, targetTransfer: 0, draftDecode: 0, draftTransfer: 0, measured: false};
     /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
     public targetEvaluations = new Map<number, [number, number]>();
     /** [total ms, count] of single draft-token evaluations, for t_draft. */
@@ -41,7 +57,12 @@ export class GenerationTelemetry {
         }
     }
 
-    public recordTargetEvaluation(batchSize: number, milliseconds: number): void {
+    public recordTargetEvaluation(batchSize: number, milliseconds: number, native?: NativeSplit): void {
+        if (native !== undefined) {
+            this.backend.targetDecode += native.decodeMilliseconds;
+            this.backend.targetTransfer += native.transferMilliseconds;
+            this.backend.measured = true;
+        }
         const entry = this.targetEvaluations.get(batchSize) ?? [0, 0];
         entry[0] += milliseconds;
         entry[1]++;
@@ -49,8 +70,13 @@ export class GenerationTelemetry {
     }
 
     /** One draft evaluation of `batchSize` tokens; single-token ones also feed t_draft. */
-    public recordDraftEvaluation(milliseconds: number, batchSize = 1): void {
+    public recordDraftEvaluation(milliseconds: number, batchSize = 1, native?: NativeSplit): void {
         this.draftModelMilliseconds += milliseconds;
+        if (native !== undefined) {
+            this.backend.draftDecode += native.decodeMilliseconds;
+            this.backend.draftTransfer += native.transferMilliseconds;
+            this.backend.measured = true;
+        }
         if (batchSize !== 1) return;
         this.draftEvaluations[0] += milliseconds;
         this.draftEvaluations[1]++;
@@ -71,14 +97,24 @@ export class GenerationTelemetry {
     }
 
     /**
-     * Share of decode time spent outside model evaluations (processing rows, policy, rollback, stop
-     * handling, JS glue): the overhead the engine adds on top of llama.cpp.
+     * Milliseconds of model computation: llama_decode alone where the backend measures it (target and
+     * draft), else the wall time of every evaluation call (which then hides transfer and call costs).
+     */
+    public get modelMilliseconds(): number {
+        if (this.backend.measured) return this.backend.targetDecode + this.backend.draftDecode;
+        let model = this.draftModelMilliseconds;
+        for (const [total] of this.targetEvaluations.values()) model += total;
+        return model;
+    }
+
+    /**
+     * Share of decode time (prompt excluded) spent outside the model: logit transfer, thread hops and
+     * JS glue of each evaluation call, sampling, the policy, drafting logic, rollback and stop handling —
+     * the overhead specgate adds on top of llama.cpp.
      */
     public get overheadShare(): number {
         const decode = this.time.total - this.time.prompt;
-        let model = this.draftModelMilliseconds;
-        for (const [total] of this.targetEvaluations.values()) model += total;
-        return decode <= 0 ? 0 : Math.max(0, decode - model) / decode;
+        return decode <= 0 ? 0 : Math.max(0, decode - this.modelMilliseconds) / decode;
     }
 
     /** Mean ms of a target evaluation of k tokens, for each k seen. */
@@ -96,6 +132,11 @@ export class GenerationTelemetry {
         other.acceptedPerPosition.forEach((count, position) => (this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + count));
         other.draftedPerPosition.forEach((count, position) => (this.draftedPerPosition[position] = (this.draftedPerPosition[position] ?? 0) + count));
         for (const key of Object.keys(this.time) as Array<keyof typeof this.time>) this.time[key] += other.time[key];
+        this.backend.targetDecode += other.backend.targetDecode;
+        this.backend.targetTransfer += other.backend.targetTransfer;
+        this.backend.draftDecode += other.backend.draftDecode;
+        this.backend.draftTransfer += other.backend.draftTransfer;
+        this.backend.measured ||= other.backend.measured;
         for (const [size, [total, count]] of other.targetEvaluations) {
             const entry = this.targetEvaluations.get(size) ?? [0, 0];
             this.targetEvaluations.set(size, [entry[0] + total, entry[1] + count]);
@@ -120,6 +161,10 @@ export class GenerationTelemetry {
             tokensPerSecond: this.tokensPerSecond,
             overheadShare: this.overheadShare,
             timeMilliseconds: this.time,
+            modelMilliseconds: this.modelMilliseconds,
+            backendMilliseconds: this.backend.measured
+                ? {targetDecode: this.backend.targetDecode, targetTransfer: this.backend.targetTransfer, draftDecode: this.backend.draftDecode, draftTransfer: this.backend.draftTransfer}
+                : null,
             targetCostCurveMilliseconds: this.costCurve(),
             draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1],
             drafters: this.drafters.toJSON()

@@ -2,7 +2,8 @@ import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
+import {backendKinds, loadModelBackend} from "../backend/loadModelBackend.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {TokenizerMismatchError} from "../errors.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
@@ -11,22 +12,18 @@ import {generate} from "./generate.js";
 
 /**
  * Model-dependent engine tests on a real GGUF pair written on the fly (random weights, byte
- * vocabulary, llama.cpp CPU backend, 1 thread).
+ * vocabulary, llama.cpp CPU backend, 1 thread), run on every backend: the exactness claims must hold
+ * on each engine a user can pick.
  */
 let directory: string;
-let target: NodeLlamaCppBackend;
-let draft: NodeLlamaCppBackend;
+let pairPaths: {targetPath: string; draftPath: string};
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-engine-"));
-    const pair = await writeRandomLlamaPair({directory, seed: 11});
-    target = await NodeLlamaCppBackend.load(pair.targetPath, {threads: 1});
-    draft = await NodeLlamaCppBackend.load(pair.draftPath, {threads: 1});
+    pairPaths = await writeRandomLlamaPair({directory, seed: 11});
 });
 
 afterAll(async () => {
-    await draft?.dispose();
-    await target?.dispose();
     await rm(directory, {recursive: true, force: true});
 });
 
@@ -39,7 +36,18 @@ afterAll(async () => {
  */
 const nearTieBound = 1e-3;
 
-describe("speculative generation on GGUF fixtures", () => {
+describe.each(backendKinds)("speculative generation on GGUF fixtures, %s backend", (backend) => {
+    let target: ModelBackend;
+    let draft: ModelBackend;
+    beforeAll(async () => {
+        target = await loadModelBackend(pairPaths.targetPath, {threads: 1, backend});
+        draft = await loadModelBackend(pairPaths.draftPath, {threads: 1, backend});
+    });
+    afterAll(async () => {
+        await draft?.dispose();
+        await target?.dispose();
+    });
+
     const prompts = ["Once upon a time", "東京は", "The answer is", "def f(x):", "Hello, world"];
 
     it.each(["strict", "greedy"])("%s greedy output equals target-only greedy, or diverges only at a near-tie", async (kind) => {
@@ -61,7 +69,7 @@ describe("speculative generation on GGUF fixtures", () => {
             expect(sorted[sorted.length - 1] - sorted[sorted.length - 2]).toBeLessThan(nearTieBound);
         }
         // Report the identity rate; with float32 CPU kernels every prompt has matched so far.
-        console.info(`${kind}: ${identical}/${prompts.length} outputs byte-identical to target-only greedy`);
+        console.info(`${backend}, ${kind}: ${identical}/${prompts.length} outputs byte-identical to target-only greedy`);
         expect(identical).toBeGreaterThanOrEqual(prompts.length - 1);
     });
 
@@ -93,7 +101,7 @@ describe("speculative generation on GGUF fixtures", () => {
     it("refuses a draft whose tokenizer differs", async () => {
         const otherDirectory = await mkdtemp(join(tmpdir(), "specgate-engine-other-"));
         const other = await writeRandomLlamaPair({directory: otherDirectory, seed: 3, pieces: ["the", "ing"]});
-        const otherDraft = await NodeLlamaCppBackend.load(other.draftPath, {threads: 1});
+        const otherDraft = await loadModelBackend(other.draftPath, {threads: 1, backend});
         try {
             await expect(generate(target, otherDraft, "hello")).rejects.toThrow(TokenizerMismatchError);
         } finally {
@@ -110,5 +118,48 @@ describe("speculative generation on GGUF fixtures", () => {
         const result = await generate(target, draft, "", {sampling: {temperature: 0}, maxTokens: 5});
         expect(result.promptTokens).toBe(1);
         expect(result.tokens.length).toBeGreaterThan(0);
+    });
+});
+
+describe("the native and node-llama-cpp backends", () => {
+    it("tokenize alike and generate the same tokens at temperature 0 (target-only and strict γ = 4)", async () => {
+        const native = {target: await loadModelBackend(pairPaths.targetPath, {backend: "native"}), draft: await loadModelBackend(pairPaths.draftPath, {backend: "native"})};
+        const bound = {target: await loadModelBackend(pairPaths.targetPath, {backend: "node-llama-cpp"}), draft: await loadModelBackend(pairPaths.draftPath, {backend: "node-llama-cpp"})};
+        try {
+            for (const prompt of ["Once upon a time", "東京は", "def f(x):", "naïve café — ok"]) {
+                expect(native.target.tokenize(prompt)).toEqual(bound.target.tokenize(prompt));
+                const tokens = native.target.tokenize(prompt);
+                expect(native.target.detokenize(tokens)).toBe(bound.target.detokenize(tokens));
+                for (const gamma of [0, 4]) {
+                    const options = {policy: {kind: "strict"} as const, gamma, sampling: {temperature: 0}, maxTokens: 32};
+                    const onNative = await generate(native.target, gamma === 0 ? undefined : native.draft, prompt, options);
+                    const onBound = await generate(bound.target, gamma === 0 ? undefined : bound.draft, prompt, options);
+                    expect(onNative.tokens).toEqual(onBound.tokens);
+                }
+            }
+        } finally {
+            for (const backend of [native.target, native.draft, bound.target, bound.draft]) await backend.dispose();
+        }
+    });
+
+    it("the native backend reports its model and transfer time on separate telemetry lines", async () => {
+        const target = await loadModelBackend(pairPaths.targetPath, {backend: "native"});
+        const draft = await loadModelBackend(pairPaths.draftPath, {backend: "native"});
+        try {
+            const result = await generate(target, draft, "Once upon a time", {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0.8}, maxTokens: 24});
+            const {backend, time} = result.telemetry;
+            expect(backend.measured).toBe(true);
+            expect(backend.targetDecode).toBeGreaterThan(0);
+            expect(backend.targetTransfer).toBeGreaterThan(0);
+            expect(backend.draftDecode).toBeGreaterThan(0);
+            // Model time is llama_decode alone: less than the wall time of the calls that contain it.
+            expect(result.telemetry.modelMilliseconds).toBe(backend.targetDecode + backend.draftDecode);
+            expect(backend.targetDecode + backend.targetTransfer).toBeLessThanOrEqual(time.verify);
+            expect(time.sampling).toBeGreaterThan(0);
+            expect(result.telemetry.toJSON().backendMilliseconds).not.toBeNull();
+        } finally {
+            await draft.dispose();
+            await target.dispose();
+        }
     });
 });

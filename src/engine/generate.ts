@@ -1,6 +1,7 @@
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {processLogits} from "../distributions/processLogits.js";
+import {timedEvaluation} from "../backend/timedEvaluation.js";
 import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {createPolicy} from "../policies/createPolicy.js";
@@ -131,15 +132,18 @@ export async function* streamGeneration(
             phaseStart = performance.now();
             const batch = [pending, ...draftTokens];
             const positions = batch.map((_token, index) => index);
-            const targetArgmax = argmaxOnly ? await targetSequence.evaluateArgmax!(batch, {positions}) : undefined;
-            const targetLogits = argmaxOnly ? [] : await targetSequence.evaluate(batch, {positions});
-            const verifyTime = performance.now() - phaseStart;
-            telemetry.time.verify += verifyTime;
-            telemetry.recordTargetEvaluation(batch.length, verifyTime);
+            const evaluation = await timedEvaluation(targetSequence, async () => argmaxOnly
+                ? {argmax: await targetSequence.evaluateArgmax!(batch, {positions}), logits: []}
+                : {argmax: undefined, logits: await targetSequence.evaluate(batch, {positions})});
+            const {argmax: targetArgmax, logits: targetLogits} = evaluation.result;
+            telemetry.time.verify += performance.now() - phaseStart;
+            telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
 
-            // 3. Policy.
+            // 3. Sampling rows, then the policy.
             phaseStart = performance.now();
             const targetProbs = targetLogits.map((row) => processLogits(row, options.sampling));
+            telemetry.time.sampling += performance.now() - phaseStart;
+            phaseStart = performance.now();
             const verification = stepPolicy.verify({
                 draftTokens,
                 targetProbs,

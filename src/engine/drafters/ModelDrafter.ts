@@ -1,5 +1,6 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
+import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {sumOf} from "../../policies/rowOperations.js";
@@ -43,9 +44,11 @@ export class ModelDrafter implements Drafter {
         }
 
         const evaluate = async (tokens: readonly number[], argmaxOnly: boolean): Promise<Float64Array | number> => {
-            const started = performance.now();
-            const result = argmaxOnly ? (await sequence.evaluateArgmax!(tokens))[0] : (await sequence.evaluate(tokens))[0];
-            telemetry.recordDraftEvaluation(performance.now() - started, tokens.length);
+            const evaluation = await timedEvaluation(sequence, async () => argmaxOnly
+                ? (await sequence.evaluateArgmax!(tokens))[0]
+                : (await sequence.evaluate(tokens))[0]);
+            const result = evaluation.result;
+            telemetry.recordDraftEvaluation(evaluation.milliseconds, tokens.length, evaluation.native);
             cache.push(...tokens);
             return result;
         };
