@@ -10,14 +10,15 @@ export const drafterOptionHelp =
 /**
  * The drafter of a command line: --drafter SPEC, or `model` when only --draft is given, or none
  * (target-only). A spec that drafts with a model needs --draft, and --draft with a spec that never
- * uses it is refused (the model would load for nothing).
+ * uses it is refused (the model would load for nothing) unless `allowUnusedDraft` (serve, whose
+ * requests may still ask for `model`).
  */
-export function resolveCliDrafter(drafter: string | undefined, draftPath: string | undefined, field = "--drafter"): DrafterSpec | undefined {
+export function resolveCliDrafter(drafter: string | undefined, draftPath: string | undefined, field = "--drafter", allowUnusedDraft = false): DrafterSpec | undefined {
     if (drafter == null) return draftPath != null ? {kind: "model"} : undefined;
     const spec = parseDrafterSpec(drafter, field);
     if (drafterUsesModel(spec) && draftPath == null)
         throw new InvalidDrafterError(`"${drafterLabel(spec)}" drafts with a model: give --draft D.gguf`, field);
-    if (!drafterUsesModel(spec) && draftPath != null)
+    if (!drafterUsesModel(spec) && draftPath != null && !allowUnusedDraft)
         throw new InvalidDrafterError(`"${drafterLabel(spec)}" does not use --draft; chain it (e.g. ${drafterLabel(spec)}+model) or drop --draft`, field);
     return spec;
 }

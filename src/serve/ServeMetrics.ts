@@ -35,6 +35,11 @@ export class ServeMetrics {
     private readonly draftTokens: Counter<"model_name">;
     private readonly acceptedTokens: Counter<"model_name">;
     private readonly acceptedPerPosition: Counter<"model_name" | "position">;
+    private readonly drafterLookups: Counter<"model_name" | "drafter">;
+    private readonly drafterProposals: Counter<"model_name" | "drafter">;
+    private readonly drafterDraftTokens: Counter<"model_name" | "drafter">;
+    private readonly drafterAcceptedTokens: Counter<"model_name" | "drafter">;
+    private readonly drafterAcceptedPerPosition: Counter<"model_name" | "drafter" | "position">;
     private readonly promptTokens: Counter<"model_name" | "decode_mode">;
     private readonly generationTokens: Counter<"model_name" | "decode_mode">;
     private readonly successes: Counter<"model_name" | "decode_mode" | "finished_reason">;
@@ -45,7 +50,8 @@ export class ServeMetrics {
     private readonly throughput: Histogram<"model_name" | "decode_mode">;
     private readonly queueTime: Histogram<"model_name" | "decode_mode">;
 
-    public constructor(private readonly modelName: string, slots: GenerationSlots, options: {processMetrics?: boolean} = {}) {
+    /** `suffixCacheNodes`: read at scrape time, the trie nodes the server's suffix caches hold (their memory bound). */
+    public constructor(private readonly modelName: string, slots: GenerationSlots, options: {processMetrics?: boolean; suffixCacheNodes?: () => number} = {}) {
         const registers = [this.registry];
         const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
             new Counter<Label>({name, help, labelNames, registers});
@@ -56,6 +62,12 @@ export class ServeMetrics {
         this.draftTokens = counter("spec_decode_num_draft_tokens_total", "Draft tokens proposed.", ["model_name"]);
         this.acceptedTokens = counter("spec_decode_num_accepted_tokens_total", "Draft tokens accepted by verification.", ["model_name"]);
         this.acceptedPerPosition = counter("spec_decode_num_accepted_tokens_per_pos_total", "Draft tokens accepted at each draft position (0-based).", ["model_name", "position"]);
+        // Per drafter (a chain's members apart): how often it was asked, proposed, and what was accepted.
+        this.drafterLookups = counter("spec_decode_drafter_lookups_total", "Steps on which the drafter was asked for a proposal.", ["model_name", "drafter"]);
+        this.drafterProposals = counter("spec_decode_drafter_proposals_total", "Steps on which the drafter proposed at least one token.", ["model_name", "drafter"]);
+        this.drafterDraftTokens = counter("spec_decode_drafter_draft_tokens_total", "Draft tokens the drafter proposed.", ["model_name", "drafter"]);
+        this.drafterAcceptedTokens = counter("spec_decode_drafter_accepted_tokens_total", "Draft tokens of the drafter accepted by verification.", ["model_name", "drafter"]);
+        this.drafterAcceptedPerPosition = counter("spec_decode_drafter_accepted_tokens_per_pos_total", "The drafter's tokens accepted at each draft position (0-based).", ["model_name", "drafter", "position"]);
         this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of completed requests.", ["model_name", "decode_mode"]);
         this.generationTokens = counter("generation_tokens_total", "Generated tokens of completed requests.", ["model_name", "decode_mode"]);
         this.successes = counter("request_success_total", "Completed requests by finish reason.", ["model_name", "decode_mode", "finished_reason"]);
@@ -78,6 +90,14 @@ export class ServeMetrics {
                 this.set({model_name: modelName}, slots.waiting);
             }
         });
+        const suffixCacheNodes = options.suffixCacheNodes;
+        if (suffixCacheNodes != null)
+            new Gauge({
+                name: "spec_decode_suffix_cache_nodes", help: "Trie nodes held by the server's suffix caches (bounded by their MAX_NODES).", labelNames: ["model_name"], registers,
+                collect() {
+                    this.set({model_name: modelName}, suffixCacheNodes());
+                }
+            });
         if (options.processMetrics === true) collectDefaultMetrics({register: this.registry});
     }
 
@@ -91,6 +111,15 @@ export class ServeMetrics {
             this.acceptedTokens.inc(model, telemetry.acceptedTokens);
             telemetry.acceptedPerPosition.forEach((count, position) =>
                 this.acceptedPerPosition.inc({...model, position: String(position)}, count));
+            for (const [drafter, counters] of telemetry.drafters.byDrafter) {
+                const labels = {...model, drafter};
+                this.drafterLookups.inc(labels, counters.lookups);
+                this.drafterProposals.inc(labels, counters.proposals);
+                this.drafterDraftTokens.inc(labels, counters.draftTokens);
+                this.drafterAcceptedTokens.inc(labels, counters.acceptedTokens);
+                counters.acceptedPerPosition.forEach((count, position) =>
+                    this.drafterAcceptedPerPosition.inc({...labels, position: String(position)}, count));
+            }
         }
         const generated = request.completionTokens;
         this.promptTokens.inc(labels, request.promptTokens);

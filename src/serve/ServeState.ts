@@ -1,4 +1,5 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {DrafterPool} from "../engine/drafters/DrafterPool.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import type {ChatTemplate} from "./ChatTemplate.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
@@ -12,6 +13,8 @@ export interface ServeState {
     readonly target: ModelBackend;
     readonly draft: ModelBackend | undefined;
     readonly speculativeDefaults: SpeculativeDefaults;
+    /** One drafter per spec for the server's lifetime: requests naming the same suffix drafter share its cache. */
+    readonly drafters: DrafterPool;
     readonly samplerDefaults: SamplerDefaults;
     readonly chatTemplate: ChatTemplate;
     readonly slots: GenerationSlots;

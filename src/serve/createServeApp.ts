@@ -18,6 +18,8 @@ import {serveGeneration} from "./serveGeneration.js";
 import {ServeMetrics} from "./ServeMetrics.js";
 import type {ServeState} from "./ServeState.js";
 import {type SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
+import {DrafterPool} from "../engine/drafters/DrafterPool.js";
+import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
 export interface ServeAppOptions {
     readonly target: ModelBackend;
@@ -64,18 +66,21 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
     setMaxListeners(0, shutdownController.signal);
     const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
     const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);
+    const drafters = new DrafterPool(options.draft);
     const state: ServeState = {
         modelName: options.modelName,
         target: options.target,
         draft: options.draft,
         speculativeDefaults: {
+            ...(options.draft !== undefined ? {drafter: {kind: "model"}} : {}),
             policy: {kind: "strict"}, gamma: 4, draftSampling: "sample", draftLength: "fixed", minConfidence: 0,
             ...options.speculative
         },
+        drafters,
         samplerDefaults,
         chatTemplate,
         slots,
-        metrics: new ServeMetrics(options.modelName, slots, {processMetrics: options.processMetrics}),
+        metrics: new ServeMetrics(options.modelName, slots, {processMetrics: options.processMetrics, suffixCacheNodes: () => drafters.suffixCacheNodes}),
         fingerprints: new SystemFingerprints({
             target: options.target, draft: options.draft, files: options.modelFiles, samplerDefaults, chatTemplate: chatTemplate.name
         }),
@@ -115,7 +120,8 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
             created: state.created,
             owned_by: "specgate",
             max_model_len: options.target.contextSize,
-            speculative: options.draft !== undefined,
+            speculative: state.speculativeDefaults.drafter !== undefined,
+            drafter: state.speculativeDefaults.drafter === undefined ? null : drafterLabel(state.speculativeDefaults.drafter),
             chat_template: chatTemplate.name
         }]
     }));

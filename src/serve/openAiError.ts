@@ -1,6 +1,6 @@
 import {HTTPException} from "hono/http-exception";
 import {
-    InvalidInputError, InvalidPolicyError, ModelNotFoundError, PayloadTooLargeError, RouteNotFoundError, ServerOverloadedError,
+    InvalidDrafterError, InvalidInputError, InvalidPolicyError, ModelNotFoundError, PayloadTooLargeError, RouteNotFoundError, ServerOverloadedError,
     ServerShuttingDownError, SpecgateError, TokenizerMismatchError, TokenOutOfRangeError
 } from "../errors.js";
 
@@ -19,7 +19,7 @@ export interface OpenAiError {
 export function openAiError(error: unknown): OpenAiError {
     const of = (status: OpenAiError["status"], type: string, message: string, param: string | null, code: string | null, retryAfter?: number): OpenAiError =>
         ({status, body: {error: {message, type, param, code}}, retryAfter});
-    if (error instanceof InvalidInputError || error instanceof InvalidPolicyError || error instanceof TokenOutOfRangeError)
+    if (error instanceof InvalidInputError || error instanceof InvalidPolicyError || error instanceof InvalidDrafterError || error instanceof TokenOutOfRangeError)
         return of(400, "invalid_request_error", error.message, error.field ?? null, error.code);
     if (error instanceof ModelNotFoundError) return of(404, "invalid_request_error", error.message, error.field ?? "model", "model_not_found");
     if (error instanceof RouteNotFoundError) return of(404, "invalid_request_error", error.message, null, error.code);

@@ -1,4 +1,5 @@
-import {InvalidInputError} from "../errors.js";
+import {type DrafterSpec, drafterLabel, drafterUsesModel, parseDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
+import {InvalidDrafterError, InvalidInputError} from "../errors.js";
 import {parsePolicyConfig} from "../policies/createPolicy.js";
 import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
@@ -6,6 +7,8 @@ import type {SpeculativeField} from "./speculativeFieldSchema.js";
 
 /** The server's speculative settings, used where a request does not override them. */
 export interface SpeculativeDefaults {
+    /** The server's drafter (--drafter, or `model` with --draft); absent: target-only unless a request names one. */
+    readonly drafter?: DrafterSpec;
     readonly policy: PolicyConfig;
     readonly gamma: number;
     readonly draftSampling: "sample" | "greedy";
@@ -16,19 +19,24 @@ export interface SpeculativeDefaults {
 /** What one request decodes with: target-only, or speculative with these settings. */
 export type ResolvedDecodePath =
     | {readonly mode: "target_only"}
-    | ({readonly mode: "speculative"} & SpeculativeDefaults);
+    | ({readonly mode: "speculative"; readonly drafter: DrafterSpec} & SpeculativeDefaults);
 
 /**
- * Applies a request's `speculative` field to the server defaults. Without a draft model only
- * target-only decoding exists. A calibrated policy's `memory` is a file path and is refused: a
+ * Applies a request's `speculative` field to the server defaults. A request may name its drafter
+ * (`"drafter": "ngram"`); one that drafts with a model needs the server's draft model. Without a
+ * drafter (none configured and none named) only target-only decoding exists. A calibrated policy's `memory` is a file path and is refused: a
  * request never names a file on the server (the server's own correction memory is used instead).
  */
 export function resolveDecodePath(field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, hasDraft: boolean): ResolvedDecodePath {
     if (field === "off") return {mode: "target_only"};
-    if (!hasDraft) {
-        if (field != null) throw new InvalidInputError("this server has no draft model; only \"off\" is available", "speculative");
+    const drafter = field?.drafter !== undefined ? parseDrafterSpec(field.drafter, "speculative.drafter") : defaults.drafter;
+    if (drafter === undefined) {
+        if (field != null)
+            throw new InvalidInputError("this server has no draft model or drafter; only \"off\" or a drafter without a model (\"drafter\": \"ngram\") is available", "speculative");
         return {mode: "target_only"};
     }
+    if (drafterUsesModel(drafter) && !hasDraft)
+        throw new InvalidDrafterError(`"${drafterLabel(drafter)}" drafts with a model and this server has no draft model`, "speculative.drafter");
     const policy = field?.policy === undefined ? defaults.policy
         : typeof field.policy === "string" ? parsePolicySpec(field.policy, "speculative.policy")
             : parsePolicyConfig(field.policy, "speculative.policy");
@@ -38,6 +46,7 @@ export function resolveDecodePath(field: SpeculativeField | null | undefined, de
     if (gamma === 0) return {mode: "target_only"};
     return {
         mode: "speculative",
+        drafter,
         policy,
         gamma,
         draftSampling: field?.draft_sampling ?? defaults.draftSampling,
@@ -46,7 +55,8 @@ export function resolveDecodePath(field: SpeculativeField | null | undefined, de
     };
 }
 
-/** A short description for responses and logs: "target-only" or "fuzzy:js:0.4, γ=4". */
+/** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:2:4, strict, γ=4". */
 export function decodePathLabel(path: ResolvedDecodePath): string {
-    return path.mode === "target_only" ? "target-only" : `${policyLabel(path.policy)}, γ=${path.gamma}`;
+    if (path.mode === "target_only") return "target-only";
+    return `${path.drafter.kind === "model" ? "" : `${drafterLabel(path.drafter)}, `}${policyLabel(path.policy)}, γ=${path.gamma}`;
 }

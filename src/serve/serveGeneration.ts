@@ -3,6 +3,7 @@ import {setImmediate as yieldToEventLoop} from "node:timers/promises";
 import type {Context} from "hono";
 import {streamSSE} from "hono/streaming";
 import {type GenerationChunk, type GenerationResult, streamGeneration} from "../engine/generate.js";
+import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import {openAiError} from "./openAiError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
@@ -45,8 +46,9 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
         release = await state.slots.acquire(controller.signal);
         const started = performance.now();
         const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started);
-        generator = streamGeneration(state.target, prepared.path.mode === "speculative" ? state.draft : undefined, prepared.promptTokens,
-            prepared.options, {signal: controller.signal, correctionMemory: state.correctionMemory});
+        const drafter = prepared.path.mode === "speculative" ? state.drafters.get(prepared.path.drafter) : undefined;
+        generator = streamGeneration(state.target, undefined, prepared.promptTokens,
+            prepared.options, {signal: controller.signal, correctionMemory: state.correctionMemory, drafter});
         let next = await generator.next();
 
         if (!prepared.stream) {
@@ -150,13 +152,15 @@ class GenerationRun {
         const telemetry = result.telemetry;
         return {
             mode: "speculative",
+            drafter: drafterLabel(path.drafter),
             policy: policyLabel(path.policy),
             gamma: path.gamma,
             num_drafts: telemetry.drafts,
             num_draft_tokens: telemetry.draftTokens,
             num_accepted_tokens: telemetry.acceptedTokens,
             acceptance_rate: telemetry.acceptanceRate,
-            mean_acceptance_length: telemetry.meanAcceptanceLength
+            mean_acceptance_length: telemetry.meanAcceptanceLength,
+            drafters: telemetry.drafters.toJSON()
         };
     }
 

@@ -8,6 +8,8 @@ import {z} from "zod";
 export const speculativeFieldSchema = z.union([
     z.literal("off"),
     z.strictObject({
+        /** Drafter spec ("ngram", "suffix", "ngram+model", …); default: the server's --drafter. */
+        drafter: z.string().min(1).max(200).optional(),
         policy: z.union([z.string().min(1).max(1000), z.record(z.string(), z.unknown())]).optional(),
         gamma: z.int().min(0).max(64).optional(),
         /** Stop drafting below this draft top probability (llama.cpp --draft-p-min); 0 disables. */

@@ -1,5 +1,6 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {DecodePathDescription} from "../decodePaths/DecodePath.js";
+import {drafterLabel, drafterUsesModel} from "../engine/drafters/parseDrafterSpec.js";
 import {canonicalJson} from "../fingerprint/canonicalJson.js";
 import {decodePathFingerprint} from "../fingerprint/decodePathFingerprint.js";
 import type {ResolvedDecodePath} from "./resolveDecodePath.js";
@@ -23,17 +24,19 @@ export interface FingerprintSources {
 
 /**
  * The description of the decode path one request takes, for `system_fingerprint` (seed 002): model
- * file hashes, policy, γ, draft settings, sampler defaults and chat template; the engine versions
+ * file hashes, drafter (with its parameters), policy, γ, draft settings, sampler defaults and chat template; the engine versions
  * and the native binary's hash are added by decodePathFingerprint. Target-only requests leave the
  * draft out, so swapping the draft changes only the speculative arm's fingerprint. Per-request
  * sampler values are not included: they are in the request the client sent.
  */
 export function servedDecodePathDescription(sources: FingerprintSources, path: ResolvedDecodePath): DecodePathDescription {
     const speculative = path.mode === "speculative";
+    // The draft model is part of the path only when the drafter drafts with it.
+    const usesDraft = speculative && drafterUsesModel(path.drafter);
     const files: Record<string, string> = {};
     if (sources.files !== undefined) {
         files.target = sources.files.target;
-        if (speculative && sources.files.draft !== undefined) files.draft = sources.files.draft;
+        if (usesDraft && sources.files.draft !== undefined) files.draft = sources.files.draft;
     }
     const parameters: Record<string, unknown> = {
         server: "specgate serve",
@@ -41,13 +44,14 @@ export function servedDecodePathDescription(sources: FingerprintSources, path: R
         samplerDefaults: sources.samplerDefaults,
         chatTemplate: sources.chatTemplate,
         ...(speculative ? {
+            drafter: drafterLabel(path.drafter),
             policy: path.policy, gamma: path.gamma, draftSampling: path.draftSampling,
             draftLength: path.draftLength, minConfidence: path.minConfidence
         } : {})
     };
     if (sources.files === undefined) {
         parameters.targetVocabulary = sources.target.vocabularyIdentity();
-        if (speculative) parameters.draftVocabulary = sources.draft?.vocabularyIdentity() ?? null;
+        if (usesDraft) parameters.draftVocabulary = sources.draft?.vocabularyIdentity() ?? null;
     }
     return {kind: "embedded", parameters, files};
 }

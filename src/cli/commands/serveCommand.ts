@@ -5,17 +5,20 @@ import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
-import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
+import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
+import {decodePathLabel, type ResolvedDecodePath} from "../../serve/resolveDecodePath.js";
 import type {ChatTemplate} from "../../serve/ChatTemplate.js";
 import {defaultModelName} from "../../serve/defaultModelName.js";
 import {ggufChatTemplate} from "../../serve/ggufChatTemplate.js";
 import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
+import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 
 interface ServeCliOptions {
     target: string;
     draft?: string;
+    drafter?: string;
     policy: string;
     gamma: number;
     draftSampling: "sample" | "greedy";
@@ -52,7 +55,8 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .command("serve")
         .description("serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics")
         .requiredOption("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model (omit to serve target-only)")
+        .option("--draft <D.gguf>", "draft model (omit to serve target-only or with a drafter that needs none)")
+        .option("--drafter <spec>", `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`)
         .option("--policy <spec>", "default verification policy, e.g. strict, fuzzy:js:0.4 (requests may override it)", "strict")
         .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
         .option("--draft-sampling <mode>", "sample | greedy", "sample")
@@ -70,6 +74,8 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
         .action(async (options: ServeCliOptions) => {
             const policy = parsePolicySpec(options.policy);
+            // --draft beside a drafter that does not use it is allowed here: requests may still ask for `model`.
+            const drafter = resolveCliDrafter(options.drafter, options.draft, "--drafter", true);
             const sampling = samplingFromCli(options);
             const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend};
             const target = await loadModelBackend(options.target, loadOptions);
@@ -85,7 +91,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                     draft,
                     modelName: options.modelName ?? defaultModelName(options.target),
                     modelFiles: {target: options.target, draft: options.draft},
-                    speculative: {policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
+                    speculative: {...(drafter != null ? {drafter} : {}), policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
                     samplerDefaults: sampling,
                     host: options.host,
                     port: options.port,
@@ -122,11 +128,13 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             process.on("SIGTERM", onSignal);
 
             const state = server.serveApp.state;
+            const defaults = state.speculativeDefaults;
+            const defaultPath: ResolvedDecodePath = defaults.drafter != null && options.gamma > 0 ? {...defaults, mode: "speculative", drafter: defaults.drafter} : {mode: "target_only"};
             process.stderr.write(
                 `specgate serve: ${state.modelName} on ${server.url}/v1 ` +
-                `(${draft != null ? `${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}, ` +
+                `(${decodePathLabel(defaultPath)}, ` +
                 `max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
-                `fingerprint ${await state.fingerprints.for(state.draft != null && options.gamma > 0 ? {mode: "speculative", ...state.speculativeDefaults} : {mode: "target_only"})})\n`
+                `fingerprint ${await state.fingerprints.for(defaultPath)})\n`
             );
             process.stderr.write(`specgate serve: chat template: ${state.chatTemplate.name}\n`);
             hooks.onListening?.(server, stop);
