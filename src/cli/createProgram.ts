@@ -41,8 +41,22 @@ export function createProgram(): Command {
     registerExportCommand(program);
     registerFamilyCommand(program);
     program.addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare", "internalError"]));
+    // Commands without a verdict can only succeed or refuse their input; the others list their own codes.
+    for (const path of commandsWithoutVerdict) findCommand(program, path).addHelpText("after", exitCodeHelp(["success", "badInput"]));
     reportUsageErrorsBriefly(program);
     return program;
+}
+
+const commandsWithoutVerdict = ["simulate", "generate", "bench", "fixtures", "ocm build", "corpus", "serve", "train", "export", "family build", "family cards"];
+
+function findCommand(program: Command, path: string): Command {
+    let command = program;
+    for (const name of path.split(" ")) {
+        const child = command.commands.find((candidate) => candidate.name() === name);
+        if (child === undefined) throw new Error(`no command "${path}"`);
+        command = child;
+    }
+    return command;
 }
 
 /** The version in package.json (two folders up from src/cli and from dist/cli alike). */
@@ -51,12 +65,16 @@ function packageVersion(): string {
 }
 
 /**
- * Every command, however deep: a usage error (unknown flag, bad value, missing argument) is one
+ * Every command, however deep: numeric defaults shown as numbers, and a usage error (unknown flag, bad value, missing argument) is one
  * line naming the command plus a pointer to its --help, and is thrown as a CommanderError for
  * main.ts to turn into exit code 2 instead of commander exiting the process with 1.
  */
 function reportUsageErrorsBriefly(command: Command): void {
     const path = commandPath(command);
+    // Defaults given as text ("0.015") are shown as the numbers they are.
+    for (const option of command.options)
+        if (typeof option.defaultValue === "string" && option.defaultValueDescription === undefined && /^-?\d*\.?\d+(?:e-?\d+)?$/i.test(option.defaultValue))
+            option.defaultValueDescription = option.defaultValue;
     command
         .exitOverride()
         .configureOutput({outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, "").replace(/\n\(Did you mean/, " (did you mean")}`)})

@@ -3,6 +3,8 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
+import type {Command} from "commander";
+import {createProgram} from "./createProgram.js";
 import {ExitCode} from "./exitCodes.js";
 import {runCli} from "./runCli.js";
 
@@ -62,6 +64,19 @@ describe("the exit-code contract", () => {
         const {code, stdout} = await cli("--help");
         expect(code).toBe(0);
         for (const value of Object.values(ExitCode)) expect(stdout).toMatch(new RegExp(`^ {2}${value} +\\S`, "m"));
+    });
+
+    it("every command's --help lists its exit codes and shows numeric defaults as numbers", async () => {
+        const leaves = (command: Command, path: string[]): string[][] =>
+            command.commands.length === 0 ? [path] : command.commands.filter((child) => child.name() !== "help").flatMap((child) => leaves(child, [...path, child.name()]));
+        const paths = leaves(createProgram(), []);
+        expect(paths.length).toBeGreaterThanOrEqual(18);
+        for (const path of paths) {
+            const {code, stdout} = await cli(...path, "--help");
+            expect(code, path.join(" ")).toBe(ExitCode.success);
+            expect(stdout, path.join(" ")).toMatch(/\nExit codes:\n {2}0 {2}\S[^]*\n {2}2 {2}\S/);
+            expect(stdout, path.join(" ")).not.toMatch(/\(default: "-?\d*\.?\d+"\)/);
+        }
     });
 
     it("a missing subcommand is bad usage, at the top and in a command group alike", async () => {

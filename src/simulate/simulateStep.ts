@@ -2,6 +2,7 @@ import {overlap, totalVariation} from "../divergences/divergences.js";
 import {createPolicy, type PolicyResources} from "../policies/createPolicy.js";
 import {SeededChance} from "../random/SeededChance.js";
 import {expectedTokensPerStepFromPositions} from "../speedup/speedupModel.js";
+import {analyticAcceptance} from "./analyticAcceptance.js";
 import {chiSquareGoodnessOfFit, type ChiSquareResult} from "../statistics/chiSquareGoodnessOfFit.js";
 import {createStepRunner} from "./runStep.js";
 import type {StepInput} from "./StepInput.js";
@@ -33,8 +34,12 @@ export interface SimulationReport {
      * two must agree; a large χ² here is a policy's deviation from target-only sampling.
      */
     firstTokenVsTarget: {totalVariation: number; chiSquare: ChiSquareResult};
-    /** Analytic α_i = Σ min(p_i, q_i) and the expected tokens per step under lossless verification. */
-    analytic?: {alphaPerPosition: number[]; expectedTokensPerStep: number};
+    /**
+     * Analytic α_i = Σ min(p_i, q_i) (the draft's overlap with the target), and — for the policies
+     * with a closed form (strict, match, greedy) — that policy's own acceptance per position, its
+     * rule and the expected tokens per step it implies.
+     */
+    analytic?: {alphaPerPosition: number[]; rule: string | null; acceptancePerPosition: number[] | null; expectedTokensPerStep: number | null};
     elapsedMilliseconds: number;
 }
 
@@ -72,6 +77,7 @@ export function simulateStep(
     const empirical = Float64Array.from(firstTokenCounts, (count) => count / samples);
     const draftProbs = input.draftProbs;
     const alphaPerPosition = draftProbs?.map((row, index) => overlap(input.targetProbs[index], row));
+    const closedForm = analyticAcceptance(input);
     return {
         policy: input.policy.kind,
         lossless: policy.lossless,
@@ -94,8 +100,13 @@ export function simulateStep(
             totalVariation: totalVariation(empirical, input.targetProbs[0]),
             chiSquare: chiSquareGoodnessOfFit(firstTokenCounts, input.targetProbs[0])
         },
-        ...(alphaPerPosition != null
-            ? {analytic: {alphaPerPosition, expectedTokensPerStep: expectedTokensPerStepFromPositions(alphaPerPosition)}}
+        ...(alphaPerPosition != null || closedForm != null
+            ? {analytic: {
+                alphaPerPosition: alphaPerPosition ?? [],
+                rule: closedForm?.rule ?? null,
+                acceptancePerPosition: closedForm?.perPosition ?? null,
+                expectedTokensPerStep: closedForm == null ? null : expectedTokensPerStepFromPositions(closedForm.perPosition)
+            }}
             : {}),
         elapsedMilliseconds
     };

@@ -6,6 +6,7 @@ import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetti
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
+import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
@@ -17,6 +18,7 @@ import {stopStrings} from "../stopStrings.js";
 export interface CalibrateCommandOptions {
     readonly target?: string;
     readonly draft?: string;
+    readonly drafter?: string;
     readonly battery?: string;
     readonly maxAccuracyDrop?: string;
     readonly policy?: string;
@@ -60,6 +62,8 @@ export async function runCalibrateCommand(
     try {
         const targetPath = requiredText(options.target, "--target");
         const draftPath = requiredText(options.draft, "--draft");
+        // The draft model stays required (draft-only is a baseline); --drafter sets what drafts in the speculative configurations.
+        const drafter = resolveCliDrafter(options.drafter, draftPath, "--drafter", true);
         const battery = requiredText(options.battery, "--battery");
         const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
         const thresholds = options.thresholds === undefined ? undefined
@@ -80,7 +84,7 @@ export async function runCalibrateCommand(
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
         const result = await calibrateSetting({
-            target: opened[0], draft: opened[1], items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, stop, seed, speed,
+            target: opened[0], draft: opened[1], drafter, items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, stop, seed, speed,
             onPhase: hooks.phase, onProgress: hooks.progress
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
@@ -104,6 +108,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .description("pick the fastest threshold and γ within an accuracy budget vs strict SD on a calibration split, and validate it on a disjoint evaluation split")
         .option("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model")
+        .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
         .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points")
         .option("--policy <kind>", "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold)", "fuzzy")

@@ -67,7 +67,7 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
 export function registerCanaryCommand(program: Command): Command {
     return program
         .command("canary")
-        .description("replay prompts through two decode paths at temperature 0 and alert on drift (seed 002)")
+        .description("replay prompts through two decode paths at temperature 0 and alert on drift: exact-match rate, where outputs part, fingerprints")
         .option("--a <path>", "reference decode path spec, e.g. embedded:target=T.gguf (target-only)")
         .option("--b <path>", "decode path under test, e.g. openai:base=http://127.0.0.1:8000/v1,model=m")
         .option("--prompts <file>", "prompts: a generic battery .jsonl (id, task, prompt | messages) or a battery spec such as advbench@100")

@@ -30,7 +30,7 @@ export function registerCorpusCommand(program: Command): void {
         .command("corpus")
         .description("write the seeded synthetic corpus: arithmetic (en/es/de/ja), multiple choice, tool calls (en/es/de/ja), safety, stories, copy drills")
         .requiredOption("--out <DIR>", "directory for train.txt, validation.txt, test.jsonl and manifest.json")
-        .option("--seed <S>", "seed", integerOption(0), 1)
+        .option("--seed <S>", "seed of the generator (the same seed writes the same corpus)", integerOption(0), 1)
         .option("--samples <N>", "train + validation documents (the test split comes on top)", integerOption(0), 20_000)
         .option("--mixture <NAME|JSON>", `${Object.keys(corpusMixturePresets).join(", ")}, or JSON {"tasks": {...}, "languages": {...}}`, "balanced")
         .option("--test-problems <N>", "distinct test problems per task, each in all the task's languages", integerOption(0), 50)

@@ -108,7 +108,7 @@ export async function runFairnessAnalyzeCommand(
 }
 
 export function registerFairnessCommand(program: Command): Command {
-    const fairness = program.command("fairness").description("per-task and per-language speed-up fairness of a drafter (seed 003)");
+    const fairness = program.command("fairness").description("per-task and per-language speed-up fairness of a drafter (the disparate speed-up analysis, and its s-CDF mitigation)");
     fairness
         .command("analyze")
         .description("measure acceptance, speed-up, D_T, drafter fitness and unfairness U per group of a battery")

@@ -11,7 +11,7 @@ import {buildDistillationSet} from "../../fairness/mitigation/buildDistillationS
 import {compareFairnessAnalyses} from "../../fairness/mitigation/compareFairnessAnalyses.js";
 import type {MitigationMethod} from "../../fairness/mitigation/fairnessWeightedGradient.js";
 import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
-import {defaultMitigationOptions} from "../../fairness/mitigation/MitigationState.js";
+import {defaultMitigationOptions, SEED_003_MITIGATION} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
 import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
@@ -31,6 +31,9 @@ export interface FairnessMitigateOptions {
     readonly method?: string;
     readonly steps?: string;
     readonly batchPerTask?: string;
+    readonly gradAccum?: string;
+    readonly continuations?: string;
+    readonly preset?: string;
     readonly lr?: string;
     readonly warmupSteps?: string;
     readonly seed?: string;
@@ -69,14 +72,22 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
             throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
         if (options.by !== undefined && options.by !== "task" && options.by !== "language")
             throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
+        if (options.preset !== undefined && options.preset !== "seed003")
+            throw new InvalidInputError(`must be "seed003", got "${options.preset}"`, "--preset");
+        // --preset seed003 replaces the defaults with seed 003 D.1's values; an option given explicitly still wins.
+        const preset = options.preset === "seed003" ? SEED_003_MITIGATION : null;
         const steps = positiveInteger(options.steps, "--steps", defaultMitigationOptions.steps);
-        const batchPerTask = positiveInteger(options.batchPerTask, "--batch-per-task", defaultMitigationOptions.batchPerTask);
-        const learningRate = nonNegativeDecimal(options.lr, "--lr", defaultMitigationOptions.learningRate);
+        const batchPerTask = positiveInteger(options.batchPerTask, "--batch-per-task", preset?.batchPerTask ?? defaultMitigationOptions.batchPerTask);
+        const gradientAccumulation = positiveInteger(options.gradAccum, "--grad-accum", preset?.gradientAccumulation ?? defaultMitigationOptions.gradientAccumulation);
+        const continuations = options.continuations ?? preset?.continuations ?? "reference-or-greedy";
+        if (continuations !== "reference-or-greedy" && continuations !== "target-sampled")
+            throw new InvalidInputError(`must be "reference-or-greedy" or "target-sampled", got "${continuations}"`, "--continuations");
+        const learningRate = nonNegativeDecimal(options.lr, "--lr", preset?.learningRate ?? defaultMitigationOptions.learningRate);
         if (!(learningRate > 0) || !Number.isFinite(learningRate)) throw new InvalidInputError(`must be a finite positive number, got ${options.lr}`, "--lr");
         const warmupSteps = nonNegativeInteger(options.warmupSteps, "--warmup-steps", Math.min(defaultMitigationOptions.warmupSteps, steps - 1));
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
-        const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
-        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 32);
+        const gamma = nonNegativeInteger(options.gamma, "--gamma", preset?.gamma ?? 4);
+        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", preset?.maxTokens ?? 32);
         const stop = stopStrings(options.stop);
         const resamples = positiveInteger(options.resamples, "--resamples", 2000);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
@@ -111,7 +122,7 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
 
         progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
-        const groups = await buildDistillationSet(target, items, {by, maxTokens, stop, contextSize: drafter.config.contextLength, seed});
+        const groups = await buildDistillationSet(target, items, {by, maxTokens, stop, contextSize: drafter.config.contextLength, seed, continuations});
         const analysisOptions = {target, items: evaluationItems, by, gamma, maxTokens, stop, seed, resamples};
         progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
         const before = await analyzeFairness({...analysisOptions, draft});
@@ -121,7 +132,7 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
             const outputPath = outputs.get(entry)!;
             const training = await mitigateDrafter({
                 drafterPath: draftPath, outputPath, targetVocabularySize: target.vocabularySize, groups,
-                options: {...defaultMitigationOptions, method: entry, steps, batchPerTask, learningRate, warmupSteps, seed},
+                options: {...defaultMitigationOptions, method: entry, steps, batchPerTask, gradientAccumulation, learningRate, warmupSteps, seed},
                 onStep: (record) => {
                     if (record.step === 1 || record.step % 10 === 0 || record.step === steps)
                         progress(`${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value) => value.toFixed(4)).join(" ")}, Û ${record.objective.toFixed(5)}`);
@@ -153,21 +164,27 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
 export function registerFairnessMitigateCommand(fairness: Command): Command {
     return fairness
         .command("mitigate")
-        .description("fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, seed 003 Algorithm 1) and report U, α_T variance and speed-ups before/after")
+        .description("fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, Algorithm 1 of the disparate speed-up analysis) and report U, α_T variance and speed-ups before/after")
         .option("--target <T.gguf>", "target model (frozen: read, never written)")
         .option("--draft <D.gguf>", "drafter to fine-tune (llama architecture; F32, F16 or Q8_0)")
         .option("--battery <spec>", "training battery (the distillation set), e.g. a .jsonl with task/language[/reference]")
         .option("--eval-battery <spec>", "evaluation battery (default: the training battery, reported as in-sample)")
         .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf")
         .option("--method <scdf|rebalance|both>", "s-CDF, the data re-balancing baseline, or both from the same start and seed", "scdf")
-        .option("--steps <n>", "optimisation steps", String(defaultMitigationOptions.steps))
-        .option("--batch-per-task <n>", "sequences per group and step", String(defaultMitigationOptions.batchPerTask))
-        .option("--lr <rate>", "peak AdamW learning rate (linear warm-up, cosine decay to a tenth)", String(defaultMitigationOptions.learningRate))
-        .option("--warmup-steps <n>", "warm-up steps", String(defaultMitigationOptions.warmupSteps))
+        .option("--preset <seed003>", "seed003: seed 003 D.1's published values (batch 8, --grad-accum 4, --lr 1e-4, --max-tokens 64, --gamma 5, "
+            + "--continuations target-sampled); options given explicitly still win")
+        .option("--steps <n>", `optimisation steps (default ${defaultMitigationOptions.steps}: not published in seed 003, whose STEPS reads "10,00"; chosen to fit a CPU run)`)
+        .option("--batch-per-task <n>", `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, seed 003's B = 8)`)
+        .option("--grad-accum <n>", "mini-batches per group averaged into one update (default 1; seed 003 D.1: GRAD_ACCUM=4)")
+        .option("--continuations <kind>", "what the drafter imitates: reference-or-greedy (default: the item's reference, else the target's greedy output, "
+            + "as analyze scores) or target-sampled (seed 003 D.1: sampled from the target, temperature 1, references ignored)")
+        .option("--lr <rate>", `peak AdamW learning rate, linear warm-up then cosine decay to a tenth (default ${defaultMitigationOptions.learningRate}: `
+            + "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; seed 003 D.1 uses 1e-4 with --grad-accum 4)")
+        .option("--warmup-steps <n>", `warm-up steps (default ${defaultMitigationOptions.warmupSteps}: not published; this trainer's schedule)`)
         .option("--seed <n>", "seed of the mini-batches and of the analysis runs", "0")
         .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
-        .option("--gamma <n>", "draft tokens per step in the before/after analyses", "4")
-        .option("--max-tokens <n>", "continuation tokens per item (distillation and analysis)", "32")
+        .option("--gamma <n>", "draft tokens per step in the before/after analyses (default 4: not published; seed 003 D.1's estimator uses 5)")
+        .option("--max-tokens <n>", "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; seed 003 D.1: 64)")
         .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
         .option("--threads <n>", "CPU threads per model evaluation", "1")

@@ -37,7 +37,7 @@ export function registerFixturesCommand(program: Command): void {
         .command("fixtures")
         .description("write a deterministic random-weight llama target + draft GGUF pair (for tests and timing; the text is noise)")
         .requiredOption("--out <DIR>", "directory for target.gguf and draft.gguf")
-        .option("--seed <S>", "seed", integerOption(0), 1)
+        .option("--seed <S>", "seed of the random weights", integerOption(0), 1)
         .option("--target-shape <d,layers,heads,ff>", "target shape", "64,2,4,128")
         .option("--draft-shape <d,layers,heads,ff>", "draft shape", "32,1,2,64")
         .option("--context <N>", "context length", integerOption(16), 256)

@@ -31,7 +31,7 @@ interface OcmBuildOptions {
 
 /** `specgate ocm build`: seed 004's calibration pass, writing the correction memory `calibrated` loads. */
 export function registerOcmCommand(program: Command): void {
-    const ocm = program.command("ocm").description("Online Correction Memory of Calibrated SD (seed 004)");
+    const ocm = program.command("ocm").description("the Online Correction Memory of Calibrated SD: which draft tokens the target keeps replacing, and by what");
     addSamplingOptions(ocm
         .command("build")
         .description("run standard speculative decoding over an unlabelled corpus and record (draft, target) divergence counts")
@@ -40,10 +40,10 @@ export function registerOcmCommand(program: Command): void {
         .requiredOption("--corpus <FILE>", "prompts: one per line, or JSONL rows with a \"prompt\" field")
         .requiredOption("--out <memory.json>", "memory file to write (atomically)")
         .option("--initial <memory.json>", "extend this memory instead of starting empty")
-        .option("--gamma <N>", "draft tokens per step (seed 004 uses 6)", integerOption(1, 64), 6), {temperature: 0})
+        .option("--gamma <N>", "draft tokens per step (Calibrated SD's evaluation uses 6)", integerOption(1, 64), 6), {temperature: 0})
         .option("--max-tokens <N>", "tokens generated per prompt", integerOption(1), 128)
         .option("--stop <text...>", "stop strings, \\n decoded: end each generation where answers end, so the memory holds no pairs from text after them")
-        .option("--seed <S>", "seed (the seed calibrates greedily: --temperature defaults to 0 here)", integerOption(0), 0)
+        .option("--seed <S>", "seed of the sampler (Calibrated SD calibrates greedily, so --temperature defaults to 0 here)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
         .action(async (options: OcmBuildOptions) => {

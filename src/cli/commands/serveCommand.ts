@@ -67,7 +67,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
         .option("--drain-timeout <SECONDS>", "on shutdown, abort generations still running after this long", integerOption(0), 30)
-        .option("--threads <N>", "CPU threads per model evaluation (set it: the default costs 100× on 2 cores)", integerOption(1, 256), 1)
+        .option("--threads <N>", "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)", integerOption(1, 256), 1)
         .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--model-name <NAME>", "model id clients send (default: the target GGUF's general.name; without one, the folder of a model.gguf, else the file name without .gguf)")

@@ -25,7 +25,7 @@ describe("specgate simulate", () => {
         expect(report.meanAccepted).toBeCloseTo(fromHistogram, 12);
         expect(report.meanAcceptanceLength).toBeCloseTo(1 + report.meanAccepted, 12);
         // Sampling error of the mean over 20k steps is ~0.012; the analytic expectation must be within 5σ.
-        expect(Math.abs(report.meanAcceptanceLength - report.analytic!.expectedTokensPerStep)).toBeLessThan(0.06);
+        expect(Math.abs(report.meanAcceptanceLength - report.analytic!.expectedTokensPerStep!)).toBeLessThan(0.06);
         expect(first.summary).toMatch(/policy strict \(lossless\), γ = 4, V = 8/);
     });
 
@@ -33,7 +33,18 @@ describe("specgate simulate", () => {
         const {report} = await runSimulate({input: join(examples, "strict-step.json"), samples: 1000, seed: 1, exact: true});
         const exact = report.exact as {firstTokenTotalVariation: number; expectedAccepted: number};
         expect(exact.firstTokenTotalVariation).toBeLessThan(1e-12);
-        expect(exact.expectedAccepted).toBeCloseTo(report.analytic!.expectedTokensPerStep - 1, 12);
+        expect(exact.expectedAccepted).toBeCloseTo(report.analytic!.expectedTokensPerStep! - 1, 12);
+    });
+
+    it("match's expected tokens per step is match's own formula (Σ p·q), equal to exact enumeration, not strict's", async () => {
+        const {report, summary} = await runSimulate({input: join(examples, "match-step.json"), samples: 1000, seed: 1, exact: true});
+        const analytic = report.analytic!;
+        expect(analytic.rule).toBe("match: α = Σ p·q");
+        const exact = report.exact as {expectedAccepted: number};
+        expect(exact.expectedAccepted).toBeCloseTo(analytic.expectedTokensPerStep! - 1, 12);
+        // The example's draft over-weights the target's favourites, so min(p, q) overlaps exceed Σ p·q.
+        expect(analytic.acceptancePerPosition!.every((alpha, index) => alpha < analytic.alphaPerPosition[index])).toBe(true);
+        expect(summary).toMatch(/analytic acceptance \(match: α = Σ p·q\) per position/);
     });
 
     it("every policy is reachable from the bundled examples", async () => {

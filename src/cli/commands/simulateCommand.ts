@@ -51,8 +51,11 @@ function formatSummary(report: SimulationReport & {exact?: unknown}): string {
         `emitted length histogram ${Object.entries(report.emittedLengthHistogram).map(([length, count]) => `${length}:${count}`).join(" ")}`,
         `first token vs target row 0: TV ${report.firstTokenVsTarget.totalVariation.toExponential(3)}, χ² ${report.firstTokenVsTarget.chiSquare.statistic.toFixed(2)} on ${report.firstTokenVsTarget.chiSquare.degreesOfFreedom} df, p = ${report.firstTokenVsTarget.chiSquare.pValue.toPrecision(3)}`
     ];
-    if (report.analytic != null)
-        lines.push(`analytic α per position ${report.analytic.alphaPerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}; expected tokens per step (lossless) ${report.analytic.expectedTokensPerStep.toFixed(4)}`);
+    const analytic = report.analytic;
+    if (analytic != null && analytic.alphaPerPosition.length > 0)
+        lines.push(`analytic α = Σ min(p, q) per position ${analytic.alphaPerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}`);
+    if (analytic?.acceptancePerPosition != null && analytic.expectedTokensPerStep != null)
+        lines.push(`analytic acceptance (${analytic.rule}) per position ${analytic.acceptancePerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}; expected tokens per step ${analytic.expectedTokensPerStep.toFixed(4)}`);
     const exact = report.exact as {expectedAccepted: number; firstTokenTotalVariation: number; outcomes: number} | undefined;
     if (exact != null)
         lines.push(`exact (enumerated ${exact.outcomes} outcomes): expected accepted ${exact.expectedAccepted.toFixed(6)}, TV(first token, target row 0) ${exact.firstTokenTotalVariation.toExponential(3)}`);

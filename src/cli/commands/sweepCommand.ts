@@ -9,6 +9,7 @@ import {renderSweepReport} from "../../tune/renderSweepReport.js";
 import {runSweep} from "../../tune/runSweep.js";
 import type {SweepResult} from "../../tune/SweepResult.js";
 import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
+import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
@@ -21,6 +22,7 @@ import {stopStrings} from "../stopStrings.js";
 export interface SweepCommandOptions {
     readonly target?: string;
     readonly draft?: string;
+    readonly drafter?: string;
     readonly battery?: string;
     readonly policies?: string;
     readonly gamma?: string;
@@ -54,6 +56,8 @@ export async function runSweepCommand(
     try {
         const targetPath = requiredText(options.target, "--target");
         const draftPath = requiredText(options.draft, "--draft");
+        // The draft model stays required (draft-only is a baseline); --drafter sets what drafts in the speculative configurations.
+        const drafter = resolveCliDrafter(options.drafter, draftPath, "--drafter", true);
         const battery = requiredText(options.battery, "--battery");
         const policies = parsePolicyList(requiredText(options.policies, "--policies"), "--policies")
             .map((policy) => {
@@ -71,7 +75,7 @@ export async function runSweepCommand(
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
-        const result = await runSweep({target: opened[0], draft: opened[1], items, policies, gammas, sampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
+        const result = await runSweep({target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
 
         let plot: string | undefined;
         let stderr = "";
@@ -93,9 +97,10 @@ export async function runSweepCommand(
 export function registerSweepCommand(program: Command): Command {
     return program
         .command("sweep")
-        .description("accuracy vs speed of verification policies × γ on a scored battery, with baselines and the Pareto frontier (seed 001 Fig. 2)")
+        .description("accuracy vs speed of verification policies × γ on a scored battery, with baselines and the Pareto frontier (Fuzzy SD's Fig. 2)")
         .option("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model")
+        .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
         .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
         .option("--policies <list>", "comma-separated policy specs, compact or JSON, e.g. fuzzy:js:0.2,calibrated:6:0.01,{\"kind\":\"fuzzy\",\"threshold\":0.4,\"topK\":50}")
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
