@@ -38,6 +38,8 @@ export interface OneStepVerificationPoint {
 
 export interface SweepResult {
     readonly settings: {
+        /** Drafter of the speculative configurations, e.g. `model`, `ngram:2:4+model`. */
+        readonly drafter: string;
         readonly items: number;
         readonly policies: readonly string[];
         readonly gammas: readonly number[];

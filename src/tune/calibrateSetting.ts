@@ -11,6 +11,7 @@ import {type ConfigurationMeasurement, measureConfiguration} from "./measureConf
 import {oneStepVerificationSeconds, type StepCosts, stepCostsOf} from "./oneStepVerificationSeconds.js";
 import {splitBattery} from "./splitBattery.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
+import type {DrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 
 export type CalibrationPhase = "calibration" | "evaluation";
 
@@ -19,6 +20,8 @@ export type CalibrationSpeed = "measured" | "one-step";
 export interface CalibrationOptions {
     readonly target: ModelBackend;
     readonly draft: ModelBackend;
+    /** What drafts in the speculative configurations (default `model`); draft-only always uses the draft model. */
+    readonly drafter?: DrafterSpec;
     readonly items: readonly BatteryItem[];
     readonly grid: ThresholdGrid;
     readonly gammas: readonly number[];
@@ -117,7 +120,7 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
     const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string, model: "target" | "draft" = "target"): Promise<CalibrationRow> => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
         const measurement = await measureConfiguration(model === "draft" ? options.draft : options.target, gamma == null ? undefined : options.draft, items, {
-            policy, gamma: gamma ?? 0, sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed
+            policy, gamma: gamma ?? 0, sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed, drafter: options.drafter
         }, {correctionMemory, signal: options.signal, warmUp: true});
         options.onProgress?.(`${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s`);
         return {...measurement, label, policy: gamma == null ? `${model}-only` : policyLabel(policy), threshold, gamma};

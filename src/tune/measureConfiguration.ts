@@ -2,6 +2,8 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {scoreItem} from "../batteries/scorers/scoreItem.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {createDrafter} from "../engine/drafters/createDrafter.js";
+import type {DrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {generate} from "../engine/generate.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
 import {InvalidInputError} from "../errors.js";
@@ -20,6 +22,11 @@ export interface ConfigurationSettings {
     readonly stop?: readonly string[];
     /** Item i of the battery runs with seed + i, so every configuration sees the same seeds. */
     readonly seed: number;
+    /**
+     * What drafts when there is a draft model and γ > 0 (default `model`). One instance serves every
+     * item of the configuration, so a suffix cache learns from the items before.
+     */
+    readonly drafter?: DrafterSpec;
 }
 
 export interface ItemOutcome {
@@ -79,7 +86,9 @@ export async function measureConfiguration(
     if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
     // Checked before any work: a budget that leaves no room for a prompt fails on every item.
     batteryPromptTokens(target, draft, items[0], settings.maxTokens);
-    const run = (item: BatteryItem, seed: number, correctionMemory: CorrectionMemory | undefined) => {
+    const newDrafter = () => (settings.drafter == null || draft == null ? undefined : createDrafter(settings.drafter, draft));
+    const drafter = newDrafter();
+    const run = (item: BatteryItem, seed: number, correctionMemory: CorrectionMemory | undefined, warmUp = false) => {
         const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens);
         return generate(target, draft, prompt, {
             policy: settings.policy,
@@ -88,10 +97,11 @@ export async function measureConfiguration(
             maxTokens: settings.maxTokens,
             stop: settings.stop,
             seed
-        }, {correctionMemory, signal: resources.signal});
+        }, {correctionMemory, signal: resources.signal, drafter: warmUp ? newDrafter() : drafter});
     };
-    // Without the shared memory (a calibrated warm-up then updates a throwaway empty one), so no item is learnt twice.
-    if (resources.warmUp === true) await run(items[0], settings.seed, undefined);
+    // Without the shared memory (a calibrated warm-up then updates a throwaway empty one) and with a
+    // throwaway drafter, so no item is learnt twice.
+    if (resources.warmUp === true) await run(items[0], settings.seed, undefined, true);
     const telemetry = new GenerationTelemetry();
     const outcomes: ItemOutcome[] = [];
     let correct = 0;

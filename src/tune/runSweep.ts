@@ -14,10 +14,13 @@ import {oneStepVerificationSeconds, stepCostsOf} from "./oneStepVerificationSeco
 import {paretoFrontier} from "./paretoFrontier.js";
 import {randomAllocationLine} from "./randomAllocationLine.js";
 import type {SweepPoint, SweepResult, SweepRole} from "./SweepResult.js";
+import {type DrafterSpec, drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
 export interface SweepOptions {
     readonly target: ModelBackend;
     readonly draft: ModelBackend;
+    /** What drafts in the speculative configurations (default `model`); draft-only and the oracle always use the draft model. */
+    readonly drafter?: DrafterSpec;
     readonly items: readonly BatteryItem[];
     readonly policies: readonly PolicyConfig[];
     readonly gammas: readonly number[];
@@ -55,7 +58,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     assertSameVocabulary(options.target, options.draft, "--draft");
     for (const policy of options.policies)
         await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
-    const settings = {sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed};
+    const settings = {sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed, drafter: options.drafter};
     const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
@@ -118,7 +121,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
         }
     }));
     return {
-        settings: {...settings, items: options.items.length, policies: options.policies.map(policyLabel), gammas: [...options.gammas]},
+        settings: {...settings, drafter: drafterLabel(options.drafter ?? {kind: "model"}), items: options.items.length, policies: options.policies.map(policyLabel), gammas: [...options.gammas]},
         points,
         randomAllocation: line.sample(20),
         ...(options.oracle === true ? {oracle} : {})
