@@ -66,6 +66,28 @@ describe("specgate fairness mitigate", () => {
         expect(outcome.stdout).toMatch(/\| U \| \d\.\d{4} \| \d\.\d{4} \(([+−]\d+\.\d%|–)\) \| ≤ -10% \| −12% \|/);
     });
 
+    it("takes seed 003 D.1's values with --preset seed003, an explicit option still winning", async () => {
+        const json = join(directory, "preset.json");
+        const outcome = await runFairnessMitigateCommand({
+            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
+            out: join(directory, "preset.gguf"), preset: "seed003", steps: "1", maxTokens: "4", resamples: "20", json
+        });
+        expect(outcome.stderr).toBe("");
+        const report = JSON.parse(await readFile(json, "utf8")) as {
+            before: {settings: {gamma: number; maxTokens: number}}; runs: Array<{training: {options: Record<string, number>}}>;
+        };
+        expect(report.runs[0].training.options).toMatchObject({learningRate: 1e-4, gradientAccumulation: 4, batchPerTask: 8, gradientClip: 1});
+        expect(report.before.settings).toMatchObject({gamma: 5, maxTokens: 4});
+        expect(outcome.stdout).toContain("4 mini-batches per group and step");
+        const bad = await runFairnessMitigateCommand({
+            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@1,mgsm:ja@1", dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), preset: "seed004"
+        });
+        expect(bad.stderr).toMatch(/--preset: must be "seed003", got "seed004"/);
+        expect((await runFairnessMitigateCommand({
+            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@1,mgsm:ja@1", dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), continuations: "teacher"
+        })).stderr).toMatch(/--continuations: must be "reference-or-greedy" or "target-sampled"/);
+    });
+
     it("exits 2 with a typed message for a single group, an unknown language and bad flags", async () => {
         const base = {target: pair.targetPath, draft: pair.draftPath, dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), maxTokens: "4", steps: "1"};
         const single = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2"});

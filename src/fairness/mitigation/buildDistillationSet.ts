@@ -25,6 +25,8 @@ export interface DistillationGroup {
     readonly sequences: readonly DistillationSequence[];
 }
 
+export type DistillationContinuations = "reference-or-greedy" | "target-sampled";
+
 export interface DistillationSetOptions {
     readonly by: FairnessGrouping;
     /** Continuation tokens per item: reference tokens kept, or target tokens generated. */
@@ -33,7 +35,15 @@ export interface DistillationSetOptions {
     readonly contextSize: number;
     /** Stop strings of the target's greedy runs, as analyze uses them. */
     readonly stop?: readonly string[];
-    /** Seed of the target's greedy runs (item i uses seed + i, as analyze does). */
+    /**
+     * What the drafter imitates. "reference-or-greedy" (default): the item's reference, else the
+     * target's greedy output, the continuations analyze scores. "target-sampled": always a continuation
+     * sampled from the target at temperature 1, references ignored — seed 003 D.1, where the teacher
+     * "generates up to MAX_GEN_TOKENS tokens (sampling)" (its sampling temperature is not published;
+     * 1 samples the target's own distribution).
+     */
+    readonly continuations?: DistillationContinuations;
+    /** Seed of the target's runs (item i uses seed + i, as analyze does). */
     readonly seed: number;
     readonly onProgress?: (done: number, total: number) => void;
 }
@@ -61,7 +71,7 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
             const index = itemIndex.get(item)!;
             const text = item.prompt ?? renderMessagesAsText(item.messages ?? []);
             const promptTokens = target.tokenize(text);
-            const isReference = item.reference !== undefined && item.reference !== "";
+            const isReference = options.continuations !== "target-sampled" && item.reference !== undefined && item.reference !== "";
             let continuation: number[];
             if (isReference) {
                 continuation = target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens);
@@ -69,7 +79,8 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
                 const runBudget = contextSize - options.maxTokens - 2;
                 if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
                 const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
-                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling: greedy, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed + index, gamma: 0});
+                const sampling = options.continuations === "target-sampled" ? fullSupport : greedy;
+                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed + index, gamma: 0});
                 continuation = [...run.tokens];
             }
             done++;

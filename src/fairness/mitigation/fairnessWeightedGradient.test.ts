@@ -38,7 +38,7 @@ describe("fairnessWeightedGradient", () => {
 
     it("combines the groups' gradients as Σ_T (D̂_T − D̂_min)/m ∇D̂_T, the best group getting weight 0", () => {
         const groups = batches();
-        const result = fairnessWeightedGradient(tiny, weights, rope, groups, "scdf");
+        const result = fairnessWeightedGradient(tiny, weights, rope, groups.map((batch) => [batch]), "scdf");
         const independent = groups.map((batch) => llamaLossAndGradients(tiny, weights, rope, batch));
         const divergences = independent.map((part) => part.loss);
         expect(result.divergences).toEqual(divergences);
@@ -59,7 +59,7 @@ describe("fairnessWeightedGradient", () => {
 
     it("is the gradient of (1/2m) Σ (D_T − c)² with c = D_min held constant (central differences)", () => {
         const groups = batches();
-        const {gradients, divergences} = fairnessWeightedGradient(tiny, weights, rope, groups, "scdf");
+        const {gradients, divergences} = fairnessWeightedGradient(tiny, weights, rope, groups.map((batch) => [batch]), "scdf");
         const floor = Math.min(...divergences);
         const surrogate = () => groupDivergences(tiny, weights, rope, groups).reduce((sum, value) => sum + (value - floor) ** 2, 0) / (2 * groups.length);
         const step = 1e-5;
@@ -86,7 +86,7 @@ describe("fairnessWeightedGradient", () => {
 
     it("weights every group 1/m for the re-balancing baseline", () => {
         const groups = batches();
-        const result = fairnessWeightedGradient(tiny, weights, rope, groups, "rebalance");
+        const result = fairnessWeightedGradient(tiny, weights, rope, groups.map((batch) => [batch]), "rebalance");
         expect(result.weights).toEqual([1 / 3, 1 / 3, 1 / 3]);
         const pooled = groups.map((batch) => llamaLossAndGradients(tiny, weights, rope, batch).gradients.get("output.weight")!);
         result.gradients.get("output.weight")!.forEach((value, index) =>
@@ -103,5 +103,23 @@ describe("groupDivergences", () => {
         // Hard labels where no row is given, as in the loss.
         const hard = [{tokens: [1, 2, 3]}];
         expect(groupDivergences(tiny, weights, rope, [hard])[0]).toBeCloseTo(llamaLossAndGradients(tiny, weights, rope, hard).loss, 13);
+    });
+
+    it("accumulates several mini-batches per group: D̂_T and ∇D̂_T are their means, then weighted as one (seed 003 D.1)", () => {
+        const accumulationWeights = initializeLlamaWeights(tiny, {seed: 2, standardDeviation: 0.5, gainJitter: 0.3});
+        // Each group gets two different mini-batches, so "the mean of the two" differs from either alone.
+        const [first, second, third] = batches();
+        const groups = [[first, second], [second, third], [third, first]];
+        const accumulated = fairnessWeightedGradient(tiny, accumulationWeights, rope, groups, "scdf");
+        const parts = groups.map((pair) => pair.map((batch) => llamaLossAndGradients(tiny, accumulationWeights, rope, batch)));
+        const divergences = parts.map(([a, b]) => (a.loss + b.loss) / 2);
+        expect(accumulated.divergences).toEqual(divergences.map((value) => expect.closeTo(value, 14)));
+        const minimum = Math.min(...divergences);
+        const expectedWeights = divergences.map((value) => (value - minimum) / 3);
+        accumulated.gradients.get("output.weight")!.forEach((value, index) => {
+            const expected = parts.reduce((sum, [a, b], group) =>
+                sum + expectedWeights[group] * (a.gradients.get("output.weight")![index] + b.gradients.get("output.weight")![index]) / 2, 0);
+            expect(value).toBeCloseTo(expected, 14);
+        });
     });
 });

@@ -25,14 +25,18 @@ export interface WeightedGradient {
 }
 
 /**
- * One mini-batch per group: D̂_T and ∇θ D̂_T from the reference model (soft targets, so D̂_T is the
- * position-pooled cross-entropy −Σ p log q that analyze reports as D_T), then the method's weights
- * with D̂_min held constant — the best group's weight is exactly 0 under s-CDF — and their sum.
+ * One or more mini-batches per group: D̂_T and ∇θ D̂_T from the reference model (soft targets, so D̂_T
+ * is the position-pooled cross-entropy −Σ p log q that analyze reports as D_T), averaged over the
+ * group's mini-batches when there are several (gradient accumulation: seed 003 D.1 takes r_ℓ as "mean
+ * over the mini-batches of that language" and scales each mini-batch's gradient by
+ * (r_ℓ − r*)/(GRAD_ACCUM·|{ℓ}|), which is the weight (r_ℓ − r*)/m times the mean gradient), then the
+ * method's weights with D̂_min held constant — the best group's weight is exactly 0 under s-CDF — and
+ * their sum.
  */
 export function fairnessWeightedGradient(
-    config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, batches: readonly (readonly TrainingSequence[])[], method: MitigationMethod
+    config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, groupBatches: readonly (readonly (readonly TrainingSequence[])[])[], method: MitigationMethod
 ): WeightedGradient {
-    const parts = batches.map((batch) => llamaLossAndGradients(config, weights, rope, batch));
+    const parts = groupBatches.map((miniBatches) => meanLossAndGradients(config, weights, rope, miniBatches));
     const divergences = parts.map((part) => part.loss);
     const scdf = scdfGradientWeights(divergences);
     const groupWeights = method === "scdf" ? scdf.weights : divergences.map(() => 1 / divergences.length);
@@ -46,4 +50,21 @@ export function fairnessWeightedGradient(
         }
     });
     return {divergences, weights: groupWeights, gradients, objective: unfairness(divergences), positions: parts.reduce((sum, part) => sum + part.weightTotal, 0)};
+}
+
+/** Loss and gradients of one group, averaged over its mini-batches (one mini-batch: exactly its own). */
+function meanLossAndGradients(config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, miniBatches: readonly (readonly TrainingSequence[])[]) {
+    const parts = miniBatches.map((batch) => llamaLossAndGradients(config, weights, rope, batch));
+    if (parts.length === 1) return parts[0];
+    const gradients = zeroLlamaWeights(config);
+    for (const part of parts)
+        for (const [name, total] of gradients) {
+            const gradient = part.gradients.get(name)!;
+            for (let i = 0; i < total.length; i++) total[i] += gradient[i] / parts.length;
+        }
+    return {
+        loss: parts.reduce((sum, part) => sum + part.loss, 0) / parts.length,
+        gradients,
+        weightTotal: parts.reduce((sum, part) => sum + part.weightTotal, 0)
+    };
 }

@@ -56,6 +56,18 @@ describe("buildDistillationSet", () => {
         }
     });
 
+    it("samples the target's continuations, references ignored, with continuations target-sampled (seed 003 D.1)", async () => {
+        const withReferences = items.map((entry) => ({...entry, reference: "a reference the sampled set must not use"}));
+        const sampled = await buildDistillationSet(target, withReferences, {by: "language", maxTokens: 6, contextSize: 256, seed: 3, continuations: "target-sampled"});
+        const sequences = sampled.flatMap((group) => group.sequences);
+        expect(sequences.every((sequence) => sequence.continuation === "target-output")).toBe(true);
+        // Same items and seeds as the greedy set above: temperature-1 draws differ from the argmax path somewhere.
+        const greedy = groups.flatMap((group) => group.sequences);
+        expect(sequences.some((sequence, index) => sequence.tokens.join(",") !== greedy[index].tokens.join(","))).toBe(true);
+        const byDefault = await buildDistillationSet(target, withReferences, {by: "language", maxTokens: 6, contextSize: 256, seed: 3});
+        expect(byDefault.flatMap((group) => group.sequences).every((sequence) => sequence.continuation === "reference")).toBe(true);
+    });
+
     it("refuses a battery with a single group or an unknown language tag", async () => {
         await expect(buildDistillationSet(target, items.filter((entry) => entry.language === "en"), {by: "language", maxTokens: 4, contextSize: 256, seed: 0}))
             .rejects.toThrow(SingleGroupError);

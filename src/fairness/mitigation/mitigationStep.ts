@@ -21,12 +21,15 @@ export interface MitigationStepRecord {
 }
 
 /**
- * One step of Algorithm 1: a mini-batch per group, D̂_T and ∇D̂_T with the target's rows as soft
- * targets, the method's weights, the combined gradient clipped, one AdamW update of the drafter.
+ * One step of Algorithm 1: per group `gradientAccumulation` mini-batches (one unless accumulating),
+ * D̂_T and ∇D̂_T with the target's rows as soft targets, the method's weights, the combined gradient
+ * clipped, one AdamW update of the drafter.
  */
 export function mitigationStep(state: MitigationState, groups: readonly DistillationGroup[]): MitigationStepRecord {
-    const batches = groups.map((group) => sampleGroupBatch(state.random, group.sequences, state.options.batchPerTask));
-    const weighted = fairnessWeightedGradient(state.config, state.weights, state.rope, batches, state.options.method);
+    const groupBatches = groups.map((group) => Array.from({length: state.options.gradientAccumulation},
+        () => sampleGroupBatch(state.random, group.sequences, state.options.batchPerTask)));
+    const batches = groupBatches.flat();
+    const weighted = fairnessWeightedGradient(state.config, state.weights, state.rope, groupBatches, state.options.method);
     const gradientNorm = clipGradientNorm(weighted.gradients, state.schedule.gradientClip);
     const learningRate = learningRateAt(state.step, state.schedule);
     state.step++;

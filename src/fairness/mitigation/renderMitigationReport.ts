@@ -80,7 +80,8 @@ export function renderMitigationReport(report: MitigationReport): string {
     for (const run of report.runs) {
         const {training} = run;
         const options = training.options;
-        lines.push(`**${methodNames[run.method]}** → \`${training.outputPath}\`: ${options.steps} steps, ${options.batchPerTask} sequences per group and step, `
+        lines.push(`**${methodNames[run.method]}** → \`${training.outputPath}\`: ${options.steps} steps, ${options.batchPerTask} sequences per group and mini-batch, `
+            + `${options.gradientAccumulation} mini-batch${options.gradientAccumulation === 1 ? "" : "es"} per group and step, `
             + `learning rate ${options.learningRate} (warm-up ${options.warmupSteps}, cosine to ×${options.minimumLearningRateRatio}), clip ${options.gradientClip}, seed ${options.seed}; `
             + `${training.trainingSeconds.toFixed(1)} s, ${training.stepsPerSecond.toFixed(3)} steps/s, ${training.tokensPerSecond.toFixed(0)} tokens/s.`, "");
         lines.push(`| ${report.by} | sequences | positions | D_T before | D_T after | change |`);
