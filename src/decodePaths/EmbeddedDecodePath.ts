@@ -1,6 +1,8 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {type BackendChoice, loadModelBackend} from "../backend/loadModelBackend.js";
+import {createDrafter} from "../engine/drafters/createDrafter.js";
+import type {Drafter} from "../engine/drafters/Drafter.js";
 import {generate} from "../engine/generate.js";
 import {InvalidInputError} from "../errors.js";
 import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConfigSchema.js";
@@ -18,6 +20,8 @@ export interface EmbeddedDecodeSettings {
     readonly topP?: number;
     readonly minP?: number;
     readonly draftSampling?: "sample" | "greedy";
+    /** Drafter spec; default `model` with a draft, else none (target-only). */
+    readonly drafter?: string;
 }
 
 export interface EmbeddedModelFiles {
@@ -26,13 +30,15 @@ export interface EmbeddedModelFiles {
 }
 
 /**
- * The in-process engine as a decode path: target-only when there is no draft (or γ = 0), else
- * speculative with the given policy and γ, all through `generate`. Requests run one at a time.
+ * The in-process engine as a decode path: target-only when there is no drafter (or γ = 0), else
+ * speculative with the given drafter, policy and γ, all through `generate`. Requests run one at a
+ * time and share one drafter instance (a suffix drafter learns from the path's earlier requests).
  */
 export class EmbeddedDecodePath implements DecodePath {
     private readonly queue = new SerialQueue();
     private readonly policy: PolicyConfigInput;
     private readonly gamma: number;
+    private readonly drafter: Drafter | undefined;
 
     public constructor(
         public readonly name: string,
@@ -45,7 +51,9 @@ export class EmbeddedDecodePath implements DecodePath {
         const policy = policyConfigSchema.safeParse(settings.policy ?? {kind: "strict"});
         if (!policy.success) throw new InvalidInputError(policy.error.issues[0].message, `policy.${policy.error.issues[0].path.join(".")}`);
         this.policy = policy.data;
-        this.gamma = draft === undefined ? 0 : settings.gamma ?? 4;
+        const drafterSpec = settings.drafter ?? (draft !== undefined ? "model" : undefined);
+        this.drafter = drafterSpec === undefined ? undefined : createDrafter(drafterSpec, draft, `${name}: drafter`);
+        this.gamma = this.drafter === undefined ? 0 : settings.gamma ?? 4;
         // A pair that cannot be compared token by token is a configuration fault, found before any request.
         if (draft !== undefined) assertSameVocabulary(target, draft, `${name}: draft`);
     }
@@ -68,18 +76,21 @@ export class EmbeddedDecodePath implements DecodePath {
     public describe(): DecodePathDescription {
         const files: Record<string, string> = {};
         if (this.files.target !== undefined) files.target = this.files.target;
-        if (this.files.draft !== undefined && this.draft !== undefined) files.draft = this.files.draft;
+        // The draft model is part of the path only when the drafter drafts with it.
+        const usesDraft = this.draft !== undefined && this.drafter !== undefined && this.drafter.members.includes("model");
+        if (this.files.draft !== undefined && usesDraft) files.draft = this.files.draft;
         return {
             kind: "embedded",
             parameters: {
-                speculative: this.draft !== undefined && this.gamma > 0,
-                policy: this.draft === undefined ? null : this.policy,
+                speculative: this.drafter !== undefined && this.gamma > 0,
+                drafter: this.drafter?.label ?? null,
+                policy: this.drafter === undefined ? null : this.policy,
                 gamma: this.gamma,
                 draftSampling: this.settings.draftSampling ?? "sample",
                 sampler: {topK: this.settings.topK ?? 0, topP: this.settings.topP ?? 1, minP: this.settings.minP ?? 0},
                 // Without files (in-memory test backends) the vocabulary identity is the best stand-in for the model.
                 targetVocabulary: this.target.vocabularyIdentity(),
-                draftVocabulary: this.draft?.vocabularyIdentity() ?? null
+                draftVocabulary: usesDraft ? this.draft!.vocabularyIdentity() : null
             },
             files,
             ...(this.target.backendKind !== undefined ? {backend: this.target.backendKind} : {})
@@ -88,7 +99,7 @@ export class EmbeddedDecodePath implements DecodePath {
 
     public complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
         return this.queue.run(async () => {
-            const result = await generate(this.target, this.draft, promptText(request), {
+            const result = await generate(this.target, undefined, promptText(request), {
                 policy: this.policy,
                 gamma: this.gamma,
                 draftSampling: this.settings.draftSampling ?? "sample",
@@ -96,7 +107,7 @@ export class EmbeddedDecodePath implements DecodePath {
                 maxTokens: request.maxTokens,
                 stop: request.stop ?? [],
                 seed: request.seed ?? 0
-            }, {signal});
+            }, {signal, drafter: this.drafter});
             return {
                 text: result.text,
                 tokens: result.tokens,

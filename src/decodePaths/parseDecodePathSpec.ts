@@ -7,6 +7,8 @@ export interface EmbeddedPathSpec {
     readonly name: string;
     readonly target: string;
     readonly draft?: string;
+    /** Drafter spec (`ngram`, `suffix`, `ngram+model`, …); default `model` with a draft, else none. */
+    readonly drafter?: string;
     readonly policy: PolicyConfigInput;
     readonly gamma: number;
     readonly threads: number;
@@ -36,9 +38,10 @@ export type DecodePathSpec = EmbeddedPathSpec | OpenAiPathSpec;
 /**
  * Parses a decode path spec `KIND:key=value,key=value,…` (a `\,` is a literal comma in a value):
  *
- *   embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,backend=auto]
+ *   embedded:target=T.gguf[,draft=D.gguf][,drafter=SPEC][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,backend=auto]
  *            [,top-k=K][,top-p=P][,min-p=M][,draft-sampling=sample|greedy][,name=N]
- *     Without a draft the path is target-only. `policy.PARAM` sets a policy parameter by its
+ *     Without a draft or a drafter the path is target-only; `drafter` is a --drafter spec, e.g.
+ *     `drafter=ngram:2:5` or `drafter=ngram+model` (with a draft). `policy.PARAM` sets a policy parameter by its
  *     config name, e.g. `policy=fuzzy,policy.threshold=0.5,policy.divergence=js`.
  *   openai:base=URL,model=M[,key-env=VAR][,endpoint=auto|chat|completions][,body.FIELD=JSON…]
  *          [,concurrency=4][,retries=4][,timeout-ms=120000][,name=N]
@@ -77,6 +80,7 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
     if (kind === "embedded") {
         const target = required("target");
         const draft = take("draft");
+        const drafter = take("drafter");
         const policy: Record<string, unknown> = {kind: take("policy") ?? "strict"};
         for (const key of [...pairs.keys()].filter((name) => name.startsWith("policy."))) policy[key.slice(7)] = scalar(take(key)!);
         const backendValue = take("backend");
@@ -85,9 +89,9 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
         if (draftSampling !== undefined && draftSampling !== "sample" && draftSampling !== "greedy")
             throw new InvalidInputError(`must be sample or greedy, got "${draftSampling}"`, `${spec}: draft-sampling`);
         result = {
-            kind, name: take("name") ?? spec, target, ...(draft !== undefined ? {draft} : {}),
+            kind, name: take("name") ?? spec, target, ...(draft !== undefined ? {draft} : {}), ...(drafter !== undefined ? {drafter} : {}),
             policy: policy as PolicyConfigInput,
-            gamma: integer("gamma", draft === undefined ? 0 : 4, 0),
+            gamma: integer("gamma", draft === undefined && drafter === undefined ? 0 : 4, 0),
             threads: integer("threads", 1, 1),
             ...(backend !== undefined ? {backend} : {}),
             topK: integer("top-k", 0, 0), topP: decimal("top-p"), minP: decimal("min-p"),
