@@ -11,7 +11,7 @@ export interface FuzzyPolicyOptions {
     readonly divergence: DivergenceKind;
     /** Accept iff divergence ≤ threshold (the FSD reference code's `<=`; the paper writes `<`). */
     readonly threshold: number;
-    /** Compare only the target's top-k ids plus one rest bucket (the paper's top-k variants use 50). */
+    /** Compare only the target's top-k ids plus one rest bucket (the FSD reference code's top-k variants use k = 50; the paper gives no k). */
     readonly topK?: number;
     /**
      * `raw`: divergence between the unwarped softmax of both models' logits, as the FSD reference

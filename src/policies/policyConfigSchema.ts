@@ -26,6 +26,9 @@ export const policyConfigSchema = z.discriminatedUnion("kind", [
     }),
     z.strictObject({
         kind: z.literal("calibrated"),
+        // Not published: the stored seed 004 text leaves both values blank ("frequency threshold to ,
+        // and semantic gating threshold to"); 6 and 0.01 are what secondary descriptions of the paper
+        // give (field notes §5), kept as defaults so `calibrated` runs without arguments; tune τ with `calibrate`.
         frequencyThreshold: z.int().min(1).default(6),
         tau: z.number().gt(0).max(1).default(0.01),
         onlineUpdate: z.boolean().default(true),

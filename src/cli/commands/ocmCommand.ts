@@ -40,10 +40,11 @@ export function registerOcmCommand(program: Command): void {
         .requiredOption("--corpus <FILE>", "prompts: one per line, or JSONL rows with a \"prompt\" field")
         .requiredOption("--out <memory.json>", "memory file to write (atomically)")
         .option("--initial <memory.json>", "extend this memory instead of starting empty")
-        .option("--gamma <N>", "draft tokens per step (Calibrated SD's evaluation uses 6)", integerOption(1, 64), 6), {temperature: 0})
+        .option("--gamma <N>", "draft tokens per step (default 6: not published, the stored Calibrated SD text leaves its lookahead blank; secondary descriptions give 6)", integerOption(1, 64), 6), {temperature: 0})
         .option("--max-tokens <N>", "tokens generated per prompt", integerOption(1), 128)
         .option("--stop <text...>", "stop strings, \\n decoded: end each generation where answers end, so the memory holds no pairs from text after them")
-        .option("--seed <S>", "seed of the sampler (Calibrated SD calibrates greedily, so --temperature defaults to 0 here)", integerOption(0), 0)
+        .option("--seed <S>", "seed of the sampler. --temperature defaults to 0 here, which Calibrated SD does not do: its calibration 'set[s] the temperature' (value not published) "
+            + "'to broaden the CSD's exposure to diverse valid token pairs'; 0 was chosen so a memory rebuilds byte for byte. Pass --temperature > 0 to follow the paper", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
         .action(async (options: OcmBuildOptions) => {
