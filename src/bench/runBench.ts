@@ -23,7 +23,10 @@ export interface BenchOptions {
     sampling: SamplingOptions;
     maxTokens: number;
     seed: number;
-    /** Repetitions of the whole prompt set per configuration (timings are summed). */
+    /**
+     * Rounds: each runs target-only, every configuration and the extra paths once over the prompts,
+     * so a slow spell of the machine lands on all of them; speed-ups are per round, then summarised.
+     */
     repeats?: number;
     /** An extra path run on the same prompts, e.g. node-llama-cpp's own predictor. */
     extraPaths?: ReadonlyArray<{label: string; run: (prompt: string, seed: number) => Promise<{tokens: number[]; decodeMilliseconds: number}>}>;
@@ -38,14 +41,24 @@ export interface BenchRow {
     gamma: number;
     tokens: number;
     tokensPerSecond: number;
+    /** Median over rounds of tokens/s ÷ target-only's tokens/s in the same round. */
     speedup: number;
+    /** The lowest and highest per-round speed-up (equal to `speedup` with one round). */
+    speedupRange: {min: number; max: number};
     acceptanceRate: number | null;
     meanAcceptanceLength: number | null;
     /** α̂: the i.i.d. per-position acceptance that explains the measured accepted tokens per step. */
     inferredAlpha: number | null;
-    /** f_γ(α̂)·t_T(1) / (γ·t_D + t_T(γ+1)), all times measured in this run. */
+    /**
+     * The speed-up this acceptance allows if speculation cost only its model evaluations:
+     * f_γ(α̂)·T / (D + t_T(γ+1)), with T target-only's whole decode time per token, D the draft
+     * model's time per drafting step (catch-up batches included) and t_T(γ+1) the verification call,
+     * all measured in this run.
+     */
     analyticSpeedup: number | null;
+    /** Measured ÷ analytic speed-up (median, and over rounds): the share of the limit specgate reaches. */
     efficiency: number | null;
+    efficiencyRange: {min: number; max: number} | null;
     /** Share of decode time outside model evaluations (JS-side overhead). */
     overheadShare: number | null;
     /** Share of prompts whose output tokens equal the target-only output. */
@@ -70,94 +83,165 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     let done = 0;
     const progress = (label: string) => options.onProgress?.(++done, total, label);
 
-    const runPath = async (drafter: DrafterSpec | undefined, policy: PolicyConfig, gamma: number, label: string) => {
+    /** One path through the engine: its telemetry over every round, its outputs (first round) and tokens/s per round. */
+    const enginePath = async (drafter: DrafterSpec | undefined, policy: PolicyConfig, gamma: number, label: string) => {
         const telemetry = new GenerationTelemetry();
         const outputs: number[][] = [];
-        // One memory per configuration, shared across its prompts (the online phase of seed 004),
-        // starting from the policy's memory file when it names one.
+        const rates: number[] = [];
+        // One memory per configuration, shared across its prompts and rounds (the online phase of
+        // Calibrated SD), starting from the policy's memory file when it names one.
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
-        for (let repeat = 0; repeat < repeats; repeat++) {
+        const round = async (): Promise<void> => {
+            const pass = new GenerationTelemetry();
             // One drafter per pass over the prompts: a suffix cache learns from the earlier prompts of
-            // the pass (requests of one run), and every repeat starts as the first did.
+            // the pass (requests of one run), and every round starts as the first did.
             const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "--drafters");
             for (const [index, prompt] of options.prompts.entries()) {
                 const result = await generate(options.target, undefined, prompt, {
                     policy, gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index
                 }, {correctionMemory, drafter: instance});
-                telemetry.merge(result.telemetry);
-                if (repeat === 0) outputs.push(result.tokens);
+                pass.merge(result.telemetry);
+                if (rates.length === 0) outputs.push(result.tokens);
                 progress(label);
             }
-        }
-        return {telemetry, outputs};
+            telemetry.merge(pass);
+            rates.push(pass.tokensPerSecond);
+        };
+        return {label, telemetry, outputs, rates, round};
     };
-
-    const baseline = await runPath(undefined, {kind: "strict"}, 0, "target-only");
-    const baselineRate = baseline.telemetry.tokensPerSecond;
-    const targetTimeOne = baseline.telemetry.costCurve()[1];
-    const matchRate = (outputs: number[][]) =>
-        outputs.filter((tokens, index) => tokens.length === baseline.outputs[index].length && tokens.every((token, position) => token === baseline.outputs[index][position])).length / outputs.length;
-
-    const rows: BenchRow[] = [{
-        label: "target-only", drafter: null, policy: null, gamma: 0, tokens: baseline.telemetry.emittedTokens,
-        tokensPerSecond: baselineRate, speedup: 1, acceptanceRate: null, meanAcceptanceLength: null,
-        inferredAlpha: null, analyticSpeedup: 1, efficiency: 1, overheadShare: baseline.telemetry.overheadShare, exactMatchRate: 1, telemetry: baseline.telemetry.toJSON()
-    }];
-
-    for (const {drafter, gamma, policy} of configurations) {
-        // Draft-model rows keep their historical labels; other drafters are named first.
-        const label = `${drafter.kind === "model" ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
-        const {telemetry, outputs} = await runPath(drafter, policy, gamma, label);
-        const json = telemetry.toJSON();
-        const curve = telemetry.costCurve();
-        const meanAccepted = telemetry.drafts === 0 ? 0 : telemetry.acceptedTokens / telemetry.drafts;
-        // The analytic model assumes a draft model proposing γ tokens per step; lookup drafters propose
-        // a varying number at no model cost, so it is computed for the `model` drafter only.
-        const alpha = telemetry.drafts === 0 || drafter.kind !== "model" ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
-        const verifyTime = curve[gamma + 1];
-        const draftTime = json.draftTokenMilliseconds;
-        const analytic = alpha != null && verifyTime != null && draftTime != null && targetTimeOne != null
-            ? speedupFromCostCurve(alpha, gamma, {targetTimeOne, targetTimeVerify: verifyTime, draftTime})
-            : null;
-        const speedup = telemetry.tokensPerSecond / baselineRate;
-        rows.push({
-            label, drafter: drafterLabel(drafter), policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
-            tokensPerSecond: telemetry.tokensPerSecond, speedup,
-            acceptanceRate: telemetry.acceptanceRate, meanAcceptanceLength: telemetry.meanAcceptanceLength,
-            inferredAlpha: alpha, analyticSpeedup: analytic, efficiency: analytic == null ? null : speedup / analytic, overheadShare: telemetry.overheadShare,
-            exactMatchRate: matchRate(outputs), telemetry: json
-        });
-    }
-
-    for (const path of options.extraPaths ?? []) {
-        let tokens = 0;
-        let milliseconds = 0;
+    const extraPath = (path: NonNullable<BenchOptions["extraPaths"]>[number]) => {
+        const totals = {tokens: 0, milliseconds: 0};
         const outputs: number[][] = [];
-        for (let repeat = 0; repeat < repeats; repeat++)
+        const rates: number[] = [];
+        const round = async (): Promise<void> => {
+            let tokens = 0;
+            let milliseconds = 0;
             for (const [index, prompt] of options.prompts.entries()) {
                 const result = await path.run(prompt, options.seed + index);
                 tokens += result.tokens.length;
                 milliseconds += result.decodeMilliseconds;
-                if (repeat === 0) outputs.push(result.tokens);
+                if (rates.length === 0) outputs.push(result.tokens);
                 progress(path.label);
             }
-        const tokensPerSecond = milliseconds === 0 ? 0 : (tokens * 1000) / milliseconds;
+            totals.tokens += tokens;
+            totals.milliseconds += milliseconds;
+            rates.push(milliseconds === 0 ? 0 : (tokens * 1000) / milliseconds);
+        };
+        return {label: path.label, totals, outputs, rates, round};
+    };
+
+    const baseline = await enginePath(undefined, {kind: "strict"}, 0, "target-only");
+    const speculative = [];
+    for (const {drafter, gamma, policy} of configurations) {
+        // Draft-model rows keep their historical labels; other drafters are named first.
+        const label = `${drafter.kind === "model" ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
+        speculative.push({drafter, gamma, policy, path: await enginePath(drafter, policy, gamma, label)});
+    }
+    const extras = (options.extraPaths ?? []).map(extraPath);
+    for (let round = 0; round < repeats; round++)
+        for (const path of [baseline, ...speculative.map((entry) => entry.path), ...extras]) await path.round();
+
+    const baselineRate = baseline.telemetry.tokensPerSecond;
+    const baselineDecode = baseline.telemetry.time.total - baseline.telemetry.time.prompt;
+    const baselineTimePerToken = baseline.telemetry.emittedTokens === 0 ? null : baselineDecode / baseline.telemetry.emittedTokens;
+    const matchRate = (outputs: number[][]) =>
+        outputs.filter((tokens, index) => tokens.length === baseline.outputs[index].length && tokens.every((token, position) => token === baseline.outputs[index][position])).length / outputs.length;
+    /** Per-round speed-ups against target-only in the same round. */
+    const speedups = (rates: readonly number[]) => summarize(rates.map((rate, round) => rate / baseline.rates[round]));
+
+    const rows: BenchRow[] = [{
+        label: "target-only", drafter: null, policy: null, gamma: 0, tokens: baseline.telemetry.emittedTokens,
+        tokensPerSecond: baselineRate, speedup: 1, speedupRange: {min: 1, max: 1}, acceptanceRate: null, meanAcceptanceLength: null,
+        inferredAlpha: null, analyticSpeedup: 1, efficiency: 1, efficiencyRange: {min: 1, max: 1}, overheadShare: baseline.telemetry.overheadShare, exactMatchRate: 1,
+        telemetry: baseline.telemetry.toJSON()
+    }];
+
+    for (const {drafter, gamma, policy, path} of speculative) {
+        const {telemetry, outputs, rates, label} = path;
+        const json = telemetry.toJSON();
+        const meanAccepted = telemetry.drafts === 0 ? 0 : telemetry.acceptedTokens / telemetry.drafts;
+        // The analytic model assumes a draft model proposing γ tokens per step; lookup drafters propose
+        // a varying number at no model cost, so it is computed for the `model` drafter only.
+        const alpha = telemetry.drafts === 0 || drafter.kind !== "model" ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
+        const verifyTime = telemetry.costCurve()[gamma + 1];
+        // Every draft evaluation of a drafting step counts, the 2-token catch-up batches after a fully
+        // accepted step included: those are most draft calls at high acceptance, and timing only the
+        // single-token ones (a prompt's first draft, the draft after a rejection) overstated the cost.
+        const draftTimePerStep = telemetry.drafts === 0 ? null : telemetry.draftModelMilliseconds / telemetry.drafts;
+        const analytic = alpha != null && verifyTime != null && draftTimePerStep != null && baselineTimePerToken != null
+            ? speedupFromCostCurve(alpha, gamma, {targetTimeOne: baselineTimePerToken, targetTimeVerify: verifyTime, draftTime: draftTimePerStep / gamma})
+            : null;
+        const speedup = speedups(rates);
         rows.push({
-            label: path.label, drafter: null, policy: null, gamma: 0, tokens, tokensPerSecond, speedup: tokensPerSecond / baselineRate,
-            acceptanceRate: null, meanAcceptanceLength: null, inferredAlpha: null, analyticSpeedup: null, efficiency: null, overheadShare: null,
-            exactMatchRate: matchRate(outputs), telemetry: null
+            label, drafter: drafterLabel(drafter), policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
+            tokensPerSecond: telemetry.tokensPerSecond, speedup: speedup.median, speedupRange: {min: speedup.min, max: speedup.max},
+            acceptanceRate: telemetry.acceptanceRate, meanAcceptanceLength: telemetry.meanAcceptanceLength,
+            inferredAlpha: alpha, analyticSpeedup: analytic,
+            efficiency: analytic == null ? null : speedup.median / analytic,
+            efficiencyRange: analytic == null ? null : {min: speedup.min / analytic, max: speedup.max / analytic},
+            overheadShare: telemetry.overheadShare, exactMatchRate: matchRate(outputs), telemetry: json
+        });
+    }
+
+    for (const path of extras) {
+        const tokensPerSecond = path.totals.milliseconds === 0 ? 0 : (path.totals.tokens * 1000) / path.totals.milliseconds;
+        const speedup = speedups(path.rates);
+        rows.push({
+            label: path.label, drafter: null, policy: null, gamma: 0, tokens: path.totals.tokens, tokensPerSecond,
+            speedup: speedup.median, speedupRange: {min: speedup.min, max: speedup.max},
+            acceptanceRate: null, meanAcceptanceLength: null, inferredAlpha: null, analyticSpeedup: null, efficiency: null, efficiencyRange: null, overheadShare: null,
+            exactMatchRate: matchRate(path.outputs), telemetry: null
         });
     }
     return rows;
 }
 
-/** The Markdown table `specgate bench` prints. */
+/** Median, lowest and highest of a non-empty list. */
+function summarize(values: readonly number[]): {median: number; min: number; max: number} {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    const median = sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    return {median, min: sorted[0], max: sorted[sorted.length - 1]};
+}
+
+/** What a bench run compares, for the header `specgate bench` prints above its table. */
+export interface BenchSetup {
+    readonly target: string;
+    readonly draft: string | null;
+    readonly prompts: number;
+    readonly promptSource: string;
+    readonly maxTokens: number;
+    readonly temperature: number;
+    readonly rounds: number;
+    readonly threads: number;
+}
+
+/** The lines above the table: the pair, the prompts, the token budget, the rounds and the threads. */
+export function formatBenchHeader(setup: BenchSetup): string {
+    return [
+        `specgate bench: target ${setup.target}${setup.draft == null ? "" : `, draft ${setup.draft}`}`,
+        `${setup.prompts} prompts (${setup.promptSource}) × up to ${setup.maxTokens} tokens, temperature ${setup.temperature}, `
+            + `${setup.rounds} round${setup.rounds === 1 ? "" : "s"} (each runs every row once, in turn), ${setup.threads} thread${setup.threads === 1 ? "" : "s"} per model`,
+        ""
+    ].join("\n") + "\n";
+}
+
+/** The Markdown table `specgate bench` prints, with a legend below it. */
 export function formatBenchTable(rows: readonly BenchRow[]): string {
     const number = (value: number | null, digits: number) => (value == null ? "–" : value.toFixed(digits));
+    const spread = (value: number, range: {min: number; max: number} | null, digits: number, unit = "") =>
+        range == null || range.max - range.min < 10 ** -digits ? `${value.toFixed(digits)}${unit}` : `${value.toFixed(digits)}${unit} [${range.min.toFixed(digits)}–${range.max.toFixed(digits)}]`;
+    const differs = rows.some((row) => row.exactMatchRate < 1);
     const lines = [
-        "| configuration | tok/s | speed-up | acceptance | mean acc. length | α̂ | analytic limit | efficiency | outside llama_decode | exact match |",
+        "| configuration | tok/s | speed-up [range] | acceptance | mean acc. length | α̂ | analytic limit | efficiency [range] | outside llama_decode | exact match |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        ...rows.map((row) => `| ${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${row.speedup.toFixed(2)}× | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${number(row.efficiency, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`)
+        ...rows.map((row) => `| ${row.exactMatchRate < 1 ? "⚠ " : ""}${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${spread(row.speedup, row.speedupRange, 2, "×")} | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${row.efficiency == null ? "–" : spread(row.efficiency, row.efficiencyRange, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`),
+        "",
+        "speed-up: tokens/s ÷ target-only's in the same round; the median over rounds, [lowest–highest] round.",
+        "acceptance: accepted ÷ drafted tokens; mean acc. length: tokens per target call; α̂: the per-token acceptance that explains it.",
+        "analytic limit: the speed-up α̂ allows if speculation cost only its model calls (this run's draft and verification times",
+        "against target-only's whole time per token); efficiency: speed-up ÷ limit. outside llama_decode: share of decode time not in the models.",
+        `exact match: prompts whose output equals target-only's.${differs ? " ⚠ marks rows whose output differs on some prompt: a lossy policy changed the text." : ""}`
     ];
     return lines.join("\n") + "\n";
 }

@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
 import {backendOption} from "../backendOption.js";
-import {formatBenchTable, runBench} from "../../bench/runBench.js";
+import {formatBenchHeader, formatBenchTable, runBench} from "../../bench/runBench.js";
 import {drafterLabel} from "../../engine/drafters/parseDrafterSpec.js";
 import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";
 import {InvalidInputError} from "../../errors.js";
@@ -44,7 +44,7 @@ export function registerBenchCommand(program: Command): void {
         .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
         .option("--gamma <list>", "comma-separated draft lengths", "1,4,8"))
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)
-        .option("--repeats <N>", "repetitions of the prompt set", integerOption(1, 100), 1)
+        .option("--repeats <N>", "rounds: each runs every row once over the prompts, in turn; speed-ups are the median over rounds with their range", integerOption(1, 100), 1)
         .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
@@ -84,7 +84,10 @@ export function registerBenchCommand(program: Command): void {
                     onProgress: tty ? (done, total, label) => process.stderr.write(`\r\x1b[K[${"#".repeat(Math.round(20 * done / total)).padEnd(20, ".")}] ${done}/${total} ${label}`) : undefined
                 });
                 if (tty) process.stderr.write("\r\x1b[K");
-                if (options.json !== "-") process.stdout.write(formatBenchTable(rows));
+                if (options.json !== "-") process.stdout.write(formatBenchHeader({
+                    target: options.target, draft: options.draft ?? null, prompts: prompts.length, promptSource: options.prompts === "battery" ? "the built-in battery" : options.prompts,
+                    maxTokens: options.maxTokens, temperature: sampling.temperature, rounds: options.repeats, threads: options.threads
+                }) + formatBenchTable(rows));
                 if (options.json != null)
                     await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft ?? null, drafters: drafters.map(drafterLabel), sampling, maxTokens: options.maxTokens, prompts: prompts.length, threads: options.threads, rows});
             } finally {
