@@ -27,6 +27,11 @@ export interface ConfigurationSettings {
      * item of the configuration, so a suffix cache learns from the items before.
      */
     readonly drafter?: DrafterSpec;
+    /**
+     * How a draft model proposes (default "sample": from its own sampler row, which `strict` then
+     * verifies with q; "greedy": its argmax, verified as a q-less proposal, as seed 001 drafts).
+     */
+    readonly draftSampling?: "sample" | "greedy";
 }
 
 export interface ItemOutcome {
@@ -94,6 +99,7 @@ export async function measureConfiguration(
             policy: settings.policy,
             gamma: draft == null ? 0 : settings.gamma,
             sampling: settings.sampling,
+            draftSampling: settings.draftSampling ?? "sample",
             maxTokens: settings.maxTokens,
             stop: settings.stop,
             seed

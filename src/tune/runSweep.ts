@@ -25,6 +25,8 @@ export interface SweepOptions {
     readonly policies: readonly PolicyConfig[];
     readonly gammas: readonly number[];
     readonly sampling: SamplingOptions;
+    /** How the draft model proposes in the speculative configurations (default "sample"). */
+    readonly draftSampling?: "sample" | "greedy";
     readonly maxTokens: number;
     readonly stop?: readonly string[];
     readonly seed: number;
@@ -58,7 +60,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     assertSameVocabulary(options.target, options.draft, "--draft");
     for (const policy of options.policies)
         await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
-    const settings = {sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed, drafter: options.drafter};
+    const settings = {sampling: options.sampling, draftSampling: options.draftSampling ?? "sample", maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed, drafter: options.drafter};
     const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);

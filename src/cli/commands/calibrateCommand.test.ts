@@ -52,6 +52,19 @@ describe("specgate calibrate", () => {
         expect(outcome.stdout).toContain("**No fuzzy setting beats strict SD within the budget.**");
     });
 
+    it("drafts greedily with --draft-sampling greedy and records the mode", async () => {
+        const run = async (draftSampling: string | undefined) => {
+            const json = join(directory, `calibration-${draftSampling ?? "default"}.json`);
+            await runCalibrateCommand({...base, battery, maxAccuracyDrop: "50", thresholds: "0.6", temperature: "1", draftSampling, json}, openPair);
+            return JSON.parse(await readFile(json, "utf8")) as {draftSampling: string; strict: Array<{acceptedTokens: number}>};
+        };
+        const sampled = await run(undefined);
+        const greedy = await run("greedy");
+        expect([sampled.draftSampling, greedy.draftSampling]).toEqual(["sample", "greedy"]);
+        expect(greedy.strict.map((row) => row.acceptedTokens)).not.toEqual(sampled.strict.map((row) => row.acceptedTokens));
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", draftSampling: "beam"}, openPair)).stderr).toMatch(/--draft-sampling: must be "sample" or "greedy"/);
+    });
+
     it("exits 2 on bad input", async () => {
         expect((await runCalibrateCommand({...base, battery}, openPair)).stderr).toMatch(/--max-accuracy-drop: is required/);
         expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", policy: "strict"}, openPair)).stderr).toMatch(/--policy: must be fuzzy/);

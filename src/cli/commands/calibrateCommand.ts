@@ -7,6 +7,7 @@ import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
+import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
@@ -26,6 +27,7 @@ export interface CalibrateCommandOptions {
     readonly thresholds?: string;
     readonly calibrationShare?: string;
     readonly temperature?: string;
+    readonly draftSampling?: string;
     readonly maxTokens?: string;
     readonly stop?: readonly string[];
     readonly seed?: string;
@@ -74,6 +76,7 @@ export async function runCalibrateCommand(
         const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
         const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
+        const draftSampling = parseDraftSampling(options.draftSampling);
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const speed = options.speed ?? "measured";
@@ -84,7 +87,7 @@ export async function runCalibrateCommand(
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
         const result = await calibrateSetting({
-            target: opened[0], draft: opened[1], drafter, items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, maxTokens, stop, seed, speed,
+            target: opened[0], draft: opened[1], drafter, items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, draftSampling, maxTokens, stop, seed, speed,
             onPhase: hooks.phase, onProgress: hooks.progress
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
@@ -92,7 +95,7 @@ export async function runCalibrateCommand(
             options, report,
             () => summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop,
                 result.candidates.some((candidate) => candidate.withinBudget)),
-            () => ({target: targetPath, draft: draftPath, battery, sampling, maxTokens, stop, seed, calibrationShare, ...result})
+            () => ({target: targetPath, draft: draftPath, battery, sampling, draftSampling, maxTokens, stop, seed, calibrationShare, ...result})
         );
         return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
     } catch (error) {
@@ -116,6 +119,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--thresholds <list>", "threshold values to try (default: a range suited to the policy)")
         .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
+        .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
         .option("--max-tokens <n>", "tokens generated per item", "64")
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")

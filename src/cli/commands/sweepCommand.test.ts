@@ -61,6 +61,26 @@ describe("specgate sweep", () => {
         expect(warm).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--oracle: is defined for greedy decoding; got --temperature 0\.8/)});
     });
 
+    it("--draft-sampling greedy drafts the draft's argmax instead of a sample, and the JSON records it", async () => {
+        const run = async (draftSampling: string | undefined) => {
+            const json = join(directory, `draft-${draftSampling ?? "default"}.json`);
+            const outcome = await runSweepCommand({
+                target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", gamma: "2", maxTokens: "4", temperature: "1", draftSampling, json
+            }, openPair);
+            expect(outcome.exitCode).toBe(0);
+            return JSON.parse(await readFile(json, "utf8")) as {settings: {draftSampling: string}; points: Array<{label: string; acceptedTokens: number; draftTokens: number}>};
+        };
+        const sampled = await run(undefined);
+        const greedy = await run("greedy");
+        expect(sampled.settings.draftSampling).toBe("sample");
+        expect(greedy.settings.draftSampling).toBe("greedy");
+        const strict = (result: typeof sampled) => result.points.find((point) => point.label.startsWith("strict"))!;
+        // Same seeds and items: only the proposals differ, so the accepted counts do.
+        expect(strict(greedy).acceptedTokens).not.toBe(strict(sampled).acceptedTokens);
+        const bad = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", maxTokens: "4", draftSampling: "beam"}, openPair);
+        expect(bad).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--draft-sampling: must be "sample" or "greedy", got "beam"/)});
+    });
+
     it("exits 2 with a typed message for an empty battery, an unscorable one and bad flags", async () => {
         const empty = join(directory, "empty.jsonl");
         await writeFile(empty, "");

@@ -11,6 +11,7 @@ import type {SweepResult} from "../../tune/SweepResult.js";
 import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
+import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
@@ -27,6 +28,7 @@ export interface SweepCommandOptions {
     readonly policies?: string;
     readonly gamma?: string;
     readonly temperature?: string;
+    readonly draftSampling?: string;
     readonly maxTokens?: string;
     readonly stop?: readonly string[];
     readonly seed?: string;
@@ -68,6 +70,7 @@ export async function runSweepCommand(
         const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
         const stop = stopStrings(options.stop);
         const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
+        const draftSampling = parseDraftSampling(options.draftSampling);
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const items = await loadBattery(battery, options.dataDirectory);
@@ -75,7 +78,7 @@ export async function runSweepCommand(
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
-        const result = await runSweep({target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
+        const result = await runSweep({target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, draftSampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
 
         let plot: string | undefined;
         let stderr = "";
@@ -105,6 +108,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--policies <list>", "comma-separated policy specs, compact or JSON, e.g. fuzzy:js:0.2,calibrated:6:0.01,{\"kind\":\"fuzzy\",\"threshold\":0.4,\"topK\":50}")
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
+        .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
         .option("--max-tokens <n>", "tokens generated per item", "64")
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
