@@ -82,7 +82,8 @@ function reportUsageErrorsBriefly(command: Command): void {
     for (const child of command.commands) reportUsageErrorsBriefly(child);
 }
 
-function commandPath(command: Command): string {
+/** "specgate ocm build": the names from the program down to a command. */
+export function commandPath(command: Command): string {
     const names: string[] = [];
     for (let current: Command | null = command; current != null; current = current.parent) names.unshift(current.name());
     return names.join(" ");

@@ -125,7 +125,7 @@ describe("the exit-code contract", () => {
     it("typed errors lead with what is wrong, not a class name", async () => {
         const {code, stderr} = await cli("simulate", "--input", "/nonexistent/step.json");
         expect(code).toBe(ExitCode.badInput);
-        expect(stderr).toBe("specgate: /nonexistent/step.json: cannot read file: ENOENT\n");
+        expect(stderr).toBe("specgate simulate: /nonexistent/step.json: cannot read file: ENOENT\n");
     });
 });
 

@@ -1,6 +1,6 @@
 import {CommanderError} from "commander";
 import {SpecgateError} from "../errors.js";
-import {createProgram} from "./createProgram.js";
+import {commandPath, createProgram} from "./createProgram.js";
 import {ExitCode} from "./exitCodes.js";
 import {isFileSystemError, oneLine} from "./CommandOutcome.js";
 
@@ -12,18 +12,24 @@ import {isFileSystemError, oneLine} from "./CommandOutcome.js";
  */
 export async function runCli(args: readonly string[]): Promise<number> {
     process.exitCode = undefined;
+    // Messages name the command that failed ("specgate bench: …") once commander has picked it.
+    let failing = "specgate";
     try {
-        await createProgram().parseAsync([...args], {from: "user"});
+        await createProgram()
+            .hook("preAction", (_program, action) => {
+                failing = commandPath(action);
+            })
+            .parseAsync([...args], {from: "user"});
         return Number(process.exitCode ?? ExitCode.success);
     } catch (error) {
         if (error instanceof CommanderError)
             // commander has already written the message (or the help, for a missing subcommand).
             return error.exitCode === 0 ? ExitCode.success : ExitCode.badInput;
         if (error instanceof SpecgateError || isFileSystemError(error)) {
-            process.stderr.write(`specgate: ${oneLine(error.message)}\n`);
+            process.stderr.write(`${failing}: ${oneLine(error.message)}\n`);
             return ExitCode.badInput;
         }
-        process.stderr.write(`specgate: internal error (please report it): ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+        process.stderr.write(`${failing}: internal error (please report it): ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
         return ExitCode.internalError;
     } finally {
         process.exitCode = undefined;
