@@ -37,7 +37,7 @@ export function renderCanaryReport(result: CanaryResult): string {
     lines.push(`| risk | ${result.compoundingRisk.map((entry) => percent(entry.risk)).join(" | ")} |`, "");
     if (result.mismatches.length > 0) {
         lines.push("## Mismatches", "");
-        lines.push("A small top-2 logit gap at the divergent token means a near-tie that tiny numeric differences flip (seed 002); a large gap means the paths compute different things.", "");
+        lines.push("A small top-2 logit gap at the divergent token means a near-tie that tiny numeric differences flip; a large gap means the paths compute different things.", "");
         lines.push("| id | task | char | token | top-2 gap | A | B |", "|---|---|---|---|---|---|---|");
         for (const mismatch of result.mismatches.slice(0, MAX_LISTED)) {
             const gap = mismatch.logitGap === null ? "–" : mismatch.logitGap.gap.toPrecision(3);
