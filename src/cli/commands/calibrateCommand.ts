@@ -2,9 +2,11 @@ import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import {InvalidInputError} from "../../errors.js";
+import {calibrateFuzzySeed001, SEED_001_PROCEDURE} from "../../tune/calibrateFuzzySeed001.js";
 import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
+import {renderSeed001CalibrationReport} from "../../tune/renderSeed001CalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
@@ -28,6 +30,7 @@ export interface CalibrateCommandOptions {
     readonly calibrationShare?: string;
     readonly temperature?: string;
     readonly draftSampling?: string;
+    readonly procedure?: string;
     readonly maxTokens?: string;
     readonly stop?: readonly string[];
     readonly seed?: string;
@@ -67,9 +70,12 @@ export async function runCalibrateCommand(
         // The draft model stays required (draft-only is a baseline); --drafter sets what drafts in the speculative configurations.
         const drafter = resolveCliDrafter(options.drafter, draftPath, "--drafter", true);
         const battery = requiredText(options.battery, "--battery");
-        const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
+        const procedure = options.procedure ?? "grid";
+        if (procedure !== "grid" && procedure !== "seed001") throw new InvalidInputError(`must be "grid" or "seed001", got "${procedure}"`, "--procedure");
         const thresholds = options.thresholds === undefined ? undefined
             : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
+        if (procedure === "seed001") return await runSeed001Procedure(options, {targetPath, draftPath, battery, thresholds}, openModel, opened, hooks);
+        const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
         const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
         const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
         const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
@@ -105,6 +111,46 @@ export async function runCalibrateCommand(
     }
 }
 
+/**
+ * `calibrate --procedure seed001`: seed 001's App. D procedure for FSD (calibrateFuzzySeed001), with
+ * its defaults where the flags are not given: the reference code's JS (`fuzzy:js-fsd`, the divergence
+ * its thresholds are on), its T grid, greedy drafts, and a sampled target at temperature 1 (seed 001
+ * samples on rejection without naming a temperature; 1 is Hugging Face's sampling default).
+ */
+async function runSeed001Procedure(
+    options: CalibrateCommandOptions, paths: {targetPath: string; draftPath: string; battery: string; thresholds: readonly number[] | undefined},
+    openModel: OpenModel, opened: ModelBackend[], hooks: CalibrateHooks
+): Promise<CommandOutcome> {
+    for (const [value, flag] of [[options.gamma, "--gamma"], [options.maxAccuracyDrop, "--max-accuracy-drop"], [options.memory, "--memory"], [options.drafter, "--drafter"]] as const)
+        if (value !== undefined) throw new InvalidInputError("does not apply to --procedure seed001 (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)", flag);
+    if (options.draftSampling !== undefined && options.draftSampling !== "greedy")
+        throw new InvalidInputError("must be greedy with --procedure seed001 (seed 001 drafts greedily)", "--draft-sampling");
+    const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", paths.thresholds ?? SEED_001_PROCEDURE.thresholds);
+    const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
+    const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
+    const stop = stopStrings(options.stop);
+    const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 1), topK: 0, topP: 1, minP: 0});
+    const seed = nonNegativeInteger(options.seed, "--seed", 0);
+    const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
+    const items = await loadBattery(paths.battery, options.dataDirectory);
+    await checkReportOutputs(options);
+    opened.push(await openModel(paths.targetPath, threads));
+    opened.push(await openModel(paths.draftPath, threads));
+    const result = await calibrateFuzzySeed001({
+        target: opened[0], draft: opened[1], items, grid, sampling, maxTokens, stop, seed, calibrationShare, onProgress: hooks.progress
+    });
+    const report = renderSeed001CalibrationReport(result, {target: paths.targetPath, draft: paths.draftPath, battery: paths.battery});
+    const stdout = await writeReportOutputs(
+        options, report,
+        () => (result.evaluation == null
+            ? `seed 001's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
+            : `seed 001's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy `
+                + `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`),
+        () => ({procedure: "seed001", target: paths.targetPath, draft: paths.draftPath, battery: paths.battery, sampling, draftSampling: "greedy", maxTokens, stop, seed, calibrationShare, ...result})
+    );
+    return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
+}
+
 export function registerCalibrateCommand(program: Command): Command {
     return program
         .command("calibrate")
@@ -113,12 +159,16 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--draft <D.gguf>", "draft model")
         .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
-        .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points")
-        .option("--policy <kind>", "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold)", "fuzzy")
-        .option("--gamma <list>", "draft lengths to try, e.g. 4 or 2,4,8", "4")
+        .option("--procedure <grid|seed001>", "grid (default): the fastest threshold and γ within --max-accuracy-drop; seed001: seed 001's App. D procedure for fuzzy "
+            + "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the "
+            + "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)")
+        .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points (grid procedure)")
+        .option("--policy <kind>", "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold); "
+            + "default fuzzy (textbook JS), fuzzy:js-fsd with --procedure seed001")
+        .option("--gamma <list>", "draft lengths to try, e.g. 4 or 2,4,8 (default 4: not published by a seed; seed 001 picks from 5, 10, 15, 20, see --procedure seed001)")
         .option("--thresholds <list>", "threshold values to try (default: a range suited to the policy)")
         .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
-        .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
+        .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure seed001)")
         .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
         .option("--max-tokens <n>", "tokens generated per item", "64")
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
