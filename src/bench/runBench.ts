@@ -35,7 +35,7 @@ export interface BenchOptions {
 
 export interface BenchRow {
     label: string;
-    /** Drafter label (e.g. `ngram:2:4+model`); null for target-only and the extra paths. */
+    /** Drafter label (e.g. `ngram:3:16+model`); null for target-only and the extra paths. */
     drafter: string | null;
     policy: string | null;
     gamma: number;

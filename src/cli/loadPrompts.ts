@@ -1,10 +1,12 @@
 import {readFile} from "node:fs/promises";
 import {defaultBenchPrompts} from "../bench/defaultPrompts.js";
+import {repetitivePrompts} from "../bench/repetitivePrompts.js";
 import {InvalidInputError} from "../errors.js";
 
 /** Prompts from a file: JSONL rows with a "prompt" field, or one prompt per non-empty line. */
 export async function loadPrompts(source: string): Promise<string[]> {
     if (source === "battery") return [...defaultBenchPrompts];
+    if (source === "repetitive") return repetitivePrompts().map((prompt) => prompt.prompt);
     let text: string;
     try {
         text = await readFile(source, "utf8");

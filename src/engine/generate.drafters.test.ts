@@ -70,7 +70,7 @@ describe("generation with each drafter", () => {
 
     it("a suffix drafter learns from earlier generations that share its instance, and not otherwise", async () => {
         const options = {gamma: 4, sampling: {temperature: 0}, maxTokens: 30};
-        const shared = new SuffixDrafter({kind: "suffix", minCount: 1, depth: 16, maxNodes: 10_000});
+        const shared = new SuffixDrafter({kind: "suffix", minMatch: 1, minCount: 1, depth: 16, maxNodes: 10_000});
         const first = await generate(target, undefined, [0, 4], options, {drafter: shared});
         expect(first.telemetry.draftTokens).toBe(0);
         expect(shared.cache.documentCount).toBe(1);
@@ -94,8 +94,8 @@ describe("generation with each drafter", () => {
     });
 
     it("strict with q-less n-gram drafts emits the target's own distribution at temperature 1 (χ², 3000 seeds)", async () => {
-        // The prompt's last token 4 occurred before, followed by 3 and 4: ngram:1:1 proposes [3, 4]
-        // on the first step, verified as q = δ_x.
+        // The prompt's last token 4 occurred before, followed by 3: ngram:1:1 proposes [3] on the
+        // first step, verified as q = δ_x.
         const prompt = [0, 4, 3, 4];
         const row1 = processLogits(target.table[4]);
         const expected = new Float64Array(64);

@@ -55,7 +55,7 @@ export function resolveDecodePath(field: SpeculativeField | null | undefined, de
     };
 }
 
-/** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:2:4, strict, γ=4". */
+/** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:3:16, strict, γ=4". */
 export function decodePathLabel(path: ResolvedDecodePath): string {
     if (path.mode === "target_only") return "target-only";
     return `${path.drafter.kind === "model" ? "" : `${drafterLabel(path.drafter)}, `}${policyLabel(path.policy)}, γ=${path.gamma}`;

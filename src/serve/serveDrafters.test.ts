@@ -40,9 +40,9 @@ describe("drafters in serve", () => {
     });
 
     it("shares one suffix cache across requests, bounded, and reports each drafter in the response and in /metrics", async () => {
-        const {app, state} = createServeApp({target, draft, modelName: "bigram", speculative: {drafter: parseDrafterSpec("suffix:1:16:5000"), gamma: 4}});
+        const {app, state} = createServeApp({target, draft, modelName: "bigram", speculative: {drafter: parseDrafterSpec("suffix:1:1:16:5000"), gamma: 4}});
         const models = await (await app.request("/v1/models")).json() as Reply;
-        expect(models.data[0]).toMatchObject({speculative: true, drafter: "suffix:1:16:5000"});
+        expect(models.data[0]).toMatchObject({speculative: true, drafter: "suffix:1:1:16:5000"});
         const request = {prompt: "hello", max_tokens: 30, temperature: 0, seed: 3};
         const first = await complete(app, request);
         expect(first.body.speculative.num_draft_tokens).toBe(0);
@@ -50,14 +50,14 @@ describe("drafters in serve", () => {
         expect(second.body.choices[0].text).toBe(first.body.choices[0].text);
         expect(second.body.speculative.num_accepted_tokens).toBeGreaterThan(0);
         // A chain that names the same suffix spec uses the same cache: it proposes on its first request.
-        const chained = await complete(app, {...request, speculative: {drafter: "suffix:1:16:5000+model"}});
-        expect(chained.body.speculative.drafters["suffix:1:16:5000"].proposals).toBeGreaterThan(0);
+        const chained = await complete(app, {...request, speculative: {drafter: "suffix:1:1:16:5000+model"}});
+        expect(chained.body.speculative.drafters["suffix:1:1:16:5000"].proposals).toBeGreaterThan(0);
         expect(state.drafters.suffixCacheNodes).toBeGreaterThan(0);
         expect(state.drafters.suffixCacheNodes).toBeLessThanOrEqual(5000);
 
         const samples = parsePrometheusText(await (await app.request("/metrics")).text());
         const responses = [first, second, chained].map((reply) => reply.body.speculative.drafters as Record<string, Reply>);
-        for (const drafter of ["suffix:1:16:5000", "model"]) {
+        for (const drafter of ["suffix:1:1:16:5000", "model"]) {
             const total = (key: string) => responses.reduce((sum, drafters) => sum + (drafters[drafter]?.[key] ?? 0), 0);
             expect(sumSamples(samples, "spec_decode_drafter_lookups_total", {drafter})).toBe(total("lookups"));
             expect(sumSamples(samples, "spec_decode_drafter_proposals_total", {drafter})).toBe(total("proposals"));

@@ -38,7 +38,7 @@ export interface OneStepVerificationPoint {
 
 export interface SweepResult {
     readonly settings: {
-        /** Drafter of the speculative configurations, e.g. `model`, `ngram:2:4+model`. */
+        /** Drafter of the speculative configurations, e.g. `model`, `ngram:3:16+model`. */
         readonly drafter: string;
         readonly items: number;
         readonly policies: readonly string[];

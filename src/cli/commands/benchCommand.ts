@@ -40,7 +40,7 @@ export function registerBenchCommand(program: Command): void {
         .requiredOption("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model (needed by the model drafter and the predictor path)")
         .option("--drafters <list>", `comma-separated drafters compared side by side, e.g. model,ngram,suffix,ngram+model; each one a ${drafterOptionHelp.replace("default: model with --draft, else none", "")}`, "model")
-        .option("--prompts <FILE|battery>", "JSONL with \"prompt\" fields, a text file with one prompt per line, or the built-in battery", "battery")
+        .option("--prompts <FILE|battery|repetitive>", "JSONL with \"prompt\" fields, a text file with one prompt per line, the built-in battery, or the built-in repetitive battery (tool sessions, JSON rewrites, copy drills from the family corpus)", "battery")
         .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
         .option("--gamma <list>", "comma-separated draft lengths", "1,4,8"))
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)

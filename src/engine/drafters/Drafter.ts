@@ -9,7 +9,7 @@ import type {GenerationTelemetry} from "../GenerationTelemetry.js";
  * it serves, such as the suffix cache); each generation opens its own `DrafterSession`.
  */
 export interface Drafter {
-    /** Canonical spec with every parameter, e.g. `ngram:2:4`, `suffix:2:24:100000`, `ngram:2:4+model`. */
+    /** Canonical spec with every parameter, e.g. `ngram:3:16`, `suffix:3:1:24:100000`, `ngram:3:16+model`. */
     readonly label: string;
     /** Labels of the drafters that can make a proposal (the members of a chain, else the label). */
     readonly members: readonly string[];

@@ -7,7 +7,7 @@ import {SuffixDrafter} from "./SuffixDrafter.js";
 
 /**
  * The drafters of one server (or any long-lived caller), one instance per distinct spec, so every
- * request naming `suffix:2:24:100000` shares one suffix cache, and a chain shares its members with
+ * request naming `suffix:3:1:24:100000` shares one suffix cache, and a chain shares its members with
  * the drafters of the same spec (`suffix` and `ngram+suffix` learn into one cache). At most
  * `capacity` distinct single drafters are kept; the least recently used is dropped beyond that (a
  * dropped suffix drafter's cache goes with it), so the memory held is at most capacity × the

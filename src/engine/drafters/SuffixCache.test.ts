@@ -6,8 +6,13 @@ describe("SuffixCache", () => {
     it("proposes the continuation seen after the longest matching context", () => {
         const cache = new SuffixCache({depth: 8, maxNodes: 10_000});
         cache.insert([1, 2, 3, 4, 5, 6]);
-        expect(cache.lookup([9, 9, 2, 3], 3, 1)).toEqual([4, 5, 6]);
-        expect(cache.lookup([9, 9, 2, 3], 2, 1)).toEqual([4, 5]);
+        // A context match of m tokens proposes at most m − minMatch + 1: [2, 3] (m = 2) proposes 2.
+        expect(cache.lookup([9, 9, 2, 3], 3, 1)).toEqual([4, 5]);
+        expect(cache.lookup([9, 1, 2, 3], 5, 1)).toEqual([4, 5, 6]);
+        expect(cache.lookup([9, 1, 2, 3], 5, 1, 2)).toEqual([4, 5]);
+        expect(cache.lookup([9, 9, 2, 3], 1, 1)).toEqual([4]);
+        // A match shorter than minMatch proposes nothing.
+        expect(cache.lookup([9, 9, 2, 3], 3, 1, 3)).toEqual([]);
         expect(cache.lookup([9, 8, 7], 3, 1)).toEqual([]);
         // The longer context wins: 3 alone is followed by 4 in the first document, [7, 3] by 8 in the second.
         cache.insert([7, 3, 8]);

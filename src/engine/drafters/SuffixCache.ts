@@ -63,21 +63,23 @@ export class SuffixCache {
     }
 
     /**
-     * The continuation of the longest context suffix found in the trie (contexts of up to depth/2
-     * tokens, so a match leaves room for at least depth/2 proposed tokens). From the matched node it
-     * follows the most frequent child while that child's count is at least `minCount` and at least a
-     * tenth of its parent's, up to `maxTokens` tokens or the trie depth. Empty when nothing passes.
+     * The continuation of the longest context suffix found in the trie (contexts of `minMatch` to
+     * depth/2 tokens, so a match leaves room for at least depth/2 proposed tokens). From the matched
+     * node it follows the most frequent child while that child's count is at least `minCount` and at
+     * least a tenth of its parent's, up to `maxTokens` tokens, the trie depth, and m − minMatch + 1
+     * tokens for a context match of m (the same evidence rule as the n-gram drafter: a short match
+     * risks one token). Empty when nothing passes.
      */
-    public lookup(context: readonly number[], maxTokens: number, minCount: number): number[] {
+    public lookup(context: readonly number[], maxTokens: number, minCount: number, minMatch = 1): number[] {
         if (maxTokens <= 0 || this.nodes === 0) return [];
         const longest = Math.min(Math.floor(this.options.depth / 2), context.length);
-        for (let length = longest; length >= 1; length--) {
+        for (let length = longest; length >= minMatch; length--) {
             let node: TrieNode | undefined = this.root;
             for (let index = context.length - length; index < context.length && node != null; index++)
                 node = node.children?.get(context[index]);
             if (node == null) continue;
             const proposal: number[] = [];
-            const room = Math.min(maxTokens, this.options.depth - length);
+            const room = Math.min(maxTokens, this.options.depth - length, length - minMatch + 1);
             while (proposal.length < room && node.children != null) {
                 let best: [number, TrieNode] | undefined;
                 // Ties go to the lowest token id, so a lookup does not depend on insertion order.

@@ -20,11 +20,11 @@ export class SuffixDrafter implements Drafter {
 
     public async start(): Promise<DrafterSession> {
         const {cache, label: source} = this;
-        const minCount = this.spec.minCount;
+        const {minCount, minMatch} = this.spec;
         return {
             supportsArgmax: true,
             async propose(request: DraftRequest) {
-                return {tokens: cache.lookup(request.history, request.maxTokens, minCount), source, consulted: [source]};
+                return {tokens: cache.lookup(request.history, request.maxTokens, minCount, minMatch), source, consulted: [source]};
             },
             observe() {},
             finish(output: readonly number[]) {

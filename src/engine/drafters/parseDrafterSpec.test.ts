@@ -5,15 +5,16 @@ import {drafterLabel, drafterUsesModel, parseDrafterSpec} from "./parseDrafterSp
 describe("parseDrafterSpec", () => {
     it("parses each drafter with its defaults and round-trips through the label", () => {
         expect(parseDrafterSpec("model")).toEqual({kind: "model"});
-        expect(parseDrafterSpec("ngram")).toEqual({kind: "ngram", minN: 2, maxN: 4});
+        expect(parseDrafterSpec("ngram")).toEqual({kind: "ngram", minN: 3, maxN: 16});
         expect(parseDrafterSpec("ngram:2:5")).toEqual({kind: "ngram", minN: 2, maxN: 5});
-        expect(parseDrafterSpec("ngram:6")).toEqual({kind: "ngram", minN: 6, maxN: 6});
+        expect(parseDrafterSpec("ngram:6")).toEqual({kind: "ngram", minN: 6, maxN: 16});
+        expect(parseDrafterSpec("ngram:20")).toEqual({kind: "ngram", minN: 20, maxN: 20});
         expect(parseDrafterSpec("ngram:1:3:8")).toEqual({kind: "ngram", minN: 1, maxN: 3, length: 8});
-        expect(parseDrafterSpec("suffix")).toEqual({kind: "suffix", minCount: 2, depth: 24, maxNodes: 100000});
-        expect(parseDrafterSpec(" suffix:1:32:5000 ")).toEqual({kind: "suffix", minCount: 1, depth: 32, maxNodes: 5000});
-        for (const spec of ["model", "ngram:1:3:8", "suffix:3:16:1000", "ngram:2:4+suffix:2:24:100000+model"])
+        expect(parseDrafterSpec("suffix")).toEqual({kind: "suffix", minMatch: 3, minCount: 1, depth: 24, maxNodes: 100000});
+        expect(parseDrafterSpec(" suffix:2:3:32:5000 ")).toEqual({kind: "suffix", minMatch: 2, minCount: 3, depth: 32, maxNodes: 5000});
+        for (const spec of ["model", "ngram:1:3:8", "suffix:3:2:16:1000", "ngram:2:4+suffix:3:1:24:100000+model"])
             expect(drafterLabel(parseDrafterSpec(spec))).toBe(spec);
-        expect(drafterLabel(parseDrafterSpec("ngram+model"))).toBe("ngram:2:4+model");
+        expect(drafterLabel(parseDrafterSpec("ngram+model"))).toBe("ngram:3:16+model");
     });
 
     it("parses chains in order", () => {
@@ -32,9 +33,12 @@ describe("parseDrafterSpec", () => {
         ["ngram:2:4:0", "ngram LENGTH must be an integer in [1, 64]"],
         ["ngram:1:2:3:4", "\"ngram\" takes at most 3 arguments"],
         ["model:4", "\"model\" takes at most 0 arguments"],
-        ["suffix:0", "suffix MIN_COUNT must be"],
-        ["suffix:1:1", "suffix DEPTH must be an integer in [2, 256]"],
-        ["suffix:1:8:99999999", "suffix MAX_NODES must be"],
+        ["suffix:0", "suffix MIN_MATCH must be"],
+        ["suffix:1:0", "suffix MIN_COUNT must be"],
+        ["suffix:1:1:1", "suffix DEPTH must be an integer in [2, 256]"],
+        ["suffix:9:1:16", "suffix MIN_MATCH (9) must be at most DEPTH/2 (8)"],
+        ["suffix:1:1:8:99999999", "suffix MAX_NODES must be"],
+        ["suffix:1:1:8:9:9", "\"suffix\" takes at most 4 arguments"],
         ["ngram+", "empty member"],
         ["ngram+ngram:3", "names \"ngram\" twice"]
     ])("rejects %j: %s", (spec, message) => {

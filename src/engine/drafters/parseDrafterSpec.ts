@@ -6,9 +6,9 @@ export interface ModelDrafterSpec {
 
 export interface NgramDrafterSpec {
     readonly kind: "ngram";
-    /** Shortest n-gram to look up. */
+    /** Shortest match that proposes; a match of n tokens proposes at most n − minN + 1. */
     readonly minN: number;
-    /** Longest n-gram to look up (tried first). */
+    /** Longest match looked for (the longest found wins). */
     readonly maxN: number;
     /** Most tokens per proposal; absent: γ. */
     readonly length?: number;
@@ -16,6 +16,8 @@ export interface NgramDrafterSpec {
 
 export interface SuffixDrafterSpec {
     readonly kind: "suffix";
+    /** Shortest context match that proposes; a match of m tokens proposes at most m − minMatch + 1. */
+    readonly minMatch: number;
     /** A continuation token is proposed only if it followed the matched context at least this often. */
     readonly minCount: number;
     /** Longest substring indexed (matched context + proposal). */
@@ -29,15 +31,16 @@ export type SingleDrafterSpec = ModelDrafterSpec | NgramDrafterSpec | SuffixDraf
 /** One drafter, or a chain whose members are consulted in order (the first that proposes wins). */
 export type DrafterSpec = SingleDrafterSpec | {readonly kind: "chain"; readonly members: readonly SingleDrafterSpec[]};
 
-export const ngramDefaults = {minN: 2, maxN: 4} as const;
-export const suffixDefaults = {minCount: 2, depth: 24, maxNodes: 100_000} as const;
+export const ngramDefaults = {minN: 3, maxN: 16} as const;
+export const suffixDefaults = {minMatch: 3, minCount: 1, depth: 24, maxNodes: 100_000} as const;
 const maximumNodes = 2_000_000;
 
 /**
  * Parses a drafter spec:
  *   model                                  the draft GGUF (--draft)
- *   ngram[:MIN[:MAX[:LENGTH]]]             e.g. ngram, ngram:2:5, ngram:1:3:8 (defaults 2, 4, γ)
- *   suffix[:MIN_COUNT[:DEPTH[:MAX_NODES]]] e.g. suffix, suffix:1:32:500000 (defaults 2, 24, 100000)
+ *   ngram[:MIN[:MAX[:LENGTH]]]             e.g. ngram, ngram:2:5, ngram:1:3:8 (defaults 3, 16, γ)
+ *   suffix[:MIN_MATCH[:MIN_COUNT[:DEPTH[:MAX_NODES]]]]
+ *                                          e.g. suffix, suffix:2:2:32:500000 (defaults 3, 1, 24, 100000)
  *   A+B[+C]                                a chain, e.g. ngram+model, ngram:3:5+suffix+model
  * Throws InvalidDrafterError naming the part that is wrong.
  */
@@ -83,13 +86,14 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
             return length == null ? {kind: "ngram", minN, maxN} : {kind: "ngram", minN, maxN, length};
         }
         case "suffix": {
-            atMost(3);
-            return {
-                kind: "suffix",
-                minCount: argument(0, "MIN_COUNT", 1, 1_000_000) ?? suffixDefaults.minCount,
-                depth: argument(1, "DEPTH", 2, 256) ?? suffixDefaults.depth,
-                maxNodes: argument(2, "MAX_NODES", 1, maximumNodes) ?? suffixDefaults.maxNodes
-            };
+            atMost(4);
+            const minMatch = argument(0, "MIN_MATCH", 1, 128) ?? suffixDefaults.minMatch;
+            const minCount = argument(1, "MIN_COUNT", 1, 1_000_000) ?? suffixDefaults.minCount;
+            const depth = argument(2, "DEPTH", 2, 256) ?? suffixDefaults.depth;
+            // Contexts of up to depth/2 tokens are matched (the rest of the depth is room to propose).
+            if (minMatch > Math.floor(depth / 2))
+                throw new InvalidDrafterError(`suffix MIN_MATCH (${minMatch}) must be at most DEPTH/2 (${Math.floor(depth / 2)}) in "${spec}"`, field);
+            return {kind: "suffix", minMatch, minCount, depth, maxNodes: argument(3, "MAX_NODES", 1, maximumNodes) ?? suffixDefaults.maxNodes};
         }
         default:
             throw new InvalidDrafterError(`unknown drafter "${kind}" in "${spec}"; expected model, ngram or suffix`, field);
@@ -101,7 +105,7 @@ export function drafterLabel(spec: DrafterSpec): string {
     switch (spec.kind) {
         case "model": return "model";
         case "ngram": return `ngram:${spec.minN}:${spec.maxN}${spec.length != null ? `:${spec.length}` : ""}`;
-        case "suffix": return `suffix:${spec.minCount}:${spec.depth}:${spec.maxNodes}`;
+        case "suffix": return `suffix:${spec.minMatch}:${spec.minCount}:${spec.depth}:${spec.maxNodes}`;
         case "chain": return spec.members.map(drafterLabel).join("+");
     }
 }
