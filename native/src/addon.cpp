@@ -239,11 +239,15 @@ private:
 
 class NativeContext : public Napi::ObjectWrap<NativeContext> {
 public:
+    /** Run's result when it was told not to wait and another decode holds the CPU. */
+    static constexpr int busy = -100;
+
     static Napi::Function Define(Napi::Env env) {
         return DefineClass(env, "NativeContext", {
             InstanceAccessor<&NativeContext::ContextSize>("contextSize"),
             InstanceAccessor<&NativeContext::SequenceContextSize>("sequenceContextSize"),
             InstanceMethod<&NativeContext::Decode>("decode"),
+            InstanceMethod<&NativeContext::DecodeNow>("decodeNow"),
             InstanceMethod<&NativeContext::RemoveTokens>("removeTokens"),
             InstanceMethod<&NativeContext::Clear>("clear"),
             InstanceMethod<&NativeContext::Dispose>("dispose"),
@@ -297,13 +301,18 @@ public:
     /** Runs on a worker thread: decode the batch, then copy or reduce the requested rows. */
     int Run(const std::vector<llama_token>& tokens, const std::vector<llama_seq_id>& sequences, const std::vector<llama_pos>& positions,
             const std::vector<int32_t>& outputs, OutputMode mode, void* destination, bool wideDestination, double& decodeMilliseconds,
-            double& transferMilliseconds, std::string& error) {
+            double& transferMilliseconds, std::string& error, bool waitForCompute = true) {
         std::lock_guard<std::mutex> contextLock(contextMutex);
         if (context == nullptr) {
             error = "the context is disposed";
             return -1;
         }
-        std::lock_guard<std::mutex> computeLock(computeMutex);
+        std::unique_lock<std::mutex> computeLock(computeMutex, std::defer_lock);
+        if (waitForCompute) {
+            computeLock.lock();
+        } else if (!computeLock.try_lock()) {
+            return busy;
+        }
         // A larger context elsewhere may have replaced the shared pool since this one attached.
         ggml_threadpool* pool = poolWithAtLeast(threads);
         if (pool != attachedPool) {
@@ -400,53 +409,104 @@ private:
         return Napi::Number::New(info.Env(), llama_n_ctx_seq(context));
     }
 
+    /** A decode request, copied out of its JS arguments and checked. */
+    struct Request {
+        std::vector<llama_token> tokens;
+        std::vector<llama_seq_id> sequences;
+        std::vector<llama_pos> positions;
+        std::vector<int32_t> outputs;
+        OutputMode mode = OutputMode::None;
+        Napi::TypedArray destination;
+    };
+
+    /** Parses decode's arguments; false (with a JS exception pending) when they are malformed. */
+    bool ParseRequest(const Napi::CallbackInfo& info, Request& request) {
+        Napi::Env env = info.Env();
+        if (!Check(env)) return false;
+        auto copy = [](Napi::Int32Array array) { return std::vector<int32_t>(array.Data(), array.Data() + array.ElementLength()); };
+        request.tokens = copy(info[0].As<Napi::Int32Array>());
+        request.sequences = copy(info[1].As<Napi::Int32Array>());
+        request.positions = copy(info[2].As<Napi::Int32Array>());
+        request.outputs = copy(info[3].As<Napi::Int32Array>());
+        request.mode = static_cast<OutputMode>(info[4].As<Napi::Number>().Int32Value());
+        const size_t count = request.tokens.size();
+        if (count == 0 || request.sequences.size() != count || request.positions.size() != count) {
+            Napi::TypeError::New(env, "decode needs equally long, non-empty tokens, sequences and positions").ThrowAsJavaScriptException();
+            return false;
+        }
+        for (int32_t index : request.outputs) {
+            if (index < 0 || static_cast<size_t>(index) >= count) {
+                Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch").ThrowAsJavaScriptException();
+                return false;
+            }
+        }
+        for (llama_token token : request.tokens) {
+            if (token < 0 || token >= vocabularySize) {
+                Napi::RangeError::New(env, "token " + std::to_string(token) + " is outside the vocabulary").ThrowAsJavaScriptException();
+                return false;
+            }
+        }
+        if (request.mode != OutputMode::None) {
+            request.destination = info[5].As<Napi::TypedArray>();
+            const size_t needed = request.mode == OutputMode::Logits ? request.outputs.size() * static_cast<size_t>(vocabularySize)
+                                                                     : request.outputs.size();
+            const napi_typedarray_type type = request.destination.TypedArrayType();
+            const bool rightType = request.mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
+                                                                      : type == napi_int32_array;
+            if (!rightType || request.destination.ElementLength() < needed) {
+                Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
+                return false;
+            }
+        }
+        return true;
+    }
+
     /**
      * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array, mode: 0|1|2,
      *        destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array (mode 2, outputs))
-     * → Promise<{decodeMilliseconds, transferMilliseconds}>. Row r of the destination belongs to outputs[r].
+     * → Promise<{decodeMilliseconds, transferMilliseconds}>, computed on a libuv worker thread. Row r of
+     * the destination belongs to outputs[r].
      */
     Napi::Value Decode(const Napi::CallbackInfo& info) {
-        Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        auto copy = [](Napi::Int32Array array) { return std::vector<int32_t>(array.Data(), array.Data() + array.ElementLength()); };
-        std::vector<llama_token> tokens = copy(info[0].As<Napi::Int32Array>());
-        std::vector<llama_seq_id> sequences = copy(info[1].As<Napi::Int32Array>());
-        std::vector<llama_pos> positions = copy(info[2].As<Napi::Int32Array>());
-        std::vector<int32_t> outputs = copy(info[3].As<Napi::Int32Array>());
-        const auto mode = static_cast<OutputMode>(info[4].As<Napi::Number>().Int32Value());
-        if (tokens.empty() || sequences.size() != tokens.size() || positions.size() != tokens.size()) {
-            Napi::TypeError::New(env, "decode needs equally long, non-empty tokens, sequences and positions").ThrowAsJavaScriptException();
-            return env.Undefined();
-        }
-        for (int32_t index : outputs) {
-            if (index < 0 || static_cast<size_t>(index) >= tokens.size()) {
-                Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch").ThrowAsJavaScriptException();
-                return env.Undefined();
-            }
-        }
-        for (llama_token token : tokens) {
-            if (token < 0 || token >= vocabularySize) {
-                Napi::RangeError::New(env, "token " + std::to_string(token) + " is outside the vocabulary").ThrowAsJavaScriptException();
-                return env.Undefined();
-            }
-        }
-        Napi::TypedArray destination;
-        if (mode != OutputMode::None) {
-            destination = info[5].As<Napi::TypedArray>();
-            const size_t needed = mode == OutputMode::Logits ? outputs.size() * static_cast<size_t>(vocabularySize) : outputs.size();
-            const napi_typedarray_type type = destination.TypedArrayType();
-            const bool rightType = mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
-                                                              : type == napi_int32_array;
-            if (!rightType || destination.ElementLength() < needed) {
-                Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
-                return env.Undefined();
-            }
-        }
-        auto* worker = new DecodeWorker(env, this, Value(), std::move(tokens), std::move(sequences), std::move(positions),
-                                        std::move(outputs), mode, destination);
+        Request request;
+        if (!ParseRequest(info, request)) return info.Env().Undefined();
+        auto* worker = new DecodeWorker(info.Env(), this, Value(), std::move(request.tokens), std::move(request.sequences),
+                                        std::move(request.positions), std::move(request.outputs), request.mode, request.destination);
         Napi::Promise promise = worker->Promise();
         worker->Queue();
         return promise;
+    }
+
+    /**
+     * decodeNow(…same arguments…) → {decodeMilliseconds, transferMilliseconds} | null: the same decode on
+     * the calling (main) thread, for calls shorter than a thread hop (tiny models), where handing the
+     * work to a worker and back costs more than the work. It blocks the event loop for the call's
+     * duration, never longer: null (nothing done) when another decode holds the CPU.
+     */
+    Napi::Value DecodeNow(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        Request request;
+        if (!ParseRequest(info, request)) return env.Undefined();
+        void* destination = nullptr;
+        bool wide = false;
+        if (request.mode != OutputMode::None) {
+            destination = static_cast<uint8_t*>(request.destination.ArrayBuffer().Data()) + request.destination.ByteOffset();
+            wide = request.destination.TypedArrayType() == napi_float64_array;
+        }
+        double decodeMilliseconds = 0;
+        double transferMilliseconds = 0;
+        std::string error;
+        const int status = Run(request.tokens, request.sequences, request.positions, request.outputs, request.mode, destination, wide,
+                               decodeMilliseconds, transferMilliseconds, error, false);
+        if (status == busy) return env.Null();
+        if (status != 0) {
+            Napi::Error::New(env, error).ThrowAsJavaScriptException();
+            return env.Undefined();
+        }
+        Napi::Object timings = Napi::Object::New(env);
+        timings.Set("decodeMilliseconds", decodeMilliseconds);
+        timings.Set("transferMilliseconds", transferMilliseconds);
+        return timings;
     }
 
     /** removeTokens(sequence, from, to): drops positions [from, to) of a sequence from the KV cache (to = -1: to the end). */

@@ -15,7 +15,16 @@ export interface NativeBackendOptions {
     readonly batchSize?: number;
     /** Contexts kept for reuse after their sequence is disposed. Default 64; 0 frees each at once. */
     readonly maxIdleSequences?: number;
+    /**
+     * Evaluations of at most 8 tokens whose recent native cost is below this many milliseconds run on
+     * the main thread instead of a libuv worker: for a tiny model the hop to a worker and back costs
+     * about as much as the decode. Default 0.5; 0 always uses a worker.
+     */
+    readonly inlineBelowMilliseconds?: number;
 }
+
+/** Largest batch that may run inline (a draft step or a γ ≤ 7 verification). */
+const inlineBatchLimit = 8;
 
 /**
  * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp), CPU only.
@@ -42,7 +51,7 @@ export class NativeBackend implements ModelBackend {
         private readonly model: NativeModelHandle,
         vocabularyIdentityHash: string,
         vocabularySize: number,
-        private readonly options: {threads: number; contextSize: number; batchSize: number; maxIdleSequences: number}
+        private readonly options: {threads: number; contextSize: number; batchSize: number; maxIdleSequences: number; inlineBelowMilliseconds: number}
     ) {
         this.vocabularySize = vocabularySize;
         this.contextSize = options.contextSize;
@@ -65,6 +74,9 @@ export class NativeBackend implements ModelBackend {
         const maxIdleSequences = options.maxIdleSequences ?? 64;
         if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)
             throw new InvalidInputError(`must be a non-negative integer, got ${maxIdleSequences}`, "maxIdleSequences");
+        const inlineBelowMilliseconds = options.inlineBelowMilliseconds ?? 0.5;
+        if (!(inlineBelowMilliseconds >= 0))
+            throw new InvalidInputError(`must be a non-negative number, got ${inlineBelowMilliseconds}`, "inlineBelowMilliseconds");
         const addon = nativeAddon();
         let model: NativeModelHandle;
         try {
@@ -76,7 +88,7 @@ export class NativeBackend implements ModelBackend {
             model.dispose();
             throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
         }
-        return new NativeBackend(model, vocabularyIdentity(header.metadata), vocabularySize, {threads, contextSize, batchSize, maxIdleSequences});
+        return new NativeBackend(model, vocabularyIdentity(header.metadata), vocabularySize, {threads, contextSize, batchSize, maxIdleSequences, inlineBelowMilliseconds});
     }
 
     public tokenize(text: string): number[] {
@@ -104,7 +116,7 @@ export class NativeBackend implements ModelBackend {
             batchSize: this.options.batchSize,
             threads: this.options.threads
         });
-        const sequence: NativeSequence = new NativeSequence(context, this, () => this.release(sequence, context));
+        const sequence: NativeSequence = new NativeSequence(context, this, this.options.inlineBelowMilliseconds, () => this.release(sequence, context));
         this.sequences.add(sequence);
         return Promise.resolve(sequence);
     }
@@ -142,10 +154,13 @@ export class NativeSequence implements BackendSequence {
     public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, evaluations: 0};
     private readonly history: number[] = [];
     private readonly queue = new OperationQueue();
+    /** Moving average of the native cost of small evaluations; starts high so the first ones go to a worker. */
+    private smallCallMilliseconds = Infinity;
 
     public constructor(
         private readonly context: NativeContextHandle,
         private readonly backend: NativeBackend,
+        private readonly inlineBelowMilliseconds: number,
         private readonly release: () => void
     ) {}
 
@@ -182,18 +197,20 @@ export class NativeSequence implements BackendSequence {
 
     private async decode(tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array): Promise<void> {
         const start = this.history.length;
-        const timings = await this.context.decode(
-            Int32Array.from(tokens),
-            new Int32Array(tokens.length),
-            Int32Array.from(tokens, (_token, index) => start + index),
-            Int32Array.from(outputs),
-            mode,
-            destination
-        );
+        const batch = [
+            Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index), Int32Array.from(outputs)
+        ] as const;
+        const small = tokens.length <= inlineBatchLimit;
+        const inline = small && this.smallCallMilliseconds < this.inlineBelowMilliseconds;
+        const timings = (inline ? this.context.decodeNow(...batch, mode, destination) : null) ?? await this.context.decode(...batch, mode, destination);
         for (const token of tokens) this.history.push(token);
         this.timings.decodeMilliseconds += timings.decodeMilliseconds;
         this.timings.transferMilliseconds += timings.transferMilliseconds;
         this.timings.evaluations++;
+        if (small) {
+            const cost = timings.decodeMilliseconds + timings.transferMilliseconds;
+            this.smallCallMilliseconds = this.smallCallMilliseconds === Infinity ? cost : 0.8 * this.smallCallMilliseconds + 0.2 * cost;
+        }
     }
 
     public rollback(count: number): Promise<void> {

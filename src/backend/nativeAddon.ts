@@ -56,6 +56,14 @@ export interface NativeContextHandle {
         tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
         mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array
     ): Promise<NativeDecodeTimings>;
+    /**
+     * The same decode on the calling thread (blocking the event loop for its duration), for calls
+     * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.
+     */
+    decodeNow(
+        tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
+        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array
+    ): NativeDecodeTimings | null;
     /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
     removeTokens(sequence: number, from: number, to: number): boolean;
     clear(): void;
