@@ -160,17 +160,21 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
         const {telemetry, outputs, rates, label} = path;
         const json = telemetry.toJSON();
         const meanAccepted = telemetry.drafts === 0 ? 0 : telemetry.acceptedTokens / telemetry.drafts;
-        // The analytic model assumes a draft model proposing γ tokens per step; lookup drafters propose
-        // a varying number at no model cost, so it is computed for the `model` drafter only.
+        // The analytic model assumes a draft model proposing γ tokens per step; lookup drafters and
+        // chains propose a varying number, so α̂ is inferred for the `model` drafter only and their
+        // limit is the same idea measured directly: target-only's time per token × the tokens emitted
+        // ÷ the model time this row spent (speculation that cost only its model calls).
         const alpha = telemetry.drafts === 0 || drafter.kind !== "model" ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
         const verifyTime = telemetry.costCurve()[gamma + 1];
         // Every draft evaluation of a drafting step counts, the 2-token catch-up batches after a fully
         // accepted step included: those are most draft calls at high acceptance, and timing only the
         // single-token ones (a prompt's first draft, the draft after a rejection) overstated the cost.
         const draftTimePerStep = telemetry.drafts === 0 ? null : telemetry.draftModelMilliseconds / telemetry.drafts;
-        const analytic = alpha != null && verifyTime != null && draftTimePerStep != null && baselineTimePerToken != null
-            ? speedupFromCostCurve(alpha, gamma, {targetTimeOne: baselineTimePerToken, targetTimeVerify: verifyTime, draftTime: draftTimePerStep / gamma})
-            : null;
+        const analytic = drafter.kind !== "model"
+            ? (baselineTimePerToken != null && telemetry.modelMilliseconds > 0 ? baselineTimePerToken * telemetry.emittedTokens / telemetry.modelMilliseconds : null)
+            : alpha != null && verifyTime != null && draftTimePerStep != null && baselineTimePerToken != null
+                ? speedupFromCostCurve(alpha, gamma, {targetTimeOne: baselineTimePerToken, targetTimeVerify: verifyTime, draftTime: draftTimePerStep / gamma})
+                : null;
         const speedup = speedups(rates);
         rows.push({
             label, drafter: drafterLabel(drafter), policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
@@ -240,7 +244,8 @@ export function formatBenchTable(rows: readonly BenchRow[]): string {
         "speed-up: tokens/s ÷ target-only's in the same round; the median over rounds, [lowest–highest] round.",
         "acceptance: accepted ÷ drafted tokens; mean acc. length: tokens per target call; α̂: the per-token acceptance that explains it.",
         "analytic limit: the speed-up α̂ allows if speculation cost only its model calls (this run's draft and verification times",
-        "against target-only's whole time per token); efficiency: speed-up ÷ limit. outside llama_decode: share of decode time not in the models.",
+        "against target-only's whole time per token; for lookup drafters and chains, target-only's time per token × tokens ÷ the row's model time);",
+        "efficiency: speed-up ÷ limit. outside llama_decode: share of decode time not in the models.",
         `exact match: prompts whose output equals target-only's.${differs ? " ⚠ marks rows whose output differs on some prompt: a lossy policy changed the text." : ""}`
     ];
     return lines.join("\n") + "\n";
