@@ -10,6 +10,10 @@
  *   npx tsx bench/serveLoadBench.ts --target T.gguf --draft D.gguf --policy fuzzy:js:0.4 --gamma 4
  *   npx tsx bench/serveLoadBench.ts --seconds 2 --levels 1,4     # smoke run
  *   … --json out.json                                            # also write the results as JSON
+ *   … --drafter suffix --temperature 1 --levels 32 --arms speculative   # the suffix cache under load
+ *
+ * The process RSS and the suffix caches' node count are sampled every 10 s (the cache's memory bound
+ * under load: outputs at temperature 1 are all different, so the cache fills to its bound and stays).
  *
  * Without --target/--draft it writes the random-weight fixture pair (src/gguf/randomLlamaModel.ts).
  */
@@ -19,6 +23,7 @@ import {join} from "node:path";
 import {parseArgs} from "node:util";
 import {NodeLlamaCppBackend} from "../src/backend/NodeLlamaCppBackend.js";
 import {writeRandomLlamaPair} from "../src/gguf/randomLlamaModel.js";
+import {parseDrafterSpec} from "../src/engine/drafters/parseDrafterSpec.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
 import {startServeServer} from "../src/serve/startServeServer.js";
 import {readSseData} from "../src/serve/testing/readSseData.js";
@@ -28,6 +33,8 @@ const {values} = parseArgs({
         target: {type: "string"},
         draft: {type: "string"},
         policy: {type: "string", default: "strict"},
+        drafter: {type: "string"},
+        arms: {type: "string", default: "speculative,target-only"},
         gamma: {type: "string", default: "4"},
         levels: {type: "string", default: "1,4,16,32"},
         seconds: {type: "string", default: "120"},
@@ -128,14 +135,21 @@ async function main(): Promise<void> {
     const draft = await NodeLlamaCppBackend.load(draftPath, loadOptions);
     const server = await startServeServer({
         target, draft, modelName: "bench", modelFiles: {target: targetPath, draft: draftPath},
-        speculative: {policy: parsePolicySpec(values.policy), gamma: Number(values.gamma)},
+        speculative: {policy: parsePolicySpec(values.policy), gamma: Number(values.gamma), ...(values.drafter !== undefined ? {drafter: parseDrafterSpec(values.drafter)} : {})},
         port: 0, maxConcurrency: Math.max(...levels), maxQueue: 4 * Math.max(...levels)
     });
     const rssBefore = process.memoryUsage().rss;
     const results: Array<Record<string, unknown>> = [];
+    const samples: Array<{seconds: number; rssMiB: number; suffixCacheNodes: number}> = [];
+    const sampleStart = performance.now();
+    const sample = () => samples.push({
+        seconds: Math.round((performance.now() - sampleStart) / 1000), rssMiB: process.memoryUsage().rss / 2 ** 20,
+        suffixCacheNodes: server.serveApp.state.drafters.suffixCacheNodes
+    });
+    const sampler = setInterval(sample, 10_000);
     try {
-        const arms: Array<[string, unknown]> = [["speculative", undefined], ["target-only", "off"]];
-        process.stdout.write(`policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}\n`);
+        const arms = ([["speculative", undefined], ["target-only", "off"]] as Array<[string, unknown]>).filter(([arm]) => values.arms.split(",").includes(arm));
+        process.stdout.write(`${values.drafter !== undefined ? `drafter ${values.drafter}, ` : ""}policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}, temperature ${values.temperature}\n`);
         process.stdout.write("| arm | streams | requests | errors | tok/s | TTFT p50 ms | TTFT p99 ms | per-token p50 ms | per-token p99 ms |\n|---|---|---|---|---|---|---|---|---|\n");
         for (const concurrency of levels) {
             for (const [arm, speculative] of arms) {
@@ -148,11 +162,14 @@ async function main(): Promise<void> {
             }
         }
     } finally {
+        clearInterval(sampler);
+        sample();
         await server.close(10_000);
         const rssAfter = process.memoryUsage().rss;
         process.stdout.write(`RSS before ${(rssBefore / 2 ** 20).toFixed(1)} MiB, after ${(rssAfter / 2 ** 20).toFixed(1)} MiB\n`);
+        process.stdout.write(`every 10 s (s: RSS MiB / suffix cache nodes): ${samples.map((entry) => `${entry.seconds}: ${entry.rssMiB.toFixed(1)}/${entry.suffixCacheNodes}`).join(", ")}\n`);
         if (values.json !== undefined)
-            await writeFile(values.json, JSON.stringify({policy: values.policy, gamma: Number(values.gamma), seconds, maxTokens, rssBefore, rssAfter, results}, null, 2));
+            await writeFile(values.json, JSON.stringify({drafter: values.drafter ?? null, policy: values.policy, gamma: Number(values.gamma), seconds, maxTokens, rssBefore, rssAfter, samples, results}, null, 2));
         await draft.dispose();
         await target.dispose();
         if (directory !== undefined) await rm(directory, {recursive: true, force: true});
