@@ -1,3 +1,5 @@
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+
 /**
  * What specgate needs from an inference engine: a tokenizer, a vocabulary fingerprint, and sequences
  * that evaluate a batch of tokens in one call, return raw logits where asked, and roll back.
@@ -49,8 +51,16 @@ export interface BackendTimings {
     decodeMilliseconds: number;
     /** Milliseconds copying logit rows out of llama.cpp, or reducing them to argmax ids. */
     transferMilliseconds: number;
+    /** Milliseconds computing sampler rows natively (evaluateDistributions). */
+    samplingMilliseconds: number;
     /** Evaluations counted. */
     evaluations: number;
+}
+
+/** Raw logit rows and their sampler rows, position by position. */
+export interface EvaluatedDistributions {
+    readonly logits: Float64Array[];
+    readonly probabilities: Float64Array[];
 }
 
 /** One growing token sequence with its KV cache. */
@@ -70,6 +80,11 @@ export interface BackendSequence {
      * vocabularies. Optional: backends without it get the full-logits path.
      */
     evaluateArgmax?(tokens: readonly number[], options?: EvaluateOptions): Promise<number[]>;
+    /**
+     * Like `evaluate`, and also each row's sampler row for `sampling` — what processLogits(row,
+     * sampling) returns — computed by the backend (natively, off the event loop). Optional.
+     */
+    evaluateDistributions?(tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions): Promise<EvaluatedDistributions>;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */

@@ -1,7 +1,8 @@
-import {InvalidInputError, ModelLoadError} from "../errors.js";
-import type {BackendSequence, BackendTimings, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
+import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
 import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
-import {type NativeContextHandle, type NativeModelHandle, nativeAddon, NativeOutputMode} from "./nativeAddon.js";
+import {type NativeContextHandle, type NativeDecodeTimings, type NativeModelHandle, nativeAddon, NativeOutputMode} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
@@ -151,7 +152,7 @@ function positiveInteger(value: number, field: string): number {
 
 /** One sequence on its own llama.cpp context (sequence id 0). */
 export class NativeSequence implements BackendSequence {
-    public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, evaluations: 0};
+    public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, evaluations: 0};
     private readonly history: number[] = [];
     private readonly queue = new OperationQueue();
     /** Moving average of the native cost of small evaluations; starts high so the first ones go to a worker. */
@@ -179,6 +180,21 @@ export class NativeSequence implements BackendSequence {
         });
     }
 
+    public evaluateDistributions(tokens: readonly number[], sampling: SamplingOptions, options: EvaluateOptions = {}): Promise<EvaluatedDistributions> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (tokens.length === 0) return {logits: [], probabilities: []};
+            const vocabularySize = this.backend.vocabularySize;
+            const rows = new Float64Array(2 * positions.length * vocabularySize);
+            await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, sampling);
+            const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
+            return {
+                logits: positions.map((_position, index) => row(index)),
+                probabilities: positions.map((_position, index) => row(positions.length + index))
+            };
+        });
+    }
+
     public evaluateArgmax(tokens: readonly number[], options: EvaluateOptions = {}): Promise<number[]> {
         return this.queue.run(async () => {
             const positions = this.check(tokens, options);
@@ -195,17 +211,29 @@ export class NativeSequence implements BackendSequence {
         });
     }
 
-    private async decode(tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array): Promise<void> {
+    private async decode(
+        tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array, sampling?: SamplingOptions
+    ): Promise<void> {
         const start = this.history.length;
         const batch = [
             Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index), Int32Array.from(outputs)
         ] as const;
         const small = tokens.length <= inlineBatchLimit;
         const inline = small && this.smallCallMilliseconds < this.inlineBelowMilliseconds;
-        const timings = (inline ? this.context.decodeNow(...batch, mode, destination) : null) ?? await this.context.decode(...batch, mode, destination);
+        let timings: NativeDecodeTimings | null;
+        try {
+            timings = (inline ? this.context.decodeNow(...batch, mode, destination, sampling) : null) ??
+                await this.context.decode(...batch, mode, destination, sampling);
+        } catch (error) {
+            // processRow's refusals (NaN or +Infinity logits, an all-masked row) are what processLogits refuses.
+            if (mode === NativeOutputMode.Distribution && /^row \d+: /.test((error as Error).message))
+                throw new InvalidDistributionError((error as Error).message, "logits");
+            throw error;
+        }
         for (const token of tokens) this.history.push(token);
         this.timings.decodeMilliseconds += timings.decodeMilliseconds;
         this.timings.transferMilliseconds += timings.transferMilliseconds;
+        this.timings.samplingMilliseconds += timings.samplingMilliseconds;
         this.timings.evaluations++;
         if (small) {
             const cost = timings.decodeMilliseconds + timings.transferMilliseconds;

@@ -33,14 +33,23 @@ export interface NativeContextOptions {
     threads: number;
 }
 
-/** Native wall time of one decode: llama_decode itself, then copying or reducing the requested rows. */
+/** Native wall time of one decode: llama_decode itself, copying or reducing the requested rows, computing sampler rows. */
 export interface NativeDecodeTimings {
     decodeMilliseconds: number;
     transferMilliseconds: number;
+    samplingMilliseconds: number;
+}
+
+/** Sampler settings for Distribution mode (SamplingOptions). */
+export interface NativeSampling {
+    temperature: number;
+    topK: number;
+    topP: number;
+    minP: number;
 }
 
 /** What a decode returns per requested output: nothing, the logit row, or the argmax id. */
-export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2} as const;
+export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3} as const;
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
 export interface NativeContextHandle {
@@ -50,11 +59,12 @@ export interface NativeContextHandle {
     /**
      * One llama_decode of a batch that may span several sequences. Row r of `destination` belongs to
      * `outputs[r]` (a batch index): outputs × vocabulary floats (Float32Array, or Float64Array widened by
-     * the worker thread) for Logits, one id per output (Int32Array) for Argmax.
+     * the worker thread) for Logits, one id per output (Int32Array) for Argmax; for Distribution a
+     * Float64Array of 2 × outputs × vocabulary: the logit rows, then the sampler rows for `sampling`.
      */
     decode(
         tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
-        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array
+        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array, sampling?: NativeSampling
     ): Promise<NativeDecodeTimings>;
     /**
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
@@ -62,7 +72,7 @@ export interface NativeContextHandle {
      */
     decodeNow(
         tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
-        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array
+        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array, sampling?: NativeSampling
     ): NativeDecodeTimings | null;
     /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
     removeTokens(sequence: number, from: number, to: number): boolean;

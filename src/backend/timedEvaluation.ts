@@ -4,8 +4,8 @@ export interface TimedEvaluation<T> {
     readonly result: T;
     /** Wall milliseconds of the whole call. */
     readonly milliseconds: number;
-    /** The backend's own split of this call (llama_decode, row transfer); undefined where it does not measure. */
-    readonly native?: {decodeMilliseconds: number; transferMilliseconds: number};
+    /** The backend's own split of this call (llama_decode, row transfer, sampler rows); undefined where it does not measure. */
+    readonly native?: {decodeMilliseconds: number; transferMilliseconds: number; samplingMilliseconds: number};
 }
 
 /** Runs one evaluation of `sequence` and reports its wall time and, where measured, its native split. */
@@ -20,7 +20,8 @@ export async function timedEvaluation<T>(sequence: BackendSequence, evaluation: 
         result, milliseconds,
         native: {
             decodeMilliseconds: after.decodeMilliseconds - before.decodeMilliseconds,
-            transferMilliseconds: after.transferMilliseconds - before.transferMilliseconds
+            transferMilliseconds: after.transferMilliseconds - before.transferMilliseconds,
+            samplingMilliseconds: after.samplingMilliseconds - before.samplingMilliseconds
         }
     };
 }

@@ -4,6 +4,7 @@ import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
 export interface NativeSplit {
     decodeMilliseconds: number;
     transferMilliseconds: number;
+    samplingMilliseconds: number;
 }
 
 /**
@@ -31,10 +32,10 @@ export class GenerationTelemetry {
     public time = {prompt: 0, draft: 0, verify: 0, sampling: 0, policy: 0, other: 0, total: 0};
     /**
      * What the backend measured inside its evaluations, where it can (the native backend): model time
-     * (llama_decode) and row transfer (copying logits out, or reducing them to argmax ids), for target
-     * and draft. Null parts were not measured; then model time falls back to the evaluations' wall time.
+     * (llama_decode), row transfer (copying logits out, or reducing them to argmax ids) and sampler rows
+     * computed natively, for target and draft. Null parts were not measured; then model time falls back to the evaluations' wall time.
      */
-    public backend = {targetDecode: 0, targetTransfer: 0, draftDecode: 0, draftTransfer: 0, measured: false};
+    public backend = {targetDecode: 0, targetTransfer: 0, targetSampling: 0, draftDecode: 0, draftTransfer: 0, draftSampling: 0, measured: false};
     /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
     public targetEvaluations = new Map<number, [number, number]>();
     /** [total ms, count] of single draft-token evaluations, for t_draft. */
@@ -61,6 +62,7 @@ export class GenerationTelemetry {
         if (native !== undefined) {
             this.backend.targetDecode += native.decodeMilliseconds;
             this.backend.targetTransfer += native.transferMilliseconds;
+            this.backend.targetSampling += native.samplingMilliseconds;
             this.backend.measured = true;
         }
         const entry = this.targetEvaluations.get(batchSize) ?? [0, 0];
@@ -75,6 +77,7 @@ export class GenerationTelemetry {
         if (native !== undefined) {
             this.backend.draftDecode += native.decodeMilliseconds;
             this.backend.draftTransfer += native.transferMilliseconds;
+            this.backend.draftSampling += native.samplingMilliseconds;
             this.backend.measured = true;
         }
         if (batchSize !== 1) return;
@@ -136,6 +139,8 @@ export class GenerationTelemetry {
         this.backend.targetTransfer += other.backend.targetTransfer;
         this.backend.draftDecode += other.backend.draftDecode;
         this.backend.draftTransfer += other.backend.draftTransfer;
+        this.backend.targetSampling += other.backend.targetSampling;
+        this.backend.draftSampling += other.backend.draftSampling;
         this.backend.measured ||= other.backend.measured;
         for (const [size, [total, count]] of other.targetEvaluations) {
             const entry = this.targetEvaluations.get(size) ?? [0, 0];
@@ -163,7 +168,10 @@ export class GenerationTelemetry {
             timeMilliseconds: this.time,
             modelMilliseconds: this.modelMilliseconds,
             backendMilliseconds: this.backend.measured
-                ? {targetDecode: this.backend.targetDecode, targetTransfer: this.backend.targetTransfer, draftDecode: this.backend.draftDecode, draftTransfer: this.backend.draftTransfer}
+                ? {
+                    targetDecode: this.backend.targetDecode, targetTransfer: this.backend.targetTransfer, targetSampling: this.backend.targetSampling,
+                    draftDecode: this.backend.draftDecode, draftTransfer: this.backend.draftTransfer, draftSampling: this.backend.draftSampling
+                }
                 : null,
             targetCostCurveMilliseconds: this.costCurve(),
             draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1],

@@ -132,16 +132,20 @@ export async function* streamGeneration(
             phaseStart = performance.now();
             const batch = [pending, ...draftTokens];
             const positions = batch.map((_token, index) => index);
+            // Where the backend computes sampler rows itself (natively, off the event loop), it does.
+            const nativeRows = !argmaxOnly && targetSequence.evaluateDistributions != null;
             const evaluation = await timedEvaluation(targetSequence, async () => argmaxOnly
-                ? {argmax: await targetSequence.evaluateArgmax!(batch, {positions}), logits: []}
-                : {argmax: undefined, logits: await targetSequence.evaluate(batch, {positions})});
+                ? {argmax: await targetSequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
+                : nativeRows
+                    ? {argmax: undefined, ...await targetSequence.evaluateDistributions!(batch, options.sampling, {positions})}
+                    : {argmax: undefined, logits: await targetSequence.evaluate(batch, {positions}), probabilities: undefined});
             const {argmax: targetArgmax, logits: targetLogits} = evaluation.result;
             telemetry.time.verify += performance.now() - phaseStart;
             telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
 
             // 3. Sampling rows, then the policy.
             phaseStart = performance.now();
-            const targetProbs = targetLogits.map((row) => processLogits(row, options.sampling));
+            const targetProbs = evaluation.result.probabilities ?? targetLogits.map((row) => processLogits(row, options.sampling));
             telemetry.time.sampling += performance.now() - phaseStart;
             phaseStart = performance.now();
             const verification = stepPolicy.verify({

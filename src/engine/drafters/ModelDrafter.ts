@@ -43,10 +43,17 @@ export class ModelDrafter implements Drafter {
             throw error;
         }
 
-        const evaluate = async (tokens: readonly number[], argmaxOnly: boolean): Promise<Float64Array | number> => {
-            const evaluation = await timedEvaluation(sequence, async () => argmaxOnly
-                ? (await sequence.evaluateArgmax!(tokens))[0]
-                : (await sequence.evaluate(tokens))[0]);
+        const evaluate = async (tokens: readonly number[], argmaxOnly: boolean): Promise<number | {logits: Float64Array; probabilities: Float64Array}> => {
+            const evaluation = await timedEvaluation(sequence, async () => {
+                if (argmaxOnly) return (await sequence.evaluateArgmax!(tokens))[0];
+                // Sampler rows from the backend where it computes them (natively), else here.
+                if (sequence.evaluateDistributions != null) {
+                    const rows = await sequence.evaluateDistributions(tokens, options.sampling);
+                    return {logits: rows.logits[0], probabilities: rows.probabilities[0]};
+                }
+                const [logits] = await sequence.evaluate(tokens);
+                return {logits, probabilities: processLogits(logits, options.sampling)};
+            });
             const result = evaluation.result;
             telemetry.recordDraftEvaluation(evaluation.milliseconds, tokens.length, evaluation.native);
             cache.push(...tokens);
@@ -77,15 +84,15 @@ export class ModelDrafter implements Drafter {
                 }
                 const probs: Float64Array[] = [];
                 const logitRows: Float64Array[] = [];
-                let logits = await evaluate(history.slice(common), false) as Float64Array;
+                let rows = await evaluate(history.slice(common), false) as {logits: Float64Array; probabilities: Float64Array};
                 for (let position = 0; position < maxTokens; position++) {
-                    const probabilities = processLogits(logits, options.sampling);
+                    const {logits, probabilities} = rows;
                     if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
                     const token = options.draftSampling === "greedy" ? argmax(logits) : chance.choose(probabilities, sumOf(probabilities));
                     tokens.push(token);
                     logitRows.push(logits);
                     probs.push(probabilities);
-                    if (position < maxTokens - 1) logits = await evaluate([token], false) as Float64Array;
+                    if (position < maxTokens - 1) rows = await evaluate([token], false) as {logits: Float64Array; probabilities: Float64Array};
                 }
                 // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
                 return {tokens, probs: options.draftSampling === "sample" ? probs : undefined, logits: logitRows, source: "model", consulted: ["model"]};
