@@ -40,6 +40,7 @@ import {fileURLToPath} from "node:url";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "../src/backend/ModelBackend.js";
 import {NativeBackend} from "../src/backend/NativeBackend.js";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
+import type {SamplingOptions} from "../src/distributions/SamplingOptions.js";
 import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
@@ -305,18 +306,21 @@ interface EvaluationRecord {
     wall: number;
     decode: number;
     transfer: number;
+    /** Sampler rows computed natively inside the call (evaluateDistributions). */
+    sampling: number;
 }
 
 function recorded(sequence: BackendSequence, record: EvaluationRecord[]): BackendSequence {
     const timed = async <T>(call: () => Promise<T>): Promise<T> => {
-        const before = {decode: sequence.timings?.decodeMilliseconds ?? 0, transfer: sequence.timings?.transferMilliseconds ?? 0};
+        const before = {decode: sequence.timings?.decodeMilliseconds ?? 0, transfer: sequence.timings?.transferMilliseconds ?? 0, sampling: sequence.timings?.samplingMilliseconds ?? 0};
         const start = performance.now();
         const result = await call();
         record.push({start, wall: performance.now() - start, decode: (sequence.timings?.decodeMilliseconds ?? 0) - before.decode,
-            transfer: (sequence.timings?.transferMilliseconds ?? 0) - before.transfer});
+            transfer: (sequence.timings?.transferMilliseconds ?? 0) - before.transfer, sampling: (sequence.timings?.samplingMilliseconds ?? 0) - before.sampling});
         return result;
     };
     const evaluateArgmax = sequence.evaluateArgmax;
+    const evaluateDistributions = sequence.evaluateDistributions;
     return {
         get tokens() {
             return sequence.tokens;
@@ -326,6 +330,8 @@ function recorded(sequence: BackendSequence, record: EvaluationRecord[]): Backen
         },
         evaluate: (tokens: readonly number[], options?: EvaluateOptions) => timed(() => sequence.evaluate(tokens, options)),
         evaluateArgmax: evaluateArgmax == null ? undefined : (tokens: readonly number[], options?: EvaluateOptions) => timed(() => evaluateArgmax.call(sequence, tokens, options)),
+        evaluateDistributions: evaluateDistributions == null ? undefined
+            : (tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions) => timed(() => evaluateDistributions.call(sequence, tokens, sampling, options)),
         rollback: (count) => sequence.rollback(count),
         clear: () => sequence.clear(),
         dispose: () => sequence.dispose()
@@ -505,7 +511,9 @@ for (const name of caseNames) {
                         const llamaDecode = sum(targetRecord, "decode") + sum(draftRecord, "decode");
                         const transfer = sum(targetRecord, "transfer") + sum(draftRecord, "transfer");
                         const callWall = sum(targetRecord, "wall") + sum(draftRecord, "wall");
-                        const sampling = (time as Record<string, number>).sampling ?? 0;
+                        const nativeSampling = sum(targetRecord, "sampling") + sum(draftRecord, "sampling");
+                        // Sampler rows: natively inside the evaluation calls, plus what generate() books as sampling in JS.
+                        const sampling = nativeSampling + time.sampling;
                         // Drafting outside the draft model's calls: sampling the draft rows, proposal bookkeeping.
                         const draftLogic = Math.max(0, time.draft - sum(draftRecord, "wall"));
                         splits.push({
@@ -513,11 +521,11 @@ for (const name of caseNames) {
                             tokensPerSecond: result.telemetry.tokensPerSecond,
                             llamaDecode: llamaDecode / decodeWall,
                             transfer: transfer / decodeWall,
-                            callGlue: (callWall - llamaDecode - transfer) / decodeWall,
+                            callGlue: (callWall - llamaDecode - transfer - nativeSampling) / decodeWall,
                             sampling: sampling / decodeWall,
                             policyShare: time.policy / decodeWall,
                             draftLogic: draftLogic / decodeWall,
-                            rest: Math.max(0, decodeWall - callWall - sampling - time.policy - draftLogic) / decodeWall,
+                            rest: Math.max(0, decodeWall - callWall - time.sampling - time.policy - draftLogic) / decodeWall,
                             transferSamplingPolicy: (transfer + sampling + time.policy + draftLogic) / decodeWall,
                             notLlamaDecode: 1 - llamaDecode / decodeWall,
                             tokensPerStep: result.telemetry.emittedTokens / result.telemetry.steps
@@ -639,7 +647,7 @@ if (timeSplit.length > 0) {
     lines.push("");
     lines.push(`specgate's decode-time split at T = 0.8 on the V = 152,000 pair, 1 thread, γ = ${gamma} (median of runs; shares of decode wall time):`);
     lines.push("");
-    lines.push("| policy | tokens / step | ms / token | llama_decode | row transfer | call glue | sampling (target rows) | policy | drafting outside the draft model | rest | transfer + sampling + policy | everything but llama_decode |");
+    lines.push("| policy | tokens / step | ms / token | llama_decode | row transfer | call glue | sampling rows (native + JS) | policy | drafting outside the draft model | rest | transfer + sampling + policy | everything but llama_decode |");
     lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|");
     const percent = (number: number | string) => `${fixed(100 * (number as number), 1)}%`;
     for (const split of timeSplit)
