@@ -42,17 +42,18 @@ describe("generic JSONL battery", () => {
         const rows = [
             {id: "gsm", task: "qa", prompt: "3+2?", reference: "3 + 2 = 5\n#### 5"},
             {id: "plain", task: "qa", prompt: "3+2?", reference: "1,205"},
+            {id: "copy", task: "copy", prompt: "Repeat: 755 13\nEcho:", reference: "755 13"},
             {id: "mc", task: "qa", prompt: "Pick", reference: "B", choices: [{label: "A", text: "cat"}, {label: "B", text: "dog"}]},
             {id: "text", task: "qa", prompt: "Capital of France?", reference: "Paris"},
             {id: "explicit", task: "qa", prompt: "3+2?", reference: "The answer is 5.", scorer: "numeric"}
         ];
         const items = parseJsonlBattery(rows.map((row) => JSON.stringify(row)).join("\n"), "x.jsonl");
         expect(items.map((item) => [item.scorer, item.reference])).toEqual([
-            ["numeric", "5"], ["numeric", "1205"], ["multiple-choice", "B"], ["exact-match", "Paris"], ["numeric", "5"]
+            ["numeric", "5"], ["exact-match", "1,205"], ["exact-match", "755 13"], ["multiple-choice", "B"], ["exact-match", "Paris"], ["numeric", "5"]
         ]);
         // The case that used to fail silently: a right answer against a "#### 5" reference.
         expect(scoreItem(items[0], "3 + 2 = 5").pass).toBe(true);
-        expect(scoreItem(items[2], "B. dog").pass).toBe(true);
+        expect(scoreItem(items[3], "B. dog").pass).toBe(true);
         expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","reference":"five","scorer":"numeric"}`, "x.jsonl")).message)
             .toMatch(/^x\.jsonl:1: scorer "numeric" needs a number in "reference", got "five"/);
     });

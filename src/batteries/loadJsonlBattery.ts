@@ -13,9 +13,9 @@ const messageSchema = z.strictObject({role: z.enum(["system", "user", "assistant
  *   {"id": "…", "task": "…", "prompt": "…" | "messages": [{"role", "content"}…], "reference"?: "…",
  *    "choices"?: [{"label", "text"}…], "language"?: "…", "scorer"?: "refusal|multiple-choice|bbq|numeric|exact-match|json|none",
  *    "metadata"?: {string: string}}
- * Without `scorer`, inferScorer picks one from the item (a numeric or "#### N" reference is scored by
- * its final number, a reference with choices by the chosen label, any other by exact match; no
- * reference: byte identity only). A numeric reference is stored as its canonical number.
+ * Without `scorer`, inferScorer picks one from the item (a "#### N" reference is scored by its final
+ * number, a reference with choices by the chosen label, any other by exact match; no reference: byte
+ * identity only). A numeric reference is stored as its canonical number.
  */
 const itemSchema = z.strictObject({
     id: z.string().min(1),
