@@ -1,7 +1,8 @@
-// specgate's native backend: the hot path of decoding (llama_decode on a multi-sequence batch,
-// logit rows copied into caller-owned Float32Arrays, argmax, KV-cache removal) in a small N-API
-// addon built against the llama.cpp release bundled in node-llama-cpp. Everything else —
+// specgate's native backend: the hot path of decoding (llama_decode on a multi-sequence batch, logit
+// rows written into caller-owned typed arrays, sampler rows, argmax, KV-cache removal) in a small
+// Node-API addon built against the llama.cpp release bundled in node-llama-cpp. Everything else —
 // tokenizer identity, policies, the speculative loop — stays in TypeScript (src/backend/NativeBackend.ts).
+// This file: NativeContext (a llama_context and its decodes) and the module's exports.
 //
 // Threading: decodes run on libuv's worker pool (Napi::AsyncWorker) and are serialised by one
 // process-wide mutex, because on a CPU two graphs computed at once only compete for the same
@@ -12,319 +13,22 @@
 #include <llama.h>
 #include <ggml-cpu.h>
 
+#include "DecodeWorker.h"
+#include "NativeModel.h"
+#include "runtime.h"
+#include "samplerRow.h"
+
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
 
-/** exp(x·inverseTemperature − scaledMax) of every (finite) logit into `out`, and their sum (exponentials.cpp). */
-double scaledExponentials(const float* logits, double* out, size_t length, double inverseTemperature, double scaledMax);
-
+namespace specgate {
 namespace {
 
-std::mutex computeMutex;              // one graph computation at a time, process-wide
-ggml_threadpool* sharedPool = nullptr; // created and grown under computeMutex
-int sharedPoolThreads = 0;
-
-std::mutex logMutex;
-std::deque<std::string> recentLogs;   // warnings and errors, attached to load failures
-constexpr size_t recentLogLimit = 20;
-
-void logCallback(ggml_log_level level, const char* text, void* /*user*/) {
-    if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
-    std::lock_guard<std::mutex> lock(logMutex);
-    std::string line = std::string(level == GGML_LOG_LEVEL_ERROR ? "error: " : "warn: ") + text;
-    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-    recentLogs.push_back(line);
-    if (recentLogs.size() > recentLogLimit) recentLogs.pop_front();
-}
-
-void initBackendOnce() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        llama_log_set(logCallback, nullptr);
-        llama_backend_init();
-    });
-}
-
-/** The persistent threadpool, grown (recreated) when a context asks for more threads. Caller holds computeMutex. */
-ggml_threadpool* poolWithAtLeast(int threads) {
-    if (sharedPool != nullptr && sharedPoolThreads >= threads) return sharedPool;
-    if (sharedPool != nullptr) ggml_threadpool_free(sharedPool);
-    ggml_threadpool_params params = ggml_threadpool_params_default(threads);
-    sharedPool = ggml_threadpool_new(&params);
-    sharedPoolThreads = sharedPool == nullptr ? 0 : threads;
-    return sharedPool;
-}
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-class NativeModel : public Napi::ObjectWrap<NativeModel> {
-public:
-    static Napi::Function Define(Napi::Env env) {
-        return DefineClass(env, "NativeModel", {
-            InstanceAccessor<&NativeModel::VocabularySize>("vocabularySize"),
-            InstanceAccessor<&NativeModel::BosToken>("bosToken"),
-            InstanceAccessor<&NativeModel::EosToken>("eosToken"),
-            InstanceAccessor<&NativeModel::TrainContextSize>("trainContextSize"),
-            InstanceMethod<&NativeModel::Tokenize>("tokenize"),
-            InstanceMethod<&NativeModel::Detokenize>("detokenize"),
-            InstanceMethod<&NativeModel::IsEndOfGeneration>("isEndOfGeneration"),
-            InstanceMethod<&NativeModel::Dispose>("dispose"),
-        });
-    }
-
-    explicit NativeModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeModel>(info) {
-        initBackendOnce();
-        const std::string path = info[0].As<Napi::String>().Utf8Value();
-        llama_model_params params = llama_model_default_params();
-        params.n_gpu_layers = 0;
-        {
-            // Loads run on the main thread one at a time: what is logged from here on belongs to this load.
-            std::lock_guard<std::mutex> lock(logMutex);
-            recentLogs.clear();
-        }
-        model = llama_model_load_from_file(path.c_str(), params);
-        if (model == nullptr) {
-            std::string details;
-            {
-                std::lock_guard<std::mutex> lock(logMutex);
-                for (const auto& line : recentLogs) {
-                    if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
-                }
-            }
-            Napi::Error::New(info.Env(), "llama.cpp could not load the model" + (details.empty() ? "" : " (" + details + ")"))
-                .ThrowAsJavaScriptException();
-            return;
-        }
-        vocab = llama_model_get_vocab(model);
-    }
-
-    ~NativeModel() override { Free(); }
-
-    llama_model* Model() const { return model; }
-    const llama_vocab* Vocab() const { return vocab; }
-
-private:
-    llama_model* model = nullptr;
-    const llama_vocab* vocab = nullptr;
-
-    void Free() {
-        if (model != nullptr) llama_model_free(model);
-        model = nullptr;
-    }
-
-    bool Check(Napi::Env env) {
-        if (model != nullptr) return true;
-        Napi::Error::New(env, "the model is disposed").ThrowAsJavaScriptException();
-        return false;
-    }
-
-    static Napi::Value TokenOrUndefined(Napi::Env env, llama_token token) {
-        return token == LLAMA_TOKEN_NULL ? env.Undefined() : Napi::Number::New(env, token);
-    }
-
-    Napi::Value VocabularySize(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Number::New(info.Env(), llama_vocab_n_tokens(vocab));
-    }
-    Napi::Value BosToken(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return TokenOrUndefined(info.Env(), llama_vocab_bos(vocab));
-    }
-    Napi::Value EosToken(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return TokenOrUndefined(info.Env(), llama_vocab_eos(vocab));
-    }
-    Napi::Value TrainContextSize(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Number::New(info.Env(), llama_model_n_ctx_train(model));
-    }
-
-    /** tokenize(text, parseSpecial): ids without BOS/EOS (add_special = false), as common_tokenize with add_special false. */
-    Napi::Value Tokenize(const Napi::CallbackInfo& info) {
-        Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        const std::string text = info[0].As<Napi::String>().Utf8Value();
-        const bool parseSpecial = info.Length() > 1 && info[1].ToBoolean().Value();
-        std::vector<llama_token> tokens(text.size() + 2);
-        int32_t count = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                                       static_cast<int32_t>(tokens.size()), false, parseSpecial);
-        if (count < 0) {
-            tokens.resize(static_cast<size_t>(-count));
-            count = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                                   static_cast<int32_t>(tokens.size()), false, parseSpecial);
-        }
-        if (count < 0) {
-            Napi::Error::New(env, "llama.cpp could not tokenize the text").ThrowAsJavaScriptException();
-            return env.Undefined();
-        }
-        Napi::Int32Array result = Napi::Int32Array::New(env, static_cast<size_t>(count));
-        std::memcpy(result.Data(), tokens.data(), sizeof(llama_token) * static_cast<size_t>(count));
-        return result;
-    }
-
-    /** detokenize(Int32Array): text; control tokens render as nothing (unparse_special = false). */
-    Napi::Value Detokenize(const Napi::CallbackInfo& info) {
-        Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        Napi::Int32Array tokens = info[0].As<Napi::Int32Array>();
-        std::string text(std::max<size_t>(16, tokens.ElementLength() * 4), '\0');
-        int32_t length = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
-                                          static_cast<int32_t>(text.size()), false, false);
-        if (length < 0) {
-            text.resize(static_cast<size_t>(-length));
-            length = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
-                                      static_cast<int32_t>(text.size()), false, false);
-        }
-        text.resize(static_cast<size_t>(std::max(length, 0)));
-        return Napi::String::New(env, text);
-    }
-
-    Napi::Value IsEndOfGeneration(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Boolean::New(info.Env(), llama_vocab_is_eog(vocab, info[0].As<Napi::Number>().Int32Value()));
-    }
-
-    Napi::Value Dispose(const Napi::CallbackInfo& info) {
-        Free();
-        return info.Env().Undefined();
-    }
-};
-
 enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3 };
-
-/** The sampler settings of src/distributions/SamplingOptions.ts. */
-struct Sampling {
-    double temperature = 1;
-    int32_t topK = 0;
-    double topP = 1;
-    double minP = 0;
-};
-
-/** Zero every entry below `threshold` and renormalise the rest (division, so a single survivor becomes exactly 1). */
-void keepAtLeast(double* row, size_t length, double threshold) {
-    double sum = 0;
-    for (size_t index = 0; index < length; index++) {
-        if (row[index] < threshold) row[index] = 0;
-        else sum += row[index];
-    }
-    for (size_t index = 0; index < length; index++) row[index] /= sum;
-}
-
-/**
- * Logits → the row the sampler draws from, the steps of processLogits in src/distributions/processLogits.ts
- * (double precision; softmax at the temperature, then top-k with ties kept, top-p keeping the token
- * that crosses it, min-p). Returns an error message, or an empty string.
- */
-std::string processRow(const float* logits, double* out, size_t length, const Sampling& sampling, std::vector<double>& scratch) {
-    size_t finite = 0;
-    for (size_t index = 0; index < length; index++) {
-        const float value = logits[index];
-        if (std::isnan(value) || value == INFINITY) return "logit " + std::to_string(index) + " is " + (std::isnan(value) ? "NaN" : "Infinity");
-        if (value != -INFINITY) finite++;
-    }
-    if (finite == 0) return "every logit is -Infinity: no token can be sampled";
-    if (sampling.temperature == 0) {
-        size_t best = 0;
-        for (size_t index = 1; index < length; index++) if (logits[index] > logits[best]) best = index;
-        std::fill(out, out + length, 0.0);
-        out[best] = 1;
-        return "";
-    }
-    double max = -INFINITY;
-    for (size_t index = 0; index < length; index++) if (logits[index] > max) max = logits[index];
-    // exp((x − max)/T). A row of finite logits (every real model's) goes through the vectorised loop
-    // (libmvec's exp, ≤ 4 ulp, summed in lanes: the row agrees with processLogits to ~1e-16 per entry,
-    // at a fraction of the cost on a 150k-token vocabulary); masked rows take the scalar loop.
-    double sum = 0;
-    if (finite == length) {
-        sum = scaledExponentials(logits, out, length, 1.0 / sampling.temperature, max / sampling.temperature);
-    } else {
-        for (size_t index = 0; index < length; index++) {
-            const double value = std::exp((static_cast<double>(logits[index]) - max) / sampling.temperature);
-            out[index] = value;
-            sum += value;
-        }
-    }
-    for (size_t index = 0; index < length; index++) out[index] /= sum;
-    if (sampling.topK > 0 && static_cast<size_t>(sampling.topK) < length) {
-        scratch.assign(out, out + length);
-        auto kth = scratch.end() - sampling.topK;
-        std::nth_element(scratch.begin(), kth, scratch.end());
-        keepAtLeast(out, length, *kth);
-    }
-    if (sampling.topP < 1) {
-        scratch.assign(out, out + length);
-        std::sort(scratch.begin(), scratch.end());
-        double cumulative = 0;
-        double threshold = 0;
-        for (size_t index = length; index-- > 0;) {
-            cumulative += scratch[index];
-            if (cumulative >= sampling.topP) {
-                threshold = scratch[index];
-                break;
-            }
-        }
-        keepAtLeast(out, length, threshold);
-    }
-    if (sampling.minP > 0) {
-        double largest = 0;
-        for (size_t index = 0; index < length; index++) if (out[index] > largest) largest = out[index];
-        keepAtLeast(out, length, sampling.minP * largest);
-    }
-    return "";
-}
-
-class NativeContext;
-
-/**
- * One llama_decode off the main thread. Inputs are copied; the output typed array is kept alive by a
- * reference and written by the worker (JS must not touch it until the promise settles).
- */
-class DecodeWorker : public Napi::AsyncWorker {
-public:
-    DecodeWorker(Napi::Env env, NativeContext* context, Napi::Object contextObject, std::vector<llama_token> tokens,
-                 std::vector<llama_seq_id> sequences, std::vector<llama_pos> positions, std::vector<int32_t> outputs,
-                 OutputMode mode, Sampling sampling, Napi::TypedArray destination);
-
-    Napi::Promise Promise() { return deferred.Promise(); }
-
-protected:
-    void Execute() override;
-    void OnOK() override {
-        Napi::Env env = Env();
-        Napi::Object timings = Napi::Object::New(env);
-        timings.Set("decodeMilliseconds", decodeMilliseconds);
-        timings.Set("transferMilliseconds", transferMilliseconds);
-        timings.Set("samplingMilliseconds", samplingMilliseconds);
-        deferred.Resolve(timings);
-    }
-    void OnError(const Napi::Error& error) override { deferred.Reject(error.Value()); }
-
-private:
-    Napi::Promise::Deferred deferred;
-    NativeContext* context;
-    Napi::ObjectReference contextReference;
-    Napi::ObjectReference destinationReference;
-    std::vector<llama_token> tokens;
-    std::vector<llama_seq_id> sequences;
-    std::vector<llama_pos> positions;
-    std::vector<int32_t> outputs;
-    OutputMode mode;
-    Sampling sampling;
-    void* destination = nullptr;
-    bool wideDestination = false; // a Float64Array: the worker widens the floats, off the main thread
-    double decodeMilliseconds = 0;
-    double transferMilliseconds = 0;
-    double samplingMilliseconds = 0;
-};
 
 class NativeContext : public Napi::ObjectWrap<NativeContext> {
 public:
@@ -585,9 +289,19 @@ private:
     Napi::Value Decode(const Napi::CallbackInfo& info) {
         Request request;
         if (!ParseRequest(info, request)) return info.Env().Undefined();
-        auto* worker = new DecodeWorker(info.Env(), this, Value(), std::move(request.tokens), std::move(request.sequences),
-                                        std::move(request.positions), std::move(request.outputs), request.mode, request.sampling,
-                                        request.destination);
+        void* destination = nullptr;
+        bool wide = false;
+        if (request.mode != OutputMode::None) {
+            destination = static_cast<uint8_t*>(request.destination.ArrayBuffer().Data()) + request.destination.ByteOffset();
+            wide = request.destination.TypedArrayType() == napi_float64_array;
+        }
+        // The worker keeps this context and the destination alive; the request moves into its job.
+        std::vector<Napi::Value> keepAlive{Value(), request.destination};
+        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [this, request = std::move(request), destination, wide](
+                DecodeTimings& timings, std::string& error) {
+            return Run(request.tokens, request.sequences, request.positions, request.outputs, request.mode, request.sampling, destination, wide,
+                       timings.decodeMilliseconds, timings.transferMilliseconds, timings.samplingMilliseconds, error);
+        });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
         return promise;
@@ -609,22 +323,17 @@ private:
             destination = static_cast<uint8_t*>(request.destination.ArrayBuffer().Data()) + request.destination.ByteOffset();
             wide = request.destination.TypedArrayType() == napi_float64_array;
         }
-        double decodeMilliseconds = 0;
-        double transferMilliseconds = 0;
-        double samplingMilliseconds = 0;
+        DecodeTimings timings;
         std::string error;
         const int status = Run(request.tokens, request.sequences, request.positions, request.outputs, request.mode, request.sampling,
-                               destination, wide, decodeMilliseconds, transferMilliseconds, samplingMilliseconds, error, false);
+                               destination, wide, timings.decodeMilliseconds, timings.transferMilliseconds, timings.samplingMilliseconds,
+                               error, false);
         if (status == busy) return env.Null();
         if (status != 0) {
             Napi::Error::New(env, error).ThrowAsJavaScriptException();
             return env.Undefined();
         }
-        Napi::Object timings = Napi::Object::New(env);
-        timings.Set("decodeMilliseconds", decodeMilliseconds);
-        timings.Set("transferMilliseconds", transferMilliseconds);
-        timings.Set("samplingMilliseconds", samplingMilliseconds);
-        return timings;
+        return timingsObject(env, timings);
     }
 
     /** removeTokens(sequence, from, to): drops positions [from, to) of a sequence from the KV cache (to = -1: to the end). */
@@ -651,26 +360,6 @@ private:
     }
 };
 
-DecodeWorker::DecodeWorker(Napi::Env env, NativeContext* context, Napi::Object contextObject, std::vector<llama_token> tokens,
-                           std::vector<llama_seq_id> sequences, std::vector<llama_pos> positions, std::vector<int32_t> outputs,
-                           OutputMode mode, Sampling sampling, Napi::TypedArray destinationArray)
-    : Napi::AsyncWorker(env, "specgate.decode"), deferred(Napi::Promise::Deferred::New(env)), context(context),
-      contextReference(Napi::Persistent(contextObject)), tokens(std::move(tokens)), sequences(std::move(sequences)),
-      positions(std::move(positions)), outputs(std::move(outputs)), mode(mode), sampling(sampling) {
-    if (mode != OutputMode::None) {
-        destinationReference = Napi::Persistent(static_cast<Napi::Object>(destinationArray));
-        destination = static_cast<uint8_t*>(destinationArray.ArrayBuffer().Data()) + destinationArray.ByteOffset();
-        wideDestination = destinationArray.TypedArrayType() == napi_float64_array;
-    }
-}
-
-void DecodeWorker::Execute() {
-    std::string error;
-    if (context->Run(tokens, sequences, positions, outputs, mode, sampling, destination, wideDestination, decodeMilliseconds,
-                     transferMilliseconds, samplingMilliseconds, error) != 0)
-        SetError(error);
-}
-
 Napi::Value RecentLogs(const Napi::CallbackInfo& info) {
     std::lock_guard<std::mutex> lock(logMutex);
     Napi::Array lines = Napi::Array::New(info.Env(), recentLogs.size());
@@ -691,5 +380,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 }
 
 } // namespace
+} // namespace specgate
 
-NODE_API_MODULE(specgate_native, Init)
+static Napi::Object InitSpecgateNative(Napi::Env env, Napi::Object exports) {
+    return specgate::Init(env, exports);
+}
+
+NODE_API_MODULE(specgate_native, InitSpecgateNative)

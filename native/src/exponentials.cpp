@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstddef>
 
+namespace specgate {
+
 double scaledExponentials(const float* logits, double* out, size_t length, double inverseTemperature, double scaledMax) {
     double sum = 0;
 #pragma omp simd reduction(+ : sum)
@@ -14,3 +16,5 @@ double scaledExponentials(const float* logits, double* out, size_t length, doubl
     }
     return sum;
 }
+
+} // namespace specgate
