@@ -140,10 +140,10 @@ async function main(): Promise<void> {
     });
     const rssBefore = process.memoryUsage().rss;
     const results: Array<Record<string, unknown>> = [];
-    const samples: Array<{seconds: number; rssMiB: number; suffixCacheNodes: number}> = [];
+    const samples: Array<{seconds: number; rssMiB: number; heapMiB: number; suffixCacheNodes: number}> = [];
     const sampleStart = performance.now();
     const sample = () => samples.push({
-        seconds: Math.round((performance.now() - sampleStart) / 1000), rssMiB: process.memoryUsage().rss / 2 ** 20,
+        seconds: Math.round((performance.now() - sampleStart) / 1000), rssMiB: process.memoryUsage().rss / 2 ** 20, heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
         suffixCacheNodes: server.serveApp.state.drafters.suffixCacheNodes
     });
     const sampler = setInterval(sample, 10_000);
@@ -167,7 +167,7 @@ async function main(): Promise<void> {
         await server.close(10_000);
         const rssAfter = process.memoryUsage().rss;
         process.stdout.write(`RSS before ${(rssBefore / 2 ** 20).toFixed(1)} MiB, after ${(rssAfter / 2 ** 20).toFixed(1)} MiB\n`);
-        process.stdout.write(`every 10 s (s: RSS MiB / suffix cache nodes): ${samples.map((entry) => `${entry.seconds}: ${entry.rssMiB.toFixed(1)}/${entry.suffixCacheNodes}`).join(", ")}\n`);
+        process.stdout.write(`every 10 s (s: RSS MiB / V8 heap used MiB / suffix cache nodes): ${samples.map((entry) => `${entry.seconds}: ${entry.rssMiB.toFixed(0)}/${entry.heapMiB.toFixed(0)}/${entry.suffixCacheNodes}`).join(", ")}\n`);
         if (values.json !== undefined)
             await writeFile(values.json, JSON.stringify({drafter: values.drafter ?? null, policy: values.policy, gamma: Number(values.gamma), seconds, maxTokens, rssBefore, rssAfter, samples, results}, null, 2));
         await draft.dispose();

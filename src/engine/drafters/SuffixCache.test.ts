@@ -1,5 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {InvalidDrafterError} from "../../errors.js";
+import {Random} from "../../random/Random.js";
 import {SuffixCache} from "./SuffixCache.js";
 
 describe("SuffixCache", () => {
@@ -59,6 +60,66 @@ describe("SuffixCache", () => {
         tiny.insert([1, 2, 3]);
         expect(tiny.nodeCount).toBe(0);
         expect(tiny.documentCount).toBe(0);
+    });
+
+    it("agrees with a brute-force count of the live documents' substrings through many insertions and evictions", () => {
+        const random = new Random(3);
+        const depth = 5;
+        const maxNodes = 60;
+        const cache = new SuffixCache({depth, maxNodes});
+        const live: number[][] = [];
+        const prefixCount = (path: readonly number[]) => {
+            let total = 0;
+            for (const document of live)
+                for (let start = 0; start + path.length <= document.length; start++)
+                    if (path.every((token, offset) => document[start + offset] === token)) total++;
+            return total;
+        };
+        const distinctSubstrings = () => {
+            const seen = new Set<string>();
+            for (const document of live)
+                for (let start = 0; start < document.length; start++)
+                    for (let end = start + 1; end <= Math.min(document.length, start + depth); end++) seen.add(document.slice(start, end).join(","));
+            return seen.size;
+        };
+        const bruteLookup = (context: readonly number[], maxTokens: number, minCount: number, minMatch: number) => {
+            for (let length = Math.min(Math.floor(depth / 2), context.length); length >= minMatch; length--) {
+                const path = context.slice(context.length - length);
+                if (prefixCount(path) === 0) continue;
+                const proposal: number[] = [];
+                const room = Math.min(maxTokens, depth - length, length - minMatch + 1);
+                while (proposal.length < room) {
+                    const here = prefixCount([...path, ...proposal]);
+                    let best = -1;
+                    let bestCount = 0;
+                    for (let token = 0; token < 5; token++) {
+                        const count = [...path, ...proposal].length < depth ? prefixCount([...path, ...proposal, token]) : 0;
+                        if (count > bestCount) [best, bestCount] = [token, count];
+                    }
+                    if (best < 0 || bestCount < minCount || 10 * bestCount < here) break;
+                    proposal.push(best);
+                }
+                if (proposal.length > 0) return proposal;
+            }
+            return [];
+        };
+        for (let step = 0; step < 300; step++) {
+            const document = Array.from({length: 1 + Math.floor(random.nextDouble() * 12)}, () => Math.floor(random.nextDouble() * 5));
+            cache.insert(document);
+            live.push(document);
+            while (distinctSubstrings() > maxNodes) live.shift();
+            expect(cache.nodeCount).toBe(distinctSubstrings());
+            expect(cache.documentCount).toBe(live.length);
+            for (let probe = 0; probe < 4; probe++) {
+                const context = Array.from({length: 1 + Math.floor(random.nextDouble() * 4)}, () => Math.floor(random.nextDouble() * 5));
+                const minCount = 1 + Math.floor(random.nextDouble() * 2);
+                const minMatch = 1 + Math.floor(random.nextDouble() * 2);
+                expect(cache.lookup(context, 4, minCount, minMatch)).toEqual(bruteLookup(context, 4, minCount, minMatch));
+            }
+        }
+        expect(cache.evictions).toBeGreaterThan(100);
+        // Slots are reused: the arrays grew to what one insertion past the bound needs, not with the 300 documents.
+        expect(cache.allocatedNodes).toBeLessThanOrEqual(256);
     });
 
     it("rejects bad options", () => {

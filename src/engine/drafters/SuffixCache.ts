@@ -1,17 +1,14 @@
 import {InvalidDrafterError} from "../../errors.js";
 
-interface TrieNode {
-    /** Occurrences of the path from the root to this node among the indexed windows. */
-    count: number;
-    children?: Map<number, TrieNode>;
-}
-
 export interface SuffixCacheOptions {
     /** Longest indexed substring: every window doc[i .. i+depth) of every document is inserted. */
     readonly depth: number;
     /** While the trie holds more nodes than this, the oldest documents are removed. */
     readonly maxNodes: number;
 }
+
+const none = -1;
+const root = 0;
 
 /**
  * A depth-bounded suffix trie over earlier outputs (token sequences), shared by every generation a
@@ -20,13 +17,32 @@ export interface SuffixCacheOptions {
  * continuations seen after that context and how often.
  *
  * Memory is bounded by `maxNodes`: after each insertion the oldest documents (first in, first out)
- * are removed, their counts subtracted and emptied nodes freed, until the bound holds. A document
- * larger than the bound on its own is dropped too, so the bound always holds.
+ * are removed, their counts subtracted and emptied subtrees freed, until the bound holds. A document
+ * larger than the bound on its own is dropped too, so the bound always holds between insertions.
+ *
+ * Nodes live in typed arrays (count, token, parent, first child, siblings) with a free list, and a
+ * child is found through an open-addressing hash table on (parent, token): a server's cache churns
+ * thousands of nodes per second, and as JS objects and Maps that churn was garbage that let the heap
+ * (and RSS) swell between collections. The arrays grow by doubling to the largest size needed
+ * (maxNodes plus one document's windows) and are then reused, so the cache's footprint stops moving.
  */
 export class SuffixCache {
-    private readonly root: TrieNode = {count: 0};
-    private readonly documents: number[][] = [];
+    private capacity = 0;
+    private count = new Int32Array(0);
+    private token = new Int32Array(0);
+    private parent = new Int32Array(0);
+    private firstChild = new Int32Array(0);
+    private nextSibling = new Int32Array(0);
+    private previousSibling = new Int32Array(0);
+    private freeHead = none;
+    private used = 1;
     private nodes = 0;
+    // Hash table (parent, token) → node, linear probing; an empty slot has keyParent −1.
+    private keyParent = new Int32Array(0);
+    private keyToken = new Int32Array(0);
+    private slotNode = new Int32Array(0);
+    private mask = 0;
+    private readonly documents: number[][] = [];
     private evictedDocuments = 0;
 
     public constructor(public readonly options: SuffixCacheOptions) {
@@ -34,6 +50,9 @@ export class SuffixCache {
             throw new InvalidDrafterError(`must be an integer ≥ 2, got ${options.depth}`, "suffix.depth");
         if (!Number.isInteger(options.maxNodes) || options.maxNodes < 1)
             throw new InvalidDrafterError(`must be a positive integer, got ${options.maxNodes}`, "suffix.maxNodes");
+        this.grow(64);
+        this.parent[root] = none;
+        this.firstChild[root] = none;
     }
 
     /** Trie nodes held now (never above maxNodes after an insertion returns). */
@@ -48,6 +67,11 @@ export class SuffixCache {
     /** Documents removed to respect the memory bound so far. */
     public get evictions(): number {
         return this.evictedDocuments;
+    }
+
+    /** Node slots allocated (live nodes, the root and free slots): the cache's footprint. */
+    public get allocatedNodes(): number {
+        return this.capacity;
     }
 
     /** Index one document (an output), then evict the oldest documents until the bound holds. */
@@ -74,20 +98,20 @@ export class SuffixCache {
         if (maxTokens <= 0 || this.nodes === 0) return [];
         const longest = Math.min(Math.floor(this.options.depth / 2), context.length);
         for (let length = longest; length >= minMatch; length--) {
-            let node: TrieNode | undefined = this.root;
-            for (let index = context.length - length; index < context.length && node != null; index++)
-                node = node.children?.get(context[index]);
-            if (node == null) continue;
+            let node = root;
+            for (let index = context.length - length; index < context.length && node !== none; index++)
+                node = this.child(node, context[index]);
+            if (node === none) continue;
             const proposal: number[] = [];
             const room = Math.min(maxTokens, this.options.depth - length, length - minMatch + 1);
-            while (proposal.length < room && node.children != null) {
-                let best: [number, TrieNode] | undefined;
+            while (proposal.length < room) {
+                let best = none;
                 // Ties go to the lowest token id, so a lookup does not depend on insertion order.
-                for (const entry of node.children)
-                    if (best == null || entry[1].count > best[1].count || (entry[1].count === best[1].count && entry[0] < best[0])) best = entry;
-                if (best == null || best[1].count < minCount || 10 * best[1].count < node.count) break;
-                proposal.push(best[0]);
-                node = best[1];
+                for (let child = this.firstChild[node]; child !== none; child = this.nextSibling[child])
+                    if (best === none || this.count[child] > this.count[best] || (this.count[child] === this.count[best] && this.token[child] < this.token[best])) best = child;
+                if (best === none || this.count[best] < minCount || 10 * this.count[best] < this.count[node]) break;
+                proposal.push(this.token[best]);
+                node = best;
             }
             if (proposal.length > 0) return proposal;
         }
@@ -97,34 +121,126 @@ export class SuffixCache {
     private update(document: readonly number[], delta: 1 | -1): void {
         const depth = this.options.depth;
         for (let start = 0; start < document.length; start++) {
-            let node = this.root;
-            node.count += delta;
+            let node = root;
+            this.count[root] += delta;
             const end = Math.min(document.length, start + depth);
             for (let index = start; index < end; index++) {
-                const token = document[index];
-                let child = node.children?.get(token);
-                if (child == null) {
-                    // Only insertion reaches a missing child: removal walks windows that were inserted.
-                    child = {count: 0};
-                    (node.children ??= new Map()).set(token, child);
-                    this.nodes++;
-                }
-                child.count += delta;
-                if (child.count === 0) {
+                let child = this.child(node, document[index]);
+                // Only insertion reaches a missing child: removal walks windows that were inserted.
+                if (child === none) child = this.addChild(node, document[index]);
+                this.count[child] += delta;
+                if (this.count[child] === 0) {
                     // Removing the last window through this node frees its whole subtree (all counts are 0 below).
-                    node.children!.delete(token);
-                    if (node.children!.size === 0) node.children = undefined;
-                    this.nodes -= countNodes(child);
+                    this.removeSubtree(child);
                     break;
                 }
                 node = child;
             }
         }
     }
-}
 
-function countNodes(node: TrieNode): number {
-    let total = 1;
-    if (node.children != null) for (const child of node.children.values()) total += countNodes(child);
-    return total;
+    private slotOf(parent: number, token: number): number {
+        let hash = Math.imul(parent, 0x9e3779b1) ^ Math.imul(token + 1, 0x85ebca77);
+        hash ^= hash >>> 15;
+        return hash & this.mask;
+    }
+
+    private child(parent: number, token: number): number {
+        for (let slot = this.slotOf(parent, token); this.keyParent[slot] !== none; slot = (slot + 1) & this.mask)
+            if (this.keyParent[slot] === parent && this.keyToken[slot] === token) return this.slotNode[slot];
+        return none;
+    }
+
+    private addChild(parent: number, token: number): number {
+        if (this.freeHead === none && this.used === this.capacity) this.grow(2 * this.capacity);
+        let node: number;
+        if (this.freeHead !== none) {
+            node = this.freeHead;
+            this.freeHead = this.nextSibling[node];
+        } else {
+            node = this.used++;
+        }
+        this.count[node] = 0;
+        this.token[node] = token;
+        this.parent[node] = parent;
+        this.firstChild[node] = none;
+        this.previousSibling[node] = none;
+        this.nextSibling[node] = this.firstChild[parent];
+        if (this.firstChild[parent] !== none) this.previousSibling[this.firstChild[parent]] = node;
+        this.firstChild[parent] = node;
+        let slot = this.slotOf(parent, token);
+        while (this.keyParent[slot] !== none) slot = (slot + 1) & this.mask;
+        this.keyParent[slot] = parent;
+        this.keyToken[slot] = token;
+        this.slotNode[slot] = node;
+        this.nodes++;
+        return node;
+    }
+
+    private removeSubtree(top: number): void {
+        // Unlink the subtree's root from its siblings; its descendants go with it.
+        const parent = this.parent[top];
+        if (this.previousSibling[top] !== none) this.nextSibling[this.previousSibling[top]] = this.nextSibling[top];
+        else this.firstChild[parent] = this.nextSibling[top];
+        if (this.nextSibling[top] !== none) this.previousSibling[this.nextSibling[top]] = this.previousSibling[top];
+        const stack = [top];
+        while (stack.length > 0) {
+            const node = stack.pop()!;
+            for (let child = this.firstChild[node]; child !== none; child = this.nextSibling[child]) stack.push(child);
+            this.deleteKey(this.parent[node], this.token[node]);
+            this.nextSibling[node] = this.freeHead;
+            this.freeHead = node;
+            this.nodes--;
+        }
+    }
+
+    /** Removes a present key, shifting later entries of its probe run back (no tombstones). */
+    private deleteKey(parent: number, token: number): void {
+        let slot = this.slotOf(parent, token);
+        while (!(this.keyParent[slot] === parent && this.keyToken[slot] === token)) slot = (slot + 1) & this.mask;
+        let hole = slot;
+        for (let next = (hole + 1) & this.mask; this.keyParent[next] !== none; next = (next + 1) & this.mask) {
+            const home = this.slotOf(this.keyParent[next], this.keyToken[next]);
+            // The entry at `next` may fill the hole unless its home lies cyclically in (hole, next].
+            const homeBetween = hole <= next ? home > hole && home <= next : home > hole || home <= next;
+            if (homeBetween) continue;
+            this.keyParent[hole] = this.keyParent[next];
+            this.keyToken[hole] = this.keyToken[next];
+            this.slotNode[hole] = this.slotNode[next];
+            hole = next;
+        }
+        this.keyParent[hole] = none;
+    }
+
+    private grow(capacity: number): void {
+        const resize = (array: Int32Array) => {
+            const larger = new Int32Array(capacity);
+            larger.set(array);
+            return larger;
+        };
+        this.count = resize(this.count);
+        this.token = resize(this.token);
+        this.parent = resize(this.parent);
+        this.firstChild = resize(this.firstChild);
+        this.nextSibling = resize(this.nextSibling);
+        this.previousSibling = resize(this.previousSibling);
+        this.capacity = capacity;
+        // The table keeps its load at most 1/2 of the node capacity.
+        const slots = 2 * capacity;
+        const oldParent = this.keyParent;
+        const oldToken = this.keyToken;
+        const oldNode = this.slotNode;
+        this.keyParent = new Int32Array(slots).fill(none);
+        this.keyToken = new Int32Array(slots);
+        this.slotNode = new Int32Array(slots);
+        this.mask = slots - 1;
+        for (let slot = 0; slot < oldParent.length; slot++) {
+            if (oldParent[slot] === none) continue;
+            let target = this.slotOf(oldParent[slot], oldToken[slot]);
+            while (this.keyParent[target] !== none) target = (target + 1) & this.mask;
+            this.keyParent[target] = oldParent[slot];
+            this.keyToken[target] = oldToken[slot];
+            this.slotNode[target] = oldNode[slot];
+        }
+    }
 }
