@@ -20,8 +20,10 @@ export function parsePolicyConfig(value: unknown, field = "policy"): PolicyConfi
     const path = [field, ...issue.path.map(String)].join(".");
     if (issue.code === "unrecognized_keys")
         throw new InvalidPolicyError(`unknown parameter ${issue.keys.map((key) => `"${key}"`).join(", ")}`, path);
-    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message))
-        throw new InvalidPolicyError(`is required (${issue.expected})`, path);
+    if (issue.code === "invalid_type" && /received undefined$/.test(issue.message) && issue.path.length === 1) {
+        const kind = (value as {kind?: unknown} | null)?.kind;
+        throw new InvalidPolicyError(`${typeof kind === "string" ? kind : "the policy"} needs "${String(issue.path[0])}" (a ${issue.expected})`, field);
+    }
     if (issue.code === "invalid_union" && (issue.path.length === 0 || (issue.path.length === 1 && issue.path[0] === "kind")))
         throw new InvalidPolicyError(`unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`, `${field}.kind`);
     throw new InvalidPolicyError(issue.message, path);

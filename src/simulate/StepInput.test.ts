@@ -38,10 +38,10 @@ describe("STEP.json validation: bad input gets a typed error naming the field", 
     it("a misspelt required parameter is named as unknown, not reported as the missing one", () => {
         expectError({policy: {kind: "fuzzy", treshold: 0.4}}, InvalidPolicyError, /policy: unknown parameter "treshold"/);
         expectError({policy: {kind: "typical", treshold: 0.4}}, InvalidPolicyError, /policy: unknown parameter "treshold"/);
-        expectError({policy: {kind: "lossy"}}, InvalidPolicyError, /policy\.tau: is required \(number\)/);
+        expectError({policy: {kind: "lossy"}}, InvalidPolicyError, /policy: lossy needs "tau" \(a number\)/);
     });
     it("parameter out of range", () => expectError({policy: {kind: "typical", posteriorAlpha: 2}}, InvalidPolicyError, /policy\.posteriorAlpha/));
-    it("missing required parameter", () => expectError({policy: {kind: "fuzzy"}}, InvalidPolicyError, /policy\.threshold/));
+    it("missing required parameter", () => expectError({policy: {kind: "fuzzy"}}, InvalidPolicyError, /policy: fuzzy needs "threshold" \(a number\)/));
     it("unknown divergence", () => expectError({policy: {kind: "fuzzy", threshold: 0.3, divergence: "hellinger"}}, InvalidPolicyError, /policy\.divergence/));
     it("unknown top-level field", () => expectError({temperature: 0}, InvalidInputError, /unknown field "temperature"/));
     it("both probabilities and logits", () => expectError({targetLogits: [[0, 0, 0], [0, 0, 0]]}, InvalidInputError, /either targetProbs or targetLogits/));
