@@ -96,12 +96,23 @@ export class SuffixCache {
      */
     public lookup(context: readonly number[], maxTokens: number, minCount: number, minMatch = 1): number[] {
         if (maxTokens <= 0 || this.nodes === 0) return [];
-        const longest = Math.min(Math.floor(this.options.depth / 2), context.length);
-        for (let length = longest; length >= minMatch; length--) {
+        const nodeOf = (length: number) => {
             let node = root;
             for (let index = context.length - length; index < context.length && node !== none; index++)
                 node = this.child(node, context[index]);
-            if (node === none) continue;
+            return node;
+        };
+        // A context in the trie has every suffix in it too (a substring's substrings are substrings),
+        // so the longest context present is found by bisection.
+        let present = 0;
+        let absent = Math.min(Math.floor(this.options.depth / 2), context.length) + 1;
+        while (absent - present > 1) {
+            const middle = (present + absent) >> 1;
+            if (nodeOf(middle) === none) absent = middle;
+            else present = middle;
+        }
+        for (let length = present; length >= minMatch; length--) {
+            let node = nodeOf(length);
             const proposal: number[] = [];
             const room = Math.min(maxTokens, this.options.depth - length, length - minMatch + 1);
             while (proposal.length < room) {
