@@ -7,7 +7,7 @@
 // (`--backend node-llama-cpp`, chosen automatically), and this script only warns — except under CI
 // (CI=true), where a missing native backend is an error. SPECGATE_SKIP_NATIVE=1 skips the build.
 import {execFileSync, spawnSync} from "node:child_process";
-import {copyFileSync, existsSync, mkdirSync} from "node:fs";
+import {copyFileSync, existsSync, mkdirSync, renameSync} from "node:fs";
 import {availableParallelism} from "node:os";
 import {dirname, join} from "node:path";
 import {createRequire} from "node:module";
@@ -52,7 +52,11 @@ function build() {
         ]);
     }
     run("cmake", ["--build", cmakeDirectory, "--target", "specgate_native", "-j", String(availableParallelism())]);
-    copyFileSync(join(cmakeDirectory, "specgate_native.node"), output);
+    // Copy, then rename over the old addon: a process that has the old one loaded keeps its (now
+    // unlinked) file; rewriting it in place would crash such a process.
+    const staged = `${output}.${process.pid}.tmp`;
+    copyFileSync(join(cmakeDirectory, "specgate_native.node"), staged);
+    renameSync(staged, output);
 }
 
 if (process.env.SPECGATE_SKIP_NATIVE === "1") {
