@@ -28,6 +28,7 @@
  *   npm run bench:native                       # full run (≈ 12 minutes on 2 cores); Markdown on stdout
  *   npm run bench:native -- --quick            # smoke run (1 thread, 2 repetitions, 24 tokens; ≈ 1.5 minutes)
  *   npm run bench:native -- --json FILE --reps 5 --tokens 64 --threads 1,2 --temperatures 0,0.8 --cases family,d768,v152k --no-ngram
+ *   npm run bench:native -- --scaling-only --threads 1,2 --cases v152k   # target-only pairs at 1 and 2 threads
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
 import {spawn, spawnSync} from "node:child_process";
@@ -61,9 +62,12 @@ const maxTokens = Number(value("--tokens") ?? (quick ? 24 : 64));
 const threadCounts = (value("--threads") ?? (quick ? "1" : "1,2")).split(",").map(Number);
 const temperatures = (value("--temperatures") ?? "0,0.8").split(",").map(Number);
 const caseNames = (value("--cases") ?? "family,d768,v152k").split(",");
-const withNgram = !flag("--no-ngram");
+/** Target-only pairs only (for a thread-scaling run): no γ = 4 pairs, n-gram rows, time split or single-token loop. */
+const scalingOnly = flag("--scaling-only");
+const withNgram = !flag("--no-ngram") && !scalingOnly;
 const jsonPath = value("--json") ?? join(root, ".specgate/bench-native/result.json");
 const gamma = 4;
+const modes = scalingOnly ? ["target-only"] : ["target-only", `strict γ=${gamma}`];
 /** The family target decodes a token in ≈ 0.3 ms, so one generation is a few milliseconds: it gets 3× the repetitions. */
 const repsOf = (benchCase: {name: string}): number => benchCase.name === "family" ? 3 * reps : reps;
 const binDirectory = join(root, "native/build/baselines/bin");
@@ -384,6 +388,7 @@ let singleToken: Record<string, number | string> | undefined;
 
 ensureBaselines();
 await mkdir(logDirectory, {recursive: true});
+await mkdir(dirname(resolve(jsonPath)), {recursive: true});
 
 for (const name of caseNames) {
     const benchCase = cases[name];
@@ -399,7 +404,7 @@ for (const name of caseNames) {
         const server = await LlamaServer.start(benchCase.target, threads, contextSize, join(logDirectory, `server-${name}-t${threads}.log`));
         try {
             for (const temperature of temperatures) {
-                for (const mode of ["target-only", `strict γ=${gamma}`]) {
+                for (const mode of modes) {
                     const speculative = mode !== "target-only";
                     const options = (seed: number, tokens = maxTokens): GenerationOptionsInput => ({
                         policy: {kind: "strict"}, gamma: speculative ? gamma : 0, sampling: {temperature, topK: 0, topP: 1, minP: 0}, maxTokens: tokens, seed
@@ -457,6 +462,7 @@ for (const name of caseNames) {
                     row.specgateCostCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
                     row.specgateDraftMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
                     pairs.push(row);
+                    await writeFile(`${jsonPath}.partial`, `${JSON.stringify({pairs}, null, 1)}\n`);
                     log(`${name} T=${temperature} t=${threads} ${mode}: specgate ${fixed(median(row.specgate), 1)} tok/s, native ${fixed(median(row.native), 1)} tok/s, ratio ${fixed(median(row.ratios), 3)}`);
                 }
             }
@@ -492,7 +498,7 @@ for (const name of caseNames) {
             }
 
             // Time split at T = 0.8, 1 thread, on the V = 152,000 pair.
-            if (name === "v152k" && threads === 1 && temperatures.includes(0.8)) {
+            if (!scalingOnly && name === "v152k" && threads === 1 && temperatures.includes(0.8)) {
                 for (const spec of ["target-only", "strict", "fuzzy:js:0.4", "calibrated"]) {
                     const splits: Array<Record<string, number>> = [];
                     for (let rep = 0; rep < Math.max(2, Math.min(reps, 3)); rep++) {
@@ -539,7 +545,7 @@ for (const name of caseNames) {
 
             // Single-token decode per call on the family target (1 thread): evaluateArgmax of 1 token + rollback,
             // in blocks interleaved with llama-bench's own single-token decode (-p 0 -n 256) on the same file.
-            if (name === "family" && threads === 1) {
+            if (!scalingOnly && name === "family" && threads === 1) {
                 const sequence = await target.createSequence();
                 await sequence.evaluate(promptTokensOf(target, benchCase.prompts[0]), {positions: []});
                 const callsPerBlock = quick ? 200 : 1000;
