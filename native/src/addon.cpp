@@ -68,7 +68,9 @@ public:
         params.n_batch = options.Get("batchSize").As<Napi::Number>().Uint32Value();
         params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
         params.n_seq_max = sequenceCount;
-        params.kv_unified = sequenceCount == 1;
+        // llama.cpp's default: one KV stream per sequence. A unified buffer made a tiny model's
+        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target).
+        params.kv_unified = false;
         params.n_threads = threads;
         params.n_threads_batch = threads;
         params.no_perf = true;
