@@ -5,6 +5,13 @@ import {writeFileAtomic} from "../io/writeFileAtomic.js";
 
 const pairKeyBase = 0x20_0000; // 2^21 ids per side keeps draft·2^21 + target a safe integer
 
+/** What the calibrated policy reads and updates: a memory, or one generation's view of it (`withPrivateEntries`). */
+export interface CorrectionCounts {
+    readonly vocabularySize: number;
+    count(draftToken: number, targetToken: number): number;
+    record(draftToken: number, targetToken: number, increment?: number): void;
+}
+
 /**
  * Seed 004's Online Correction Memory: counts of (draft token, target token) divergences observed
  * during verification, with no context. Filled by a calibration pass of standard speculative
@@ -15,8 +22,9 @@ const pairKeyBase = 0x20_0000; // 2^21 ids per side keeps draft·2^21 + target a
  * within one Node process there is no contention (the paper's open question about concurrent
  * updates is answered here by the single-threaded event loop).
  */
-export class CorrectionMemory {
+export class CorrectionMemory implements CorrectionCounts {
     private readonly counts = new Map<number, number>();
+    private updates = 0;
 
     public constructor(
         public readonly vocabularySize: number,
@@ -34,6 +42,31 @@ export class CorrectionMemory {
     public record(draftToken: number, targetToken: number, increment = 1): void {
         const key = draftToken * pairKeyBase + targetToken;
         this.counts.set(key, (this.counts.get(key) ?? 0) + increment);
+        this.updates++;
+    }
+
+    /** Calls to `record` since the memory was created or loaded: changes whenever the counts do. */
+    public get version(): number {
+        return this.updates;
+    }
+
+    /**
+     * A view for one generation: counts are this memory's plus `entries` (checked against the
+     * vocabulary), while `record` (online updates) goes to this memory alone. The entries never
+     * reach this memory, so whoever else holds it does not see them.
+     */
+    public withPrivateEntries(entries: ReadonlyArray<readonly [number, number, number]>, field = "memoryEntries"): CorrectionCounts {
+        const own = new CorrectionMemory(this.vocabularySize, this.vocabularyIdentity);
+        entries.forEach(([draftToken, targetToken, count], index) => {
+            if (draftToken >= this.vocabularySize || targetToken >= this.vocabularySize)
+                throw new InvalidInputError(`token id outside [0, ${this.vocabularySize})`, `${field}.${index}`);
+            own.record(draftToken, targetToken, count);
+        });
+        return {
+            vocabularySize: this.vocabularySize,
+            count: (draftToken, targetToken) => this.count(draftToken, targetToken) + own.count(draftToken, targetToken),
+            record: (draftToken, targetToken, increment) => this.record(draftToken, targetToken, increment)
+        };
     }
 
     /** An independent copy (same vocabulary, same counts). */

@@ -1,5 +1,5 @@
 import type {Chance} from "../random/Chance.js";
-import {CorrectionMemory} from "./CorrectionMemory.js";
+import type {CorrectionCounts} from "./CorrectionMemory.js";
 import {ScratchRow} from "./rowOperations.js";
 import {logitGapToTop} from "./semanticConsistencyGate.js";
 import {verifySpeculativeSampling} from "./speculativeSampling.js";
@@ -12,7 +12,7 @@ export interface CalibratedPolicyOptions {
     readonly tau: number;
     /** Phase 2 of the memory: count every verified divergence as it happens. */
     readonly onlineUpdate: boolean;
-    readonly memory: CorrectionMemory;
+    readonly memory: CorrectionCounts;
 }
 
 /**

@@ -47,17 +47,19 @@ export function createPolicy(config: PolicyConfig, resources: PolicyResources = 
         case "lossy": return createLossyPolicy(config);
         case "random": return createRandomAcceptancePolicy(config);
         case "calibrated": {
-            let memory = resources.correctionMemory;
-            if (memory == null) {
-                if (resources.vocabularySize == null)
-                    throw new InvalidPolicyError("a calibrated policy needs a correction memory or the vocabulary size", "policy.memory");
-                memory = new CorrectionMemory(resources.vocabularySize);
+            const entries = config.memoryEntries ?? [];
+            const shared = resources.correctionMemory;
+            const vocabularySize = shared?.vocabularySize ?? resources.vocabularySize;
+            if (vocabularySize == null)
+                throw new InvalidPolicyError("a calibrated policy needs a correction memory or the vocabulary size", "policy.memory");
+            for (const [index, [draftToken, targetToken]] of entries.entries()) {
+                if (draftToken >= vocabularySize || targetToken >= vocabularySize)
+                    throw new InvalidPolicyError(`token id outside [0, ${vocabularySize})`, `policy.memoryEntries.${index}`);
             }
-            for (const [index, [draftToken, targetToken, count]] of (config.memoryEntries ?? []).entries()) {
-                if (draftToken >= memory.vocabularySize || targetToken >= memory.vocabularySize)
-                    throw new InvalidPolicyError(`token id outside [0, ${memory.vocabularySize})`, `policy.memoryEntries.${index}`);
-                memory.record(draftToken, targetToken, count);
-            }
+            // Inline entries belong to this policy alone; a shared memory only takes online updates.
+            if (shared != null) return createCalibratedPolicy({...config, memory: entries.length === 0 ? shared : shared.withPrivateEntries(entries)});
+            const memory = new CorrectionMemory(vocabularySize);
+            for (const [draftToken, targetToken, count] of entries) memory.record(draftToken, targetToken, count);
             return createCalibratedPolicy({...config, memory});
         }
     }

@@ -234,6 +234,41 @@ describe("system_fingerprint", () => {
     });
 });
 
+describe("calibrated policy's correction memory", () => {
+    // Every (draft, target) pair with a count far above the threshold, and a gate that passes all: every rejection is rescued.
+    const everyPair = Array.from({length: target.vocabularySize ** 2}, (_value, index) => [Math.floor(index / target.vocabularySize), index % target.vocabularySize, 1000]);
+    const calibrated = (extra: Record<string, unknown>) => ({kind: "calibrated", tau: 1e-300, frequencyThreshold: 6, ...extra});
+
+    it("keeps a request's memoryEntries to that request: other clients' output and the shared memory are unchanged", async () => {
+        const {app, state} = serve();
+        const request = {prompt: "hello", max_tokens: 40, temperature: 1.5, seed: 3, stop: null};
+        const plain = {...request, speculative: {policy: calibrated({onlineUpdate: false})}};
+        const before = await json(await post(app, "/v1/completions", plain));
+        const withEntries = await json(await post(app, "/v1/completions", {...request, speculative: {policy: calibrated({onlineUpdate: false, memoryEntries: everyPair})}}));
+        // The entries did change that request's own decoding (rescues accept drafts strict would reject).
+        expect(withEntries.speculative.num_accepted_tokens).toBeGreaterThan(before.speculative.num_accepted_tokens);
+        const after = await json(await post(app, "/v1/completions", plain));
+        expect(after.choices[0].text).toBe(before.choices[0].text);
+        expect(after.speculative.num_accepted_tokens).toBe(before.speculative.num_accepted_tokens);
+        expect(state.correctionMemory.size).toBe(0);
+        expect(state.correctionMemory.version).toBe(0);
+    });
+
+    it("takes the server's own online updates only, and reports the memory's version each request started from", async () => {
+        const {app, state} = serve();
+        const request = {prompt: "hello", max_tokens: 40, temperature: 1.5, seed: 3, stop: null};
+        const first = await json(await post(app, "/v1/completions", {...request, speculative: {policy: calibrated({memoryEntries: everyPair})}}));
+        expect(first.speculative.correction_memory).toEqual({version: 0});
+        // Online updates count 1 per divergence: no pair reaches the request's private count of 1000.
+        expect(state.correctionMemory.version).toBeGreaterThan(0);
+        expect(Math.max(...state.correctionMemory.entries().map(([, , count]) => count))).toBeLessThan(1000);
+        const version = state.correctionMemory.version;
+        const second = await json(await post(app, "/v1/completions", {...request, speculative: {policy: "calibrated"}}));
+        expect(second.speculative.correction_memory).toEqual({version});
+        expect((await json(await post(app, "/v1/completions", request))).speculative.correction_memory).toBeUndefined();
+    });
+});
+
 describe("metrics", () => {
     it("exposes vLLM-style counters that agree with the responses", async () => {
         const {app} = serve();

@@ -108,6 +108,8 @@ class GenerationRun {
     private readonly created = Math.floor(Date.now() / 1000);
     private firstTokenAt: number | undefined;
     private completionTokens = 0;
+    /** The shared correction memory's version when this generation started (calibrated requests report it). */
+    private readonly correctionMemoryVersion: number;
 
     public constructor(
         private readonly state: ServeState,
@@ -118,6 +120,7 @@ class GenerationRun {
         private readonly started: number
     ) {
         this.id = `${format.idPrefix}${randomUUID().replaceAll("-", "")}`;
+        this.correctionMemoryVersion = state.correctionMemory.version;
     }
 
     /** Records a step and returns its text. */
@@ -160,7 +163,9 @@ class GenerationRun {
             num_accepted_tokens: telemetry.acceptedTokens,
             acceptance_rate: telemetry.acceptanceRate,
             mean_acceptance_length: telemetry.meanAcceptanceLength,
-            drafters: telemetry.drafters.toJSON()
+            drafters: telemetry.drafters.toJSON(),
+            // The memory changes with every online update, so its state is reported here rather than in system_fingerprint.
+            ...(path.policy.kind === "calibrated" ? {correction_memory: {version: this.correctionMemoryVersion}} : {})
         };
     }
 
