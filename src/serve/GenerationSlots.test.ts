@@ -44,20 +44,21 @@ describe("GenerationSlots", () => {
         expect(slots.running).toBe(0);
     });
 
-    it("after close refuses new requests, lets queued ones run, and reports idle at the end", async () => {
+    it("after close refuses new and queued requests, lets running ones finish, and reports idle at the end", async () => {
         const slots = new GenerationSlots(1, 2);
         const release = await slots.acquire();
         const queued = slots.acquire();
         slots.close();
+        await expect(queued).rejects.toBeInstanceOf(ServerShuttingDownError);
+        expect(slots.waiting).toBe(0);
         await expect(slots.acquire()).rejects.toBeInstanceOf(ServerShuttingDownError);
         let idle = false;
         const drained = slots.idle().then(() => (idle = true));
-        release();
-        const releaseQueued = await queued;
         await Promise.resolve();
         expect(idle).toBe(false);
-        releaseQueued();
+        release();
         await drained;
         expect(idle).toBe(true);
+        expect(slots.running).toBe(0);
     });
 });

@@ -2,13 +2,16 @@ import {InvalidInputError, ServerOverloadedError, ServerShuttingDownError} from 
 
 interface Waiter {
     readonly grant: (release: () => void) => void;
+    readonly refuse: (error: Error) => void;
 }
 
 /**
  * At most `maxConcurrency` generations at once; up to `maxQueue` more wait in arrival order (FIFO,
  * so no request overtakes an earlier one); beyond that a request is refused at once with
- * ServerOverloadedError (HTTP 429) rather than piling up latency. `close()` refuses new requests but
- * lets the running and queued ones finish; `idle()` settles when none is left (graceful drain).
+ * ServerOverloadedError (HTTP 429) rather than piling up latency. `close()` refuses new requests and
+ * the queued ones (ServerShuttingDownError, HTTP 503: they have not started, so a client can retry
+ * them elsewhere at once) and lets the running ones finish; `idle()` settles when none is left
+ * (graceful drain).
  */
 export class GenerationSlots {
     private active = 0;
@@ -61,6 +64,10 @@ export class GenerationSlots {
                 grant: (release) => {
                     signal?.removeEventListener("abort", onAbort);
                     resolve(release);
+                },
+                refuse: (error) => {
+                    signal?.removeEventListener("abort", onAbort);
+                    reject(error);
                 }
             };
             signal?.addEventListener("abort", onAbort, {once: true});
@@ -68,9 +75,12 @@ export class GenerationSlots {
         });
     }
 
-    /** Stop taking new requests; running and queued ones still complete. */
+    /** Stop taking new requests and refuse the queued ones; running ones still complete. */
     public close(): void {
         this.closed = true;
+        const refused = this.queue.splice(0);
+        for (const waiter of refused) waiter.refuse(new ServerShuttingDownError("the server is shutting down; this request had not started"));
+        this.notifyIfIdle();
     }
 
     /** Settles when no generation runs or waits. */

@@ -14,7 +14,7 @@ export interface ResponseFormat {
     readonly opensWithRole: boolean;
     choice(text: string, finishReason: "stop" | "length"): Record<string, unknown>;
     /** A streamed choice; `first` marks the chunk that opens the reply (chat sends the role there). */
-    chunkChoice(text: string, finishReason: "stop" | "length" | null, first: boolean): Record<string, unknown>;
+    chunkChoice(text: string, finishReason: "stop" | "length" | "abort" | null, first: boolean): Record<string, unknown>;
 }
 
 export const completionFormat: ResponseFormat = {

@@ -71,7 +71,7 @@ export class ServeMetrics {
         this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of completed requests.", ["model_name", "decode_mode"]);
         this.generationTokens = counter("generation_tokens_total", "Generated tokens of completed requests.", ["model_name", "decode_mode"]);
         this.successes = counter("request_success_total", "Completed requests by finish reason.", ["model_name", "decode_mode", "finished_reason"]);
-        this.failures = counter("request_failure_total", "Requests that ended without completing (client gone, error).", ["model_name", "reason"]);
+        this.failures = counter("request_failure_total", "Requests that ended without completing, by reason (aborted, overloaded, shutdown, error).", ["model_name", "reason"]);
         this.latency = histogram("e2e_request_latency_seconds", "Arrival to last token, queueing included.", latencyBuckets);
         this.timeToFirstToken = histogram("time_to_first_token_seconds", "Arrival to first generated token, queueing included.", latencyBuckets);
         this.timePerOutputToken = histogram("time_per_output_token_seconds", "Mean time between generated tokens after the first, per request.", tokenLatencyBuckets);
@@ -133,7 +133,11 @@ export class ServeMetrics {
         if (generated > 0 && decodeSeconds > 0) this.throughput.observe(labels, generated / decodeSeconds);
     }
 
-    public recordFailure(reason: "aborted" | "error"): void {
+    /**
+     * `aborted`: the client left; `overloaded`: refused with 429 (queue full); `shutdown`: refused
+     * or cut by a drain (503, or a stream ended early); `error`: anything else.
+     */
+    public recordFailure(reason: "aborted" | "overloaded" | "shutdown" | "error"): void {
         this.failures.inc({model_name: this.modelName, reason});
     }
 

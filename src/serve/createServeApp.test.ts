@@ -321,6 +321,9 @@ describe("concurrency", () => {
         const statuses = await Promise.all([...running, queued].map(async (response) => (await response).status));
         expect(statuses).toEqual([200, 200, 200]);
         expect(slow.openSequences).toBe(0);
+        const samples = parsePrometheusText(await (await app.request("/metrics")).text());
+        expect(sumSamples(samples, "request_failure_total", {reason: "overloaded"})).toBe(1);
+        expect(sumSamples(samples, "request_failure_total", {reason: "error"})).toBe(0);
     });
 
     it("interleaves concurrent generations even on a backend that never waits", async () => {
@@ -389,13 +392,58 @@ describe("graceful shutdown", () => {
         expect(state.slots.running).toBe(0);
     });
 
-    it("aborts what is still running when the drain timeout passes", async () => {
+    it("answers a non-streaming generation cut at the drain timeout with 503 and Retry-After", async () => {
         const slow = new DelayedBackend(target, 20);
         const {app, shutdown} = createServeApp({target: slow, modelName: "bigram"});
         const pending = post(app, "/v1/completions", {prompt: "a", max_tokens: 400, temperature: 0});
         await new Promise((resolve) => setTimeout(resolve, 50));
         await shutdown(50);
-        expect((await pending).status).toBe(499);
+        const response = await pending;
+        expect(response.status).toBe(503);
+        expect(response.headers.get("retry-after")).toBe("5");
+        expect((await json(response)).error.code).toBe("shutting_down");
         expect(slow.openSequences).toBe(0);
+    });
+
+    it("refuses queued requests with 503 and Retry-After when the drain starts", async () => {
+        const slow = new DelayedBackend(target, 10);
+        const {app, state, shutdown} = createServeApp({target: slow, modelName: "bigram", maxConcurrency: 1, maxQueue: 4});
+        const running = post(app, "/v1/completions", {prompt: "a", max_tokens: 10, temperature: 0});
+        await waitFor(() => state.slots.running === 1);
+        const queued = [post(app, "/v1/completions", {prompt: "a"}), post(app, "/v1/chat/completions", {messages: [{role: "user", content: "a"}], stream: true})];
+        await waitFor(() => state.slots.waiting === 2);
+        const stopping = shutdown();
+        for (const response of await Promise.all(queued)) {
+            expect(response.status).toBe(503);
+            expect(response.headers.get("retry-after")).toBe("5");
+            expect((await json(response)).error).toMatchObject({type: "server_error", code: "shutting_down"});
+        }
+        expect((await running).status).toBe(200);
+        await stopping;
+        const samples = parsePrometheusText(await (await app.request("/metrics")).text());
+        expect(sumSamples(samples, "request_failure_total", {reason: "shutdown"})).toBe(2);
+        expect(sumSamples(samples, "request_failure_total", {reason: "aborted"})).toBe(0);
+    });
+
+    it("ends a stream cut at the drain timeout with a finish_reason, an error event and [DONE]", async () => {
+        const slow = new DelayedBackend(target, 10);
+        const {app, state, shutdown} = createServeApp({target: slow, modelName: "bigram"});
+        const response = await post(app, "/v1/chat/completions", {messages: [{role: "user", content: "a"}], max_tokens: 400, temperature: 0, stream: true, stop: null});
+        expect(response.status).toBe(200);
+        const events: string[] = [];
+        const reading = (async () => {
+            for await (const data of readSseData(response.body!)) events.push(data);
+        })();
+        await waitFor(() => events.length >= 3);
+        await shutdown(30);
+        await reading;
+        expect(events.at(-1)).toBe("[DONE]");
+        const [finish, error] = events.slice(-3, -1).map((data) => JSON.parse(data) as Reply);
+        expect(finish.choices[0].finish_reason).toBe("abort");
+        expect(error.error).toMatchObject({type: "server_error", code: "shutting_down"});
+        expect(state.slots.running).toBe(0);
+        expect(slow.openSequences).toBe(0);
+        const samples = parsePrometheusText(await (await app.request("/metrics")).text());
+        expect(sumSamples(samples, "request_failure_total", {reason: "shutdown"})).toBe(1);
     });
 });

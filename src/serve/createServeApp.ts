@@ -47,8 +47,9 @@ export interface ServeApp {
     readonly app: Hono;
     readonly state: ServeState;
     /**
-     * Graceful shutdown: new requests get 503, running and queued ones finish; after `timeoutMs`
-     * (default: no limit) the remaining generations are aborted. Settles when none is left.
+     * Graceful shutdown: new and queued requests get 503, running ones finish; after `timeoutMs`
+     * (default: no limit) the remaining generations are stopped (503, or a stream's last events say
+     * so). Settles when none is left.
      */
     shutdown(timeoutMs?: number): Promise<void>;
 }

@@ -5,6 +5,7 @@ import {streamSSE} from "hono/streaming";
 import {type GenerationChunk, type GenerationResult, streamGeneration} from "../engine/generate.js";
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
+import {ServerOverloadedError, ServerShuttingDownError} from "../errors.js";
 import {openAiError} from "./openAiError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
 import {openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
@@ -18,7 +19,9 @@ import type {ServeState} from "./ServeState.js";
  * decode, yielding to the event loop after every step so concurrent requests take turns (a fake
  * backend that never awaits I/O would otherwise run one request to the end) → release the slot.
  * The client closing the connection, or a shutdown that runs out of time, aborts the engine, which
- * disposes its sequences; the slot is freed in every case.
+ * disposes its sequences; the slot is freed in every case. A generation cut by the shutdown is
+ * answered 503 (Retry-After), or, once streaming, ends with finish_reason "abort", an error event
+ * and [DONE].
  */
 export async function serveGeneration(c: Context, state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number): Promise<Response> {
     const controller = new AbortController();
@@ -30,6 +33,8 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
         else source.addEventListener("abort", abort, {once: true});
     }
     const detach = (): void => sources.forEach((source) => source.removeEventListener("abort", abort));
+    // A drain that ran out of time, not a client that left: the client is still there to be told.
+    const cutByShutdown = (): boolean => state.shutdownSignal.aborted && !c.req.raw.signal.aborted;
 
     let release: (() => void) | undefined;
     let generator: AsyncGenerator<GenerationChunk, GenerationResult> | undefined;
@@ -83,7 +88,13 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
                 if (prepared.includeUsage) await stream.writeSSE({data: JSON.stringify({...run.chunk(undefined), usage: run.usage(result)})});
                 await stream.writeSSE({data: "[DONE]"});
             } catch (error) {
-                if (controller.signal.aborted) state.metrics.recordFailure("aborted");
+                if (cutByShutdown()) {
+                    state.metrics.recordFailure("shutdown");
+                    // The choice ends with a finish_reason (vLLM's "abort"), then the reason as an error event.
+                    await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", "abort", false), prepared.continuousUsage))}).catch(() => undefined);
+                    await stream.writeSSE({data: JSON.stringify(openAiError(new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout")).body)}).catch(() => undefined);
+                    await stream.writeSSE({data: "[DONE]"}).catch(() => undefined);
+                } else if (controller.signal.aborted) state.metrics.recordFailure("aborted");
                 else {
                     state.metrics.recordFailure("error");
                     // Headers are sent: the error travels as a last event, in the same format as any other.
@@ -95,8 +106,16 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
             }
         });
     } catch (error) {
-        state.metrics.recordFailure(controller.signal.aborted ? "aborted" : "error");
-        throw controller.signal.aborted ? controller.signal.reason : error;
+        if (cutByShutdown() || error instanceof ServerShuttingDownError) {
+            state.metrics.recordFailure("shutdown");
+            throw error instanceof ServerShuttingDownError ? error : new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout");
+        }
+        if (controller.signal.aborted) {
+            state.metrics.recordFailure("aborted");
+            throw controller.signal.reason;
+        }
+        state.metrics.recordFailure(error instanceof ServerOverloadedError ? "overloaded" : "error");
+        throw error;
     } finally {
         if (!handedToStream) await finish();
     }
