@@ -242,14 +242,14 @@ async function runSpeculativeSimple(options: {target: string; draft?: string; sp
     const args = ["-m", options.target, ...drafting, "-t", String(options.threads), "-tb", String(options.threads),
         "-td", String(options.threads), "-c", String(options.contextSize), "-n", String(options.tokens), ...nativeSamplerFlags(options.temperature, options.seed),
         "-p", options.prompt];
-    const command = commandLine([join(binDirectory, "llama-speculative-simple"), ...args.slice(0, -1)]) + " -p '<prompt>'";
+    const command = commandLine([join(binDirectory, "llama-speculative-simple"), ...args.slice(0, -2)]) + " -p '<prompt>'";
     // llama.cpp's common log is written by a worker thread that is not joined at exit (common_log_main()
     // leaks it), so on a loaded machine the summary lines are sometimes lost: run again when they are.
     let code: number | null = null;
     let output = "";
     for (let attempt = 0; attempt < 5; attempt++) {
         ({code, output} = await runTool("llama-speculative-simple", args));
-        if (code !== 0 || /decoded\s+\d+ tokens/.test(output)) break;
+        if (code !== 0 || (/decoded\s+\d+ tokens/.test(output) && /n_accept\s*=\s*\d+/.test(output))) break;
         speculativeSimpleRetries++;
     }
     const decoded = /decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t\/s/.exec(output);
