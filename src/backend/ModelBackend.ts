@@ -1,4 +1,5 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import type {VocabularyDescription} from "./VocabularyDescription.js";
 
 /**
  * What specgate needs from an inference engine: a tokenizer, a vocabulary fingerprint, and sequences
@@ -28,6 +29,11 @@ export interface ModelBackend {
      * tokenizer model, every token's text, score and type, the special ids and tokenizer flags.
      */
     vocabularyIdentity(): string;
+    /**
+     * The token texts and BOS/EOS settings llama.cpp compares to pair a draft with a target (see
+     * assertSameVocabulary). Optional: backends without it are paired by identity and size alone.
+     */
+    vocabularyDescription?(): VocabularyDescription;
     /** A fresh, empty sequence (its own KV cache). */
     createSequence(): Promise<BackendSequence>;
     dispose(): Promise<void>;

@@ -5,6 +5,7 @@ import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
 import {type NativeContextHandle, type NativeDecodeTimings, type NativeModelHandle, nativeAddon, NativeOutputMode} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
 import {readModelHeader} from "./readModelHeader.js";
+import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
 export interface NativeBackendOptions {
@@ -51,6 +52,7 @@ export class NativeBackend implements ModelBackend {
     private constructor(
         private readonly model: NativeModelHandle,
         vocabularyIdentityHash: string,
+        private readonly vocabulary: VocabularyDescription,
         vocabularySize: number,
         private readonly options: {threads: number; contextSize: number; batchSize: number; maxIdleSequences: number; inlineBelowMilliseconds: number}
     ) {
@@ -89,7 +91,7 @@ export class NativeBackend implements ModelBackend {
             model.dispose();
             throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
         }
-        return new NativeBackend(model, vocabularyIdentity(header.metadata), vocabularySize, {threads, contextSize, batchSize, maxIdleSequences, inlineBelowMilliseconds});
+        return new NativeBackend(model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, contextSize, batchSize, maxIdleSequences, inlineBelowMilliseconds});
     }
 
     public tokenize(text: string): number[] {
@@ -107,6 +109,10 @@ export class NativeBackend implements ModelBackend {
 
     public vocabularyIdentity(): string {
         return this.identity;
+    }
+
+    public vocabularyDescription(): VocabularyDescription {
+        return this.vocabulary;
     }
 
     public createSequence(): Promise<NativeSequence> {

@@ -9,6 +9,7 @@ import {createDirectLogitsReader, type DirectLogitsReader} from "./directLogits.
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
 import {OperationQueue} from "./OperationQueue.js";
 import {readModelHeader} from "./readModelHeader.js";
+import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
 export interface NodeLlamaCppBackendOptions {
@@ -89,6 +90,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
     public readonly bosToken: number | undefined;
     public readonly eosToken: number | undefined;
     private readonly identity: string;
+    private readonly vocabulary: VocabularyDescription;
     private readonly sequences = new Set<NodeLlamaCppSequence>();
     private readonly idleSlots: SequenceSlot[] = [];
     private disposed = false;
@@ -105,6 +107,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
         this.bosToken = model.tokens.bos ?? undefined;
         this.eosToken = model.tokens.eos ?? undefined;
         this.identity = vocabularyIdentity(header.metadata);
+        this.vocabulary = describeVocabulary(header.metadata);
     }
 
     /**
@@ -166,6 +169,10 @@ export class NodeLlamaCppBackend implements ModelBackend {
 
     public vocabularyIdentity(): string {
         return this.identity;
+    }
+
+    public vocabularyDescription(): VocabularyDescription {
+        return this.vocabulary;
     }
 
     public async createSequence(): Promise<NodeLlamaCppSequence> {

@@ -2,6 +2,7 @@ import {mkdir, mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {letterPieces} from "../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import type {Command} from "commander";
 import {createProgram} from "./createProgram.js";
@@ -180,12 +181,13 @@ describe("inputs are checked before any model work", () => {
     it("sweep refuses a draft with another tokenizer and an unreadable --memory before the first configuration", async () => {
         const other = join(directory, "other");
         await mkdir(other);
-        const pair = await writeRandomLlamaPair({directory: other, seed: 3, pieces: ["ab"]});
+        // 129 pieces more than the byte vocabulary: one token beyond llama.cpp's largest allowed size difference.
+        const pair = await writeRandomLlamaPair({directory: other, seed: 3, pieces: letterPieces(129)});
         const target = shipped("models/target/model.gguf");
         const common = ["sweep", "--target", target, "--battery", scored, "--max-tokens", "4"];
         const mismatched = await cli(...common, "--draft", pair.draftPath, "--policies", "strict");
         expect(mismatched.code).toBe(ExitCode.badInput);
-        expect(mismatched.stderr).toMatch(/^specgate sweep: --draft: target has \d+ tokens, draft has \d+\n$/);
+        expect(mismatched.stderr).toMatch(/^specgate sweep: --draft: target has 260 tokens, draft has 389: 129 apart, at most 128 allowed\n$/);
         const memory = await cli(...common, "--draft", shipped("models/draft/model.gguf"), "--policies", "calibrated", "--memory", join(directory, "absent.json"));
         expect(memory.code).toBe(ExitCode.badInput);
         // Only the error: no configuration ran (each would print a progress line).

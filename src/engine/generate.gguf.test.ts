@@ -6,6 +6,7 @@ import {backendKinds, loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {TokenizerMismatchError} from "../errors.js";
+import {letterPieces} from "../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {generate} from "./generate.js";
@@ -98,12 +99,13 @@ describe.each(backendKinds)("speculative generation on GGUF fixtures, %s backend
         expect(test.pValue).toBeGreaterThan(0.001);
     });
 
-    it("refuses a draft whose tokenizer differs", async () => {
+    it("refuses a draft whose vocabulary is more than 128 tokens longer", async () => {
         const otherDirectory = await mkdtemp(join(tmpdir(), "specgate-engine-other-"));
-        const other = await writeRandomLlamaPair({directory: otherDirectory, seed: 3, pieces: ["the", "ing"]});
+        const other = await writeRandomLlamaPair({directory: otherDirectory, seed: 3, pieces: letterPieces(129)});
         const otherDraft = await loadModelBackend(other.draftPath, {threads: 1, backend});
         try {
             await expect(generate(target, otherDraft, "hello")).rejects.toThrow(TokenizerMismatchError);
+            await expect(generate(target, otherDraft, "hello")).rejects.toThrow("draft: target has 260 tokens, draft has 389: 129 apart, at most 128 allowed");
         } finally {
             await otherDraft.dispose();
             await rm(otherDirectory, {recursive: true, force: true});

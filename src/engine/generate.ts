@@ -1,5 +1,6 @@
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
 import {InvalidInputError} from "../errors.js";
@@ -60,15 +61,19 @@ export interface GenerationResources {
  * exactly the same code and backend.
  */
 export async function* streamGeneration(
-    target: ModelBackend,
+    fullTarget: ModelBackend,
     draft: ModelBackend | undefined,
     prompt: string | readonly number[],
     optionsInput: GenerationOptionsInput = {},
     resources: GenerationResources = {}
 ): AsyncGenerator<GenerationChunk, GenerationResult> {
     const options = parseGenerationOptions(optionsInput);
-    if (draft != null) assertSameVocabulary(target, draft);
+    const sharedSize = draft != null ? assertSameVocabulary(fullTarget, draft) : fullTarget.vocabularySize;
     const drafter = resources.drafter ?? (options.drafter != null ? createDrafter(options.drafter, draft, "drafter") : draft != null ? createDrafter("model", draft) : undefined);
+    // Ids only one model of the pair has are masked: the target is seen through the shared ids
+    // (restrictVocabulary), so it never emits a token the draft cannot read, and the model drafter
+    // cuts a longer draft the same way, so it never proposes one the target lacks.
+    const target = restrictVocabulary(fullTarget, Math.min(sharedSize, drafter?.vocabularySize ?? sharedSize));
     const speculative = drafter != null && options.gamma > 0;
     const controller = new DraftLengthController({
         mode: options.draftLength,

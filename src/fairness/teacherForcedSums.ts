@@ -1,3 +1,4 @@
+import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {addPosition, type DivergenceSums, emptyDivergenceSums} from "./DivergenceSums.js";
@@ -21,7 +22,11 @@ export interface TeacherForcingInput {
  * continuation token: the prefixes s are those of the continuation, as in E_{s~T} of seed 003.
  * Full-support rows (no top-k/top-p) so D_T and KL measure the models, not a sampler's truncation.
  */
-export async function teacherForcedSums(target: ModelBackend, draft: ModelBackend, input: TeacherForcingInput): Promise<DivergenceSums> {
+export async function teacherForcedSums(fullTarget: ModelBackend, fullDraft: ModelBackend, input: TeacherForcingInput): Promise<DivergenceSums> {
+    // Over the ids both models have, as the engine runs a pair whose vocabularies differ in length.
+    const shared = Math.min(fullTarget.vocabularySize, fullDraft.vocabularySize);
+    const target = restrictVocabulary(fullTarget, shared);
+    const draft = restrictVocabulary(fullDraft, shared);
     const sums = emptyDivergenceSums();
     if (input.continuation.length === 0 || input.context.length === 0) return sums;
     const tokens = [...input.context, ...input.continuation];

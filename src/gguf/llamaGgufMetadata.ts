@@ -1,5 +1,5 @@
 import {InvalidInputError} from "../errors.js";
-import {ByteTokenizer} from "./ByteTokenizer.js";
+import {ByteTokenizer, SpmTokenType, type TokenizerEntry} from "./ByteTokenizer.js";
 import {GgmlTensorType} from "./GgmlTensorType.js";
 import type {GgufMetadataValue} from "./GgufMetadataValue.js";
 import {GgufValueType} from "./GgufValueType.js";
@@ -38,14 +38,21 @@ const fileTypeByTensorType: Record<GgmlTensorType, number> = {
  * The metadata a llama-architecture GGUF needs: `general.*`, the `llama.*` hyperparameters and the
  * `tokenizer.ggml.*` SPM vocabulary of a ByteTokenizer (add_space_prefix off, BOS added by
  * llama.cpp's add_special path only, never EOS). Checks the shape constraints llama.cpp relies on.
+ * `paddingTokens` appends that many unused rows after the tokenizer's, named `[PAD<id>]` with type
+ * UNUSED as llama.cpp's converter writes the ids a checkpoint has beyond its tokenizer (Qwen2.5 7B:
+ * 152,064 rows for a 151,665-token tokenizer).
  */
 export function llamaGgufMetadata(
     hyperparameters: LlamaHyperparameters,
     tokenizer: ByteTokenizer,
-    options: {name?: string; weightType?: GgmlTensorType} = {}
+    options: {name?: string; weightType?: GgmlTensorType; paddingTokens?: number} = {}
 ): GgufKeyValue[] {
-    checkHyperparameters(hyperparameters, tokenizer);
+    const paddingTokens = options.paddingTokens ?? 0;
+    if (!Number.isSafeInteger(paddingTokens) || paddingTokens < 0)
+        throw new InvalidInputError(`must be a non-negative integer, got ${paddingTokens}`, "paddingTokens");
+    checkHyperparameters(hyperparameters, tokenizer.size + paddingTokens);
     const h = hyperparameters;
+    const vocabulary = [...tokenizer.vocabulary, ...paddingEntries(tokenizer.size, paddingTokens)];
     const headDimension = h.embeddingLength / h.headCount;
     return [
         {key: "general.architecture", type: GgufValueType.String, value: "llama"},
@@ -62,9 +69,9 @@ export function llamaGgufMetadata(
         {key: "llama.rope.dimension_count", type: GgufValueType.Uint32, value: headDimension},
         {key: "llama.vocab_size", type: GgufValueType.Uint32, value: h.vocabularySize},
         {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "llama"},
-        {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: tokenizer.vocabulary.map((entry) => entry.text)}},
-        {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: tokenizer.vocabulary.map((entry) => entry.score)}},
-        {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: tokenizer.vocabulary.map((entry) => entry.type)}},
+        {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: vocabulary.map((entry) => entry.text)}},
+        {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: vocabulary.map((entry) => entry.score)}},
+        {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: vocabulary.map((entry) => entry.type)}},
         {key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.bosId},
         {key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.eosId},
         {key: "tokenizer.ggml.unknown_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.unknownId},
@@ -74,7 +81,12 @@ export function llamaGgufMetadata(
     ];
 }
 
-function checkHyperparameters(h: LlamaHyperparameters, tokenizer: ByteTokenizer): void {
+/** `count` unused tokens `[PAD<id>]` from id `first` on. */
+export function paddingEntries(first: number, count: number): TokenizerEntry[] {
+    return Array.from({length: count}, (_unused, index) => ({text: `[PAD${first + index}]`, score: 0, type: SpmTokenType.Unused}));
+}
+
+function checkHyperparameters(h: LlamaHyperparameters, tokenCount: number): void {
     const positive: (keyof LlamaHyperparameters)[] = [
         "contextLength", "embeddingLength", "blockCount", "feedForwardLength", "headCount", "headCountKv", "vocabularySize"
     ];
@@ -89,6 +101,6 @@ function checkHyperparameters(h: LlamaHyperparameters, tokenizer: ByteTokenizer)
         throw new InvalidInputError(`headCount ${h.headCount} is not a multiple of headCountKv ${h.headCountKv}`, "headCountKv");
     if (!(h.layerNormRmsEpsilon > 0) || !(h.ropeFreqBase > 0))
         throw new InvalidInputError("layerNormRmsEpsilon and ropeFreqBase must be positive", "layerNormRmsEpsilon");
-    if (h.vocabularySize !== tokenizer.size)
-        throw new InvalidInputError(`vocabularySize ${h.vocabularySize} differs from the tokenizer's ${tokenizer.size}`, "vocabularySize");
+    if (h.vocabularySize !== tokenCount)
+        throw new InvalidInputError(`vocabularySize ${h.vocabularySize} differs from the ${tokenCount} tokens written`, "vocabularySize");
 }

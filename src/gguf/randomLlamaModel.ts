@@ -39,6 +39,12 @@ export interface RandomLlamaPairOptions {
     readonly pieces?: readonly string[];
     /** A Jinja chat template stored as `tokenizer.chat_template` in both files (for serving tests). */
     readonly chatTemplate?: string;
+    /**
+     * Unused `[PAD<id>]` tokens appended to the target's vocabulary only, with zero embedding and
+     * output rows (logit 0), as a large checkpoint pads its vocabulary beyond its draft's: Qwen2.5 7B
+     * has 152,064 rows, 0.5B 151,936. Default 0.
+     */
+    readonly targetPaddingTokens?: number;
 }
 
 export interface RandomLlamaPair {
@@ -103,11 +109,28 @@ export async function writeRandomLlamaPair(options: RandomLlamaPairOptions): Pro
     const targetWeights = randomTargetWeights(target, scales, new SplitMix32(options.seed));
     const draftWeights = sliceDraftWeights(targetWeights, target, draft, scales, noise, new SplitMix32(options.seed ^ 0x5bd1e995));
 
+    const padding = options.targetPaddingTokens ?? 0;
+    if (!Number.isSafeInteger(padding) || padding < 0)
+        throw new InvalidInputError(`must be a non-negative integer, got ${padding}`, "targetPaddingTokens");
+    const paddedTarget = {...target, vocabularySize: target.vocabularySize + padding};
     const targetPath = join(options.directory, "target.gguf");
     const draftPath = join(options.directory, "draft.gguf");
-    await writeModel(targetPath, target, tokenizer, targetWeights, weightType, "specgate-random-target", options.chatTemplate);
+    await writeModel(targetPath, paddedTarget, tokenizer, padVocabularyRows(targetWeights, target.embeddingLength, padding), weightType, "specgate-random-target", options.chatTemplate, padding);
     await writeModel(draftPath, draft, tokenizer, draftWeights, weightType, "specgate-random-draft", options.chatTemplate);
-    return {targetPath, draftPath, tokenizer, target, draft};
+    return {targetPath, draftPath, tokenizer, target: paddedTarget, draft};
+}
+
+/** The weights with `count` zero rows appended to the embedding and output matrices (ggml [d, V]: rows are contiguous). */
+function padVocabularyRows(weights: Weights, d: number, count: number): Weights {
+    if (count === 0) return weights;
+    const padded: Weights = new Map(weights);
+    for (const name of ["token_embd.weight", "output.weight"]) {
+        const tensor = weights.get(name)!;
+        const values = new Float32Array(tensor.values.length + count * d);
+        values.set(tensor.values);
+        padded.set(name, {dimensions: [d, tensor.dimensions[1] + count], values});
+    }
+    return padded;
 }
 
 /** Writes one llama GGUF with the given weights (matrices as `weightType`, vectors as F32). */
@@ -118,10 +141,11 @@ async function writeModel(
     weights: Weights,
     weightType: GgmlTensorType,
     name: string,
-    chatTemplate?: string
+    chatTemplate?: string,
+    paddingTokens = 0
 ): Promise<void> {
     const writer = new GgufWriter();
-    for (const entry of llamaGgufMetadata(h, tokenizer, {name, weightType}))
+    for (const entry of llamaGgufMetadata(h, tokenizer, {name, weightType, paddingTokens}))
         writer.set(entry.key, entry.type, entry.value);
     if (chatTemplate != null)
         writer.set("tokenizer.chat_template", GgufValueType.String, chatTemplate);

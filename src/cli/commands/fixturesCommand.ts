@@ -1,6 +1,7 @@
 import {mkdir} from "node:fs/promises";
 import type {Command} from "commander";
 import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
+import {letterPieces} from "../../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import {InvalidInputError} from "../../errors.js";
 import {checkOutputFolder} from "../checkOutputPath.js";
@@ -16,21 +17,6 @@ function parseShape(text: string, field: string) {
     return {embeddingLength, blockCount, headCount, headCountKv: headCount, feedForwardLength};
 }
 
-/** The first `count` strings of "aa", "ab", …, "zz", "aaa", … — unique pieces that enlarge the vocabulary. */
-function letterPieces(count: number): string[] {
-    const pieces: string[] = [];
-    for (let length = 2; pieces.length < count; length++) {
-        const total = 26 ** length;
-        for (let index = 0; index < total && pieces.length < count; index++) {
-            let piece = "";
-            for (let rest = index, position = 0; position < length; position++, rest = Math.floor(rest / 26))
-                piece = String.fromCharCode(97 + (rest % 26)) + piece;
-            pieces.push(piece);
-        }
-    }
-    return pieces;
-}
-
 /** `specgate fixtures`: write a deterministic random-weight target/draft GGUF pair sharing a vocabulary. */
 export function registerFixturesCommand(program: Command): void {
     program
@@ -43,7 +29,8 @@ export function registerFixturesCommand(program: Command): void {
         .option("--context <N>", "context length", integerOption(16), 256)
         .option("--type <F32|F16|Q8_0>", "matrix tensor type", "F32")
         .option("--vocabulary-size <N>", "pad the 260-token byte vocabulary with letter pieces up to N tokens (e.g. 32000 or 152000, for logit-transfer costs)", integerOption(260, 400_000), 260)
-        .action(async (options: {out: string; seed: number; targetShape: string; draftShape: string; context: number; type: string; vocabularySize: number}) => {
+        .option("--pad-vocabulary <N>", "append N unused [PAD<id>] tokens (zero rows) to the target only, as Qwen2.5 7B's 152,064 rows against 0.5B's 151,936", integerOption(0, 400_000), 0)
+        .action(async (options: {out: string; seed: number; targetShape: string; draftShape: string; context: number; type: string; vocabularySize: number; padVocabulary: number}) => {
             const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
             const weightType = types[options.type];
             if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
@@ -52,7 +39,7 @@ export function registerFixturesCommand(program: Command): void {
             await checkOutputFolder(options.out, "--out");
             const pair = await writeOutputFile(async () => {
                 await mkdir(options.out, {recursive: true});
-                return writeRandomLlamaPair({directory: options.out, seed: options.seed, pieces: letterPieces(options.vocabularySize - 260), weightType, target, draft});
+                return writeRandomLlamaPair({directory: options.out, seed: options.seed, pieces: letterPieces(options.vocabularySize - 260), weightType, target, draft, targetPaddingTokens: options.padVocabulary});
             }, options.out, "--out");
             process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
         });

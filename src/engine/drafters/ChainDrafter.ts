@@ -11,10 +11,14 @@ import {type Drafter, type DrafterSession, type DraftOutcome, type DraftRequest,
 export class ChainDrafter implements Drafter {
     public readonly label: string;
     public readonly members: readonly string[];
+    /** The smallest member vocabulary: every member must be able to read every emitted id. */
+    public readonly vocabularySize?: number;
 
     public constructor(private readonly drafters: readonly Drafter[]) {
         this.label = drafters.map((drafter) => drafter.label).join("+");
         this.members = drafters.flatMap((drafter) => drafter.members);
+        const sizes = drafters.flatMap((drafter) => drafter.vocabularySize ?? []);
+        if (sizes.length > 0) this.vocabularySize = Math.min(...sizes);
     }
 
     public async start(context: DrafterStart): Promise<DrafterSession> {

@@ -13,6 +13,11 @@ export interface Drafter {
     readonly label: string;
     /** Labels of the drafters that can make a proposal (the members of a chain, else the label). */
     readonly members: readonly string[];
+    /**
+     * Token ids the drafter's model can represent, [0, vocabularySize); absent when it can propose
+     * and read any id the target has (lookup drafters). The engine restricts the target to it.
+     */
+    readonly vocabularySize?: number;
     start(context: DrafterStart): Promise<DrafterSession>;
 }
 

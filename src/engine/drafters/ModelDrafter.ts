@@ -1,5 +1,6 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
+import {restrictVocabulary} from "../../backend/restrictVocabulary.js";
 import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
@@ -23,10 +24,15 @@ export class ModelDrafter implements Drafter {
 
     public constructor(private readonly draft: ModelBackend) {}
 
+    public get vocabularySize(): number {
+        return this.draft.vocabularySize;
+    }
+
     public async start(context: DrafterStart): Promise<DrafterSession> {
         const {options, chance, telemetry} = context;
-        assertSameVocabulary(context.target, this.draft);
-        const sequence: BackendSequence = await this.draft.createSequence();
+        // The engine has already cut the target to the shared ids; a longer draft is cut to match.
+        const shared = assertSameVocabulary(context.target, this.draft);
+        const sequence: BackendSequence = await restrictVocabulary(this.draft, Math.min(shared, context.target.vocabularySize)).createSequence();
         // Tokens in the draft's KV cache, in order.
         const cache: number[] = [];
         // Length of the prefix that `cache` and the history are known to share.
