@@ -138,6 +138,27 @@ export class ServerOverloadedError extends SpecgateError {
     }
 }
 
+/** A request without a valid API key, on a server that requires one (HTTP 401). */
+export class AuthenticationError extends SpecgateError {
+    public constructor(message: string) {
+        super("invalid_api_key", message);
+    }
+}
+
+/** A request whose Host header names a host the server does not answer for (HTTP 403, against DNS rebinding). */
+export class HostNotAllowedError extends SpecgateError {
+    public constructor(message: string) {
+        super("host_not_allowed", message);
+    }
+}
+
+/** A request body that is not declared as JSON (HTTP 415). */
+export class UnsupportedMediaTypeError extends SpecgateError {
+    public constructor(message: string) {
+        super("unsupported_media_type", message);
+    }
+}
+
 /** The server is draining for shutdown and takes no new requests (HTTP 503). */
 export class ServerShuttingDownError extends SpecgateError {
     public constructor(message: string) {

@@ -357,7 +357,7 @@ describe("concurrency", () => {
         const {app, state} = createServeApp({target: slow, modelName: "bigram", maxConcurrency: 1});
         const controller = new AbortController();
         const pending = Promise.resolve(app.request("/v1/completions", {
-            method: "POST", body: JSON.stringify({prompt: "a", max_tokens: 400, temperature: 0}), signal: controller.signal
+            method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({prompt: "a", max_tokens: 400, temperature: 0}), signal: controller.signal
         }));
         await waitFor(() => state.slots.running === 1);
         controller.abort();

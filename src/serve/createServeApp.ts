@@ -1,10 +1,12 @@
 import {setMaxListeners} from "node:events";
 import {Hono} from "hono";
 import {bodyLimit} from "hono/body-limit";
+import {cors} from "hono/cors";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {defaultSamplingOptions} from "../distributions/SamplingOptions.js";
 import {PayloadTooLargeError, RouteNotFoundError, ServerShuttingDownError} from "../errors.js";
 import {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import {ApiKeys, checkJsonContentType, type HostAllowList} from "./accessControl.js";
 import {chatCompletionRequestSchema} from "./chatCompletionRequestSchema.js";
 import {type ChatTemplate, defaultChatTemplate} from "./ChatTemplate.js";
 import {completionRequestSchema} from "./completionRequestSchema.js";
@@ -41,6 +43,12 @@ export interface ServeAppOptions {
     readonly maxBodyBytes?: number;
     /** Also export Node process metrics (RSS, event-loop lag, GC) on /metrics. Default false. */
     readonly processMetrics?: boolean;
+    /** Bearer tokens accepted on every route but /health; none (the default) leaves the server open. */
+    readonly apiKeys?: readonly string[];
+    /** Host header values answered (see HostAllowList); default: any (startServeServer narrows it on loopback). */
+    readonly allowedHosts?: HostAllowList;
+    /** Origins allowed to call the API from a browser (CORS); default none, so no CORS headers are sent. */
+    readonly corsOrigins?: readonly string[];
 }
 
 export interface ServeApp {
@@ -99,6 +107,24 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         return new Response(JSON.stringify(mapped.body), {status: mapped.status, headers});
     });
 
+    // Access first: a foreign Host header is refused on every route, then CORS (when configured)
+    // answers preflights, then every route but /health needs an API key when the server has some.
+    const apiKeys = new ApiKeys(options.apiKeys ?? []);
+    const allowedHosts = options.allowedHosts;
+    if (allowedHosts !== undefined)
+        app.use("*", async (c, next) => {
+            allowedHosts.check(c.req.header("host"));
+            await next();
+        });
+    const corsOrigins = options.corsOrigins ?? [];
+    if (corsOrigins.length > 0)
+        app.use("*", cors({origin: [...corsOrigins], allowMethods: ["GET", "POST", "OPTIONS"], allowHeaders: ["Authorization", "Content-Type"], maxAge: 600}));
+    if (apiKeys.required)
+        app.use("*", async (c, next) => {
+            if (c.req.path !== "/health") apiKeys.check(c.req.header("authorization"));
+            await next();
+        });
+
     // While draining only /metrics answers normally; /health reports 503 so load balancers stop sending.
     app.use("*", async (c, next) => {
         if (!slots.accepting && c.req.path !== "/metrics") throw new ServerShuttingDownError("the server is shutting down");
@@ -129,12 +155,14 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
 
     app.post("/v1/completions", async (c) => {
         const arrival = performance.now();
+        checkJsonContentType(c.req.header("content-type"));
         const request = parseRequestBody(await c.req.text(), completionRequestSchema);
         const prepared = prepareGeneration(state, request, completionPromptTokens(state, request.prompt), "prompt");
         return serveGeneration(c, state, prepared, completionFormat, arrival);
     });
     app.post("/v1/chat/completions", async (c) => {
         const arrival = performance.now();
+        checkJsonContentType(c.req.header("content-type"));
         const request = parseRequestBody(await c.req.text(), chatCompletionRequestSchema);
         const prepared = prepareGeneration(state, request, chatTemplate.render(request.messages), "messages");
         return serveGeneration(c, state, prepared, chatFormat, arrival);

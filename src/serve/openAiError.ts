@@ -1,11 +1,11 @@
 import {HTTPException} from "hono/http-exception";
 import {
-    InvalidDrafterError, InvalidInputError, InvalidPolicyError, ModelNotFoundError, PayloadTooLargeError, RouteNotFoundError, ServerOverloadedError,
+    AuthenticationError, HostNotAllowedError, UnsupportedMediaTypeError, InvalidDrafterError, InvalidInputError, InvalidPolicyError, ModelNotFoundError, PayloadTooLargeError, RouteNotFoundError, ServerOverloadedError,
     ServerShuttingDownError, SpecgateError, TokenizerMismatchError, TokenOutOfRangeError
 } from "../errors.js";
 
 export interface OpenAiError {
-    readonly status: 400 | 404 | 413 | 429 | 499 | 500 | 503;
+    readonly status: 400 | 401 | 403 | 404 | 413 | 415 | 429 | 499 | 500 | 503;
     readonly body: {error: {message: string; type: string; param: string | null; code: string | null}};
     /** Seconds a client should wait before retrying (429, 503). */
     readonly retryAfter?: number;
@@ -21,6 +21,9 @@ export function openAiError(error: unknown): OpenAiError {
         ({status, body: {error: {message, type, param, code}}, retryAfter});
     if (error instanceof InvalidInputError || error instanceof InvalidPolicyError || error instanceof InvalidDrafterError || error instanceof TokenOutOfRangeError)
         return of(400, "invalid_request_error", error.message, error.field ?? null, error.code);
+    if (error instanceof AuthenticationError) return of(401, "invalid_request_error", error.message, null, error.code);
+    if (error instanceof HostNotAllowedError) return of(403, "invalid_request_error", error.message, null, error.code);
+    if (error instanceof UnsupportedMediaTypeError) return of(415, "invalid_request_error", error.message, null, error.code);
     if (error instanceof ModelNotFoundError) return of(404, "invalid_request_error", error.message, error.field ?? "model", "model_not_found");
     if (error instanceof RouteNotFoundError) return of(404, "invalid_request_error", error.message, null, error.code);
     if (error instanceof PayloadTooLargeError) return of(413, "invalid_request_error", error.message, null, error.code);

@@ -35,7 +35,7 @@ describe("specgate serve", () => {
                     const health = (await fetch(`${server.url}/health`)).status;
                     const models = await (await fetch(`${server.url}/v1/models`)).json();
                     const completion = await (await fetch(`${server.url}/v1/completions`, {
-                        method: "POST", body: JSON.stringify({model: "tiny", prompt: "Hi", max_tokens: 4})
+                        method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({model: "tiny", prompt: "Hi", max_tokens: 4})
                     })).json() as Record<string, unknown>;
                     served = {health, models, completion};
                 } finally {
@@ -66,7 +66,7 @@ describe("specgate serve", () => {
                     try {
                         const models = await (await fetch(`${server.url}/v1/models`)).json() as {data: Array<{chat_template?: string}>};
                         const chat = await (await fetch(`${server.url}/v1/chat/completions`, {
-                            method: "POST", body: JSON.stringify({messages: [{role: "user", content: "Hi"}], max_tokens: 2, temperature: 0})
+                            method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({messages: [{role: "user", content: "Hi"}], max_tokens: 2, temperature: 0})
                         })).json() as {usage?: {prompt_tokens: number}};
                         reply = {models, usage: chat.usage};
                     } finally {
@@ -78,6 +78,35 @@ describe("specgate serve", () => {
             // "<s>" (parsed as BOS) + "<|user|>Hi<|assistant|>" in bytes = 1 + 22 tokens with the template.
             if (expected === "gguf") expect(reply?.usage?.prompt_tokens).toBe(1 + "<|user|>Hi<|assistant|>".length);
         }
+    });
+
+    it("requires an API key from --api-key or $SPECGATE_API_KEY on every route but /health, and checks the Host header", async () => {
+        const previous = process.env.SPECGATE_API_KEY;
+        process.env.SPECGATE_API_KEY = "env-one, env-two";
+        let statuses: Record<string, number> = {};
+        try {
+            await program((server, stop) => {
+                void (async () => {
+                    try {
+                        const models = (key?: string) => fetch(`${server.url}/v1/models`, {headers: key === undefined ? {} : {authorization: `Bearer ${key}`}});
+                        statuses = {
+                            health: (await fetch(`${server.url}/health`)).status,
+                            none: (await models()).status,
+                            wrong: (await models("nope")).status,
+                            cli: (await models("cli-key")).status,
+                            env: (await models("env-two")).status,
+                            localhost: (await fetch(`http://localhost:${server.port}/health`)).status
+                        };
+                    } finally {
+                        await stop();
+                    }
+                })();
+            }).parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--port", "0", "--api-key", "cli-key", "--allowed-hosts", "127.0.0.1"]);
+        } finally {
+            if (previous === undefined) delete process.env.SPECGATE_API_KEY;
+            else process.env.SPECGATE_API_KEY = previous;
+        }
+        expect(statuses).toEqual({health: 200, none: 401, wrong: 401, cli: 200, env: 200, localhost: 403});
     });
 
     it("refuses out-of-range options before loading anything", async () => {

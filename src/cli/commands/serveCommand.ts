@@ -11,6 +11,7 @@ import type {ChatTemplate} from "../../serve/ChatTemplate.js";
 import {defaultModelName} from "../../serve/defaultModelName.js";
 import {ggufChatTemplate} from "../../serve/ggufChatTemplate.js";
 import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
+import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
@@ -38,6 +39,9 @@ interface ServeCliOptions {
     contextSize?: number;
     modelName?: string;
     chatTemplate: "auto" | "gguf" | "default";
+    apiKey: string[];
+    allowedHosts?: string;
+    corsOrigin: string[];
 }
 
 export interface ServeCommandHooks {
@@ -61,7 +65,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
         .option("--draft-sampling <mode>", "sample | greedy", "sample")
         .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0))
-        .option("--host <HOST>", "address to listen on (no authentication: keep it on loopback unless fronted by a proxy)", "127.0.0.1")
+        .option("--host <HOST>", "address to listen on (set --api-key before listening beyond loopback)", "127.0.0.1")
         .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
@@ -71,6 +75,9 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--model-name <NAME>", "model id clients send (default: the target GGUF's general.name; without one, the folder of a model.gguf, else the file name without .gguf)")
+        .option("--api-key <KEY>", "require \"Authorization: Bearer KEY\" on every route but /health (repeatable; also $SPECGATE_API_KEY, comma-separated)", collect, [])
+        .option("--allowed-hosts <LIST>", "comma-separated Host header values answered (name or name:port; * = any); default on loopback: localhost, 127.0.0.1, [::1] with the port, elsewhere any")
+        .option("--cors-origin <ORIGIN>", "let browser pages from this origin call the API (repeatable; default: no CORS)", collect, [])
         .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
         .action(async (options: ServeCliOptions) => {
             const policy = parsePolicySpec(options.policy);
@@ -98,7 +105,10 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                     maxConcurrency: options.maxConcurrency,
                     maxQueue: options.maxQueue,
                     maxBodyBytes: options.maxBodyBytes,
-                    processMetrics: true
+                    processMetrics: true,
+                    apiKeys: apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY),
+                    ...(options.allowedHosts !== undefined ? {allowedHosts: new HostAllowList(listOption(options.allowedHosts))} : {}),
+                    corsOrigins: options.corsOrigin.flatMap(listOption)
                 });
             } catch (error) {
                 await draft?.dispose();
@@ -137,10 +147,27 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                 `fingerprint ${await state.fingerprints.for(defaultPath)})\n`
             );
             process.stderr.write(`specgate serve: chat template: ${state.chatTemplate.name}\n`);
+            const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
+            process.stderr.write(`specgate serve: ${keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`}\n`);
+            if (keyCount === 0 && !isLoopbackAddress(options.host))
+                process.stderr.write(`specgate serve: warning: listening on ${options.host} without --api-key; anyone who can reach the port can use it\n`);
             hooks.onListening?.(server, stop);
             await new Promise<void>((resolve) => server.server.once("close", resolve));
             await stop();
         });
+}
+
+function collect(value: string, previous: string[]): string[] {
+    return [...previous, value];
+}
+
+function listOption(text: string): string[] {
+    return text.split(",").map((item) => item.trim()).filter((item) => item !== "");
+}
+
+/** --api-key values and $SPECGATE_API_KEY's comma-separated keys, together. */
+function apiKeysFrom(cliKeys: readonly string[], environment: string | undefined): string[] {
+    return [...cliKeys, ...listOption(environment ?? "")];
 }
 
 /**
