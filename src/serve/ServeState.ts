@@ -22,6 +22,8 @@ export interface ServeState {
     readonly fingerprints: SystemFingerprints;
     /** Shared by every request that uses the calibrated policy (online updates, seed 004). */
     readonly correctionMemory: CorrectionMemory;
+    /** Prompt text beyond this many UTF-8 bytes is refused before tokenizing (see promptByteLimit). */
+    readonly promptByteLimit: {readonly bytes: number; readonly bytesPerToken: number; readonly capped: boolean};
     /** Aborted when a graceful shutdown runs out of time: every generation still running stops. */
     readonly shutdownSignal: AbortSignal;
     readonly created: number;

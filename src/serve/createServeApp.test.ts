@@ -194,6 +194,60 @@ describe("validation", () => {
     });
 });
 
+describe("prompt size", () => {
+    class CountingBackend extends DelayedBackend {
+        public tokenizedCharacters = 0;
+
+        public override tokenize(text: string): number[] {
+            this.tokenizedCharacters += text.length;
+            return super.tokenize(text);
+        }
+    }
+
+    it("refuses prompt text the context cannot hold with a 400 naming the field, without tokenizing it", async () => {
+        const counting = new CountingBackend(target, 0);
+        const {app, state} = createServeApp({target: counting, modelName: "bigram", maxPromptBytesPerToken: 4});
+        // BigramBackend's tokens are single letters: one byte each, under the cap of 4.
+        expect(state.promptByteLimit).toEqual({bytes: target.contextSize, bytesPerToken: 1, capped: false});
+        const tooLong = "a".repeat(target.contextSize + 1);
+        const cases: Array<[string, unknown, string]> = [
+            ["/v1/completions", {prompt: tooLong}, "prompt"],
+            ["/v1/completions", {prompt: [tooLong]}, "prompt"],
+            ["/v1/chat/completions", {messages: [{role: "system", content: tooLong.slice(0, 300)}, {role: "user", content: [{type: "text", text: tooLong.slice(300)}]}]}, "messages"]
+        ];
+        for (const [path, body, field] of cases) {
+            const response = await post(app, path, body);
+            expect(response.status).toBe(400);
+            const error = (await json(response)).error;
+            expect(error.param).toBe(field);
+            expect(error.message).toMatch(new RegExp(`has ${target.contextSize + 1} bytes of text; this model's context of ${target.contextSize} tokens holds at most ${target.contextSize} \\(1 bytes per token\\)`));
+        }
+        expect(counting.tokenizedCharacters).toBe(0);
+        // At the limit the text is tokenized and the usual context check answers (BOS + 512 tokens leave no room).
+        const atLimit = await post(app, "/v1/completions", {prompt: tooLong.slice(1)});
+        expect(atLimit.status).toBe(400);
+        expect(counting.tokenizedCharacters).toBe(target.contextSize);
+        expect((await json(atLimit)).error.message).toMatch(/context holds/);
+    });
+
+    it("caps the bytes per token, and says that token ids get past the cap", async () => {
+        const {app, state} = createServeApp({target: new CountingBackend(target, 0), modelName: "bigram"});
+        expect(state.promptByteLimit.bytesPerToken).toBe(1);
+        // A vocabulary whose tokens stand for 40 bytes each: the cap, not the vocabulary, sets the limit.
+        class LongTokens extends DelayedBackend {
+            public override detokenize(tokens: readonly number[]): string {
+                return "x".repeat(40 * tokens.length);
+            }
+        }
+        const wide = createServeApp({target: new LongTokens(target, 0), modelName: "bigram", maxPromptBytesPerToken: 8});
+        expect(wide.state.promptByteLimit).toEqual({bytes: target.contextSize * 8, bytesPerToken: 8, capped: true});
+        const response = await post(wide.app, "/v1/completions", {prompt: "a".repeat(target.contextSize * 8 + 1)});
+        expect((await json(response)).error.message).toMatch(/can be sent as token ids/);
+        expect(() => createServeApp({target, modelName: "bigram", maxPromptBytesPerToken: 0})).toThrow(/maxPromptBytesPerToken/);
+        expect((await post(app, "/v1/completions", {prompt: "abc", max_tokens: 1})).status).toBe(200);
+    });
+});
+
 describe("system_fingerprint", () => {
     let directory: string;
     beforeAll(async () => {

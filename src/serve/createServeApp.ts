@@ -8,12 +8,12 @@ import {PayloadTooLargeError, RouteNotFoundError, ServerShuttingDownError} from 
 import {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {ApiKeys, checkJsonContentType, type HostAllowList} from "./accessControl.js";
 import {chatCompletionRequestSchema} from "./chatCompletionRequestSchema.js";
-import {type ChatTemplate, defaultChatTemplate} from "./ChatTemplate.js";
+import {type ChatTemplate, defaultChatTemplate, messageText} from "./ChatTemplate.js";
 import {completionRequestSchema} from "./completionRequestSchema.js";
 import {GenerationSlots} from "./GenerationSlots.js";
 import {openAiError} from "./openAiError.js";
 import {parseRequestBody} from "./parseRequestBody.js";
-import {completionPromptTokens, prepareGeneration} from "./prepareGeneration.js";
+import {checkPromptText, completionPromptTokens, defaultMaxPromptBytesPerToken, prepareGeneration, promptByteLimit} from "./prepareGeneration.js";
 import type {SpeculativeDefaults} from "./resolveDecodePath.js";
 import {chatFormat, completionFormat} from "./ResponseFormat.js";
 import {serveGeneration} from "./serveGeneration.js";
@@ -41,6 +41,11 @@ export interface ServeAppOptions {
     readonly maxQueue?: number;
     /** Largest accepted request body in bytes. Default 1 MiB. */
     readonly maxBodyBytes?: number;
+    /**
+     * Prompt text is refused, untokenized, beyond context size × this many bytes per token (or the
+     * vocabulary's longest token, if shorter). Default 16.
+     */
+    readonly maxPromptBytesPerToken?: number;
     /** Also export Node process metrics (RSS, event-loop lag, GC) on /metrics. Default false. */
     readonly processMetrics?: boolean;
     /** Bearer tokens accepted on every route but /health; none (the default) leaves the server open. */
@@ -94,6 +99,7 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
             target: options.target, draft: options.draft, files: options.modelFiles, samplerDefaults, chatTemplate: chatTemplate.name
         }),
         correctionMemory: new CorrectionMemory(options.target.vocabularySize, options.target.vocabularyIdentity()),
+        promptByteLimit: promptByteLimit(options.target, options.maxPromptBytesPerToken ?? defaultMaxPromptBytesPerToken),
         shutdownSignal: shutdownController.signal,
         created: Math.floor(Date.now() / 1000)
     };
@@ -164,6 +170,7 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         const arrival = performance.now();
         checkJsonContentType(c.req.header("content-type"));
         const request = parseRequestBody(await c.req.text(), chatCompletionRequestSchema);
+        checkPromptText(state, request.messages.map(messageText), "messages");
         const prepared = prepareGeneration(state, request, chatTemplate.render(request.messages), "messages");
         return serveGeneration(c, state, prepared, chatFormat, arrival);
     });

@@ -1,4 +1,5 @@
 import {randomInt} from "node:crypto";
+import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
 import {InvalidInputError, ModelNotFoundError} from "../errors.js";
 import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
@@ -18,10 +19,47 @@ export interface PreparedGeneration {
     readonly continuousUsage: boolean;
 }
 
+/** The default of ServeAppOptions.maxPromptBytesPerToken. */
+export const defaultMaxPromptBytesPerToken = 16;
+
+/**
+ * The most UTF-8 bytes of prompt text the context could hold: context tokens × the bytes one token
+ * can stand for, which is the vocabulary's longest token (an exact bound) capped at
+ * `maxBytesPerToken` (natural text averages 3–6; a vocabulary with 100-byte tokens would otherwise
+ * make the bound useless). Text beyond it is refused before it is tokenized: llama.cpp's tokenizers
+ * take time superlinear in some inputs (1 MB of one repeated letter: tens of seconds), and
+ * tokenizing runs on the event loop, where it would stall every other request.
+ */
+export function promptByteLimit(target: ModelBackend, maxBytesPerToken: number): {readonly bytes: number; readonly bytesPerToken: number; readonly capped: boolean} {
+    if (!Number.isSafeInteger(maxBytesPerToken) || maxBytesPerToken < 1)
+        throw new InvalidInputError(`must be a positive integer, got ${maxBytesPerToken}`, "maxPromptBytesPerToken");
+    let longest = 1;
+    // One detokenize per id (≈ 3 µs natively): an incomplete UTF-8 byte decodes as U+FFFD, 3 bytes, which only overestimates.
+    for (let id = 0; id < target.vocabularySize; id++) longest = Math.max(longest, Buffer.byteLength(target.detokenize([id])));
+    const bytesPerToken = Math.min(longest, maxBytesPerToken);
+    return {bytes: target.contextSize * bytesPerToken, bytesPerToken, capped: longest > maxBytesPerToken};
+}
+
+/** Refuses prompt text longer than the state's promptByteLimit, without tokenizing it. */
+export function checkPromptText(state: ServeState, texts: readonly string[], field: "prompt" | "messages"): void {
+    const limit = state.promptByteLimit;
+    let bytes = 0;
+    for (const text of texts) bytes += Buffer.byteLength(text);
+    if (bytes > limit.bytes)
+        throw new InvalidInputError(
+            `has ${bytes} bytes of text; this model's context of ${state.target.contextSize} tokens holds at most ${limit.bytes} ` +
+            `(${limit.bytesPerToken} bytes per token${limit.capped ? "; a prompt of longer tokens can be sent as token ids" : ""})`,
+            field
+        );
+}
+
 /** Prompt token ids of a completion request: text is tokenized, ids are checked against the vocabulary. */
 export function completionPromptTokens(state: ServeState, prompt: CompletionRequest["prompt"]): number[] {
     const single = Array.isArray(prompt) && (typeof prompt[0] === "string" || Array.isArray(prompt[0])) ? prompt[0] : prompt;
-    if (typeof single === "string") return state.target.tokenize(single);
+    if (typeof single === "string") {
+        checkPromptText(state, [single], "prompt");
+        return state.target.tokenize(single);
+    }
     const tokens = single as number[];
     const outside = tokens.findIndex((token) => token >= state.target.vocabularySize);
     if (outside >= 0)

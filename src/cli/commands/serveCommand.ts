@@ -33,6 +33,7 @@ interface ServeCliOptions {
     maxConcurrency: number;
     maxQueue: number;
     maxBodyBytes: number;
+    maxPromptBytesPerToken: number;
     drainTimeout: number;
     threads: number;
     backend?: BackendChoice;
@@ -70,6 +71,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
+        .option("--max-prompt-bytes-per-token <N>", "refuse prompt text, before tokenizing it, beyond context size × N bytes (or × the vocabulary's longest token, if shorter)", integerOption(1, 1024), 16)
         .option("--drain-timeout <SECONDS>", "on shutdown, abort generations still running after this long", integerOption(0), 30)
         .option("--threads <N>", "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)", integerOption(1, 256), 1)
         .addOption(backendOption())
@@ -105,6 +107,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                     maxConcurrency: options.maxConcurrency,
                     maxQueue: options.maxQueue,
                     maxBodyBytes: options.maxBodyBytes,
+                    maxPromptBytesPerToken: options.maxPromptBytesPerToken,
                     processMetrics: true,
                     apiKeys: apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY),
                     ...(options.allowedHosts !== undefined ? {allowedHosts: new HostAllowList(listOption(options.allowedHosts))} : {}),

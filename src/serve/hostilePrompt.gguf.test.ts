@@ -1,0 +1,75 @@
+import {mkdtemp, rm} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {loadModelBackend} from "../backend/loadModelBackend.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
+import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+
+/**
+ * Prompts that llama.cpp's tokenizer takes superlinear time on (one letter repeated: 100 KB took
+ * ≈ 0.45 s to tokenize, 1 MB ≈ 45 s), sent to a real server on a GGUF fixture while a client
+ * polls /health: the server answers them 400 without tokenizing, and /health stays responsive.
+ */
+let directory: string;
+let target: ModelBackend;
+let server: RunningServeServer;
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-hostile-"));
+    const pair = await writeRandomLlamaPair({directory, seed: 7});
+    // A context of 4096 tokens, as a served model might have; the fixture's tokens are at most 3 bytes.
+    target = await loadModelBackend(pair.targetPath, {threads: 1, contextSize: 4096});
+    server = await startServeServer({target, modelName: "tiny", port: 0, maxBodyBytes: 2 * 1024 * 1024});
+});
+
+afterAll(async () => {
+    await server?.close();
+    await target?.dispose();
+    await rm(directory, {recursive: true, force: true});
+});
+
+function percentile(sorted: readonly number[], fraction: number): number {
+    return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
+}
+
+describe("hostile prompts", () => {
+    it("answers 1 MB and 300 KB single-letter prompts with 400 while /health stays responsive", async () => {
+        const latencies: number[] = [];
+        let probing = true;
+        const probe = (async () => {
+            // Bounded: at most 2000 probes, 5 ms apart.
+            for (let index = 0; probing && index < 2000; index++) {
+                const started = performance.now();
+                const response = await fetch(`${server.url}/health`);
+                await response.arrayBuffer();
+                latencies.push(performance.now() - started);
+                await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+        })();
+        const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
+        const results: Array<{status: number; param: string | null}> = [];
+        for (const size of [1_000_000, 300_000]) {
+            const text = "a".repeat(size);
+            for (let round = 0; round < 3; round++) {
+                for (const response of await Promise.all([post("/v1/completions", {prompt: text, max_tokens: 1}), post("/v1/chat/completions", {messages: [{role: "user", content: text}], max_tokens: 1})])) {
+                    const body = await response.json() as {error: {param: string | null}};
+                    results.push({status: response.status, param: body.error.param});
+                }
+            }
+        }
+        // Keep probing a little after the last hostile request.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        probing = false;
+        await probe;
+        expect(results).toHaveLength(12);
+        for (const [index, result] of results.entries()) expect(result).toEqual({status: 400, param: index % 2 === 0 ? "prompt" : "messages"});
+        const sorted = [...latencies].sort((a, b) => a - b);
+        const summary = {probes: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted.at(-1)!};
+        console.log(`/health latency during hostile prompts (ms): ${JSON.stringify(summary, (_key, value: unknown) => typeof value === "number" ? Math.round(value * 10) / 10 : value)}`);
+        expect(sorted.length).toBeGreaterThan(5);
+        // The target is p99 < 100 ms; the bound is generous so a loaded 2-core machine passes, while a tokenizer stall (seconds) fails.
+        expect(summary.p99).toBeLessThan(1000);
+    });
+});
