@@ -138,6 +138,13 @@ export class ServerOverloadedError extends SpecgateError {
     }
 }
 
+/** Another live process holds a ledger's lock (two runs appending to one ledger would duplicate its samples). */
+export class LedgerLockedError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("ledger_locked", message, field);
+    }
+}
+
 /** A request without a valid API key, on a server that requires one (HTTP 401). */
 export class AuthenticationError extends SpecgateError {
     public constructor(message: string) {

@@ -2,7 +2,9 @@ import {mkdtemp, readFile, rm, stat, truncate, writeFile} from "node:fs/promises
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
-import {LedgerMismatchError, MalformedRowError} from "../../errors.js";
+import {spawnSync} from "node:child_process";
+import {hostname} from "node:os";
+import {LedgerLockedError, LedgerMismatchError, MalformedRowError} from "../../errors.js";
 import {SampleLedger} from "./SampleLedger.js";
 
 interface Row {
@@ -84,5 +86,36 @@ describe("SampleLedger", () => {
         const error = await SampleLedger.open<Row>(path, header).catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(MalformedRowError);
         expect(error).toMatchObject({line: 3});
+    });
+
+    it("lets one process at a time hold a ledger: a second open names the holder, close releases it", async () => {
+        const path = join(directory, "locked.jsonl");
+        const first = await SampleLedger.open<Row>(path, header);
+        await expect(SampleLedger.open<Row>(path, header)).rejects.toThrow(LedgerLockedError);
+        await expect(SampleLedger.open<Row>(path, header)).rejects.toThrow(`${path} is in use by process ${process.pid} (since `);
+        await first.append({sampleId: "s1", text: "one"});
+        await first.close();
+        await expect(stat(`${path}.lock`)).rejects.toMatchObject({code: "ENOENT"});
+        const second = await SampleLedger.open<Row>(path, header);
+        expect(second.rows.map((row) => row.sampleId)).toEqual(["s1"]);
+        await second.close();
+    });
+
+    it("takes over a lock left by a process that no longer runs, or cut short before it was written", async () => {
+        const path = join(directory, "stale.jsonl");
+        const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+        for (const content of [JSON.stringify({pid: dead, host: hostname(), since: "2026-01-01T00:00:00.000Z"}), ""]) {
+            await writeFile(`${path}.lock`, content);
+            const ledger = await SampleLedger.open<Row>(path, header);
+            expect(JSON.parse(await readFile(`${path}.lock`, "utf8"))).toMatchObject({pid: process.pid, host: hostname()});
+            await ledger.close();
+        }
+    });
+
+    it("does not guess about a lock held on another host", async () => {
+        const path = join(directory, "remote.jsonl");
+        await writeFile(`${path}.lock`, JSON.stringify({pid: 1, host: "other-host.example", since: "2026-01-01T00:00:00.000Z"}));
+        await expect(SampleLedger.open<Row>(path, header)).rejects.toThrow(`${path} is in use by process 1 on host other-host.example (since 2026-01-01T00:00:00.000Z); wait for that run to finish, or delete ${path}.lock if it is gone`);
+        await expect(stat(path)).rejects.toMatchObject({code: "ENOENT"});
     });
 });

@@ -2,6 +2,7 @@ import {type FileHandle, open, readFile, truncate} from "node:fs/promises";
 import {SerialQueue} from "../../decodePaths/SerialQueue.js";
 import {LedgerMismatchError, MalformedRowError} from "../../errors.js";
 import {canonicalJson} from "../../fingerprint/canonicalJson.js";
+import {LedgerLock} from "./LedgerLock.js";
 
 const LEDGER_FORMAT = "specgate-sample-ledger";
 
@@ -20,6 +21,10 @@ export interface LedgerRow {
  * leaves a line without its newline), and `has` tells the caller which samples are done, so a
  * resumed run neither loses nor duplicates rows. A malformed line anywhere else is corruption, not
  * a crash, and is a MalformedRowError naming the line.
+ *
+ * One writer at a time: `open` takes an exclusive lock (LedgerLock, `<path>.lock`) before reading,
+ * so a second run on the same ledger fails with LedgerLockedError naming the holder instead of
+ * appending the same samples again; `close` releases it.
  */
 export class SampleLedger<Row extends LedgerRow> {
     private readonly queue = new SerialQueue();
@@ -27,6 +32,7 @@ export class SampleLedger<Row extends LedgerRow> {
 
     private constructor(
         public readonly path: string,
+        private readonly lock: LedgerLock,
         private readonly handle: FileHandle,
         private readonly existing: Row[],
         /** Bytes cut from a torn last line when the ledger was opened (0 when none). */
@@ -35,7 +41,17 @@ export class SampleLedger<Row extends LedgerRow> {
         this.done = new Set(existing.map((row) => row.sampleId));
     }
 
-    public static async open<Row extends LedgerRow>(path: string, header: unknown): Promise<SampleLedger<Row>> {
+    public static async open<Row extends LedgerRow>(path: string, header: unknown, field = "--ledger"): Promise<SampleLedger<Row>> {
+        const lock = await LedgerLock.acquire(path, field);
+        try {
+            return await SampleLedger.openLocked<Row>(path, header, lock);
+        } catch (error) {
+            await lock.release();
+            throw error;
+        }
+    }
+
+    private static async openLocked<Row extends LedgerRow>(path: string, header: unknown, lock: LedgerLock): Promise<SampleLedger<Row>> {
         let text = "";
         try {
             text = await readFile(path, "utf8");
@@ -63,7 +79,7 @@ export class SampleLedger<Row extends LedgerRow> {
             });
         }
         const handle = await open(path, "a");
-        const ledger = new SampleLedger<Row>(path, handle, rows, discardedBytes);
+        const ledger = new SampleLedger<Row>(path, lock, handle, rows, discardedBytes);
         if (lines.length === 0) await ledger.writeLine({format: LEDGER_FORMAT, version: 1, header});
         return ledger;
     }
@@ -88,7 +104,11 @@ export class SampleLedger<Row extends LedgerRow> {
     }
 
     public async close(): Promise<void> {
-        await this.queue.run(() => this.handle.close());
+        try {
+            await this.queue.run(() => this.handle.close());
+        } finally {
+            await this.lock.release();
+        }
     }
 
     private async writeLine(value: unknown): Promise<void> {

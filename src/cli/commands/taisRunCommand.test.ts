@@ -89,6 +89,18 @@ describe("specgate tais run", () => {
         expect(cell.validity_gate).toMatchObject({byte_identity_rate: 1, underpowered_tasks: ["advbench"]});
     });
 
+    it("lets one run at a time use a ledger: the second exits 2 naming the holder, and no sample is recorded twice", async () => {
+        const ledger = join(directory, "contended.jsonl");
+        const run = () => runTaisRunCommand({battery, a: "A", b: "B", ledger}, async (spec) => scriptedPath(spec, range(0, 4)));
+        const outcomes = await Promise.all([run(), run()]);
+        expect(outcomes.map((outcome) => outcome.exitCode).sort()).toEqual([0, 2]);
+        expect(outcomes.find((outcome) => outcome.exitCode === 2)!.stderr).toMatch(new RegExp(`^specgate tais run: --ledger: .*contended\\.jsonl is in use by process ${process.pid} \\(since `));
+        const rows = (await readFile(ledger, "utf8")).trim().split("\n").slice(1);
+        expect(rows).toHaveLength(200);
+        // The lock is gone with the run, so a rerun resumes (here: everything is already recorded).
+        expect((await run()).exitCode).toBe(0);
+    });
+
     it("resumes from the ledger after a crash without losing or duplicating samples", async () => {
         const ledger = join(directory, "resume.jsonl");
         const crashing = await runTaisRunCommand({battery, a: "A", b: "B", ledger, concurrency: "1"},

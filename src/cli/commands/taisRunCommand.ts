@@ -122,7 +122,7 @@ export function registerTaisRunCommand(program: Command): Command {
         .option("--data-dir <dir>", "folder with the datasets (default: $SPECGATE_DATA_DIR or ../shared/data)")
         .option("--a <path>", "target-only decode path spec, e.g. embedded:target=T.gguf")
         .option("--b <path>", "speculative decode path spec, e.g. embedded:target=T.gguf,draft=D.gguf,policy=strict,gamma=4")
-        .option("--ledger <file>", "append-only per-sample JSONL ledger; rerun with the same file to resume after a crash")
+        .option("--ledger <file>", "append-only per-sample JSONL ledger, locked while a run writes it (FILE.lock); rerun with the same file to resume after a crash")
         .option("--counts <out.csv>", "write the counts CSV that `tais compute --input` reads")
         .option("--max-tokens <n>", "tokens per completion", "128")
         .option("--temperatures <list>", "comma-separated temperatures; each is its own cell (T=0 is the TAIS cell)", "0")
