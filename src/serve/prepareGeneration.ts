@@ -27,7 +27,7 @@ export const defaultMaxPromptBytesPerToken = 16;
  * can stand for, which is the vocabulary's longest token (an exact bound) capped at
  * `maxBytesPerToken` (natural text averages 3–6; a vocabulary with 100-byte tokens would otherwise
  * make the bound useless). Text beyond it is refused before it is tokenized: llama.cpp's tokenizers
- * take time superlinear in some inputs (1 MB of one repeated letter: tens of seconds), and
+ * take time quadratic in some inputs (one repeated letter: 300 KB 4 s, so 1 MB near a minute), and
  * tokenizing runs on the event loop, where it would stall every other request.
  */
 export function promptByteLimit(target: ModelBackend, maxBytesPerToken: number): {readonly bytes: number; readonly bytesPerToken: number; readonly capped: boolean} {
