@@ -7,7 +7,8 @@ export type FinishReason = "eos" | "length" | "stop";
  *
  * Streaming text: a token can end in the middle of a UTF-8 character (byte-level vocabularies), which
  * decodes to U+FFFD until the next byte arrives, so trailing U+FFFD is held back from `text` until
- * it resolves or generation finishes.
+ * it resolves or generation finishes. Likewise a space followed by fewer than three characters, which
+ * a detokenizer that cleans up spaces may still remove.
  */
 export class StopDetector {
     private readonly tokens: number[] = [];
@@ -77,8 +78,13 @@ export class StopDetector {
 
     private takeStreamable(final: boolean): string {
         let end = this.fullText.length;
-        if (!final)
+        if (!final) {
             while (end > this.streamed && this.fullText.charCodeAt(end - 1) === 0xfffd) end--;
+            // Detokenizers that clean up spaces (llama.cpp's clean_spaces, on for llama3: " ," → ",",
+            // " 's" → "'s", " ' " → "'") decide a space's fate once three characters follow it.
+            const space = this.fullText.lastIndexOf(" ", end - 1);
+            if (space >= 0 && space >= this.fullText.length - 3) end = Math.max(this.streamed, Math.min(end, space));
+        }
         // Never stream text that a later stop-string cut could take back.
         if (!final && this.options.stop.length > 0) {
             const holdBack = Math.max(...this.options.stop.map((stop) => stop.length)) - 1;

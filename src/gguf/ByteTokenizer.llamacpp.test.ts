@@ -23,7 +23,7 @@ describe.each([
     beforeAll(async () => {
         directory = await mkdtemp(join(tmpdir(), "specgate-tokenizer-"));
         const pair = await writeRandomLlamaPair({directory, seed: 3, pieces});
-        tokenizer = pair.tokenizer;
+        tokenizer = pair.tokenizer!;
         backend = await NodeLlamaCppBackend.load(pair.draftPath, {threads: 1});
     });
     afterAll(async () => {

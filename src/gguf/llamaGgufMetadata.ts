@@ -2,6 +2,7 @@ import {InvalidInputError} from "../errors.js";
 import {ByteTokenizer, SpmTokenType, type TokenizerEntry} from "./ByteTokenizer.js";
 import {GgmlTensorType} from "./GgmlTensorType.js";
 import type {GgufMetadataValue} from "./GgufMetadataValue.js";
+import type {GgufVocabulary} from "./GgufVocabulary.js";
 import {GgufValueType} from "./GgufValueType.js";
 
 /** The shape of a llama-architecture model, as llama.cpp reads it from `llama.*` keys. */
@@ -36,23 +37,24 @@ const fileTypeByTensorType: Record<GgmlTensorType, number> = {
 
 /**
  * The metadata a llama-architecture GGUF needs: `general.*`, the `llama.*` hyperparameters and the
- * `tokenizer.ggml.*` SPM vocabulary of a ByteTokenizer (add_space_prefix off, BOS added by
- * llama.cpp's add_special path only, never EOS). Checks the shape constraints llama.cpp relies on.
+ * `tokenizer.ggml.*` vocabulary: a ByteTokenizer's SPM entries (spmVocabulary) or any other
+ * GgufVocabulary (a real family's BPE tokenizer, hfBpeVocabulary). Checks the shape constraints
+ * llama.cpp relies on.
  * `paddingTokens` appends that many unused rows after the tokenizer's, named `[PAD<id>]` with type
  * UNUSED as llama.cpp's converter writes the ids a checkpoint has beyond its tokenizer (Qwen2.5 7B:
  * 152,064 rows for a 151,665-token tokenizer).
  */
 export function llamaGgufMetadata(
     hyperparameters: LlamaHyperparameters,
-    tokenizer: ByteTokenizer,
+    tokenizer: ByteTokenizer | GgufVocabulary,
     options: {name?: string; weightType?: GgmlTensorType; paddingTokens?: number} = {}
 ): GgufKeyValue[] {
     const paddingTokens = options.paddingTokens ?? 0;
     if (!Number.isSafeInteger(paddingTokens) || paddingTokens < 0)
         throw new InvalidInputError(`must be a non-negative integer, got ${paddingTokens}`, "paddingTokens");
-    checkHyperparameters(hyperparameters, tokenizer.size + paddingTokens);
+    const vocabulary = tokenizer instanceof ByteTokenizer ? spmVocabulary(tokenizer) : tokenizer;
+    checkHyperparameters(hyperparameters, vocabulary.size + paddingTokens);
     const h = hyperparameters;
-    const vocabulary = [...tokenizer.vocabulary, ...paddingEntries(tokenizer.size, paddingTokens)];
     const headDimension = h.embeddingLength / h.headCount;
     return [
         {key: "general.architecture", type: GgufValueType.String, value: "llama"},
@@ -68,17 +70,33 @@ export function llamaGgufMetadata(
         {key: "llama.rope.freq_base", type: GgufValueType.Float32, value: h.ropeFreqBase},
         {key: "llama.rope.dimension_count", type: GgufValueType.Uint32, value: headDimension},
         {key: "llama.vocab_size", type: GgufValueType.Uint32, value: h.vocabularySize},
-        {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "llama"},
-        {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: vocabulary.map((entry) => entry.text)}},
-        {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: vocabulary.map((entry) => entry.score)}},
-        {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: vocabulary.map((entry) => entry.type)}},
-        {key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.bosId},
-        {key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.eosId},
-        {key: "tokenizer.ggml.unknown_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.unknownId},
-        {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: true},
-        {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: false},
-        {key: "tokenizer.ggml.add_space_prefix", type: GgufValueType.Bool, value: false}
+        ...vocabulary.metadata(paddingTokens)
     ];
+}
+
+/**
+ * A ByteTokenizer as an SPM ("llama") vocabulary: add_space_prefix off, BOS added by llama.cpp's
+ * add_special path only, never EOS.
+ */
+export function spmVocabulary(tokenizer: ByteTokenizer): GgufVocabulary {
+    return {
+        size: tokenizer.size,
+        metadata(paddingTokens: number): GgufKeyValue[] {
+            const vocabulary = [...tokenizer.vocabulary, ...paddingEntries(tokenizer.size, paddingTokens)];
+            return [
+                {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "llama"},
+                {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: vocabulary.map((entry) => entry.text)}},
+                {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: vocabulary.map((entry) => entry.score)}},
+                {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: vocabulary.map((entry) => entry.type)}},
+                {key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.bosId},
+                {key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.eosId},
+                {key: "tokenizer.ggml.unknown_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.unknownId},
+                {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: true},
+                {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: false},
+                {key: "tokenizer.ggml.add_space_prefix", type: GgufValueType.Bool, value: false}
+            ];
+        }
+    };
 }
 
 /** `count` unused tokens `[PAD<id>]` from id `first` on. */

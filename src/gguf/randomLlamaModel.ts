@@ -4,7 +4,8 @@ import {ByteTokenizer} from "./ByteTokenizer.js";
 import {GgmlTensorType} from "./GgmlTensorType.js";
 import {GgufValueType} from "./GgufValueType.js";
 import {GgufWriter} from "./GgufWriter.js";
-import {llamaGgufMetadata, type LlamaHyperparameters} from "./llamaGgufMetadata.js";
+import type {GgufVocabulary} from "./GgufVocabulary.js";
+import {llamaGgufMetadata, type LlamaHyperparameters, spmVocabulary} from "./llamaGgufMetadata.js";
 
 /** The free dimensions of a fixture model; the vocabulary always comes from the shared tokenizer. */
 export interface LlamaShape {
@@ -35,8 +36,13 @@ export interface RandomLlamaPairOptions {
     readonly tailScale?: number;
     /** Scale of each block's residual writes (attn_output, ffn_down) relative to 1/sqrt(fan_in). Default 0.3. */
     readonly residualScale?: number;
-    /** Extra whole pieces for the shared tokenizer. */
+    /** Extra whole pieces for the shared byte tokenizer. */
     readonly pieces?: readonly string[];
+    /**
+     * The vocabulary both files carry instead of the byte tokenizer (a real family's, hfBpeVocabulary);
+     * its chat template is stored unless `chatTemplate` is given.
+     */
+    readonly vocabulary?: GgufVocabulary;
     /** A Jinja chat template stored as `tokenizer.chat_template` in both files (for serving tests). */
     readonly chatTemplate?: string;
     /**
@@ -50,7 +56,8 @@ export interface RandomLlamaPairOptions {
 export interface RandomLlamaPair {
     readonly targetPath: string;
     readonly draftPath: string;
-    readonly tokenizer: ByteTokenizer;
+    /** The byte tokenizer both files carry; undefined when `options.vocabulary` replaced it. */
+    readonly tokenizer: ByteTokenizer | undefined;
     readonly target: LlamaHyperparameters;
     readonly draft: LlamaHyperparameters;
 }
@@ -85,7 +92,11 @@ type Weights = Map<string, {dimensions: number[]; values: Float32Array}>;
  * 0.60–0.66, target and draft argmax agreeing on 34–57% of positions.
  */
 export async function writeRandomLlamaPair(options: RandomLlamaPairOptions): Promise<RandomLlamaPair> {
-    const tokenizer = new ByteTokenizer({pieces: options.pieces});
+    if (options.vocabulary !== undefined && options.pieces !== undefined)
+        throw new InvalidInputError("pieces extend the byte tokenizer, which a given vocabulary replaces", "pieces");
+    const byteTokenizer = options.vocabulary === undefined ? new ByteTokenizer({pieces: options.pieces}) : undefined;
+    const tokenizer = options.vocabulary ?? spmVocabulary(byteTokenizer!);
+    const chatTemplate = options.chatTemplate ?? options.vocabulary?.chatTemplate;
     const targetShape = {...defaultTargetShape, ...options.target};
     const draftShape = {...defaultDraftShape, ...options.draft};
     checkSlice(targetShape, draftShape);
@@ -115,9 +126,9 @@ export async function writeRandomLlamaPair(options: RandomLlamaPairOptions): Pro
     const paddedTarget = {...target, vocabularySize: target.vocabularySize + padding};
     const targetPath = join(options.directory, "target.gguf");
     const draftPath = join(options.directory, "draft.gguf");
-    await writeModel(targetPath, paddedTarget, tokenizer, padVocabularyRows(targetWeights, target.embeddingLength, padding), weightType, "specgate-random-target", options.chatTemplate, padding);
-    await writeModel(draftPath, draft, tokenizer, draftWeights, weightType, "specgate-random-draft", options.chatTemplate);
-    return {targetPath, draftPath, tokenizer, target: paddedTarget, draft};
+    await writeModel(targetPath, paddedTarget, tokenizer, padVocabularyRows(targetWeights, target.embeddingLength, padding), weightType, "specgate-random-target", chatTemplate, padding);
+    await writeModel(draftPath, draft, tokenizer, draftWeights, weightType, "specgate-random-draft", chatTemplate);
+    return {targetPath, draftPath, tokenizer: byteTokenizer, target: paddedTarget, draft};
 }
 
 /** The weights with `count` zero rows appended to the embedding and output matrices (ggml [d, V]: rows are contiguous). */
@@ -137,7 +148,7 @@ function padVocabularyRows(weights: Weights, d: number, count: number): Weights 
 async function writeModel(
     path: string,
     h: LlamaHyperparameters,
-    tokenizer: ByteTokenizer,
+    tokenizer: GgufVocabulary,
     weights: Weights,
     weightType: GgmlTensorType,
     name: string,
@@ -156,7 +167,7 @@ async function writeModel(
     await writer.writeFile(path);
 }
 
-function hyperparameters(shape: LlamaShape, tokenizer: ByteTokenizer): LlamaHyperparameters {
+function hyperparameters(shape: LlamaShape, tokenizer: GgufVocabulary): LlamaHyperparameters {
     return {
         ...shape,
         layerNormRmsEpsilon: 1e-5,

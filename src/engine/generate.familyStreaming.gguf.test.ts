@@ -1,0 +1,82 @@
+import {mkdtemp, rm} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {loadModelBackend} from "../backend/loadModelBackend.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
+import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
+import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
+import {readFamilyTokenizerFiles, type TokenizerFamily, tokenizerFamilies} from "../gguf/tokenizerFamilies.js";
+import {streamGeneration} from "./generate.js";
+import {StopDetector} from "./StopDetector.js";
+
+/**
+ * Streaming on real byte-level BPE vocabularies, whose tokens often end inside a UTF-8 character
+ * (emoji, CJK, Devanagari) and whose detokenizer may rewrite spaces (llama3 cleans " ," and " 's"):
+ * over many seeds of random-weight sampling, every chunk is whole characters and the chunks
+ * concatenate to the final text, i.e. no chunk ever shows text the final output does not have.
+ */
+const seeds = 60;
+const shapes = {target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32}, draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}};
+const prompts = multilingualCorpus(seeds, 7);
+
+describe.each(["qwen3", "llama3"] as TokenizerFamily[])("streaming on the %s fixture", (family) => {
+    let directory: string;
+    let target: ModelBackend;
+    let draft: ModelBackend;
+    beforeAll(async () => {
+        directory = await mkdtemp(join(tmpdir(), `specgate-stream-${family}-`));
+        const vocabulary = hfBpeVocabulary(await readFamilyTokenizerFiles(family), tokenizerFamilies[family].options);
+        const pair = await writeRandomLlamaPair({directory, seed: 2, vocabulary, ...shapes});
+        target = await loadModelBackend(pair.targetPath, {threads: 1, contextSize: 256});
+        draft = await loadModelBackend(pair.draftPath, {threads: 1, contextSize: 256});
+    }, 120_000);
+    afterAll(async () => {
+        await draft?.dispose();
+        await target?.dispose();
+        await rm(directory, {recursive: true, force: true});
+    });
+
+    it("streams a space only once the detokenizer has decided it (\" ,\", \" 's\", \" ' \" token by token)", () => {
+        const pieces = ["Hello", " ", ",", " world", " ", "'s", " ", "'", " ", "ok", " ", "?", " '", "re", " done", " ", "."];
+        const tokens = pieces.flatMap((piece) => target.tokenize(piece));
+        // The budget ends generation at the last token, which releases whatever is held back.
+        const detector = new StopDetector({endTokens: new Set(), maxTokens: tokens.length, stop: [], decode: (emitted) => target.detokenize(emitted)});
+        let streamed = "";
+        for (const token of tokens) {
+            const chunk = detector.accept([token]).text;
+            expect(detector.text.startsWith(streamed + chunk)).toBe(true);
+            streamed += chunk;
+        }
+        expect(streamed).toBe(detector.text);
+        expect(detector.text).toBe(family === "llama3" ? "Hello, world's'ok?'re done." : pieces.join(""));
+    });
+
+    it(`${seeds} sampled generations (target-only and speculative) never stream a broken character`, async () => {
+        let chunks = 0;
+        let multiByteTokens = 0;
+        for (let seed = 0; seed < seeds; seed++) {
+            const stream = streamGeneration(target, seed % 2 === 0 ? undefined : draft, prompts[seed], {
+                sampling: {temperature: 1}, maxTokens: 16, seed, gamma: 3, policy: {kind: "strict"}
+            });
+            let streamed = "";
+            for (;;) {
+                const next = await stream.next();
+                if (next.done) {
+                    expect(streamed).toBe(next.value.text);
+                    multiByteTokens += next.value.tokens.filter((token) => target.detokenize([token]).includes("\ufffd")).length;
+                    break;
+                }
+                const text = next.value.text;
+                chunks++;
+                // No chunk starts or ends inside a surrogate pair, and each extends what was streamed.
+                expect(/^[\udc00-\udfff]|[\ud800-\udbff]$/.test(text)).toBe(false);
+                streamed += text;
+            }
+        }
+        expect(chunks).toBeGreaterThan(seeds);
+        // The runs did emit tokens that are partial UTF-8 on their own: the case under test happened.
+        expect(multiByteTokens).toBeGreaterThan(0);
+    }, 300_000);
+});
