@@ -80,7 +80,7 @@ public:
             return;
         }
         std::lock_guard<std::mutex> lock(computeMutex);
-        ggml_threadpool* pool = poolWithAtLeast(threads);
+        ggml_threadpool* pool = poolFor(threads);
         if (pool == nullptr) {
             llama_free(context);
             context = nullptr;
@@ -88,7 +88,6 @@ public:
             return;
         }
         llama_attach_threadpool(context, pool, pool);
-        attachedPool = pool;
     }
 
     ~NativeContext() override { Free(); }
@@ -108,12 +107,6 @@ public:
             computeLock.lock();
         } else if (!computeLock.try_lock()) {
             return busy;
-        }
-        // A larger context elsewhere may have replaced the shared pool since this one attached.
-        ggml_threadpool* pool = poolWithAtLeast(threads);
-        if (pool != attachedPool) {
-            llama_attach_threadpool(context, pool, pool);
-            attachedPool = pool;
         }
         const int32_t count = static_cast<int32_t>(tokens.size());
         if (batchCapacity < count) {
@@ -186,7 +179,6 @@ public:
 
 private:
     llama_context* context = nullptr;
-    ggml_threadpool* attachedPool = nullptr;
     Napi::ObjectReference modelReference;
     std::mutex contextMutex; // a decode and a KV-cache edit of this context never overlap
     llama_batch batch{};

@@ -2,11 +2,12 @@
 
 #include <llama.h>
 
+#include <map>
+
 namespace specgate {
 
 namespace {
-ggml_threadpool* sharedPool = nullptr; // created and grown under computeMutex
-int sharedPoolThreads = 0;
+std::map<int, ggml_threadpool*> pools; // thread count → pool, under computeMutex
 constexpr size_t recentLogLimit = 20;
 
 void logCallback(ggml_log_level level, const char* text, void* /*user*/) {
@@ -31,13 +32,13 @@ void initBackendOnce() {
     });
 }
 
-ggml_threadpool* poolWithAtLeast(int threads) {
-    if (sharedPool != nullptr && sharedPoolThreads >= threads) return sharedPool;
-    if (sharedPool != nullptr) ggml_threadpool_free(sharedPool);
+ggml_threadpool* poolFor(int threads) {
+    auto found = pools.find(threads);
+    if (found != pools.end()) return found->second;
     ggml_threadpool_params params = ggml_threadpool_params_default(threads);
-    sharedPool = ggml_threadpool_new(&params);
-    sharedPoolThreads = sharedPool == nullptr ? 0 : threads;
-    return sharedPool;
+    ggml_threadpool* pool = ggml_threadpool_new(&params);
+    if (pool != nullptr) pools.emplace(threads, pool);
+    return pool;
 }
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {

@@ -18,8 +18,12 @@ extern std::deque<std::string> recentLogs;
 
 /** llama_backend_init and the log hook, once per process. */
 void initBackendOnce();
-/** The persistent threadpool, grown (recreated) when a context asks for more threads. Caller holds computeMutex. */
-ggml_threadpool* poolWithAtLeast(int threads);
+/**
+ * The persistent threadpool of exactly `threads` threads, created on first use and kept for the
+ * process's life; contexts with the same thread count share it. (One pool sized for the largest
+ * request would keep its extra workers polling beside every smaller decode.) Caller holds computeMutex.
+ */
+ggml_threadpool* poolFor(int threads);
 double millisecondsSince(std::chrono::steady_clock::time_point start);
 
 } // namespace specgate

@@ -156,6 +156,14 @@ function positiveInteger(value: number, field: string): number {
     return value;
 }
 
+/**
+ * A Float64Array the addon will overwrite entirely: not zero-filled on the main thread (at V = 152k a
+ * verification's rows are 12 MB), so the pages are first touched by the worker that writes them.
+ */
+function uninitializedRows(length: number): Float64Array {
+    return new Float64Array(Buffer.allocUnsafeSlow(length * Float64Array.BYTES_PER_ELEMENT).buffer, 0, length);
+}
+
 /** One sequence on its own llama.cpp context (sequence id 0). */
 export class NativeSequence implements BackendSequence {
     public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, evaluations: 0};
@@ -180,7 +188,7 @@ export class NativeSequence implements BackendSequence {
             const positions = this.check(tokens, options);
             if (tokens.length === 0) return [];
             const vocabularySize = this.backend.vocabularySize;
-            const rows = new Float64Array(positions.length * vocabularySize);
+            const rows = uninitializedRows(positions.length * vocabularySize);
             await this.decode(tokens, positions, NativeOutputMode.Logits, rows);
             return positions.map((_position, index) => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize));
         });
@@ -191,7 +199,7 @@ export class NativeSequence implements BackendSequence {
             const positions = this.check(tokens, options);
             if (tokens.length === 0) return {logits: [], probabilities: []};
             const vocabularySize = this.backend.vocabularySize;
-            const rows = new Float64Array(2 * positions.length * vocabularySize);
+            const rows = uninitializedRows(2 * positions.length * vocabularySize);
             await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, sampling);
             const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
             return {
