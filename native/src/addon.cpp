@@ -6,7 +6,7 @@
 //
 // Threading: decodes run on libuv's worker pool (Napi::AsyncWorker) and are serialised by one
 // process-wide mutex, because on a CPU two graphs computed at once only compete for the same
-// cores. Every context computes on one persistent ggml threadpool (ggml built without OpenMP),
+// cores. Contexts compute on persistent ggml threadpools, one per thread count (ggml built without OpenMP),
 // so threads are created once and not per call, and a decode may start on any worker thread.
 #include <napi.h>
 

@@ -9,7 +9,7 @@ import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescri
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
 export interface NativeBackendOptions {
-    /** CPU threads per evaluation (one persistent ggml threadpool serves every context). Default 1. */
+    /** CPU threads per evaluation (contexts with the same count share one persistent ggml threadpool). Default 1. */
     readonly threads?: number;
     /** Tokens per sequence. Default: the model's context length, capped at 4096. */
     readonly contextSize?: number;
