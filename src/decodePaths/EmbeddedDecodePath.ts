@@ -1,3 +1,4 @@
+import {addsBos} from "../backend/addsBos.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {type BackendChoice, loadModelBackend} from "../backend/loadModelBackend.js";
@@ -126,7 +127,7 @@ export class EmbeddedDecodePath implements DecodePath {
         return this.queue.run(async () => {
             // The same prompt tokens generate() builds: the text's tokens behind BOS.
             const tokens = this.target.tokenize(promptText(request));
-            if (this.target.bosToken != null && tokens[0] !== this.target.bosToken) tokens.unshift(this.target.bosToken);
+            if (addsBos(this.target) && tokens[0] !== this.target.bosToken) tokens.unshift(this.target.bosToken!);
             tokens.push(...precedingTokens);
             const [row] = await evaluateOnce(this.target, tokens);
             return topTwo(row);

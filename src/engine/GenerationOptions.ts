@@ -34,7 +34,7 @@ export const generationOptionsSchema = z.strictObject({
      * position in node-llama-cpp) disappears. Needs minConfidence 0 (which reads draft rows).
      */
     argmaxFastPath: z.boolean().default(true),
-    /** Prepend the model's BOS token to the prompt when it has one. */
+    /** Prepend the model's BOS token to the prompt when it has one and its GGUF adds it (addsBos). */
     addBos: z.boolean().default(true)
 });
 

@@ -1,3 +1,4 @@
+import {addsBos} from "../backend/addsBos.js";
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {restrictVocabulary} from "../backend/restrictVocabulary.js";
@@ -87,7 +88,7 @@ export async function* streamGeneration(
     const started = performance.now();
 
     const promptTokens = typeof prompt === "string" ? target.tokenize(prompt) : [...prompt];
-    if (options.addBos && target.bosToken != null && promptTokens[0] !== target.bosToken) promptTokens.unshift(target.bosToken);
+    if (options.addBos && addsBos(target) && promptTokens[0] !== target.bosToken) promptTokens.unshift(target.bosToken!);
     if (promptTokens.length === 0)
         throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
     promptTokens.forEach((token, index) => {

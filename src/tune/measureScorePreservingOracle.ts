@@ -1,3 +1,4 @@
+import {addsBos} from "../backend/addsBos.js";
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {scoreItem} from "../batteries/scorers/scoreItem.js";
@@ -78,7 +79,7 @@ export async function measureScorePreservingOracle(
             settings.signal?.throwIfAborted();
             const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens);
             // As generate() does with its default addBos.
-            if (target.bosToken != null && prompt[0] !== target.bosToken) prompt.unshift(target.bosToken);
+            if (addsBos(target) && prompt[0] !== target.bosToken) prompt.unshift(target.bosToken!);
             let task = byTask.get(item.task);
             if (task === undefined) byTask.set(item.task, task = {items: 0, strict: new Tally(), oracle: new Tally()});
             task.items++;

@@ -1,0 +1,89 @@
+import {mkdtemp, rm} from "node:fs/promises";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import OpenAI from "openai";
+import type {ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam} from "openai/resources";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {loadModelBackend} from "../backend/loadModelBackend.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {generate} from "../engine/generate.js";
+import {GgufReader} from "../gguf/GgufReader.js";
+import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
+import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
+import {readFamilyTokenizerFiles, tokenizerFamilies} from "../gguf/tokenizerFamilies.js";
+import type {ChatMessageInput} from "./chatCompletionRequestSchema.js";
+import {ggufChatTemplate, type GgufChatTemplate} from "./ggufChatTemplate.js";
+import {startServeServer} from "./startServeServer.js";
+
+/**
+ * Serving chat on the qwen3 fixture through the official openai client: Qwen's real vocabulary and
+ * ChatML template from the GGUF, a target padded 128 tokens beyond its draft (as Qwen2.5 7B over
+ * 0.5B), strict speculative decoding. The prompt is the GGUF template's rendering, tokenized with
+ * its special tokens and no BOS (Qwen's add_bos_token is false).
+ */
+let directory: string;
+let target: ModelBackend;
+let draft: ModelBackend;
+let template: GgufChatTemplate;
+
+beforeAll(async () => {
+    directory = await mkdtemp(join(tmpdir(), "specgate-serve-qwen3-"));
+    const vocabulary = hfBpeVocabulary(await readFamilyTokenizerFiles("qwen3"), tokenizerFamilies.qwen3.options);
+    const pair = await writeRandomLlamaPair({
+        directory, seed: 5, vocabulary, targetPaddingTokens: 128,
+        target: {embeddingLength: 32, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 64, contextLength: 1024},
+        draft: {embeddingLength: 16, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 32, contextLength: 1024}
+    });
+    target = await loadModelBackend(pair.targetPath, {threads: 1, contextSize: 1024});
+    draft = await loadModelBackend(pair.draftPath, {threads: 1, contextSize: 1024});
+    const source = GgufReader.readHeader(pair.targetPath).metadata.get("tokenizer.chat_template")!.value as string;
+    const tokens = target.vocabularyDescription!().tokens;
+    template = ggufChatTemplate(target, source, {bos: tokens[target.bosToken!], eos: tokens[target.eosToken!]});
+}, 120_000);
+
+afterAll(async () => {
+    await draft?.dispose();
+    await target?.dispose();
+    await rm(directory, {recursive: true, force: true});
+});
+
+describe("serve chat on the qwen3 fixture", () => {
+    it("loads a pair 128 tokens apart", () => {
+        expect(target.vocabularySize - draft.vocabularySize).toBe(128);
+    });
+
+    it("a string prompt gets no BOS: Qwen's GGUF says add_bos_token = false", async () => {
+        const result = await generate(target, undefined, "東京は", {maxTokens: 1, sampling: {temperature: 0}});
+        expect(result.promptTokens).toBe(target.tokenize("東京は").length);
+    });
+
+    it("answers system + multi-turn chat through the openai client, streamed and not, strict equal to target-only", async () => {
+        const server = await startServeServer({
+            target, draft, chatTemplate: template, modelName: "qwen3-fixture", speculative: {policy: {kind: "strict"}, gamma: 4}, port: 0
+        });
+        try {
+            const openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
+            const messages: ChatCompletionMessageParam[] = [
+                {role: "system", content: "You answer in one line."},
+                {role: "user", content: "Where is 東京? 😀"},
+                {role: "assistant", content: "In Japan — 日本."},
+                {role: "user", content: "और दिल्ली?"}
+            ];
+            const request = {model: "qwen3-fixture", messages, max_tokens: 16, temperature: 0, seed: 1};
+            const answer = await openai.chat.completions.create(request);
+            expect(answer.usage?.prompt_tokens).toBe(template.render(messages as ChatMessageInput[]).length);
+            expect(answer.usage?.completion_tokens).toBeGreaterThan(0);
+            const content = answer.choices[0].message.content ?? "";
+
+            const targetOnly = await openai.chat.completions.create({...request, speculative: "off"} as ChatCompletionCreateParamsNonStreaming);
+            expect(targetOnly.choices[0].message.content).toBe(content);
+
+            const stream = await openai.chat.completions.create({...request, stream: true});
+            let streamed = "";
+            for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
+            expect(streamed).toBe(content);
+        } finally {
+            await server.close();
+        }
+    }, 120_000);
+});
