@@ -96,6 +96,10 @@ describe("CORS", () => {
         const models = await app.request("/v1/models", {headers: {origin: "https://app.example", authorization: "Bearer k"}});
         expect(models.status).toBe(200);
         expect(models.headers.get("access-control-allow-origin")).toBe("https://app.example");
+        // Errors carry the header too, so the page can read the OpenAI error body.
+        const refused = await app.request("/v1/models", {headers: {origin: "https://app.example"}});
+        expect(refused.status).toBe(401);
+        expect(refused.headers.get("access-control-allow-origin")).toBe("https://app.example");
     });
 });
 
