@@ -16,6 +16,8 @@ export interface LoadModelBackendOptions {
     /** CPU threads per evaluation. Default 1. */
     readonly threads?: number;
     readonly contextSize?: number;
+    /** Native backend: evaluations cheaper than this run inline on the main thread (see NativeBackendOptions). */
+    readonly inlineBelowMilliseconds?: number;
 }
 
 export function parseBackendChoice(value: string, field = "backend"): BackendChoice {
@@ -38,6 +40,6 @@ export function defaultBackendChoice(): BackendChoice {
 export function loadModelBackend(path: string, options: LoadModelBackendOptions = {}): Promise<ModelBackend> {
     const settings = {threads: options.threads, contextSize: options.contextSize};
     return resolveBackend(options.backend ?? defaultBackendChoice()) === "native"
-        ? NativeBackend.load(path, settings)
+        ? NativeBackend.load(path, {...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds})
         : NodeLlamaCppBackend.load(path, settings);
 }

@@ -86,7 +86,8 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             // --draft beside a drafter that does not use it is allowed here: requests may still ask for `model`.
             const drafter = resolveCliDrafter(options.drafter, options.draft, "--drafter", true);
             const sampling = samplingFromCli(options);
-            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend};
+            // Only tiny-model calls run inline: the event loop keeps serving other requests while a worker decodes.
+            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1};
             const target = await loadModelBackend(options.target, loadOptions);
             let draft: ModelBackend | undefined;
             let server: RunningServeServer;
