@@ -1,7 +1,7 @@
 import binomialCdf from "@stdlib/stats-base-dists-binomial-cdf";
 
 import {InvalidInputError} from "../errors.js";
-import type {PairedTable} from "./pairedTost.js";
+import {type PairedTable, pairCount} from "./pairedTost.js";
 
 /** Result of the exact paired equivalence test on the discordant pairs of a paired 2×2 table. */
 export interface ExactPairedEquivalenceResult {
@@ -56,21 +56,13 @@ export interface ExactPairedEquivalenceResult {
  * ways (the bound on each direction ignores the other), which errs toward "not shown equivalent".
  */
 export function exactPairedEquivalence(table: PairedTable, margin: number, alpha = 0.05): ExactPairedEquivalenceResult {
-    for (const [field, value] of Object.entries(table)) {
-        if (!Number.isInteger(value) || value < 0) {
-            throw new InvalidInputError(`must be a non-negative integer, got ${String(value)}`, `table.${field}`);
-        }
-    }
     if (!(margin > 0 && margin < 1)) {
         throw new InvalidInputError(`must lie strictly between 0 and 1 (proportion units), got ${margin}`, "margin");
     }
     if (!(alpha > 0 && alpha < 0.5)) {
         throw new InvalidInputError(`must lie strictly between 0 and 0.5, got ${alpha}`, "alpha");
     }
-    const pairs = table.bothPass + table.targetOnlyPass + table.speculativeOnlyPass + table.bothFail;
-    if (pairs < 1) {
-        throw new InvalidInputError("must contain at least one pair", "table");
-    }
+    const pairs = pairCount(table);
     const b = table.targetOnlyPass;
     const c = table.speculativeOnlyPass;
     const pLower = binomialCdf(b, pairs, margin);

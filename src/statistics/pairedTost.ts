@@ -12,13 +12,8 @@ export interface PairedTable {
     readonly bothFail: number;
 }
 
-/**
- * Paired-proportion TOST: difference (c − b)/n (speculative minus target) with the Wald standard
- * error of a paired difference √((b + c)/n − ((c − b)/n)²)/√n, tested against ±margin. Pairing
- * removes the shared per-prompt variance, so identical outputs (b = c = 0) give a zero standard
- * error and a degenerate, flagged contrast rather than a pass.
- */
-export function pairedTost(table: PairedTable, margin: number, alpha = 0.05): TostResult {
+/** Checks a paired table's cells and returns its number of pairs (at least one). */
+export function pairCount(table: PairedTable): number {
     for (const [field, value] of Object.entries(table)) {
         if (!Number.isInteger(value) || value < 0) {
             throw new InvalidInputError(`must be a non-negative integer, got ${String(value)}`, `table.${field}`);
@@ -28,6 +23,17 @@ export function pairedTost(table: PairedTable, margin: number, alpha = 0.05): To
     if (total < 1) {
         throw new InvalidInputError("must contain at least one pair", "table");
     }
+    return total;
+}
+
+/**
+ * Paired-proportion TOST: difference (c − b)/n (speculative minus target) with the Wald standard
+ * error of a paired difference √((b + c)/n − ((c − b)/n)²)/√n, tested against ±margin. Pairing
+ * removes the shared per-prompt variance, so identical outputs (b = c = 0) give a zero standard
+ * error and a degenerate, flagged contrast rather than a pass.
+ */
+export function pairedTost(table: PairedTable, margin: number, alpha = 0.05): TostResult {
+    const total = pairCount(table);
     const difference = (table.speculativeOnlyPass - table.targetOnlyPass) / total;
     const discordantShare = (table.speculativeOnlyPass + table.targetOnlyPass) / total;
     // max(0, ·) guards the rounding case where all pairs are discordant in one direction.
