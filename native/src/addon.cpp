@@ -166,7 +166,10 @@ public:
             // Rows: outputs × vocabulary logits, then outputs × vocabulary sampler rows.
             double* probabilities = static_cast<double*>(destination) + outputs.size() * rowLength;
             for (size_t row = 0; row < outputs.size(); row++) {
-                error = processRow(llama_get_logits_ith(context, outputs[row]), probabilities + row * rowLength, rowLength, sampling, scratch);
+                const size_t covered = sampling.limit == 0 ? rowLength : std::min(sampling.limit, rowLength);
+                double* target = probabilities + row * rowLength;
+                error = processRow(llama_get_logits_ith(context, outputs[row]), target, covered, sampling, scratch);
+                std::fill(target + covered, target + rowLength, 0.0);
                 if (!error.empty()) {
                     error = "row " + std::to_string(row) + ": " + error;
                     return -2;
@@ -269,6 +272,7 @@ private:
             request.sampling.topK = options.Get("topK").As<Napi::Number>().Int32Value();
             request.sampling.topP = options.Get("topP").As<Napi::Number>().DoubleValue();
             request.sampling.minP = options.Get("minP").As<Napi::Number>().DoubleValue();
+            if (options.Has("limit")) request.sampling.limit = options.Get("limit").As<Napi::Number>().Uint32Value();
         }
         return true;
     }

@@ -14,6 +14,8 @@ struct Sampling {
     int32_t topK = 0;
     double topP = 1;
     double minP = 0;
+    /** Rows cover only the first `limit` ids (the rest get probability 0); 0 means the whole vocabulary. */
+    size_t limit = 0;
 };
 
 /**

@@ -45,6 +45,11 @@ export interface EvaluateOptions {
      * wanted; logits at index i predict the token after tokens[i]. Default: the last index only.
      */
     readonly positions?: readonly number[];
+    /**
+     * evaluateDistributions only: sampler rows over the first N ids, as if the logits beyond were −∞
+     * (a draft/target pair whose vocabularies differ in length). Logit rows stay whole.
+     */
+    readonly vocabularyLimit?: number;
 }
 
 /**

@@ -48,6 +48,23 @@ describe("NativeBackend sampler rows", () => {
                 }
                 await sequence.dispose();
             }
+            // Rows over the first 1,500 ids only: processLogits of the cut row, zeros beyond.
+            for (const sampling of settings) {
+                const sequence = await backend.createSequence();
+                const {logits, probabilities} = await sequence.evaluateDistributions(tokens, sampling, {positions, vocabularyLimit: 1500});
+                for (let index = 0; index < positions.length; index++) {
+                    const expected = processLogits(logits[index].subarray(0, 1500), sampling);
+                    let largest = 0;
+                    for (let token = 0; token < expected.length; token++)
+                        largest = Math.max(largest, Math.abs(probabilities[index][token] - expected[token]));
+                    expect(largest).toBeLessThan(1e-15);
+                    expect(probabilities[index].subarray(1500).every((value) => value === 0)).toBe(true);
+                }
+                await sequence.dispose();
+            }
+            const sequence = await backend.createSequence();
+            await expect(sequence.evaluateDistributions(tokens, settings[0], {vocabularyLimit: 0})).rejects.toThrow(/vocabularyLimit/);
+            await sequence.dispose();
         } finally {
             await backend.dispose();
             await rm(directory, {recursive: true, force: true});

@@ -2,7 +2,7 @@ import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
 import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
 import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
-import {type NativeContextHandle, type NativeDecodeTimings, type NativeModelHandle, nativeAddon, NativeOutputMode} from "./nativeAddon.js";
+import {type NativeContextHandle, type NativeDecodeTimings, type NativeModelHandle, nativeAddon, NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
@@ -204,7 +204,10 @@ export class NativeSequence implements BackendSequence {
             if (tokens.length === 0) return {logits: [], probabilities: []};
             const vocabularySize = this.backend.vocabularySize;
             const rows = uninitializedRows(2 * positions.length * vocabularySize);
-            await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, sampling);
+            const limit = options.vocabularyLimit;
+            if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= vocabularySize))
+                throw new InvalidInputError(`must be an integer in [1, ${vocabularySize}], got ${limit}`, "vocabularyLimit");
+            await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, limit === undefined ? sampling : {...sampling, limit});
             const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
             return {
                 logits: positions.map((_position, index) => row(index)),
@@ -230,7 +233,7 @@ export class NativeSequence implements BackendSequence {
     }
 
     private async decode(
-        tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array, sampling?: SamplingOptions
+        tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array, sampling?: NativeSampling
     ): Promise<void> {
         const start = this.history.length;
         const batch = [

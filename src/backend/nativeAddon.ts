@@ -46,6 +46,8 @@ export interface NativeSampling {
     topK: number;
     topP: number;
     minP: number;
+    /** Sampler rows over the first `limit` ids only (the rest are 0); absent: the whole vocabulary. */
+    limit?: number;
 }
 
 /** What a decode returns per requested output: nothing, the logit row, or the argmax id. */

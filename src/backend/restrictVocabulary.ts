@@ -59,8 +59,17 @@ class RestrictedSequence implements BackendSequence {
         return (await this.inner.evaluate(tokens, options)).map((row) => row.subarray(0, this.size));
     }
 
-    /** Sampler rows recomputed over the cut logits: top-p and the softmax's normaliser change when rows leave. */
+    /**
+     * Sampler rows over the cut logits (top-p and the softmax's normaliser change when rows leave):
+     * by the inner backend where it can limit its rows (natively), else here.
+     */
     public async evaluateDistributions(tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions): Promise<EvaluatedDistributions> {
+        if (this.inner.evaluateDistributions != null) {
+            this.check(tokens);
+            const rows = await this.inner.evaluateDistributions(tokens, sampling, {...options, vocabularyLimit: this.size});
+            const cut = (row: Float64Array): Float64Array => row.subarray(0, this.size);
+            return {logits: rows.logits.map(cut), probabilities: rows.probabilities.map(cut)};
+        }
         const logits = await this.evaluate(tokens, options);
         return {logits, probabilities: logits.map((row) => processLogits(row, sampling))};
     }
