@@ -28,6 +28,7 @@
  *   npm run bench:native                       # full run (≈ 12 minutes on 2 cores); Markdown on stdout
  *   npm run bench:native -- --quick            # smoke run (1 thread, 2 repetitions, 24 tokens; ≈ 1.5 minutes)
  *   npm run bench:native -- --json FILE --reps 5 --tokens 64 --threads 1,2 --temperatures 0,0.8 --cases family,d768,v152k --no-ngram
+ *   npm run bench:native -- --cases qwen3 --threads 1 --no-ngram   # the V = 152k figures on Qwen3's real vocabulary
  *   npm run bench:native -- --scaling-only --threads 1,2 --cases v152k   # target-only pairs at 1 and 2 threads
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
@@ -95,6 +96,10 @@ const cases: Record<string, BenchCase> = {
     v152k: {
         name: "v152k", label: "V = 152,000 pair (d256×4 F32 target, d64×1 draft)", target: join(fixtureDirectory, "v152k/target.gguf"), draft: join(fixtureDirectory, "v152k/draft.gguf"), prompts: defaultBenchPrompts,
         fixtures: ["--out", join(fixtureDirectory, "v152k"), "--target-shape", "256,4,4,1024", "--draft-shape", "64,1,1,192", "--type", "F32", "--context", "512", "--vocabulary-size", "152000"]
+    },
+    qwen3: {
+        name: "qwen3", label: "Qwen3's real vocabulary (151,669 tokens, BPE; d256×4 F32 target, d64×1 draft)", target: join(fixtureDirectory, "qwen3/target.gguf"), draft: join(fixtureDirectory, "qwen3/draft.gguf"), prompts: defaultBenchPrompts,
+        fixtures: ["--out", join(fixtureDirectory, "qwen3"), "--target-shape", "256,4,4,1024", "--draft-shape", "64,1,1,192", "--type", "F32", "--context", "512", "--tokenizer", "qwen3"]
     }
 };
 
