@@ -66,8 +66,8 @@ if (process.env.SPECGATE_SKIP_NATIVE === "1") {
 const started = Date.now();
 try {
     build();
-    const check = execFileSync(process.execPath, ["-e", `require(${JSON.stringify(output)})`], {encoding: "utf8"});
-    void check;
+    // The addon must load in this Node, not just link.
+    execFileSync(process.execPath, ["-e", `require(${JSON.stringify(output)})`], {stdio: "inherit"});
     console.log(`specgate: native backend built in ${((Date.now() - started) / 1000).toFixed(0)} s (${output})`);
 } catch (error) {
     const message = `specgate: the native backend was not built (${error.message}); specgate will use node-llama-cpp instead`;

@@ -21,10 +21,8 @@ public:
             InstanceAccessor<&NativeModel::VocabularySize>("vocabularySize"),
             InstanceAccessor<&NativeModel::BosToken>("bosToken"),
             InstanceAccessor<&NativeModel::EosToken>("eosToken"),
-            InstanceAccessor<&NativeModel::TrainContextSize>("trainContextSize"),
             InstanceMethod<&NativeModel::Tokenize>("tokenize"),
             InstanceMethod<&NativeModel::Detokenize>("detokenize"),
-            InstanceMethod<&NativeModel::IsEndOfGeneration>("isEndOfGeneration"),
             InstanceMethod<&NativeModel::Dispose>("dispose"),
         });
     }
@@ -91,10 +89,6 @@ private:
         if (!Check(info.Env())) return info.Env().Undefined();
         return TokenOrUndefined(info.Env(), llama_vocab_eos(vocab));
     }
-    Napi::Value TrainContextSize(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Number::New(info.Env(), llama_model_n_ctx_train(model));
-    }
 
     /** tokenize(text, parseSpecial): ids without BOS/EOS (add_special = false), as common_tokenize with add_special false. */
     Napi::Value Tokenize(const Napi::CallbackInfo& info) {
@@ -136,10 +130,6 @@ private:
         return Napi::String::New(env, text);
     }
 
-    Napi::Value IsEndOfGeneration(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Boolean::New(info.Env(), llama_vocab_is_eog(vocab, info[0].As<Napi::Number>().Int32Value()));
-    }
 
     Napi::Value Dispose(const Napi::CallbackInfo& info) {
         Free();

@@ -37,8 +37,6 @@ public:
 
     static Napi::Function Define(Napi::Env env) {
         return DefineClass(env, "NativeContext", {
-            InstanceAccessor<&NativeContext::ContextSize>("contextSize"),
-            InstanceAccessor<&NativeContext::SequenceContextSize>("sequenceContextSize"),
             InstanceMethod<&NativeContext::Decode>("decode"),
             InstanceMethod<&NativeContext::DecodeNow>("decodeNow"),
             InstanceMethod<&NativeContext::RemoveTokens>("removeTokens"),
@@ -92,11 +90,26 @@ public:
 
     ~NativeContext() override { Free(); }
 
-    /** Runs on a worker thread: decode the batch, then copy or reduce the requested rows. */
-    int Run(const std::vector<llama_token>& tokens, const std::vector<llama_seq_id>& sequences, const std::vector<llama_pos>& positions,
-            const std::vector<int32_t>& outputs, OutputMode mode, const Sampling& sampling, void* destination, bool wideDestination,
-            double& decodeMilliseconds, double& transferMilliseconds, double& samplingMilliseconds, std::string& error,
-            bool waitForCompute = true) {
+    /** A decode request, copied out of its JS arguments and checked (ParseRequest). */
+    struct Request {
+        std::vector<llama_token> tokens;
+        std::vector<llama_seq_id> sequences;
+        std::vector<llama_pos> positions;
+        std::vector<int32_t> outputs;
+        OutputMode mode = OutputMode::None;
+        Sampling sampling;
+        /** The JS typed array the rows go to, kept referenced while a worker writes into it. */
+        Napi::TypedArray destinationArray;
+        void* destination = nullptr;
+        bool wideDestination = false; // a Float64Array: logits are widened to double by the writer
+    };
+
+    /** Decodes the batch, then copies or reduces the requested rows; on a worker thread or, inline, the main one. */
+    int Run(const Request& request, DecodeTimings& timings, std::string& error, bool waitForCompute = true) {
+        const std::vector<llama_token>& tokens = request.tokens;
+        const std::vector<int32_t>& outputs = request.outputs;
+        const OutputMode mode = request.mode;
+        void* destination = request.destination;
         std::lock_guard<std::mutex> contextLock(contextMutex);
         if (context == nullptr) {
             error = "the context is disposed";
@@ -119,9 +132,9 @@ public:
         batch.n_tokens = count;
         for (int32_t index = 0; index < count; index++) {
             batch.token[index] = tokens[static_cast<size_t>(index)];
-            batch.pos[index] = positions[static_cast<size_t>(index)];
+            batch.pos[index] = request.positions[static_cast<size_t>(index)];
             batch.n_seq_id[index] = 1;
-            batch.seq_id[index][0] = sequences[static_cast<size_t>(index)];
+            batch.seq_id[index][0] = request.sequences[static_cast<size_t>(index)];
             batch.logits[index] = wanted[static_cast<size_t>(index)];
         }
         auto start = std::chrono::steady_clock::now();
@@ -131,7 +144,7 @@ public:
             return status;
         }
         llama_synchronize(context);
-        decodeMilliseconds = millisecondsSince(start);
+        timings.decodeMilliseconds = millisecondsSince(start);
 
         start = std::chrono::steady_clock::now();
         const size_t rowLength = static_cast<size_t>(vocabularySize);
@@ -141,7 +154,7 @@ public:
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
                 return -1;
             }
-            if ((mode == OutputMode::Logits && wideDestination) || mode == OutputMode::Distribution) {
+            if ((mode == OutputMode::Logits && request.wideDestination) || mode == OutputMode::Distribution) {
                 double* target = static_cast<double*>(destination) + row * rowLength;
                 for (size_t token = 0; token < rowLength; token++) target[token] = logits[token];
             } else if (mode == OutputMode::Logits) {
@@ -159,16 +172,16 @@ public:
                 static_cast<int32_t*>(destination)[row] = best;
             }
         }
-        transferMilliseconds = millisecondsSince(start);
+        timings.transferMilliseconds = millisecondsSince(start);
 
         start = std::chrono::steady_clock::now();
         if (mode == OutputMode::Distribution) {
             // Rows: outputs × vocabulary logits, then outputs × vocabulary sampler rows.
             double* probabilities = static_cast<double*>(destination) + outputs.size() * rowLength;
             for (size_t row = 0; row < outputs.size(); row++) {
-                const size_t covered = sampling.limit == 0 ? rowLength : std::min(sampling.limit, rowLength);
+                const size_t covered = request.sampling.limit == 0 ? rowLength : std::min(request.sampling.limit, rowLength);
                 double* target = probabilities + row * rowLength;
-                error = processRow(llama_get_logits_ith(context, outputs[row]), target, covered, sampling, scratch);
+                error = processRow(llama_get_logits_ith(context, outputs[row]), target, covered, request.sampling, scratch);
                 std::fill(target + covered, target + rowLength, 0.0);
                 if (!error.empty()) {
                     error = "row " + std::to_string(row) + ": " + error;
@@ -176,7 +189,7 @@ public:
                 }
             }
         }
-        samplingMilliseconds = millisecondsSince(start);
+        timings.samplingMilliseconds = millisecondsSince(start);
         return 0;
     }
 
@@ -204,27 +217,6 @@ private:
         Napi::Error::New(env, "the context is disposed").ThrowAsJavaScriptException();
         return false;
     }
-
-    Napi::Value ContextSize(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Number::New(info.Env(), llama_n_ctx(context));
-    }
-
-    Napi::Value SequenceContextSize(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Number::New(info.Env(), llama_n_ctx_seq(context));
-    }
-
-    /** A decode request, copied out of its JS arguments and checked. */
-    struct Request {
-        std::vector<llama_token> tokens;
-        std::vector<llama_seq_id> sequences;
-        std::vector<llama_pos> positions;
-        std::vector<int32_t> outputs;
-        OutputMode mode = OutputMode::None;
-        Sampling sampling;
-        Napi::TypedArray destination;
-    };
 
     /** Parses decode's arguments; false (with a JS exception pending) when they are malformed. */
     bool ParseRequest(const Napi::CallbackInfo& info, Request& request) {
@@ -254,17 +246,19 @@ private:
             }
         }
         if (request.mode != OutputMode::None) {
-            request.destination = info[5].As<Napi::TypedArray>();
+            request.destinationArray = info[5].As<Napi::TypedArray>();
             const size_t rows = request.outputs.size() * static_cast<size_t>(vocabularySize);
             const size_t needed = request.mode == OutputMode::Logits ? rows : request.mode == OutputMode::Distribution ? 2 * rows : request.outputs.size();
-            const napi_typedarray_type type = request.destination.TypedArrayType();
+            const napi_typedarray_type type = request.destinationArray.TypedArrayType();
             const bool rightType = request.mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
                                  : request.mode == OutputMode::Distribution ? type == napi_float64_array
                                                                             : type == napi_int32_array;
-            if (!rightType || request.destination.ElementLength() < needed) {
+            if (!rightType || request.destinationArray.ElementLength() < needed) {
                 Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
                 return false;
             }
+            request.destination = static_cast<uint8_t*>(request.destinationArray.ArrayBuffer().Data()) + request.destinationArray.ByteOffset();
+            request.wideDestination = type == napi_float64_array;
         }
         if (request.mode == OutputMode::Distribution) {
             Napi::Object options = info[6].As<Napi::Object>();
@@ -287,18 +281,10 @@ private:
     Napi::Value Decode(const Napi::CallbackInfo& info) {
         Request request;
         if (!ParseRequest(info, request)) return info.Env().Undefined();
-        void* destination = nullptr;
-        bool wide = false;
-        if (request.mode != OutputMode::None) {
-            destination = static_cast<uint8_t*>(request.destination.ArrayBuffer().Data()) + request.destination.ByteOffset();
-            wide = request.destination.TypedArrayType() == napi_float64_array;
-        }
         // The worker keeps this context and the destination alive; the request moves into its job.
-        std::vector<Napi::Value> keepAlive{Value(), request.destination};
-        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [this, request = std::move(request), destination, wide](
-                DecodeTimings& timings, std::string& error) {
-            return Run(request.tokens, request.sequences, request.positions, request.outputs, request.mode, request.sampling, destination, wide,
-                       timings.decodeMilliseconds, timings.transferMilliseconds, timings.samplingMilliseconds, error);
+        std::vector<Napi::Value> keepAlive{Value(), request.destinationArray};
+        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [this, request = std::move(request)](DecodeTimings& timings, std::string& error) {
+            return Run(request, timings, error);
         });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
@@ -306,7 +292,7 @@ private:
     }
 
     /**
-     * decodeNow(…same arguments…) → {decodeMilliseconds, transferMilliseconds} | null: the same decode on
+     * decodeNow(…same arguments…) → {decodeMilliseconds, transferMilliseconds, samplingMilliseconds} | null: the same decode on
      * the calling (main) thread, for calls shorter than a thread hop (tiny models), where handing the
      * work to a worker and back costs more than the work. It blocks the event loop for the call's
      * duration, never longer: null (nothing done) when another decode holds the CPU.
@@ -315,17 +301,9 @@ private:
         Napi::Env env = info.Env();
         Request request;
         if (!ParseRequest(info, request)) return env.Undefined();
-        void* destination = nullptr;
-        bool wide = false;
-        if (request.mode != OutputMode::None) {
-            destination = static_cast<uint8_t*>(request.destination.ArrayBuffer().Data()) + request.destination.ByteOffset();
-            wide = request.destination.TypedArrayType() == napi_float64_array;
-        }
         DecodeTimings timings;
         std::string error;
-        const int status = Run(request.tokens, request.sequences, request.positions, request.outputs, request.mode, request.sampling,
-                               destination, wide, timings.decodeMilliseconds, timings.transferMilliseconds, timings.samplingMilliseconds,
-                               error, false);
+        const int status = Run(request, timings, error, false);
         if (status == busy) return env.Null();
         if (status != 0) {
             Napi::Error::New(env, error).ThrowAsJavaScriptException();
@@ -358,22 +336,9 @@ private:
     }
 };
 
-Napi::Value RecentLogs(const Napi::CallbackInfo& info) {
-    std::lock_guard<std::mutex> lock(logMutex);
-    Napi::Array lines = Napi::Array::New(info.Env(), recentLogs.size());
-    for (size_t index = 0; index < recentLogs.size(); index++) lines.Set(static_cast<uint32_t>(index), recentLogs[index]);
-    return lines;
-}
-
-Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), llama_print_system_info());
-}
-
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("NativeModel", NativeModel::Define(env));
     exports.Set("NativeContext", NativeContext::Define(env));
-    exports.Set("recentLogs", Napi::Function::New(env, RecentLogs));
-    exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
     return exports;
 }
 

@@ -53,17 +53,21 @@ export interface EvaluateOptions {
 }
 
 /**
- * Where a backend's evaluation time went, summed over a sequence's life: the model's own forward
- * pass, and handing its rows (or argmax ids) over. Wall time around `evaluate` minus these two is the
- * cost of the call itself (thread hops, JS glue).
+ * Where a backend's evaluation time went, by part: the model's own forward pass, handing its rows
+ * (or argmax ids) over, and sampler rows computed by the backend. Wall time around an evaluation
+ * minus these is the cost of the call itself (thread hops, JS glue).
  */
-export interface BackendTimings {
+export interface EvaluationSplit {
     /** Milliseconds inside llama_decode. */
     decodeMilliseconds: number;
     /** Milliseconds copying logit rows out of llama.cpp, or reducing them to argmax ids. */
     transferMilliseconds: number;
     /** Milliseconds computing sampler rows natively (evaluateDistributions). */
     samplingMilliseconds: number;
+}
+
+/** EvaluationSplit summed over a sequence's life. */
+export interface BackendTimings extends EvaluationSplit {
     /** Evaluations counted. */
     evaluations: number;
 }

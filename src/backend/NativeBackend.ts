@@ -1,8 +1,9 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
-import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
+import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, EvaluationSplit, ModelBackend} from "./ModelBackend.js";
+import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
-import {type NativeContextHandle, type NativeDecodeTimings, type NativeModelHandle, nativeAddon, NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
+import {type NativeContextHandle, type NativeModelHandle, nativeAddon, NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
@@ -76,11 +77,7 @@ export class NativeBackend implements ModelBackend {
     public static async load(path: string, options: NativeBackendOptions = {}): Promise<NativeBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
         const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
-        const contextSize = positiveInteger(options.contextSize ?? Math.min(trainedContextLength ?? 4096, 4096), "contextSize");
-        const batchSize = positiveInteger(options.batchSize ?? contextSize, "batchSize");
-        const maxIdleSequences = options.maxIdleSequences ?? 64;
-        if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)
-            throw new InvalidInputError(`must be a non-negative integer, got ${maxIdleSequences}`, "maxIdleSequences");
+        const sizes = backendSizes(options, trainedContextLength);
         const inlineBelowMilliseconds = options.inlineBelowMilliseconds ?? 20;
         if (!(inlineBelowMilliseconds >= 0))
             throw new InvalidInputError(`must be a non-negative number, got ${inlineBelowMilliseconds}`, "inlineBelowMilliseconds");
@@ -95,7 +92,7 @@ export class NativeBackend implements ModelBackend {
             model.dispose();
             throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
         }
-        return new NativeBackend(model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, contextSize, batchSize, maxIdleSequences, inlineBelowMilliseconds});
+        return new NativeBackend(model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, ...sizes, inlineBelowMilliseconds});
     }
 
     public tokenize(text: string): number[] {
@@ -154,12 +151,6 @@ export class NativeBackend implements ModelBackend {
     }
 }
 
-function positiveInteger(value: number, field: string): number {
-    if (!Number.isSafeInteger(value) || value < 1)
-        throw new InvalidInputError(`must be a positive integer, got ${value}`, field);
-    return value;
-}
-
 /**
  * A Float64Array the addon will overwrite entirely: not zero-filled on the main thread (at V = 152k a
  * verification's rows are 12 MB), so the pages are first touched by the worker that writes them.
@@ -203,10 +194,10 @@ export class NativeSequence implements BackendSequence {
             const positions = this.check(tokens, options);
             if (tokens.length === 0) return {logits: [], probabilities: []};
             const vocabularySize = this.backend.vocabularySize;
-            const rows = uninitializedRows(2 * positions.length * vocabularySize);
             const limit = options.vocabularyLimit;
             if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= vocabularySize))
                 throw new InvalidInputError(`must be an integer in [1, ${vocabularySize}], got ${limit}`, "vocabularyLimit");
+            const rows = uninitializedRows(2 * positions.length * vocabularySize);
             await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, limit === undefined ? sampling : {...sampling, limit});
             const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
             return {
@@ -241,7 +232,7 @@ export class NativeSequence implements BackendSequence {
         ] as const;
         const small = tokens.length <= inlineBatchLimit;
         const inline = small && this.smallCallMilliseconds < this.inlineBelowMilliseconds;
-        let timings: NativeDecodeTimings | null;
+        let timings: EvaluationSplit | null;
         try {
             timings = (inline ? this.context.decodeNow(...batch, mode, destination, sampling) : null) ??
                 await this.context.decode(...batch, mode, destination, sampling);

@@ -4,6 +4,7 @@ import {
 } from "node-llama-cpp";
 import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
 import type {GgufReader} from "../gguf/GgufReader.js";
+import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
 import {createDirectLogitsReader, type DirectLogitsReader} from "./directLogits.js";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
@@ -117,17 +118,9 @@ export class NodeLlamaCppBackend implements ModelBackend {
      * tensor shapes) is a ModelLoadError "corrupt" carrying llama.cpp's last log lines.
      */
     public static async load(path: string, options: NodeLlamaCppBackendOptions = {}): Promise<NodeLlamaCppBackend> {
-        const threads = options.threads ?? 1;
-        if (!Number.isSafeInteger(threads) || threads < 1)
-            throw new InvalidInputError(`must be a positive integer, got ${threads}`, "threads");
-
+        const threads = positiveInteger(options.threads ?? 1, "threads");
         const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
-        const contextSize = options.contextSize ?? Math.min(trainedContextLength ?? 4096, 4096);
-        if (!Number.isSafeInteger(contextSize) || contextSize < 1)
-            throw new InvalidInputError(`must be a positive integer, got ${contextSize}`, "contextSize");
-        const batchSize = options.batchSize ?? contextSize;
-        if (!Number.isSafeInteger(batchSize) || batchSize < 1)
-            throw new InvalidInputError(`must be a positive integer, got ${batchSize}`, "batchSize");
+        const sizes = backendSizes(options, trainedContextLength);
 
         const logitsTransfer = options.logitsTransfer ?? "direct";
         if (logitsTransfer !== "direct" && logitsTransfer !== "controlledEvaluate")
@@ -148,10 +141,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
                 path
             );
         }
-        const maxIdleSequences = options.maxIdleSequences ?? 64;
-        if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)
-            throw new InvalidInputError(`must be a non-negative integer, got ${maxIdleSequences}`, "maxIdleSequences");
-        return new NodeLlamaCppBackend(model, header, vocabularySize, {threads, contextSize, batchSize, logitsTransfer, maxIdleSequences});
+        return new NodeLlamaCppBackend(model, header, vocabularySize, {threads, ...sizes, logitsTransfer});
     }
 
     public tokenize(text: string): number[] {

@@ -3,23 +3,20 @@ import {createRequire} from "node:module";
 import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {NativeBackendUnavailableError} from "../errors.js";
+import type {EvaluationSplit} from "./ModelBackend.js";
 
 /** What native/src/addon.cpp exports (see that file for the threading and copying rules). */
 export interface NativeAddon {
     NativeModel: new (path: string) => NativeModelHandle;
     NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
-    recentLogs(): string[];
-    systemInfo(): string;
 }
 
 export interface NativeModelHandle {
     readonly vocabularySize: number;
     readonly bosToken: number | undefined;
     readonly eosToken: number | undefined;
-    readonly trainContextSize: number;
     tokenize(text: string, parseSpecial: boolean): Int32Array;
     detokenize(tokens: Int32Array): string;
-    isEndOfGeneration(token: number): boolean;
     dispose(): void;
 }
 
@@ -33,12 +30,6 @@ export interface NativeContextOptions {
     threads: number;
 }
 
-/** Native wall time of one decode: llama_decode itself, copying or reducing the requested rows, computing sampler rows. */
-export interface NativeDecodeTimings {
-    decodeMilliseconds: number;
-    transferMilliseconds: number;
-    samplingMilliseconds: number;
-}
 
 /** Sampler settings for Distribution mode (SamplingOptions). */
 export interface NativeSampling {
@@ -55,9 +46,6 @@ export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3}
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
 export interface NativeContextHandle {
-    /** Cells in the whole context. */
-    readonly contextSize: number;
-    readonly sequenceContextSize: number;
     /**
      * One llama_decode of a batch that may span several sequences. Row r of `destination` belongs to
      * `outputs[r]` (a batch index): outputs × vocabulary floats (Float32Array, or Float64Array widened by
@@ -67,7 +55,7 @@ export interface NativeContextHandle {
     decode(
         tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
         mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array, sampling?: NativeSampling
-    ): Promise<NativeDecodeTimings>;
+    ): Promise<EvaluationSplit>;
     /**
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
      * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.
@@ -75,7 +63,7 @@ export interface NativeContextHandle {
     decodeNow(
         tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
         mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array, sampling?: NativeSampling
-    ): NativeDecodeTimings | null;
+    ): EvaluationSplit | null;
     /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
     removeTokens(sequence: number, from: number, to: number): boolean;
     clear(): void;

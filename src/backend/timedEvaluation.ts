@@ -1,11 +1,11 @@
-import type {BackendSequence} from "./ModelBackend.js";
+import type {BackendSequence, EvaluationSplit} from "./ModelBackend.js";
 
 export interface TimedEvaluation<T> {
     readonly result: T;
     /** Wall milliseconds of the whole call. */
     readonly milliseconds: number;
     /** The backend's own split of this call (llama_decode, row transfer, sampler rows); undefined where it does not measure. */
-    readonly native?: {decodeMilliseconds: number; transferMilliseconds: number; samplingMilliseconds: number};
+    readonly native?: EvaluationSplit;
 }
 
 /** Runs one evaluation of `sequence` and reports its wall time and, where measured, its native split. */

@@ -1,11 +1,5 @@
+import type {EvaluationSplit} from "../backend/ModelBackend.js";
 import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
-
-/** Native time inside one evaluation (see BackendTimings). */
-export interface NativeSplit {
-    decodeMilliseconds: number;
-    transferMilliseconds: number;
-    samplingMilliseconds: number;
-}
 
 /**
  * Counters of one generation (or many, merged), with vLLM's definitions (field notes §9):
@@ -58,7 +52,7 @@ export class GenerationTelemetry {
         }
     }
 
-    public recordTargetEvaluation(batchSize: number, milliseconds: number, native?: NativeSplit): void {
+    public recordTargetEvaluation(batchSize: number, milliseconds: number, native?: EvaluationSplit): void {
         if (native !== undefined) {
             this.backend.targetDecode += native.decodeMilliseconds;
             this.backend.targetTransfer += native.transferMilliseconds;
@@ -72,7 +66,7 @@ export class GenerationTelemetry {
     }
 
     /** One draft evaluation of `batchSize` tokens; single-token ones also feed t_draft. */
-    public recordDraftEvaluation(milliseconds: number, batchSize = 1, native?: NativeSplit): void {
+    public recordDraftEvaluation(milliseconds: number, batchSize = 1, native?: EvaluationSplit): void {
         this.draftModelMilliseconds += milliseconds;
         if (native !== undefined) {
             this.backend.draftDecode += native.decodeMilliseconds;

@@ -3,6 +3,7 @@ import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import {processLogits} from "../distributions/processLogits.js";
+import {evaluateRows} from "../backend/evaluateRows.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
 import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
@@ -138,13 +139,9 @@ export async function* streamGeneration(
             phaseStart = performance.now();
             const batch = [pending, ...draftTokens];
             const positions = batch.map((_token, index) => index);
-            // Where the backend computes sampler rows itself (natively, off the event loop), it does.
-            const nativeRows = !argmaxOnly && targetSequence.evaluateDistributions != null;
             const evaluation = await timedEvaluation(targetSequence, async () => argmaxOnly
                 ? {argmax: await targetSequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
-                : nativeRows
-                    ? {argmax: undefined, ...await targetSequence.evaluateDistributions!(batch, options.sampling, {positions})}
-                    : {argmax: undefined, logits: await targetSequence.evaluate(batch, {positions}), probabilities: undefined});
+                : {argmax: undefined, ...await evaluateRows(targetSequence, batch, options.sampling, {positions})});
             const {argmax: targetArgmax, logits: targetLogits} = evaluation.result;
             telemetry.time.verify += performance.now() - phaseStart;
             telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
