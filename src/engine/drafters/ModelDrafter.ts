@@ -1,6 +1,7 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
 import {restrictVocabulary} from "../../backend/restrictVocabulary.js";
+import {evaluateRows} from "../../backend/evaluateRows.js";
 import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
@@ -50,20 +51,16 @@ export class ModelDrafter implements Drafter {
         }
 
         const evaluate = async (tokens: readonly number[], argmaxOnly: boolean): Promise<number | {logits: Float64Array; probabilities: Float64Array}> => {
-            const evaluation = await timedEvaluation(sequence, async () => {
-                if (argmaxOnly) return (await sequence.evaluateArgmax!(tokens))[0];
-                // Sampler rows from the backend where it computes them (natively), else here.
-                if (sequence.evaluateDistributions != null) {
-                    const rows = await sequence.evaluateDistributions(tokens, options.sampling);
-                    return {logits: rows.logits[0], probabilities: rows.probabilities[0]};
-                }
-                const [logits] = await sequence.evaluate(tokens);
-                return {logits, probabilities: processLogits(logits, options.sampling)};
-            });
-            const result = evaluation.result;
+            const evaluation = await timedEvaluation(sequence, async () => argmaxOnly
+                ? (await sequence.evaluateArgmax!(tokens))[0]
+                : await evaluateRows(sequence, tokens, options.sampling));
             telemetry.recordDraftEvaluation(evaluation.milliseconds, tokens.length, evaluation.native);
             cache.push(...tokens);
-            return result;
+            const result = evaluation.result;
+            if (typeof result === "number") return result;
+            // A backend without native sampler rows: computed here, outside the timed model call.
+            const logits = result.logits[0];
+            return {logits, probabilities: result.probabilities?.[0] ?? processLogits(logits, options.sampling)};
         };
 
         return {
