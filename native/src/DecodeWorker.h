@@ -10,11 +10,19 @@
 
 namespace specgate {
 
-/** Native wall time of one decode, by part. */
+/** What one output group of a decode cost, and why it failed (empty: it did not). */
+struct GroupResult {
+    double transferMilliseconds = 0;
+    double samplingMilliseconds = 0;
+    std::string error;
+};
+
+/** Native wall time of one decode, by part: llama_decode for the whole batch, then each output group's rows. */
 struct DecodeTimings {
     double decodeMilliseconds = 0;
     double transferMilliseconds = 0;
     double samplingMilliseconds = 0;
+    std::vector<GroupResult> groups;
 };
 
 inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
@@ -22,12 +30,21 @@ inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
     result.Set("decodeMilliseconds", timings.decodeMilliseconds);
     result.Set("transferMilliseconds", timings.transferMilliseconds);
     result.Set("samplingMilliseconds", timings.samplingMilliseconds);
+    Napi::Array groups = Napi::Array::New(env, timings.groups.size());
+    for (size_t index = 0; index < timings.groups.size(); index++) {
+        Napi::Object group = Napi::Object::New(env);
+        group.Set("transferMilliseconds", timings.groups[index].transferMilliseconds);
+        group.Set("samplingMilliseconds", timings.groups[index].samplingMilliseconds);
+        if (!timings.groups[index].error.empty()) group.Set("error", timings.groups[index].error);
+        groups.Set(static_cast<uint32_t>(index), group);
+    }
+    result.Set("groups", groups);
     return result;
 }
 
 /**
  * Runs `job` off the main thread (it returns 0 or fills `error`). The objects in `keepAlive` (the
- * context, the destination typed array) stay referenced until the promise settles; JS must not touch
+ * context, the destination typed arrays) stay referenced until the promise settles; JS must not touch
  * the destination before then.
  */
 class DecodeWorker : public Napi::AsyncWorker {

@@ -45,7 +45,7 @@ public:
         });
     }
 
-    /** new NativeContext(model, {contextSize, sequences, batchSize, threads}) */
+    /** new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?}) */
     explicit NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
         Napi::Env env = info.Env();
         Napi::Object modelObject = info[0].As<Napi::Object>();
@@ -56,7 +56,7 @@ public:
         }
         modelReference = Napi::Persistent(modelObject);
         Napi::Object options = info[1].As<Napi::Object>();
-        const uint32_t sequenceCount = options.Get("sequences").As<Napi::Number>().Uint32Value();
+        sequenceCount = options.Get("sequences").As<Napi::Number>().Uint32Value();
         const uint32_t contextSize = options.Get("contextSize").As<Napi::Number>().Uint32Value();
         threads = options.Get("threads").As<Napi::Number>().Int32Value();
         vocabularySize = llama_vocab_n_tokens(owner->Vocab());
@@ -66,9 +66,12 @@ public:
         params.n_batch = options.Get("batchSize").As<Napi::Number>().Uint32Value();
         params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
         params.n_seq_max = sequenceCount;
-        // llama.cpp's default: one KV stream per sequence. A unified buffer made a tiny model's
-        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target).
-        params.kv_unified = false;
+        // llama.cpp's default is one KV stream per sequence: a unified buffer made a tiny model's
+        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target). A context shared
+        // by many sequences (serve's continuous batching) is unified: with separate streams llama.cpp
+        // splits a batch into ubatches of equally many tokens per sequence, so one verification of
+        // γ + 1 tokens beside single-token steps would cost several decodes instead of one.
+        params.kv_unified = options.Has("unified") && options.Get("unified").ToBoolean().Value();
         params.n_threads = threads;
         params.n_threads_batch = threads;
         params.no_perf = true;
@@ -90,11 +93,8 @@ public:
 
     ~NativeContext() override { Free(); }
 
-    /** A decode request, copied out of its JS arguments and checked (ParseRequest). */
-    struct Request {
-        std::vector<llama_token> tokens;
-        std::vector<llama_seq_id> sequences;
-        std::vector<llama_pos> positions;
+    /** Where one submitter's rows go: its batch indexes, what it wants of each, and its destination. */
+    struct OutputGroup {
         std::vector<int32_t> outputs;
         OutputMode mode = OutputMode::None;
         Sampling sampling;
@@ -104,12 +104,20 @@ public:
         bool wideDestination = false; // a Float64Array: logits are widened to double by the writer
     };
 
-    /** Decodes the batch, then copies or reduces the requested rows; on a worker thread or, inline, the main one. */
+    /** A decode request, copied out of its JS arguments and checked (ParseRequest). */
+    struct Request {
+        std::vector<llama_token> tokens;
+        std::vector<llama_seq_id> sequences;
+        std::vector<llama_pos> positions;
+        std::vector<OutputGroup> groups;
+    };
+
+    /**
+     * Decodes the batch, then copies or reduces each group's rows; on a worker thread or, inline, the
+     * main one. A group whose sampler rows cannot be computed (NaN logits) fails alone, in its result.
+     */
     int Run(const Request& request, DecodeTimings& timings, std::string& error, bool waitForCompute = true) {
         const std::vector<llama_token>& tokens = request.tokens;
-        const std::vector<int32_t>& outputs = request.outputs;
-        const OutputMode mode = request.mode;
-        void* destination = request.destination;
         std::lock_guard<std::mutex> contextLock(contextMutex);
         if (context == nullptr) {
             error = "the context is disposed";
@@ -128,7 +136,8 @@ public:
             batchCapacity = count;
         }
         std::vector<int8_t> wanted(tokens.size(), 0);
-        for (int32_t index : outputs) wanted[static_cast<size_t>(index)] = 1;
+        for (const OutputGroup& group : request.groups)
+            for (int32_t index : group.outputs) wanted[static_cast<size_t>(index)] = 1;
         batch.n_tokens = count;
         for (int32_t index = 0; index < count; index++) {
             batch.token[index] = tokens[static_cast<size_t>(index)];
@@ -145,16 +154,29 @@ public:
         }
         llama_synchronize(context);
         timings.decodeMilliseconds = millisecondsSince(start);
+        timings.groups.assign(request.groups.size(), GroupResult{});
+        for (size_t index = 0; index < request.groups.size(); index++) {
+            if (!WriteRows(request.groups[index], timings.groups[index], error)) return -1;
+            timings.transferMilliseconds += timings.groups[index].transferMilliseconds;
+            timings.samplingMilliseconds += timings.groups[index].samplingMilliseconds;
+        }
+        return 0;
+    }
 
-        start = std::chrono::steady_clock::now();
+    /** One group's rows: logits copied or widened, argmax ids, or logits and sampler rows. False: llama.cpp kept no row. */
+    bool WriteRows(const OutputGroup& group, GroupResult& result, std::string& error) {
+        const std::vector<int32_t>& outputs = group.outputs;
+        const OutputMode mode = group.mode;
+        void* destination = group.destination;
+        auto start = std::chrono::steady_clock::now();
         const size_t rowLength = static_cast<size_t>(vocabularySize);
         for (size_t row = 0; row < outputs.size(); row++) {
             const float* logits = llama_get_logits_ith(context, outputs[row]);
             if (logits == nullptr) {
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
-                return -1;
+                return false;
             }
-            if ((mode == OutputMode::Logits && request.wideDestination) || mode == OutputMode::Distribution) {
+            if ((mode == OutputMode::Logits && group.wideDestination) || mode == OutputMode::Distribution) {
                 double* target = static_cast<double*>(destination) + row * rowLength;
                 for (size_t token = 0; token < rowLength; token++) target[token] = logits[token];
             } else if (mode == OutputMode::Logits) {
@@ -172,25 +194,25 @@ public:
                 static_cast<int32_t*>(destination)[row] = best;
             }
         }
-        timings.transferMilliseconds = millisecondsSince(start);
+        result.transferMilliseconds = millisecondsSince(start);
 
         start = std::chrono::steady_clock::now();
         if (mode == OutputMode::Distribution) {
             // Rows: outputs × vocabulary logits, then outputs × vocabulary sampler rows.
             double* probabilities = static_cast<double*>(destination) + outputs.size() * rowLength;
+            const size_t covered = group.sampling.limit == 0 ? rowLength : std::min(group.sampling.limit, rowLength);
             for (size_t row = 0; row < outputs.size(); row++) {
-                const size_t covered = request.sampling.limit == 0 ? rowLength : std::min(request.sampling.limit, rowLength);
                 double* target = probabilities + row * rowLength;
-                error = processRow(llama_get_logits_ith(context, outputs[row]), target, covered, request.sampling, scratch);
+                const std::string rowError = processRow(llama_get_logits_ith(context, outputs[row]), target, covered, group.sampling, scratch);
                 std::fill(target + covered, target + rowLength, 0.0);
-                if (!error.empty()) {
-                    error = "row " + std::to_string(row) + ": " + error;
-                    return -2;
+                if (!rowError.empty()) {
+                    result.error = "row " + std::to_string(row) + ": " + rowError;
+                    break;
                 }
             }
         }
-        timings.samplingMilliseconds = millisecondsSince(start);
-        return 0;
+        result.samplingMilliseconds = millisecondsSince(start);
+        return true;
     }
 
 private:
@@ -201,6 +223,7 @@ private:
     int32_t batchCapacity = 0;
     int32_t threads = 1;
     int32_t vocabularySize = 0;
+    uint32_t sequenceCount = 1;
     std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by contextMutex)
 
     void Free() {
@@ -222,22 +245,13 @@ private:
     bool ParseRequest(const Napi::CallbackInfo& info, Request& request) {
         Napi::Env env = info.Env();
         if (!Check(env)) return false;
-        auto copy = [](Napi::Int32Array array) { return std::vector<int32_t>(array.Data(), array.Data() + array.ElementLength()); };
-        request.tokens = copy(info[0].As<Napi::Int32Array>());
-        request.sequences = copy(info[1].As<Napi::Int32Array>());
-        request.positions = copy(info[2].As<Napi::Int32Array>());
-        request.outputs = copy(info[3].As<Napi::Int32Array>());
-        request.mode = static_cast<OutputMode>(info[4].As<Napi::Number>().Int32Value());
+        request.tokens = copyInt32(info[0].As<Napi::Int32Array>());
+        request.sequences = copyInt32(info[1].As<Napi::Int32Array>());
+        request.positions = copyInt32(info[2].As<Napi::Int32Array>());
         const size_t count = request.tokens.size();
         if (count == 0 || request.sequences.size() != count || request.positions.size() != count) {
             Napi::TypeError::New(env, "decode needs equally long, non-empty tokens, sequences and positions").ThrowAsJavaScriptException();
             return false;
-        }
-        for (int32_t index : request.outputs) {
-            if (index < 0 || static_cast<size_t>(index) >= count) {
-                Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch").ThrowAsJavaScriptException();
-                return false;
-            }
         }
         for (llama_token token : request.tokens) {
             if (token < 0 || token >= vocabularySize) {
@@ -245,44 +259,83 @@ private:
                 return false;
             }
         }
-        if (request.mode != OutputMode::None) {
-            request.destinationArray = info[5].As<Napi::TypedArray>();
-            const size_t rows = request.outputs.size() * static_cast<size_t>(vocabularySize);
-            const size_t needed = request.mode == OutputMode::Logits ? rows : request.mode == OutputMode::Distribution ? 2 * rows : request.outputs.size();
-            const napi_typedarray_type type = request.destinationArray.TypedArrayType();
-            const bool rightType = request.mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
-                                 : request.mode == OutputMode::Distribution ? type == napi_float64_array
-                                                                            : type == napi_int32_array;
-            if (!rightType || request.destinationArray.ElementLength() < needed) {
-                Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
+        for (llama_seq_id sequence : request.sequences) {
+            if (sequence < 0 || static_cast<uint32_t>(sequence) >= sequenceCount) {
+                Napi::RangeError::New(env, "sequence " + std::to_string(sequence) + " is outside this context's " + std::to_string(sequenceCount)).ThrowAsJavaScriptException();
                 return false;
             }
-            request.destination = static_cast<uint8_t*>(request.destinationArray.ArrayBuffer().Data()) + request.destinationArray.ByteOffset();
-            request.wideDestination = type == napi_float64_array;
         }
-        if (request.mode == OutputMode::Distribution) {
-            Napi::Object options = info[6].As<Napi::Object>();
-            request.sampling.temperature = options.Get("temperature").As<Napi::Number>().DoubleValue();
-            request.sampling.topK = options.Get("topK").As<Napi::Number>().Int32Value();
-            request.sampling.topP = options.Get("topP").As<Napi::Number>().DoubleValue();
-            request.sampling.minP = options.Get("minP").As<Napi::Number>().DoubleValue();
-            if (options.Has("limit")) request.sampling.limit = options.Get("limit").As<Napi::Number>().Uint32Value();
+        if (!info[3].IsArray()) {
+            Napi::TypeError::New(env, "decode's fourth argument is an array of output groups").ThrowAsJavaScriptException();
+            return false;
+        }
+        Napi::Array groups = info[3].As<Napi::Array>();
+        std::vector<int8_t> claimed(count, 0);
+        for (uint32_t index = 0; index < groups.Length(); index++) {
+            OutputGroup group;
+            if (!ParseGroup(env, groups.Get(index).As<Napi::Object>(), count, claimed, group)) return false;
+            request.groups.push_back(std::move(group));
         }
         return true;
     }
 
+    /** {outputs: Int32Array, mode, destination?, sampling?}: each batch index in at most one group. */
+    bool ParseGroup(Napi::Env env, Napi::Object object, size_t count, std::vector<int8_t>& claimed, OutputGroup& group) {
+        group.outputs = copyInt32(object.Get("outputs").As<Napi::Int32Array>());
+        group.mode = static_cast<OutputMode>(object.Get("mode").As<Napi::Number>().Int32Value());
+        for (int32_t index : group.outputs) {
+            if (index < 0 || static_cast<size_t>(index) >= count || claimed[static_cast<size_t>(index)] != 0) {
+                Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch or in two groups").ThrowAsJavaScriptException();
+                return false;
+            }
+            claimed[static_cast<size_t>(index)] = 1;
+        }
+        if (group.mode != OutputMode::None) {
+            group.destinationArray = object.Get("destination").As<Napi::TypedArray>();
+            const size_t rows = group.outputs.size() * static_cast<size_t>(vocabularySize);
+            const size_t needed = group.mode == OutputMode::Logits ? rows : group.mode == OutputMode::Distribution ? 2 * rows : group.outputs.size();
+            const napi_typedarray_type type = group.destinationArray.TypedArrayType();
+            const bool rightType = group.mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
+                                 : group.mode == OutputMode::Distribution ? type == napi_float64_array
+                                                                          : type == napi_int32_array;
+            if (!rightType || group.destinationArray.ElementLength() < needed) {
+                Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
+                return false;
+            }
+            group.destination = static_cast<uint8_t*>(group.destinationArray.ArrayBuffer().Data()) + group.destinationArray.ByteOffset();
+            group.wideDestination = type == napi_float64_array;
+        }
+        if (group.mode == OutputMode::Distribution) {
+            Napi::Object options = object.Get("sampling").As<Napi::Object>();
+            group.sampling.temperature = options.Get("temperature").As<Napi::Number>().DoubleValue();
+            group.sampling.topK = options.Get("topK").As<Napi::Number>().Int32Value();
+            group.sampling.topP = options.Get("topP").As<Napi::Number>().DoubleValue();
+            group.sampling.minP = options.Get("minP").As<Napi::Number>().DoubleValue();
+            if (options.Has("limit")) group.sampling.limit = options.Get("limit").As<Napi::Number>().Uint32Value();
+        }
+        return true;
+    }
+
+    static std::vector<int32_t> copyInt32(Napi::Int32Array array) {
+        return std::vector<int32_t>(array.Data(), array.Data() + array.ElementLength());
+    }
+
     /**
-     * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array, mode: 0|1|2,
-     *        destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array (mode 2, outputs)
-     *        | Float64Array (mode 3, 2 × outputs × vocabulary: logits, then sampler rows), sampling?: {temperature, topK, topP, minP})
-     * → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds}>, computed on a libuv worker
-     * thread. Row r of the destination belongs to outputs[r].
+     * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: Array<{outputs: Int32Array,
+     *        mode: 0|1|2|3, destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array
+     *        (mode 2, outputs) | Float64Array (mode 3, 2 × outputs × vocabulary: logits, then sampler rows),
+     *        sampling?: {temperature, topK, topP, minP, limit?}}>)
+     * → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds, groups: [{transferMilliseconds,
+     * samplingMilliseconds, error?}]}>, computed on a libuv worker thread. Row r of a group's destination
+     * belongs to its outputs[r]; groups let the submitters of one batch (sequences of a shared context)
+     * each get their own kind of rows.
      */
     Napi::Value Decode(const Napi::CallbackInfo& info) {
         Request request;
         if (!ParseRequest(info, request)) return info.Env().Undefined();
-        // The worker keeps this context and the destination alive; the request moves into its job.
-        std::vector<Napi::Value> keepAlive{Value(), request.destinationArray};
+        // The worker keeps this context and the destinations alive; the request moves into its job.
+        std::vector<Napi::Value> keepAlive{Value()};
+        for (const OutputGroup& group : request.groups) keepAlive.push_back(group.destinationArray);
         auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [this, request = std::move(request)](DecodeTimings& timings, std::string& error) {
             return Run(request, timings, error);
         });

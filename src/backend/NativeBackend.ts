@@ -228,20 +228,13 @@ export class NativeSequence implements BackendSequence {
     ): Promise<void> {
         const start = this.history.length;
         const batch = [
-            Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index), Int32Array.from(outputs)
+            Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index),
+            [{outputs: Int32Array.from(outputs), mode, destination, sampling}]
         ] as const;
         const small = tokens.length <= inlineBatchLimit;
         const inline = small && this.smallCallMilliseconds < this.inlineBelowMilliseconds;
-        let timings: EvaluationSplit | null;
-        try {
-            timings = (inline ? this.context.decodeNow(...batch, mode, destination, sampling) : null) ??
-                await this.context.decode(...batch, mode, destination, sampling);
-        } catch (error) {
-            // processRow's refusals (NaN or +Infinity logits, an all-masked row) are what processLogits refuses.
-            if (mode === NativeOutputMode.Distribution && /^row \d+: /.test((error as Error).message))
-                throw new InvalidDistributionError((error as Error).message, "logits");
-            throw error;
-        }
+        const timings = (inline ? this.context.decodeNow(...batch) : null) ?? await this.context.decode(...batch);
+        const rowError = timings.groups[0]?.error;
         for (const token of tokens) this.history.push(token);
         this.timings.decodeMilliseconds += timings.decodeMilliseconds;
         this.timings.transferMilliseconds += timings.transferMilliseconds;
@@ -251,6 +244,8 @@ export class NativeSequence implements BackendSequence {
             const cost = timings.decodeMilliseconds + timings.transferMilliseconds;
             this.smallCallMilliseconds = this.smallCallMilliseconds === Infinity ? cost : 0.8 * this.smallCallMilliseconds + 0.2 * cost;
         }
+        // processRow's refusals (NaN or +Infinity logits, an all-masked row) are what processLogits refuses.
+        if (rowError !== undefined) throw new InvalidDistributionError(rowError, "logits");
     }
 
     public rollback(count: number): Promise<void> {

@@ -28,6 +28,11 @@ export interface NativeContextOptions {
     /** Most tokens in one decode call. */
     batchSize: number;
     threads: number;
+    /**
+     * One KV buffer shared by all sequences instead of one stream each: a batch mixing sequences with
+     * different token counts then decodes in one pass. For contexts shared by many sequences.
+     */
+    unified?: boolean;
 }
 
 
@@ -45,25 +50,36 @@ export interface NativeSampling {
 export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3} as const;
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
+/**
+ * The rows one submitter wants from a decode. Row r of `destination` belongs to `outputs[r]` (a batch
+ * index): outputs × vocabulary floats (Float32Array, or Float64Array widened by the worker thread) for
+ * Logits, one id per output (Int32Array) for Argmax; for Distribution a Float64Array of 2 × outputs ×
+ * vocabulary: the logit rows, then the sampler rows for `sampling`.
+ */
+export interface NativeOutputGroup {
+    outputs: Int32Array;
+    mode: NativeOutputMode;
+    destination?: Float32Array | Float64Array | Int32Array;
+    sampling?: NativeSampling;
+}
+
+/** A decode's time split, with each output group's share and, for Distribution, its row error. */
+export interface NativeDecodeResult extends EvaluationSplit {
+    groups: Array<{transferMilliseconds: number; samplingMilliseconds: number; error?: string}>;
+}
+
 export interface NativeContextHandle {
     /**
-     * One llama_decode of a batch that may span several sequences. Row r of `destination` belongs to
-     * `outputs[r]` (a batch index): outputs × vocabulary floats (Float32Array, or Float64Array widened by
-     * the worker thread) for Logits, one id per output (Int32Array) for Argmax; for Distribution a
-     * Float64Array of 2 × outputs × vocabulary: the logit rows, then the sampler rows for `sampling`.
+     * One llama_decode of a batch that may span several sequences; then each group's rows. A group
+     * whose sampler rows cannot be computed (NaN or +Infinity logits, an all-masked row) has an
+     * `error` and the others are still written.
      */
-    decode(
-        tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
-        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array, sampling?: NativeSampling
-    ): Promise<EvaluationSplit>;
+    decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[]): Promise<NativeDecodeResult>;
     /**
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
      * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.
      */
-    decodeNow(
-        tokens: Int32Array, sequences: Int32Array, positions: Int32Array, outputs: Int32Array,
-        mode: NativeOutputMode, destination?: Float32Array | Float64Array | Int32Array, sampling?: NativeSampling
-    ): EvaluationSplit | null;
+    decodeNow(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[]): NativeDecodeResult | null;
     /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
     removeTokens(sequence: number, from: number, to: number): boolean;
     clear(): void;
