@@ -1,0 +1,489 @@
+/**
+ * Load on `specgate serve` against llama-server, both speculative with the same GGUF pair, in one run.
+ *
+ * For each concurrency N (--streams, default 1,4,16) both servers are started afresh with N slots
+ * (specgate serve --max-concurrency N; llama-server -np N), warmed up, and then R rounds run with the
+ * arms INTERLEAVED (round 1: specgate then llama-server, round 2: llama-server then specgate, …), so
+ * load from other processes on a shared machine falls on both arms alike. In a round, N clients each
+ * send --requests streaming /v1/completions one after another (prompt i of a fixed set, fixed
+ * max_tokens), and the client records every content event's arrival time and the cumulative count
+ * of generated tokens it carries (specgate: stream_options.continuous_usage_stats; llama-server:
+ * timings_per_token, timings.predicted_n).
+ *
+ * Same settings on both sides: the same target and draft GGUF, γ draft tokens a step from the draft
+ * model (llama-server --spec-type draft-simple --spec-draft-n-max γ --spec-draft-n-min 0
+ * --spec-draft-p-min 0; specgate --policy strict --gamma γ --draft-sampling greedy --min-confidence 0),
+ * temperature 0 (greedy; strict verification is then exactly greedy decoding of the target, as is
+ * llama-server's), the same context per slot (llama-server gets -c N·C with --no-kv-unified, so each
+ * of its N slots has C), the same threads for target and draft (-t/-tb/-td/-tbd = specgate --threads),
+ * no prompt cache on llama-server (--no-cache-prompt: specgate keeps none either). EOS is NOT ignored:
+ * specgate serve has no ignore_eos, so neither arm gets it; at T = 0 both decode the same greedy text
+ * and stop at the same place, and the tables count tokens actually generated.
+ *
+ * Definitions (per arm, concurrency level; percentiles pooled over all rounds):
+ *   throughput   generated tokens of a round / the round's wall time (first request sent → last stream
+ *                ended); the median over rounds is reported, and the ratio of medians.
+ *   TTFT         request sent → first event carrying non-empty text (queueing and prompt included).
+ *   ITL          per token: the gap between a content event and the previous one, divided by the tokens
+ *                that event added (specgate can send several tokens per event when a draft is accepted,
+ *                llama-server sends one event per token, so an accepted draft arrives there as a burst
+ *                of near-zero gaps); one sample per token after the first event.
+ *   TPOT         per request: (last content event − first content event) / (tokens − tokens of the first
+ *                event): the decode time per token a client sees, immune to how tokens are chunked.
+ *
+ *   npm run bench:serve                                   # d768 pair, 1,4,16 streams, 3 rounds, 8/2/2 requests per client, 64 tokens (≈ 8 min on 2 cores)
+ *   npm run bench:serve -- --quick                        # smoke run: 1,4 streams, 1 round, 2 requests/client, 16 tokens
+ *   npm run bench:serve -- --case family --streams 4 --rounds 5 --threads 2 --gamma 4 --max-tokens 64 --requests 4
+ *   npm run bench:serve -- --target T.gguf --draft D.gguf --context 512 --json out.json
+ *
+ * JSON (settings, commands, every request, per-round figures): --json FILE, default
+ * .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/. The
+ * Markdown table goes to stdout, progress to stderr.
+ */
+import {spawn, type ChildProcess} from "node:child_process";
+import {existsSync, readFileSync} from "node:fs";
+import {mkdir, open, writeFile} from "node:fs/promises";
+import {createServer} from "node:net";
+import {cpus, loadavg} from "node:os";
+import {dirname, join, resolve} from "node:path";
+import {fileURLToPath} from "node:url";
+import {parseArgs} from "node:util";
+import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const {values} = parseArgs({
+    options: {
+        quick: {type: "boolean", default: false},
+        case: {type: "string", default: "d768"},
+        target: {type: "string"},
+        draft: {type: "string"},
+        streams: {type: "string"},
+        rounds: {type: "string"},
+        requests: {type: "string"},
+        "max-tokens": {type: "string"},
+        gamma: {type: "string", default: "4"},
+        threads: {type: "string", default: "1"},
+        context: {type: "string", default: "512"},
+        temperature: {type: "string", default: "0"},
+        arms: {type: "string", default: "specgate,llama-server"},
+        json: {type: "string"}
+    }
+});
+const quick = values.quick;
+const streamLevels = (values.streams ?? (quick ? "1,4" : "1,4,16")).split(",").map(Number);
+const rounds = Number(values.rounds ?? (quick ? 1 : 3));
+/** Requests each client sends one after another in a round; default max(2, ⌈8 / streams⌉) (1 stream: 8, 4 and 16 streams: 2). */
+const requestsOf = (streams: number): number => values.requests !== undefined ? Number(values.requests) : quick ? 2 : Math.max(2, Math.ceil(8 / streams));
+const maxTokens = Number(values["max-tokens"] ?? (quick ? 16 : 64));
+const gamma = Number(values.gamma);
+const threads = Number(values.threads);
+const contextPerSlot = Number(values.context);
+const temperature = Number(values.temperature);
+const armNames = values.arms.split(",") as ArmName[];
+const fixtureDirectory = join(root, ".specgate/bench-native");
+const outDirectory = join(root, ".specgate/bench-serve");
+const logDirectory = join(outDirectory, "logs");
+const llamaServerBinary = join(root, "native/build/baselines/bin/llama-server");
+
+type ArmName = "specgate" | "llama-server";
+
+const familyPrompts = (): string[] => readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8").split("\n").filter((line) => line.trim() !== "")
+    .map((line) => (JSON.parse(line) as {prompt: string}).prompt).slice(0, 16);
+const cases: Record<string, {label: string; target: string; draft: string; prompts: () => readonly string[]}> = {
+    d768: {label: "d768×8 F32 target, d256×2 draft (random weights, `specgate fixtures`, see bench/nativeComparison.ts)",
+        target: join(fixtureDirectory, "d768/target.gguf"), draft: join(fixtureDirectory, "d768/draft.gguf"), prompts: () => defaultBenchPrompts},
+    family: {label: "shipped family pair (models/target, models/draft)", target: join(root, "models/target/model.gguf"), draft: join(root, "models/draft/model.gguf"), prompts: familyPrompts}
+};
+const benchCase = values.target !== undefined && values.draft !== undefined
+    ? {label: `${values.target} + ${values.draft}`, target: resolve(values.target), draft: resolve(values.draft), prompts: () => defaultBenchPrompts}
+    : cases[values.case];
+if (benchCase === undefined) throw new Error(`unknown --case ${values.case} (known: ${Object.keys(cases).join(", ")})`);
+const prompts = benchCase.prompts();
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
+const fixed = (number: number | undefined, digits = 1): string => number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
+const shellQuote = (part: string): string => /^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`;
+const commandLine = (parts: readonly string[]): string => parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
+/** Nearest-rank percentile. */
+function percentile(values: readonly number[], fraction: number): number {
+    if (values.length === 0) return Number.NaN;
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
+}
+const median = (values: readonly number[]): number => percentile(values, 0.5);
+
+function freePort(): Promise<number> {
+    return new Promise((resolvePort, reject) => {
+        const server = createServer();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => {
+            const address = server.address();
+            const port = typeof address === "object" && address != null ? address.port : 0;
+            server.close(() => resolvePort(port));
+        });
+    });
+}
+
+/** Yields the `data:` payload of each server-sent event of a response body. */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const bytes of body) {
+        buffer += decoder.decode(bytes, {stream: true});
+        for (let end = buffer.search(/\r?\n\r?\n/); end >= 0; end = buffer.search(/\r?\n\r?\n/)) {
+            const event = buffer.slice(0, end);
+            buffer = buffer.slice(end + (buffer[end] === "\r" ? 4 : 2));
+            const data = event.split(/\r?\n/).filter((line) => line.startsWith("data:")).map((line) => line.slice(5).replace(/^ /, "")).join("\n");
+            if (data !== "") yield data;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The servers
+
+class ServerProcess {
+    private constructor(public readonly arm: ArmName, private readonly child: ChildProcess, public readonly url: string, public readonly command: string, public readonly logFile: string) {}
+
+    public static async start(arm: ArmName, slots: number): Promise<ServerProcess> {
+        const port = await freePort();
+        let binary: string;
+        let args: string[];
+        if (arm === "llama-server") {
+            binary = llamaServerBinary;
+            args = ["-m", benchCase.target, "-md", benchCase.draft, "--spec-type", "draft-simple", "--spec-draft-n-max", String(gamma), "--spec-draft-n-min", "0", "--spec-draft-p-min", "0",
+                "-t", String(threads), "-tb", String(threads), "-td", String(threads), "-tbd", String(threads),
+                "-c", String(contextPerSlot * slots), "-np", String(slots), "--no-kv-unified", "--cont-batching", "--no-cache-prompt",
+                "--no-webui", "--host", "127.0.0.1", "--port", String(port)];
+        } else {
+            binary = join(root, "node_modules/.bin/tsx");
+            args = [join(root, "src/cli/main.ts"), "serve", "--target", benchCase.target, "--draft", benchCase.draft, "--policy", "strict", "--gamma", String(gamma),
+                "--draft-sampling", "greedy", "--min-confidence", "0", "--temperature", String(temperature), "--top-k", "0", "--top-p", "1", "--min-p", "0",
+                "--threads", String(threads), "--context-size", String(contextPerSlot), "--max-concurrency", String(slots), "--max-queue", String(4 * slots + 16),
+                "--host", "127.0.0.1", "--port", String(port)];
+        }
+        const logFile = join(logDirectory, `${arm}-np${slots}.log`);
+        const handle = await open(logFile, "w");
+        const child = spawn(binary, args, {stdio: ["ignore", handle.fd, handle.fd]});
+        await handle.close();
+        const server = new ServerProcess(arm, child, `http://127.0.0.1:${port}`, commandLine([binary, ...args]), logFile);
+        const deadline = Date.now() + 180_000;
+        for (;;) {
+            if (child.exitCode != null) throw new Error(`${arm} exited with ${child.exitCode}; see ${logFile}`);
+            try {
+                const response = await fetch(`${server.url}/health`);
+                await response.arrayBuffer();
+                if (response.ok) return server;
+            } catch {
+                // not listening yet
+            }
+            if (Date.now() > deadline) {
+                child.kill("SIGKILL");
+                throw new Error(`${arm} did not come up in 180 s; see ${logFile}`);
+            }
+            await sleep(200);
+        }
+    }
+
+    public stop(): Promise<void> {
+        return new Promise((resolveStop) => {
+            if (this.child.exitCode != null || this.child.signalCode != null) return resolveStop();
+            const timer = setTimeout(() => this.child.kill("SIGKILL"), 15_000);
+            this.child.once("exit", () => {
+                clearTimeout(timer);
+                resolveStop();
+            });
+            this.child.kill("SIGTERM");
+        });
+    }
+}
+
+/** The request body each arm gets: the same prompt, token budget and greedy sampler, in each server's dialect. */
+function requestBody(arm: ArmName, prompt: string, tokens: number): string {
+    if (arm === "specgate")
+        return JSON.stringify({prompt, max_tokens: tokens, temperature, top_p: 1, stream: true, stream_options: {include_usage: true, continuous_usage_stats: true}});
+    return JSON.stringify({
+        prompt, max_tokens: tokens, temperature, top_k: 0, top_p: 1, min_p: 0, typical_p: 1, repeat_penalty: 1, repeat_last_n: 0, presence_penalty: 0, frequency_penalty: 0,
+        dry_multiplier: 0, xtc_probability: 0, top_n_sigma: -1, mirostat: 0, samplers: ["top_k", "top_p", "min_p", "temperature"], cache_prompt: false,
+        stream: true, stream_options: {include_usage: true}, timings_per_token: true
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The clients
+
+interface RequestRecord {
+    arm: ArmName;
+    streams: number;
+    round: number;
+    client: number;
+    prompt: number;
+    /** ms since the round started */
+    sentAt: number;
+    ttftMs: number;
+    totalMs: number;
+    tokens: number;
+    promptTokens: number;
+    events: number;
+    /** per-token ITL samples (ms) */
+    itlMs: number[];
+    tpotMs: number;
+    finishReason: string | null;
+    drafted?: number;
+    accepted?: number;
+    error?: string;
+}
+
+interface StreamChunk {
+    choices?: Array<{text?: string; finish_reason?: string | null}>;
+    usage?: {prompt_tokens?: number; completion_tokens?: number};
+    timings?: {predicted_n?: number; prompt_n?: number; draft_n?: number; draft_n_accepted?: number};
+    speculative?: {num_draft_tokens?: number; num_accepted_tokens?: number};
+    error?: unknown;
+}
+
+async function streamOnce(server: ServerProcess, prompt: string, tokens: number, roundStart: number): Promise<Omit<RequestRecord, "streams" | "round" | "client" | "prompt">> {
+    const sent = performance.now();
+    const record: Omit<RequestRecord, "streams" | "round" | "client" | "prompt"> = {
+        arm: server.arm, sentAt: sent - roundStart, ttftMs: Number.NaN, totalMs: Number.NaN, tokens: 0, promptTokens: Number.NaN, events: 0, itlMs: [], tpotMs: Number.NaN, finishReason: null
+    };
+    const response = await fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: requestBody(server.arm, prompt, tokens)});
+    if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    let first: number | undefined;
+    let firstTokens = 0;
+    let last = sent;
+    let counted = 0;
+    for await (const data of sseData(response.body!)) {
+        if (data === "[DONE]") break;
+        const now = performance.now();
+        const chunk = JSON.parse(data) as StreamChunk;
+        if (chunk.error !== undefined) throw new Error(`stream error: ${JSON.stringify(chunk.error)}`);
+        const cumulative = chunk.usage?.completion_tokens ?? chunk.timings?.predicted_n;
+        const added = cumulative !== undefined ? Math.max(0, cumulative - counted) : 0;
+        if (cumulative !== undefined) counted = Math.max(counted, cumulative);
+        if (chunk.usage?.prompt_tokens !== undefined) record.promptTokens = chunk.usage.prompt_tokens;
+        else if (chunk.timings?.prompt_n !== undefined) record.promptTokens = chunk.timings.prompt_n;
+        if (chunk.timings?.draft_n !== undefined) {
+            record.drafted = chunk.timings.draft_n;
+            record.accepted = chunk.timings.draft_n_accepted;
+        }
+        if (chunk.speculative?.num_draft_tokens !== undefined) {
+            record.drafted = chunk.speculative.num_draft_tokens;
+            record.accepted = chunk.speculative.num_accepted_tokens;
+        }
+        const choice = chunk.choices?.[0];
+        if (choice?.finish_reason != null) record.finishReason = choice.finish_reason;
+        if ((choice?.text ?? "") === "") continue;
+        record.events++;
+        if (first === undefined) {
+            first = now;
+            firstTokens = Math.max(1, added);
+        } else {
+            const share = (now - last) / Math.max(1, added);
+            for (let token = 0; token < Math.max(1, added); token++) record.itlMs.push(share);
+        }
+        last = now;
+    }
+    const end = performance.now();
+    record.tokens = counted;
+    record.ttftMs = (first ?? end) - sent;
+    record.totalMs = end - sent;
+    if (first !== undefined && counted > firstTokens) record.tpotMs = (last - first) / (counted - firstTokens);
+    return record;
+}
+
+interface RoundResult {
+    arm: ArmName;
+    streams: number;
+    round: number;
+    wallSeconds: number;
+    tokens: number;
+    tokensPerSecond: number;
+    errors: number;
+    loadAverage: number;
+}
+
+async function runRound(server: ServerProcess, streams: number, round: number, records: RequestRecord[], errors: string[]): Promise<RoundResult> {
+    const started = performance.now();
+    const mine: RequestRecord[] = [];
+    let failed = 0;
+    await Promise.all(Array.from({length: streams}, async (_value, client) => {
+        const requestsPerClient = requestsOf(streams);
+        for (let request = 0; request < requestsPerClient; request++) {
+            const prompt = (client * requestsPerClient + request) % prompts.length;
+            try {
+                mine.push({...await streamOnce(server, prompts[prompt], maxTokens, started), streams, round, client, prompt});
+            } catch (error) {
+                failed++;
+                errors.push(`${server.arm} ×${streams} round ${round}: ${(error as Error).message}`);
+            }
+        }
+    }));
+    const wallSeconds = (performance.now() - started) / 1000;
+    records.push(...mine);
+    const tokens = mine.reduce((sum, record) => sum + record.tokens, 0);
+    return {arm: server.arm, streams, round, wallSeconds, tokens, tokensPerSecond: tokens / wallSeconds, errors: failed, loadAverage: loadavg()[0]};
+}
+
+/** Untimed: one request alone, then one wave of `streams` short requests (first-touch allocations, JIT, thread pools). */
+async function warmUp(server: ServerProcess, streams: number): Promise<void> {
+    await streamOnce(server, prompts[0], 8, performance.now());
+    await Promise.all(Array.from({length: streams}, (_value, client) => streamOnce(server, prompts[client % prompts.length], 8, performance.now())));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run
+
+async function main(): Promise<void> {
+    for (const path of [benchCase.target, benchCase.draft])
+        if (!existsSync(path)) throw new Error(`missing ${path} (the d768 pair: npm run bench:native -- --cases d768 writes it, or specgate fixtures)`);
+    if (armNames.includes("llama-server") && !existsSync(llamaServerBinary)) throw new Error(`missing ${llamaServerBinary}: npm run build:baselines`);
+    await mkdir(logDirectory, {recursive: true});
+    const startedAt = new Date();
+    const loadAtStart = loadavg();
+    const commit = (() => {
+        try {
+            return readFileSync(join(root, ".git/HEAD"), "utf8").trim().startsWith("ref:")
+                ? readFileSync(join(root, ".git", readFileSync(join(root, ".git/HEAD"), "utf8").trim().slice(5)), "utf8").trim()
+                : readFileSync(join(root, ".git/HEAD"), "utf8").trim();
+        } catch {
+            return "unknown";
+        }
+    })();
+    log(`${benchCase.label}: streams ${streamLevels.join(",")}, ${rounds} round(s), ${streamLevels.map(requestsOf).join(",")} requests/client, max_tokens ${maxTokens}, γ=${gamma}, T=${temperature}, ${threads} thread(s), context ${contextPerSlot}/slot; load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`);
+    const records: RequestRecord[] = [];
+    const roundResults: RoundResult[] = [];
+    const errors: string[] = [];
+    const commands: Record<string, string> = {};
+    for (const streams of streamLevels) {
+        const servers: ServerProcess[] = [];
+        try {
+            for (const arm of armNames) {
+                const server = await ServerProcess.start(arm, streams);
+                servers.push(server);
+                commands[`${arm} ×${streams}`] = server.command;
+                await warmUp(server, streams);
+            }
+            for (let round = 0; round < rounds; round++) {
+                const order = round % 2 === 0 ? servers : [...servers].reverse();
+                for (const server of order) {
+                    const result = await runRound(server, streams, round, records, errors);
+                    roundResults.push(result);
+                    log(`${server.arm} ×${streams} round ${round + 1}/${rounds}: ${result.tokens} tokens in ${fixed(result.wallSeconds, 2)} s = ${fixed(result.tokensPerSecond)} tok/s` +
+                        `${result.errors > 0 ? `, ${result.errors} errors` : ""} (load ${fixed(result.loadAverage, 2)})`);
+                }
+            }
+        } finally {
+            for (const server of servers) await server.stop();
+        }
+    }
+
+    // Summaries.
+    const summarize = (arm: ArmName, streams: number) => {
+        const rows = records.filter((record) => record.arm === arm && record.streams === streams);
+        const withText = rows.filter((record) => record.events > 0);
+        const perRound = roundResults.filter((result) => result.arm === arm && result.streams === streams);
+        const drafted = rows.reduce((sum, record) => sum + (record.drafted ?? 0), 0);
+        const accepted = rows.reduce((sum, record) => sum + (record.accepted ?? 0), 0);
+        return {
+            arm, streams, requests: rows.length, errors: perRound.reduce((sum, result) => sum + result.errors, 0),
+            tokensPerSecond: median(perRound.map((result) => result.tokensPerSecond)),
+            tokensPerSecondRounds: perRound.map((result) => result.tokensPerSecond),
+            meanTokensPerRequest: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.length),
+            tokensPerEvent: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.reduce((sum, record) => sum + record.events, 0)),
+            // A request that ends before any text (EOS first) has no first token: it is left out of TTFT.
+            withoutText: rows.filter((record) => record.events === 0).length,
+            ttftP50: percentile(withText.map((record) => record.ttftMs), 0.5), ttftP99: percentile(withText.map((record) => record.ttftMs), 0.99),
+            itlP50: percentile(rows.flatMap((record) => record.itlMs), 0.5), itlP99: percentile(rows.flatMap((record) => record.itlMs), 0.99),
+            tpotP50: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.5), tpotP99: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.99),
+            acceptance: drafted > 0 ? accepted / drafted : Number.NaN
+        };
+    };
+    const summaries = streamLevels.flatMap((streams) => armNames.map((arm) => summarize(arm, streams)));
+    const find = (arm: ArmName, streams: number) => summaries.find((row) => row.arm === arm && row.streams === streams);
+    // Same greedy text on both arms: the token counts per prompt and level should agree (llama-server
+    // counts a final EOS token in predicted_n, specgate does not: a difference of 1 on a stopped request is that).
+    const counts = (arm: ArmName, streams: number, prompt: number) =>
+        [...new Set(records.filter((record) => record.arm === arm && record.streams === streams && record.prompt === prompt).map((record) => record.tokens))].sort((a, b) => a - b);
+    const mismatched: string[] = [];
+    if (armNames.length === 2)
+        for (const streams of streamLevels)
+            for (let prompt = 0; prompt < prompts.length; prompt++) {
+                const sg = counts("specgate", streams, prompt);
+                const ls = counts("llama-server", streams, prompt);
+                if (sg.length > 0 && ls.length > 0 && (sg.length !== 1 || ls.length !== 1 || Math.abs(sg[0] - ls[0]) > 1))
+                    mismatched.push(`×${streams} prompt ${prompt}: specgate ${sg.join("/")}, llama-server ${ls.join("/")}`);
+            }
+
+    const lines: string[] = [];
+    const machine = `${cpus().length}-core ${cpus()[0]?.model ?? "CPU"}, ${process.platform}, Node ${process.version}`;
+    lines.push(`Case: ${benchCase.label}. Machine: ${machine}. Date: ${startedAt.toISOString()}. Commit: ${commit.slice(0, 12)}.`);
+    lines.push(`Load average (1 min) at start ${fixed(loadAtStart[0], 2)}, at end ${fixed(loadavg()[0], 2)}; per round: ${roundResults.map((result) => fixed(result.loadAverage, 2)).join(", ")}.`);
+    lines.push(`Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
+        `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`);
+    lines.push("");
+    lines.push("| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | errors (sg / ls) |");
+    lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    const pair = (a: number | undefined, b: number | undefined, digits = 1) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
+    for (const streams of streamLevels) {
+        const sg = find("specgate", streams);
+        const ls = find("llama-server", streams);
+        lines.push(`| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed((sg?.tokensPerSecond ?? Number.NaN) / (ls?.tokensPerSecond ?? Number.NaN), 3)}** | ` +
+            `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed((sg?.ttftP99 ?? Number.NaN) / (ls?.ttftP99 ?? Number.NaN), 3)}** | ` +
+            `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
+            `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
+    }
+    const lowest = Math.min(...streamLevels);
+    const highest = Math.max(...streamLevels);
+    const scaling = Object.fromEntries(armNames.map((arm) => [arm, (find(arm, highest)?.tokensPerSecond ?? Number.NaN) / (find(arm, lowest)?.tokensPerSecond ?? Number.NaN)]));
+    if (highest !== lowest) {
+        lines.push("");
+        lines.push(`Scaling, throughput at ${highest} streams / ${lowest}: ${armNames.map((arm) => `${arm} ${fixed(scaling[arm], 2)}×`).join(", ")}.`);
+    }
+    const targets: Array<{target: string; measured: string; met: boolean}> = [];
+    if (armNames.length === 2) {
+        for (const streams of streamLevels.filter((level) => level >= 4)) {
+            const ratio = (find("specgate", streams)?.tokensPerSecond ?? Number.NaN) / (find("llama-server", streams)?.tokensPerSecond ?? Number.NaN);
+            targets.push({target: `throughput at ${streams} streams ≥ 1.0× llama-server's`, measured: `${fixed(ratio, 3)}×`, met: ratio >= 1});
+        }
+        for (const streams of streamLevels) {
+            const ratio = (find("specgate", streams)?.ttftP99 ?? Number.NaN) / (find("llama-server", streams)?.ttftP99 ?? Number.NaN);
+            targets.push({target: `p99 TTFT at ${streams} streams ≤ 1.2× llama-server's`, measured: `${fixed(ratio, 3)}×`, met: ratio <= 1.2});
+        }
+    }
+    if (armNames.includes("specgate") && lowest === 1 && highest === 16)
+        targets.push({target: "specgate: 16 streams ≥ 1.5× the throughput of 1 stream", measured: `${fixed(scaling.specgate, 2)}×`, met: scaling.specgate >= 1.5});
+    if (targets.length > 0) {
+        lines.push("");
+        lines.push("| target | measured | met |");
+        lines.push("|---|---|---|");
+        for (const entry of targets) lines.push(`| ${entry.target} | ${entry.measured} | ${entry.met ? "yes" : "**no**"} |`);
+    }
+    if (mismatched.length > 0) lines.push("", `Generated tokens per request differ between the arms (not the same greedy text, or not the same on every request): ${mismatched.join("; ")}.`);
+    const empty = summaries.filter((row) => row.withoutText > 0);
+    if (empty.length > 0) lines.push("", `Requests that ended before any text (EOS first; left out of TTFT): ${empty.map((row) => `${row.arm} ×${row.streams}: ${row.withoutText}`).join(", ")}.`);
+    if (errors.length > 0) lines.push("", `Errors: ${errors.length}; first: ${errors[0]}`);
+    lines.push("");
+    lines.push("Commands:");
+    lines.push("");
+    for (const [key, command] of Object.entries(commands)) lines.push(`- ${key}: \`${command}\``);
+    process.stdout.write(`${lines.join("\n")}\n`);
+
+    const jsonPath = values.json ?? join(outDirectory, `result-${startedAt.toISOString().replace(/[:.]/g, "-")}.json`);
+    await mkdir(dirname(resolve(jsonPath)), {recursive: true});
+    await writeFile(jsonPath, `${JSON.stringify({
+        date: startedAt.toISOString(), finished: new Date().toISOString(), machine, commit, loadAverage: {start: loadAtStart, end: loadavg()}, case: benchCase,
+        settings: {streams: streamLevels, rounds, requestsPerClient: streamLevels.map(requestsOf), maxTokens, gamma, threads, contextPerSlot, temperature, arms: armNames, prompts},
+        commands, summaries, scaling, targets, rounds_: roundResults, errors, requests: records
+    }, null, 2)}\n`);
+    log(`wrote ${jsonPath}`);
+}
+
+await main();
