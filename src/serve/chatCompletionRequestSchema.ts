@@ -2,12 +2,39 @@ import {z} from "zod";
 import {commonRequestFields, notSupported} from "./commonRequestFields.js";
 
 const textPart = z.strictObject({type: z.literal("text"), text: z.string()});
+const textContent = z.union([z.string(), z.array(textPart).max(1000)]);
 
-/** One chat message; content is text or a list of text parts (images, audio and tools are refused). */
-export const chatMessageSchema = z.strictObject({
-    role: z.enum(["system", "developer", "user", "assistant"]),
-    content: z.union([z.string(), z.array(textPart).max(1000)]),
-    name: z.string().max(256).optional()
+/** One function call the assistant made, as OpenAI writes it: `arguments` is a JSON text. */
+export const chatToolCallSchema = z.strictObject({
+    id: z.string().max(256),
+    type: z.literal("function"),
+    function: z.strictObject({name: z.string().min(1).max(256), arguments: z.string()})
+});
+
+/** One message; content is text or a list of text parts (images and audio are refused). */
+export const chatMessageSchema = z.discriminatedUnion("role", [
+    z.strictObject({role: z.enum(["system", "developer", "user"]), content: textContent, name: z.string().max(256).optional()}),
+    z.strictObject({
+        role: z.literal("assistant"),
+        content: textContent.nullish(),
+        name: z.string().max(256).optional(),
+        tool_calls: z.array(chatToolCallSchema).max(1000).optional(),
+        refusal: z.string().nullish()
+    }).refine((message) => message.content != null || (message.tool_calls?.length ?? 0) > 0, {
+        error: "an assistant message needs content or tool_calls", path: ["content"]
+    }),
+    z.strictObject({role: z.literal("tool"), content: textContent, tool_call_id: z.string().max(256)})
+]);
+
+/** A function the model may call (OpenAI's `tools` entry); `parameters` is a JSON Schema object. */
+export const chatToolSchema = z.strictObject({
+    type: z.literal("function"),
+    function: z.strictObject({
+        name: z.string().min(1).max(256),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()).optional(),
+        strict: z.boolean().nullish()
+    })
 });
 
 /** Body of POST /v1/chat/completions. */
@@ -18,10 +45,12 @@ export const chatCompletionRequestSchema = z.strictObject({
     logprobs: z.literal(false, {error: notSupported}).nullish(),
     top_logprobs: z.null({error: notSupported}).optional(),
     response_format: z.strictObject({type: z.literal("text", {error: notSupported})}).nullish(),
-    tools: z.array(z.unknown()).max(0, {error: notSupported}).nullish(),
-    tool_choice: z.literal("none", {error: notSupported}).nullish(),
+    tools: z.array(chatToolSchema).max(1000).nullish(),
+    // "auto" and "none" only: forcing a call ("required", a named function) needs constrained decoding.
+    tool_choice: z.enum(["none", "auto"], {error: `${notSupported} (only "auto" and "none")`}).nullish(),
     parallel_tool_calls: z.boolean().nullish()
 });
 
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
+export type ChatToolInput = z.infer<typeof chatToolSchema>;

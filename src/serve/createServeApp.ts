@@ -8,7 +8,7 @@ import {PayloadTooLargeError, RouteNotFoundError, ServerShuttingDownError} from 
 import {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {ApiKeys, checkJsonContentType, type HostAllowList} from "./accessControl.js";
 import {chatCompletionRequestSchema} from "./chatCompletionRequestSchema.js";
-import {type ChatTemplate, defaultChatTemplate, messageText} from "./ChatTemplate.js";
+import {type ChatTemplate, chatRequestTexts, defaultChatTemplate} from "./ChatTemplate.js";
 import {completionRequestSchema} from "./completionRequestSchema.js";
 import {GenerationSlots} from "./GenerationSlots.js";
 import {openAiError} from "./openAiError.js";
@@ -170,8 +170,8 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         const arrival = performance.now();
         checkJsonContentType(c.req.header("content-type"));
         const request = parseRequestBody(await c.req.text(), chatCompletionRequestSchema);
-        checkPromptText(state, request.messages.map(messageText), "messages");
-        const prepared = prepareGeneration(state, request, chatTemplate.render(request.messages), "messages");
+        checkPromptText(state, chatRequestTexts(request), "messages");
+        const prepared = prepareGeneration(state, request, chatTemplate.render(request.messages, request.tools), "messages");
         return serveGeneration(c, state, prepared, chatFormat, arrival);
     });
 

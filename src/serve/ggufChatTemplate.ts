@@ -2,11 +2,16 @@ import {Template} from "@huggingface/jinja";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {InvalidInputError} from "../errors.js";
 import {type ChatTemplate, messageText} from "./ChatTemplate.js";
-import type {ChatMessageInput} from "./chatCompletionRequestSchema.js";
+import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
 
 export interface GgufChatTemplate extends ChatTemplate {
     /** The prompt text the template renders (before tokenization), for tests and debugging. */
-    renderText(messages: readonly ChatMessageInput[]): string;
+    renderText(messages: readonly ChatMessageInput[], tools?: readonly ChatToolInput[] | null): string;
+    /**
+     * Whether tool-call arguments reach the template as objects (parsed from the JSON text) rather
+     * than as the JSON text itself: true when the template reads a field of an object argument.
+     */
+    readonly objectArguments: boolean;
 }
 
 /**
@@ -16,6 +21,15 @@ export interface GgufChatTemplate extends ChatTemplate {
  * become the model's special ids. User text inside the messages is part of the rendered string, as in
  * every template-based server (vLLM, llama-server). A template that does not parse is an error at
  * start-up, not at the first request.
+ *
+ * The template sees what llama.cpp's common/chat.cpp gives it, so the prompt equals llama-server's:
+ * messages as `{role, content, name?, tool_call_id?, tool_calls?}` (`developer` becomes `system`,
+ * a missing content is ""), each tool call as `{type: "function", function: {name, arguments}, id?}`,
+ * `tools` (only when non-empty) as `{type: "function", function: {name, description, parameters}}`
+ * (description "" and parameters {} when absent), and `date_string` / `datetime`. Arguments are
+ * parsed from their JSON text into an object when the template reads an object argument's fields
+ * (llama.cpp's `supports_object_arguments` probe; Qwen's `tool_call.arguments | tojson`), and stay
+ * text otherwise.
  */
 export function ggufChatTemplate(
     target: ModelBackend,
@@ -31,14 +45,27 @@ export function ggufChatTemplate(
     } catch (error) {
         throw new InvalidInputError(`the GGUF chat template does not parse: ${(error as Error).message}`, "tokenizer.chat_template");
     }
-    const renderText = (messages: readonly ChatMessageInput[]): string => {
+    const context = (messages: readonly Record<string, unknown>[], tools: readonly Record<string, unknown>[]) => {
+        const now = new Date();
+        return {
+            messages,
+            bos_token: specialTokens.bos ?? "",
+            eos_token: specialTokens.eos ?? "",
+            ...(tools.length > 0 ? {tools} : {}),
+            datetime: formatDate(now, false),
+            date_string: formatDate(now, true),
+            add_generation_prompt: true
+        };
+    };
+    const objectArguments = readsObjectArguments(template, context);
+    const renderText = (messages: readonly ChatMessageInput[], tools?: readonly ChatToolInput[] | null): string => {
+        const templateMessages = messages.map((message, index) => templateMessage(message, index, objectArguments));
+        const templateTools = (tools ?? []).map((tool) => ({
+            type: "function",
+            function: {name: tool.function.name, description: tool.function.description ?? "", parameters: tool.function.parameters ?? {}}
+        }));
         try {
-            return template.render({
-                messages: messages.map((message) => ({role: message.role === "developer" ? "system" : message.role, content: messageText(message)})),
-                add_generation_prompt: true,
-                bos_token: specialTokens.bos ?? "",
-                eos_token: specialTokens.eos ?? ""
-            });
+            return template.render(context(templateMessages, templateTools));
         } catch (error) {
             // Templates raise for conversations they do not support (e.g. a system turn), a client error.
             throw new InvalidInputError(`the model's chat template rejected these messages: ${(error as Error).message}`, "messages");
@@ -46,7 +73,70 @@ export function ggufChatTemplate(
     };
     return {
         name: "gguf",
+        objectArguments,
         renderText,
-        render: (messages) => tokenize(renderText(messages))
+        render: (messages, tools) => tokenize(renderText(messages, tools))
     };
+}
+
+/** One message as llama.cpp's `common_chat_msg::to_json_oaicompat` hands it to a template (same keys, same order). */
+function templateMessage(message: ChatMessageInput, index: number, objectArguments: boolean): Record<string, unknown> {
+    const result: Record<string, unknown> = {role: message.role === "developer" ? "system" : message.role, content: messageText(message)};
+    if (message.role !== "tool" && message.name != null && message.name !== "") result.name = message.name;
+    if (message.role === "tool" && message.tool_call_id !== "") result.tool_call_id = message.tool_call_id;
+    if (message.role === "assistant" && (message.tool_calls?.length ?? 0) > 0) {
+        result.tool_calls = message.tool_calls!.map((call, callIndex) => {
+            let args: unknown = call.function.arguments;
+            if (objectArguments) {
+                try {
+                    args = JSON.parse(call.function.arguments);
+                } catch (error) {
+                    throw new InvalidInputError(`is not JSON: ${(error as Error).message}`, `messages[${index}].tool_calls[${callIndex}].function.arguments`);
+                }
+            }
+            return {type: "function", function: {name: call.function.name, arguments: args}, ...(call.id !== "" ? {id: call.id} : {})};
+        });
+    }
+    return result;
+}
+
+/**
+ * llama.cpp's object-arguments probe (common/jinja/caps.cpp): a user turn, an assistant turn calling
+ * `tool1` with the object `{"arg": …}`, its result, a reply and a user turn; the template takes
+ * object arguments when it uses the argument's value. llama.cpp tracks which values the template
+ * reads; here the value is a marker that only appears in the output if it was used.
+ */
+function readsObjectArguments(
+    template: Template,
+    context: (messages: readonly Record<string, unknown>[], tools: readonly Record<string, unknown>[]) => Record<string, unknown>
+): boolean {
+    const marker = "specgate-object-argument-probe-7f3a";
+    const messages = [
+        {role: "user", content: "User message"},
+        {role: "assistant", content: "", tool_calls: [{id: "call00001", type: "function", function: {name: "tool1", arguments: {arg: marker}}}]},
+        {role: "tool", content: "Tool response", tool_call_id: "call00001"},
+        {role: "assistant", content: "The tool response was 'tool response'"},
+        {role: "user", content: "User message"}
+    ];
+    const tools = [{
+        name: "tool", type: "function",
+        function: {
+            name: "tool1", description: "Tool description",
+            parameters: {type: "object", properties: {arg: {type: "string", description: "Arg description"}}, required: ["arg"]}
+        }
+    }];
+    try {
+        return template.render(context(messages, tools)).includes(marker);
+    } catch {
+        return false;
+    }
+}
+
+const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** llama.cpp's `date_string` ("%d %b %Y", e.g. "05 Mar 2026") or `datetime` ("%b %d %Y"), in local time. */
+function formatDate(date: Date, dayFirst: boolean): string {
+    const day = String(date.getDate()).padStart(2, "0");
+    const month = months[date.getMonth()];
+    return dayFirst ? `${day} ${month} ${date.getFullYear()}` : `${month} ${day} ${date.getFullYear()}`;
 }

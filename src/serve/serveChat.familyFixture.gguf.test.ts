@@ -2,7 +2,7 @@ import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import OpenAI from "openai";
-import type {ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam} from "openai/resources";
+import type {ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool} from "openai/resources";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
@@ -11,7 +11,7 @@ import {GgufReader} from "../gguf/GgufReader.js";
 import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {readFamilyTokenizerFiles, tokenizerFamilies} from "../gguf/tokenizerFamilies.js";
-import type {ChatMessageInput} from "./chatCompletionRequestSchema.js";
+import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
 import {ggufChatTemplate, type GgufChatTemplate} from "./ggufChatTemplate.js";
 import {startServeServer} from "./startServeServer.js";
 
@@ -19,7 +19,8 @@ import {startServeServer} from "./startServeServer.js";
  * Serving chat on the qwen3 fixture through the official openai client: Qwen's real vocabulary and
  * ChatML template from the GGUF, a target padded 128 tokens beyond its draft (as Qwen2.5 7B over
  * 0.5B), strict speculative decoding. The prompt is the GGUF template's rendering, tokenized with
- * its special tokens and no BOS (Qwen's add_bos_token is false).
+ * its special tokens and no BOS (Qwen's add_bos_token is false). Tools, tool calls and tool results
+ * reach the template (Qwen's renders them as <tools>, <tool_call> and <tool_response> blocks).
  */
 let directory: string;
 let target: ModelBackend;
@@ -82,6 +83,59 @@ describe("serve chat on the qwen3 fixture", () => {
             let streamed = "";
             for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
             expect(streamed).toBe(content);
+        } finally {
+            await server.close();
+        }
+    }, 120_000);
+
+    it("renders tools, the assistant's tool calls and the tool results through the openai client; unsupported tool_choice is a 400", async () => {
+        const server = await startServeServer({
+            target, draft, chatTemplate: template, modelName: "qwen3-fixture", speculative: {policy: {kind: "strict"}, gamma: 4}, port: 0
+        });
+        try {
+            const openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
+            const tools: ChatCompletionTool[] = [{
+                type: "function",
+                function: {
+                    name: "get_weather", description: "Current weather — 天気",
+                    parameters: {type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]}
+                }
+            }];
+            const messages: ChatCompletionMessageParam[] = [
+                {role: "system", content: "Use tools when needed."},
+                {role: "user", content: "Weather in 東京 and दिल्ली? 😀"},
+                {role: "assistant", content: null, tool_calls: [
+                    {id: "call_1", type: "function", function: {name: "get_weather", arguments: "{\"city\":\"東京\",\"days\":2}"}},
+                    {id: "call_2", type: "function", function: {name: "get_weather", arguments: "{\"city\":\"दिल्ली\"}"}}
+                ]},
+                {role: "tool", tool_call_id: "call_1", content: "晴れ, 21°C"},
+                {role: "tool", tool_call_id: "call_2", content: "धूप, 35°C"}
+            ];
+            const text = template.renderText(messages as ChatMessageInput[], tools as ChatToolInput[]);
+            expect(text).toContain("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"東京\", \"days\": 2}}\n</tool_call>");
+            expect(text).toContain("<|im_start|>user\n<tool_response>\n晴れ, 21°C\n</tool_response>\n<tool_response>\nधूप, 35°C\n</tool_response><|im_end|>\n");
+            expect(text).toContain("\"description\": \"Current weather — 天気\"");
+
+            const request = {model: "qwen3-fixture", messages, tools, max_tokens: 12, temperature: 0, seed: 1};
+            const answer = await openai.chat.completions.create(request);
+            expect(answer.usage?.prompt_tokens).toBe(template.render(messages as ChatMessageInput[], tools as ChatToolInput[]).length);
+            // Without the tools the prompt is shorter: they were rendered, not dropped.
+            expect(answer.usage!.prompt_tokens).toBeGreaterThan(template.render(messages as ChatMessageInput[]).length);
+            const content = answer.choices[0].message.content ?? "";
+            const targetOnly = await openai.chat.completions.create({...request, speculative: "off"} as ChatCompletionCreateParamsNonStreaming);
+            expect(targetOnly.choices[0].message.content).toBe(content);
+            const stream = await openai.chat.completions.create({...request, stream: true});
+            let streamed = "";
+            for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
+            expect(streamed).toBe(content);
+
+            await expect(openai.chat.completions.create({...request, tool_choice: "required"})).rejects.toMatchObject({status: 400, message: expect.stringMatching(/tool_choice/)});
+            const badArguments: ChatCompletionMessageParam[] = [
+                {role: "user", content: "x"},
+                {role: "assistant", content: null, tool_calls: [{id: "c", type: "function", function: {name: "get_weather", arguments: "{city: 東京"}}]}
+            ];
+            await expect(openai.chat.completions.create({...request, messages: badArguments}))
+                .rejects.toMatchObject({status: 400, message: expect.stringMatching(/messages\[1\]\.tool_calls\[0\]\.function\.arguments: is not JSON/)});
         } finally {
             await server.close();
         }
