@@ -110,6 +110,8 @@ public:
         std::vector<llama_seq_id> sequences;
         std::vector<llama_pos> positions;
         std::vector<OutputGroup> groups;
+        /** (sequence, from) pairs: positions from `from` on are dropped from the KV cache before the decode. */
+        std::vector<int32_t> removals;
     };
 
     /**
@@ -129,6 +131,8 @@ public:
         } else if (!computeLock.try_lock()) {
             return busy;
         }
+        for (size_t index = 0; index + 1 < request.removals.size(); index += 2)
+            llama_memory_seq_rm(llama_get_memory(context), request.removals[index], request.removals[index + 1], -1);
         const int32_t count = static_cast<int32_t>(tokens.size());
         if (batchCapacity < count) {
             if (batchCapacity > 0) llama_batch_free(batch);
@@ -269,26 +273,36 @@ private:
             Napi::TypeError::New(env, "decode's fourth argument is an array of output groups").ThrowAsJavaScriptException();
             return false;
         }
+        if (info.Length() > 4 && info[4].IsTypedArray()) {
+            request.removals = copyInt32(info[4].As<Napi::Int32Array>());
+            for (size_t index = 0; index < request.removals.size(); index += 2) {
+                const int32_t sequence = request.removals[index];
+                if (index + 1 >= request.removals.size() || sequence < 0 || static_cast<uint32_t>(sequence) >= sequenceCount || request.removals[index + 1] < 0) {
+                    Napi::RangeError::New(env, "removals are (sequence, from) pairs of this context's sequences").ThrowAsJavaScriptException();
+                    return false;
+                }
+            }
+        }
         Napi::Array groups = info[3].As<Napi::Array>();
-        std::vector<int8_t> claimed(count, 0);
+        std::vector<int32_t> claimed(count, 0);
         for (uint32_t index = 0; index < groups.Length(); index++) {
             OutputGroup group;
-            if (!ParseGroup(env, groups.Get(index).As<Napi::Object>(), count, claimed, group)) return false;
+            if (!ParseGroup(env, groups.Get(index).As<Napi::Object>(), count, static_cast<int32_t>(index) + 1, claimed, group)) return false;
             request.groups.push_back(std::move(group));
         }
         return true;
     }
 
-    /** {outputs: Int32Array, mode, destination?, sampling?}: each batch index in at most one group. */
-    bool ParseGroup(Napi::Env env, Napi::Object object, size_t count, std::vector<int8_t>& claimed, OutputGroup& group) {
+    /** {outputs: Int32Array, mode, destination?, sampling?}: each batch index in at most one group (`claimed` holds its group's number). */
+    bool ParseGroup(Napi::Env env, Napi::Object object, size_t count, int32_t number, std::vector<int32_t>& claimed, OutputGroup& group) {
         group.outputs = copyInt32(object.Get("outputs").As<Napi::Int32Array>());
         group.mode = static_cast<OutputMode>(object.Get("mode").As<Napi::Number>().Int32Value());
         for (int32_t index : group.outputs) {
-            if (index < 0 || static_cast<size_t>(index) >= count || claimed[static_cast<size_t>(index)] != 0) {
+            if (index < 0 || static_cast<size_t>(index) >= count || (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number)) {
                 Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch or in two groups").ThrowAsJavaScriptException();
                 return false;
             }
-            claimed[static_cast<size_t>(index)] = 1;
+            claimed[static_cast<size_t>(index)] = number;
         }
         if (group.mode != OutputMode::None) {
             group.destinationArray = object.Get("destination").As<Napi::TypedArray>();
@@ -324,7 +338,8 @@ private:
      * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: Array<{outputs: Int32Array,
      *        mode: 0|1|2|3, destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array
      *        (mode 2, outputs) | Float64Array (mode 3, 2 × outputs × vocabulary: logits, then sampler rows),
-     *        sampling?: {temperature, topK, topP, minP, limit?}}>)
+     *        sampling?: {temperature, topK, topP, minP, limit?}}>, removals?: Int32Array of (sequence, from) pairs
+     *        dropped from the KV cache before the decode — a shared context's rollbacks, applied on the worker)
      * → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds, groups: [{transferMilliseconds,
      * samplingMilliseconds, error?}]}>, computed on a libuv worker thread. Row r of a group's destination
      * belongs to its outputs[r]; groups let the submitters of one batch (sequences of a shared context)

@@ -64,6 +64,12 @@ export interface EvaluationSplit {
     transferMilliseconds: number;
     /** Milliseconds computing sampler rows natively (evaluateDistributions). */
     samplingMilliseconds: number;
+    /**
+     * Milliseconds queued for a batch shared with other sequences (continuous batching): before the
+     * step that decodes it starts, and between the steps of a prompt decoded in chunks. In such a step
+     * decodeMilliseconds is the whole step's llama_decode. Absent where sequences are not batched.
+     */
+    batchWaitMilliseconds?: number;
 }
 
 /** EvaluationSplit summed over a sequence's life. */

@@ -71,3 +71,6 @@ describe("NativeBackend sampler rows", () => {
         }
     });
 });
+
+// Every sequence on one shared context (continuous batching), the 5th and later on contexts of their own.
+describeBackendContract("NativeBackend, sequences batched on a shared context", (path, options) => NativeBackend.load(path, {...options, batchedSequences: 4}));

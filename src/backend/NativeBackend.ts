@@ -1,11 +1,12 @@
-import type {SamplingOptions} from "../distributions/SamplingOptions.js";
-import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
-import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, EvaluationSplit, ModelBackend} from "./ModelBackend.js";
+import {InvalidInputError, ModelLoadError} from "../errors.js";
+import {BatchScheduler} from "./BatchScheduler.js";
+import type {ModelBackend} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
-import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
-import {type NativeContextHandle, type NativeModelHandle, nativeAddon, NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
-import {OperationQueue} from "./OperationQueue.js";
+import {checkToken} from "./checkEvaluation.js";
+import {type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
+import {NativeSequence} from "./NativeSequence.js";
 import {readModelHeader} from "./readModelHeader.js";
+import {OwnContextSlot, type SequenceSlot} from "./SequenceSlot.js";
 import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
@@ -28,10 +29,16 @@ export interface NativeBackendOptions {
      * wants a large one. Default 20; 0 always uses a worker.
      */
     readonly inlineBelowMilliseconds?: number;
+    /**
+     * Continuous batching: up to this many sequences share one context (one unified KV cache of
+     * batchedSequences × contextSize cells) and are decoded together, one llama_decode per step for all
+     * of them (BatchScheduler). Sequences beyond it get a context of their own. Default 1: every
+     * sequence has its own context, the fastest for one generation at a time.
+     */
+    readonly batchedSequences?: number;
+    /** Most tokens one shared step decodes (prompts are chunked to fit). Default 512, llama.cpp's ubatch. */
+    readonly stepTokens?: number;
 }
-
-/** Largest batch that may run inline (a draft step or a γ ≤ 7 verification). */
-const inlineBatchLimit = 8;
 
 /**
  * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp), CPU only.
@@ -52,6 +59,7 @@ export class NativeBackend implements ModelBackend {
     private readonly identity: string;
     private readonly sequences = new Set<NativeSequence>();
     private readonly idleContexts: NativeContextHandle[] = [];
+    private scheduler: BatchScheduler | undefined;
     private disposed = false;
 
     private constructor(
@@ -59,7 +67,10 @@ export class NativeBackend implements ModelBackend {
         vocabularyIdentityHash: string,
         private readonly vocabulary: VocabularyDescription,
         vocabularySize: number,
-        private readonly options: {threads: number; contextSize: number; batchSize: number; maxIdleSequences: number; inlineBelowMilliseconds: number}
+        private readonly options: {
+            threads: number; contextSize: number; batchSize: number; maxIdleSequences: number; inlineBelowMilliseconds: number;
+            batchedSequences: number; stepTokens: number;
+        }
     ) {
         this.vocabularySize = vocabularySize;
         this.contextSize = options.contextSize;
@@ -79,6 +90,8 @@ export class NativeBackend implements ModelBackend {
         const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
         const sizes = backendSizes(options, trainedContextLength);
         const inlineBelowMilliseconds = options.inlineBelowMilliseconds ?? 20;
+        const batchedSequences = positiveInteger(options.batchedSequences ?? 1, "batchedSequences");
+        const stepTokens = positiveInteger(options.stepTokens ?? 512, "stepTokens");
         if (!(inlineBelowMilliseconds >= 0))
             throw new InvalidInputError(`must be a non-negative number, got ${inlineBelowMilliseconds}`, "inlineBelowMilliseconds");
         const addon = nativeAddon();
@@ -92,7 +105,7 @@ export class NativeBackend implements ModelBackend {
             model.dispose();
             throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
         }
-        return new NativeBackend(model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, ...sizes, inlineBelowMilliseconds});
+        return new NativeBackend(model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, ...sizes, inlineBelowMilliseconds, batchedSequences, stepTokens});
     }
 
     public tokenize(text: string): number[] {
@@ -116,22 +129,46 @@ export class NativeBackend implements ModelBackend {
         return this.vocabulary;
     }
 
+    /** Scheduler statistics of the shared context (steps, tokens, submissions, largest step); undefined without batching. */
+    public get batchStatistics(): BatchScheduler["stats"] | undefined {
+        return this.scheduler?.stats;
+    }
+
+    /** Sequences decoded in shared batches at most (1: none). */
+    public get batchedSequences(): number {
+        return this.options.batchedSequences;
+    }
+
     public createSequence(): Promise<NativeSequence> {
         if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
+        const sequence: NativeSequence = new NativeSequence(this.sharedSlot() ?? this.ownSlot(), this, (disposed) => this.sequences.delete(disposed));
+        this.sequences.add(sequence);
+        return Promise.resolve(sequence);
+    }
+
+    private sharedSlot(): SequenceSlot | undefined {
+        const {batchedSequences, contextSize, stepTokens, threads} = this.options;
+        if (batchedSequences <= 1) return undefined;
+        this.scheduler ??= new BatchScheduler(new (nativeAddon().NativeContext)(this.model, {
+            contextSize, sequences: batchedSequences, threads, unified: true,
+            // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
+            batchSize: contextSize + stepTokens
+        }), batchedSequences, {stepTokens});
+        return this.scheduler.acquire();
+    }
+
+    private ownSlot(): SequenceSlot {
         const context = this.idleContexts.pop() ?? new (nativeAddon().NativeContext)(this.model, {
             contextSize: this.options.contextSize,
             sequences: 1,
             batchSize: this.options.batchSize,
             threads: this.options.threads
         });
-        const sequence: NativeSequence = new NativeSequence(context, this, this.options.inlineBelowMilliseconds, () => this.release(sequence, context));
-        this.sequences.add(sequence);
-        return Promise.resolve(sequence);
+        return new OwnContextSlot(context, this.options.inlineBelowMilliseconds, (released) => this.release(released));
     }
 
     /** A finished sequence's context is cleared and pooled: creating one per request costs time and memory churn. */
-    private release(sequence: NativeSequence, context: NativeContextHandle): void {
-        this.sequences.delete(sequence);
+    private release(context: NativeContextHandle): void {
         if (!this.disposed && this.idleContexts.length < this.options.maxIdleSequences) {
             context.clear();
             this.idleContexts.push(context);
@@ -147,130 +184,7 @@ export class NativeBackend implements ModelBackend {
             await sequence.dispose();
         for (const context of this.idleContexts.splice(0))
             context.dispose();
+        this.scheduler?.dispose();
         this.model.dispose();
-    }
-}
-
-/**
- * A Float64Array the addon will overwrite entirely: not zero-filled on the main thread (at V = 152k a
- * verification's rows are 12 MB), so the pages are first touched by the worker that writes them.
- */
-function uninitializedRows(length: number): Float64Array {
-    return new Float64Array(Buffer.allocUnsafeSlow(length * Float64Array.BYTES_PER_ELEMENT).buffer, 0, length);
-}
-
-/** One sequence on its own llama.cpp context (sequence id 0). */
-export class NativeSequence implements BackendSequence {
-    public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, evaluations: 0};
-    private readonly history: number[] = [];
-    private readonly queue = new OperationQueue();
-    /** Moving average of the native cost of small evaluations; starts high so the first ones go to a worker. */
-    private smallCallMilliseconds = Infinity;
-
-    public constructor(
-        private readonly context: NativeContextHandle,
-        private readonly backend: NativeBackend,
-        private readonly inlineBelowMilliseconds: number,
-        private readonly release: () => void
-    ) {}
-
-    public get tokens(): readonly number[] {
-        return this.history;
-    }
-
-    public evaluate(tokens: readonly number[], options: EvaluateOptions = {}): Promise<Float64Array[]> {
-        return this.queue.run(async () => {
-            const positions = this.check(tokens, options);
-            if (tokens.length === 0) return [];
-            const vocabularySize = this.backend.vocabularySize;
-            const rows = uninitializedRows(positions.length * vocabularySize);
-            await this.decode(tokens, positions, NativeOutputMode.Logits, rows);
-            return positions.map((_position, index) => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize));
-        });
-    }
-
-    public evaluateDistributions(tokens: readonly number[], sampling: SamplingOptions, options: EvaluateOptions = {}): Promise<EvaluatedDistributions> {
-        return this.queue.run(async () => {
-            const positions = this.check(tokens, options);
-            if (tokens.length === 0) return {logits: [], probabilities: []};
-            const vocabularySize = this.backend.vocabularySize;
-            const limit = options.vocabularyLimit;
-            if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= vocabularySize))
-                throw new InvalidInputError(`must be an integer in [1, ${vocabularySize}], got ${limit}`, "vocabularyLimit");
-            const rows = uninitializedRows(2 * positions.length * vocabularySize);
-            await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, limit === undefined ? sampling : {...sampling, limit});
-            const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
-            return {
-                logits: positions.map((_position, index) => row(index)),
-                probabilities: positions.map((_position, index) => row(positions.length + index))
-            };
-        });
-    }
-
-    public evaluateArgmax(tokens: readonly number[], options: EvaluateOptions = {}): Promise<number[]> {
-        return this.queue.run(async () => {
-            const positions = this.check(tokens, options);
-            if (tokens.length === 0) return [];
-            const ids = new Int32Array(positions.length);
-            await this.decode(tokens, positions, NativeOutputMode.Argmax, ids);
-            return Array.from(ids);
-        });
-    }
-
-    private check(tokens: readonly number[], options: EvaluateOptions): number[] {
-        return checkEvaluation(tokens, options, {
-            vocabularySize: this.backend.vocabularySize, contextSize: this.backend.contextSize, length: this.history.length
-        });
-    }
-
-    private async decode(
-        tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array, sampling?: NativeSampling
-    ): Promise<void> {
-        const start = this.history.length;
-        const batch = [
-            Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index),
-            [{outputs: Int32Array.from(outputs), mode, destination, sampling}]
-        ] as const;
-        const small = tokens.length <= inlineBatchLimit;
-        const inline = small && this.smallCallMilliseconds < this.inlineBelowMilliseconds;
-        const timings = (inline ? this.context.decodeNow(...batch) : null) ?? await this.context.decode(...batch);
-        const rowError = timings.groups[0]?.error;
-        for (const token of tokens) this.history.push(token);
-        this.timings.decodeMilliseconds += timings.decodeMilliseconds;
-        this.timings.transferMilliseconds += timings.transferMilliseconds;
-        this.timings.samplingMilliseconds += timings.samplingMilliseconds;
-        this.timings.evaluations++;
-        if (small) {
-            const cost = timings.decodeMilliseconds + timings.transferMilliseconds;
-            this.smallCallMilliseconds = this.smallCallMilliseconds === Infinity ? cost : 0.8 * this.smallCallMilliseconds + 0.2 * cost;
-        }
-        // processRow's refusals (NaN or +Infinity logits, an all-masked row) are what processLogits refuses.
-        if (rowError !== undefined) throw new InvalidDistributionError(rowError, "logits");
-    }
-
-    public rollback(count: number): Promise<void> {
-        return this.queue.run(() => {
-            checkRollback(count, this.history.length);
-            if (count > 0) {
-                this.context.removeTokens(0, this.history.length - count, -1);
-                this.history.length -= count;
-            }
-            return Promise.resolve();
-        });
-    }
-
-    public clear(): Promise<void> {
-        return this.queue.run(() => {
-            this.context.clear();
-            this.history.length = 0;
-            return Promise.resolve();
-        });
-    }
-
-    public dispose(): Promise<void> {
-        return this.queue.close(() => {
-            this.release();
-            return Promise.resolve();
-        });
     }
 }

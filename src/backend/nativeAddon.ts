@@ -72,9 +72,10 @@ export interface NativeContextHandle {
     /**
      * One llama_decode of a batch that may span several sequences; then each group's rows. A group
      * whose sampler rows cannot be computed (NaN or +Infinity logits, an all-masked row) has an
-     * `error` and the others are still written.
+     * `error` and the others are still written. `removals`, (sequence, from) pairs, are dropped from
+     * the KV cache first, on the same thread (rollbacks that arrived while another decode ran).
      */
-    decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[]): Promise<NativeDecodeResult>;
+    decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[], removals?: Int32Array): Promise<NativeDecodeResult>;
     /**
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
      * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.

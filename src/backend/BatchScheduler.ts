@@ -1,0 +1,252 @@
+import {InvalidInputError} from "../errors.js";
+import type {NativeContextHandle, NativeOutputGroup} from "./nativeAddon.js";
+import {NativeOutputMode} from "./nativeAddon.js";
+import type {SequenceSlot, SlotDecodeResult} from "./SequenceSlot.js";
+
+export interface BatchSchedulerOptions {
+    /**
+     * Tokens one step decodes at most, verifications first; prompts are cut into chunks that fill the
+     * rest (chunked prefill), so a long prompt cannot stall the other sequences' next tokens. A
+     * submission whose requested rows would straddle a chunk boundary is decoded whole.
+     */
+    readonly stepTokens: number;
+    /** A submission of at most this many tokens is a decode (a verification or a single token), taken before prompts. */
+    readonly decodeTokens?: number;
+}
+
+interface Submission {
+    readonly sequence: number;
+    readonly tokens: Int32Array;
+    /** Position of tokens[0] in the sequence. */
+    readonly start: number;
+    readonly group: NativeOutputGroup;
+    /** The first index whose row is wanted: chunks end at or before it, or take everything left. */
+    readonly firstOutput: number;
+    readonly resolve: (result: SlotDecodeResult) => void;
+    readonly reject: (error: unknown) => void;
+    /** Tokens decoded so far (chunked prefill). */
+    next: number;
+    /** When it last started waiting for a step. */
+    waitingSince: number;
+    result: {decodeMilliseconds: number; transferMilliseconds: number; samplingMilliseconds: number; batchWaitMilliseconds: number; error?: string};
+}
+
+interface Chunk {
+    readonly submission: Submission;
+    readonly from: number;
+    readonly to: number;
+    /** Batch index of tokens[from]. */
+    readonly offset: number;
+}
+
+/**
+ * Continuous batching on one llama.cpp context shared by many sequences (vLLM's iteration-level
+ * scheduling, llama-server's slots): every sequence's pending evaluation — a verification of γ + 1
+ * tokens, one token of target-only decoding, a draft token, or a chunk of a prompt — is laid out in
+ * one llama_batch and decoded in one llama_decode on a worker thread; each submitter then gets its
+ * own rows (logits, argmax ids or sampler rows for its own sampling settings) as an output group.
+ *
+ * When a step starts: at once when no step is running and every sequence of the previous step has
+ * submitted again (the steady state of N streams in lockstep); otherwise after a short gather window
+ * (half the last step, 1–10 ms) so that sequences still doing their JS work (verification, streaming a
+ * chunk) join this step instead of trailing into the next. A sequence that has left or is slow is not
+ * waited for beyond that.
+ *
+ * Rollbacks of a sequence arrive while another step may be running: they are applied at once when the
+ * context is idle, else handed to the next decode, which applies them on its worker before decoding
+ * (the event loop never blocks on a running decode).
+ */
+export class BatchScheduler {
+    private readonly free: number[];
+    private readonly inUse = new Set<number>();
+    private pending: Submission[] = [];
+    /** Sequences of the last step that have not submitted since. */
+    private expected = new Set<number>();
+    /** (sequence, from) pairs waiting for the context to be idle. */
+    private removals: number[] = [];
+    private running = false;
+    private timer: NodeJS.Timeout | undefined;
+    private launch: NodeJS.Immediate | undefined;
+    private lastStepMilliseconds = 2;
+    private disposed = false;
+    private readonly decodeTokens: number;
+
+    /** Steps decoded, tokens in them, and sequences per step, for telemetry and tests. */
+    public readonly stats = {steps: 0, tokens: 0, submissions: 0, largestStep: 0};
+
+    public constructor(private readonly context: NativeContextHandle, sequences: number, private readonly options: BatchSchedulerOptions) {
+        if (!Number.isSafeInteger(options.stepTokens) || options.stepTokens < 1)
+            throw new InvalidInputError(`must be a positive integer, got ${options.stepTokens}`, "stepTokens");
+        this.free = Array.from({length: sequences}, (_value, index) => sequences - 1 - index);
+        this.decodeTokens = options.decodeTokens ?? 16;
+    }
+
+    /** Sequences in use. */
+    public get active(): number {
+        return this.inUse.size;
+    }
+
+    /** A slot on a free sequence id, or undefined when all are taken. */
+    public acquire(): SequenceSlot | undefined {
+        if (this.disposed) return undefined;
+        const sequence = this.free.pop();
+        if (sequence === undefined) return undefined;
+        this.inUse.add(sequence);
+        let released = false;
+        return {
+            decode: (tokens, start, group) => this.submit(sequence, tokens, start, group),
+            removeFrom: (from) => this.remove(sequence, from),
+            release: () => {
+                if (released) return;
+                released = true;
+                this.remove(sequence, 0);
+                this.inUse.delete(sequence);
+                this.expected.delete(sequence);
+                this.free.push(sequence);
+                this.schedule();
+            }
+        };
+    }
+
+    /** Frees the context once no step is running; pending submissions are refused. */
+    public dispose(): void {
+        this.disposed = true;
+        clearTimeout(this.timer);
+        clearImmediate(this.launch);
+        for (const submission of this.pending.splice(0))
+            submission.reject(new InvalidInputError("the model is disposed", "backend"));
+        if (!this.running) this.context.dispose();
+    }
+
+    private submit(sequence: number, tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
+        if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
+        return new Promise((resolve, reject) => {
+            const outputs = group.mode === NativeOutputMode.None ? [] : Array.from(group.outputs);
+            this.pending.push({
+                sequence, tokens: Int32Array.from(tokens), start, group, resolve, reject,
+                firstOutput: outputs.reduce((first, index) => Math.min(first, index), tokens.length),
+                next: 0, waitingSince: performance.now(),
+                result: {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, batchWaitMilliseconds: 0}
+            });
+            this.expected.delete(sequence);
+            this.schedule();
+        });
+    }
+
+    private remove(sequence: number, from: number): void {
+        if (this.running) this.removals.push(sequence, from);
+        else this.context.removeTokens(sequence, from, -1);
+    }
+
+    private schedule(): void {
+        if (this.running || this.disposed || this.pending.length === 0) return;
+        const everyoneIn = [...this.expected].every((sequence) => !this.inUse.has(sequence));
+        if (everyoneIn) {
+            // After this turn's promise callbacks: submissions made in the same turn join the step.
+            this.launch ??= setImmediate(() => this.start());
+            return;
+        }
+        this.timer ??= setTimeout(() => this.start(), Math.min(10, Math.max(1, this.lastStepMilliseconds / 2)));
+    }
+
+    private start(): void {
+        clearTimeout(this.timer);
+        clearImmediate(this.launch);
+        this.timer = undefined;
+        this.launch = undefined;
+        if (!this.running && !this.disposed && this.pending.length > 0) void this.step();
+    }
+
+    /** Which tokens of which submissions this step decodes: decodes first, then prompt chunks in arrival order. */
+    private layout(): Chunk[] {
+        const decodes = this.pending.filter((submission) => submission.tokens.length - submission.next <= this.decodeTokens);
+        const prompts = this.pending.filter((submission) => submission.tokens.length - submission.next > this.decodeTokens);
+        const chunks: Chunk[] = [];
+        let offset = 0;
+        for (const submission of decodes) {
+            chunks.push({submission, from: submission.next, to: submission.tokens.length, offset});
+            offset += submission.tokens.length - submission.next;
+        }
+        for (const submission of prompts) {
+            const budget = this.options.stepTokens - offset;
+            if (budget <= 0 && chunks.length > 0) break;
+            const left = submission.tokens.length - submission.next;
+            let take = Math.min(left, Math.max(budget, 1));
+            // A chunk short of the end must not contain a requested row: stop before the first, or take it all.
+            if (take < left && submission.next + take > submission.firstOutput)
+                take = submission.firstOutput > submission.next ? submission.firstOutput - submission.next : left;
+            chunks.push({submission, from: submission.next, to: submission.next + take, offset});
+            offset += take;
+        }
+        return chunks;
+    }
+
+    private async step(): Promise<void> {
+        this.running = true;
+        const chunks = this.layout();
+        const count = chunks.reduce((total, chunk) => total + chunk.to - chunk.from, 0);
+        const tokens = new Int32Array(count);
+        const sequences = new Int32Array(count);
+        const positions = new Int32Array(count);
+        const groups: NativeOutputGroup[] = [];
+        const grouped: Chunk[] = [];
+        const started = performance.now();
+        for (const chunk of chunks) {
+            const {submission} = chunk;
+            tokens.set(submission.tokens.subarray(chunk.from, chunk.to), chunk.offset);
+            sequences.fill(submission.sequence, chunk.offset, chunk.offset + chunk.to - chunk.from);
+            for (let index = chunk.from; index < chunk.to; index++) positions[chunk.offset + index - chunk.from] = submission.start + index;
+            submission.result.batchWaitMilliseconds += started - submission.waitingSince;
+            if (chunk.to === submission.tokens.length && submission.group.mode !== NativeOutputMode.None) {
+                groups.push({...submission.group, outputs: submission.group.outputs.map((index) => chunk.offset + index - chunk.from)});
+                grouped.push(chunk);
+            }
+        }
+        const removals = Int32Array.from(this.removals.splice(0));
+        this.stats.steps++;
+        this.stats.tokens += count;
+        this.stats.submissions += chunks.length;
+        this.stats.largestStep = Math.max(this.stats.largestStep, chunks.length);
+        const participants = new Set(chunks.map((chunk) => chunk.submission));
+        this.pending = this.pending.filter((submission) => !participants.has(submission));
+        try {
+            const result = await this.context.decode(tokens, sequences, positions, groups, removals);
+            this.lastStepMilliseconds = performance.now() - started;
+            const finished = performance.now();
+            grouped.forEach((chunk, index) => {
+                const group = result.groups[index]!;
+                chunk.submission.result.transferMilliseconds += group.transferMilliseconds;
+                chunk.submission.result.samplingMilliseconds += group.samplingMilliseconds;
+                if (group.error !== undefined) chunk.submission.result.error = group.error;
+            });
+            const unfinished: Submission[] = [];
+            for (const chunk of chunks) {
+                const {submission} = chunk;
+                submission.result.decodeMilliseconds += result.decodeMilliseconds;
+                submission.next = chunk.to;
+                if (submission.next < submission.tokens.length) {
+                    submission.waitingSince = finished;
+                    unfinished.push(submission);
+                } else {
+                    this.expected.add(submission.sequence);
+                    submission.resolve(submission.result);
+                }
+            }
+            // A prompt's next chunk keeps its place ahead of later arrivals.
+            this.pending = [...unfinished, ...this.pending];
+        } catch (error) {
+            // The step's tokens may be partly in the KV cache: drop them, the submitters hold none of them.
+            for (const chunk of chunks) this.removals.push(chunk.submission.sequence, chunk.submission.start);
+            for (const chunk of chunks) chunk.submission.reject(error);
+        } finally {
+            this.running = false;
+        }
+        if (this.disposed) {
+            this.context.dispose();
+            return;
+        }
+        const removalsNow = this.removals.splice(0);
+        for (let index = 0; index < removalsNow.length; index += 2) this.context.removeTokens(removalsNow[index]!, removalsNow[index + 1]!, -1);
+        this.schedule();
+    }
+}

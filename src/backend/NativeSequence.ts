@@ -1,0 +1,121 @@
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {InvalidDistributionError, InvalidInputError} from "../errors.js";
+import {checkEvaluation, checkRollback} from "./checkEvaluation.js";
+import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions} from "./ModelBackend.js";
+import {NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
+import {OperationQueue} from "./OperationQueue.js";
+import type {SequenceSlot} from "./SequenceSlot.js";
+
+/**
+ * A Float64Array the addon will overwrite entirely: not zero-filled on the main thread (at V = 152k a
+ * verification's rows are 12 MB), so the pages are first touched by the worker that writes them.
+ */
+function uninitializedRows(length: number): Float64Array {
+    return new Float64Array(Buffer.allocUnsafeSlow(length * Float64Array.BYTES_PER_ELEMENT).buffer, 0, length);
+}
+
+/**
+ * One token sequence of the native backend, on a context of its own or on one sequence id of a
+ * context shared with other sequences (see SequenceSlot): the same checks, rows and timings either way.
+ */
+export class NativeSequence implements BackendSequence {
+    public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, batchWaitMilliseconds: 0, evaluations: 0};
+    private readonly history: number[] = [];
+    private readonly queue = new OperationQueue();
+
+    public constructor(
+        private readonly slot: SequenceSlot,
+        private readonly sizes: {readonly vocabularySize: number; readonly contextSize: number},
+        private readonly onDispose: (sequence: NativeSequence) => void
+    ) {}
+
+    public get tokens(): readonly number[] {
+        return this.history;
+    }
+
+    public evaluate(tokens: readonly number[], options: EvaluateOptions = {}): Promise<Float64Array[]> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (tokens.length === 0) return [];
+            const vocabularySize = this.sizes.vocabularySize;
+            const rows = uninitializedRows(positions.length * vocabularySize);
+            await this.decode(tokens, positions, NativeOutputMode.Logits, rows);
+            return positions.map((_position, index) => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize));
+        });
+    }
+
+    public evaluateDistributions(tokens: readonly number[], sampling: SamplingOptions, options: EvaluateOptions = {}): Promise<EvaluatedDistributions> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (tokens.length === 0) return {logits: [], probabilities: []};
+            const vocabularySize = this.sizes.vocabularySize;
+            const limit = options.vocabularyLimit;
+            if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= vocabularySize))
+                throw new InvalidInputError(`must be an integer in [1, ${vocabularySize}], got ${limit}`, "vocabularyLimit");
+            const rows = uninitializedRows(2 * positions.length * vocabularySize);
+            await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, limit === undefined ? sampling : {...sampling, limit});
+            const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
+            return {
+                logits: positions.map((_position, index) => row(index)),
+                probabilities: positions.map((_position, index) => row(positions.length + index))
+            };
+        });
+    }
+
+    public evaluateArgmax(tokens: readonly number[], options: EvaluateOptions = {}): Promise<number[]> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (tokens.length === 0) return [];
+            const ids = new Int32Array(positions.length);
+            await this.decode(tokens, positions, NativeOutputMode.Argmax, ids);
+            return Array.from(ids);
+        });
+    }
+
+    private check(tokens: readonly number[], options: EvaluateOptions): number[] {
+        return checkEvaluation(tokens, options, {
+            vocabularySize: this.sizes.vocabularySize, contextSize: this.sizes.contextSize, length: this.history.length
+        });
+    }
+
+    private async decode(
+        tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array, sampling?: NativeSampling
+    ): Promise<void> {
+        const result = await this.slot.decode(tokens, this.history.length, {outputs: Int32Array.from(outputs), mode, destination, sampling});
+        for (const token of tokens) this.history.push(token);
+        this.timings.decodeMilliseconds += result.decodeMilliseconds;
+        this.timings.transferMilliseconds += result.transferMilliseconds;
+        this.timings.samplingMilliseconds += result.samplingMilliseconds;
+        this.timings.batchWaitMilliseconds! += result.batchWaitMilliseconds ?? 0;
+        this.timings.evaluations++;
+        // processRow's refusals (NaN or +Infinity logits, an all-masked row) are what processLogits refuses.
+        if (result.error !== undefined) throw new InvalidDistributionError(result.error, "logits");
+    }
+
+    public rollback(count: number): Promise<void> {
+        return this.queue.run(() => {
+            checkRollback(count, this.history.length);
+            if (count > 0) {
+                this.slot.removeFrom(this.history.length - count);
+                this.history.length -= count;
+            }
+            return Promise.resolve();
+        });
+    }
+
+    public clear(): Promise<void> {
+        return this.queue.run(() => {
+            this.slot.removeFrom(0);
+            this.history.length = 0;
+            return Promise.resolve();
+        });
+    }
+
+    public dispose(): Promise<void> {
+        return this.queue.close(() => {
+            this.slot.release();
+            this.onDispose(this);
+            return Promise.resolve();
+        });
+    }
+}
