@@ -41,7 +41,7 @@
  * Markdown table goes to stdout, progress to stderr.
  */
 import {spawn, type ChildProcess} from "node:child_process";
-import {existsSync, readFileSync} from "node:fs";
+import {existsSync, readdirSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
 import {createServer} from "node:net";
 import {cpus, loadavg} from "node:os";
@@ -131,6 +131,40 @@ function freePort(): Promise<number> {
     });
 }
 
+/**
+ * CPU seconds (user + system) used so far by a process and its descendants (Linux /proc; NaN
+ * elsewhere): how many cores an arm really kept busy, since `--threads` bounds one evaluation's
+ * threads but not how many evaluations a server runs at once.
+ */
+function cpuSeconds(pid: number | undefined): number {
+    if (pid === undefined) return Number.NaN;
+    try {
+        const ticks = 100; // USER_HZ on Linux
+        const stats = new Map<number, {parent: number; seconds: number}>();
+        for (const entry of readdirSync("/proc")) {
+            if (!/^\d+$/.test(entry)) continue;
+            try {
+                const text = readFileSync(`/proc/${entry}/stat`, "utf8");
+                const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+                // fields[0] is the state (field 3): ppid is field 4, utime 14, stime 15.
+                stats.set(Number(entry), {parent: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / ticks});
+            } catch {
+                // the process ended meanwhile
+            }
+        }
+        let total = 0;
+        const pending = [pid];
+        while (pending.length > 0) {
+            const current = pending.pop()!;
+            total += stats.get(current)?.seconds ?? 0;
+            for (const [child, stat] of stats) if (stat.parent === current) pending.push(child);
+        }
+        return total;
+    } catch {
+        return Number.NaN;
+    }
+}
+
 /** Yields the `data:` payload of each server-sent event of a response body. */
 async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
     const decoder = new TextDecoder();
@@ -190,6 +224,10 @@ class ServerProcess {
             }
             await sleep(200);
         }
+    }
+
+    public cpuSeconds(): number {
+        return cpuSeconds(this.child.pid);
     }
 
     public stop(): Promise<void> {
@@ -308,9 +346,12 @@ interface RoundResult {
     tokensPerSecond: number;
     errors: number;
     loadAverage: number;
+    /** CPU seconds of the server's process tree during the round / wall seconds: cores it kept busy. */
+    serverCores: number;
 }
 
 async function runRound(server: ServerProcess, streams: number, round: number, records: RequestRecord[], errors: string[]): Promise<RoundResult> {
+    const cpuBefore = server.cpuSeconds();
     const started = performance.now();
     const mine: RequestRecord[] = [];
     let failed = 0;
@@ -327,9 +368,10 @@ async function runRound(server: ServerProcess, streams: number, round: number, r
         }
     }));
     const wallSeconds = (performance.now() - started) / 1000;
+    const serverCores = (server.cpuSeconds() - cpuBefore) / wallSeconds;
     records.push(...mine);
     const tokens = mine.reduce((sum, record) => sum + record.tokens, 0);
-    return {arm: server.arm, streams, round, wallSeconds, tokens, tokensPerSecond: tokens / wallSeconds, errors: failed, loadAverage: loadavg()[0]};
+    return {arm: server.arm, streams, round, wallSeconds, tokens, tokensPerSecond: tokens / wallSeconds, errors: failed, loadAverage: loadavg()[0], serverCores};
 }
 
 /** Untimed: one request alone, then one wave of `streams` short requests (first-touch allocations, JIT, thread pools). */
@@ -376,7 +418,7 @@ async function main(): Promise<void> {
                 for (const server of order) {
                     const result = await runRound(server, streams, round, records, errors);
                     roundResults.push(result);
-                    log(`${server.arm} ×${streams} round ${round + 1}/${rounds}: ${result.tokens} tokens in ${fixed(result.wallSeconds, 2)} s = ${fixed(result.tokensPerSecond)} tok/s` +
+                    log(`${server.arm} ×${streams} round ${round + 1}/${rounds}: ${result.tokens} tokens in ${fixed(result.wallSeconds, 2)} s = ${fixed(result.tokensPerSecond)} tok/s, server ${fixed(result.serverCores, 2)} cores` +
                         `${result.errors > 0 ? `, ${result.errors} errors` : ""} (load ${fixed(result.loadAverage, 2)})`);
                 }
             }
@@ -396,6 +438,7 @@ async function main(): Promise<void> {
             arm, streams, requests: rows.length, errors: perRound.reduce((sum, result) => sum + result.errors, 0),
             tokensPerSecond: median(perRound.map((result) => result.tokensPerSecond)),
             tokensPerSecondRounds: perRound.map((result) => result.tokensPerSecond),
+            serverCores: median(perRound.map((result) => result.serverCores)),
             meanTokensPerRequest: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.length),
             tokensPerEvent: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.reduce((sum, record) => sum + record.events, 0)),
             // A request that ends before any text (EOS first) has no first token: it is left out of TTFT.
@@ -429,8 +472,8 @@ async function main(): Promise<void> {
     lines.push(`Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
         `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`);
     lines.push("");
-    lines.push("| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | errors (sg / ls) |");
-    lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    lines.push("| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | errors (sg / ls) |");
+    lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     const pair = (a: number | undefined, b: number | undefined, digits = 1) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
     for (const streams of streamLevels) {
         const sg = find("specgate", streams);
@@ -438,7 +481,7 @@ async function main(): Promise<void> {
         lines.push(`| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed((sg?.tokensPerSecond ?? Number.NaN) / (ls?.tokensPerSecond ?? Number.NaN), 3)}** | ` +
             `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed((sg?.ttftP99 ?? Number.NaN) / (ls?.ttftP99 ?? Number.NaN), 3)}** | ` +
             `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
-            `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
+            `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
     }
     const lowest = Math.min(...streamLevels);
     const highest = Math.max(...streamLevels);
