@@ -43,7 +43,7 @@ function startingPoint(recipe: TrainedMemberRecipe): string {
 
 export function renderModelCard(member: MemberReport, family: FamilyReport): string {
     const recipe = member.recipe;
-    const lines: string[] = [`# ${recipe.name}`, "", `${recipe.role}. Part of the specgate reference family (models/README.md).`, ""];
+    const lines: string[] = [`# ${recipe.name}`, "", `${recipe.role}. Part of the specgate reference family ([models/README.md](../README.md)).`, ""];
     lines.push("## Model", "",
         `- File: \`${member.file}\`, ${(member.bytes / 1e6).toFixed(2)} MB, matrices ${member.storage} (norm gains F32)`,
         `- Architecture: llama (RMSNorm, RoPE, multi-head attention, SwiGLU, untied output); ${member.shape}`,
