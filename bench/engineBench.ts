@@ -1,5 +1,5 @@
 /**
- * Engine benchmark (issue: engine): on a generated fixture pair whose target is large enough for
+ * Engine benchmark: on a generated fixture pair whose target is large enough for
  * llama.cpp's CPU matmuls to be dominated by weight reads, compare in ONE process and run:
  * target-only, greedy / strict / fuzzy / calibrated verification at γ = 1, 4, 8, and node-llama-cpp's
  * own DraftSequenceTokenPredictor — at temperature 0 and 0.8. Prints the cost curve t_target(k) and

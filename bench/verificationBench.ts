@@ -1,6 +1,6 @@
 /**
  * Per-step verification cost of every policy, at vocabulary sizes of Llama-2 (32,000) and Qwen2.5
- * (152,064, rounded to 152,000 in the issue) and γ = 1, 4, 8. The rows are given (as the engine
+ * (152,064, rounded to 152,000) and γ = 1, 4, 8. The rows are given (as the engine
  * hands them over after evaluation); the cost measured is the policy's `verify` only.
  *
  *   npm run bench:verify            # full table (a few minutes on 2 cores)

@@ -1,7 +1,7 @@
 import {InvalidArgumentError, Option} from "commander";
 import {type BackendChoice, backendKinds, parseBackendChoice} from "../backend/loadModelBackend.js";
 
-/** `--backend`: which engine runs the models (see README, "Backends"). */
+/** `--backend`: which engine runs the models (docs/install.md, "Backends"). */
 export function backendOption(): Option {
     return new Option(
         "--backend <auto|native|node-llama-cpp>",

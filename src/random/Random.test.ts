@@ -2,7 +2,7 @@ import {describe, expect, it} from "vitest";
 import {Random} from "./Random.js";
 
 // Golden outputs from the C reference of xoshiro128** 1.1 with specgate's SplitMix32 seeding
-// (the program is reproduced in docs/ARCHITECTURE.md, "Seeded randomness"). Six 32-bit outputs,
+// (the program is reproduced in ARCHITECTURE.md, "Seeded randomness"). Six 32-bit outputs,
 // then one double built from the next two.
 const golden: Array<[number, number[], number]> = [
     [0, [3809008728, 1133695204, 53579671, 2891528803, 139681546, 2203266335], 0.024408060085556516],

@@ -87,7 +87,7 @@ export function registerCanaryCommand(program: Command): Command {
         }) + "\nDecode path specs (--a, --b):\n"
             + "  embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,name=N]\n"
             + "  openai:base=URL,model=M[,key-env=VAR][,endpoint=auto|chat|completions][,concurrency=4][,retries=4][,timeout-ms=120000][,name=N]\n"
-            + "The README lists every key.\n")
+            + "docs/audits.md lists every key.\n")
         .exitOverride()
         .action(async (options: CanaryCommandOptions) => {
             emitOutcome(await runCanaryCommand(options));

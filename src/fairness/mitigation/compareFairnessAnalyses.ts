@@ -23,7 +23,7 @@ export interface FairnessComparison {
     /** Population variance of the measured α_T across groups. */
     readonly acceptanceVariance: BeforeAfter;
     readonly groups: readonly GroupChange[];
-    /** The group with the highest measured α_T before mitigation: the one the issue bounds to a 1-point drop. */
+    /** The group with the highest measured α_T before mitigation: the one a mitigation may lower by at most 1 point. */
     readonly bestGroup: {readonly name: string; readonly alphaChangePoints: number};
     /** Groups whose α_T fell, largest drop first (the target-task regression). */
     readonly regressions: readonly {readonly name: string; readonly alphaDropPoints: number}[];

@@ -18,7 +18,7 @@ const words = [
  * numbers of 1–3 digits or words), so no amount of memorising predicts the echo: only attending back
  * to the prompt does. Small models trained on the task corpus alone learnt every format but never
  * copied a number from the prompt; on dense drills a 0.27M model does learn to echo, though in the
- * runs so far that did not carry over to tool calls (BENCHMARKS.md, "the copy curriculum"). An
+ * runs so far that did not carry over to tool calls (docs/history.md, "The copy curriculum"). An
  * experiment input: the shipped mixtures give it weight 0. Language-neutral, rendered in English.
  */
 export function copyProblem(random: Random): CorpusProblem {

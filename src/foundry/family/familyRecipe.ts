@@ -55,8 +55,8 @@ export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
  * (two threads are ≈ 1.5× faster on an idle 2-core machine, but ggml's threads wait on each other at
  * every operation, so any other busy process slows a 2-thread run several-fold).
  *
- * Why the target is 1.1M parameters and trained in stages (BENCHMARKS.md "what the models copy" and
- * "the staged 1.1M family"): an answer copies numbers and strings from its request, and a model this
+ * Why the target is 1.1M parameters and trained in stages (docs/history.md, "The copy curriculum", and
+ * the target's model card): an answer copies numbers and strings from its request, and a model this
  * small learns to copy only after phase changes. Pure copy drills reach the first in ≈ 16,000 steps
  * (the 3.5M shape, ≈ 2× slower per step, had not after 65 minutes); the balanced mixture with 30%
  * drills then keeps the mechanism and learns the tasks (arithmetic needs ≈ 90,000 steps); stages with
