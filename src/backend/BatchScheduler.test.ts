@@ -152,6 +152,9 @@ describe("BatchScheduler on a shared native context", () => {
                 const alone = await generate(solo, soloDraft, prompt, options);
                 expect(together[index].tokens).toEqual(alone.tokens);
                 expect(together[index].telemetry.backend.targetDecode).toBeGreaterThan(0);
+                // Time queued for shared steps is on its own line, never hidden in model time.
+                expect(together[index].telemetry.backend.targetBatchWait).toBeGreaterThan(0);
+                expect(alone.telemetry.backend.targetBatchWait).toBe(0);
             }
         } finally {
             await sharedDraft.dispose();

@@ -8,6 +8,12 @@ import type {VocabularyDescription} from "./VocabularyDescription.js";
 export interface ModelBackend {
     /** The engine behind it, where it is one of specgate's (test doubles leave it out). */
     readonly backendKind?: "native" | "node-llama-cpp";
+    /**
+     * Sequences decoded together on one shared context (continuous batching); 1 or absent: each
+     * sequence decodes on its own. Rows of a batched step may differ from a lone decode by llama.cpp's
+     * batch-size-dependent rounding, so it is part of a decode path's fingerprint.
+     */
+    readonly batchedSequences?: number;
     /** Number of token ids; every logits row has this length. */
     readonly vocabularySize: number;
     /** Maximum tokens one sequence can hold. */

@@ -134,7 +134,6 @@ export class NativeBackend implements ModelBackend {
         return this.scheduler?.stats;
     }
 
-    /** Sequences decoded in shared batches at most (1: none). */
     public get batchedSequences(): number {
         return this.options.batchedSequences;
     }

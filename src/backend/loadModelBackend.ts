@@ -18,6 +18,10 @@ export interface LoadModelBackendOptions {
     readonly contextSize?: number;
     /** Native backend: evaluations cheaper than this run inline on the main thread (see NativeBackendOptions). */
     readonly inlineBelowMilliseconds?: number;
+    /** Native backend: up to this many sequences are decoded together on one shared context (see NativeBackendOptions). */
+    readonly batchedSequences?: number;
+    /** Native backend: most tokens one shared step decodes. */
+    readonly stepTokens?: number;
 }
 
 export function parseBackendChoice(value: string, field = "backend"): BackendChoice {
@@ -40,6 +44,8 @@ export function defaultBackendChoice(): BackendChoice {
 export function loadModelBackend(path: string, options: LoadModelBackendOptions = {}): Promise<ModelBackend> {
     const settings = {threads: options.threads, contextSize: options.contextSize};
     return resolveBackend(options.backend ?? defaultBackendChoice()) === "native"
-        ? NativeBackend.load(path, {...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds})
+        ? NativeBackend.load(path, {
+            ...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds, batchedSequences: options.batchedSequences, stepTokens: options.stepTokens
+        })
         : NodeLlamaCppBackend.load(path, settings);
 }

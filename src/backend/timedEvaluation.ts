@@ -21,7 +21,8 @@ export async function timedEvaluation<T>(sequence: BackendSequence, evaluation: 
         native: {
             decodeMilliseconds: after.decodeMilliseconds - before.decodeMilliseconds,
             transferMilliseconds: after.transferMilliseconds - before.transferMilliseconds,
-            samplingMilliseconds: after.samplingMilliseconds - before.samplingMilliseconds
+            samplingMilliseconds: after.samplingMilliseconds - before.samplingMilliseconds,
+            ...(after.batchWaitMilliseconds !== undefined ? {batchWaitMilliseconds: after.batchWaitMilliseconds - (before.batchWaitMilliseconds ?? 0)} : {})
         }
     };
 }

@@ -28,8 +28,13 @@ export class GenerationTelemetry {
      * What the backend measured inside its evaluations, where it can (the native backend): model time
      * (llama_decode), row transfer (copying logits out, or reducing them to argmax ids) and sampler rows
      * computed natively, for target and draft. Null parts were not measured; then model time falls back to the evaluations' wall time.
+     * With continuous batching (serve), decode is each shared step's whole llama_decode and batchWait the
+     * time queued for a step to start (see EvaluationSplit.batchWaitMilliseconds).
      */
-    public backend = {targetDecode: 0, targetTransfer: 0, targetSampling: 0, draftDecode: 0, draftTransfer: 0, draftSampling: 0, measured: false};
+    public backend = {
+        targetDecode: 0, targetTransfer: 0, targetSampling: 0, targetBatchWait: 0,
+        draftDecode: 0, draftTransfer: 0, draftSampling: 0, draftBatchWait: 0, measured: false
+    };
     /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
     public targetEvaluations = new Map<number, [number, number]>();
     /** [total ms, count] of single draft-token evaluations, for t_draft. */
@@ -57,6 +62,7 @@ export class GenerationTelemetry {
             this.backend.targetDecode += native.decodeMilliseconds;
             this.backend.targetTransfer += native.transferMilliseconds;
             this.backend.targetSampling += native.samplingMilliseconds;
+            this.backend.targetBatchWait += native.batchWaitMilliseconds ?? 0;
             this.backend.measured = true;
         }
         const entry = this.targetEvaluations.get(batchSize) ?? [0, 0];
@@ -72,6 +78,7 @@ export class GenerationTelemetry {
             this.backend.draftDecode += native.decodeMilliseconds;
             this.backend.draftTransfer += native.transferMilliseconds;
             this.backend.draftSampling += native.samplingMilliseconds;
+            this.backend.draftBatchWait += native.batchWaitMilliseconds ?? 0;
             this.backend.measured = true;
         }
         if (batchSize !== 1) return;
@@ -131,10 +138,12 @@ export class GenerationTelemetry {
         for (const key of Object.keys(this.time) as Array<keyof typeof this.time>) this.time[key] += other.time[key];
         this.backend.targetDecode += other.backend.targetDecode;
         this.backend.targetTransfer += other.backend.targetTransfer;
+        this.backend.targetSampling += other.backend.targetSampling;
+        this.backend.targetBatchWait += other.backend.targetBatchWait;
         this.backend.draftDecode += other.backend.draftDecode;
         this.backend.draftTransfer += other.backend.draftTransfer;
-        this.backend.targetSampling += other.backend.targetSampling;
         this.backend.draftSampling += other.backend.draftSampling;
+        this.backend.draftBatchWait += other.backend.draftBatchWait;
         this.backend.measured ||= other.backend.measured;
         for (const [size, [total, count]] of other.targetEvaluations) {
             const entry = this.targetEvaluations.get(size) ?? [0, 0];
@@ -164,7 +173,9 @@ export class GenerationTelemetry {
             backendMilliseconds: this.backend.measured
                 ? {
                     targetDecode: this.backend.targetDecode, targetTransfer: this.backend.targetTransfer, targetSampling: this.backend.targetSampling,
-                    draftDecode: this.backend.draftDecode, draftTransfer: this.backend.draftTransfer, draftSampling: this.backend.draftSampling
+                    targetBatchWait: this.backend.targetBatchWait,
+                    draftDecode: this.backend.draftDecode, draftTransfer: this.backend.draftTransfer, draftSampling: this.backend.draftSampling,
+                    draftBatchWait: this.backend.draftBatchWait
                 }
                 : null,
             targetCostCurveMilliseconds: this.costCurve(),

@@ -24,7 +24,8 @@ export interface FingerprintSources {
 
 /**
  * The description of the decode path one request takes, for `system_fingerprint` (seed 002): model
- * file hashes, drafter (with its parameters), policy, γ, draft settings, sampler defaults and chat template; the engine versions
+ * file hashes, drafter (with its parameters), policy, γ, draft settings, sampler defaults, chat template and
+ * how many sequences share a batch (batched rows may differ from lone ones in the last bits); the engine versions
  * and the native binary's hash are added by decodePathFingerprint. Target-only requests leave the
  * draft out, so swapping the draft changes only the speculative arm's fingerprint. Per-request
  * sampler values are not included: they are in the request the client sent.
@@ -43,6 +44,7 @@ export function servedDecodePathDescription(sources: FingerprintSources, path: R
         speculative,
         samplerDefaults: sources.samplerDefaults,
         chatTemplate: sources.chatTemplate,
+        batchedSequences: sources.target.batchedSequences ?? 1,
         ...(speculative ? {
             drafter: drafterLabel(path.drafter),
             policy: path.policy, gamma: path.gamma, draftSampling: path.draftSampling,

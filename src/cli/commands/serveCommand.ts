@@ -31,6 +31,8 @@ interface ServeCliOptions {
     host: string;
     port: number;
     maxConcurrency: number;
+    batching: string;
+    stepTokens: number;
     maxQueue: number;
     maxBodyBytes: number;
     maxPromptBytesPerToken: number;
@@ -69,6 +71,8 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--host <HOST>", "address to listen on (set --api-key before listening beyond loopback)", "127.0.0.1")
         .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
+        .option("--batching <on|off>", "native backend: decode the concurrent generations together, one llama_decode per step for all (continuous batching); off: one context each", "on")
+        .option("--step-tokens <N>", "with batching: most tokens one step decodes; longer prompts are decoded in chunks between other generations' steps", integerOption(1, 65536), 512)
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
         .option("--max-prompt-bytes-per-token <N>", "refuse prompt text, before tokenizing it, beyond context size × N bytes (or × the vocabulary's longest token, if shorter)", integerOption(1, 1024), 16)
@@ -87,7 +91,11 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             const drafter = resolveCliDrafter(options.drafter, options.draft, "--drafter", true);
             const sampling = samplingFromCli(options);
             // Only tiny-model calls run inline: the event loop keeps serving other requests while a worker decodes.
-            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1};
+            if (options.batching !== "on" && options.batching !== "off") throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
+            const loadOptions = {
+                threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1,
+                batchedSequences: options.batching === "on" ? options.maxConcurrency : 1, stepTokens: options.stepTokens
+            };
             const target = await loadModelBackend(options.target, loadOptions);
             let draft: ModelBackend | undefined;
             let server: RunningServeServer;
@@ -151,6 +159,9 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                 `fingerprint ${await state.fingerprints.for(defaultPath)})\n`
             );
             process.stderr.write(`specgate serve: chat template: ${state.chatTemplate.name}\n`);
+            process.stderr.write(`specgate serve: ${(target.batchedSequences ?? 1) > 1
+                ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step`
+                : options.batching === "on" ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context` : "batching off: each generation decodes on its own context"}\n`);
             const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
             process.stderr.write(`specgate serve: ${keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`}\n`);
             if (keyCount === 0 && !isLoopbackAddress(options.host))
