@@ -274,6 +274,9 @@ interface RequestRecord {
     itlMs: number[];
     tpotMs: number;
     finishReason: string | null;
+    /** connection-level resends before a response (see streamOnce) */
+    retries: number;
+    retryCauses: string[];
     drafted?: number;
     accepted?: number;
     error?: string;
@@ -290,9 +293,21 @@ interface StreamChunk {
 async function streamOnce(server: ServerProcess, prompt: string, tokens: number, roundStart: number): Promise<Omit<RequestRecord, "streams" | "round" | "client" | "prompt">> {
     const sent = performance.now();
     const record: Omit<RequestRecord, "streams" | "round" | "client" | "prompt"> = {
-        arm: server.arm, sentAt: sent - roundStart, ttftMs: Number.NaN, totalMs: Number.NaN, tokens: 0, promptTokens: Number.NaN, events: 0, itlMs: [], tpotMs: Number.NaN, finishReason: null
+        arm: server.arm, sentAt: sent - roundStart, ttftMs: Number.NaN, totalMs: Number.NaN, tokens: 0, promptTokens: Number.NaN, events: 0, itlMs: [], tpotMs: Number.NaN, finishReason: null, retries: 0, retryCauses: []
     };
-    const response = await fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: requestBody(server.arm, prompt, tokens)});
+    // A kept-alive connection the server closed just as it was reused fails before any response (seen
+    // rarely on llama-server at 16 streams): sent again, at most twice, counted, the time kept in TTFT.
+    let response: Response | undefined;
+    for (let attempt = 0; response === undefined; attempt++) {
+        try {
+            response = await fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: requestBody(server.arm, prompt, tokens)});
+        } catch (error) {
+            const cause = (error as Error).cause as Error | undefined;
+            if (attempt >= 2) throw error;
+            record.retries++;
+            record.retryCauses.push(`${(error as Error).message}${cause !== undefined ? ` (${cause.message})` : ""}`);
+        }
+    }
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
     let first: number | undefined;
     let firstTokens = 0;
@@ -363,7 +378,8 @@ async function runRound(server: ServerProcess, streams: number, round: number, r
                 mine.push({...await streamOnce(server, prompts[prompt], maxTokens, started), streams, round, client, prompt});
             } catch (error) {
                 failed++;
-                errors.push(`${server.arm} ×${streams} round ${round}: ${(error as Error).message}`);
+                const cause = (error as Error).cause as Error | undefined;
+                errors.push(`${server.arm} ×${streams} round ${round + 1}: ${(error as Error).message}${cause !== undefined ? ` (${cause.message})` : ""}`);
             }
         }
     }));
@@ -443,6 +459,7 @@ async function main(): Promise<void> {
             tokensPerEvent: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.reduce((sum, record) => sum + record.events, 0)),
             // A request that ends before any text (EOS first) has no first token: it is left out of TTFT.
             withoutText: rows.filter((record) => record.events === 0).length,
+            retries: rows.reduce((sum, record) => sum + record.retries, 0),
             ttftP50: percentile(withText.map((record) => record.ttftMs), 0.5), ttftP99: percentile(withText.map((record) => record.ttftMs), 0.99),
             itlP50: percentile(rows.flatMap((record) => record.itlMs), 0.5), itlP99: percentile(rows.flatMap((record) => record.itlMs), 0.99),
             tpotP50: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.5), tpotP99: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.99),
@@ -513,6 +530,10 @@ async function main(): Promise<void> {
     const empty = summaries.filter((row) => row.withoutText > 0);
     if (empty.length > 0) lines.push("", `Requests that ended before any text (EOS first; left out of TTFT): ${empty.map((row) => `${row.arm} ×${row.streams}: ${row.withoutText}`).join(", ")}.`);
     if (errors.length > 0) lines.push("", `Errors: ${errors.length}; first: ${errors[0]}`);
+    const retried = summaries.filter((row) => row.retries > 0);
+    if (retried.length > 0)
+        lines.push("", `Connection-level resends (the request failed before any response and was sent again; its TTFT includes that): ${retried.map((row) => `${row.arm} ×${row.streams}: ${row.retries}`).join(", ")}; ` +
+            `first cause: ${records.find((record) => record.retries > 0)?.retryCauses[0] ?? "?"}.`);
     lines.push("");
     lines.push("Commands:");
     lines.push("");
