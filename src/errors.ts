@@ -22,6 +22,16 @@ export class InvalidInputError extends SpecgateError {
     }
 }
 
+/**
+ * A prompt with more tokens than the model's context can hold (with room for one generated token):
+ * nothing was generated. Battery runners catch it per item, so one long prompt does not end a run.
+ */
+export class PromptExceedsContextError extends InvalidInputError {
+    public constructor(public readonly promptTokens: number, public readonly contextSize: number, field = "prompt") {
+        super(`has ${promptTokens} tokens; the context holds ${contextSize}`, field);
+    }
+}
+
 /** A probability row or logit row is not a valid distribution (NaN, negative, wrong sum, wrong size). */
 export class InvalidDistributionError extends SpecgateError {
     public constructor(message: string, field?: string) {

@@ -5,7 +5,7 @@ import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {evaluateRows} from "../backend/evaluateRows.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
-import {InvalidInputError} from "../errors.js";
+import {InvalidInputError, PromptExceedsContextError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {createPolicy} from "../policies/createPolicy.js";
 import {createGreedyPolicy} from "../policies/greedyPolicy.js";
@@ -97,7 +97,7 @@ export async function* streamGeneration(
             throw new InvalidInputError(`token ${token} is outside [0, ${target.vocabularySize})`, `prompt[${index}]`);
     });
     if (promptTokens.length + 1 > target.contextSize)
-        throw new InvalidInputError(`has ${promptTokens.length} tokens; the context holds ${target.contextSize}`, "prompt");
+        throw new PromptExceedsContextError(promptTokens.length, target.contextSize);
     telemetry.promptTokens = promptTokens.length;
 
     const endTokens = new Set<number>(target.eosToken != null ? [target.eosToken] : []);
