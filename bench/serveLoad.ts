@@ -35,6 +35,7 @@
  *   npm run bench:serve -- --quick                        # smoke run: 1,4 streams, 1 round, 2 requests/client, 16 tokens
  *   npm run bench:serve -- --case family --streams 4 --rounds 5 --threads 2 --gamma 4 --max-tokens 64 --requests 4
  *   npm run bench:serve -- --target T.gguf --draft D.gguf --context 512 --json out.json
+ *   npm run bench:serve -- --specgate-args "--batching off"   # specgate serve with one context per generation
  *
  * JSON (settings, commands, every request, per-round figures): --json FILE, default
  * .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/. The
@@ -69,6 +70,8 @@ const {values} = parseArgs({
         context: {type: "string", default: "512"},
         temperature: {type: "string", default: "0"},
         arms: {type: "string", default: "specgate,llama-server"},
+        /** Extra `specgate serve` flags, space-separated, e.g. "--batching off" or "--step-tokens 256". */
+        "specgate-args": {type: "string", default: ""},
         json: {type: "string"}
     }
 });
@@ -83,6 +86,7 @@ const threads = Number(values.threads);
 const contextPerSlot = Number(values.context);
 const temperature = Number(values.temperature);
 const armNames = values.arms.split(",") as ArmName[];
+const specgateExtraArgs = values["specgate-args"].split(" ").filter((part) => part !== "");
 const fixtureDirectory = join(root, ".specgate/bench-native");
 const outDirectory = join(root, ".specgate/bench-serve");
 const logDirectory = join(outDirectory, "logs");
@@ -201,7 +205,7 @@ class ServerProcess {
             args = [join(root, "src/cli/main.ts"), "serve", "--target", benchCase.target, "--draft", benchCase.draft, "--policy", "strict", "--gamma", String(gamma),
                 "--draft-sampling", "greedy", "--min-confidence", "0", "--temperature", String(temperature), "--top-k", "0", "--top-p", "1", "--min-p", "0",
                 "--threads", String(threads), "--context-size", String(contextPerSlot), "--max-concurrency", String(slots), "--max-queue", String(4 * slots + 16),
-                "--host", "127.0.0.1", "--port", String(port)];
+                "--host", "127.0.0.1", "--port", String(port), ...specgateExtraArgs];
         }
         const logFile = join(logDirectory, `${arm}-np${slots}.log`);
         const handle = await open(logFile, "w");
@@ -486,6 +490,7 @@ async function main(): Promise<void> {
     const machine = `${cpus().length}-core ${cpus()[0]?.model ?? "CPU"}, ${process.platform}, Node ${process.version}`;
     lines.push(`Case: ${benchCase.label}. Machine: ${machine}. Date: ${startedAt.toISOString()}. Commit: ${commit.slice(0, 12)}.`);
     lines.push(`Load average (1 min) at start ${fixed(loadAtStart[0], 2)}, at end ${fixed(loadavg()[0], 2)}; per round: ${roundResults.map((result) => fixed(result.loadAverage, 2)).join(", ")}.`);
+    if (specgateExtraArgs.length > 0) lines.push(`Extra specgate serve flags: \`${specgateExtraArgs.join(" ")}\`.`);
     lines.push(`Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
         `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`);
     lines.push("");
@@ -544,7 +549,7 @@ async function main(): Promise<void> {
     await mkdir(dirname(resolve(jsonPath)), {recursive: true});
     await writeFile(jsonPath, `${JSON.stringify({
         date: startedAt.toISOString(), finished: new Date().toISOString(), machine, commit, loadAverage: {start: loadAtStart, end: loadavg()}, case: benchCase,
-        settings: {streams: streamLevels, rounds, requestsPerClient: streamLevels.map(requestsOf), maxTokens, gamma, threads, contextPerSlot, temperature, arms: armNames, prompts},
+        settings: {specgateExtraArgs, streams: streamLevels, rounds, requestsPerClient: streamLevels.map(requestsOf), maxTokens, gamma, threads, contextPerSlot, temperature, arms: armNames, prompts},
         commands, summaries, scaling, targets, rounds_: roundResults, errors, requests: records
     }, null, 2)}\n`);
     log(`wrote ${jsonPath}`);
