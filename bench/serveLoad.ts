@@ -35,7 +35,7 @@
  *   npm run bench:serve -- --quick                        # smoke run: 1,4 streams, 1 round, 2 requests/client, 16 tokens
  *   npm run bench:serve -- --case family --streams 4 --rounds 5 --threads 2 --gamma 4 --max-tokens 64 --requests 4
  *   npm run bench:serve -- --target T.gguf --draft D.gguf --context 512 --json out.json
- *   npm run bench:serve -- --specgate-args "--batching off"   # specgate serve with one context per generation
+ *   npm run bench:serve -- --specgate-args="--batching off"   # specgate serve with one context per generation (the = is needed)
  *
  * JSON (settings, commands, every request, per-round figures): --json FILE, default
  * .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/. The
@@ -505,6 +505,19 @@ async function main(): Promise<void> {
             `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
             `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
     }
+    // The rounds pair up (round r of each arm ran back to back): the median of the per-round ratios
+    // is the figure least moved by load that changed between rounds.
+    const pairedRatio = (streams: number): number => {
+        const of = (arm: ArmName) => roundResults.filter((result) => result.arm === arm && result.streams === streams);
+        const sg = of("specgate");
+        const ls = of("llama-server");
+        return median(sg.flatMap((result) => {
+            const other = ls.find((entry) => entry.round === result.round);
+            return other === undefined ? [] : [result.tokensPerSecond / other.tokensPerSecond];
+        }));
+    };
+    if (armNames.length === 2)
+        lines.push("", `Throughput ratio, median of the per-round ratios (round r of both arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${fixed(pairedRatio(streams), 3)}`).join(", ")}.`);
     const lowest = Math.min(...streamLevels);
     const highest = Math.max(...streamLevels);
     const scaling = Object.fromEntries(armNames.map((arm) => [arm, (find(arm, highest)?.tokensPerSecond ?? Number.NaN) / (find(arm, lowest)?.tokensPerSecond ?? Number.NaN)]));
@@ -550,7 +563,7 @@ async function main(): Promise<void> {
     await writeFile(jsonPath, `${JSON.stringify({
         date: startedAt.toISOString(), finished: new Date().toISOString(), machine, commit, loadAverage: {start: loadAtStart, end: loadavg()}, case: benchCase,
         settings: {specgateExtraArgs, streams: streamLevels, rounds, requestsPerClient: streamLevels.map(requestsOf), maxTokens, gamma, threads, contextPerSlot, temperature, arms: armNames, prompts},
-        commands, summaries, scaling, targets, rounds_: roundResults, errors, requests: records
+        commands, summaries, scaling, targets, pairedThroughputRatios: Object.fromEntries(streamLevels.map((streams) => [streams, pairedRatio(streams)])), rounds_: roundResults, errors, requests: records
     }, null, 2)}\n`);
     log(`wrote ${jsonPath}`);
 }
