@@ -10,10 +10,9 @@
 import {mkdir} from "node:fs/promises";
 import {loadModelBackend} from "../src/backend/loadModelBackend.js";
 import {streamGeneration} from "../src/engine/generate.js";
-import {hfBpeVocabulary} from "../src/gguf/hfBpeVocabulary.js";
 import {writeRandomLlamaPair} from "../src/gguf/randomLlamaModel.js";
 import {multilingualCorpus} from "../src/gguf/testing/multilingualCorpus.js";
-import {readFamilyTokenizerFiles, type TokenizerFamily, tokenizerFamilies} from "../src/gguf/tokenizerFamilies.js";
+import {familyVocabulary, type TokenizerFamily, tokenizerFamilies} from "../src/gguf/tokenizerFamilies.js";
 
 const runs = Number(process.argv[2] ?? 1000);
 const prompts = multilingualCorpus(runs, 31);
@@ -21,7 +20,7 @@ process.stdout.write("| family | runs | tokens | streamed steps | tokens that ar
 for (const family of Object.keys(tokenizerFamilies) as TokenizerFamily[]) {
     const directory = `.specgate/bench/fixture-${family}`;
     await mkdir(directory, {recursive: true});
-    const vocabulary = hfBpeVocabulary(await readFamilyTokenizerFiles(family), tokenizerFamilies[family].options);
+    const vocabulary = await familyVocabulary(family);
     const pair = await writeRandomLlamaPair({
         directory, seed: 3, vocabulary,
         target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},

@@ -4,10 +4,9 @@ import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
-import {readFamilyTokenizerFiles, type TokenizerFamily, tokenizerFamilies} from "../gguf/tokenizerFamilies.js";
+import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.js";
 import {streamGeneration} from "./generate.js";
 import {StopDetector} from "./StopDetector.js";
 
@@ -21,13 +20,13 @@ const seeds = 60;
 const shapes = {target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32}, draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}};
 const prompts = multilingualCorpus(seeds, 7);
 
-describe.each(["qwen3", "llama3"] as TokenizerFamily[])("streaming on the %s fixture", (family) => {
+describe.each(["qwen3", "llama3", "llama2"] as TokenizerFamily[])("streaming on the %s fixture", (family) => {
     let directory: string;
     let target: ModelBackend;
     let draft: ModelBackend;
     beforeAll(async () => {
         directory = await mkdtemp(join(tmpdir(), `specgate-stream-${family}-`));
-        const vocabulary = hfBpeVocabulary(await readFamilyTokenizerFiles(family), tokenizerFamilies[family].options);
+        const vocabulary = await familyVocabulary(family);
         const pair = await writeRandomLlamaPair({directory, seed: 2, vocabulary, ...shapes});
         target = await loadModelBackend(pair.targetPath, {threads: 1, contextSize: 256});
         draft = await loadModelBackend(pair.draftPath, {threads: 1, contextSize: 256});
@@ -50,7 +49,8 @@ describe.each(["qwen3", "llama3"] as TokenizerFamily[])("streaming on the %s fix
             streamed += chunk;
         }
         expect(streamed).toBe(detector.text);
-        expect(detector.text).toBe(family === "llama3" ? "Hello, world's'ok?'re done." : pieces.join(""));
+        // llama2's SentencePiece puts a space before every separately tokenized piece; the others keep the text.
+        if (family !== "llama2") expect(detector.text).toBe(family === "llama3" ? "Hello, world's'ok?'re done." : pieces.join(""));
     });
 
     it(`${seeds} sampled generations (target-only and speculative) never stream a broken character`, async () => {

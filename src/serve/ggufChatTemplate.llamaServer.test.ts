@@ -8,10 +8,9 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {GgufReader} from "../gguf/GgufReader.js";
-import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
-import {readFamilyTokenizerFiles, type TokenizerFamily, tokenizerFamilies} from "../gguf/tokenizerFamilies.js";
+import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.js";
 import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
 import {ggufChatTemplate} from "./ggufChatTemplate.js";
 
@@ -121,7 +120,7 @@ describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3"] as TokenizerF
 
     beforeAll(async () => {
         directory = await mkdtemp(join(tmpdir(), `specgate-template-${family}-`));
-        const vocabulary = hfBpeVocabulary(await readFamilyTokenizerFiles(family), tokenizerFamilies[family].options);
+        const vocabulary = await familyVocabulary(family);
         const {draftPath} = await writeRandomLlamaPair({
             directory, seed: 1, vocabulary,
             target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},

@@ -3,7 +3,7 @@ import type {Command} from "commander";
 import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
 import {letterPieces} from "../../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
-import {resolveTokenizerVocabulary} from "../../gguf/tokenizerFamilies.js";
+import {resolveTokenizerVocabulary, tokenizerFamilies} from "../../gguf/tokenizerFamilies.js";
 import {InvalidInputError} from "../../errors.js";
 import {checkOutputFolder} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -30,7 +30,7 @@ export function registerFixturesCommand(program: Command): void {
         .option("--context <N>", "context length", integerOption(16), 256)
         .option("--type <F32|F16|Q8_0>", "matrix tensor type", "F32")
         .option("--vocabulary-size <N>", "pad the 260-token byte vocabulary with letter pieces up to N tokens (e.g. 32000 or 152000, for logit-transfer costs)", integerOption(260, 400_000), 260)
-        .option("--tokenizer <FAMILY|DIR>", "a real family's vocabulary, merges, special tokens and chat template instead of the byte vocabulary: qwen3, llama3, or a folder with tokenizer.json and tokenizer_config.json (byte-level BPE)")
+        .option("--tokenizer <FAMILY|DIR>", `a real family's vocabulary, merges (or SentencePiece scores), special tokens and chat template instead of the byte vocabulary: ${Object.keys(tokenizerFamilies).join(", ")}, or a folder with tokenizer.json and tokenizer_config.json (byte-level BPE)`)
         .option("--pre <NAME>", "llama.cpp's pre-tokenizer name for a --tokenizer folder (qwen2, llama-bpe, …)")
         .option("--pad-vocabulary <N>", "append N unused [PAD<id>] tokens (zero rows) to the target only, as Qwen2.5 7B's 152,064 rows against 0.5B's 151,936", integerOption(0, 400_000), 0)
         .action(async (options: {out: string; seed: number; targetShape: string; draftShape: string; context: number; type: string; vocabularySize: number; padVocabulary: number; tokenizer?: string; pre?: string}) => {
