@@ -11,6 +11,7 @@
  *   npx tsx bench/serveLoadBench.ts --seconds 2 --levels 1,4     # smoke run
  *   … --json out.json                                            # also write the results as JSON
  *   … --drafter suffix --temperature 1 --levels 32 --arms speculative   # the suffix cache under load
+ *   … --backend node-llama-cpp | --batching off                  # without continuous batching
  *
  * The process RSS and the suffix caches' node count are sampled every 10 s (the cache's memory bound
  * under load: outputs at temperature 1 are all different, so the cache fills to its bound and stays).
@@ -21,7 +22,7 @@ import {mkdtemp, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {parseArgs} from "node:util";
-import {NodeLlamaCppBackend} from "../src/backend/NodeLlamaCppBackend.js";
+import {loadModelBackend, parseBackendChoice} from "../src/backend/loadModelBackend.js";
 import {writeRandomLlamaPair} from "../src/gguf/randomLlamaModel.js";
 import {parseDrafterSpec} from "../src/engine/drafters/parseDrafterSpec.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
@@ -41,6 +42,8 @@ const {values} = parseArgs({
         "max-tokens": {type: "string", default: "64"},
         temperature: {type: "string", default: "0"},
         threads: {type: "string", default: "1"},
+        backend: {type: "string", default: "auto"},
+        batching: {type: "string", default: "on"},
         json: {type: "string"}
     }
 });
@@ -130,9 +133,13 @@ async function main(): Promise<void> {
         targetPath = pair.targetPath;
         draftPath = pair.draftPath;
     }
-    const loadOptions = {threads: Number(values.threads)};
-    const target = await NodeLlamaCppBackend.load(targetPath, loadOptions);
-    const draft = await NodeLlamaCppBackend.load(draftPath, loadOptions);
+    // What `specgate serve` loads: continuous batching over as many sequences as the largest level.
+    const loadOptions = {
+        threads: Number(values.threads), backend: parseBackendChoice(values.backend), inlineBelowMilliseconds: 1,
+        batchedSequences: values.batching === "on" ? Math.max(...levels) : 1
+    };
+    const target = await loadModelBackend(targetPath, loadOptions);
+    const draft = await loadModelBackend(draftPath, loadOptions);
     const server = await startServeServer({
         target, draft, modelName: "bench", modelFiles: {target: targetPath, draft: draftPath},
         speculative: {policy: parsePolicySpec(values.policy), gamma: Number(values.gamma), ...(values.drafter !== undefined ? {drafter: parseDrafterSpec(values.drafter)} : {})},

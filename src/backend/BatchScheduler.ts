@@ -12,7 +12,15 @@ export interface BatchSchedulerOptions {
     readonly stepTokens: number;
     /** A submission of at most this many tokens is a decode (a verification or a single token), taken before prompts. */
     readonly decodeTokens?: number;
+    /**
+     * Steps of at most 8 tokens whose recent native cost is below this run on the main thread (see
+     * NativeBackendOptions.inlineBelowMilliseconds): a tiny draft model's steps with few streams. Default 0.
+     */
+    readonly inlineBelowMilliseconds?: number;
 }
+
+/** Largest step that may run inline. */
+const inlineStepLimit = 8;
 
 interface Submission {
     readonly sequence: number;
@@ -68,6 +76,8 @@ export class BatchScheduler {
     private timer: NodeJS.Timeout | undefined;
     private launch: NodeJS.Immediate | undefined;
     private lastStepMilliseconds = 2;
+    /** Moving average of the native cost of small steps; starts high so the first ones go to a worker. */
+    private smallStepMilliseconds = Infinity;
     private disposed = false;
     private readonly decodeTokens: number;
 
@@ -210,8 +220,15 @@ export class BatchScheduler {
         const participants = new Set(chunks.map((chunk) => chunk.submission));
         this.pending = this.pending.filter((submission) => !participants.has(submission));
         try {
-            const result = await this.context.decode(tokens, sequences, positions, groups, removals);
+            const small = count <= inlineStepLimit;
+            const inline = small && this.smallStepMilliseconds < (this.options.inlineBelowMilliseconds ?? 0);
+            const result = (inline ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
+                await this.context.decode(tokens, sequences, positions, groups, removals);
             this.lastStepMilliseconds = performance.now() - started;
+            if (small) {
+                const cost = result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds;
+                this.smallStepMilliseconds = this.smallStepMilliseconds === Infinity ? cost : 0.8 * this.smallStepMilliseconds + 0.2 * cost;
+            }
             const finished = performance.now();
             grouped.forEach((chunk, index) => {
                 const group = result.groups[index]!;

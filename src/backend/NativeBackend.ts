@@ -152,7 +152,7 @@ export class NativeBackend implements ModelBackend {
             contextSize, sequences: batchedSequences, threads, unified: true,
             // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
             batchSize: contextSize + stepTokens
-        }), batchedSequences, {stepTokens});
+        }), batchedSequences, {stepTokens, inlineBelowMilliseconds: this.options.inlineBelowMilliseconds});
         return this.scheduler.acquire();
     }
 

@@ -80,7 +80,7 @@ export interface NativeContextHandle {
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
      * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.
      */
-    decodeNow(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[]): NativeDecodeResult | null;
+    decodeNow(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[], removals?: Int32Array): NativeDecodeResult | null;
     /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
     removeTokens(sequence: number, from: number, to: number): boolean;
     clear(): void;

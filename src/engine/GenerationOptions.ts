@@ -27,6 +27,8 @@ export const generationOptionsSchema = z.strictObject({
     maxTokens: z.int().min(1).default(256),
     stop: z.array(z.string().min(1)).max(16).readonly().default([]),
     seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+    /** Keep generating past the end-of-generation token, to maxTokens (vLLM's and llama-server's ignore_eos: load benchmarks). */
+    ignoreEos: z.boolean().default(false),
     /**
      * At temperature 0 every policy among greedy/strict/match/typical reduces to exact match with the
      * target argmax (proved in the policy tests), so both models return only argmax ids instead of

@@ -82,6 +82,11 @@ describe("speculative generation on a bigram backend", () => {
         const eos = await generate(eosHeavy, undefined, [0, 2], {maxTokens: 200, seed: 1});
         expect(eos.finishReason).toBe("eos");
         expect(eos.tokens).not.toContain(1);
+        // ignore_eos: generation runs through EOS (emitted as a token) to max tokens.
+        const through = await generate(eosHeavy, undefined, [0, 2], {maxTokens: 200, seed: 1, ignoreEos: true});
+        expect(through.finishReason).toBe("length");
+        expect(through.tokens).toHaveLength(200);
+        expect(through.tokens.slice(0, eos.tokens.length + 1)).toEqual([...eos.tokens, 1]);
         const length = await generate(target, draft, [0, 2], {maxTokens: 7, seed: 1, sampling: {temperature: 0}});
         expect(length.tokens).toHaveLength(7);
         expect(length.finishReason).toBe("length");

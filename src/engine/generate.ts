@@ -100,7 +100,7 @@ export async function* streamGeneration(
         throw new PromptExceedsContextError(promptTokens.length, target.contextSize);
     telemetry.promptTokens = promptTokens.length;
 
-    const endTokens = new Set<number>(target.eosToken != null ? [target.eosToken] : []);
+    const endTokens = new Set<number>(target.eosToken != null && !options.ignoreEos ? [target.eosToken] : []);
     const stopDetector = new StopDetector({endTokens, maxTokens: options.maxTokens, stop: options.stop, decode: (tokens) => target.detokenize(tokens)});
     const targetSequence = await target.createSequence();
     let session: DrafterSession | undefined;
@@ -125,7 +125,8 @@ export async function* streamGeneration(
                 finishReason = "length";
                 break;
             }
-            const wanted = Math.min(controller.next, room, options.maxTokens - stopDetector.emittedTokens.length);
+            // A step emits up to its draft + 1 tokens: a draft longer than the tokens still wanted, less one, is wasted work.
+            const wanted = Math.min(controller.next, room, options.maxTokens - stopDetector.emittedTokens.length - 1);
 
             // 1. Draft.
             let phaseStart = performance.now();

@@ -20,6 +20,8 @@ export const commonRequestFields = {
     min_p: z.number().min(0).max(1).nullish(),
     stop: z.union([z.string().min(1).max(1000), z.array(z.string().min(1).max(1000)).max(16)]).nullish(),
     seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
+    /** vLLM's and llama-server's extension: keep generating past the end-of-generation token, to max_tokens (benchmarks). */
+    ignore_eos: z.boolean().nullish(),
     n: z.literal(1, {error: `only n = 1 is supported`}).nullish(),
     presence_penalty: z.literal(0, {error: notSupported}).nullish(),
     frequency_penalty: z.literal(0, {error: notSupported}).nullish(),

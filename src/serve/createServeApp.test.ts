@@ -124,6 +124,18 @@ describe("completions and chat completions", () => {
         expect(stopped.choices[0].text).toBe(text.slice(0, text.indexOf(stop)));
     });
 
+    it("generates through the end-of-generation token to max_tokens with ignore_eos", async () => {
+        const eosHeavy = BigramBackend.random(3, 28, {eosBias: 4});
+        const app = createServeApp({target: eosHeavy, modelName: "bigram", speculative: {policy: {kind: "strict"}, gamma: 3}}).app;
+        const request = {prompt: "ab", max_tokens: 64, temperature: 0.7, seed: 2};
+        const ending = await json(await post(app, "/v1/completions", request));
+        expect(ending.choices[0].finish_reason).toBe("stop");
+        expect(ending.usage.completion_tokens).toBeLessThan(64);
+        const through = await json(await post(app, "/v1/completions", {...request, ignore_eos: true}));
+        expect(through.choices[0].finish_reason).toBe("length");
+        expect(through.usage.completion_tokens).toBe(64);
+    });
+
     it("lists the model and reports health", async () => {
         const {app} = serve();
         const models = await json(await app.request("/v1/models"));

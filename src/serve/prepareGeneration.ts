@@ -113,7 +113,8 @@ export function prepareGeneration(
         },
         maxTokens: requested ?? room,
         stop: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop,
-        seed: request.seed ?? randomInt(0, 2 ** 48 - 1)
+        seed: request.seed ?? randomInt(0, 2 ** 48 - 1),
+        ignoreEos: request.ignore_eos === true
     };
     return {
         promptTokens,

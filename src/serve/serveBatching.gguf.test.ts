@@ -5,6 +5,8 @@ import OpenAI from "openai";
 import type {CompletionCreateParamsStreaming} from "openai/resources";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {NativeBackend} from "../backend/NativeBackend.js";
+import {greedyMargin} from "../backend/testing/greedyMargin.js";
+import {generate} from "../engine/generate.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
 
@@ -70,10 +72,19 @@ describe("specgate serve with continuous batching", () => {
             expect(statistics.largestStep).toBe(4);
             expect(statistics.submissions / statistics.steps).toBeGreaterThan(2);
             expect(alone.target.batchStatistics).toBeUndefined();
+            let differing = 0;
             for (const [index, request] of requests.entries()) {
                 expect(together[index].length).toBeGreaterThan(0);
-                if (request.temperature === 0) expect(together[index]).toBe(await streamText(aloneClient, request));
+                if (request.temperature !== 0) continue;
+                const expected = await streamText(aloneClient, request);
+                if (together[index] === expected) continue;
+                // Batched rows differ from lone ones in the last bits: a different text is allowed only
+                // where the greedy path passes a near-tie (see greedyMargin).
+                const reference = await generate(alone.target, undefined, request.prompt as string, {sampling: {temperature: 0}, maxTokens: 40});
+                expect(await greedyMargin(alone.target, request.prompt as string, reference.tokens)).toBeLessThanOrEqual(2);
+                differing++;
             }
+            expect(differing).toBeLessThanOrEqual(1);
         } finally {
             await batched.server.close();
             await alone.server.close();
