@@ -3,9 +3,10 @@
  * a chunk starting or ending inside a surrogate pair, or chunks that do not concatenate to the final
  * text (a chunk showed text the output does not have). Target-only sampling at T = 1 on random
  * weights, so every kind of token (partial UTF-8 pieces, control tokens, spaces before punctuation)
- * comes up. Runs per family from the command line (default 1000):
+ * comes up. Runs per family from the command line (default 1000), and optionally which families
+ * (default all):
  *
- *   npx tsx bench/streamedUtf8Runs.ts [RUNS]
+ *   npx tsx bench/streamedUtf8Runs.ts [RUNS] [FAMILY,…]
  */
 import {mkdir} from "node:fs/promises";
 import {loadModelBackend} from "../src/backend/loadModelBackend.js";
@@ -17,7 +18,9 @@ import {familyVocabulary, type TokenizerFamily, tokenizerFamilies} from "../src/
 const runs = Number(process.argv[2] ?? 1000);
 const prompts = multilingualCorpus(runs, 31);
 process.stdout.write("| family | runs | tokens | streamed steps | tokens that are partial UTF-8 alone | runs with a broken chunk | seconds |\n|---|---|---|---|---|---|---|\n");
-for (const family of Object.keys(tokenizerFamilies) as TokenizerFamily[]) {
+const families = (process.argv[3]?.split(",") ?? Object.keys(tokenizerFamilies)) as TokenizerFamily[];
+for (const family of families) {
+    if (!Object.hasOwn(tokenizerFamilies, family)) throw new Error(`unknown family "${family}": ${Object.keys(tokenizerFamilies).join(", ")}`);
     const directory = `.specgate/bench/fixture-${family}`;
     await mkdir(directory, {recursive: true});
     const vocabulary = await familyVocabulary(family);
