@@ -81,8 +81,13 @@ export class BatchScheduler {
     private disposed = false;
     private readonly decodeTokens: number;
 
-    /** Steps decoded, tokens in them, and sequences per step, for telemetry and tests. */
-    public readonly stats = {steps: 0, tokens: 0, submissions: 0, largestStep: 0};
+    /**
+     * Steps decoded, tokens and submissions in them, the largest step (submissions), and milliseconds
+     * spent with a submission pending but no step running (gathering the others), for telemetry and tests.
+     */
+    public readonly stats = {steps: 0, tokens: 0, submissions: 0, largestStep: 0, gatherMilliseconds: 0, decodeMilliseconds: 0};
+    /** When the oldest pending submission arrived while no step ran. */
+    private gatherSince: number | undefined;
 
     public constructor(private readonly context: NativeContextHandle, sequences: number, private readonly options: BatchSchedulerOptions) {
         if (!Number.isSafeInteger(options.stepTokens) || options.stepTokens < 1)
@@ -150,6 +155,7 @@ export class BatchScheduler {
 
     private schedule(): void {
         if (this.running || this.disposed || this.pending.length === 0) return;
+        this.gatherSince ??= performance.now();
         const everyoneIn = [...this.expected].every((sequence) => !this.inUse.has(sequence));
         if (everyoneIn) {
             // After this turn's promise callbacks: submissions made in the same turn join the step.
@@ -193,6 +199,8 @@ export class BatchScheduler {
 
     private async step(): Promise<void> {
         this.running = true;
+        if (this.gatherSince !== undefined) this.stats.gatherMilliseconds += performance.now() - this.gatherSince;
+        this.gatherSince = undefined;
         const chunks = this.layout();
         const count = chunks.reduce((total, chunk) => total + chunk.to - chunk.from, 0);
         const tokens = new Int32Array(count);
@@ -225,6 +233,7 @@ export class BatchScheduler {
             const result = (inline ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
                 await this.context.decode(tokens, sequences, positions, groups, removals);
             this.lastStepMilliseconds = performance.now() - started;
+            this.stats.decodeMilliseconds += result.decodeMilliseconds;
             if (small) {
                 const cost = result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds;
                 this.smallStepMilliseconds = this.smallStepMilliseconds === Infinity ? cost : 0.8 * this.smallStepMilliseconds + 0.2 * cost;

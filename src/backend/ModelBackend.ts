@@ -14,6 +14,8 @@ export interface ModelBackend {
      * batch-size-dependent rounding, so it is part of a decode path's fingerprint.
      */
     readonly batchedSequences?: number;
+    /** Counters of the shared context's steps, where sequences are batched (BatchScheduler.stats). */
+    readonly batchStatistics?: BatchStatistics;
     /** Number of token ids; every logits row has this length. */
     readonly vocabularySize: number;
     /** Maximum tokens one sequence can hold. */
@@ -88,6 +90,22 @@ export interface BackendTimings extends EvaluationSplit {
 export interface EvaluatedDistributions {
     readonly logits: Float64Array[];
     readonly probabilities: Float64Array[];
+}
+
+/** What continuous batching did so far on one model's shared context. */
+export interface BatchStatistics {
+    /** llama_decode calls of the shared context. */
+    readonly steps: number;
+    /** Tokens decoded in them. */
+    readonly tokens: number;
+    /** Evaluations (or prompt chunks) served by them. */
+    readonly submissions: number;
+    /** Most evaluations in one step. */
+    readonly largestStep: number;
+    /** Milliseconds with an evaluation pending and no step running (gathering the other sequences). */
+    readonly gatherMilliseconds: number;
+    /** Milliseconds inside the steps' llama_decode. */
+    readonly decodeMilliseconds: number;
 }
 
 /** One growing token sequence with its KV cache. */

@@ -1,6 +1,6 @@
 import {InvalidInputError, ModelLoadError} from "../errors.js";
 import {BatchScheduler} from "./BatchScheduler.js";
-import type {ModelBackend} from "./ModelBackend.js";
+import type {BatchStatistics, ModelBackend} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkToken} from "./checkEvaluation.js";
 import {type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
@@ -130,7 +130,7 @@ export class NativeBackend implements ModelBackend {
     }
 
     /** Scheduler statistics of the shared context (steps, tokens, submissions, largest step); undefined without batching. */
-    public get batchStatistics(): BatchScheduler["stats"] | undefined {
+    public get batchStatistics(): BatchStatistics | undefined {
         return this.scheduler?.stats;
     }
 

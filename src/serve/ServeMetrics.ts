@@ -1,3 +1,4 @@
+import type {BatchStatistics} from "../backend/ModelBackend.js";
 import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from "prom-client";
 import type {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
@@ -50,8 +51,14 @@ export class ServeMetrics {
     private readonly throughput: Histogram<"model_name" | "decode_mode">;
     private readonly queueTime: Histogram<"model_name" | "decode_mode">;
 
-    /** `suffixCacheNodes`: read at scrape time, the trie nodes the server's suffix caches hold (their memory bound). */
-    public constructor(private readonly modelName: string, slots: GenerationSlots, options: {processMetrics?: boolean; suffixCacheNodes?: () => number} = {}) {
+    /**
+     * `suffixCacheNodes`: read at scrape time, the trie nodes the server's suffix caches hold (their
+     * memory bound). `batchStatistics`: read at scrape time, each model's continuous-batching counters.
+     */
+    public constructor(
+        private readonly modelName: string, slots: GenerationSlots,
+        options: {processMetrics?: boolean; suffixCacheNodes?: () => number; batchStatistics?: () => Record<"target" | "draft", BatchStatistics | undefined>} = {}
+    ) {
         const registers = [this.registry];
         const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
             new Counter<Label>({name, help, labelNames, registers});
@@ -98,6 +105,25 @@ export class ServeMetrics {
                     this.set({model_name: modelName}, suffixCacheNodes());
                 }
             });
+        const batchStatistics = options.batchStatistics;
+        if (batchStatistics != null) {
+            // Totals kept by the schedulers, copied at scrape time.
+            const batchCounter = (name: string, help: string, value: (statistics: BatchStatistics) => number): void => {
+                new Counter({
+                    name, help, labelNames: ["model_name", "model"], registers,
+                    collect() {
+                        this.reset();
+                        for (const [model, statistics] of Object.entries(batchStatistics()))
+                            if (statistics !== undefined) this.inc({model_name: modelName, model}, value(statistics));
+                    }
+                });
+            };
+            batchCounter("batch_steps_total", "llama_decode calls of the shared context (continuous batching), by model (target, draft).", (statistics) => statistics.steps);
+            batchCounter("batch_tokens_total", "Tokens decoded in shared steps.", (statistics) => statistics.tokens);
+            batchCounter("batch_evaluations_total", "Sequence evaluations (and prompt chunks) served by shared steps; ÷ steps = mean batch.", (statistics) => statistics.submissions);
+            batchCounter("batch_decode_seconds_total", "Time inside the shared steps' llama_decode.", (statistics) => statistics.decodeMilliseconds / 1000);
+            batchCounter("batch_gather_seconds_total", "Time with an evaluation pending and no step running, waiting for the other sequences to join.", (statistics) => statistics.gatherMilliseconds / 1000);
+        }
         if (options.processMetrics === true) collectDefaultMetrics({register: this.registry});
     }
 

@@ -94,7 +94,10 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         samplerDefaults,
         chatTemplate,
         slots,
-        metrics: new ServeMetrics(options.modelName, slots, {processMetrics: options.processMetrics, suffixCacheNodes: () => drafters.suffixCacheNodes}),
+        metrics: new ServeMetrics(options.modelName, slots, {
+            processMetrics: options.processMetrics, suffixCacheNodes: () => drafters.suffixCacheNodes,
+            batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics})
+        }),
         fingerprints: new SystemFingerprints({
             target: options.target, draft: options.draft, files: options.modelFiles, samplerDefaults, chatTemplate: chatTemplate.name
         }),

@@ -9,6 +9,7 @@ import {greedyMargin} from "../backend/testing/greedyMargin.js";
 import {generate} from "../engine/generate.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+import {parsePrometheusText, sumSamples} from "./testing/parsePrometheusText.js";
 
 /**
  * Continuous batching behind the HTTP API: concurrent requests with different decode paths (strict
@@ -72,6 +73,11 @@ describe("specgate serve with continuous batching", () => {
             expect(statistics.largestStep).toBe(4);
             expect(statistics.submissions / statistics.steps).toBeGreaterThan(2);
             expect(alone.target.batchStatistics).toBeUndefined();
+            const metrics = parsePrometheusText(await (await fetch(`${batched.server.url}/metrics`)).text());
+            expect(sumSamples(metrics, "batch_steps_total", {model: "target"})).toBe(statistics.steps);
+            expect(sumSamples(metrics, "batch_evaluations_total", {model: "target"})).toBe(statistics.submissions);
+            expect(sumSamples(metrics, "batch_steps_total", {model: "draft"})).toBeGreaterThan(0);
+            expect(sumSamples(metrics, "batch_decode_seconds_total", {model: "target"})).toBeGreaterThan(0);
             let differing = 0;
             for (const [index, request] of requests.entries()) {
                 expect(together[index].length).toBeGreaterThan(0);
