@@ -35,7 +35,6 @@
 import {spawn, spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
-import {createServer} from "node:net";
 import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -46,6 +45,7 @@ import type {SamplingOptions} from "../src/distributions/SamplingOptions.js";
 import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
+import {freePort} from "./support/freePort.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -133,17 +133,6 @@ function ensureFixtures(benchCase: BenchCase): void {
     if (result.status !== 0) throw new Error(`specgate fixtures failed for ${benchCase.name}`);
 }
 
-function freePort(): Promise<number> {
-    return new Promise((resolvePort, reject) => {
-        const server = createServer();
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => {
-            const address = server.address();
-            const port = typeof address === "object" && address != null ? address.port : 0;
-            server.close(() => resolvePort(port));
-        });
-    });
-}
 
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
 

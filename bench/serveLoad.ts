@@ -44,12 +44,12 @@
 import {spawn, type ChildProcess} from "node:child_process";
 import {existsSync, readdirSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
-import {createServer} from "node:net";
 import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
+import {freePort} from "./support/freePort.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -123,17 +123,6 @@ function percentile(values: readonly number[], fraction: number): number {
 }
 const median = (values: readonly number[]): number => percentile(values, 0.5);
 
-function freePort(): Promise<number> {
-    return new Promise((resolvePort, reject) => {
-        const server = createServer();
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => {
-            const address = server.address();
-            const port = typeof address === "object" && address != null ? address.port : 0;
-            server.close(() => resolvePort(port));
-        });
-    });
-}
 
 /**
  * CPU seconds (user + system) used so far by a process and its descendants (Linux /proc; NaN
