@@ -128,4 +128,25 @@ describe("specgate serve with continuous batching", () => {
             await server.close();
         }
     });
+
+    it("drains: batched streams cut at the drain timeout end with finish_reason abort, queued requests get 503", async () => {
+        const {server, target} = await serve(4);
+        const body = (prompt: string) => JSON.stringify({prompt, max_tokens: 400, temperature: 0, stream: true, ignore_eos: true});
+        const post = (prompt: string) => fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: body(prompt)});
+        const running = await Promise.all(["one", "two", "three", "four"].map(post));
+        const queued = post("five");
+        await expect.poll(() => server.serveApp.state.slots.waiting).toBe(1);
+        const closing = server.close(100);
+        expect((await queued).status).toBe(503);
+        for (const response of running) {
+            const text = await response.text();
+            expect(text).toContain('"finish_reason":"abort"');
+            expect(text).toContain('"code":"shutting_down"');
+            expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+        }
+        await closing;
+        // Every shared sequence was given back: the scheduler decodes nothing more and the model unloads.
+        expect(server.serveApp.state.slots.running).toBe(0);
+        await target.dispose();
+    });
 });
