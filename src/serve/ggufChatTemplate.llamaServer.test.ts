@@ -18,11 +18,11 @@ import {ggufChatTemplate} from "./ggufChatTemplate.js";
  * Template parity with llama.cpp's own template engine: for each family fixture, the prompt specgate
  * renders from the GGUF's chat template equals what llama-server's /apply-template renders for the
  * same GGUF, for 60 conversations (with and without a system turn, one to four user turns with the
- * assistant's replies between, multilingual text) and for 60 conversations with tools: tool
+ * assistant's replies between, multilingual text, user turns as a string or as text parts) and for 60 conversations with tools: tool
  * definitions, assistant turns that call one or more tools (with and without text, arguments with
  * multilingual strings, numbers, booleans, null, arrays and nested objects), the tool results, and
- * replies after them. llama-server is built by `npm run build:baselines`; without it these tests are
- * skipped.
+ * replies after them (Gemma 3's template refuses tool turns, in llama.cpp as here). llama-server is built
+ * by `npm run build:baselines`; without it these tests are skipped.
  */
 const llamaServer = join(import.meta.dirname, "../../native/build/baselines/bin/llama-server");
 const conversations = 60;
@@ -34,7 +34,8 @@ function conversation(index: number, texts: readonly string[]): ChatMessageInput
     if (index % 2 === 0) messages.push({role: "system", content: text()} as ChatMessageInput);
     const turns = 1 + (index % 4);
     for (let turn = 0; turn < turns; turn++) {
-        messages.push({role: "user", content: text()} as ChatMessageInput);
+        // Every third conversation sends its user turns as text parts.
+        messages.push({role: "user", content: index % 3 === 1 ? [{type: "text", text: text()}, {type: "text", text: text()}] : text()} as ChatMessageInput);
         if (turn < turns - 1) messages.push({role: "assistant", content: text()} as ChatMessageInput);
     }
     return messages;
@@ -111,7 +112,7 @@ async function waitForHealth(base: string, process: ChildProcess): Promise<void>
     throw new Error("llama-server did not become healthy in 30 s");
 }
 
-describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3"] as TokenizerFamily[])("%s chat template against llama-server's /apply-template", (family) => {
+describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3", "gemma3"] as TokenizerFamily[])("%s chat template against llama-server's /apply-template", (family) => {
     let directory: string;
     let model: ModelBackend;
     let server: ChildProcess;
@@ -147,6 +148,8 @@ describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3"] as TokenizerF
 
     it(`renders ${conversations} conversations exactly as llama.cpp does`, async () => {
         const template = servedTemplate();
+        // Gemma 3's template iterates text parts; Qwen3's and Llama 3's concatenate strings.
+        expect(template.contentForm).toBe(family === "gemma3" ? "both" : "string");
         const texts = multilingualCorpus(400, 23);
         const mismatches: string[] = [];
         for (let index = 0; index < conversations; index++) {
@@ -161,8 +164,7 @@ describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3"] as TokenizerF
 
     it(`renders ${conversations} conversations with tool definitions, tool calls and tool results exactly as llama.cpp does`, async () => {
         const template = servedTemplate();
-        // Qwen3's template writes `tool_call.arguments | tojson` (object arguments); Llama 3's ignores tool calls.
-        expect(template.objectArguments).toBe(family === "qwen3");
+        // Qwen3's template writes `tool_call.arguments | tojson` (object arguments); Llama 3's and Gemma 3's ignore tool calls.
         const texts = multilingualCorpus(400, 29);
         const mismatches: string[] = [];
         let toolCalls = 0;
@@ -173,12 +175,20 @@ describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3"] as TokenizerF
                 method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({messages, ...(tools.length > 0 ? {tools} : {})})
             });
             const body = await response.text();
+            if (family === "gemma3") {
+                // Gemma 3's template raises on any role but alternating user/model turns: both engines refuse.
+                expect(response.status, body).toBe(400);
+                expect(body).toContain("Conversation roles must alternate");
+                expect(() => template.renderText(messages, tools)).toThrow(/messages: the model's chat template rejected these messages: .*Conversation roles must alternate/);
+                continue;
+            }
             expect(response.status, body).toBe(200);
             const {prompt} = JSON.parse(body) as {prompt: string};
             const ours = template.renderText(messages, tools);
             if (ours !== prompt) mismatches.push(JSON.stringify({messages, tools, ours, llamaCpp: prompt}));
         }
         expect(toolCalls).toBeGreaterThanOrEqual(conversations);
+        expect(template.objectArguments).toBe(family === "qwen3");
         expect(mismatches).toEqual([]);
         if (family === "qwen3") {
             // The tool definitions and the calls' arguments are in the prompt, not dropped.

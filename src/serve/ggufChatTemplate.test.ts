@@ -26,7 +26,8 @@ describe("ggufChatTemplate", () => {
         const backend = recordingBackend();
         const template = ggufChatTemplate(backend, chatMl);
         const messages = [{role: "system" as const, content: "Be brief."}, {role: "user" as const, content: [{type: "text" as const, text: "Hi"}, {type: "text" as const, text: "!"}]}];
-        expect(template.renderText(messages)).toBe("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
+        // Text parts are joined with "\n", as llama.cpp and vLLM give them to a string-content template.
+        expect(template.renderText(messages)).toBe("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi\n!<|im_end|>\n<|im_start|>assistant\n");
         template.render(messages);
         expect(backend.seen).toEqual([template.renderText(messages)]);
         expect(template.name).toBe("gguf");
@@ -34,7 +35,8 @@ describe("ggufChatTemplate", () => {
 
     it("passes bos_token and turns a template's raise_exception into a 400-style input error", () => {
         const template = ggufChatTemplate(recordingBackend(), llama2, {bos: "<s>", eos: "</s>"});
-        expect(template.renderText([{role: "user", content: "Hi"}])).toBe("<s>[INST] Hi [/INST]");
+        // The model adds BOS, so the BOS text the template writes is cut and the engine puts the token back (as llama.cpp does).
+        expect(template.renderText([{role: "user", content: "Hi"}])).toBe("[INST] Hi [/INST]");
         expect(() => template.render([{role: "system", content: "x"}])).toThrow(InvalidInputError);
         expect(() => template.render([{role: "system", content: "x"}])).toThrow(/messages: the model's chat template rejected/);
     });
