@@ -25,10 +25,11 @@ export class InvalidInputError extends SpecgateError {
 /**
  * A prompt with more tokens than the model's context can hold (with room for one generated token):
  * nothing was generated. Battery runners catch it per item, so one long prompt does not end a run.
+ * A remote server's refusal gives no counts (undefined) and its own message.
  */
 export class PromptExceedsContextError extends InvalidInputError {
-    public constructor(public readonly promptTokens: number, public readonly contextSize: number, field = "prompt") {
-        super(`has ${promptTokens} tokens; the context holds ${contextSize}`, field);
+    public constructor(public readonly promptTokens: number | undefined, public readonly contextSize: number | undefined, field = "prompt", message?: string) {
+        super(message ?? `has ${promptTokens} tokens; the context holds ${contextSize}`, field);
     }
 }
 

@@ -71,4 +71,22 @@ describe("generic JSONL battery", () => {
         expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","scorer":"numeric"}`, "x.jsonl")).message).toMatch(/needs a "reference"/);
         expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","messages":[{"role":"robot","content":"c"}]}`, "x.jsonl")).message).toMatch(/messages\.0\.role/);
     });
+
+    it("reads chat items with tools, tool calls and tool results, and names what is wrong in them", () => {
+        const messages = [
+            {role: "user", content: "Weather in 東京?"},
+            {role: "assistant", content: "", tool_calls: [{id: "c1", type: "function", function: {name: "get_weather", arguments: "{\"city\":\"東京\"}"}}]},
+            {role: "tool", tool_call_id: "c1", content: "晴れ"}
+        ];
+        const tools = [{type: "function", function: {name: "get_weather", parameters: {type: "object"}}}];
+        const [item] = parseJsonlBattery(JSON.stringify({id: "a", task: "tool", messages, tools}), "x.jsonl");
+        expect(item.messages).toEqual(messages);
+        expect(item.tools).toEqual(tools);
+        const row = (fields: object) => JSON.stringify({id: "a", task: "t", ...fields});
+        expect(errorOf(() => parseJsonlBattery(row({prompt: "p", tools}), "x.jsonl")).message).toMatch(/^x\.jsonl:1: "tools" needs "messages"/);
+        const badArguments = [messages[0], {...messages[1], tool_calls: [{id: "c", type: "function", function: {name: "f", arguments: "{city"}}]}];
+        expect(errorOf(() => parseJsonlBattery(row({messages: badArguments}), "x.jsonl")).message).toMatch(/messages\.1\.tool_calls\.0\.function\.arguments: is not JSON/);
+        expect(errorOf(() => parseJsonlBattery(row({messages: [{role: "tool", content: "r"}]}), "x.jsonl")).message).toMatch(/messages\.0\.tool_call_id/);
+        expect(errorOf(() => parseJsonlBattery(row({messages: [{role: "user", content: "r", tool_call_id: "c"}]}), "x.jsonl")).message).toMatch(/unknown field "tool_call_id"/);
+    });
 });

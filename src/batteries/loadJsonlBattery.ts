@@ -6,16 +6,32 @@ import {parseJsonLines} from "./parseJsonLines.js";
 import {extractFinalNumber} from "./scorers/extractFinalNumber.js";
 import {readDataFile} from "./readDataFile.js";
 
-const messageSchema = z.strictObject({role: z.enum(["system", "user", "assistant"]), content: z.string()});
+const toolCallSchema = z.strictObject({
+    id: z.string(), type: z.literal("function"), function: z.strictObject({name: z.string().min(1), arguments: z.string()})
+});
+const messageSchema = z.discriminatedUnion("role", [
+    z.strictObject({role: z.enum(["system", "user"]), content: z.string()}),
+    z.strictObject({role: z.literal("assistant"), content: z.string(), tool_calls: z.array(toolCallSchema).min(1).optional()}),
+    z.strictObject({role: z.literal("tool"), content: z.string(), tool_call_id: z.string()})
+]);
+const toolSchema = z.strictObject({
+    type: z.literal("function"),
+    function: z.strictObject({name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional()})
+});
 
 /**
  * The generic battery format, one JSON object per line:
- *   {"id": "…", "task": "…", "prompt": "…" | "messages": [{"role", "content"}…], "reference"?: "…",
+ *   {"id": "…", "task": "…", "prompt": "…" | "messages": [{"role", "content"}…], "tools"?: […],
+ *    "reference"?: "…",
  *    "choices"?: [{"label", "text"}…], "language"?: "…", "scorer"?: "refusal|multiple-choice|bbq|numeric|exact-match|json|none",
  *    "metadata"?: {string: string}}
  * Without `scorer`, inferScorer picks one from the item (a "#### N" reference is scored by its final
  * number, a reference with choices by the chosen label, any other by exact match; no reference: byte
- * identity only). A numeric reference is stored as its canonical number.
+ * identity only). A numeric reference is stored as its canonical number. Chat items may carry tool
+ * calls as OpenAI writes them: an assistant message's `tool_calls` ([{id, type: "function",
+ * function: {name, arguments}}], arguments a JSON text), `tool` messages with the call's result and
+ * `tool_call_id`, and the item's `tools` ([{type: "function", function: {name, description?,
+ * parameters?}}]); a decode path renders them with the model's chat template.
  */
 const itemSchema = z.strictObject({
     id: z.string().min(1),
@@ -23,6 +39,7 @@ const itemSchema = z.strictObject({
     language: z.string().min(1).optional(),
     prompt: z.string().optional(),
     messages: z.array(messageSchema).min(1).optional(),
+    tools: z.array(toolSchema).min(1).optional(),
     reference: z.string().optional(),
     choices: z.array(z.strictObject({label: z.string().min(1), text: z.string()})).optional(),
     scorer: z.enum(["refusal", "multiple-choice", "bbq", "numeric", "exact-match", "json", "none"]).optional(),
@@ -41,6 +58,17 @@ export function parseJsonlBattery(text: string, file: string): BatteryItem[] {
         const item = parsed.data;
         if ((item.prompt === undefined) === (item.messages === undefined))
             throw new MalformedRowError(file, line, "needs exactly one of \"prompt\" and \"messages\"");
+        if (item.tools !== undefined && item.messages === undefined)
+            throw new MalformedRowError(file, line, "\"tools\" needs \"messages\" (a chat item)");
+        for (const [index, message] of (item.messages ?? []).entries()) {
+            for (const [callIndex, call] of (message.role === "assistant" ? message.tool_calls ?? [] : []).entries()) {
+                try {
+                    JSON.parse(call.function.arguments);
+                } catch (error) {
+                    throw new MalformedRowError(file, line, `messages.${index}.tool_calls.${callIndex}.function.arguments: is not JSON (${(error as Error).message})`);
+                }
+            }
+        }
         const previous = seen.get(item.id);
         if (previous !== undefined) throw new MalformedRowError(file, line, `duplicate id "${item.id}" (first on line ${previous})`);
         seen.set(item.id, line);

@@ -1,9 +1,11 @@
-import type {ChatMessage} from "../batteries/BatteryItem.js";
+import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
 
 /** One completion request, the same for every decode path. Exactly one of prompt and messages is set. */
 export interface CompletionRequest {
     readonly prompt?: string;
     readonly messages?: readonly ChatMessage[];
+    /** Functions the model may call (with messages only), rendered by the chat template. */
+    readonly tools?: readonly ChatTool[];
     readonly maxTokens: number;
     /** 0 is greedy. */
     readonly temperature: number;

@@ -11,6 +11,10 @@ import type {Completion, CompletionRequest, DecodePath, DecodePathDescription, L
 import {renderMessagesAsText} from "./renderMessagesAsText.js";
 import {SerialQueue} from "./SerialQueue.js";
 import {evaluateOnce} from "../backend/evaluateOnce.js";
+import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
+import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatMessageInput, ChatToolInput} from "../serve/chatCompletionRequestSchema.js";
+import {ggufFileChatTemplate} from "../serve/ggufChatTemplate.js";
 
 /** What an embedded path decodes with, beside the models: the verification policy, γ and the sampler tail. */
 export interface EmbeddedDecodeSettings {
@@ -34,6 +38,9 @@ export interface EmbeddedModelFiles {
  * The in-process engine as a decode path: target-only when there is no drafter (or γ = 0), else
  * speculative with the given drafter, policy and γ, all through `generate`. Requests run one at a
  * time and share one drafter instance (a suffix drafter learns from the path's earlier requests).
+ * Chat requests are rendered with `chatTemplate` when there is one — `open` takes the target GGUF's
+ * own template, as `specgate serve` does by default, so an embedded path and a server on the same
+ * GGUF see the same prompt tokens (tools and tool calls included) — else as plain text.
  */
 export class EmbeddedDecodePath implements DecodePath {
     private readonly queue = new SerialQueue();
@@ -47,7 +54,8 @@ export class EmbeddedDecodePath implements DecodePath {
         private readonly draft: ModelBackend | undefined,
         private readonly settings: EmbeddedDecodeSettings = {},
         private readonly files: EmbeddedModelFiles = {},
-        private readonly ownsBackends = false
+        private readonly ownsBackends = false,
+        private readonly chatTemplate?: ChatTemplate
     ) {
         const policy = policyConfigSchema.safeParse(settings.policy ?? {kind: "strict"});
         if (!policy.success) throw new InvalidInputError(policy.error.issues[0].message, `policy.${policy.error.issues[0].path.join(".")}`);
@@ -66,7 +74,7 @@ export class EmbeddedDecodePath implements DecodePath {
         let draft: ModelBackend | undefined;
         try {
             draft = files.draft === undefined ? undefined : await loadModelBackend(files.draft, {threads, backend});
-            return new EmbeddedDecodePath(name, target, draft, settings, files, true);
+            return new EmbeddedDecodePath(name, target, draft, settings, files, true, ggufFileChatTemplate(target, files.target));
         } catch (error) {
             await draft?.dispose();
             await target.dispose();
@@ -100,7 +108,7 @@ export class EmbeddedDecodePath implements DecodePath {
 
     public complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
         return this.queue.run(async () => {
-            const result = await generate(this.target, undefined, promptText(request), {
+            const result = await generate(this.target, undefined, this.prompt(request), {
                 policy: this.policy,
                 gamma: this.gamma,
                 draftSampling: this.settings.draftSampling ?? "sample",
@@ -125,13 +133,23 @@ export class EmbeddedDecodePath implements DecodePath {
     /** Re-evaluates the prompt and the preceding tokens on the target alone and reads its top-2 logits. */
     public targetLogitGap(request: CompletionRequest, precedingTokens: readonly number[]): Promise<LogitGap> {
         return this.queue.run(async () => {
-            // The same prompt tokens generate() builds: the text's tokens behind BOS.
-            const tokens = this.target.tokenize(promptText(request));
+            // The same prompt tokens generate() builds: the text's (or template's) tokens behind BOS.
+            const prompt = this.prompt(request);
+            const tokens = typeof prompt === "string" ? this.target.tokenize(prompt) : [...prompt];
             if (addsBos(this.target) && tokens[0] !== this.target.bosToken) tokens.unshift(this.target.bosToken!);
             tokens.push(...precedingTokens);
             const [row] = await evaluateOnce(this.target, tokens);
             return topTwo(row);
         });
+    }
+
+    /** The prompt text, or for chat with a template its token ids (special tokens parsed). */
+    private prompt(request: CompletionRequest): string | number[] {
+        if (request.messages !== undefined && this.chatTemplate !== undefined)
+            return this.chatTemplate.render(request.messages.map(chatMessageInput), request.tools?.map(chatToolInput));
+        if (request.tools !== undefined && request.tools.length > 0)
+            throw new InvalidInputError("the plain chat format (the model has no chat template) cannot render tools", "tools");
+        return promptText(request);
     }
 
     public async dispose(): Promise<void> {
@@ -159,4 +177,19 @@ function topTwo(row: Float64Array): LogitGap {
         }
     }
     return {top: {token: first, logit: row[first]}, second: {token: second, logit: row[second]}, gap: row[first] - row[second]};
+}
+
+/** A battery chat turn as the chat templates take it (the OpenAI shape both follow). */
+function chatMessageInput(message: ChatMessage): ChatMessageInput {
+    if (message.role === "tool") return {role: "tool", content: message.content, tool_call_id: message.tool_call_id ?? ""};
+    if (message.role === "assistant") {
+        const calls = message.tool_calls?.map((call) => ({id: call.id, type: "function" as const, function: {name: call.function.name, arguments: call.function.arguments}}));
+        return {role: "assistant", content: message.content, ...(calls !== undefined ? {tool_calls: calls} : {})};
+    }
+    return {role: message.role, content: message.content};
+}
+
+function chatToolInput(tool: ChatTool): ChatToolInput {
+    const {name, description, parameters} = tool.function;
+    return {type: "function", function: {name, ...(description !== undefined ? {description} : {}), ...(parameters !== undefined ? {parameters: {...parameters}} : {})}};
 }

@@ -2,7 +2,7 @@ import {readFile} from "node:fs/promises";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from "vitest";
-import {DecodePathError, InvalidInputError} from "../errors.js";
+import {DecodePathError, InvalidInputError, PromptExceedsContextError} from "../errors.js";
 import {OpenAiDecodePath, type OpenAiDecodePathOptions} from "./OpenAiDecodePath.js";
 import {StubOpenAiServer} from "./testing/StubOpenAiServer.js";
 
@@ -61,6 +61,18 @@ describe("OpenAiDecodePath against a stub server", () => {
         });
     });
 
+    it("sends a chat item's tools and tool-call turns as OpenAI writes them", async () => {
+        server.script({body: chatReply});
+        const messages = [
+            {role: "user" as const, content: "Orders?"},
+            {role: "assistant" as const, content: "", tool_calls: [{id: "c1", type: "function" as const, function: {name: "search_orders", arguments: "{\"limit\":5}"}}]},
+            {role: "tool" as const, tool_call_id: "c1", content: "[]"}
+        ];
+        const tools = [{type: "function" as const, function: {name: "search_orders", parameters: {type: "object"}}}];
+        await path().complete({messages, tools, maxTokens: 8, temperature: 0});
+        expect(server.requests[0].body).toMatchObject({messages, tools});
+    });
+
     it("retries a 429, honouring Retry-After, then succeeds", async () => {
         server.script({status: 429, headers: {"retry-after": "0"}, body: "{\"error\":\"rate limited\"}"}, {body: completionReply});
         const completion = await path().complete(request);
@@ -83,6 +95,24 @@ describe("OpenAiDecodePath against a stub server", () => {
         server.script({status: 400, body: "{\"error\":\"bad max_tokens\"}"});
         await expect(path().complete(request)).rejects.toMatchObject({reason: "http_status", status: 400});
         expect(server.requests).toHaveLength(1);
+    });
+
+    it("types a 400 that says the prompt exceeds the context (OpenAI's code, llama-server's type, vLLM's and serve's message), without retrying", async () => {
+        const bodies = [
+            {error: {message: "too long", type: "invalid_request_error", code: "context_length_exceeded"}},
+            {error: {code: 400, message: "the request exceeds the available context size", type: "exceed_context_size_error"}},
+            {object: "error", message: "x", error: {message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."}},
+            {error: {message: "prompt: has 361 tokens; this model's context holds 128 including at least one generated token", type: "invalid_request_error", param: "prompt", code: "invalid_input"}}
+        ];
+        for (const body of bodies) {
+            server.script({status: 400, body: JSON.stringify(body)});
+            const error = await path().complete(request).catch((caught: unknown) => caught);
+            expect(error, JSON.stringify(body)).toBeInstanceOf(PromptExceedsContextError);
+            expect((error as Error).message).toMatch(/HTTP 400/);
+            expect(server.requests).toHaveLength(1);
+        }
+        server.script({status: 400, body: JSON.stringify({error: {message: "max_tokens: must be positive", code: "invalid_input"}})});
+        await expect(path().complete(request)).rejects.toMatchObject({reason: "http_status", status: 400});
     });
 
     it("times out each attempt and reports a typed timeout", async () => {

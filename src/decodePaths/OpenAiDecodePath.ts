@@ -1,6 +1,6 @@
 import {setTimeout as sleep} from "node:timers/promises";
 import {z} from "zod";
-import {DecodePathError, InvalidInputError} from "../errors.js";
+import {DecodePathError, InvalidInputError, PromptExceedsContextError} from "../errors.js";
 import {ConcurrencyLimiter} from "./ConcurrencyLimiter.js";
 import type {Completion, CompletionRequest, DecodePath, DecodePathDescription} from "./DecodePath.js";
 import {type BackoffOptions, retryDelay} from "./retryDelay.js";
@@ -110,14 +110,15 @@ export class OpenAiDecodePath implements DecodePath {
         const useChat = endpoint === "chat" || (endpoint === "auto" && request.messages !== undefined);
         if (useChat) {
             const messages = request.messages ?? [{role: "user", content: request.prompt ?? ""}];
-            return {url: `${base}/chat/completions`, body: {...common, messages, ...this.options.extraBody}};
+            const tools = request.tools !== undefined && request.tools.length > 0 ? {tools: request.tools} : {};
+            return {url: `${base}/chat/completions`, body: {...common, messages, ...tools, ...this.options.extraBody}};
         }
         if (request.messages !== undefined) throw new InvalidInputError("has messages but the path uses endpoint=completions", "request");
         return {url: `${base}/completions`, body: {...common, prompt: request.prompt ?? "", ...this.options.extraBody}};
     }
 
     private async attempt(url: string, body: Record<string, unknown>, signal: AbortSignal | undefined):
-        Promise<{completion: Completion} | {error: DecodePathError; retryable: boolean; retryAfter: string | null}> {
+        Promise<{completion: Completion} | {error: DecodePathError | PromptExceedsContextError; retryable: boolean; retryAfter: string | null}> {
         const timeout = AbortSignal.timeout(this.timeoutMs);
         const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
         const headers: Record<string, string> = {"content-type": "application/json"};
@@ -138,6 +139,8 @@ export class OpenAiDecodePath implements DecodePath {
             const cause = (error as {cause?: {code?: string; message?: string}}).cause;
             return {error: new DecodePathError("network", `${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`), retryable: true, retryAfter: null};
         }
+        if (status === 400 && refusesForContext(text))
+            return {error: new PromptExceedsContextError(undefined, undefined, "prompt", `${url}: HTTP 400: ${text.slice(0, 200)}`), retryable: false, retryAfter: null};
         if (status !== 200) {
             const retryable = status === 429 || status >= 500;
             return {error: new DecodePathError("http_status", `${url}: HTTP ${status}: ${text.slice(0, 200)}`, status), retryable, retryAfter};
@@ -145,6 +148,22 @@ export class OpenAiDecodePath implements DecodePath {
         // A malformed 200 reply is thrown at once, not retried: a broken server is not a busy one.
         return {completion: parseReply(url, text)};
     }
+}
+
+/**
+ * Whether a 400 says the prompt does not fit the context: OpenAI's code "context_length_exceeded",
+ * llama-server's "exceed_context_size_error", or the message vLLM and specgate serve write.
+ */
+function refusesForContext(text: string): boolean {
+    let error: {code?: unknown; type?: unknown; message?: unknown} | undefined;
+    try {
+        error = (JSON.parse(text) as {error?: typeof error}).error;
+    } catch {
+        return false;
+    }
+    if (typeof error !== "object" || error === null) return false;
+    if (error.code === "context_length_exceeded" || error.type === "exceed_context_size_error") return true;
+    return typeof error.message === "string" && /maximum context length|context holds|context of \d+ tokens holds|exceeds the available context size/i.test(error.message);
 }
 
 function parseReply(url: string, text: string): Completion {

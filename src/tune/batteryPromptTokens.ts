@@ -15,3 +15,16 @@ export function batteryPromptTokens(target: ModelBackend, draft: ModelBackend | 
     const promptTokens = target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? []));
     return promptTokens.slice(Math.max(0, promptTokens.length - promptBudget));
 }
+
+/**
+ * One stderr line naming the items whose prompts batteryPromptTokens cuts (longer than the context
+ * leaves room for with `maxTokens`), or "" when none is cut: the cut is reported, never silent.
+ */
+export function cutPromptsLine(command: string, target: ModelBackend, draft: ModelBackend | undefined, items: readonly BatteryItem[], maxTokens: number): string {
+    const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
+    const budget = contextSize - maxTokens - 2;
+    const cut = items.filter((item) => target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? [])).length > budget).map((item) => item.id);
+    if (cut.length === 0) return "";
+    return `${command}: ${cut.length} of ${items.length} item(s) have prompts longer than the ${contextSize}-token context leaves room for with --max-tokens ${maxTokens}; `
+        + `they were cut from the left, keeping the end of the question: ${cut.slice(0, 10).join(", ")}${cut.length > 10 ? ", …" : ""}\n`;
+}

@@ -66,7 +66,12 @@ beforeAll(async () => {
     });
     prompts = join(directory, "agent.jsonl");
     const questions = ["Weather in 大阪 for a few days?", "और टोक्यो में? 😀", "Wetter in Osaka, bitte."];
-    await writeFile(prompts, questions.map((question, index) => JSON.stringify({id: `agent${index}`, task: "tool-call", messages: agentConversation(question), tools})).join("\n"));
+    // And one prompt longer than the 2,048-token context: skipped and listed on both paths, in process and over HTTP.
+    const tooLong = {id: "long", task: "tool-call", prompt: "東京 hello 😀 ".repeat(700)};
+    await writeFile(prompts, [
+        ...questions.map((question, index) => JSON.stringify({id: `agent${index}`, task: "tool-call", messages: agentConversation(question), tools})),
+        JSON.stringify(tooLong)
+    ].join("\n"));
     target = await loadModelBackend(pair.targetPath, {threads: 1, contextSize: 2048});
     draft = await loadModelBackend(pair.draftPath, {threads: 1, contextSize: 2048});
     server = await startServeServer({
@@ -101,12 +106,20 @@ describe("canary on tool-call conversations over the qwen3 fixture", () => {
         }
     }, 60_000);
 
-    it("passes target-only in process against strict speculative serve over HTTP", async () => {
-        const outcome = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `openai:base=${server.url}/v1,model=qwen3-agent`, prompts, maxTokens: "12"});
+    it("passes target-only in process against strict speculative serve over HTTP; the long prompt is skipped on both", async () => {
+        const json = join(directory, "pass.json");
+        const outcome = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `openai:base=${server.url}/v1,model=qwen3-agent`, prompts, maxTokens: "12", json});
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).toContain("**PASS**");
         expect(outcome.stdout).toContain("- exact match: 3 / 3 (100.00%)");
+        expect(outcome.stdout).toContain("skipped (prompt exceeds the context): 1");
+        const result = JSON.parse(await readFile(json, "utf8")) as CanaryResult;
+        expect(result.errors).toEqual([]);
+        expect(result.skipped).toEqual([
+            {id: "long", path: "a", message: expect.stringMatching(/context holds 2048/)},
+            {id: "long", path: "b", message: expect.stringMatching(/HTTP 400: .*context/)}
+        ]);
     }, 60_000);
 
     it("reports the tool-call arguments two lossy configurations disagree on", async () => {

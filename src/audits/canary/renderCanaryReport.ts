@@ -26,7 +26,9 @@ export function renderCanaryReport(result: CanaryResult): string {
     lines.push(`| server system_fingerprint | ${result.paths.a.systemFingerprints.join(", ") || "–"} | ${result.paths.b.systemFingerprints.join(", ") || "–"} |`);
     lines.push("");
     lines.push("## Summary", "");
-    lines.push(`- prompts: ${result.prompts}, compared: ${result.compared}${result.errors.length > 0 ? `, failed requests: ${result.errors.length}` : ""}`);
+    const skippedPrompts = new Set(result.skipped.map((entry) => entry.id)).size;
+    lines.push(`- prompts: ${result.prompts}, compared: ${result.compared}${result.errors.length > 0 ? `, failed requests: ${result.errors.length}` : ""}`
+        + `${skippedPrompts > 0 ? `, skipped (prompt exceeds the context): ${skippedPrompts}` : ""}`);
     lines.push(`- exact match: ${result.exactMatches} / ${result.compared} (${percent(result.exactMatchRate)})`);
     lines.push(`- mismatch rate: ${percent(result.mismatchRate)} (95% Wilson CI ${percent(result.mismatchRate95.lower)}–${percent(result.mismatchRate95.upper)}), bound ${percent(result.maxMismatch)}`);
     lines.push(`- outputs with tool calls: ${result.toolCallOutputs}, with differing arguments: ${result.toolCallArgumentMismatches}`);
@@ -53,6 +55,11 @@ export function renderCanaryReport(result: CanaryResult): string {
             for (const call of mismatch.toolCallDifferences)
                 for (const difference of call.differences)
                     lines.push(`| ${code(mismatch.id)} | ${call.name ?? `#${call.call}`} | ${code(difference.path)} | ${code(JSON.stringify(difference.a) ?? "(missing)")} | ${code(JSON.stringify(difference.b) ?? "(missing)")} |`);
+        lines.push("");
+    }
+    if (result.skipped.length > 0) {
+        lines.push("## Skipped prompts (longer than the context)", "");
+        for (const entry of result.skipped.slice(0, MAX_LISTED)) lines.push(`- ${code(entry.id)} on path ${entry.path.toUpperCase()}: ${entry.message}`);
         lines.push("");
     }
     if (result.errors.length > 0) {

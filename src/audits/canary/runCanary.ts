@@ -1,7 +1,7 @@
 import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import type {Completion, CompletionRequest, DecodePath, LogitGap} from "../../decodePaths/DecodePath.js";
 import {ConcurrencyLimiter} from "../../decodePaths/ConcurrencyLimiter.js";
-import {InvalidInputError} from "../../errors.js";
+import {InvalidInputError, PromptExceedsContextError} from "../../errors.js";
 import {decodePathFingerprint, type DecodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
 import {type ProportionInterval, wilsonInterval} from "../../statistics/wilsonInterval.js";
 import {compoundingRisk} from "./compoundingRisk.js";
@@ -65,6 +65,8 @@ export interface CanaryResult {
     readonly toolCallArgumentMismatches: number;
     readonly mismatches: readonly CanaryMismatch[];
     readonly errors: readonly {readonly id: string; readonly path: "a" | "b"; readonly message: string}[];
+    /** Prompts not compared because they exceed a path's context (reported, not counted as failures). */
+    readonly skipped: readonly {readonly id: string; readonly path: "a" | "b"; readonly message: string}[];
     readonly paths: {readonly a: CanaryPathReport; readonly b: CanaryPathReport};
     /**
      * "pass"; "drift": the outputs compared differ beyond the bound, or a fingerprint differs;
@@ -89,13 +91,14 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
     if (!(options.maxMismatch >= 0 && options.maxMismatch <= 1)) throw new InvalidInputError(`must lie in [0, 1], got ${options.maxMismatch}`, "--max-mismatch");
     const limiter = new ConcurrencyLimiter(options.concurrency);
     const errors: {id: string; path: "a" | "b"; message: string}[] = [];
+    const skipped: {id: string; path: "a" | "b"; message: string}[] = [];
     const observed = {a: new Set<string>(), b: new Set<string>()};
     const outcomes = await Promise.all(options.items.map((item) => limiter.run(async () => {
         const request: CompletionRequest = {
-            ...(item.messages !== undefined ? {messages: item.messages} : {prompt: item.prompt ?? ""}),
+            ...(item.messages !== undefined ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})} : {prompt: item.prompt ?? ""}),
             maxTokens: options.maxTokens, temperature: 0, seed: options.seed
         };
-        const [a, b] = await Promise.all([attempt(options.a, request, item, "a", errors), attempt(options.b, request, item, "b", errors)]);
+        const [a, b] = await Promise.all([attempt(options.a, request, item, "a", errors, skipped), attempt(options.b, request, item, "b", errors, skipped)]);
         if (a?.systemFingerprint !== undefined) observed.a.add(a.systemFingerprint);
         if (b?.systemFingerprint !== undefined) observed.b.add(b.systemFingerprint);
         if (a === null || b === null) return null;
@@ -143,9 +146,11 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
             drift.push(`path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`);
     }
     const notCompared: string[] = [];
+    if (compared.length === 0 && errors.length === 0) notCompared.push(`no prompt was compared: all ${options.items.length} exceed a path's context`);
     if (errors.length > 0)
         notCompared.push(`${errors.length} request(s) failed, so ${options.items.length - compared.length} of ${options.items.length} prompt(s) were not compared (first: ${errors[0].message})`);
     const failures = [...drift, ...notCompared];
+    errors.sort((x, y) => x.id.localeCompare(y.id) || x.path.localeCompare(y.path));
     return {
         prompts: options.items.length,
         compared: compared.length,
@@ -159,6 +164,7 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
         toolCallArgumentMismatches,
         mismatches,
         errors,
+        skipped: skipped.sort((x, y) => x.id.localeCompare(y.id) || x.path.localeCompare(y.path)),
         paths,
         verdict: drift.length > 0 ? "drift" : notCompared.length > 0 ? "could-not-compare" : "pass",
         passed: failures.length === 0,
@@ -167,11 +173,11 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
 }
 
 async function attempt(path: DecodePath, request: CompletionRequest, item: BatteryItem, label: "a" | "b",
-    errors: {id: string; path: "a" | "b"; message: string}[]): Promise<Completion | null> {
+    errors: {id: string; path: "a" | "b"; message: string}[], skipped: {id: string; path: "a" | "b"; message: string}[]): Promise<Completion | null> {
     try {
         return await path.complete(request);
     } catch (error) {
-        errors.push({id: item.id, path: label, message: (error as Error).message});
+        (error instanceof PromptExceedsContextError ? skipped : errors).push({id: item.id, path: label, message: (error as Error).message});
         return null;
     }
 }

@@ -2,7 +2,7 @@ import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import {scoreItem} from "../../batteries/scorers/scoreItem.js";
 import {ConcurrencyLimiter} from "../../decodePaths/ConcurrencyLimiter.js";
 import type {Completion, CompletionRequest, DecodePath} from "../../decodePaths/DecodePath.js";
-import {InvalidInputError} from "../../errors.js";
+import {InvalidInputError, PromptExceedsContextError} from "../../errors.js";
 import type {SampleLedger} from "../ledger/SampleLedger.js";
 import {type TaisArmOutput, type TaisSampleRow, taisSampleId} from "./TaisSampleRow.js";
 
@@ -23,21 +23,41 @@ export interface TaisRunOptions {
     readonly ledger: SampleLedger<TaisSampleRow>;
 }
 
+/** A sample that was not generated because its prompt does not fit an arm's context. */
+export interface TaisSkippedSample {
+    readonly sampleId: string;
+    readonly itemId: string;
+    readonly task: string;
+    readonly arm: "target_only" | "speculative";
+    readonly reason: string;
+}
+
 /**
  * Paired generation for TAIS: every item under every regime through both arms with the same
  * request, scored, and recorded in the ledger. Returns this run's rows (resumed ones included),
- * in item-then-regime order, for summarizeTaisSamples.
+ * in item-then-regime order, for summarizeTaisSamples, and the samples skipped because the prompt
+ * exceeds an arm's context (a pair needs both arms, so neither arm's output is kept); any other
+ * failure ends the run (the ledger keeps what was done).
  */
-export async function runTaisBattery(options: TaisRunOptions): Promise<TaisSampleRow[]> {
+export async function runTaisBattery(options: TaisRunOptions): Promise<{rows: TaisSampleRow[]; skipped: TaisSkippedSample[]}> {
     if (options.items.length === 0) throw new InvalidInputError("has no items", "--battery");
     const limiter = new ConcurrencyLimiter(options.concurrency);
+    const skipped: TaisSkippedSample[] = [];
     const wanted = options.items.flatMap((item) => options.regimes.map((regime) => ({item, regime, sampleId: taisSampleId(item.id, regime.temperature, regime.seed)})));
     await Promise.all(wanted.filter(({sampleId}) => !options.ledger.has(sampleId)).map(({item, regime, sampleId}) => limiter.run(async () => {
         const request: CompletionRequest = {
-            ...(item.messages !== undefined ? {messages: item.messages} : {prompt: item.prompt ?? ""}),
+            ...(item.messages !== undefined ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})} : {prompt: item.prompt ?? ""}),
             maxTokens: options.maxTokens, temperature: regime.temperature, seed: regime.seed
         };
-        const [targetOnly, speculative] = await Promise.all([options.targetOnly.complete(request), options.speculative.complete(request)]);
+        const arms = await Promise.allSettled([options.targetOnly.complete(request), options.speculative.complete(request)]);
+        const tooLong = arms.findIndex((arm) => arm.status === "rejected" && arm.reason instanceof PromptExceedsContextError);
+        if (tooLong >= 0) {
+            const reason = ((arms[tooLong] as PromiseRejectedResult).reason as Error).message;
+            skipped.push({sampleId, itemId: item.id, task: item.task, arm: tooLong === 0 ? "target_only" : "speculative", reason});
+            return;
+        }
+        for (const arm of arms) if (arm.status === "rejected") throw arm.reason;
+        const [targetOnly, speculative] = arms.map((arm) => (arm as PromiseFulfilledResult<Completion>).value);
         await options.ledger.append({
             sampleId, itemId: item.id, task: item.task, temperature: regime.temperature, seed: regime.seed,
             targetOnly: armOutput(item, targetOnly), speculative: armOutput(item, speculative),
@@ -45,7 +65,9 @@ export async function runTaisBattery(options: TaisRunOptions): Promise<TaisSampl
         });
     })));
     const byId = new Map(options.ledger.rows.map((row) => [row.sampleId, row]));
-    return wanted.map(({sampleId}) => byId.get(sampleId)!);
+    const order = new Map(wanted.map(({sampleId}, index) => [sampleId, index]));
+    skipped.sort((a, b) => order.get(a.sampleId)! - order.get(b.sampleId)!);
+    return {rows: wanted.flatMap(({sampleId}) => byId.get(sampleId) ?? []), skipped};
 }
 
 function armOutput(item: BatteryItem, completion: Completion): TaisArmOutput {

@@ -11,6 +11,7 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import {loadPrompts} from "../loadPrompts.js";
+import {promptsWithinContext, skippedPromptsLine} from "../promptsWithinContext.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
 
 interface BenchCliOptions {
@@ -59,12 +60,15 @@ export function registerBenchCommand(program: Command): void {
             });
             const drafters = resolveCliDrafterList(options.drafters, options.draft);
             const sampling = samplingFromCli(options);
-            const prompts = await loadPrompts(options.prompts);
+            const allPrompts = await loadPrompts(options.prompts);
             await checkOutputFile(options.json, "--json");
             const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend});
             const draftPath = options.draft;
             const draft = draftPath != null ? await loadModelBackend(draftPath, {threads: options.threads, backend: options.backend}) : undefined;
             try {
+                // Prompts longer than the context are skipped and named, not a failure halfway through.
+                const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, "--prompts");
+                process.stderr.write(skippedPromptsLine("specgate bench", skipped, allPrompts.length));
                 const tty = process.stderr.isTTY === true;
                 // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise
                 // (minTokens 0, minConfidence 0.6): what a node-llama-cpp user gets today.
@@ -89,7 +93,7 @@ export function registerBenchCommand(program: Command): void {
                     maxTokens: options.maxTokens, temperature: sampling.temperature, rounds: options.repeats, threads: options.threads
                 }) + formatBenchTable(rows));
                 if (options.json != null)
-                    await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft ?? null, drafters: drafters.map(drafterLabel), sampling, maxTokens: options.maxTokens, prompts: prompts.length, threads: options.threads, rows});
+                    await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft ?? null, drafters: drafters.map(drafterLabel), sampling, maxTokens: options.maxTokens, prompts: prompts.length, skippedPrompts: skipped, threads: options.threads, rows});
             } finally {
                 await draft?.dispose();
                 await target.dispose();

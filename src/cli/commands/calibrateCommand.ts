@@ -16,6 +16,7 @@ import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openD
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
+import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions {
@@ -103,7 +104,7 @@ export async function runCalibrateCommand(
                 result.candidates.some((candidate) => candidate.withinBudget)),
             () => ({target: targetPath, draft: draftPath, battery, sampling, draftSampling, maxTokens, stop, seed, calibrationShare, ...result})
         );
-        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
+        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens)};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {

@@ -96,7 +96,8 @@ export function registerCanaryCommand(program: Command): Command {
 
 function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
     return `${{"pass": "PASS", "drift": "FAIL", "could-not-compare": "COULD NOT COMPARE"}[result.verdict]}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% `
-        + `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}\n`;
+        + `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}`
+        + `${result.skipped.length > 0 ? `, ${new Set(result.skipped.map((entry) => entry.id)).size} prompt(s) skipped: longer than the context` : ""}\n`;
 }
 
 

@@ -60,6 +60,8 @@ export function registerOcmCommand(program: Command): void {
                 const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, stop, seed: options.seed, initial});
                 await writeOutputFile(() => calibration.memory.save(options.out), options.out, "--out");
                 process.stdout.write(`${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`);
+                if (calibration.skipped.length > 0)
+                    process.stderr.write(`specgate ocm build: skipped ${calibration.skipped.length} of ${prompts.length} prompt(s) longer than the ${target.contextSize}-token context: ${calibration.skipped.slice(0, 10).map((index) => `#${index + 1}`).join(", ")}${calibration.skipped.length > 10 ? ", …" : ""}\n`);
             } finally {
                 await draft.dispose();
                 await target.dispose();

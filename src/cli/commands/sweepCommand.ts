@@ -18,6 +18,7 @@ import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openD
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
+import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions {
@@ -81,11 +82,11 @@ export async function runSweepCommand(
         const result = await runSweep({target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, draftSampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
 
         let plot: string | undefined;
-        let stderr = "";
+        let stderr = cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens);
         if (options.plots !== undefined) {
             const written = await writeOutputFile(() => writeFrontierPlot(result, options.plots!), options.plots, "--plots");
             plot = `${options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || "."}/frontier.png`;
-            if (!written.textRendered) stderr = `${COMMAND_NAME}: no TrueType font found; the PNG has no text (the SVG does)\n`;
+            if (!written.textRendered) stderr += `${COMMAND_NAME}: no TrueType font found; the PNG has no text (the SVG does)\n`;
         }
         const report = renderSweepReport(result, {target: targetPath, draft: draftPath, battery, plot});
         const stdout = await writeReportOutputs(options, report, () => summaryLine(result), () => ({target: targetPath, draft: draftPath, battery, ...result}));

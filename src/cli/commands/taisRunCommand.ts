@@ -71,7 +71,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             targetOnly: fingerprintA.fingerprint, speculative: fingerprintB.fingerprint, maxTokens
         });
         const resumed = ledger.rows.length;
-        const rows = await runTaisBattery({targetOnly, speculative, items, regimes, maxTokens, concurrency, ledger});
+        const {rows, skipped} = await runTaisBattery({targetOnly, speculative, items, regimes, maxTokens, concurrency, ledger});
         const cells = summarizeTaisSamples(rows);
         const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
         if (scoredCells.length === 0) throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
@@ -87,6 +87,8 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
                 ledger: ledgerPath,
                 samples: rows.length,
                 resumed_from_ledger: Math.min(resumed, rows.length),
+                // Samples whose prompt does not fit an arm's context: not generated, not in any count.
+                skipped: skipped.map((sample) => ({sample_id: sample.sampleId, item: sample.itemId, task: sample.task, arm: sample.arm, reason: sample.reason})),
                 cells: cells.map((cell) => ({
                     cell_id: cell.input.cellId,
                     seeds: cell.seeds,
@@ -101,7 +103,8 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             if (options.json === "-") stdout = json;
             else await writeOutputFile(() => writeFileAtomic(options.json!, json), options.json, "--json");
         }
-        return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr: ""};
+        const stderr = skipped.length === 0 ? "" : `${COMMAND_NAME}: skipped ${skipped.length} of ${rows.length + skipped.length} sample(s) whose prompt exceeds the context (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`;
+        return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr};
     } catch (error) {
         if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
             return {exitCode: TAIS_EXIT_CODES.bad_input, stdout: "", stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
