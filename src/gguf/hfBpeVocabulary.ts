@@ -19,6 +19,8 @@ export interface HfBpeVocabularyOptions {
      */
     readonly bosToken?: string;
     readonly eosToken?: string;
+    /** add_bos_token where the family's own files say it but the packaged ones do not (Llama 3). */
+    readonly addBos?: boolean;
 }
 
 interface AddedToken {
@@ -80,7 +82,7 @@ export function hfBpeVocabulary(files: HfTokenizerFiles, options: HfBpeVocabular
     const bos = idOf(options.bosToken ?? specialText(config.bos_token), "bos_token");
     const eos = idOf(options.eosToken ?? specialText(config.eos_token), "eos_token");
     const padding = idOf(specialText(config.pad_token), "pad_token");
-    const addBos = typeof config.add_bos_token === "boolean" ? config.add_bos_token : templateStartsWith(json.post_processor, tokens[bos ?? -1]);
+    const addBos = options.addBos ?? (typeof config.add_bos_token === "boolean" ? config.add_bos_token : templateStartsWith(json.post_processor, tokens[bos ?? -1]));
     const addEos = typeof config.add_eos_token === "boolean" ? config.add_eos_token : false;
     const chatTemplate = typeof config.chat_template === "string" ? config.chat_template : undefined;
 

