@@ -67,10 +67,9 @@ public:
         params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
         params.n_seq_max = sequenceCount;
         // llama.cpp's default is one KV stream per sequence: a unified buffer made a tiny model's
-        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target). A context shared
-        // by many sequences (serve's continuous batching) is unified: with separate streams llama.cpp
-        // splits a batch into ubatches of equally many tokens per sequence, so one verification of
-        // γ + 1 tokens beside single-token steps would cost several decodes instead of one.
+        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target), and makes every
+        // token of a shared batch attend over all sequences' cells. Unified on request (see
+        // NativeBackendOptions.unifiedKvCache for the trade-off).
         params.kv_unified = options.Has("unified") && options.Get("unified").ToBoolean().Value();
         params.n_threads = threads;
         params.n_threads_batch = threads;

@@ -17,17 +17,14 @@ import {greedyMargin} from "./testing/greedyMargin.js";
 let directory: string;
 let pair: {targetPath: string; draftPath: string};
 let solo: NativeBackend;
-let shared: NativeBackend;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-batching-"));
     pair = await writeRandomLlamaPair({directory, seed: 23});
     solo = await NativeBackend.load(pair.targetPath, {contextSize: 256});
-    shared = await NativeBackend.load(pair.targetPath, {contextSize: 256, batchedSequences: 4, stepTokens: 8});
 });
 
 afterAll(async () => {
-    await shared?.dispose();
     await solo?.dispose();
     await rm(directory, {recursive: true, force: true});
 });
@@ -43,7 +40,15 @@ async function soloLogits(tokens: number[], positions: number[]): Promise<Float6
     }
 }
 
-describe("BatchScheduler on a shared native context", () => {
+describe.each([{unifiedKvCache: false}, {unifiedKvCache: true}])("BatchScheduler on a shared native context, %o", ({unifiedKvCache}) => {
+    let shared: NativeBackend;
+    beforeAll(async () => {
+        shared = await NativeBackend.load(pair.targetPath, {contextSize: 256, batchedSequences: 4, stepTokens: 8, unifiedKvCache});
+    });
+    afterAll(async () => {
+        await shared?.dispose();
+    });
+
     it("decodes concurrent evaluations of four sequences in one step, each with its own kind of rows", async () => {
         const sequences = await Promise.all(prompts.map(() => shared.createSequence()));
         const inputs = prompts.map((prompt) => [1, ...shared.tokenize(prompt)].slice(0, 6));
@@ -101,7 +106,7 @@ describe("BatchScheduler on a shared native context", () => {
 
     it("rolls a sequence back while another sequence's step is running, and continues from the right state", async () => {
         // One step for the whole long prompt (a few ms), so the rollback certainly arrives during it.
-        const backend = await NativeBackend.load(pair.targetPath, {contextSize: 512, batchedSequences: 2});
+        const backend = await NativeBackend.load(pair.targetPath, {contextSize: 512, batchedSequences: 2, unifiedKvCache});
         const [long, short] = [await backend.createSequence(), await backend.createSequence()];
         const prefix = [1, ...backend.tokenize("rollback")];
         const longPrompt = [1, ...backend.tokenize("a long prompt keeps the shared context busy. ".repeat(8))];
@@ -139,7 +144,7 @@ describe("BatchScheduler on a shared native context", () => {
     });
 
     it("runs concurrent speculative generations that equal each one run alone", async () => {
-        const sharedDraft = await NativeBackend.load(pair.draftPath, {contextSize: 256, batchedSequences: 4});
+        const sharedDraft = await NativeBackend.load(pair.draftPath, {contextSize: 256, batchedSequences: 4, unifiedKvCache});
         const soloDraft = await NativeBackend.load(pair.draftPath, {contextSize: 256});
         try {
             const options = {policy: {kind: "strict"} as const, gamma: 4, sampling: {temperature: 0}, maxTokens: 24};

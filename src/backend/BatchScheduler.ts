@@ -175,7 +175,9 @@ export class BatchScheduler {
 
     /** Which tokens of which submissions this step decodes: decodes first, then prompt chunks in arrival order. */
     private layout(): Chunk[] {
-        const decodes = this.pending.filter((submission) => submission.tokens.length - submission.next <= this.decodeTokens);
+        // In sequence order: llama.cpp packs consecutive sequence ids of equal length into one ubatch.
+        const decodes = this.pending.filter((submission) => submission.tokens.length - submission.next <= this.decodeTokens)
+            .sort((a, b) => a.sequence - b.sequence);
         const prompts = this.pending.filter((submission) => submission.tokens.length - submission.next > this.decodeTokens);
         const chunks: Chunk[] = [];
         let offset = 0;

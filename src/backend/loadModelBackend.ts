@@ -22,6 +22,8 @@ export interface LoadModelBackendOptions {
     readonly batchedSequences?: number;
     /** Native backend: most tokens one shared step decodes. */
     readonly stepTokens?: number;
+    /** Native backend: one KV buffer for all batched sequences instead of one stream each (see NativeBackendOptions). */
+    readonly unifiedKvCache?: boolean;
 }
 
 export function parseBackendChoice(value: string, field = "backend"): BackendChoice {
@@ -45,7 +47,8 @@ export function loadModelBackend(path: string, options: LoadModelBackendOptions 
     const settings = {threads: options.threads, contextSize: options.contextSize};
     return resolveBackend(options.backend ?? defaultBackendChoice()) === "native"
         ? NativeBackend.load(path, {
-            ...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds, batchedSequences: options.batchedSequences, stepTokens: options.stepTokens
+            ...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds, batchedSequences: options.batchedSequences, stepTokens: options.stepTokens,
+            unifiedKvCache: options.unifiedKvCache
         })
         : NodeLlamaCppBackend.load(path, settings);
 }

@@ -33,6 +33,7 @@ interface ServeCliOptions {
     maxConcurrency: number;
     batching: string;
     stepTokens: number;
+    kvUnified: boolean;
     maxQueue: number;
     maxBodyBytes: number;
     maxPromptBytesPerToken: number;
@@ -73,6 +74,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
         .option("--batching <on|off>", "native backend: decode the concurrent generations together, one llama_decode per step for all (continuous batching); off: one context each", "on")
         .option("--step-tokens <N>", "with batching: most tokens one step decodes; longer prompts are decoded in chunks between other generations' steps", integerOption(1, 65536), 512)
+        .option("--kv-unified", "with batching: one KV buffer for all generations (decodes steps that mix lengths in one pass) instead of one stream each (faster attention; llama-server's default with -np)", false)
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
         .option("--max-prompt-bytes-per-token <N>", "refuse prompt text, before tokenizing it, beyond context size × N bytes (or × the vocabulary's longest token, if shorter)", integerOption(1, 1024), 16)
@@ -94,7 +96,8 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             if (options.batching !== "on" && options.batching !== "off") throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
             const loadOptions = {
                 threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1,
-                batchedSequences: options.batching === "on" ? options.maxConcurrency : 1, stepTokens: options.stepTokens
+                batchedSequences: options.batching === "on" ? options.maxConcurrency : 1, stepTokens: options.stepTokens,
+                unifiedKvCache: options.kvUnified
             };
             const target = await loadModelBackend(options.target, loadOptions);
             let draft: ModelBackend | undefined;
@@ -160,7 +163,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             );
             process.stderr.write(`specgate serve: chat template: ${state.chatTemplate.name}\n`);
             process.stderr.write(`specgate serve: ${(target.batchedSequences ?? 1) > 1
-                ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step`
+                ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step, ${options.kvUnified ? "one unified KV buffer" : "one KV stream per generation"}`
                 : options.batching === "on" ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context` : "batching off: each generation decodes on its own context"}\n`);
             const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
             process.stderr.write(`specgate serve: ${keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`}\n`);
