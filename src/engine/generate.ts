@@ -1,5 +1,4 @@
 import {addsBos} from "../backend/addsBos.js";
-import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import {processLogits} from "../distributions/processLogits.js";
@@ -14,6 +13,7 @@ import {SeededChance} from "../random/SeededChance.js";
 import {DraftLengthController} from "./DraftLengthController.js";
 import {createDrafter} from "./drafters/createDrafter.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
+import {pairDraftModel} from "./drafters/pairDraftModel.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
 import {type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
@@ -70,8 +70,8 @@ export async function* streamGeneration(
     resources: GenerationResources = {}
 ): AsyncGenerator<GenerationChunk, GenerationResult> {
     const options = parseGenerationOptions(optionsInput);
-    const sharedSize = draft != null ? assertSameVocabulary(fullTarget, draft) : fullTarget.vocabularySize;
     const drafter = resources.drafter ?? (options.drafter != null ? createDrafter(options.drafter, draft, "drafter") : draft != null ? createDrafter("model", draft) : undefined);
+    const sharedSize = draft != null ? pairDraftModel(fullTarget, draft, drafter) : fullTarget.vocabularySize;
     // Ids only one model of the pair has are masked: the target is seen through the shared ids
     // (restrictVocabulary), so it never emits a token the draft cannot read, and the model drafter
     // cuts a longer draft the same way, so it never proposes one the target lacks.
@@ -183,6 +183,8 @@ export async function* streamGeneration(
             yield {tokens: emitted.tokens, text: emitted.text, verification};
         }
         telemetry.time.total = performance.now() - started;
+        // What was emitted, not what verification produced past EOS, a stop string or max tokens.
+        telemetry.emittedTokens = stopDetector.emittedTokens.length;
         session?.finish(stopDetector.emittedTokens);
         return {text: stopDetector.text, tokens: [...stopDetector.emittedTokens], promptTokens: promptTokens.length, finishReason, telemetry};
     } finally {

@@ -1,10 +1,11 @@
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidDrafterError} from "../../errors.js";
 import {ChainDrafter} from "./ChainDrafter.js";
+import {CrossTokenizerDrafter} from "./CrossTokenizerDrafter.js";
 import type {Drafter} from "./Drafter.js";
 import {ModelDrafter} from "./ModelDrafter.js";
 import {NgramDrafter} from "./NgramDrafter.js";
-import {type DrafterSpec, parseDrafterSpec, type SingleDrafterSpec} from "./parseDrafterSpec.js";
+import {type DrafterSpec, drafterLabel, parseDrafterSpec, type SingleDrafterSpec} from "./parseDrafterSpec.js";
 import {SuffixDrafter} from "./SuffixDrafter.js";
 
 /**
@@ -17,8 +18,8 @@ export function createDrafter(spec: DrafterSpec | string, draft: ModelBackend | 
     const single = (member: SingleDrafterSpec): Drafter => {
         switch (member.kind) {
             case "model":
-                if (draft == null) throw new InvalidDrafterError("\"model\" needs a draft model (--draft D.gguf)", field);
-                return new ModelDrafter(draft);
+                if (draft == null) throw new InvalidDrafterError(`"${drafterLabel(member)}" needs a draft model (--draft D.gguf)`, field);
+                return member.retokenize === true ? new CrossTokenizerDrafter(draft) : new ModelDrafter(draft);
             case "ngram":
                 return new NgramDrafter(member);
             case "suffix":

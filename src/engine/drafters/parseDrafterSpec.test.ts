@@ -5,6 +5,7 @@ import {drafterLabel, drafterUsesModel, parseDrafterSpec} from "./parseDrafterSp
 describe("parseDrafterSpec", () => {
     it("parses each drafter with its defaults and round-trips through the label", () => {
         expect(parseDrafterSpec("model")).toEqual({kind: "model"});
+        expect(parseDrafterSpec("model:retokenize")).toEqual({kind: "model", retokenize: true});
         expect(parseDrafterSpec("ngram")).toEqual({kind: "ngram", minN: 3, maxN: 16});
         expect(parseDrafterSpec("ngram:2:5")).toEqual({kind: "ngram", minN: 2, maxN: 5});
         expect(parseDrafterSpec("ngram:6")).toEqual({kind: "ngram", minN: 6, maxN: 16});
@@ -12,7 +13,7 @@ describe("parseDrafterSpec", () => {
         expect(parseDrafterSpec("ngram:1:3:8")).toEqual({kind: "ngram", minN: 1, maxN: 3, length: 8});
         expect(parseDrafterSpec("suffix")).toEqual({kind: "suffix", minMatch: 3, minCount: 1, depth: 24, maxNodes: 100000});
         expect(parseDrafterSpec(" suffix:2:3:32:5000 ")).toEqual({kind: "suffix", minMatch: 2, minCount: 3, depth: 32, maxNodes: 5000});
-        for (const spec of ["model", "ngram:1:3:8", "suffix:3:2:16:1000", "ngram:2:4+suffix:3:1:24:100000+model"])
+        for (const spec of ["model", "model:retokenize", "ngram:2:5+model:retokenize", "ngram:1:3:8", "suffix:3:2:16:1000", "ngram:2:4+suffix:3:1:24:100000+model"])
             expect(drafterLabel(parseDrafterSpec(spec))).toBe(spec);
         expect(drafterLabel(parseDrafterSpec("ngram+model"))).toBe("ngram:3:16+model");
     });
@@ -22,6 +23,7 @@ describe("parseDrafterSpec", () => {
         expect(chain).toEqual({kind: "chain", members: [{kind: "ngram", minN: 3, maxN: 5}, {kind: "model"}]});
         expect(drafterUsesModel(chain)).toBe(true);
         expect(drafterUsesModel(parseDrafterSpec("ngram+suffix"))).toBe(false);
+        expect(drafterUsesModel(parseDrafterSpec("ngram+model:retokenize"))).toBe(true);
     });
 
     it.each([
@@ -32,7 +34,9 @@ describe("parseDrafterSpec", () => {
         ["ngram:4:2", "ngram MAX (2) is below MIN (4)"],
         ["ngram:2:4:0", "ngram LENGTH must be an integer in [1, 64]"],
         ["ngram:1:2:3:4", "\"ngram\" takes at most 3 arguments"],
-        ["model:4", "\"model\" takes at most 0 arguments"],
+        ["model:4", "\"model\" takes no argument or \"retokenize\" (drafting across tokenizers), got \"model:4\""],
+        ["model:retokenize:2", "\"model\" takes at most 1 arguments"],
+        ["model+model:retokenize", "names \"model\" twice in the chain"],
         ["suffix:0", "suffix MIN_MATCH must be"],
         ["suffix:1:0", "suffix MIN_COUNT must be"],
         ["suffix:1:1:1", "suffix DEPTH must be an integer in [2, 256]"],

@@ -2,6 +2,11 @@ import {InvalidDrafterError} from "../../errors.js";
 
 export interface ModelDrafterSpec {
     readonly kind: "model";
+    /**
+     * Draft across tokenizers (`model:retokenize`): the draft's text is re-tokenized by the target,
+     * so the draft model may have any vocabulary (CrossTokenizerDrafter).
+     */
+    readonly retokenize?: true;
 }
 
 export interface NgramDrafterSpec {
@@ -38,6 +43,7 @@ const maximumNodes = 2_000_000;
 /**
  * Parses a drafter spec:
  *   model                                  the draft GGUF (--draft)
+ *   model:retokenize                       the draft GGUF with any vocabulary: its text is re-tokenized by the target
  *   ngram[:MIN[:MAX[:LENGTH]]]             e.g. ngram, ngram:2:5, ngram:1:3:8 (defaults 3, 16, γ)
  *   suffix[:MIN_MATCH[:MIN_COUNT[:DEPTH[:MAX_NODES]]]]
  *                                          e.g. suffix, suffix:2:2:32:500000 (defaults 3, 1, 24, 100000)
@@ -75,8 +81,11 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
     };
     switch (kind) {
         case "model":
-            atMost(0);
-            return {kind: "model"};
+            atMost(1);
+            if (argumentsText.length === 0) return {kind: "model"};
+            if (argumentsText[0] !== "retokenize")
+                throw new InvalidDrafterError(`"model" takes no argument or "retokenize" (drafting across tokenizers), got "${part}"`, field);
+            return {kind: "model", retokenize: true};
         case "ngram": {
             atMost(3);
             const minN = argument(0, "MIN", 1, 64) ?? ngramDefaults.minN;
@@ -103,7 +112,7 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
 /** Canonical label with every parameter (parseDrafterSpec(drafterLabel(s)) equals s). */
 export function drafterLabel(spec: DrafterSpec): string {
     switch (spec.kind) {
-        case "model": return "model";
+        case "model": return spec.retokenize === true ? "model:retokenize" : "model";
         case "ngram": return `ngram:${spec.minN}:${spec.maxN}${spec.length != null ? `:${spec.length}` : ""}`;
         case "suffix": return `suffix:${spec.minMatch}:${spec.minCount}:${spec.depth}:${spec.maxNodes}`;
         case "chain": return spec.members.map(drafterLabel).join("+");

@@ -1,0 +1,22 @@
+import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
+import {TokenizerMismatchError} from "../../errors.js";
+import {crossTokenizerLabel} from "./CrossTokenizerDrafter.js";
+import type {Drafter} from "./Drafter.js";
+
+/**
+ * The ids a target and its draft model share (the engine masks the rest), by llama.cpp's pairing
+ * rule (assertSameVocabulary) — unless the drafter drafts across tokenizers (`model:retokenize`,
+ * alone or in a chain), which hands the target only ids of the target's own tokenizer, so any
+ * vocabulary pairs. A refused pair's error names what differs and the spec that drafts across it.
+ */
+export function pairDraftModel(target: ModelBackend, draft: ModelBackend, drafter: Drafter | undefined, field = "draft"): number {
+    if (drafter?.members.includes(crossTokenizerLabel) === true) return target.vocabularySize;
+    try {
+        return assertSameVocabulary(target, draft, field);
+    } catch (error) {
+        if (!(error instanceof TokenizerMismatchError)) throw error;
+        const message = error.message.startsWith(`${field}: `) ? error.message.slice(field.length + 2) : error.message;
+        throw new TokenizerMismatchError(`${message}; --drafter ${crossTokenizerLabel} drafts with a model of another vocabulary`, field);
+    }
+}
