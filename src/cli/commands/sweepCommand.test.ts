@@ -65,7 +65,7 @@ describe("specgate sweep", () => {
         const run = async (draftSampling: string | undefined) => {
             const json = join(directory, `draft-${draftSampling ?? "default"}.json`);
             const outcome = await runSweepCommand({
-                target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", gamma: "2", maxTokens: "4", temperature: "1", draftSampling, json
+                target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", gamma: "2", maxTokens: "8", temperature: "1", draftSampling, json
             }, openPair);
             expect(outcome.exitCode).toBe(0);
             return JSON.parse(await readFile(json, "utf8")) as {settings: {draftSampling: string}; points: Array<{label: string; acceptedTokens: number; draftTokens: number}>};
