@@ -20,13 +20,14 @@ const draftContextTokens = 8;
  *    proposal its sequence rolls back to the longest common prefix with that and evaluates the rest.
  *    Text the target's detokenizer drops (control tokens such as a chat template's markers) is not
  *    seen by the draft; an incomplete UTF-8 character at the end of the target's text waits.
- *  - It drafts greedily up to γ + 1 tokens (stopping at its EOS) and decodes them after its context,
- *    dropping an incomplete UTF-8 character at the end.
+ *  - It drafts greedily (stopping at its EOS) as many tokens as γ + 1 target tokens take by the ratio
+ *    of the two tokenizations of the text so far (2 to 3(γ + 1)), and decodes them after its
+ *    context, dropping an incomplete UTF-8 character at the end.
  *  - The text is re-tokenized by the target after the text of the history's last tokens: kept are the
  *    tokens after those equal to the history's own, or else after the tokens whose text is exactly
  *    that context, so a first token that would merge with earlier text is never proposed (with no
  *    token boundary there, the text is tokenized alone). The last
- *    target token is dropped, since more draft text could extend it (γ + 1 draft tokens leave about γ);
+ *    target token is dropped, since more draft text could extend it (γ + 1 tokens' worth leave about γ);
  *    a draft EOS becomes the target's EOS after complete text.
  * The proposal has no draft rows over the target's vocabulary, so it is verified as a q-less proposal
  * (q = δ_x): exact match at temperature 0, and `strict` stays exact at any temperature.
@@ -89,7 +90,9 @@ export class CrossTokenizerDrafter implements Drafter {
             async propose(request: DraftRequest) {
                 const {history, maxTokens} = request;
                 const wanted = draftTokensFor(history);
-                const budget = maxTokens + 1;
+                // γ + 1 target tokens' worth of draft tokens, by the ratio of the two tokenizations of the text so far.
+                const ratio = (wanted.length - bos.length) / Math.max(1, history.length);
+                const budget = Math.min(3 * (maxTokens + 1), Math.max(2, Math.ceil((maxTokens + 1) * ratio)));
                 if (wanted.length === 0 || wanted.length + budget > draft.contextSize) return noProposal(label);
                 const common = await rollBackTo(wanted, 1);
                 const drafted: number[] = [];

@@ -87,6 +87,11 @@ export class IncrementalTokenization {
         return this.tokens;
     }
 
+    /** Tokens of the frozen prefix (never re-tokenized again). */
+    public get frozenCount(): number {
+        return this.frozenTokens.length;
+    }
+
     public get tokens(): number[] {
         return [...this.frozenTokens, ...this.openTail];
     }
