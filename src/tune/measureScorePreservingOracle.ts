@@ -167,7 +167,8 @@ async function decodeItem(run: {
 
     for (;;) {
         const context = [...prompt, ...detector.emittedTokens];
-        const wanted = Math.min(settings.gamma, target.contextSize - context.length, settings.maxTokens - detector.emittedTokens.length);
+        // As the engine: a draft longer than the tokens still wanted, less one, is never proposed.
+        const wanted = Math.min(settings.gamma, target.contextSize - context.length, settings.maxTokens - detector.emittedTokens.length - 1);
         const draftTokens: number[] = [];
         if (wanted > 0) {
             let [token] = await argmaxAfter(run.draftSequence, context, 1);
