@@ -30,6 +30,14 @@ export const generationOptionsSchema = z.strictObject({
     /** Keep generating past the end-of-generation token, to maxTokens (vLLM's and llama-server's ignore_eos: load benchmarks). */
     ignoreEos: z.boolean().default(false),
     /**
+     * The first token comes from the prompt's own last row, before any draft, as llama-server does:
+     * time to first token is one target decode of the prompt, and the drafter reads the prompt after
+     * it. serve sets it. False (default): the first step already drafts, which offline measurements
+     * (bench, sweep, fairness, the oracle) model. Both are exact: a step without a draft is
+     * target-only decoding.
+     */
+    firstTokenFromPrompt: z.boolean().default(false),
+    /**
      * At temperature 0 every policy among greedy/strict/match/typical reduces to exact match with the
      * target argmax (proved in the policy tests), so both models return only argmax ids instead of
      * full logit rows: identical output, and the logit transfer (~0.2 µs per vocabulary entry per

@@ -59,6 +59,48 @@ describe("speculative generation on a bigram backend", () => {
         }
     });
 
+    it("with firstTokenFromPrompt, the prompt's own row gives the first token before any draft, and strict stays exact", async () => {
+        const counted = BigramBackend.random(1, 8, {scale: 2});
+        const countedDraft = counted.noisyCopy(2, 1);
+        const stream = streamGeneration(counted, countedDraft, [0, 2, 5], {gamma: 3, maxTokens: 30, seed: 4, firstTokenFromPrompt: true});
+        const first = await stream.next();
+        // One target call for the whole prompt and the first token; the draft model has not run yet.
+        expect(first.done).toBe(false);
+        expect(counted.evaluateCalls).toEqual([3]);
+        expect(countedDraft.evaluateCalls).toEqual([]);
+        if (!first.done) expect(first.value.verification?.emitted).toHaveLength(1);
+        let last = await stream.next();
+        while (!last.done) last = await stream.next();
+        expect(last.value.telemetry.draftTokens).toBeGreaterThan(0);
+        expect(Math.max(...counted.evaluateCalls.slice(1))).toBeLessThanOrEqual(4);
+
+        // T = 0: target-only greedy, for every greedy-equivalent policy.
+        const baseline = await generate(target, undefined, [0, 2, 3], {sampling: {temperature: 0}, maxTokens: 40});
+        for (const kind of ["strict", "greedy"]) {
+            const speculative = await generate(target, draft, [0, 2, 3], {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, firstTokenFromPrompt: true});
+            expect(speculative.tokens).toEqual(baseline.tokens);
+        }
+        // T = 1: the first two tokens follow the target's distribution; the second comes from a verified draft.
+        const prompt = [0, 4];
+        const row1 = processLogits(target.table[4]);
+        const expected = new Float64Array(64);
+        for (let a = 0; a < 8; a++) {
+            const row2 = processLogits(target.table[a]);
+            for (let b = 0; b < 8; b++) expected[a * 8 + b] = a === 1 ? (b === 1 ? row1[1] : 0) : row1[a] * row2[b];
+        }
+        const observed = new Float64Array(64);
+        let drafted = 0;
+        for (let seed = 0; seed < 3000; seed++) {
+            const result = await generate(target, draft, prompt, {policy: {kind: "strict"}, gamma: 3, maxTokens: 3, seed, firstTokenFromPrompt: true});
+            drafted += result.telemetry.draftTokens;
+            const firstToken = result.tokens[0] ?? 1;
+            const second = firstToken === 1 ? 1 : (result.tokens[1] ?? 1);
+            observed[firstToken * 8 + second]++;
+        }
+        expect(drafted).toBeGreaterThan(2000);
+        expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
+    });
+
     it("fuzzy with a loose threshold accepts more than strict (and reports it)", async () => {
         const strict = await generate(target, draft, [0, 2], {policy: {kind: "strict"}, gamma: 4, maxTokens: 60, seed: 1});
         const fuzzy = await generate(target, draft, [0, 2], {policy: {kind: "fuzzy", threshold: 0.6}, gamma: 4, maxTokens: 60, seed: 1});

@@ -105,28 +105,43 @@ export async function* streamGeneration(
     const targetSequence = await target.createSequence();
     let session: DrafterSession | undefined;
     try {
-        const head = promptTokens.slice(0, -1);
-        let pending = promptTokens[promptTokens.length - 1];
         // Prompt and emitted tokens; the last one is `pending`, not yet in the target's cache.
         const history = [...promptTokens];
-        if (head.length > 0) await targetSequence.evaluate(head, {positions: []});
-        session = speculative ? await drafter!.start({target, promptTokens, options, chance, telemetry}) : undefined;
-        telemetry.time.prompt = performance.now() - started;
-        const argmaxOnly = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
-            resources.policy == null && greedyEquivalentAtTemperatureZero.has(options.policy.kind) &&
-            targetSequence.evaluateArgmax != null && (session == null || session.supportsArgmax);
-        const stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
+        let pending = promptTokens[promptTokens.length - 1];
+        // With firstTokenFromPrompt the first step decodes the whole prompt and takes the first token
+        // from its last row, as llama-server does: no draft precedes the first token, and the drafter
+        // reads the prompt after it. Otherwise the prompt but its last token is decoded here.
+        let prefix: number[] | undefined = promptTokens.slice(0, -1);
+        if (!options.firstTokenFromPrompt) {
+            if (prefix.length > 0) await targetSequence.evaluate(prefix, {positions: []});
+            prefix = undefined;
+            session = speculative ? await drafter!.start({target, promptTokens, options, chance, telemetry}) : undefined;
+            telemetry.time.prompt = performance.now() - started;
+        }
+        const argmaxPossible = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
+            resources.policy == null && greedyEquivalentAtTemperatureZero.has(options.policy.kind) && targetSequence.evaluateArgmax != null;
+        let argmaxOnly = argmaxPossible && (session == null || session.supportsArgmax);
+        let stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
 
         let finishReason: FinishReason | undefined;
         while (finishReason == null) {
             resources.signal?.throwIfAborted();
-            const room = target.contextSize - targetSequence.tokens.length - 1;
+            if (session == null && speculative && prefix === undefined) {
+                // After a prompt step's first token went out: the drafter reads the prompt now.
+                const drafterStart = performance.now();
+                session = await drafter!.start({target, promptTokens, options, chance, telemetry});
+                telemetry.time.prompt += performance.now() - drafterStart;
+                argmaxOnly = argmaxPossible && session.supportsArgmax;
+                stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
+            }
+            const promptStep = prefix !== undefined;
+            const room = target.contextSize - targetSequence.tokens.length - (prefix?.length ?? 0) - 1;
             if (room < 0) {
                 finishReason = "length";
                 break;
             }
             // A step emits up to its draft + 1 tokens: a draft longer than the tokens still wanted, less one, is wasted work.
-            const wanted = Math.min(controller.next, room, options.maxTokens - stopDetector.emittedTokens.length - 1);
+            const wanted = promptStep ? 0 : Math.min(controller.next, room, options.maxTokens - stopDetector.emittedTokens.length - 1);
 
             // 1. Draft.
             let phaseStart = performance.now();
@@ -136,16 +151,23 @@ export async function* streamGeneration(
             const draftTokens = proposal?.tokens ?? [];
             telemetry.time.draft += performance.now() - phaseStart;
 
-            // 2. Verify: one batched target evaluation of the pending token and every draft token.
+            // 2. Verify: one batched target evaluation of the pending token and every draft token (in
+            // the prompt step, of the whole prompt, reading its last row only).
             phaseStart = performance.now();
-            const batch = [pending, ...draftTokens];
-            const positions = batch.map((_token, index) => index);
+            const batch = [...(prefix ?? []), pending, ...draftTokens];
+            const positions = batch.map((_token, index) => index).slice(prefix?.length ?? 0);
+            prefix = undefined;
             const evaluation = await timedEvaluation(targetSequence, async () => argmaxOnly
                 ? {argmax: await targetSequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
                 : {argmax: undefined, ...await evaluateRows(targetSequence, batch, options.sampling, {positions})});
             const {argmax: targetArgmax, logits: targetLogits} = evaluation.result;
-            telemetry.time.verify += performance.now() - phaseStart;
-            telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
+            if (promptStep) {
+                // Prompt processing: its own time line, and no point of the verification cost curve.
+                telemetry.time.prompt = performance.now() - started;
+            } else {
+                telemetry.time.verify += performance.now() - phaseStart;
+                telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
+            }
 
             // 3. Sampling rows, then the policy.
             phaseStart = performance.now();

@@ -114,7 +114,9 @@ export function prepareGeneration(
         maxTokens: requested ?? room,
         stop: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop,
         seed: request.seed ?? randomInt(0, 2 ** 48 - 1),
-        ignoreEos: request.ignore_eos === true
+        ignoreEos: request.ignore_eos === true,
+        // Time to first token as llama-server's: the prompt's row gives it, drafting starts after.
+        firstTokenFromPrompt: true
     };
     return {
         promptTokens,
