@@ -1,13 +1,13 @@
 import {mkdir, mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {letterPieces} from "../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import type {Command} from "commander";
 import {createProgram} from "./createProgram.js";
 import {ExitCode} from "./exitCodes.js";
-import {runCli} from "./runCli.js";
+import {runCliCaptured} from "./testing/runCliCaptured.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const shipped = (path: string) => join(root, path);
@@ -20,25 +20,7 @@ let unscored: string;
 let twoGroups: string;
 let counts: string;
 
-/** Runs the CLI in-process and captures what it writes. */
-async function cli(...args: string[]): Promise<{code: number; stdout: string; stderr: string}> {
-    let stdout = "";
-    let stderr = "";
-    const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-        stdout += String(chunk);
-        return true;
-    });
-    const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-        stderr += String(chunk);
-        return true;
-    });
-    try {
-        return {code: await runCli(args), stdout, stderr};
-    } finally {
-        out.mockRestore();
-        err.mockRestore();
-    }
-}
+const cli = runCliCaptured;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-contract-"));

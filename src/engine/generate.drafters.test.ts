@@ -1,11 +1,11 @@
 import {describe, expect, it} from "vitest";
-import {processLogits} from "../distributions/processLogits.js";
 import {InvalidDrafterError, TokenizerMismatchError} from "../errors.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {createDrafter} from "./drafters/createDrafter.js";
 import {SuffixDrafter} from "./drafters/SuffixDrafter.js";
 import {generate} from "./generate.js";
 import {BigramBackend} from "./testing/BigramBackend.js";
+import {firstTwoTokensCell, firstTwoTokensDistribution} from "./testing/firstTwoTokens.js";
 
 const target = BigramBackend.random(1, 8, {scale: 2, eosBias: -40});
 const draft = target.noisyCopy(2, 1.0);
@@ -97,20 +97,13 @@ describe("generation with each drafter", () => {
         // The prompt's last token 4 occurred before, followed by 3: ngram:1:1 proposes [3] on the
         // first step, verified as q = δ_x.
         const prompt = [0, 4, 3, 4];
-        const row1 = processLogits(target.table[4]);
-        const expected = new Float64Array(64);
-        for (let a = 0; a < 8; a++) {
-            const row2 = processLogits(target.table[a]);
-            for (let b = 0; b < 8; b++) expected[a * 8 + b] = a === 1 ? (b === 1 ? row1[1] : 0) : row1[a] * row2[b];
-        }
+        const expected = firstTwoTokensDistribution(target, 4);
         const observed = new Float64Array(64);
         let proposed = 0;
         for (let seed = 0; seed < 3000; seed++) {
             const result = await generate(target, undefined, prompt, {drafter: "ngram:1:1", gamma: 2, maxTokens: 2, seed});
             proposed += result.telemetry.draftTokens;
-            const first = result.tokens[0] ?? 1;
-            const second = first === 1 ? 1 : (result.tokens[1] ?? 1);
-            observed[first * 8 + second]++;
+            observed[firstTwoTokensCell(result, 8)]++;
         }
         expect(proposed).toBeGreaterThanOrEqual(3000);
         expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);

@@ -1,10 +1,10 @@
 import {describe, expect, it} from "vitest";
-import {processLogits} from "../distributions/processLogits.js";
 import {InvalidInputError, TokenizerMismatchError} from "../errors.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {DraftLengthController} from "./DraftLengthController.js";
 import {generate, streamGeneration} from "./generate.js";
 import {BigramBackend} from "./testing/BigramBackend.js";
+import {firstTwoTokensCell, firstTwoTokensDistribution} from "./testing/firstTwoTokens.js";
 
 const target = BigramBackend.random(1, 8, {scale: 2});
 const draft = target.noisyCopy(2, 1.0);
@@ -39,22 +39,11 @@ describe("speculative generation on a bigram backend", () => {
 
     it("at temperature 1, strict and match emit the target's own distribution for the first two tokens (χ², 3000 seeds)", async () => {
         const prompt = [0, 4];
-        const row1 = processLogits(target.table[4]);
+        const expected = firstTwoTokensDistribution(target, 4);
         for (const kind of ["strict", "match"]) {
             const observed = new Float64Array(64);
-            const expected = new Float64Array(64);
-            for (let a = 0; a < 8; a++) {
-                const row2 = processLogits(target.table[a]);
-                for (let b = 0; b < 8; b++) expected[a * 8 + b] = row1[a] * row2[b];
-            }
-            // EOS ends generation: treat an ended sequence's second token as EOS (id 1), as the target would stop too.
-            for (let a = 0; a < 8; a++) if (a === 1) for (let b = 0; b < 8; b++) expected[a * 8 + b] = b === 1 ? row1[1] : 0;
-            for (let seed = 0; seed < 3000; seed++) {
-                const result = await generate(target, draft, prompt, {policy: {kind} as never, gamma: 3, maxTokens: 2, seed});
-                const first = result.tokens[0] ?? 1;
-                const second = first === 1 ? 1 : (result.tokens[1] ?? 1);
-                observed[first * 8 + second]++;
-            }
+            for (let seed = 0; seed < 3000; seed++)
+                observed[firstTwoTokensCell(await generate(target, draft, prompt, {policy: {kind} as never, gamma: 3, maxTokens: 2, seed}), 8)]++;
             expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
         }
     });
@@ -81,21 +70,13 @@ describe("speculative generation on a bigram backend", () => {
             expect(speculative.tokens).toEqual(baseline.tokens);
         }
         // T = 1: the first two tokens follow the target's distribution; the second comes from a verified draft.
-        const prompt = [0, 4];
-        const row1 = processLogits(target.table[4]);
-        const expected = new Float64Array(64);
-        for (let a = 0; a < 8; a++) {
-            const row2 = processLogits(target.table[a]);
-            for (let b = 0; b < 8; b++) expected[a * 8 + b] = a === 1 ? (b === 1 ? row1[1] : 0) : row1[a] * row2[b];
-        }
+        const expected = firstTwoTokensDistribution(target, 4);
         const observed = new Float64Array(64);
         let drafted = 0;
         for (let seed = 0; seed < 3000; seed++) {
-            const result = await generate(target, draft, prompt, {policy: {kind: "strict"}, gamma: 3, maxTokens: 3, seed, firstTokenFromPrompt: true});
+            const result = await generate(target, draft, [0, 4], {policy: {kind: "strict"}, gamma: 3, maxTokens: 3, seed, firstTokenFromPrompt: true});
             drafted += result.telemetry.draftTokens;
-            const firstToken = result.tokens[0] ?? 1;
-            const second = firstToken === 1 ? 1 : (result.tokens[1] ?? 1);
-            observed[firstToken * 8 + second]++;
+            observed[firstTwoTokensCell(result, 8)]++;
         }
         expect(drafted).toBeGreaterThan(2000);
         expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);

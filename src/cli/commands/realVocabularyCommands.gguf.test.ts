@@ -1,10 +1,10 @@
 import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {ExitCode} from "../exitCodes.js";
-import {runCli} from "../runCli.js";
+import {runCliCaptured} from "../testing/runCliCaptured.js";
 
 /**
  * Every command end to end on a real-vocabulary fixture written by `specgate fixtures --tokenizer
@@ -21,24 +21,7 @@ let battery: string;
 let prompts: string;
 const longText = "東京 hello 😀 नमस्ते ".repeat(900);
 
-async function cli(...args: string[]): Promise<{code: number; stdout: string; stderr: string}> {
-    let stdout = "";
-    let stderr = "";
-    const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-        stdout += String(chunk);
-        return true;
-    });
-    const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-        stderr += String(chunk);
-        return true;
-    });
-    try {
-        return {code: await runCli(args), stdout, stderr};
-    } finally {
-        out.mockRestore();
-        err.mockRestore();
-    }
-}
+const cli = runCliCaptured;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-real-vocabulary-"));
