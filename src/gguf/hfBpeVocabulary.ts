@@ -123,7 +123,7 @@ function mergeText(merge: unknown, index: number): string {
 }
 
 /** A tokenizer_config special token: a string, or an AddedToken object's content. */
-function specialText(value: unknown): string | undefined {
+export function specialText(value: unknown): string | undefined {
     if (typeof value === "string") return value;
     if (typeof value === "object" && value !== null && typeof (value as {content?: unknown}).content === "string")
         return (value as {content: string}).content;
@@ -140,7 +140,8 @@ function templateStartsWith(postProcessor: unknown, token: string | undefined): 
         (entry.single[0] as {SpecialToken?: {id?: unknown}} | undefined)?.SpecialToken?.id === token);
 }
 
-function asRecord(value: unknown, field: string): Record<string, unknown> {
+/** A tokenizer file's JSON object, or a typed error naming `field`. */
+export function asRecord(value: unknown, field: string): Record<string, unknown> {
     if (typeof value !== "object" || value === null || Array.isArray(value))
         throw new InvalidInputError("must be a JSON object", field);
     return value as Record<string, unknown>;

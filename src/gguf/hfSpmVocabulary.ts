@@ -2,7 +2,7 @@ import {InvalidInputError} from "../errors.js";
 import {SpmTokenType} from "./ByteTokenizer.js";
 import type {GgufVocabulary} from "./GgufVocabulary.js";
 import {GgufValueType} from "./GgufValueType.js";
-import type {HfTokenizerFiles} from "./hfBpeVocabulary.js";
+import {asRecord, specialText, type HfTokenizerFiles} from "./hfBpeVocabulary.js";
 import type {GgufKeyValue} from "./llamaGgufMetadata.js";
 
 /**
@@ -130,17 +130,4 @@ function mergeParts(merge: unknown, rank: number): [string, string] {
         return [merge[0] as string, merge[1] as string];
     }
     throw new InvalidInputError("must be a \"left right\" string or a [left, right] pair", `tokenizer.json: model.merges[${rank}]`);
-}
-
-function specialText(value: unknown): string | undefined {
-    if (typeof value === "string") return value;
-    if (typeof value === "object" && value !== null && typeof (value as {content?: unknown}).content === "string")
-        return (value as {content: string}).content;
-    return undefined;
-}
-
-function asRecord(value: unknown, field: string): Record<string, unknown> {
-    if (typeof value !== "object" || value === null || Array.isArray(value))
-        throw new InvalidInputError("must be a JSON object", field);
-    return value as Record<string, unknown>;
 }
