@@ -188,7 +188,7 @@ class ServerProcess {
             args = ["-m", benchCase.target, "-md", benchCase.draft, "--spec-type", "draft-simple", "--spec-draft-n-max", String(gamma), "--spec-draft-n-min", "0", "--spec-draft-p-min", "0",
                 "-t", String(threads), "-tb", String(threads), "-td", String(threads), "-tbd", String(threads),
                 "-c", String(contextPerSlot * slots), "-np", String(slots), "--no-kv-unified", "--cont-batching", "--no-cache-prompt",
-                "--no-webui", "--host", "127.0.0.1", "--port", String(port)];
+                "--metrics", "--no-webui", "--host", "127.0.0.1", "--port", String(port)];
         } else {
             binary = join(root, "node_modules/.bin/tsx");
             args = [join(root, "src/cli/main.ts"), "serve", "--target", benchCase.target, "--draft", benchCase.draft, "--policy", "strict", "--gamma", String(gamma),
@@ -221,6 +221,29 @@ class ServerProcess {
 
     public cpuSeconds(): number {
         return cpuSeconds(this.child.pid);
+    }
+
+    /**
+     * The target's decode calls and the tokens they decoded so far, from the server's /metrics.
+     * specgate counts both (batch_steps_total, batch_tokens_total for model="target"). llama-server
+     * counts its target llama_decode calls (n_decode_total, drafts excluded) but not their tokens:
+     * each verification decodes the last token and the drafts, and accepted drafts are not decoded
+     * again, so its tokens are prompt tokens + generated − accepted + drafted (an estimate, exact
+     * but for the final token of each request).
+     */
+    public async targetDecodes(): Promise<{calls: number; tokens: number}> {
+        const response = await fetch(`${this.url}/metrics`);
+        const text = await response.text();
+        // NaN when the server does not count it (specgate without continuous batching).
+        const sum = (name: string, labels = ""): number => text.split("\n")
+            .filter((line) => line.startsWith(name) && (line[name.length] === " " || line[name.length] === "{") && line.includes(labels))
+            .reduce((total, line) => (Number.isNaN(total) ? 0 : total) + Number(line.slice(line.lastIndexOf(" ") + 1)), Number.NaN);
+        if (this.arm === "specgate")
+            return {calls: sum("batch_steps_total", 'model="target"'), tokens: sum("batch_tokens_total", 'model="target"')};
+        return {
+            calls: sum("llamacpp:n_decode_total"),
+            tokens: sum("llamacpp:prompt_tokens_total") + sum("llamacpp:tokens_predicted_total") - sum("llamacpp:spec_decode_num_accepted_tokens_total") + sum("llamacpp:spec_decode_num_draft_tokens_total")
+        };
     }
 
     public stop(): Promise<void> {
@@ -356,9 +379,13 @@ interface RoundResult {
     loadAverage: number;
     /** CPU seconds of the server's process tree during the round / wall seconds: cores it kept busy. */
     serverCores: number;
+    /** The target's llama_decode calls during the round, and the tokens they decoded (see ServerProcess.targetDecodes). */
+    targetDecodeCalls: number;
+    targetDecodeTokens: number;
 }
 
 async function runRound(server: ServerProcess, streams: number, round: number, records: RequestRecord[], errors: string[]): Promise<RoundResult> {
+    const decodesBefore = await server.targetDecodes();
     const cpuBefore = server.cpuSeconds();
     const started = performance.now();
     const mine: RequestRecord[] = [];
@@ -378,9 +405,11 @@ async function runRound(server: ServerProcess, streams: number, round: number, r
     }));
     const wallSeconds = (performance.now() - started) / 1000;
     const serverCores = (server.cpuSeconds() - cpuBefore) / wallSeconds;
+    const decodesAfter = await server.targetDecodes();
     records.push(...mine);
     const tokens = mine.reduce((sum, record) => sum + record.tokens, 0);
-    return {arm: server.arm, streams, round, wallSeconds, tokens, tokensPerSecond: tokens / wallSeconds, errors: failed, loadAverage: loadavg()[0], serverCores};
+    return {arm: server.arm, streams, round, wallSeconds, tokens, tokensPerSecond: tokens / wallSeconds, errors: failed, loadAverage: loadavg()[0], serverCores,
+        targetDecodeCalls: decodesAfter.calls - decodesBefore.calls, targetDecodeTokens: decodesAfter.tokens - decodesBefore.tokens};
 }
 
 /** Untimed: one request alone, then one wave of `streams` short requests (first-touch allocations, JIT, thread pools). */
@@ -448,6 +477,8 @@ async function main(): Promise<void> {
             tokensPerSecond: median(perRound.map((result) => result.tokensPerSecond)),
             tokensPerSecondRounds: perRound.map((result) => result.tokensPerSecond),
             serverCores: median(perRound.map((result) => result.serverCores)),
+            targetDecodesPerRound: median(perRound.map((result) => result.targetDecodeCalls).filter(Number.isFinite)),
+            targetTokensPerDecode: perRound.reduce((sum, result) => sum + result.targetDecodeTokens, 0) / Math.max(1, perRound.reduce((sum, result) => sum + result.targetDecodeCalls, 0)),
             meanTokensPerRequest: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.length),
             tokensPerEvent: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.reduce((sum, record) => sum + record.events, 0)),
             // A request that ends before any text (EOS first) has no first token: it is left out of TTFT.
@@ -483,8 +514,8 @@ async function main(): Promise<void> {
     lines.push(`Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
         `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`);
     lines.push("");
-    lines.push("| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | errors (sg / ls) |");
-    lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    lines.push("| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | target decodes per round (sg / ls) | target tokens per decode (sg / ls) | errors (sg / ls) |");
+    lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     const pair = (a: number | undefined, b: number | undefined, digits = 1) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
     for (const streams of streamLevels) {
         const sg = find("specgate", streams);
@@ -492,7 +523,7 @@ async function main(): Promise<void> {
         lines.push(`| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed((sg?.tokensPerSecond ?? Number.NaN) / (ls?.tokensPerSecond ?? Number.NaN), 3)}** | ` +
             `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed((sg?.ttftP99 ?? Number.NaN) / (ls?.ttftP99 ?? Number.NaN), 3)}** | ` +
             `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
-            `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
+            `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${pair(sg?.targetDecodesPerRound, ls?.targetDecodesPerRound, 0)} | ${pair(sg?.targetTokensPerDecode, ls?.targetTokensPerDecode)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
     }
     // The rounds pair up (round r of each arm ran back to back): the median of the per-round ratios
     // is the figure least moved by load that changed between rounds.

@@ -54,11 +54,11 @@ interface Chunk {
  * one llama_batch and decoded in one llama_decode on a worker thread; each submitter then gets its
  * own rows (logits, argmax ids or sampler rows for its own sampling settings) as an output group.
  *
- * When a step starts: at once when no step is running and every sequence of the previous step has
- * submitted again (the steady state of N streams in lockstep); otherwise after a short gather window
- * (half the last step, 1–10 ms) so that sequences still doing their JS work (verification, streaming a
- * chunk) join this step instead of trailing into the next. A sequence that has left or is slow is not
- * waited for beyond that.
+ * When a step starts: at once when no step is running and every sequence of the previous steps has
+ * submitted again (the steady state of N streams in lockstep); otherwise when those still doing their
+ * own work (verification, draft steps, streaming a chunk) should be back by how long each took before,
+ * so that they join this step instead of trailing into the next, as llama-server's slots all join
+ * each of its iterations. A sequence that has left or is slow is waited for half a step at most.
  *
  * Rollbacks of a sequence arrive while another step may be running: they are applied at once when the
  * context is idle, else handed to the next decode, which applies them on its worker before decoding
@@ -68,8 +68,10 @@ export class BatchScheduler {
     private readonly free: number[];
     private readonly inUse = new Set<number>();
     private pending: Submission[] = [];
-    /** Sequences of the last step that have not submitted since. */
-    private expected = new Set<number>();
+    /** Sequences of a step that have not submitted since, and when that step's results were handed out. */
+    private readonly expected = new Map<number, number>();
+    /** How long each sequence takes to submit again after its step (its verification and draft steps), smoothed. */
+    private readonly returnMilliseconds = new Map<number, number>();
     /** (sequence, from) pairs waiting for the context to be idle. */
     private removals: number[] = [];
     private running = false;
@@ -117,6 +119,7 @@ export class BatchScheduler {
                 this.remove(sequence, 0);
                 this.inUse.delete(sequence);
                 this.expected.delete(sequence);
+                this.returnMilliseconds.delete(sequence);
                 this.free.push(sequence);
                 this.schedule();
             }
@@ -143,7 +146,13 @@ export class BatchScheduler {
                 next: 0, waitingSince: performance.now(),
                 result: {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, batchWaitMilliseconds: 0}
             });
-            this.expected.delete(sequence);
+            const handedOut = this.expected.get(sequence);
+            if (handedOut !== undefined) {
+                this.expected.delete(sequence);
+                const took = performance.now() - handedOut;
+                const before = this.returnMilliseconds.get(sequence);
+                this.returnMilliseconds.set(sequence, before === undefined ? took : (before + took) / 2);
+            }
             this.schedule();
         });
     }
@@ -156,13 +165,21 @@ export class BatchScheduler {
     private schedule(): void {
         if (this.running || this.disposed || this.pending.length === 0) return;
         this.gatherSince ??= performance.now();
-        const everyoneIn = [...this.expected].every((sequence) => !this.inUse.has(sequence));
-        if (everyoneIn) {
+        const waitingFor = [...this.expected].filter(([sequence]) => this.inUse.has(sequence));
+        if (waitingFor.length === 0) {
             // After this turn's promise callbacks: submissions made in the same turn join the step.
             this.launch ??= setImmediate(() => this.start());
             return;
         }
-        this.timer ??= setTimeout(() => this.start(), Math.min(10, Math.max(1, this.lastStepMilliseconds / 2)));
+        // Wait until the sequences of earlier steps should be back (their verification and draft steps
+        // take about as long as they took before; 10 ms for one not seen yet), never more than half a
+        // step: a step launched without them makes them wait a whole step, and that is the most a slow
+        // or departed sequence costs the others.
+        const due = Math.max(...waitingFor.map(([sequence, handedOut]) => {
+            const usual = this.returnMilliseconds.get(sequence);
+            return handedOut + (usual === undefined ? Infinity : 1.5 * usual + 1);
+        }));
+        this.timer ??= setTimeout(() => this.start(), Math.min(Math.max(1, this.lastStepMilliseconds / 2), Math.max(1, due - performance.now())));
     }
 
     private start(): void {
@@ -173,30 +190,36 @@ export class BatchScheduler {
         if (!this.running && !this.disposed && this.pending.length > 0) void this.step();
     }
 
-    /** Which tokens of which submissions this step decodes: decodes first, then prompt chunks in arrival order. */
+    /**
+     * Which tokens of which submissions this step decodes: every decode, then prompt chunks in arrival
+     * order while the step has room; laid out in sequence-id order.
+     */
     private layout(): Chunk[] {
-        // In sequence order: llama.cpp packs consecutive sequence ids of equal length into one ubatch.
-        const decodes = this.pending.filter((submission) => submission.tokens.length - submission.next <= this.decodeTokens)
-            .sort((a, b) => a.sequence - b.sequence);
+        const decodes = this.pending.filter((submission) => submission.tokens.length - submission.next <= this.decodeTokens);
         const prompts = this.pending.filter((submission) => submission.tokens.length - submission.next > this.decodeTokens);
-        const chunks: Chunk[] = [];
-        let offset = 0;
-        for (const submission of decodes) {
-            chunks.push({submission, from: submission.next, to: submission.tokens.length, offset});
-            offset += submission.tokens.length - submission.next;
-        }
+        const taken: Array<{submission: Submission; from: number; to: number}> = decodes.map((submission) => ({submission, from: submission.next, to: submission.tokens.length}));
+        let count = taken.reduce((total, chunk) => total + chunk.to - chunk.from, 0);
         for (const submission of prompts) {
-            const budget = this.options.stepTokens - offset;
-            if (budget <= 0 && chunks.length > 0) break;
+            const budget = this.options.stepTokens - count;
+            if (budget <= 0 && taken.length > 0) break;
             const left = submission.tokens.length - submission.next;
             let take = Math.min(left, Math.max(budget, 1));
             // A chunk short of the end must not contain a requested row: stop before the first, or take it all.
             if (take < left && submission.next + take > submission.firstOutput)
                 take = submission.firstOutput > submission.next ? submission.firstOutput - submission.next : left;
-            chunks.push({submission, from: submission.next, to: submission.next + take, offset});
-            offset += take;
+            taken.push({submission, from: submission.next, to: submission.next + take});
+            count += take;
         }
-        return chunks;
+        // With one KV stream per sequence llama.cpp splits a batch into ubatches of consecutive sequence
+        // ids (in batch order) taking equally many tokens from each: each ubatch is a pass over the
+        // weights. Sequence order keeps a step's sequences in as few runs as their ids allow.
+        taken.sort((a, b) => a.submission.sequence - b.submission.sequence);
+        let offset = 0;
+        return taken.map((chunk) => {
+            const laid = {...chunk, offset};
+            offset += chunk.to - chunk.from;
+            return laid;
+        });
     }
 
     private async step(): Promise<void> {
@@ -256,7 +279,7 @@ export class BatchScheduler {
                     submission.waitingSince = finished;
                     unfinished.push(submission);
                 } else {
-                    this.expected.add(submission.sequence);
+                    this.expected.set(submission.sequence, finished);
                     submission.resolve(submission.result);
                 }
             }

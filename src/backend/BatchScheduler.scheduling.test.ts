@@ -1,0 +1,71 @@
+import {describe, expect, it} from "vitest";
+import {BatchScheduler} from "./BatchScheduler.js";
+import {NativeOutputMode, type NativeContextHandle, type NativeDecodeResult, type NativeOutputGroup} from "./nativeAddon.js";
+
+/**
+ * When steps start and how they are laid out, against a context double that records each decode's
+ * sequence ids and takes a fixed time: what the scheduler decides, apart from llama.cpp's arithmetic
+ * (BatchScheduler.test.ts checks that on a real context).
+ */
+class RecordingContext implements NativeContextHandle {
+    public readonly steps: number[][] = [];
+
+    public constructor(private readonly stepMilliseconds: number) {}
+
+    public async decode(_tokens: Int32Array, sequences: Int32Array, _positions: Int32Array, groups: readonly NativeOutputGroup[]): Promise<NativeDecodeResult> {
+        this.steps.push([...new Set(sequences)]);
+        await new Promise((resolve) => setTimeout(resolve, this.stepMilliseconds));
+        return {decodeMilliseconds: this.stepMilliseconds, transferMilliseconds: 0, samplingMilliseconds: 0, groups: groups.map(() => ({transferMilliseconds: 0, samplingMilliseconds: 0}))};
+    }
+
+    public decodeNow(): NativeDecodeResult | null {
+        return null;
+    }
+
+    public removeTokens(): boolean {
+        return true;
+    }
+
+    public clear(): void {}
+
+    public dispose(): void {}
+}
+
+const noRows: NativeOutputGroup = {outputs: new Int32Array(0), mode: NativeOutputMode.None};
+const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+describe("BatchScheduler scheduling", () => {
+    it("lays a step out in sequence-id order, prompt chunks included", async () => {
+        const context = new RecordingContext(1);
+        const scheduler = new BatchScheduler(context, 3, {stepTokens: 512, decodeTokens: 4});
+        const [first, second, third] = [scheduler.acquire()!, scheduler.acquire()!, scheduler.acquire()!];
+        // Sequence 0 brings a prompt (longer than a decode), 1 and 2 a verification each, in one turn.
+        await Promise.all([
+            third.decode([5, 6], 10, noRows),
+            first.decode(Array.from({length: 20}, (_value, index) => index + 1), 0, noRows),
+            second.decode([7, 8, 9], 4, noRows)
+        ]);
+        expect(context.steps).toEqual([[0, 1, 2]]);
+        scheduler.dispose();
+    });
+
+    it("learns how long the previous step's sequences take to come back and waits for them", async () => {
+        // Two sequences in lockstep; the second always comes back 20 ms after the first (its JS and
+        // draft steps take longer). A fixed 10 ms window would decode them in alternate steps forever.
+        const context = new RecordingContext(60);
+        const scheduler = new BatchScheduler(context, 2, {stepTokens: 512});
+        const slots = [scheduler.acquire()!, scheduler.acquire()!];
+        const rounds = 14;
+        await Promise.all(slots.map(async (slot, index) => {
+            for (let round = 0; round < rounds; round++) {
+                if (index === 1) await sleep(20);
+                await slot.decode([1], round, noRows);
+            }
+        }));
+        // The second starts a step or two behind (nothing learned yet) and so ends alone; in between,
+        // once its usual return time is known, every step carries both.
+        expect(context.steps.slice(4, -4).map((sequences) => sequences.length)).toEqual(Array(context.steps.length - 8).fill(2));
+        expect(context.steps.length).toBeLessThanOrEqual(rounds + 4);
+        scheduler.dispose();
+    });
+});
