@@ -17,19 +17,20 @@ export class SpecgateError extends Error {
 
 /** A value given by the user (file, flag, request body) is malformed or out of range. */
 export class InvalidInputError extends SpecgateError {
-    public constructor(message: string, field?: string) {
-        super("invalid_input", message, field);
+    public constructor(message: string, field?: string, code = "invalid_input") {
+        super(code, message, field);
     }
 }
 
 /**
  * A prompt with more tokens than the model's context can hold (with room for one generated token):
  * nothing was generated. Battery runners catch it per item, so one long prompt does not end a run.
- * A remote server's refusal gives no counts (undefined) and its own message.
+ * A remote server's refusal gives no counts (undefined) and its own message. Its code is OpenAI's
+ * for the same refusal, which serve answers with.
  */
 export class PromptExceedsContextError extends InvalidInputError {
     public constructor(public readonly promptTokens: number | undefined, public readonly contextSize: number | undefined, field = "prompt", message?: string) {
-        super(message ?? `has ${promptTokens} tokens; the context holds ${contextSize}`, field);
+        super(message ?? `has ${promptTokens} tokens; the context holds ${contextSize}`, field, "context_length_exceeded");
     }
 }
 

@@ -232,6 +232,7 @@ describe("prompt size", () => {
             expect(response.status).toBe(400);
             const error = (await json(response)).error;
             expect(error.param).toBe(field);
+            expect(error.code).toBe("context_length_exceeded");
             expect(error.message).toMatch(new RegExp(`has ${target.contextSize + 1} bytes of text; this model's context of ${target.contextSize} tokens holds at most ${target.contextSize} \\(1 bytes per token\\)`));
         }
         expect(counting.tokenizedCharacters).toBe(0);
@@ -239,7 +240,14 @@ describe("prompt size", () => {
         const atLimit = await post(app, "/v1/completions", {prompt: tooLong.slice(1)});
         expect(atLimit.status).toBe(400);
         expect(counting.tokenizedCharacters).toBe(target.contextSize);
-        expect((await json(atLimit)).error.message).toMatch(/context holds/);
+        expect((await json(atLimit)).error).toMatchObject({message: expect.stringMatching(/context holds/), code: "context_length_exceeded", param: "prompt"});
+        // A prompt that fits, with more completion tokens than the rest of the context: OpenAI's refusal.
+        const tooMany = await post(app, "/v1/completions", {prompt: "ab", max_tokens: target.contextSize});
+        expect(tooMany.status).toBe(400);
+        expect((await json(tooMany)).error).toMatchObject({
+            code: "context_length_exceeded", param: "max_tokens", type: "invalid_request_error",
+            message: expect.stringMatching(new RegExp(`maximum context length is ${target.contextSize} tokens; you requested ${target.contextSize + 3} \\(3 in the prompt`))
+        });
     });
 
     it("caps the bytes per token, and says that token ids get past the cap", async () => {

@@ -1,7 +1,7 @@
 import {randomInt} from "node:crypto";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
-import {InvalidInputError, ModelNotFoundError} from "../errors.js";
+import {InvalidInputError, ModelNotFoundError, PromptExceedsContextError} from "../errors.js";
 import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
 import type {CompletionRequest} from "./completionRequestSchema.js";
 import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";
@@ -46,11 +46,9 @@ export function checkPromptText(state: ServeState, texts: readonly string[], fie
     let bytes = 0;
     for (const text of texts) bytes += Buffer.byteLength(text);
     if (bytes > limit.bytes)
-        throw new InvalidInputError(
+        throw new PromptExceedsContextError(undefined, state.target.contextSize, field,
             `has ${bytes} bytes of text; this model's context of ${state.target.contextSize} tokens holds at most ${limit.bytes} ` +
-            `(${limit.bytesPerToken} bytes per token${limit.capped ? "; a prompt of longer tokens can be sent as token ids" : ""})`,
-            field
-        );
+            `(${limit.bytesPerToken} bytes per token${limit.capped ? "; a prompt of longer tokens can be sent as token ids" : ""})`);
 }
 
 /** Prompt token ids of a completion request: text is tokenized, ids are checked against the vocabulary. */
@@ -80,22 +78,21 @@ export function prepareGeneration(
 ): PreparedGeneration {
     if (request.model != null && request.model !== state.modelName)
         throw new ModelNotFoundError(`the model "${request.model}" does not exist; this server serves "${state.modelName}"`, "model");
-    const path = resolveDecodePath(request.speculative, state.speculativeDefaults, state.draft !== undefined);
+    const path = resolveDecodePath(request.speculative, state.speculativeDefaults, state.draftPairing);
 
     const target = state.target;
     const addsBos = target.bosToken != null && promptTokens[0] !== target.bosToken;
     const promptLength = promptTokens.length + (addsBos ? 1 : 0);
     const room = target.contextSize - promptLength;
     if (room < 1)
-        throw new InvalidInputError(`has ${promptLength} tokens; this model's context holds ${target.contextSize} including at least one generated token`, promptField);
+        throw new PromptExceedsContextError(promptLength, target.contextSize, promptField,
+            `has ${promptLength} tokens; this model's context holds ${target.contextSize} including at least one generated token`);
     const maxTokensField = "max_completion_tokens" in request && request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
     const requested = maxTokensField === "max_completion_tokens" ? (request as ChatCompletionRequest).max_completion_tokens : request.max_tokens;
     if (requested != null && requested > room)
-        throw new InvalidInputError(
+        throw new PromptExceedsContextError(promptLength, target.contextSize, maxTokensField,
             `this model's maximum context length is ${target.contextSize} tokens; you requested ${promptLength + requested} ` +
-            `(${promptLength} in the ${promptField === "prompt" ? "prompt" : "messages"}, ${requested} for the completion)`,
-            maxTokensField
-        );
+            `(${promptLength} in the ${promptField === "prompt" ? "prompt" : "messages"}, ${requested} for the completion)`);
 
     const defaults = state.samplerDefaults;
     const speculative = path.mode === "speculative";
