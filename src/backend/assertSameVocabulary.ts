@@ -37,6 +37,17 @@ export function assertSameVocabulary(target: ModelBackend, draft: ModelBackend, 
     return Math.min(target.vocabularySize, draft.vocabularySize);
 }
 
+/** Whether llama.cpp's rule pairs the two (assertSameVocabulary without the error). */
+export function sharesVocabulary(target: ModelBackend, draft: ModelBackend): boolean {
+    try {
+        assertSameVocabulary(target, draft);
+        return true;
+    } catch (error) {
+        if (error instanceof TokenizerMismatchError) return false;
+        throw error;
+    }
+}
+
 /** Pairs already found compatible (a 152k-token comparison costs milliseconds; serve pairs on every request). */
 const compatible = new WeakMap<VocabularyDescription, WeakSet<VocabularyDescription>>();
 

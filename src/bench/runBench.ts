@@ -1,8 +1,8 @@
-import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {createDrafter} from "../engine/drafters/createDrafter.js";
-import {type DrafterSpec, drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
+import {pairDraftModel} from "../engine/drafters/pairDraftModel.js";
+import {type DrafterSpec, drafterLabel, drafterRetokenizes, drafterUsesModel} from "../engine/drafters/parseDrafterSpec.js";
 import {generate} from "../engine/generate.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
@@ -73,11 +73,14 @@ export interface BenchRow {
  */
 export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     // Everything a configuration will need is checked before the first one runs.
-    if (options.draft != null) assertSameVocabulary(options.target, options.draft, "--draft");
+    const drafters = options.drafters ?? [{kind: "model"} as const];
+    // A draft of another vocabulary drafts only in text (model:retokenize); drafting in tokens and
+    // the extra paths (node-llama-cpp's predictor) need llama.cpp's pairing.
+    if (options.draft != null && ((options.extraPaths?.length ?? 0) > 0 || drafters.some((drafter) => drafterUsesModel(drafter) && !drafterRetokenizes(drafter))))
+        pairDraftModel(options.target, options.draft, undefined, "--draft");
     for (const policy of options.policies)
         await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
     const repeats = options.repeats ?? 1;
-    const drafters = options.drafters ?? [{kind: "model"} as const];
     const configurations = drafters.flatMap((drafter) => options.gammas.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy}))));
     const total = (1 + configurations.length + (options.extraPaths?.length ?? 0)) * options.prompts.length * repeats;
     let done = 0;
@@ -134,7 +137,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     const speculative = [];
     for (const {drafter, gamma, policy} of configurations) {
         // Draft-model rows keep their historical labels; other drafters are named first.
-        const label = `${drafter.kind === "model" ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
+        const label = `${drafter.kind === "model" && drafter.retokenize !== true ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
         speculative.push({drafter, gamma, policy, path: await enginePath(drafter, policy, gamma, label)});
     }
     const extras = (options.extraPaths ?? []).map(extraPath);

@@ -1,9 +1,10 @@
 import {addsBos} from "../backend/addsBos.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {type BackendChoice, loadModelBackend} from "../backend/loadModelBackend.js";
 import {createDrafter} from "../engine/drafters/createDrafter.js";
+import {crossTokenizerLabel} from "../engine/drafters/CrossTokenizerDrafter.js";
 import type {Drafter} from "../engine/drafters/Drafter.js";
+import {pairDraftModel} from "../engine/drafters/pairDraftModel.js";
 import {generate} from "../engine/generate.js";
 import {InvalidInputError} from "../errors.js";
 import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConfigSchema.js";
@@ -64,7 +65,7 @@ export class EmbeddedDecodePath implements DecodePath {
         this.drafter = drafterSpec === undefined ? undefined : createDrafter(drafterSpec, draft, `${name}: drafter`);
         this.gamma = this.drafter === undefined ? 0 : settings.gamma ?? 4;
         // A pair that cannot be compared token by token is a configuration fault, found before any request.
-        if (draft !== undefined) assertSameVocabulary(target, draft, `${name}: draft`);
+        if (draft !== undefined) pairDraftModel(target, draft, this.drafter, `${name}: draft`);
     }
 
     /** Loads the GGUF files on `backend` (CPU, `threads` threads, default 1) and owns the backends. */
@@ -86,7 +87,8 @@ export class EmbeddedDecodePath implements DecodePath {
         const files: Record<string, string> = {};
         if (this.files.target !== undefined) files.target = this.files.target;
         // The draft model is part of the path only when the drafter drafts with it.
-        const usesDraft = this.draft !== undefined && this.drafter !== undefined && this.drafter.members.includes("model");
+        const usesDraft = this.draft !== undefined && this.drafter !== undefined &&
+            (this.drafter.members.includes("model") || this.drafter.members.includes(crossTokenizerLabel));
         if (this.files.draft !== undefined && usesDraft) files.draft = this.files.draft;
         return {
             kind: "embedded",

@@ -3,7 +3,7 @@ import type {DrafterPool} from "../engine/drafters/DrafterPool.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import type {ChatTemplate} from "./ChatTemplate.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
-import type {SpeculativeDefaults} from "./resolveDecodePath.js";
+import type {DraftPairing, SpeculativeDefaults} from "./resolveDecodePath.js";
 import type {SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
 import type {ServeMetrics} from "./ServeMetrics.js";
 
@@ -12,6 +12,8 @@ export interface ServeState {
     readonly modelName: string;
     readonly target: ModelBackend;
     readonly draft: ModelBackend | undefined;
+    /** How the draft pairs with the target: which drafters requests may name with it. */
+    readonly draftPairing: DraftPairing;
     readonly speculativeDefaults: SpeculativeDefaults;
     /** One drafter per spec for the server's lifetime: requests naming the same suffix drafter share its cache. */
     readonly drafters: DrafterPool;

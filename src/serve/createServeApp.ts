@@ -14,7 +14,7 @@ import {GenerationSlots} from "./GenerationSlots.js";
 import {openAiError} from "./openAiError.js";
 import {parseRequestBody} from "./parseRequestBody.js";
 import {checkPromptText, completionPromptTokens, defaultMaxPromptBytesPerToken, prepareGeneration, promptByteLimit} from "./prepareGeneration.js";
-import type {SpeculativeDefaults} from "./resolveDecodePath.js";
+import {pairServeDraft, type SpeculativeDefaults} from "./resolveDecodePath.js";
 import {chatFormat, completionFormat} from "./ResponseFormat.js";
 import {serveGeneration} from "./serveGeneration.js";
 import {ServeMetrics} from "./ServeMetrics.js";
@@ -81,15 +81,17 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
     const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
     const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);
     const drafters = new DrafterPool(options.draft);
+    const speculativeDefaults: SpeculativeDefaults = {
+        ...(options.draft !== undefined ? {drafter: {kind: "model"}} : {}),
+        policy: {kind: "strict"}, gamma: 4, draftSampling: "sample", draftLength: "fixed", minConfidence: 0,
+        ...options.speculative
+    };
     const state: ServeState = {
         modelName: options.modelName,
         target: options.target,
         draft: options.draft,
-        speculativeDefaults: {
-            ...(options.draft !== undefined ? {drafter: {kind: "model"}} : {}),
-            policy: {kind: "strict"}, gamma: 4, draftSampling: "sample", draftLength: "fixed", minConfidence: 0,
-            ...options.speculative
-        },
+        draftPairing: pairServeDraft(options.target, options.draft, speculativeDefaults.drafter),
+        speculativeDefaults,
         drafters,
         samplerDefaults,
         chatTemplate,

@@ -1,4 +1,7 @@
-import {type DrafterSpec, drafterLabel, drafterUsesModel, parseDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
+import {sharesVocabulary} from "../backend/assertSameVocabulary.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {pairDraftModel} from "../engine/drafters/pairDraftModel.js";
+import {type DrafterSpec, drafterLabel, drafterRetokenizes, drafterUsesModel, parseDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {InvalidDrafterError, InvalidInputError} from "../errors.js";
 import {parsePolicyConfig} from "../policies/createPolicy.js";
 import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
@@ -16,6 +19,25 @@ export interface SpeculativeDefaults {
     readonly minConfidence: number;
 }
 
+/**
+ * How the server's draft model pairs with its target: in tokens (the same vocabulary, by llama.cpp's
+ * rule: every drafter), in text only (another vocabulary: `model:retokenize`), or not at all (none).
+ */
+export type DraftPairing = "none" | "tokens" | "text";
+
+/**
+ * The pairing of a server's draft model, found once at start-up. A draft of another vocabulary is
+ * refused unless the server's default drafter drafts in text (or uses no model), with what differs
+ * and the spec that drafts across it.
+ */
+export function pairServeDraft(target: ModelBackend, draft: ModelBackend | undefined, defaultDrafter: DrafterSpec | undefined): DraftPairing {
+    if (draft === undefined) return "none";
+    if (sharesVocabulary(target, draft)) return "tokens";
+    // Throws, naming what differs and the spec that drafts across it.
+    if (defaultDrafter !== undefined && drafterUsesModel(defaultDrafter) && !drafterRetokenizes(defaultDrafter)) pairDraftModel(target, draft, undefined);
+    return "text";
+}
+
 /** What one request decodes with: target-only, or speculative with these settings. */
 export type ResolvedDecodePath =
     | {readonly mode: "target_only"}
@@ -27,7 +49,7 @@ export type ResolvedDecodePath =
  * drafter (none configured and none named) only target-only decoding exists. A calibrated policy's `memory` is a file path and is refused: a
  * request never names a file on the server (the server's own correction memory is used instead).
  */
-export function resolveDecodePath(field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, hasDraft: boolean): ResolvedDecodePath {
+export function resolveDecodePath(field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, draft: DraftPairing): ResolvedDecodePath {
     if (field === "off") return {mode: "target_only"};
     const drafter = field?.drafter !== undefined ? parseDrafterSpec(field.drafter, "speculative.drafter") : defaults.drafter;
     if (drafter === undefined) {
@@ -35,8 +57,10 @@ export function resolveDecodePath(field: SpeculativeField | null | undefined, de
             throw new InvalidInputError("this server has no draft model or drafter; only \"off\" or a drafter without a model (\"drafter\": \"ngram\") is available", "speculative");
         return {mode: "target_only"};
     }
-    if (drafterUsesModel(drafter) && !hasDraft)
+    if (drafterUsesModel(drafter) && draft === "none")
         throw new InvalidDrafterError(`"${drafterLabel(drafter)}" drafts with a model and this server has no draft model`, "speculative.drafter");
+    if (drafterUsesModel(drafter) && draft === "text" && !drafterRetokenizes(drafter))
+        throw new InvalidDrafterError(`"${drafterLabel(drafter)}" drafts in the target's tokens and this server's draft model has another vocabulary; "model:retokenize" drafts with it in text`, "speculative.drafter");
     const policy = field?.policy === undefined ? defaults.policy
         : typeof field.policy === "string" ? parsePolicySpec(field.policy, "speculative.policy")
             : parsePolicyConfig(field.policy, "speculative.policy");

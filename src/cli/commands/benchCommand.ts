@@ -3,6 +3,7 @@ import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBacke
 import {backendOption} from "../backendOption.js";
 import {formatBenchHeader, formatBenchTable, runBench} from "../../bench/runBench.js";
 import {drafterLabel} from "../../engine/drafters/parseDrafterSpec.js";
+import {sharesVocabulary} from "../../backend/assertSameVocabulary.js";
 import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicyList} from "../../policies/parsePolicyList.js";
@@ -72,7 +73,11 @@ export function registerBenchCommand(program: Command): void {
                 const tty = process.stderr.isTTY === true;
                 // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise
                 // (minTokens 0, minConfidence 0.6): what a node-llama-cpp user gets today.
-                const extraPaths = options.predictor && draftPath != null ? gammas.map((gamma) => ({
+                // It drafts in the target's tokens: a draft of another vocabulary (model:retokenize) has none to give.
+                const predictor = options.predictor && draftPath != null && draft != null && sharesVocabulary(target, draft);
+                if (options.predictor && draft != null && !predictor)
+                    process.stderr.write("specgate bench: node-llama-cpp's predictor path is skipped: the draft model's vocabulary is not the target's\n");
+                const extraPaths = predictor ? gammas.map((gamma) => ({
                     label: `node-llama-cpp predictor γ=${gamma}`,
                     run: async (prompt: string, seed: number) => {
                         const run = await runDraftSequencePredictor({

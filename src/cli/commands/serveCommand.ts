@@ -1,5 +1,4 @@
 import type {Command} from "commander";
-import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption} from "../backendOption.js";
@@ -104,7 +103,6 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             let server: RunningServeServer;
             try {
                 draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-                if (draft != null) assertSameVocabulary(target, draft);
                 const chatTemplate = chooseChatTemplate(target, options.target, options.chatTemplate);
                 server = await startServeServer({
                     chatTemplate,

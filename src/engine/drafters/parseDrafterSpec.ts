@@ -123,3 +123,12 @@ export function drafterLabel(spec: DrafterSpec): string {
 export function drafterUsesModel(spec: DrafterSpec): boolean {
     return spec.kind === "model" || (spec.kind === "chain" && spec.members.some((member) => member.kind === "model"));
 }
+
+/**
+ * Whether the spec's draft model drafts in text (`model:retokenize`), so the draft may have any
+ * vocabulary; false for specs without a draft model, which pair with nothing.
+ */
+export function drafterRetokenizes(spec: DrafterSpec): boolean {
+    const members = spec.kind === "chain" ? spec.members : [spec];
+    return members.some((member) => member.kind === "model" && member.retokenize === true);
+}
