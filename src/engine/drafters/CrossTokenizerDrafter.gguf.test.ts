@@ -1,4 +1,4 @@
-import {mkdir, mkdtemp, rm} from "node:fs/promises";
+import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -6,9 +6,7 @@ import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {TokenizerMismatchError} from "../../errors.js";
-import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import {multilingualCorpus} from "../../gguf/testing/multilingualCorpus.js";
-import {familyVocabulary} from "../../gguf/tokenizerFamilies.js";
 import {chiSquareGoodnessOfFit} from "../../statistics/chiSquareGoodnessOfFit.js";
 import {generate} from "../generate.js";
 import {parseGenerationOptions} from "../GenerationOptions.js";
@@ -16,14 +14,11 @@ import {GenerationTelemetry} from "../GenerationTelemetry.js";
 import {SeededChance} from "../../random/SeededChance.js";
 import {CrossTokenizerDrafter} from "./CrossTokenizerDrafter.js";
 import {IncrementalTokenization, tokensContinuing} from "./retokenize.js";
+import {writeCrossTokenizerModels} from "./testing/crossTokenizerModels.js";
 import {oneHot, oracleDraft, RowBackend} from "./testing/RowBackend.js";
 
 // A Qwen3 target (151,669 tokens) and a Llama 3 draft (128,256 tokens): llama.cpp's pairing rule
 // refuses the pair, and `model:retokenize` drafts across it.
-const shapes = {
-    target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
-    draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
-};
 let directory: string;
 let target: ModelBackend;
 let draft: ModelBackend;
@@ -32,15 +27,10 @@ let spmDraft: ModelBackend;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-cross-tokenizer-"));
-    const paths: Record<string, string> = {};
-    for (const family of ["qwen3", "llama3", "llama2"] as const) {
-        await mkdir(join(directory, family));
-        const pair = await writeRandomLlamaPair({directory: join(directory, family), seed: 5, vocabulary: await familyVocabulary(family), ...shapes});
-        paths[family] = family === "qwen3" ? pair.targetPath : pair.draftPath;
-    }
-    target = await loadModelBackend(paths.qwen3, {threads: 1, contextSize: 512});
-    draft = await loadModelBackend(paths.llama3, {threads: 1, contextSize: 512});
-    spmDraft = await loadModelBackend(paths.llama2, {threads: 1, contextSize: 512});
+    const paths = await writeCrossTokenizerModels(directory, 5, "qwen3", ["llama3", "llama2"]);
+    target = await loadModelBackend(paths.target, {threads: 1, contextSize: 512});
+    draft = await loadModelBackend(paths.drafts.llama3!, {threads: 1, contextSize: 512});
+    spmDraft = await loadModelBackend(paths.drafts.llama2!, {threads: 1, contextSize: 512});
 });
 
 afterAll(async () => {

@@ -1,37 +1,27 @@
-import {mkdir, mkdtemp, rm} from "node:fs/promises";
+import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {parseDrafterSpec} from "./parseDrafterSpec.js";
+import {writeCrossTokenizerModels} from "./testing/crossTokenizerModels.js";
 import {runBench} from "../../bench/runBench.js";
 import {EmbeddedDecodePath} from "../../decodePaths/EmbeddedDecodePath.js";
 import {TokenizerMismatchError} from "../../errors.js";
-import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
-import {familyVocabulary} from "../../gguf/tokenizerFamilies.js";
 import {createServeApp} from "../../serve/createServeApp.js";
 
 // A Qwen3 target and a Llama 3 draft: llama.cpp's pairing rule refuses them; `model:retokenize`
 // drafts across them in text (docs/drafters.md).
-const shapes = {
-    target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
-    draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
-};
 let directory: string;
 let target: ModelBackend;
 let draft: ModelBackend;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-serve-cross-"));
-    const paths: Record<string, string> = {};
-    for (const family of ["qwen3", "llama3"] as const) {
-        await mkdir(join(directory, family));
-        const pair = await writeRandomLlamaPair({directory: join(directory, family), seed: 7, vocabulary: await familyVocabulary(family), ...shapes});
-        paths[family] = family === "qwen3" ? pair.targetPath : pair.draftPath;
-    }
-    target = await loadModelBackend(paths.qwen3, {threads: 1, contextSize: 512});
-    draft = await loadModelBackend(paths.llama3, {threads: 1, contextSize: 512});
+    const paths = await writeCrossTokenizerModels(directory, 7, "qwen3", ["llama3"]);
+    target = await loadModelBackend(paths.target, {threads: 1, contextSize: 512});
+    draft = await loadModelBackend(paths.drafts.llama3!, {threads: 1, contextSize: 512});
 });
 
 afterAll(async () => {
