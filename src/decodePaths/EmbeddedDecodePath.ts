@@ -16,6 +16,7 @@ import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
 import type {ChatTemplate} from "../serve/ChatTemplate.js";
 import type {ChatMessageInput, ChatToolInput} from "../serve/chatCompletionRequestSchema.js";
 import {ggufFileChatTemplate} from "../serve/ggufChatTemplate.js";
+import {replyText} from "../serve/toolCalls.js";
 
 /** What an embedded path decodes with, beside the models: the verification policy, γ and the sampler tail. */
 export interface EmbeddedDecodeSettings {
@@ -119,10 +120,15 @@ export class EmbeddedDecodePath implements DecodePath {
                 stop: request.stop ?? [],
                 seed: request.seed ?? 0
             }, {signal, drafter: this.drafter});
+            // With tools, the calls the model wrote are read as a server reads them, into the text form
+            // an OpenAI path gives a server's structured tool_calls (replyText).
+            const syntax = (request.tools?.length ?? 0) > 0 ? this.chatTemplate?.toolCalls : undefined;
+            const reply = syntax?.parse(result.text);
+            const calls = reply !== undefined && reply.calls.length > 0 ? reply : undefined;
             return {
-                text: result.text,
+                text: calls !== undefined ? replyText(calls.content, calls.calls) : result.text,
                 tokens: result.tokens,
-                finishReason: result.finishReason,
+                finishReason: calls !== undefined && result.finishReason !== "length" ? "tool_calls" : result.finishReason,
                 diagnostics: {
                     promptTokens: result.promptTokens,
                     acceptanceRate: result.telemetry.draftTokens > 0 ? result.telemetry.acceptanceRate : null,

@@ -1,6 +1,7 @@
 import {setTimeout as sleep} from "node:timers/promises";
 import {z} from "zod";
 import {DecodePathError, InvalidInputError, PromptExceedsContextError} from "../errors.js";
+import {type ParsedToolCall, replyText, toolCallOfReply} from "../serve/toolCalls.js";
 import {ConcurrencyLimiter} from "./ConcurrencyLimiter.js";
 import type {Completion, CompletionRequest, DecodePath, DecodePathDescription} from "./DecodePath.js";
 import {type BackoffOptions, retryDelay} from "./retryDelay.js";
@@ -181,9 +182,13 @@ function parseReply(url: string, text: string): Completion {
     const [choice] = parsed.data.choices;
     const content = choice.message !== undefined ? choice.message.content ?? "" : choice.text;
     if (content === undefined) throw new DecodePathError("malformed_response", `${url}: reply choices.0 has neither message nor text`);
-    // Tool calls come back structured on chat endpoints; append them as JSON so audits compare them too.
-    const toolCalls = choice.message?.tool_calls;
-    const fullText = toolCalls !== undefined && toolCalls.length > 0 ? `${content}${content === "" ? "" : "\n"}${JSON.stringify(toolCalls)}` : content;
+    // Tool calls come back structured on chat endpoints: in the text form embedded paths give them too,
+    // so audits compare them (a call the reply does not name properly is kept as JSON as it came).
+    const entries = choice.message?.tool_calls ?? [];
+    const calls = entries.map(toolCallOfReply);
+    const fullText = entries.length === 0 ? content
+        : calls.every((call) => call !== undefined) ? replyText(content, calls as ParsedToolCall[])
+            : `${content}${content === "" ? "" : "\n"}${JSON.stringify(entries)}`;
     return {
         text: fullText,
         finishReason: choice.finish_reason ?? "unknown",

@@ -2,12 +2,15 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
 import {InvalidInputError} from "../errors.js";
 import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
+import type {ToolCallSyntax} from "./toolCalls.js";
 
 /** Turns chat messages (and the tools the model may call) into the prompt's token ids (BOS optional: the engine adds it when missing). */
 export interface ChatTemplate {
     /** "default" or "gguf" (the model's own template), reported by /v1/models. */
     readonly name: string;
     render(messages: readonly ChatMessageInput[], tools?: readonly ChatToolInput[] | null): number[];
+    /** How the template's model writes tool calls, when known: replies to requests with tools are parsed by it. */
+    readonly toolCalls?: ToolCallSyntax;
 }
 
 /** The text of a message: a string, or its text parts joined without separator (as OpenAI does); none for an assistant turn that only calls tools. */

@@ -1,4 +1,9 @@
 import type {FinishReason} from "../engine/StopDetector.js";
+import type {openAiToolCalls} from "./toolCalls.js";
+
+type ToolCalls = ReturnType<typeof openAiToolCalls>;
+/** OpenAI's finish reasons: "tool_calls" when the reply ends with the calls the model made. */
+export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
 
 /** OpenAI's finish_reason: end of sequence and stop strings are both "stop". */
 export function openAiFinishReason(reason: FinishReason): "stop" | "length" {
@@ -12,9 +17,12 @@ export interface ResponseFormat {
     readonly chunkObject: string;
     /** Chat streams open with a role-only chunk, as OpenAI's do; text completions do not. */
     readonly opensWithRole: boolean;
-    choice(text: string, finishReason: "stop" | "length"): Record<string, unknown>;
+    /** The whole reply; `toolCalls` only in chat replies (content may then be null). */
+    choice(text: string | null, finishReason: OpenAiFinishReason, toolCalls?: ToolCalls): Record<string, unknown>;
     /** A streamed choice; `first` marks the chunk that opens the reply (chat sends the role there). */
-    chunkChoice(text: string, finishReason: "stop" | "length" | "abort" | null, first: boolean): Record<string, unknown>;
+    chunkChoice(text: string, finishReason: OpenAiFinishReason | "abort" | null, first: boolean): Record<string, unknown>;
+    /** A streamed chat choice carrying the reply's tool calls, each whole, as llama-server sends them once parsed. */
+    toolCallsChunkChoice?(toolCalls: ToolCalls): Record<string, unknown>;
 }
 
 export const completionFormat: ResponseFormat = {
@@ -22,7 +30,7 @@ export const completionFormat: ResponseFormat = {
     object: "text_completion",
     chunkObject: "text_completion",
     opensWithRole: false,
-    choice: (text, finishReason) => ({index: 0, text, logprobs: null, finish_reason: finishReason}),
+    choice: (text, finishReason) => ({index: 0, text: text ?? "", logprobs: null, finish_reason: finishReason}),
     chunkChoice: (text, finishReason) => ({index: 0, text, logprobs: null, finish_reason: finishReason})
 };
 
@@ -31,11 +39,17 @@ export const chatFormat: ResponseFormat = {
     object: "chat.completion",
     chunkObject: "chat.completion.chunk",
     opensWithRole: true,
-    choice: (text, finishReason) => ({index: 0, message: {role: "assistant", content: text}, logprobs: null, finish_reason: finishReason}),
+    choice: (text, finishReason, toolCalls) => ({
+        index: 0,
+        message: {role: "assistant", content: text, ...(toolCalls !== undefined ? {tool_calls: toolCalls} : {})},
+        logprobs: null,
+        finish_reason: finishReason
+    }),
     chunkChoice: (text, finishReason, first) => ({
         index: 0,
         delta: first ? {role: "assistant", content: text} : finishReason != null && text === "" ? {} : {content: text},
         logprobs: null,
         finish_reason: finishReason
-    })
+    }),
+    toolCallsChunkChoice: (toolCalls) => ({index: 0, delta: {tool_calls: toolCalls.map((call, index) => ({index, ...call}))}, logprobs: null, finish_reason: null})
 };

@@ -177,7 +177,8 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         const request = parseRequestBody(await c.req.text(), chatCompletionRequestSchema);
         checkPromptText(state, chatRequestTexts(request), "messages");
         const prepared = prepareGeneration(state, request, chatTemplate.render(request.messages, request.tools), "messages");
-        return serveGeneration(c, state, prepared, chatFormat, arrival);
+        const toolCalls = (request.tools?.length ?? 0) > 0 && request.tool_choice !== "none" ? chatTemplate.toolCalls : undefined;
+        return serveGeneration(c, state, toolCalls !== undefined ? {...prepared, toolCalls} : prepared, chatFormat, arrival);
     });
 
     // Unknown routes go through onError too, so every error body has the same OpenAI shape.

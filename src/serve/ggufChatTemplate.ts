@@ -5,6 +5,7 @@ import {GgufReader} from "../gguf/GgufReader.js";
 import {InvalidInputError} from "../errors.js";
 import {type ChatTemplate, messageText} from "./ChatTemplate.js";
 import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
+import {toolCallSyntaxOf} from "./toolCalls.js";
 
 export interface GgufChatTemplate extends ChatTemplate {
     /** The prompt text the template renders (before tokenization), for tests and debugging. */
@@ -96,7 +97,8 @@ export function ggufChatTemplate(
         objectArguments,
         contentForm,
         renderText,
-        render: (messages, tools) => tokenize(renderText(messages, tools))
+        render: (messages, tools) => tokenize(renderText(messages, tools)),
+        ...(toolCallSyntaxOf(source) !== undefined ? {toolCalls: toolCallSyntaxOf(source)} : {})
     };
 }
 

@@ -2,6 +2,7 @@ import {randomInt} from "node:crypto";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
 import {InvalidInputError, ModelNotFoundError, PromptExceedsContextError} from "../errors.js";
+import type {ToolCallSyntax} from "./toolCalls.js";
 import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
 import type {CompletionRequest} from "./completionRequestSchema.js";
 import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";
@@ -17,6 +18,8 @@ export interface PreparedGeneration {
     readonly stream: boolean;
     readonly includeUsage: boolean;
     readonly continuousUsage: boolean;
+    /** Set for chat requests with tools whose template has a known call syntax: the reply is parsed into tool_calls. */
+    readonly toolCalls?: ToolCallSyntax;
 }
 
 /** The default of ServeAppOptions.maxPromptBytesPerToken. */

@@ -6,6 +6,11 @@ import type {ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam,
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import {extractToolCalls} from "../audits/canary/extractToolCalls.js";
+import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
+import {EmbeddedDecodePath} from "../decodePaths/EmbeddedDecodePath.js";
+import {OpenAiDecodePath} from "../decodePaths/OpenAiDecodePath.js";
+import {oneHot, RowBackend} from "../engine/drafters/testing/RowBackend.js";
 import {generate} from "../engine/generate.js";
 import {GgufReader} from "../gguf/GgufReader.js";
 import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
@@ -136,6 +141,65 @@ describe("serve chat on the qwen3 fixture", () => {
             ];
             await expect(openai.chat.completions.create({...request, messages: badArguments}))
                 .rejects.toMatchObject({status: 400, message: expect.stringMatching(/messages\[1\]\.tool_calls\[0\]\.function\.arguments: is not JSON/)});
+        } finally {
+            await server.close();
+        }
+    }, 120_000);
+
+    it("parses the model's <tool_call> blocks into tool_calls, whole and streamed, through the openai client", async () => {
+        const tools: ChatCompletionTool[] = [{type: "function", function: {name: "get_weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}];
+        const messages: ChatCompletionMessageParam[] = [{role: "user", content: "Weather in 東京 and Zürich?"}];
+        const reply = "I'll check both.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"東京\"}}\n</tool_call>\n" +
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\", \"days\": 2}}\n</tool_call>";
+        const script = target.tokenize(reply);
+        expect(target.detokenize(script)).toBe(reply);
+        // A target that writes `reply` after the prompt (the end of the rendering marks where the reply starts), then EOS.
+        const marker = template.render(messages as ChatMessageInput[], tools as ChatToolInput[]).slice(-3);
+        const scripted = new RowBackend(target, (tokens) => {
+            let start = tokens.length;
+            while (start >= marker.length && !marker.every((token, index) => tokens[start - marker.length + index] === token)) start--;
+            const written = tokens.slice(start);
+            const next = written.length < script.length && written.every((token, index) => token === script[index]) ? script[written.length]! : target.eosToken!;
+            return oneHot(target.vocabularySize, next);
+        });
+        const server = await startServeServer({target: scripted, chatTemplate: template, modelName: "qwen3-fixture", port: 0});
+        try {
+            const openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
+            const request = {model: "qwen3-fixture", messages, tools, max_tokens: 120, temperature: 0};
+            const calls = [
+                {type: "function", function: {name: "get_weather", arguments: "{\"city\":\"東京\"}"}},
+                {type: "function", function: {name: "get_weather", arguments: "{\"city\":\"Zürich\",\"days\":2}"}}
+            ];
+            const whole = await openai.chat.completions.create(request);
+            expect(whole.choices[0].finish_reason).toBe("tool_calls");
+            expect(whole.choices[0].message.content).toBe("I'll check both.");
+            expect(whole.choices[0].message.tool_calls).toEqual(calls.map((call) => ({id: expect.stringMatching(/^call_/), ...call})));
+
+            const stream = await openai.chat.completions.create({...request, stream: true});
+            let content = "";
+            const streamedCalls: unknown[] = [];
+            let finishReason: string | null = null;
+            for await (const chunk of stream) {
+                content += chunk.choices[0]?.delta?.content ?? "";
+                streamedCalls.push(...chunk.choices[0]?.delta?.tool_calls ?? []);
+                finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
+            }
+            expect(content).toBe("I'll check both.");
+            expect(streamedCalls).toEqual(calls.map((call, index) => ({index, id: expect.stringMatching(/^call_/), ...call})));
+            expect(finishReason).toBe("tool_calls");
+
+            // tool_choice "none", or no tools: the reply is text.
+            const none = await openai.chat.completions.create({...request, tool_choice: "none"});
+            expect(none.choices[0]).toMatchObject({finish_reason: "stop", message: {content: reply}});
+            expect(none.choices[0].message.tool_calls).toBeUndefined();
+
+            // Audits see the same reply from this server and from the embedded engine on the same model.
+            const auditRequest = {messages: messages as ChatMessage[], tools: tools as ChatTool[], maxTokens: 120, temperature: 0};
+            const served = await new OpenAiDecodePath("served", {baseUrl: `${server.url}/v1`, model: "qwen3-fixture", endpoint: "chat"}).complete(auditRequest);
+            const embedded = await new EmbeddedDecodePath("embedded", scripted, undefined, {}, {}, false, template).complete(auditRequest);
+            expect(embedded).toMatchObject({text: served.text, finishReason: "tool_calls"});
+            expect(served.finishReason).toBe("tool_calls");
+            expect(extractToolCalls(served.text)).toEqual([{name: "get_weather", arguments: {city: "東京"}}, {name: "get_weather", arguments: {city: "Zürich", days: 2}}]);
         } finally {
             await server.close();
         }

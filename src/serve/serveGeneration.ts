@@ -8,8 +8,9 @@ import {policyLabel} from "../policies/parsePolicySpec.js";
 import {ServerOverloadedError, ServerShuttingDownError} from "../errors.js";
 import {openAiError} from "./openAiError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
-import {openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
+import {type OpenAiFinishReason, openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
 import type {ServeState} from "./ServeState.js";
+import {openAiToolCalls, ToolCallStream} from "./toolCalls.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
@@ -72,17 +73,28 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
             stream.onAbort(abort);
             try {
                 if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
+                const send = (text: string) => stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
+                // With tools, text that may be a call is held back until the reply can be parsed.
+                const calls = prepared.toolCalls !== undefined ? new ToolCallStream(prepared.toolCalls) : undefined;
                 let step = firstStep;
                 while (!step.done) {
                     const text = run.observe(step.value);
-                    if (text !== "") await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
+                    const ready = calls !== undefined ? calls.push(text) : text;
+                    if (ready !== "") await send(ready);
                     await yieldToEventLoop();
                     step = await generator!.next();
                 }
                 const result = step.value;
                 run.complete(result);
+                let finishReason: OpenAiFinishReason = openAiFinishReason(result.finishReason);
+                const held = calls?.finish();
+                if (held !== undefined && held.text !== "") await send(held.text);
+                if (held !== undefined && held.calls.length > 0 && format.toolCallsChunkChoice !== undefined) {
+                    await stream.writeSSE({data: JSON.stringify(run.chunk(format.toolCallsChunkChoice(openAiToolCalls(held.calls)), prepared.continuousUsage))});
+                    if (finishReason === "stop") finishReason = "tool_calls";
+                }
                 await stream.writeSSE({data: JSON.stringify({
-                    ...run.chunk(format.chunkChoice("", openAiFinishReason(result.finishReason), false), prepared.continuousUsage),
+                    ...run.chunk(format.chunkChoice("", finishReason, false), prepared.continuousUsage),
                     speculative: run.speculativeSummary(result)
                 })});
                 if (prepared.includeUsage) await stream.writeSSE({data: JSON.stringify({...run.chunk(undefined), usage: run.usage(result)})});
@@ -189,13 +201,18 @@ class GenerationRun {
     }
 
     public response(result: GenerationResult): Record<string, unknown> {
+        const finishReason = openAiFinishReason(result.finishReason);
+        const reply = this.prepared.toolCalls?.parse(result.text);
+        const choice = reply !== undefined && reply.calls.length > 0
+            ? this.format.choice(reply.content, finishReason === "stop" ? "tool_calls" : finishReason, openAiToolCalls(reply.calls))
+            : this.format.choice(result.text, finishReason);
         return {
             id: this.id,
             object: this.format.object,
             created: this.created,
             model: this.state.modelName,
             system_fingerprint: this.fingerprint,
-            choices: [this.format.choice(result.text, openAiFinishReason(result.finishReason))],
+            choices: [choice],
             usage: this.usage(result),
             speculative: this.speculativeSummary(result)
         };
