@@ -12,9 +12,8 @@ import type {Completion, CompletionRequest, DecodePath, DecodePathDescription, L
 import {renderMessagesAsText} from "./renderMessagesAsText.js";
 import {SerialQueue} from "./SerialQueue.js";
 import {evaluateOnce} from "../backend/evaluateOnce.js";
-import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
+import {renderBatteryChat} from "../batteries/renderBatteryChat.js";
 import type {ChatTemplate} from "../serve/ChatTemplate.js";
-import type {ChatMessageInput, ChatToolInput} from "../serve/chatCompletionRequestSchema.js";
 import {ggufFileChatTemplate} from "../serve/ggufChatTemplate.js";
 import {replyText} from "../serve/toolCalls.js";
 
@@ -154,7 +153,7 @@ export class EmbeddedDecodePath implements DecodePath {
     /** The prompt text, or for chat with a template its token ids (special tokens parsed). */
     private prompt(request: CompletionRequest): string | number[] {
         if (request.messages !== undefined && this.chatTemplate !== undefined)
-            return this.chatTemplate.render(request.messages.map(chatMessageInput), request.tools?.map(chatToolInput));
+            return renderBatteryChat(this.chatTemplate, request.messages, request.tools);
         if (request.tools !== undefined && request.tools.length > 0)
             throw new InvalidInputError("the plain chat format (the model has no chat template) cannot render tools", "tools");
         return promptText(request);
@@ -185,19 +184,4 @@ function topTwo(row: Float64Array): LogitGap {
         }
     }
     return {top: {token: first, logit: row[first]}, second: {token: second, logit: row[second]}, gap: row[first] - row[second]};
-}
-
-/** A battery chat turn as the chat templates take it (the OpenAI shape both follow). */
-function chatMessageInput(message: ChatMessage): ChatMessageInput {
-    if (message.role === "tool") return {role: "tool", content: message.content, tool_call_id: message.tool_call_id ?? ""};
-    if (message.role === "assistant") {
-        const calls = message.tool_calls?.map((call) => ({id: call.id, type: "function" as const, function: {name: call.function.name, arguments: call.function.arguments}}));
-        return {role: "assistant", content: message.content, ...(calls !== undefined ? {tool_calls: calls} : {})};
-    }
-    return {role: message.role, content: message.content};
-}
-
-function chatToolInput(tool: ChatTool): ChatToolInput {
-    const {name, description, parameters} = tool.function;
-    return {type: "function", function: {name, ...(description !== undefined ? {description} : {}), ...(parameters !== undefined ? {parameters: {...parameters}} : {})}};
 }

@@ -8,6 +8,7 @@ import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
 import {splitBattery} from "./splitBattery.js";
+import type {ChatTemplate} from "../serve/ChatTemplate.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
 
 /**
@@ -30,6 +31,8 @@ export interface Seed001CalibrationOptions {
     readonly target: ModelBackend;
     readonly draft: ModelBackend;
     readonly items: readonly BatteryItem[];
+    /** How chat items become prompts (see ConfigurationSettings.chatTemplate). */
+    readonly chatTemplate?: ChatTemplate;
     /** FSD at every threshold of seed 001's grid (a `fuzzy` grid; the divergence is the caller's). */
     readonly grid: ThresholdGrid;
     /** The target's sampling on rejection; seed 001 samples ("sample-based decoding"). */
@@ -100,7 +103,7 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
             // Trial t seeds item i with seed + 1000·t + i: the same items, other random draws.
             runs.push(await measureConfiguration(model === "draft" ? options.draft : options.target, gamma == null ? undefined : options.draft, items, {
                 policy, gamma: gamma ?? 0, sampling: options.sampling, draftSampling: "greedy", maxTokens: options.maxTokens, stop: options.stop,
-                seed: options.seed + 1000 * trial
+                seed: options.seed + 1000 * trial, chatTemplate: options.chatTemplate
             }, {signal: options.signal, warmUp: trial === 0}));
         }
         const mean = (value: (run: ConfigurationMeasurement) => number) => runs.reduce((sum, run) => sum + value(run), 0) / runs.length;

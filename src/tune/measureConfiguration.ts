@@ -10,6 +10,7 @@ import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {type ProportionInterval, wilsonInterval} from "../statistics/wilsonInterval.js";
+import type {ChatTemplate} from "../serve/ChatTemplate.js";
 import {batteryPromptTokens} from "./batteryPromptTokens.js";
 
 export interface ConfigurationSettings {
@@ -27,6 +28,8 @@ export interface ConfigurationSettings {
      * item of the configuration, so a suffix cache learns from the items before.
      */
     readonly drafter?: DrafterSpec;
+    /** How chat items become prompts: the target GGUF's template, as serve renders chat; absent: the plain text format. */
+    readonly chatTemplate?: ChatTemplate;
     /**
      * How a draft model proposes (default "sample": from its own sampler row, which `strict` then
      * verifies with q; "greedy": its argmax, verified as a q-less proposal, as seed 001 drafts).
@@ -90,11 +93,11 @@ export async function measureConfiguration(
 ): Promise<ConfigurationMeasurement> {
     if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
     // Checked before any work: a budget that leaves no room for a prompt fails on every item.
-    batteryPromptTokens(target, draft, items[0], settings.maxTokens);
+    batteryPromptTokens(target, draft, items[0], settings.maxTokens, settings.chatTemplate);
     const newDrafter = () => (settings.drafter == null || draft == null ? undefined : createDrafter(settings.drafter, draft));
     const drafter = newDrafter();
     const run = (item: BatteryItem, seed: number, correctionMemory: CorrectionMemory | undefined, warmUp = false) => {
-        const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens);
+        const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens, settings.chatTemplate);
         return generate(target, draft, prompt, {
             policy: settings.policy,
             gamma: draft == null ? 0 : settings.gamma,

@@ -6,6 +6,7 @@ import {argmax} from "../distributions/argmax.js";
 import {generate} from "../engine/generate.js";
 import {StopDetector} from "../engine/StopDetector.js";
 import {InvalidInputError} from "../errors.js";
+import type {ChatTemplate} from "../serve/ChatTemplate.js";
 import {batteryPromptTokens} from "./batteryPromptTokens.js";
 
 export interface ScorePreservingOracleSettings {
@@ -15,6 +16,8 @@ export interface ScorePreservingOracleSettings {
     /** Whether an output passes the item; default: the item's own scorer. */
     readonly passes?: (item: BatteryItem, output: string) => boolean;
     readonly signal?: AbortSignal;
+    /** How chat items become prompts (see ConfigurationSettings.chatTemplate). */
+    readonly chatTemplate?: ChatTemplate;
 }
 
 /** Acceptance totals of one decoding rule over a battery, counted as the engine's telemetry counts them. */
@@ -77,7 +80,7 @@ export async function measureScorePreservingOracle(
         const byTask = new Map<string, {items: number; strict: Tally; oracle: Tally}>();
         for (const item of items) {
             settings.signal?.throwIfAborted();
-            const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens);
+            const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens, settings.chatTemplate);
             // As generate() does with its default addBos.
             if (addsBos(target) && prompt[0] !== target.bosToken) prompt.unshift(target.bosToken!);
             let task = byTask.get(item.task);

@@ -14,6 +14,7 @@ import {oneStepVerificationSeconds, stepCostsOf} from "./oneStepVerificationSeco
 import {paretoFrontier} from "./paretoFrontier.js";
 import {randomAllocationLine} from "./randomAllocationLine.js";
 import type {SweepPoint, SweepResult, SweepRole} from "./SweepResult.js";
+import type {ChatTemplate} from "../serve/ChatTemplate.js";
 import {type DrafterSpec, drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
 export interface SweepOptions {
@@ -21,6 +22,8 @@ export interface SweepOptions {
     readonly draft: ModelBackend;
     /** What drafts in the speculative configurations (default `model`); draft-only and the oracle always use the draft model. */
     readonly drafter?: DrafterSpec;
+    /** How chat items become prompts: the target GGUF's template, as serve renders chat; absent: the plain text format. */
+    readonly chatTemplate?: ChatTemplate;
     readonly items: readonly BatteryItem[];
     readonly policies: readonly PolicyConfig[];
     readonly gammas: readonly number[];
@@ -60,7 +63,10 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     assertSameVocabulary(options.target, options.draft, "--draft");
     for (const policy of options.policies)
         await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
-    const settings = {sampling: options.sampling, draftSampling: options.draftSampling ?? "sample", maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed, drafter: options.drafter};
+    const settings = {
+        sampling: options.sampling, draftSampling: options.draftSampling ?? "sample", maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed, drafter: options.drafter,
+        chatTemplate: options.chatTemplate
+    };
     const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
         const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
@@ -92,7 +98,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     const oracle: ScorePreservingOracleMeasurement[] = [];
     if (options.oracle === true) {
         for (const gamma of options.gammas) {
-            const measurement = await measureScorePreservingOracle(options.target, options.draft, options.items, {gamma, maxTokens: options.maxTokens, stop: options.stop, signal: options.signal});
+            const measurement = await measureScorePreservingOracle(options.target, options.draft, options.items, {gamma, maxTokens: options.maxTokens, stop: options.stop, signal: options.signal, chatTemplate: options.chatTemplate});
             oracle.push(measurement);
             options.onProgress?.(`score-preserving oracle γ=${gamma}: ALen ${measurement.oracle.meanAcceptanceLength.toFixed(2)} vs strict ${measurement.strict.meanAcceptanceLength.toFixed(2)}`);
         }

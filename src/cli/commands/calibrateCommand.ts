@@ -17,6 +17,7 @@ import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
+import {batteryChatTemplate} from "../batteryChatTemplate.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions {
@@ -93,9 +94,10 @@ export async function runCalibrateCommand(
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
+        const chatTemplate = batteryChatTemplate(opened[0], targetPath, items);
         const result = await calibrateSetting({
             target: opened[0], draft: opened[1], drafter, items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, draftSampling, maxTokens, stop, seed, speed,
-            onPhase: hooks.phase, onProgress: hooks.progress
+            onPhase: hooks.phase, onProgress: hooks.progress, chatTemplate
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
         const stdout = await writeReportOutputs(
@@ -104,7 +106,7 @@ export async function runCalibrateCommand(
                 result.candidates.some((candidate) => candidate.withinBudget)),
             () => ({target: targetPath, draft: draftPath, battery, sampling, draftSampling, maxTokens, stop, seed, calibrationShare, ...result})
         );
-        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens)};
+        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens, chatTemplate)};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -138,7 +140,8 @@ async function runSeed001Procedure(
     opened.push(await openModel(paths.targetPath, threads));
     opened.push(await openModel(paths.draftPath, threads));
     const result = await calibrateFuzzySeed001({
-        target: opened[0], draft: opened[1], items, grid, sampling, maxTokens, stop, seed, calibrationShare, onProgress: hooks.progress
+        target: opened[0], draft: opened[1], items, grid, sampling, maxTokens, stop, seed, calibrationShare, onProgress: hooks.progress,
+        chatTemplate: batteryChatTemplate(opened[0], paths.targetPath, items)
     });
     const report = renderSeed001CalibrationReport(result, {target: paths.targetPath, draft: paths.draftPath, battery: paths.battery});
     const stdout = await writeReportOutputs(

@@ -19,6 +19,7 @@ import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
+import {batteryChatTemplate} from "../batteryChatTemplate.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions {
@@ -79,10 +80,13 @@ export async function runSweepCommand(
 
         opened.push(await openModel(targetPath, threads));
         opened.push(await openModel(draftPath, threads));
-        const result = await runSweep({target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, draftSampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress});
+        const chatTemplate = batteryChatTemplate(opened[0], targetPath, items);
+        const result = await runSweep({
+            target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, draftSampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress, chatTemplate
+        });
 
         let plot: string | undefined;
-        let stderr = cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens);
+        let stderr = cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens, chatTemplate);
         if (options.plots !== undefined) {
             const written = await writeOutputFile(() => writeFrontierPlot(result, options.plots!), options.plots, "--plots");
             plot = `${options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || "."}/frontier.png`;
