@@ -12,7 +12,7 @@ const chat: BatteryItem = {
     messages: [{role: "system", content: "be brief"}, {role: "user", content: "weather?"}],
     tools: [{type: "function", function: {name: "get_weather", parameters: {type: "object"}}}]
 };
-const plain: BatteryItem = {id: "plain", task: "qa", scorer: "exact", prompt: "abc", reference: "d"};
+const plain: BatteryItem = {id: "plain", task: "qa", scorer: "exact-match", prompt: "abc", reference: "d"};
 
 /** A template that records what it was given and renders a fixed number of tokens per message. */
 function recordingTemplate(tokensPerMessage: number): ChatTemplate & {seen: Array<{messages: readonly ChatMessageInput[]; tools?: readonly ChatToolInput[] | null}>} {
