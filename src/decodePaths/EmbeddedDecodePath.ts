@@ -15,7 +15,7 @@ import {evaluateOnce} from "../backend/evaluateOnce.js";
 import {renderBatteryChat} from "../batteries/renderBatteryChat.js";
 import type {ChatTemplate} from "../serve/ChatTemplate.js";
 import {ggufFileChatTemplate} from "../serve/ggufChatTemplate.js";
-import {replyText} from "../serve/toolCalls.js";
+import {finishWithToolCalls, replyText} from "../serve/toolCalls.js";
 
 /** What an embedded path decodes with, beside the models: the verification policy, γ and the sampler tail. */
 export interface EmbeddedDecodeSettings {
@@ -127,7 +127,7 @@ export class EmbeddedDecodePath implements DecodePath {
             return {
                 text: calls !== undefined ? replyText(calls.content, calls.calls) : result.text,
                 tokens: result.tokens,
-                finishReason: calls !== undefined && result.finishReason !== "length" ? "tool_calls" : result.finishReason,
+                finishReason: calls !== undefined ? finishWithToolCalls(result.finishReason) : result.finishReason,
                 diagnostics: {
                     promptTokens: result.promptTokens,
                     acceptanceRate: result.telemetry.draftTokens > 0 ? result.telemetry.acceptanceRate : null,

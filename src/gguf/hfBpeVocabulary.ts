@@ -98,14 +98,7 @@ export function hfBpeVocabulary(files: HfTokenizerFiles, options: HfBpeVocabular
                 {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: [...tokenTypes, ...padded.map(() => SpmTokenType.Unused)]}},
                 {key: "tokenizer.ggml.merges", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: merges}}
             ];
-            if (bos !== undefined) entries.push({key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: bos});
-            if (eos !== undefined) entries.push({key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: eos});
-            if (padding !== undefined) entries.push({key: "tokenizer.ggml.padding_token_id", type: GgufValueType.Uint32, value: padding});
-            entries.push(
-                {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: addBos},
-                {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: addEos}
-            );
-            return entries;
+            return [...entries, ...specialTokenEntries({bos, eos, padding, addBos, addEos})];
         }
     };
 }
@@ -120,6 +113,16 @@ function mergeText(merge: unknown, index: number): string {
     if (Array.isArray(merge) && merge.length === 2 && merge.every((part) => typeof part === "string"))
         return merge.map((part: string) => part.replaceAll(" ", "\u0120")).join(" ");
     throw new InvalidInputError("must be a \"left right\" string or a [left, right] pair", `tokenizer.json: model.merges[${index}]`);
+}
+
+/** The GGUF keys of a vocabulary's special token ids (those it has) and whether BOS and EOS are added, in the converter's order. */
+export function specialTokenEntries(tokens: {bos?: number; eos?: number; unknown?: number; padding?: number; addBos: boolean; addEos: boolean}): GgufKeyValue[] {
+    const ids: Array<[string, number | undefined]> = [["bos", tokens.bos], ["eos", tokens.eos], ["unknown", tokens.unknown], ["padding", tokens.padding]];
+    return [
+        ...ids.flatMap(([name, id]) => id === undefined ? [] : [{key: `tokenizer.ggml.${name}_token_id`, type: GgufValueType.Uint32, value: id}]),
+        {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: tokens.addBos},
+        {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: tokens.addEos}
+    ];
 }
 
 /** A tokenizer_config special token: a string, or an AddedToken object's content. */

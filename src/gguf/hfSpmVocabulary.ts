@@ -2,7 +2,7 @@ import {InvalidInputError} from "../errors.js";
 import {SpmTokenType} from "./ByteTokenizer.js";
 import type {GgufVocabulary} from "./GgufVocabulary.js";
 import {GgufValueType} from "./GgufValueType.js";
-import {asRecord, specialText, type HfTokenizerFiles} from "./hfBpeVocabulary.js";
+import {asRecord, specialText, specialTokenEntries, type HfTokenizerFiles} from "./hfBpeVocabulary.js";
 import type {GgufKeyValue} from "./llamaGgufMetadata.js";
 
 /**
@@ -92,16 +92,10 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
                 {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: [...scores, ...padded.map(() => 0)]}},
                 {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: [...tokenTypes, ...padded.map(() => SpmTokenType.Unused)]}}
             ];
-            if (bos !== undefined) entries.push({key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: bos});
-            if (eos !== undefined) entries.push({key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: eos});
-            if (unknown !== undefined) entries.push({key: "tokenizer.ggml.unknown_token_id", type: GgufValueType.Uint32, value: unknown});
-            if (padding !== undefined) entries.push({key: "tokenizer.ggml.padding_token_id", type: GgufValueType.Uint32, value: padding});
-            entries.push(
-                {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: addBos},
-                {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: addEos},
+            return [
+                ...entries, ...specialTokenEntries({bos, eos, unknown, padding, addBos, addEos}),
                 {key: "tokenizer.ggml.add_space_prefix", type: GgufValueType.Bool, value: addSpacePrefix}
-            );
-            return entries;
+            ];
         }
     };
 }

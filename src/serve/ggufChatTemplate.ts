@@ -25,6 +25,9 @@ export interface GgufChatTemplate extends ChatTemplate {
 
 export type ContentForm = "string" | "typed" | "both";
 
+/** The variables a template renders with, for messages and tools in the template's own shape. */
+type TemplateContext = (messages: readonly Record<string, unknown>[], tools: readonly Record<string, unknown>[]) => Record<string, unknown>;
+
 /**
  * The model's own chat template (GGUF `tokenizer.chat_template`, a Jinja template as in Hugging
  * Face tokenizers), rendered with @huggingface/jinja — the renderer node-llama-cpp itself uses — with
@@ -57,7 +60,7 @@ export function ggufChatTemplate(
     } catch (error) {
         throw new InvalidInputError(`the GGUF chat template does not parse: ${(error as Error).message}`, "tokenizer.chat_template");
     }
-    const context = (messages: readonly Record<string, unknown>[], tools: readonly Record<string, unknown>[]) => {
+    const context: TemplateContext = (messages, tools) => {
         const now = new Date();
         return {
             messages,
@@ -92,13 +95,14 @@ export function ggufChatTemplate(
             throw new InvalidInputError(`the model's chat template rejected these messages: ${(error as Error).message}`, "messages");
         }
     };
+    const toolCalls = toolCallSyntaxOf(source);
     return {
         name: "gguf",
         objectArguments,
         contentForm,
         renderText,
         render: (messages, tools) => tokenize(renderText(messages, tools)),
-        ...(toolCallSyntaxOf(source) !== undefined ? {toolCalls: toolCallSyntaxOf(source)} : {})
+        ...(toolCalls !== undefined ? {toolCalls} : {})
     };
 }
 
@@ -153,7 +157,7 @@ function templateMessage(message: ChatMessageInput, index: number, objectArgumen
  */
 function readsObjectArguments(
     template: Template,
-    context: (messages: readonly Record<string, unknown>[], tools: readonly Record<string, unknown>[]) => Record<string, unknown>
+    context: TemplateContext
 ): boolean {
     const marker = "specgate-object-argument-probe-7f3a";
     const messages = [
@@ -186,7 +190,7 @@ function readsObjectArguments(
  */
 function contentFormOf(
     template: Template,
-    context: (messages: readonly Record<string, unknown>[], tools: readonly Record<string, unknown>[]) => Record<string, unknown>
+    context: TemplateContext
 ): ContentForm {
     const marker = "specgate-content-probe-5e1b";
     const rendered = (content: unknown): string | null => {

@@ -32,10 +32,12 @@ export type DraftPairing = "none" | "tokens" | "text";
  */
 export function pairServeDraft(target: ModelBackend, draft: ModelBackend | undefined, defaultDrafter: DrafterSpec | undefined): DraftPairing {
     if (draft === undefined) return "none";
-    if (sharesVocabulary(target, draft)) return "tokens";
-    // Throws, naming what differs and the spec that drafts across it.
-    if (defaultDrafter !== undefined && drafterUsesModel(defaultDrafter) && !drafterRetokenizes(defaultDrafter)) pairDraftModel(target, draft, undefined);
-    return "text";
+    if (defaultDrafter !== undefined && drafterUsesModel(defaultDrafter) && !drafterRetokenizes(defaultDrafter)) {
+        // Throws, naming what differs and the spec that drafts across it.
+        pairDraftModel(target, draft, undefined);
+        return "tokens";
+    }
+    return sharesVocabulary(target, draft) ? "tokens" : "text";
 }
 
 /** What one request decodes with: target-only, or speculative with these settings. */

@@ -53,6 +53,16 @@ afterAll(async () => {
     await rm(directory, {recursive: true, force: true});
 });
 
+/** Target-only decoding and a stream of the same request give `content`, the speculative reply's text. */
+async function expectSameTargetOnlyAndStreamed(openai: OpenAI, request: ChatCompletionCreateParamsNonStreaming, content: string): Promise<void> {
+    const targetOnly = await openai.chat.completions.create({...request, speculative: "off"} as ChatCompletionCreateParamsNonStreaming);
+    expect(targetOnly.choices[0].message.content).toBe(content);
+    const stream = await openai.chat.completions.create({...request, stream: true});
+    let streamed = "";
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
+    expect(streamed).toBe(content);
+}
+
 describe("serve chat on the qwen3 fixture", () => {
     it("loads a pair 128 tokens apart", () => {
         expect(target.vocabularySize - draft.vocabularySize).toBe(128);
@@ -79,15 +89,7 @@ describe("serve chat on the qwen3 fixture", () => {
             const answer = await openai.chat.completions.create(request);
             expect(answer.usage?.prompt_tokens).toBe(template.render(messages as ChatMessageInput[]).length);
             expect(answer.usage?.completion_tokens).toBeGreaterThan(0);
-            const content = answer.choices[0].message.content ?? "";
-
-            const targetOnly = await openai.chat.completions.create({...request, speculative: "off"} as ChatCompletionCreateParamsNonStreaming);
-            expect(targetOnly.choices[0].message.content).toBe(content);
-
-            const stream = await openai.chat.completions.create({...request, stream: true});
-            let streamed = "";
-            for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
-            expect(streamed).toBe(content);
+            await expectSameTargetOnlyAndStreamed(openai, request, answer.choices[0].message.content ?? "");
         } finally {
             await server.close();
         }
@@ -126,13 +128,7 @@ describe("serve chat on the qwen3 fixture", () => {
             expect(answer.usage?.prompt_tokens).toBe(template.render(messages as ChatMessageInput[], tools as ChatToolInput[]).length);
             // Without the tools the prompt is shorter: they were rendered, not dropped.
             expect(answer.usage!.prompt_tokens).toBeGreaterThan(template.render(messages as ChatMessageInput[]).length);
-            const content = answer.choices[0].message.content ?? "";
-            const targetOnly = await openai.chat.completions.create({...request, speculative: "off"} as ChatCompletionCreateParamsNonStreaming);
-            expect(targetOnly.choices[0].message.content).toBe(content);
-            const stream = await openai.chat.completions.create({...request, stream: true});
-            let streamed = "";
-            for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? "";
-            expect(streamed).toBe(content);
+            await expectSameTargetOnlyAndStreamed(openai, request, answer.choices[0].message.content ?? "");
 
             await expect(openai.chat.completions.create({...request, tool_choice: "required"})).rejects.toMatchObject({status: 400, message: expect.stringMatching(/tool_choice/)});
             const badArguments: ChatCompletionMessageParam[] = [

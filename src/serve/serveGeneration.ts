@@ -10,7 +10,7 @@ import {openAiError} from "./openAiError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
 import {type OpenAiFinishReason, openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
 import type {ServeState} from "./ServeState.js";
-import {openAiToolCalls, ToolCallStream} from "./toolCalls.js";
+import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "./toolCalls.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
@@ -91,7 +91,7 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
                 if (held !== undefined && held.text !== "") await send(held.text);
                 if (held !== undefined && held.calls.length > 0 && format.toolCallsChunkChoice !== undefined) {
                     await stream.writeSSE({data: JSON.stringify(run.chunk(format.toolCallsChunkChoice(openAiToolCalls(held.calls)), prepared.continuousUsage))});
-                    if (finishReason === "stop") finishReason = "tool_calls";
+                    finishReason = finishWithToolCalls(finishReason);
                 }
                 await stream.writeSSE({data: JSON.stringify({
                     ...run.chunk(format.chunkChoice("", finishReason, false), prepared.continuousUsage),
@@ -204,7 +204,7 @@ class GenerationRun {
         const finishReason = openAiFinishReason(result.finishReason);
         const reply = this.prepared.toolCalls?.parse(result.text);
         const choice = reply !== undefined && reply.calls.length > 0
-            ? this.format.choice(reply.content, finishReason === "stop" ? "tool_calls" : finishReason, openAiToolCalls(reply.calls))
+            ? this.format.choice(reply.content, finishWithToolCalls(finishReason), openAiToolCalls(reply.calls))
             : this.format.choice(result.text, finishReason);
         return {
             id: this.id,

@@ -64,6 +64,11 @@ export function toolCallSyntaxOf(templateSource: string): ToolCallSyntax | undef
     return templateSource.includes("<tool_call>") ? hermesToolCalls : undefined;
 }
 
+/** The finish reason of a reply found to hold calls: "tool_calls", unless it ran out of tokens. */
+export function finishWithToolCalls<Reason extends string>(reason: Reason): Reason | "tool_calls" {
+    return reason === "length" ? reason : "tool_calls";
+}
+
 /** OpenAI's `tool_calls` entries, each with a fresh id. */
 export function openAiToolCalls(calls: readonly ParsedToolCall[]): Array<{id: string; type: "function"; function: ParsedToolCall}> {
     return calls.map((call) => ({id: `call_${randomBytes(12).toString("hex")}`, type: "function", function: {name: call.name, arguments: call.arguments}}));
