@@ -45,7 +45,7 @@ import type {SamplingOptions} from "../src/distributions/SamplingOptions.js";
 import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
-import {freePort} from "./support/freePort.js";
+import {freePort} from "../src/serve/testing/freePort.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings

@@ -49,7 +49,7 @@ import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
-import {freePort} from "./support/freePort.js";
+import {freePort} from "../src/serve/testing/freePort.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings

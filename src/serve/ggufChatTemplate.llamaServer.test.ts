@@ -1,7 +1,6 @@
 import {type ChildProcess, spawn} from "node:child_process";
 import {existsSync} from "node:fs";
 import {mkdtemp, rm} from "node:fs/promises";
-import {createServer} from "node:net";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -13,6 +12,7 @@ import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
 import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.js";
 import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
 import {ggufChatTemplate} from "./ggufChatTemplate.js";
+import {freePort} from "./testing/freePort.js";
 
 /**
  * Template parity with llama.cpp's own template engine: for each family fixture, the prompt specgate
@@ -88,16 +88,6 @@ function toolConversation(index: number, texts: readonly string[]): {messages: C
     return {messages, tools};
 }
 
-async function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-        const server = createServer();
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => {
-            const address = server.address();
-            server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-        });
-    });
-}
 
 async function waitForHealth(base: string, process: ChildProcess): Promise<void> {
     for (let attempt = 0; attempt < 300; attempt++) {

@@ -1,6 +1,6 @@
 import {createServer} from "node:net";
 
-/** A TCP port on 127.0.0.1 that was free a moment ago, for a server process the benchmark starts. */
+/** A TCP port on 127.0.0.1 that was free a moment ago, for a server process a benchmark or a test starts. */
 export function freePort(): Promise<number> {
     return new Promise((resolvePort, reject) => {
         const server = createServer();
