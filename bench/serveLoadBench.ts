@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     const sampleStart = performance.now();
     const sample = () => samples.push({
         seconds: Math.round((performance.now() - sampleStart) / 1000), rssMiB: process.memoryUsage().rss / 2 ** 20, heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
-        suffixCacheNodes: server.serveApp.state.drafters.suffixCacheNodes
+        suffixCacheNodes: server.serveApp.state.tenants.suffixCacheNodes
     });
     const sampler = setInterval(sample, 10_000);
     try {

@@ -41,17 +41,17 @@ export class InvalidDistributionError extends SpecgateError {
     }
 }
 
-/** A verification policy configuration names an unknown kind or parameter, or a parameter is out of range. */
+/** A verification policy configuration names an unknown kind or parameter, a parameter is out of range, or (code policy_not_allowed) a server does not offer it to requests. */
 export class InvalidPolicyError extends SpecgateError {
-    public constructor(message: string, field?: string) {
-        super("invalid_policy", message, field);
+    public constructor(message: string, field?: string, code = "invalid_policy") {
+        super(code, message, field);
     }
 }
 
-/** A drafter spec names an unknown drafter or parameter, a parameter is out of range, or a drafter lacks what it needs. */
+/** A drafter spec names an unknown drafter or parameter, a parameter is out of range, a drafter lacks what it needs, or (code drafter_not_allowed) a server does not offer it to requests. */
 export class InvalidDrafterError extends SpecgateError {
-    public constructor(message: string, field?: string) {
-        super("invalid_drafter", message, field);
+    public constructor(message: string, field?: string, code = "invalid_drafter") {
+        super(code, message, field);
     }
 }
 

@@ -69,10 +69,11 @@ export class CorrectionMemory implements CorrectionCounts {
         };
     }
 
-    /** An independent copy (same vocabulary, same counts). */
+    /** An independent copy (same vocabulary, same counts, same version). */
     public clone(): CorrectionMemory {
         const copy = new CorrectionMemory(this.vocabularySize, this.vocabularyIdentity);
         for (const [key, count] of this.counts) copy.counts.set(key, count);
+        copy.updates = this.updates;
         return copy;
     }
 

@@ -19,6 +19,19 @@ export interface CompletedRequest {
     readonly queueTime: number;
 }
 
+/**
+ * `aborted`: the client left; `overloaded`: refused with 429 (queue full); `shutdown`: refused
+ * or cut by a drain (503, or a stream ended early); `error`: anything else.
+ */
+export type FailureReason = "aborted" | "overloaded" | "shutdown" | "error";
+
+/** What a generation that did not complete had decoded when it stopped. */
+export interface CutGeneration {
+    readonly mode: DecodeMode;
+    readonly promptTokens: number;
+    readonly completionTokens: number;
+}
+
 const latencyBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160];
 const tokenLatencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5];
 const throughputBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
@@ -27,8 +40,10 @@ const throughputBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
  * The server's Prometheus registry (its own, so two apps in one process never share counters).
  * Spec-decode counters follow vLLM (field notes §9) and are exposed with `_total`; acceptance rate
  * = accepted / draft tokens, mean acceptance length = 1 + accepted / drafts. They are added when a
- * request completes, from its telemetry, so they always agree with the responses' usage; an aborted
- * request adds only to `request_failure_total`.
+ * request completes, from its telemetry, so they always agree with the responses' usage. A
+ * generation cut short (client gone, drain, error) adds to `request_failure_total` and its tokens
+ * to the token counters; a request refused before generation adds to `request_refused_total` by
+ * HTTP status.
  */
 export class ServeMetrics {
     public readonly registry = new Registry();
@@ -45,6 +60,7 @@ export class ServeMetrics {
     private readonly generationTokens: Counter<"model_name" | "decode_mode">;
     private readonly successes: Counter<"model_name" | "decode_mode" | "finished_reason">;
     private readonly failures: Counter<"model_name" | "reason">;
+    private readonly refusals: Counter<"model_name" | "status">;
     private readonly latency: Histogram<"model_name" | "decode_mode">;
     private readonly timeToFirstToken: Histogram<"model_name" | "decode_mode">;
     private readonly timePerOutputToken: Histogram<"model_name" | "decode_mode">;
@@ -75,10 +91,11 @@ export class ServeMetrics {
         this.drafterDraftTokens = counter("spec_decode_drafter_draft_tokens_total", "Draft tokens the drafter proposed.", ["model_name", "drafter"]);
         this.drafterAcceptedTokens = counter("spec_decode_drafter_accepted_tokens_total", "Draft tokens of the drafter accepted by verification.", ["model_name", "drafter"]);
         this.drafterAcceptedPerPosition = counter("spec_decode_drafter_accepted_tokens_per_pos_total", "The drafter's tokens accepted at each draft position (0-based).", ["model_name", "drafter", "position"]);
-        this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of completed requests.", ["model_name", "decode_mode"]);
-        this.generationTokens = counter("generation_tokens_total", "Generated tokens of completed requests.", ["model_name", "decode_mode"]);
+        this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of requests that reached the engine (completed or cut short).", ["model_name", "decode_mode"]);
+        this.generationTokens = counter("generation_tokens_total", "Generated tokens, those of requests cut short included.", ["model_name", "decode_mode"]);
         this.successes = counter("request_success_total", "Completed requests by finish reason.", ["model_name", "decode_mode", "finished_reason"]);
         this.failures = counter("request_failure_total", "Requests that ended without completing, by reason (aborted, overloaded, shutdown, error).", ["model_name", "reason"]);
+        this.refusals = counter("request_refused_total", "Requests answered with an error status (400, 401, 403, 404, 413, 415, 429, 503, …), by status.", ["model_name", "status"]);
         this.latency = histogram("e2e_request_latency_seconds", "Arrival to last token, queueing included.", latencyBuckets);
         this.timeToFirstToken = histogram("time_to_first_token_seconds", "Arrival to first generated token, queueing included.", latencyBuckets);
         this.timePerOutputToken = histogram("time_per_output_token_seconds", "Mean time between generated tokens after the first, per request.", tokenLatencyBuckets);
@@ -159,12 +176,18 @@ export class ServeMetrics {
         if (generated > 0 && decodeSeconds > 0) this.throughput.observe(labels, generated / decodeSeconds);
     }
 
-    /**
-     * `aborted`: the client left; `overloaded`: refused with 429 (queue full); `shutdown`: refused
-     * or cut by a drain (503, or a stream ended early); `error`: anything else.
-     */
-    public recordFailure(reason: "aborted" | "overloaded" | "shutdown" | "error"): void {
+    /** A request that did not complete, with what it had decoded if it reached the engine. */
+    public recordFailure(reason: FailureReason, cut?: CutGeneration): void {
         this.failures.inc({model_name: this.modelName, reason});
+        if (cut === undefined) return;
+        const labels = {model_name: this.modelName, decode_mode: cut.mode};
+        this.promptTokens.inc(labels, cut.promptTokens);
+        this.generationTokens.inc(labels, cut.completionTokens);
+    }
+
+    /** A reply with an error status (every one goes through the app's error handler). */
+    public recordRefusal(status: number): void {
+        this.refusals.inc({model_name: this.modelName, status: String(status)});
     }
 
     public text(): Promise<string> {

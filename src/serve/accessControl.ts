@@ -1,5 +1,6 @@
 import {createHash, timingSafeEqual} from "node:crypto";
 import {AuthenticationError, HostNotAllowedError, InvalidInputError, UnsupportedMediaTypeError} from "../errors.js";
+import {serverTenant} from "./TenantResources.js";
 
 /**
  * Checks `Authorization: Bearer <key>` against the server's API keys. Every key is compared, in
@@ -20,15 +21,22 @@ export class ApiKeys {
         return this.digests.length > 0;
     }
 
-    /** Throws AuthenticationError unless the header carries one of the keys (or no key is required). */
-    public check(authorization: string | undefined): void {
-        if (!this.required) return;
+    /**
+     * Throws AuthenticationError unless the header carries one of the keys (or no key is required).
+     * Returns the caller's tenant: `key-<i>` for the i-th key (never the key itself), or
+     * serverTenant when the server has no keys.
+     */
+    public check(authorization: string | undefined): string {
+        if (!this.required) return serverTenant;
         const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "");
         if (match === null) throw new AuthenticationError("this server requires an API key: send \"Authorization: Bearer <key>\"");
         const presented = digest(match[1]);
-        let valid = false;
-        for (const key of this.digests) valid = timingSafeEqual(key, presented) || valid;
-        if (!valid) throw new AuthenticationError("incorrect API key provided");
+        let matched = -1;
+        this.digests.forEach((key, index) => {
+            if (timingSafeEqual(key, presented)) matched = index;
+        });
+        if (matched < 0) throw new AuthenticationError("incorrect API key provided");
+        return `key-${matched}`;
     }
 }
 

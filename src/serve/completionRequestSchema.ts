@@ -1,24 +1,30 @@
 import {z} from "zod";
 import {commonRequestFields, notSupported} from "./commonRequestFields.js";
 
-const tokenIds = z.array(z.int().min(0).max(2 ** 31 - 1)).min(1).max(1_000_000);
-
 /**
- * Body of POST /v1/completions. `prompt` is text or token ids, one prompt per request (a list of
- * one is accepted, as OpenAI clients send it); logprobs, echo, suffix and best_of are refused.
+ * Body of POST /v1/completions for a model of `contextSize` tokens. `prompt` is text or token ids,
+ * one prompt per request (a list of one is accepted, as OpenAI clients send it); logprobs, echo,
+ * suffix and best_of are refused. A prompt of ids longer than the context is refused by its length
+ * alone, before any id is looked at (a 1 MB id list then costs well under a millisecond).
  */
-export const completionRequestSchema = z.strictObject({
-    ...commonRequestFields,
-    prompt: z.union([
+export function completionRequestSchema(contextSize: number) {
+    const tooLong = `holds more token ids than this model's context of ${contextSize} tokens`;
+    const tokenIds = z.array(z.int().min(0).max(2 ** 31 - 1)).min(1).max(contextSize, {error: tooLong});
+    const prompt = z.union([
         z.string(),
         z.array(z.string()).length(1, {error: "one prompt per request is supported"}),
         tokenIds,
         z.array(tokenIds).length(1, {error: "one prompt per request is supported"})
-    ]),
-    logprobs: z.null({error: notSupported}).optional(),
-    echo: z.literal(false, {error: notSupported}).nullish(),
-    suffix: z.null({error: notSupported}).optional(),
-    best_of: z.literal(1, {error: notSupported}).nullish()
-});
+    ]);
+    const withinContext = (value: unknown): boolean => !Array.isArray(value) || (value.length <= contextSize && (value.length !== 1 || !Array.isArray(value[0]) || value[0].length <= contextSize));
+    return z.strictObject({
+        ...commonRequestFields,
+        prompt: z.unknown().refine(withinContext, {error: tooLong, abort: true}).pipe(prompt),
+        logprobs: z.null({error: notSupported}).optional(),
+        echo: z.literal(false, {error: notSupported}).nullish(),
+        suffix: z.null({error: notSupported}).optional(),
+        best_of: z.literal(1, {error: notSupported}).nullish()
+    });
+}
 
-export type CompletionRequest = z.infer<typeof completionRequestSchema>;
+export type CompletionRequest = z.infer<ReturnType<typeof completionRequestSchema>>;

@@ -4,6 +4,7 @@ import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {createServeApp, type ServeAppOptions} from "./createServeApp.js";
+import {RequestPermissions} from "./RequestPermissions.js";
 import {DelayedBackend} from "./testing/DelayedBackend.js";
 import {parsePrometheusText, sumSamples} from "./testing/parsePrometheusText.js";
 import {readSseData} from "./testing/readSseData.js";
@@ -11,8 +12,9 @@ import {readSseData} from "./testing/readSseData.js";
 const target = BigramBackend.random(3, 28, {eosBias: -6});
 const draft = target.noisyCopy(4, 0.5);
 
+// These tests name lossy policies in requests; RequestPermissions.test.ts covers the default set.
 function serve(options: Partial<ServeAppOptions> = {}) {
-    return createServeApp({target, draft, modelName: "bigram", speculative: {policy: {kind: "strict"}, gamma: 3}, ...options});
+    return createServeApp({target, draft, modelName: "bigram", speculative: {policy: {kind: "strict"}, gamma: 3}, requestPolicies: RequestPermissions.parsePolicies("all"), ...options});
 }
 
 function post(app: {request: (path: string, init: RequestInit) => Response | Promise<Response>}, path: string, body: unknown): Promise<Response> {
@@ -314,7 +316,7 @@ describe("calibrated policy's correction memory", () => {
     const calibrated = (extra: Record<string, unknown>) => ({kind: "calibrated", tau: 1e-300, frequencyThreshold: 6, ...extra});
 
     it("keeps a request's memoryEntries to that request: other clients' output and the shared memory are unchanged", async () => {
-        const {app, state} = serve();
+        const {app, state} = serve({requestPolicies: ["strict", "calibrated"], learnFromRequests: true});
         const request = {prompt: "hello", max_tokens: 40, temperature: 1.5, seed: 3, stop: null};
         const plain = {...request, speculative: {policy: calibrated({onlineUpdate: false})}};
         const before = await json(await post(app, "/v1/completions", plain));
@@ -324,21 +326,24 @@ describe("calibrated policy's correction memory", () => {
         const after = await json(await post(app, "/v1/completions", plain));
         expect(after.choices[0].text).toBe(before.choices[0].text);
         expect(after.speculative.num_accepted_tokens).toBe(before.speculative.num_accepted_tokens);
-        expect(state.correctionMemory.size).toBe(0);
-        expect(state.correctionMemory.version).toBe(0);
+        expect(state.tenants.correctionMemory("server").size).toBe(0);
+        expect(state.tenants.correctionMemory("server").version).toBe(0);
     });
 
-    it("takes the server's own online updates only, and reports the memory's version each request started from", async () => {
-        const {app, state} = serve();
+    it("with --learn-from-requests takes the server's own online updates only, and reports the memory's version each request started from", async () => {
+        const {app, state} = serve({requestPolicies: ["strict", "calibrated"], learnFromRequests: true});
+        const memory = state.tenants.correctionMemory("server");
         const request = {prompt: "hello", max_tokens: 40, temperature: 1.5, seed: 3, stop: null};
         const first = await json(await post(app, "/v1/completions", {...request, speculative: {policy: calibrated({memoryEntries: everyPair})}}));
-        expect(first.speculative.correction_memory).toEqual({version: 0});
+        expect(first.speculative.correction_memory).toEqual({learning: true, version: 0});
         // Online updates count 1 per divergence: no pair reaches the request's private count of 1000.
-        expect(state.correctionMemory.version).toBeGreaterThan(0);
-        expect(Math.max(...state.correctionMemory.entries().map(([, , count]) => count))).toBeLessThan(1000);
-        const version = state.correctionMemory.version;
+        expect(memory.version).toBeGreaterThan(0);
+        expect(Math.max(...memory.entries().map(([, , count]) => count))).toBeLessThan(1000);
+        const version = memory.version;
         const second = await json(await post(app, "/v1/completions", {...request, speculative: {policy: "calibrated"}}));
-        expect(second.speculative.correction_memory).toEqual({version});
+        expect(second.speculative.correction_memory).toEqual({learning: true, version});
+        // The version is part of the decode path: the fingerprint moves with it.
+        expect(second.system_fingerprint).not.toBe(first.system_fingerprint);
         expect((await json(await post(app, "/v1/completions", request))).speculative.correction_memory).toBeUndefined();
     });
 });

@@ -1,26 +1,30 @@
+import {randomUUID} from "node:crypto";
 import {setMaxListeners} from "node:events";
-import {Hono} from "hono";
-import {bodyLimit} from "hono/body-limit";
+import {type ErrorHandler, Hono} from "hono";
 import {cors} from "hono/cors";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {defaultSamplingOptions} from "../distributions/SamplingOptions.js";
 import {PayloadTooLargeError, RouteNotFoundError, ServerShuttingDownError} from "../errors.js";
-import {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import type {PolicyKind} from "../policies/policyConfigSchema.js";
+import type {SingleDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {ApiKeys, checkJsonContentType, type HostAllowList} from "./accessControl.js";
 import {chatCompletionRequestSchema} from "./chatCompletionRequestSchema.js";
 import {type ChatTemplate, chatRequestTexts, defaultChatTemplate} from "./ChatTemplate.js";
 import {completionRequestSchema} from "./completionRequestSchema.js";
+import {RequestPermissions} from "./RequestPermissions.js";
+import {TenantResources, serverTenant} from "./TenantResources.js";
 import {GenerationSlots} from "./GenerationSlots.js";
 import {openAiError} from "./openAiError.js";
 import {parseRequestBody} from "./parseRequestBody.js";
+import {readRequestBody} from "./readRequestBody.js";
 import {checkPromptText, completionPromptTokens, defaultMaxPromptBytesPerToken, prepareGeneration, promptByteLimit} from "./prepareGeneration.js";
 import {pairServeDraft, type SpeculativeDefaults} from "./resolveDecodePath.js";
 import {chatFormat, completionFormat} from "./ResponseFormat.js";
 import {serveGeneration} from "./serveGeneration.js";
 import {ServeMetrics} from "./ServeMetrics.js";
-import type {ServeState} from "./ServeState.js";
+import type {ServeEnv, ServeState} from "./ServeState.js";
 import {type SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
-import {DrafterPool} from "../engine/drafters/DrafterPool.js";
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
 export interface ServeAppOptions {
@@ -54,10 +58,22 @@ export interface ServeAppOptions {
     readonly allowedHosts?: HostAllowList;
     /** Origins allowed to call the API from a browser (CORS); default none, so no CORS headers are sent. */
     readonly corsOrigins?: readonly string[];
+    /** Policy kinds a request may name (default: the lossless ones, defaultRequestPolicies); the server's own policy is always allowed. */
+    readonly requestPolicies?: readonly PolicyKind[];
+    /** Drafter kinds a request may name (default: every kind); the server's own drafter is always allowed. */
+    readonly requestDrafters?: ReadonlyArray<SingleDrafterSpec["kind"]>;
+    /** One drafter cache for all API keys instead of one per key (lets one key's outputs show in another's drafts). */
+    readonly shareDrafterCache?: boolean;
+    /** Calibrated requests update a correction memory kept per API key; otherwise their updates last one request. */
+    readonly learnFromRequests?: boolean;
+    /** Where every key's correction memory starts (default: empty). */
+    readonly correctionMemory?: CorrectionMemory;
+    /** Where unexpected errors (500s) are reported, with their stack and request id. Default: stderr. */
+    readonly logError?: (message: string) => void;
 }
 
 export interface ServeApp {
-    readonly app: Hono;
+    readonly app: Hono<ServeEnv>;
     readonly state: ServeState;
     /**
      * Graceful shutdown: new and queued requests get 503, running ones finish; after `timeoutMs`
@@ -74,110 +90,32 @@ export interface ServeApp {
  * through openAiError, and nowhere else.
  */
 export function createServeApp(options: ServeAppOptions): ServeApp {
-    const slots = new GenerationSlots(options.maxConcurrency ?? 4, options.maxQueue ?? 64);
     const shutdownController = new AbortController();
     // Every running request listens to it; the default cap of 10 listeners would warn under load.
     setMaxListeners(0, shutdownController.signal);
-    const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
-    const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);
-    const drafters = new DrafterPool(options.draft);
-    const speculativeDefaults: SpeculativeDefaults = {
-        ...(options.draft !== undefined ? {drafter: {kind: "model"}} : {}),
-        policy: {kind: "strict"}, gamma: 4, draftSampling: "sample", draftLength: "fixed", minConfidence: 0,
-        ...options.speculative
-    };
-    const state: ServeState = {
-        modelName: options.modelName,
-        target: options.target,
-        draft: options.draft,
-        draftPairing: pairServeDraft(options.target, options.draft, speculativeDefaults.drafter),
-        speculativeDefaults,
-        drafters,
-        samplerDefaults,
-        chatTemplate,
-        slots,
-        metrics: new ServeMetrics(options.modelName, slots, {
-            processMetrics: options.processMetrics, suffixCacheNodes: () => drafters.suffixCacheNodes,
-            batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics})
-        }),
-        fingerprints: new SystemFingerprints({
-            target: options.target, draft: options.draft, files: options.modelFiles, samplerDefaults, chatTemplate: chatTemplate.name
-        }),
-        correctionMemory: new CorrectionMemory(options.target.vocabularySize, options.target.vocabularyIdentity()),
-        promptByteLimit: promptByteLimit(options.target, options.maxPromptBytesPerToken ?? defaultMaxPromptBytesPerToken),
-        shutdownSignal: shutdownController.signal,
-        created: Math.floor(Date.now() / 1000)
-    };
+    const state = createServeState(options, shutdownController.signal);
     const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+    const completionSchema = completionRequestSchema(options.target.contextSize);
 
-    const app = new Hono();
-    app.onError((error) => {
-        const mapped = openAiError(error);
-        const headers: Record<string, string> = {"Content-Type": "application/json"};
-        if (mapped.retryAfter !== undefined) headers["Retry-After"] = String(mapped.retryAfter);
-        return new Response(JSON.stringify(mapped.body), {status: mapped.status, headers});
-    });
-
-    // Access first: a foreign Host header is refused on every route, then CORS (when configured)
-    // answers preflights, then every route but /health needs an API key when the server has some.
-    const apiKeys = new ApiKeys(options.apiKeys ?? []);
-    const allowedHosts = options.allowedHosts;
-    if (allowedHosts !== undefined)
-        app.use("*", async (c, next) => {
-            allowedHosts.check(c.req.header("host"));
-            await next();
-        });
-    const corsOrigins = options.corsOrigins ?? [];
-    if (corsOrigins.length > 0)
-        app.use("*", cors({origin: [...corsOrigins], allowMethods: ["GET", "POST", "OPTIONS"], allowHeaders: ["Authorization", "Content-Type"], maxAge: 600}));
-    if (apiKeys.required)
-        app.use("*", async (c, next) => {
-            if (c.req.path !== "/health") apiKeys.check(c.req.header("authorization"));
-            await next();
-        });
-
-    // While draining only /metrics answers normally; /health reports 503 so load balancers stop sending.
-    app.use("*", async (c, next) => {
-        if (!slots.accepting && c.req.path !== "/metrics") throw new ServerShuttingDownError("the server is shutting down");
-        await next();
-    });
-    app.use("/v1/*", bodyLimit({
-        maxSize: maxBodyBytes,
-        onError: () => {
-            throw new PayloadTooLargeError(`the request body exceeds ${maxBodyBytes} bytes`);
-        }
-    }));
-
-    app.get("/health", (c) => c.json({status: "ok", running: slots.running, waiting: slots.waiting}));
-    app.get("/metrics", async (c) => c.body(await state.metrics.text(), 200, {"Content-Type": state.metrics.contentType}));
-    app.get("/v1/models", (c) => c.json({
-        object: "list",
-        data: [{
-            id: state.modelName,
-            object: "model",
-            created: state.created,
-            owned_by: "specgate",
-            max_model_len: options.target.contextSize,
-            speculative: state.speculativeDefaults.drafter !== undefined,
-            drafter: state.speculativeDefaults.drafter === undefined ? null : drafterLabel(state.speculativeDefaults.drafter),
-            chat_template: chatTemplate.name
-        }]
-    }));
+    const app = new Hono<ServeEnv>();
+    app.onError(errorResponder(state, options.logError ?? ((message) => console.error(message))));
+    installAccessControl(app, state, options);
+    installInfoRoutes(app, state);
 
     app.post("/v1/completions", async (c) => {
         const arrival = performance.now();
         checkJsonContentType(c.req.header("content-type"));
-        const request = parseRequestBody(await c.req.text(), completionRequestSchema);
-        const prepared = prepareGeneration(state, request, completionPromptTokens(state, request.prompt), "prompt");
+        const request = parseRequestBody(await readRequestBody(c.req.raw, maxBodyBytes), completionSchema);
+        const prepared = prepareGeneration(state, request, completionPromptTokens(state, request.prompt), "prompt", c.get("tenant"));
         return serveGeneration(c, state, prepared, completionFormat, arrival);
     });
     app.post("/v1/chat/completions", async (c) => {
         const arrival = performance.now();
         checkJsonContentType(c.req.header("content-type"));
-        const request = parseRequestBody(await c.req.text(), chatCompletionRequestSchema);
+        const request = parseRequestBody(await readRequestBody(c.req.raw, maxBodyBytes), chatCompletionRequestSchema);
         checkPromptText(state, chatRequestTexts(request), "messages");
-        const prepared = prepareGeneration(state, request, chatTemplate.render(request.messages, request.tools), "messages");
-        const toolCalls = (request.tools?.length ?? 0) > 0 && request.tool_choice !== "none" ? chatTemplate.toolCalls : undefined;
+        const prepared = prepareGeneration(state, request, state.chatTemplate.render(request.messages, request.tools), "messages", c.get("tenant"));
+        const toolCalls = (request.tools?.length ?? 0) > 0 && request.tool_choice !== "none" ? state.chatTemplate.toolCalls : undefined;
         return serveGeneration(c, state, toolCalls !== undefined ? {...prepared, toolCalls} : prepared, chatFormat, arrival);
     });
 
@@ -190,8 +128,8 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         app,
         state,
         async shutdown(timeoutMs?: number) {
-            slots.close();
-            const idle = slots.idle();
+            state.slots.close();
+            const idle = state.slots.idle();
             if (timeoutMs === undefined) return idle;
             const timer = setTimeout(() => shutdownController.abort(), timeoutMs);
             try {
@@ -201,4 +139,120 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
             }
         }
     };
+}
+
+/** What every handler shares: models, defaults, slots, metrics, fingerprints and the per-tenant state. */
+function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal): ServeState {
+    const slots = new GenerationSlots(options.maxConcurrency ?? 4, options.maxQueue ?? 64);
+    const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
+    const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);
+    const tenants = new TenantResources(options.draft, options.target.vocabularySize, options.target.vocabularyIdentity(), {
+        shareDrafterCache: options.shareDrafterCache, learnFromRequests: options.learnFromRequests, baseMemory: options.correctionMemory
+    });
+    const speculativeDefaults: SpeculativeDefaults = {
+        ...(options.draft !== undefined ? {drafter: {kind: "model"}} : {}),
+        policy: {kind: "strict"}, gamma: 4, draftSampling: "sample", draftLength: "fixed", minConfidence: 0,
+        ...options.speculative
+    };
+    return {
+        modelName: options.modelName,
+        target: options.target,
+        draft: options.draft,
+        draftPairing: pairServeDraft(options.target, options.draft, speculativeDefaults.drafter),
+        speculativeDefaults,
+        permissions: new RequestPermissions(options.requestPolicies, options.requestDrafters),
+        tenants,
+        samplerDefaults,
+        chatTemplate,
+        slots,
+        metrics: new ServeMetrics(options.modelName, slots, {
+            processMetrics: options.processMetrics, suffixCacheNodes: () => tenants.suffixCacheNodes,
+            batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics})
+        }),
+        fingerprints: new SystemFingerprints({
+            target: options.target, draft: options.draft, files: options.modelFiles, samplerDefaults, chatTemplate: chatTemplate.name
+        }),
+        promptByteLimit: promptByteLimit(options.target, options.maxPromptBytesPerToken ?? defaultMaxPromptBytesPerToken),
+        shutdownSignal,
+        created: Math.floor(Date.now() / 1000)
+    };
+}
+
+/**
+ * The one place exceptions become responses (OpenAI's error body, through openAiError). Every
+ * reply carries its request id (X-Request-Id); an unexpected error (500) is logged with its stack
+ * and that id, which its message repeats, so a client's report finds the log line. Requests
+ * refused before generation are counted by status.
+ */
+function errorResponder(state: ServeState, logError: (message: string) => void): ErrorHandler<ServeEnv> {
+    return (error, c) => {
+        const requestId = c.get("requestId") ?? newRequestId();
+        const mapped = openAiError(error);
+        const body = mapped.body;
+        if (mapped.status === 500) {
+            logError(`specgate serve: request ${requestId} failed: ${error.stack ?? String(error)}`);
+            body.error.message = `${body.error.message} (request ${requestId})`;
+        }
+        state.metrics.recordRefusal(mapped.status);
+        const headers: Record<string, string> = {"Content-Type": "application/json", "X-Request-Id": requestId};
+        if (mapped.retryAfter !== undefined) headers["Retry-After"] = String(mapped.retryAfter);
+        // The body of a 413 may not have been read to its end: the connection is not reused.
+        if (error instanceof PayloadTooLargeError) headers.Connection = "close";
+        return new Response(JSON.stringify(body), {status: mapped.status, headers});
+    };
+}
+
+function newRequestId(): string {
+    return `req_${randomUUID().replaceAll("-", "")}`;
+}
+
+/**
+ * A request id first (every reply has one), then a foreign Host header is refused on every route,
+ * then CORS (when configured) answers preflights, then every route but /health needs an API key when
+ * the server has some; the key names the request's tenant. While draining only /metrics answers
+ * normally; /health reports 503 so load balancers stop sending.
+ */
+function installAccessControl(app: Hono<ServeEnv>, state: ServeState, options: ServeAppOptions): void {
+    app.use("*", async (c, next) => {
+        const requestId = newRequestId();
+        c.set("requestId", requestId);
+        await next();
+        c.res.headers.set("X-Request-Id", requestId);
+    });
+    const allowedHosts = options.allowedHosts;
+    if (allowedHosts !== undefined)
+        app.use("*", async (c, next) => {
+            allowedHosts.check(c.req.header("host"));
+            await next();
+        });
+    const corsOrigins = options.corsOrigins ?? [];
+    if (corsOrigins.length > 0)
+        app.use("*", cors({origin: [...corsOrigins], allowMethods: ["GET", "POST", "OPTIONS"], allowHeaders: ["Authorization", "Content-Type"], exposeHeaders: ["X-Request-Id"], maxAge: 600}));
+    const apiKeys = new ApiKeys(options.apiKeys ?? []);
+    app.use("*", async (c, next) => {
+        c.set("tenant", c.req.path === "/health" ? serverTenant : apiKeys.check(c.req.header("authorization")));
+        await next();
+    });
+    app.use("*", async (c, next) => {
+        if (!state.slots.accepting && c.req.path !== "/metrics") throw new ServerShuttingDownError("the server is shutting down");
+        await next();
+    });
+}
+
+function installInfoRoutes(app: Hono<ServeEnv>, state: ServeState): void {
+    app.get("/health", (c) => c.json({status: "ok", running: state.slots.running, waiting: state.slots.waiting}));
+    app.get("/metrics", async (c) => c.body(await state.metrics.text(), 200, {"Content-Type": state.metrics.contentType}));
+    app.get("/v1/models", (c) => c.json({
+        object: "list",
+        data: [{
+            id: state.modelName,
+            object: "model",
+            created: state.created,
+            owned_by: "specgate",
+            max_model_len: state.target.contextSize,
+            speculative: state.speculativeDefaults.drafter !== undefined,
+            drafter: state.speculativeDefaults.drafter === undefined ? null : drafterLabel(state.speculativeDefaults.drafter),
+            chat_template: state.chatTemplate.name
+        }]
+    }));
 }

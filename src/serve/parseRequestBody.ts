@@ -3,9 +3,14 @@ import {InvalidInputError} from "../errors.js";
 
 type Issue = z.core.$ZodIssue;
 
+/** Deepest nesting of arrays and objects a request body may have (a tool's JSON Schema included). */
+export const maxBodyDepth = 64;
+
 /**
  * Parses a request body as JSON and validates it; any failure is an InvalidInputError whose field
  * names the offending parameter in OpenAI's style (`messages[0].content`), or none for the body.
+ * Bodies nested deeper than maxBodyDepth are refused first: validation, templates and
+ * JSON.stringify all recurse, and 10^4 levels overflow the stack.
  */
 export function parseRequestBody<Schema extends z.ZodType>(text: string, schema: Schema): z.output<Schema> {
     let value: unknown;
@@ -14,6 +19,8 @@ export function parseRequestBody<Schema extends z.ZodType>(text: string, schema:
     } catch (error) {
         throw new InvalidInputError(`the body is not valid JSON (${(error as Error).message})`);
     }
+    const tooDeep = pathDeeperThan(value, maxBodyDepth);
+    if (tooDeep !== undefined) throw new InvalidInputError(`is nested more than ${maxBodyDepth} levels deep`, fieldName(tooDeep));
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
     const issue = deepestIssue(parsed.error.issues[0]);
@@ -48,4 +55,31 @@ function deepestIssue(issue: Issue): Issue {
 function fieldName(path: readonly PropertyKey[]): string | undefined {
     if (path.length === 0) return undefined;
     return path.map((part, index) => typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`).join("");
+}
+
+/** The path to the first value nested deeper than `limit` levels (found without recursion), or undefined. */
+function pathDeeperThan(root: unknown, limit: number): PropertyKey[] | undefined {
+    interface Node {
+        readonly value: object;
+        readonly depth: number;
+        readonly parent?: Node;
+        readonly key?: PropertyKey;
+    }
+    if (root === null || typeof root !== "object") return undefined;
+    const stack: Node[] = [{value: root, depth: 0}];
+    while (stack.length > 0) {
+        const node = stack.pop()!;
+        if (node.depth >= limit) {
+            const path: PropertyKey[] = [];
+            for (let at: Node | undefined = node; at?.key !== undefined; at = at.parent) path.unshift(at.key);
+            return path;
+        }
+        // Only containers are pushed: a million-id array costs one pass over its entries.
+        const visit = (child: unknown, key: PropertyKey): void => {
+            if (child !== null && typeof child === "object") stack.push({value: child, depth: node.depth + 1, parent: node, key});
+        };
+        if (Array.isArray(node.value)) for (let index = 0; index < node.value.length; index++) visit(node.value[index], index);
+        else for (const key in node.value) visit((node.value as Record<string, unknown>)[key], key);
+    }
+    return undefined;
 }

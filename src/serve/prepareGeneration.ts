@@ -20,6 +20,8 @@ export interface PreparedGeneration {
     readonly continuousUsage: boolean;
     /** Set for chat requests with tools whose template has a known call syntax: the reply is parsed into tool_calls. */
     readonly toolCalls?: ToolCallSyntax;
+    /** Who sent it (the API key's tenant): the drafter cache and correction memory it uses. */
+    readonly tenant: string;
 }
 
 /** The default of ServeAppOptions.maxPromptBytesPerToken. */
@@ -77,11 +79,12 @@ export function prepareGeneration(
     state: ServeState,
     request: CompletionRequest | ChatCompletionRequest,
     promptTokens: number[],
-    promptField: "prompt" | "messages"
+    promptField: "prompt" | "messages",
+    tenant: string
 ): PreparedGeneration {
     if (request.model != null && request.model !== state.modelName)
         throw new ModelNotFoundError(`the model "${request.model}" does not exist; this server serves "${state.modelName}"`, "model");
-    const path = resolveDecodePath(request.speculative, state.speculativeDefaults, state.draftPairing);
+    const path = resolveDecodePath(request.speculative, state.speculativeDefaults, state.draftPairing, state.permissions);
 
     const target = state.target;
     const addsBos = target.bosToken != null && promptTokens[0] !== target.bosToken;
@@ -125,6 +128,7 @@ export function prepareGeneration(
         options,
         stream: request.stream === true,
         includeUsage: request.stream_options?.include_usage === true,
-        continuousUsage: request.stream_options?.continuous_usage_stats === true
+        continuousUsage: request.stream_options?.continuous_usage_stats === true,
+        tenant
     };
 }

@@ -6,6 +6,7 @@ import {InvalidDrafterError, InvalidInputError} from "../errors.js";
 import {parsePolicyConfig} from "../policies/createPolicy.js";
 import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
+import {RequestPermissions} from "./RequestPermissions.js";
 import type {SpeculativeField} from "./speculativeFieldSchema.js";
 
 /** The server's speculative settings, used where a request does not override them. */
@@ -48,12 +49,17 @@ export type ResolvedDecodePath =
 /**
  * Applies a request's `speculative` field to the server defaults. A request may name its drafter
  * (`"drafter": "ngram"`); one that drafts with a model needs the server's draft model. Without a
- * drafter (none configured and none named) only target-only decoding exists. A calibrated policy's `memory` is a file path and is refused: a
- * request never names a file on the server (the server's own correction memory is used instead).
+ * drafter (none configured and none named) only target-only decoding exists. A policy or drafter a
+ * request names must be one the operator offers (`permissions`). A calibrated policy's `memory` is a
+ * file path and is refused: a request never names a file on the server (the server's own correction
+ * memory is used instead).
  */
-export function resolveDecodePath(field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, draft: DraftPairing): ResolvedDecodePath {
+export function resolveDecodePath(
+    field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, draft: DraftPairing, permissions = new RequestPermissions()
+): ResolvedDecodePath {
     if (field === "off") return {mode: "target_only"};
     const drafter = field?.drafter !== undefined ? parseDrafterSpec(field.drafter, "speculative.drafter") : defaults.drafter;
+    if (field?.drafter !== undefined && drafter !== undefined) permissions.checkDrafter(drafter, defaults.drafter);
     if (drafter === undefined) {
         if (field != null)
             throw new InvalidInputError("this server has no draft model or drafter; only \"off\" or a drafter without a model (\"drafter\": \"ngram\") is available", "speculative");
@@ -66,6 +72,7 @@ export function resolveDecodePath(field: SpeculativeField | null | undefined, de
     const policy = field?.policy === undefined ? defaults.policy
         : typeof field.policy === "string" ? parsePolicySpec(field.policy, "speculative.policy")
             : parsePolicyConfig(field.policy, "speculative.policy");
+    if (field?.policy !== undefined) permissions.checkPolicy(policy, defaults.policy);
     if (policy.kind === "calibrated" && policy.memory !== undefined)
         throw new InvalidInputError("file paths are not accepted in requests; the server's correction memory is used", "speculative.policy.memory");
     const gamma = field?.gamma ?? defaults.gamma;

@@ -52,8 +52,8 @@ describe("drafters in serve", () => {
         // A chain that names the same suffix spec uses the same cache: it proposes on its first request.
         const chained = await complete(app, {...request, speculative: {drafter: "suffix:1:1:16:5000+model"}});
         expect(chained.body.speculative.drafters["suffix:1:1:16:5000"].proposals).toBeGreaterThan(0);
-        expect(state.drafters.suffixCacheNodes).toBeGreaterThan(0);
-        expect(state.drafters.suffixCacheNodes).toBeLessThanOrEqual(5000);
+        expect(state.tenants.suffixCacheNodes).toBeGreaterThan(0);
+        expect(state.tenants.suffixCacheNodes).toBeLessThanOrEqual(5000);
 
         const samples = parsePrometheusText(await (await app.request("/metrics")).text());
         const responses = [first, second, chained].map((reply) => reply.body.speculative.drafters as Record<string, Reply>);
@@ -65,7 +65,7 @@ describe("drafters in serve", () => {
             expect(sumSamples(samples, "spec_decode_drafter_accepted_tokens_total", {drafter})).toBe(total("acceptedTokens"));
             expect(sumSamples(samples, "spec_decode_drafter_accepted_tokens_per_pos_total", {drafter})).toBe(total("acceptedTokens"));
         }
-        expect(sumSamples(samples, "spec_decode_suffix_cache_nodes")).toBe(state.drafters.suffixCacheNodes);
+        expect(sumSamples(samples, "spec_decode_suffix_cache_nodes")).toBe(state.tenants.suffixCacheNodes);
     });
 
     describe("system_fingerprint", () => {

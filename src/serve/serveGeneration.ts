@@ -6,6 +6,7 @@ import {type GenerationChunk, type GenerationResult, streamGeneration} from "../
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import {ServerOverloadedError, ServerShuttingDownError} from "../errors.js";
+import type {FailureReason} from "./ServeMetrics.js";
 import {openAiError} from "./openAiError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
 import {type OpenAiFinishReason, openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
@@ -47,14 +48,20 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
     };
 
     let handedToStream = false;
+    let run: GenerationRun | undefined;
     try {
-        const fingerprint = await state.fingerprints.for(prepared.path);
         release = await state.slots.acquire(controller.signal);
         const started = performance.now();
-        const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started);
-        const drafter = prepared.path.mode === "speculative" ? state.drafters.get(prepared.path.drafter) : undefined;
+        const {path, tenant} = prepared;
+        const calibrated = path.mode === "speculative" && path.policy.kind === "calibrated";
+        // Read together, so the version a reply reports is the one its generation started from.
+        const correctionMemory = calibrated ? state.tenants.correctionMemory(tenant) : undefined;
+        const memoryState = correctionMemory !== undefined ? {learning: state.tenants.learnsFromRequests, version: correctionMemory.version} : undefined;
+        const fingerprint = await state.fingerprints.for(path, memoryState);
+        run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
+        const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
         generator = streamGeneration(state.target, undefined, prepared.promptTokens,
-            prepared.options, {signal: controller.signal, correctionMemory: state.correctionMemory, drafter});
+            prepared.options, {signal: controller.signal, correctionMemory, drafter});
         let next = await generator.next();
 
         if (!prepared.stream) {
@@ -69,7 +76,9 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
 
         handedToStream = true;
         const firstStep = next;
+        const streamRun = run;
         return streamSSE(c, async (stream) => {
+            const run = streamRun;
             stream.onAbort(abort);
             try {
                 if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
@@ -101,14 +110,14 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
                 await stream.writeSSE({data: "[DONE]"});
             } catch (error) {
                 if (cutByShutdown()) {
-                    state.metrics.recordFailure("shutdown");
+                    run.recordCut("shutdown");
                     // The choice ends with a finish_reason (vLLM's "abort"), then the reason as an error event.
                     await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", "abort", false), prepared.continuousUsage))}).catch(() => undefined);
                     await stream.writeSSE({data: JSON.stringify(openAiError(new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout")).body)}).catch(() => undefined);
                     await stream.writeSSE({data: "[DONE]"}).catch(() => undefined);
-                } else if (controller.signal.aborted) state.metrics.recordFailure("aborted");
+                } else if (controller.signal.aborted) run.recordCut("aborted");
                 else {
-                    state.metrics.recordFailure("error");
+                    run.recordCut("error");
                     // Headers are sent: the error travels as a last event, in the same format as any other.
                     await stream.writeSSE({data: JSON.stringify(openAiError(error).body)}).catch(() => undefined);
                     await stream.writeSSE({data: "[DONE]"}).catch(() => undefined);
@@ -118,15 +127,16 @@ export async function serveGeneration(c: Context, state: ServeState, prepared: P
             }
         });
     } catch (error) {
+        const record = (reason: FailureReason): void => run !== undefined ? run.recordCut(reason) : state.metrics.recordFailure(reason);
         if (cutByShutdown() || error instanceof ServerShuttingDownError) {
-            state.metrics.recordFailure("shutdown");
+            record("shutdown");
             throw error instanceof ServerShuttingDownError ? error : new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout");
         }
         if (controller.signal.aborted) {
-            state.metrics.recordFailure("aborted");
+            record("aborted");
             throw controller.signal.reason;
         }
-        state.metrics.recordFailure(error instanceof ServerOverloadedError ? "overloaded" : "error");
+        record(error instanceof ServerOverloadedError ? "overloaded" : "error");
         throw error;
     } finally {
         if (!handedToStream) await finish();
@@ -139,8 +149,6 @@ class GenerationRun {
     private readonly created = Math.floor(Date.now() / 1000);
     private firstTokenAt: number | undefined;
     private completionTokens = 0;
-    /** The shared correction memory's version when this generation started (calibrated requests report it). */
-    private readonly correctionMemoryVersion: number;
 
     public constructor(
         private readonly state: ServeState,
@@ -148,10 +156,16 @@ class GenerationRun {
         private readonly format: ResponseFormat,
         private readonly fingerprint: string,
         private readonly arrival: number,
-        private readonly started: number
+        private readonly started: number,
+        /** The correction memory's version when a calibrated generation started (its reply reports it). */
+        private readonly correctionMemoryVersion?: number
     ) {
         this.id = `${format.idPrefix}${randomUUID().replaceAll("-", "")}`;
-        this.correctionMemoryVersion = state.correctionMemory.version;
+    }
+
+    /** A generation that ended without completing: counted as a failure, with the tokens it had generated. */
+    public recordCut(reason: FailureReason): void {
+        this.state.metrics.recordFailure(reason, {mode: this.prepared.path.mode, promptTokens: this.prepared.promptLength, completionTokens: this.completionTokens});
     }
 
     /** Records a step and returns its text. */
@@ -196,7 +210,7 @@ class GenerationRun {
             mean_acceptance_length: telemetry.meanAcceptanceLength,
             drafters: telemetry.drafters.toJSON(),
             // The memory changes with every online update, so its state is reported here rather than in system_fingerprint.
-            ...(path.policy.kind === "calibrated" ? {correction_memory: {version: this.correctionMemoryVersion}} : {})
+            ...(this.correctionMemoryVersion !== undefined ? {correction_memory: {learning: this.state.tenants.learnsFromRequests, version: this.correctionMemoryVersion}} : {})
         };
     }
 

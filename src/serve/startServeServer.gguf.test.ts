@@ -41,7 +41,7 @@ afterAll(async () => {
 function start(options: Partial<ServeServerOptions> = {}): Promise<RunningServeServer> {
     return startServeServer({
         target, draft, modelName: "tiny", modelFiles: {target: files.target, draft: files.draft},
-        speculative: {policy: {kind: "strict"}, gamma: 4}, port: 0, ...options
+        speculative: {policy: {kind: "strict"}, gamma: 4}, requestPolicies: ["strict", "fuzzy"], port: 0, ...options
     });
 }
 

@@ -30,7 +30,7 @@ export interface FingerprintSources {
  * draft out, so swapping the draft changes only the speculative arm's fingerprint. Per-request
  * sampler values are not included: they are in the request the client sent.
  */
-export function servedDecodePathDescription(sources: FingerprintSources, path: ResolvedDecodePath): DecodePathDescription {
+export function servedDecodePathDescription(sources: FingerprintSources, path: ResolvedDecodePath, correctionMemory?: CorrectionMemoryState): DecodePathDescription {
     const speculative = path.mode === "speculative";
     // The draft model is part of the path only when the drafter drafts with it.
     const usesDraft = speculative && drafterUsesModel(path.drafter);
@@ -49,7 +49,8 @@ export function servedDecodePathDescription(sources: FingerprintSources, path: R
             drafter: drafterLabel(path.drafter),
             policy: path.policy, gamma: path.gamma, draftSampling: path.draftSampling,
             draftLength: path.draftLength, minConfidence: path.minConfidence
-        } : {})
+        } : {}),
+        ...(speculative && path.policy.kind === "calibrated" && correctionMemory !== undefined ? {correctionMemory} : {})
     };
     if (sources.files === undefined) {
         parameters.targetVocabulary = sources.target.vocabularyIdentity();
@@ -58,17 +59,30 @@ export function servedDecodePathDescription(sources: FingerprintSources, path: R
     return {kind: "embedded", parameters, files};
 }
 
-/** Memoised system fingerprints: one hash per distinct decode path, computed on first use. */
+/** The correction memory a calibrated request starts from: whether it learns across requests, and its version. */
+export interface CorrectionMemoryState {
+    readonly learning: boolean;
+    readonly version: number;
+}
+
+/**
+ * Memoised system fingerprints: one hash per distinct decode path, computed on first use. The most
+ * recently used `capacity` are kept (a learning correction memory makes a new path per version).
+ */
 export class SystemFingerprints {
     private readonly cache = new Map<string, Promise<string>>();
 
-    public constructor(private readonly sources: FingerprintSources) {}
+    public constructor(private readonly sources: FingerprintSources, private readonly capacity = 256) {}
 
-    public for(path: ResolvedDecodePath): Promise<string> {
-        const description = servedDecodePathDescription(this.sources, path);
+    public for(path: ResolvedDecodePath, correctionMemory?: CorrectionMemoryState): Promise<string> {
+        const description = servedDecodePathDescription(this.sources, path, correctionMemory);
         const key = canonicalJson(description);
         let fingerprint = this.cache.get(key);
-        if (fingerprint === undefined) {
+        if (fingerprint !== undefined) {
+            this.cache.delete(key);
+            this.cache.set(key, fingerprint);
+        } else {
+            while (this.cache.size >= this.capacity) this.cache.delete(this.cache.keys().next().value!);
             // OpenAI's fingerprints look like "fp_…"; the full sha256 keeps collisions out of the question.
             fingerprint = decodePathFingerprint(description).then((result) => `fp_${result.fingerprint}`);
             this.cache.set(key, fingerprint);

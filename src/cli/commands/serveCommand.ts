@@ -5,6 +5,8 @@ import {backendOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
+import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
+import {defaultRequestDrafters, defaultRequestPolicies, RequestPermissions} from "../../serve/RequestPermissions.js";
 import {decodePathLabel, type ResolvedDecodePath} from "../../serve/resolveDecodePath.js";
 import type {ChatTemplate} from "../../serve/ChatTemplate.js";
 import {defaultModelName} from "../../serve/defaultModelName.js";
@@ -45,6 +47,11 @@ interface ServeCliOptions {
     apiKey: string[];
     allowedHosts?: string;
     corsOrigin: string[];
+    requestPolicies: string;
+    requestDrafters: string;
+    shareDrafterCache: boolean;
+    learnFromRequests: boolean;
+    correctionMemory?: string;
 }
 
 export interface ServeCommandHooks {
@@ -86,8 +93,15 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--allowed-hosts <LIST>", "comma-separated Host header values answered (name or name:port; * = any); default on loopback: localhost, 127.0.0.1, [::1] with the port, elsewhere any")
         .option("--cors-origin <ORIGIN>", "let browser pages from this origin call the API (repeatable; default: no CORS)", collect, [])
         .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
+        .option("--request-policies <LIST>", "policy kinds requests may name in speculative.policy (comma-separated, all or none; --policy is always allowed)", defaultRequestPolicies.join(","))
+        .option("--request-drafters <LIST>", "drafter kinds requests may name in speculative.drafter (comma-separated, all or none; --drafter is always allowed)", defaultRequestDrafters.join(","))
+        .option("--share-drafter-cache", "one suffix cache for every API key instead of one per key (a key's drafts then come from other keys' outputs)", false)
+        .option("--learn-from-requests", "calibrated requests update a correction memory kept per API key (otherwise their updates end with the request)", false)
+        .option("--correction-memory <FILE>", "the correction memory calibrated requests start from (specgate calibrate / ocm writes one)")
         .action(async (options: ServeCliOptions) => {
             const policy = parsePolicySpec(options.policy);
+            const requestPolicies = RequestPermissions.parsePolicies(options.requestPolicies);
+            const requestDrafters = RequestPermissions.parseDrafters(options.requestDrafters);
             // --draft beside a drafter that does not use it is allowed here: requests may still ask for `model`.
             const drafter = resolveCliDrafter(options.drafter, options.draft, "--drafter", true);
             const sampling = samplingFromCli(options);
@@ -104,6 +118,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             try {
                 draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
                 const chatTemplate = chooseChatTemplate(target, options.target, options.chatTemplate);
+                const correctionMemory = options.correctionMemory !== undefined ? await CorrectionMemory.load(options.correctionMemory, target.vocabularyIdentity()) : undefined;
                 server = await startServeServer({
                     chatTemplate,
                     target,
@@ -121,7 +136,12 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                     processMetrics: true,
                     apiKeys: apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY),
                     ...(options.allowedHosts !== undefined ? {allowedHosts: new HostAllowList(listOption(options.allowedHosts))} : {}),
-                    corsOrigins: options.corsOrigin.flatMap(listOption)
+                    corsOrigins: options.corsOrigin.flatMap(listOption),
+                    requestPolicies,
+                    requestDrafters,
+                    shareDrafterCache: options.shareDrafterCache,
+                    learnFromRequests: options.learnFromRequests,
+                    correctionMemory
                 });
             } catch (error) {
                 await draft?.dispose();
@@ -163,6 +183,9 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             process.stderr.write(`specgate serve: ${(target.batchedSequences ?? 1) > 1
                 ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step, ${options.kvUnified ? "one unified KV buffer" : "one KV stream per generation"}`
                 : options.batching === "on" ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context` : "batching off: each generation decodes on its own context"}\n`);
+            process.stderr.write(`specgate serve: requests may choose policies ${[...state.permissions.policies].join(", ") || "(none)"} and drafters ${[...state.permissions.drafters].join(", ") || "(none)"}; ` +
+                `drafter caches ${options.shareDrafterCache ? "shared by every API key" : "kept per API key"}; ` +
+                `correction memory ${options.learnFromRequests ? "learns per API key" : "not changed by requests"}\n`);
             const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
             process.stderr.write(`specgate serve: ${keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`}\n`);
             if (keyCount === 0 && !isLoopbackAddress(options.host))
