@@ -35,7 +35,7 @@ function percentile(sorted: readonly number[], fraction: number): number {
 }
 
 describe("hostile prompts", () => {
-    it("answers 1 MB and 300 KB single-letter prompts with 400 while /health stays responsive", async () => {
+    it("answers 1 MB and 300 KB single-letter prompts and 1.5 MB token-id prompts with 400 while /health stays responsive", async () => {
         const latencies: number[] = [];
         let probing = true;
         const probe = (async () => {
@@ -50,10 +50,17 @@ describe("hostile prompts", () => {
         })();
         const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
         const results: Array<{status: number; param: string | null}> = [];
+        // 300,000 ids of 4 digits: a 1.5 MB body, refused by its length before any id is checked.
+        const ids = Array.from({length: 300_000}, (_, index) => 1000 + (index % 9000));
         for (const size of [1_000_000, 300_000]) {
             const text = "a".repeat(size);
             for (let round = 0; round < 3; round++) {
-                for (const response of await Promise.all([post("/v1/completions", {prompt: text, max_tokens: 1}), post("/v1/chat/completions", {messages: [{role: "user", content: text}], max_tokens: 1})])) {
+                const replies = await Promise.all([
+                    post("/v1/completions", {prompt: text, max_tokens: 1}),
+                    post("/v1/chat/completions", {messages: [{role: "user", content: text}], max_tokens: 1}),
+                    post("/v1/completions", {prompt: ids, max_tokens: 1})
+                ]);
+                for (const response of replies) {
                     const body = await response.json() as {error: {param: string | null}};
                     results.push({status: response.status, param: body.error.param});
                 }
@@ -63,13 +70,28 @@ describe("hostile prompts", () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
         probing = false;
         await probe;
-        expect(results).toHaveLength(12);
-        for (const [index, result] of results.entries()) expect(result).toEqual({status: 400, param: index % 2 === 0 ? "prompt" : "messages"});
+        expect(results).toHaveLength(18);
+        for (const [index, result] of results.entries()) expect(result).toEqual({status: 400, param: index % 3 === 1 ? "messages" : "prompt"});
         const sorted = [...latencies].sort((a, b) => a - b);
         const summary = {probes: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted.at(-1)!};
         console.log(`/health latency during hostile prompts (ms): ${JSON.stringify(summary, (_key, value: unknown) => typeof value === "number" ? Math.round(value * 10) / 10 : value)}`);
         expect(sorted.length).toBeGreaterThan(5);
         // The target is p99 < 100 ms; the bound is generous so a loaded 2-core machine passes, while a tokenizer stall (seconds) fails.
         expect(summary.p99).toBeLessThan(1000);
+    });
+
+    it("samples a temperature of 1e-20 or the smallest double greedily, as temperature 0, on the native sampler", async () => {
+        const complete = async (temperature: number) => {
+            const response = await fetch(`${server.url}/v1/completions`, {
+                method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({prompt: "Hello", max_tokens: 8, temperature, seed: 1})
+            });
+            return {status: response.status, body: await response.json() as {choices: Array<{text: string}>}};
+        };
+        const greedy = await complete(0);
+        for (const temperature of [1e-20, 1e-300, 5e-324]) {
+            const reply = await complete(temperature);
+            expect(reply.status, String(temperature)).toBe(200);
+            expect(reply.body.choices[0].text).toBe(greedy.body.choices[0].text);
+        }
     });
 });
