@@ -13,6 +13,10 @@
  *   … --drafter suffix --temperature 1 --levels 32 --arms speculative   # the suffix cache under load
  *   … --backend node-llama-cpp | --batching off                  # without continuous batching
  *
+ * At the end the server's /metrics are checked against what the clients received: completed
+ * requests and generated tokens must agree exactly, and no request may have failed with an error
+ * or been answered 5xx.
+ *
  * The process RSS and the suffix caches' node count are sampled every 10 s (the cache's memory bound
  * under load: outputs at temperature 1 are all different, so the cache fills to its bound and stays).
  *
@@ -28,6 +32,7 @@ import {parseDrafterSpec} from "../src/engine/drafters/parseDrafterSpec.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
 import {startServeServer} from "../src/serve/startServeServer.js";
 import {readSseData} from "../src/serve/testing/readSseData.js";
+import {parsePrometheusText, sumSamples} from "../src/serve/testing/parsePrometheusText.js";
 
 const {values} = parseArgs({
     options: {
@@ -92,6 +97,9 @@ async function streamOnce(baseUrl: string, prompt: string, speculative: unknown)
     return {timeToFirstToken: firstToken - started, perTokenLatency: tokens > 1 ? (last - firstToken) / (tokens - 1) : undefined, tokens};
 }
 
+/** What every client received over the whole run, to check the server's counters against. */
+const received = {requests: 0, tokens: 0, errors: 0};
+
 async function runLevel(baseUrl: string, concurrency: number, speculative: unknown) {
     const samples: RequestSample[] = [];
     const errors: string[] = [];
@@ -110,6 +118,9 @@ async function runLevel(baseUrl: string, concurrency: number, speculative: unkno
     const ttft = samples.map((sample) => sample.timeToFirstToken).sort((a, b) => a - b);
     const perToken = samples.flatMap((sample) => sample.perTokenLatency === undefined ? [] : [sample.perTokenLatency]).sort((a, b) => a - b);
     const tokens = samples.reduce((sum, sample) => sum + sample.tokens, 0);
+    received.requests += samples.length;
+    received.tokens += tokens;
+    received.errors += errors.length;
     return {
         concurrency,
         requests: samples.length,
@@ -121,6 +132,20 @@ async function runLevel(baseUrl: string, concurrency: number, speculative: unkno
         perTokenP50Ms: percentile(perToken, 0.5),
         perTokenP99Ms: percentile(perToken, 0.99)
     };
+}
+
+/** Prints whether the server's counters equal what the clients received, and any 5xx or error it counted. */
+async function checkCounters(baseUrl: string): Promise<void> {
+    const samples = parsePrometheusText(await (await fetch(`${baseUrl}/metrics`)).text());
+    const counted = {
+        requests: sumSamples(samples, "request_success_total"),
+        tokens: sumSamples(samples, "generation_tokens_total"),
+        failures: sumSamples(samples, "request_failure_total"),
+        serverErrors: samples.filter((entry) => entry.name === "request_refused_total" && Number(entry.labels.status) >= 500)
+            .reduce((sum, entry) => sum + entry.value, 0)
+    };
+    const exact = counted.requests === received.requests && counted.tokens === received.tokens && counted.failures === received.errors && counted.serverErrors === 0;
+    process.stdout.write(`counters: ${exact ? "exact" : "MISMATCH"} (server: ${JSON.stringify(counted)}; clients: ${JSON.stringify(received)})\n`);
 }
 
 async function main(): Promise<void> {
@@ -168,6 +193,7 @@ async function main(): Promise<void> {
                 if (result.firstError !== undefined) process.stdout.write(`  first error: ${result.firstError}\n`);
             }
         }
+        await checkCounters(server.url);
     } finally {
         clearInterval(sampler);
         sample();

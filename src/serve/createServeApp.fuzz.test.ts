@@ -8,7 +8,7 @@ const draft = target.noisyCopy(9, 0.5);
 
 /** Plausible-looking values: right names with wrong, edge or nonsense values, so validation is exercised in depth. */
 const anyValue = fc.oneof(
-    fc.constant(null), fc.boolean(), fc.integer({min: -5, max: 100}), fc.double({noNaN: false}), fc.constantFrom(-1, 0, 1, 2, 1e308, -0),
+    fc.constant(null), fc.boolean(), fc.integer({min: -5, max: 100}), fc.double({noNaN: false}), fc.constantFrom(-1, 0, 1, 2, 1e308, -0, 1e-20, 5e-324),
     fc.string({maxLength: 8}), fc.constantFrom("off", "strict", "fuzzy:js:0.4", "calibrated", "{\"kind\":\"lossy\",\"tau\":0.1}", "{bad"),
     fc.array(fc.oneof(fc.integer({min: -1, max: 30}), fc.string({maxLength: 3})), {maxLength: 4}),
     fc.dictionary(fc.string({maxLength: 6}), fc.oneof(fc.integer(), fc.string({maxLength: 4}), fc.constant(null)), {maxKeys: 3})
@@ -46,7 +46,7 @@ const nearlyValid = fc.record({
     chat: fc.boolean(),
     text: fc.string({maxLength: 12}),
     maxTokens: fc.integer({min: 1, max: 8}),
-    temperature: fc.double({min: 0, max: 2, noNaN: true}),
+    temperature: fc.oneof(fc.double({min: 0, max: 2, noNaN: true}), fc.constantFrom(1e-20, 1e-300, 5e-324)),
     stream: fc.boolean(),
     mutation: fc.option(fc.tuple(fc.constantFrom(...fieldNames), anyValue), {freq: 2})
 }).map(({chat, text, maxTokens, temperature, stream, mutation}) => {
