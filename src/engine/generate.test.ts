@@ -2,6 +2,8 @@ import {describe, expect, it} from "vitest";
 import {InvalidInputError, TokenizerMismatchError} from "../errors.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {DraftLengthController} from "./DraftLengthController.js";
+import {createDrafter} from "./drafters/createDrafter.js";
+import type {Drafter} from "./drafters/Drafter.js";
 import {generate, streamGeneration} from "./generate.js";
 import {BigramBackend} from "./testing/BigramBackend.js";
 import {firstTwoTokensCell, firstTwoTokensDistribution} from "./testing/firstTwoTokens.js";
@@ -156,12 +158,33 @@ describe("speculative generation on a bigram backend", () => {
         expect(fixed.next).toBe(4);
     });
 
-    it("telemetry follows vLLM's definitions", async () => {
-        const result = await generate(target, draft, [0, 2], {gamma: 4, maxTokens: 50, seed: 9});
-        const telemetry = result.telemetry;
-        expect(telemetry.acceptanceRate).toBeCloseTo(telemetry.acceptedTokens / telemetry.draftTokens, 12);
-        expect(telemetry.meanAcceptanceLength).toBeCloseTo(1 + telemetry.acceptedTokens / telemetry.drafts, 12);
-        expect(telemetry.acceptedPerPosition.reduce((sum, count) => sum + count, 0)).toBe(telemetry.acceptedTokens);
+    it("telemetry follows vLLM's definitions, counted apart from the telemetry by watching the drafter and the verifications", async () => {
+        // The proposals as the drafter made them, and the accepted counts as each step's verification decided them.
+        const model = createDrafter("model", draft);
+        const proposed: number[] = [];
+        const watched: Drafter = {
+            ...model,
+            start: async (start) => {
+                const session = await model.start(start);
+                return {...session, propose: async (request) => {
+                    const proposal = await session.propose(request);
+                    proposed.push(proposal.tokens.length);
+                    return proposal;
+                }};
+            }
+        };
+        const generator = streamGeneration(target, draft, [0, 2], {gamma: 4, maxTokens: 50, seed: 9}, {drafter: watched});
+        let accepted = 0;
+        let next = await generator.next();
+        for (; !next.done; next = await generator.next()) accepted += next.value.verification?.acceptedCount ?? 0;
+        const telemetry = next.value.telemetry;
+        const drafts = proposed.filter((length) => length > 0).length;
+        const draftTokens = proposed.reduce((sum, length) => sum + length, 0);
+        expect(drafts).toBeGreaterThan(3);
+        expect([telemetry.drafts, telemetry.draftTokens, telemetry.acceptedTokens]).toEqual([drafts, draftTokens, accepted]);
+        expect(telemetry.acceptanceRate).toBeCloseTo(accepted / draftTokens, 12);
+        expect(telemetry.meanAcceptanceLength).toBeCloseTo(1 + accepted / drafts, 12);
+        expect(telemetry.acceptedPerPosition.reduce((sum, count) => sum + count, 0)).toBe(accepted);
         expect(Object.keys(telemetry.costCurve()).map(Number)).toContain(5);
         // Catch-up batches (after a fully accepted step) count as draft model time but not towards t_draft.
         expect(telemetry.draftModelMilliseconds).toBeGreaterThanOrEqual(telemetry.draftEvaluations[0]);
