@@ -1,3 +1,4 @@
+import {InlineDecodeChooser} from "./InlineDecodeChooser.js";
 import {InvalidInputError} from "../errors.js";
 import type {NativeContextHandle, NativeOutputGroup} from "./nativeAddon.js";
 import {NativeOutputMode} from "./nativeAddon.js";
@@ -12,15 +13,9 @@ export interface BatchSchedulerOptions {
     readonly stepTokens: number;
     /** A submission of at most this many tokens is a decode (a verification or a single token), taken before prompts. */
     readonly decodeTokens?: number;
-    /**
-     * Steps of at most 8 tokens whose recent native cost is below this run on the main thread (see
-     * NativeBackendOptions.inlineBelowMilliseconds): a tiny draft model's steps with few streams. Default 0.
-     */
+    /** Small steps may run on the main thread below this native cost (InlineDecodeChooser): a tiny draft model's steps with few streams. Default 0. */
     readonly inlineBelowMilliseconds?: number;
 }
-
-/** Largest step that may run inline. */
-const inlineStepLimit = 8;
 
 interface Submission {
     readonly sequence: number;
@@ -78,8 +73,7 @@ export class BatchScheduler {
     private timer: NodeJS.Timeout | undefined;
     private launch: NodeJS.Immediate | undefined;
     private lastStepMilliseconds = 2;
-    /** Moving average of the native cost of small steps; starts high so the first ones go to a worker. */
-    private smallStepMilliseconds = Infinity;
+    private readonly inline: InlineDecodeChooser;
     private disposed = false;
     private readonly decodeTokens: number;
 
@@ -96,6 +90,7 @@ export class BatchScheduler {
             throw new InvalidInputError(`must be a positive integer, got ${options.stepTokens}`, "stepTokens");
         this.free = Array.from({length: sequences}, (_value, index) => sequences - 1 - index);
         this.decodeTokens = options.decodeTokens ?? 16;
+        this.inline = new InlineDecodeChooser(options.inlineBelowMilliseconds ?? 0);
     }
 
     /** Sequences in use. */
@@ -172,9 +167,9 @@ export class BatchScheduler {
             return;
         }
         // Wait until the sequences of earlier steps should be back (their verification and draft steps
-        // take about as long as they took before; 10 ms for one not seen yet), never more than half a
-        // step: a step launched without them makes them wait a whole step, and that is the most a slow
-        // or departed sequence costs the others.
+        // take about as long as they took before; a sequence not seen yet may take any time), never more
+        // than half a step: a step launched without them makes them wait a whole step, and that is the
+        // most a slow or departed sequence costs the others.
         const due = Math.max(...waitingFor.map(([sequence, handedOut]) => {
             const usual = this.returnMilliseconds.get(sequence);
             return handedOut + (usual === undefined ? Infinity : 1.5 * usual + 1);
@@ -253,16 +248,11 @@ export class BatchScheduler {
         const participants = new Set(chunks.map((chunk) => chunk.submission));
         this.pending = this.pending.filter((submission) => !participants.has(submission));
         try {
-            const small = count <= inlineStepLimit;
-            const inline = small && this.smallStepMilliseconds < (this.options.inlineBelowMilliseconds ?? 0);
-            const result = (inline ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
+            const result = (this.inline.inline(count) ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
                 await this.context.decode(tokens, sequences, positions, groups, removals);
             this.lastStepMilliseconds = performance.now() - started;
             this.stats.decodeMilliseconds += result.decodeMilliseconds;
-            if (small) {
-                const cost = result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds;
-                this.smallStepMilliseconds = this.smallStepMilliseconds === Infinity ? cost : 0.8 * this.smallStepMilliseconds + 0.2 * cost;
-            }
+            this.inline.record(count, result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds);
             const finished = performance.now();
             grouped.forEach((chunk, index) => {
                 const group = result.groups[index]!;

@@ -1,3 +1,4 @@
+import {InlineDecodeChooser} from "./InlineDecodeChooser.js";
 import type {EvaluationSplit} from "./ModelBackend.js";
 import type {NativeContextHandle, NativeOutputGroup} from "./nativeAddon.js";
 
@@ -20,32 +21,22 @@ export interface SequenceSlot {
     release(): void;
 }
 
-/** Largest batch that may run inline (a draft step or a γ ≤ 7 verification). */
-const inlineBatchLimit = 8;
-
-/**
- * A context of its own (sequence id 0). Small evaluations whose recent native cost is below
- * `inlineBelowMilliseconds` run on the main thread (see NativeBackendOptions.inlineBelowMilliseconds).
- */
+/** A context of its own (sequence id 0); small evaluations may run inline (InlineDecodeChooser). */
 export class OwnContextSlot implements SequenceSlot {
-    /** Moving average of the native cost of small evaluations; starts high so the first ones go to a worker. */
-    private smallCallMilliseconds = Infinity;
+    private readonly inline: InlineDecodeChooser;
 
     public constructor(
         private readonly context: NativeContextHandle,
-        private readonly inlineBelowMilliseconds: number,
+        inlineBelowMilliseconds: number,
         private readonly onRelease: (context: NativeContextHandle) => void
-    ) {}
+    ) {
+        this.inline = new InlineDecodeChooser(inlineBelowMilliseconds);
+    }
 
     public async decode(tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
         const batch = [Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index), [group]] as const;
-        const small = tokens.length <= inlineBatchLimit;
-        const inline = small && this.smallCallMilliseconds < this.inlineBelowMilliseconds;
-        const result = (inline ? this.context.decodeNow(...batch) : null) ?? await this.context.decode(...batch);
-        if (small) {
-            const cost = result.decodeMilliseconds + result.transferMilliseconds;
-            this.smallCallMilliseconds = this.smallCallMilliseconds === Infinity ? cost : 0.8 * this.smallCallMilliseconds + 0.2 * cost;
-        }
+        const result = (this.inline.inline(tokens.length) ? this.context.decodeNow(...batch) : null) ?? await this.context.decode(...batch);
+        this.inline.record(tokens.length, result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds);
         return {
             decodeMilliseconds: result.decodeMilliseconds, transferMilliseconds: result.transferMilliseconds,
             samplingMilliseconds: result.samplingMilliseconds, error: result.groups[0]?.error
