@@ -1,11 +1,12 @@
-import {describe, expect, it} from "vitest";
+import {afterEach, beforeEach, describe, expect, it, vi} from "vitest";
 import {BatchScheduler} from "./BatchScheduler.js";
 import {NativeOutputMode, type NativeContextHandle, type NativeDecodeResult, type NativeOutputGroup} from "./nativeAddon.js";
 
 /**
  * When steps start and how they are laid out, against a context double that records each decode's
  * sequence ids and takes a fixed time: what the scheduler decides, apart from llama.cpp's arithmetic
- * (BatchScheduler.test.ts checks that on a real context).
+ * (BatchScheduler.test.ts checks that on a real context). Time is vitest's fake clock
+ * (performance.now, timers and setImmediate), so the timings are exact however loaded the machine is.
  */
 class RecordingContext implements NativeContextHandle {
     public readonly steps: number[][] = [];
@@ -34,17 +35,38 @@ class RecordingContext implements NativeContextHandle {
 const noRows: NativeOutputGroup = {outputs: new Int32Array(0), mode: NativeOutputMode.None};
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
+/** Runs `work` to completion on the fake clock, one millisecond at a time. */
+async function onFakeClock<T>(work: Promise<T>): Promise<T> {
+    let settled = false;
+    const watched = work.finally(() => {
+        settled = true;
+    });
+    for (let elapsed = 0; !settled; elapsed++) {
+        if (elapsed > 60_000) throw new Error("still running after 60 s of fake time");
+        await vi.advanceTimersByTimeAsync(1);
+    }
+    return watched;
+}
+
+beforeEach(() => {
+    vi.useFakeTimers({toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "performance"]});
+});
+
+afterEach(() => {
+    vi.useRealTimers();
+});
+
 describe("BatchScheduler scheduling", () => {
     it("lays a step out in sequence-id order, prompt chunks included", async () => {
         const context = new RecordingContext(1);
         const scheduler = new BatchScheduler(context, 3, {stepTokens: 512, decodeTokens: 4});
         const [first, second, third] = [scheduler.acquire()!, scheduler.acquire()!, scheduler.acquire()!];
         // Sequence 0 brings a prompt (longer than a decode), 1 and 2 a verification each, in one turn.
-        await Promise.all([
+        await onFakeClock(Promise.all([
             third.decode([5, 6], 10, noRows),
             first.decode(Array.from({length: 20}, (_value, index) => index + 1), 0, noRows),
             second.decode([7, 8, 9], 4, noRows)
-        ]);
+        ]));
         expect(context.steps).toEqual([[0, 1, 2]]);
         scheduler.dispose();
     });
@@ -56,12 +78,12 @@ describe("BatchScheduler scheduling", () => {
         const scheduler = new BatchScheduler(context, 2, {stepTokens: 512});
         const slots = [scheduler.acquire()!, scheduler.acquire()!];
         const rounds = 14;
-        await Promise.all(slots.map(async (slot, index) => {
+        await onFakeClock(Promise.all(slots.map(async (slot, index) => {
             for (let round = 0; round < rounds; round++) {
                 if (index === 1) await sleep(20);
                 await slot.decode([1], round, noRows);
             }
-        }));
+        })));
         // The second starts a step or two behind (nothing learned yet) and so ends alone; in between,
         // once its usual return time is known, every step carries both.
         expect(context.steps.slice(4, -4).map((sequences) => sequences.length)).toEqual(Array(context.steps.length - 8).fill(2));
