@@ -37,4 +37,6 @@ export interface ServeState {
     /** Aborted when a graceful shutdown runs out of time: every generation still running stops. */
     readonly shutdownSignal: AbortSignal;
     readonly created: number;
+    /** Where unexpected errors are reported (reportError). */
+    readonly logError: (message: string) => void;
 }

@@ -15,7 +15,7 @@ import {completionRequestSchema} from "./completionRequestSchema.js";
 import {RequestPermissions} from "./RequestPermissions.js";
 import {TenantResources, serverTenant} from "./TenantResources.js";
 import {GenerationSlots} from "./GenerationSlots.js";
-import {openAiError} from "./openAiError.js";
+import {reportError} from "./reportError.js";
 import {parseRequestBody} from "./parseRequestBody.js";
 import {readRequestBody} from "./readRequestBody.js";
 import {checkPromptText, completionPromptTokens, defaultMaxPromptBytesPerToken, prepareGeneration, promptByteLimit} from "./prepareGeneration.js";
@@ -98,7 +98,7 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
     const completionSchema = completionRequestSchema(options.target.contextSize);
 
     const app = new Hono<ServeEnv>();
-    app.onError(errorResponder(state, options.logError ?? ((message) => console.error(message))));
+    app.onError(errorResponder(state));
     installAccessControl(app, state, options);
     installInfoRoutes(app, state);
 
@@ -174,7 +174,8 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         }),
         promptByteLimit: promptByteLimit(options.target, options.maxPromptBytesPerToken ?? defaultMaxPromptBytesPerToken),
         shutdownSignal,
-        created: Math.floor(Date.now() / 1000)
+        created: Math.floor(Date.now() / 1000),
+        logError: options.logError ?? ((message) => console.error(message))
     };
 }
 
@@ -184,15 +185,11 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
  * and that id, which its message repeats, so a client's report finds the log line. Requests
  * refused before generation are counted by status.
  */
-function errorResponder(state: ServeState, logError: (message: string) => void): ErrorHandler<ServeEnv> {
+function errorResponder(state: ServeState): ErrorHandler<ServeEnv> {
     return (error, c) => {
         const requestId = c.get("requestId") ?? newRequestId();
-        const mapped = openAiError(error);
+        const mapped = reportError(error, requestId, state.logError);
         const body = mapped.body;
-        if (mapped.status === 500) {
-            logError(`specgate serve: request ${requestId} failed: ${error.stack ?? String(error)}`);
-            body.error.message = `${body.error.message} (request ${requestId})`;
-        }
         state.metrics.recordRefusal(mapped.status);
         const headers: Record<string, string> = {"Content-Type": "application/json", "X-Request-Id": requestId};
         if (mapped.retryAfter !== undefined) headers["Retry-After"] = String(mapped.retryAfter);

@@ -1,16 +1,17 @@
 import {randomUUID} from "node:crypto";
 import {setImmediate as yieldToEventLoop} from "node:timers/promises";
 import type {Context} from "hono";
-import {streamSSE} from "hono/streaming";
+import {type SSEStreamingApi, streamSSE} from "hono/streaming";
 import {type GenerationChunk, type GenerationResult, streamGeneration} from "../engine/generate.js";
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import {ServerOverloadedError, ServerShuttingDownError} from "../errors.js";
 import type {FailureReason} from "./ServeMetrics.js";
-import {openAiError} from "./openAiError.js";
+import {type OpenAiError, openAiError} from "./openAiError.js";
+import {reportError} from "./reportError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
 import {type OpenAiFinishReason, openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
-import type {ServeState} from "./ServeState.js";
+import type {ServeEnv, ServeState} from "./ServeState.js";
 import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "./toolCalls.js";
 
 /**
@@ -25,122 +26,178 @@ import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "./toolCalls.
  * answered 503 (Retry-After), or, once streaming, ends with finish_reason "abort", an error event
  * and [DONE].
  */
-export async function serveGeneration(c: Context, state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number): Promise<Response> {
-    const controller = new AbortController();
-    // Abort with a DOMException whatever the source's reason (node-server aborts with a string).
-    const abort = (): void => controller.abort(new DOMException("the client closed the connection or the server is stopping", "AbortError"));
-    const sources = [c.req.raw.signal, state.shutdownSignal];
-    for (const source of sources) {
-        if (source.aborted) abort();
-        else source.addEventListener("abort", abort, {once: true});
-    }
-    const detach = (): void => sources.forEach((source) => source.removeEventListener("abort", abort));
-    // A drain that ran out of time, not a client that left: the client is still there to be told.
-    const cutByShutdown = (): boolean => state.shutdownSignal.aborted && !c.req.raw.signal.aborted;
-
+export async function serveGeneration(c: Context<ServeEnv>, state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number): Promise<Response> {
+    const cancel = new GenerationCancel(c.req.raw.signal, state.shutdownSignal);
     let release: (() => void) | undefined;
-    let generator: AsyncGenerator<GenerationChunk, GenerationResult> | undefined;
+    let started: StartedGeneration | undefined;
     const finish = async (): Promise<void> => {
         // return() runs the engine's finally (sequence disposal) if it stopped mid-way; a no-op otherwise.
-        await generator?.return(undefined as never).catch(() => undefined);
+        await started?.generator.return(undefined as never).catch(() => undefined);
         release?.();
-        detach();
+        cancel.detach();
     };
 
     let handedToStream = false;
-    let run: GenerationRun | undefined;
     try {
-        release = await state.slots.acquire(controller.signal);
-        const started = performance.now();
-        const {path, tenant} = prepared;
-        const calibrated = path.mode === "speculative" && path.policy.kind === "calibrated";
-        // Read together, so the version a reply reports is the one its generation started from.
-        const correctionMemory = calibrated ? state.tenants.correctionMemory(tenant) : undefined;
-        const memoryState = correctionMemory !== undefined ? {learning: state.tenants.learnsFromRequests, version: correctionMemory.version} : undefined;
-        const fingerprint = await state.fingerprints.for(path, memoryState);
-        run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
-        const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
-        generator = streamGeneration(state.target, undefined, prepared.promptTokens,
-            prepared.options, {signal: controller.signal, correctionMemory, drafter});
-        let next = await generator.next();
-
-        if (!prepared.stream) {
-            while (!next.done) {
-                run.observe(next.value);
-                await yieldToEventLoop();
-                next = await generator.next();
-            }
-            run.complete(next.value);
-            return c.json(run.response(next.value));
-        }
-
+        release = await state.slots.acquire(cancel.signal);
+        started = await startGeneration(state, prepared, format, arrival, cancel.signal);
+        const first = await started.generator.next();
+        if (!prepared.stream) return c.json(await decodeWhole(started, first));
         handedToStream = true;
-        const firstStep = next;
-        const streamRun = run;
+        const {run, generator} = started;
         return streamSSE(c, async (stream) => {
-            const run = streamRun;
-            stream.onAbort(abort);
+            stream.onAbort(() => cancel.abort());
             try {
-                if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
-                const send = (text: string) => stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
-                // With tools, text that may be a call is held back until the reply can be parsed.
-                const calls = prepared.toolCalls !== undefined ? new ToolCallStream(prepared.toolCalls) : undefined;
-                let step = firstStep;
-                while (!step.done) {
-                    const text = run.observe(step.value);
-                    const ready = calls !== undefined ? calls.push(text) : text;
-                    if (ready !== "") await send(ready);
-                    await yieldToEventLoop();
-                    step = await generator!.next();
-                }
-                const result = step.value;
-                run.complete(result);
-                let finishReason: OpenAiFinishReason = openAiFinishReason(result.finishReason);
-                const held = calls?.finish();
-                if (held !== undefined && held.text !== "") await send(held.text);
-                if (held !== undefined && held.calls.length > 0 && format.toolCallsChunkChoice !== undefined) {
-                    await stream.writeSSE({data: JSON.stringify(run.chunk(format.toolCallsChunkChoice(openAiToolCalls(held.calls)), prepared.continuousUsage))});
-                    finishReason = finishWithToolCalls(finishReason);
-                }
-                await stream.writeSSE({data: JSON.stringify({
-                    ...run.chunk(format.chunkChoice("", finishReason, false), prepared.continuousUsage),
-                    speculative: run.speculativeSummary(result)
-                })});
-                if (prepared.includeUsage) await stream.writeSSE({data: JSON.stringify({...run.chunk(undefined), usage: run.usage(result)})});
-                await stream.writeSSE({data: "[DONE]"});
+                await streamReply(stream, run, generator, first, prepared, format);
             } catch (error) {
-                if (cutByShutdown()) {
-                    run.recordCut("shutdown");
-                    // The choice ends with a finish_reason (vLLM's "abort"), then the reason as an error event.
-                    await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", "abort", false), prepared.continuousUsage))}).catch(() => undefined);
-                    await stream.writeSSE({data: JSON.stringify(openAiError(new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout")).body)}).catch(() => undefined);
-                    await stream.writeSSE({data: "[DONE]"}).catch(() => undefined);
-                } else if (controller.signal.aborted) run.recordCut("aborted");
-                else {
-                    run.recordCut("error");
-                    // Headers are sent: the error travels as a last event, in the same format as any other.
-                    await stream.writeSSE({data: JSON.stringify(openAiError(error).body)}).catch(() => undefined);
-                    await stream.writeSSE({data: "[DONE]"}).catch(() => undefined);
-                }
+                await endCutStream(stream, run, error, cancel, prepared, format, (cut) => reportError(cut, c.get("requestId"), state.logError));
             } finally {
                 await finish();
             }
         });
     } catch (error) {
-        const record = (reason: FailureReason): void => run !== undefined ? run.recordCut(reason) : state.metrics.recordFailure(reason);
-        if (cutByShutdown() || error instanceof ServerShuttingDownError) {
+        const record = (reason: FailureReason): void => started !== undefined ? started.run.recordCut(reason) : state.metrics.recordFailure(reason);
+        if (cancel.cutByShutdown || error instanceof ServerShuttingDownError) {
             record("shutdown");
-            throw error instanceof ServerShuttingDownError ? error : new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout");
+            throw error instanceof ServerShuttingDownError ? error : drainTimeoutError();
         }
-        if (controller.signal.aborted) {
+        if (cancel.signal.aborted) {
             record("aborted");
-            throw controller.signal.reason;
+            throw cancel.signal.reason;
         }
         record(error instanceof ServerOverloadedError ? "overloaded" : "error");
         throw error;
     } finally {
         if (!handedToStream) await finish();
     }
+}
+
+/** Aborts a generation when its client leaves or a drain runs out of time; says which it was. */
+class GenerationCancel {
+    private readonly controller = new AbortController();
+    private readonly sources: readonly AbortSignal[];
+    private readonly onAbort = (): void => this.abort();
+
+    public constructor(private readonly client: AbortSignal, private readonly shutdown: AbortSignal) {
+        this.sources = [client, shutdown];
+        for (const source of this.sources) {
+            if (source.aborted) this.abort();
+            else source.addEventListener("abort", this.onAbort, {once: true});
+        }
+    }
+
+    public get signal(): AbortSignal {
+        return this.controller.signal;
+    }
+
+    /** A drain that ran out of time, not a client that left: the client is still there to be told. */
+    public get cutByShutdown(): boolean {
+        return this.shutdown.aborted && !this.client.aborted;
+    }
+
+    public abort(): void {
+        // A DOMException whatever the source's reason (node-server aborts with a string).
+        this.controller.abort(new DOMException("the client closed the connection or the server is stopping", "AbortError"));
+    }
+
+    public detach(): void {
+        for (const source of this.sources) source.removeEventListener("abort", this.onAbort);
+    }
+}
+
+interface StartedGeneration {
+    readonly run: GenerationRun;
+    readonly generator: AsyncGenerator<GenerationChunk, GenerationResult>;
+}
+
+/** The engine on this request's decode path, with its tenant's drafter and correction memory. */
+async function startGeneration(state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number, signal: AbortSignal): Promise<StartedGeneration> {
+    const started = performance.now();
+    const {path, tenant} = prepared;
+    const calibrated = path.mode === "speculative" && path.policy.kind === "calibrated";
+    // Read together, so the version a reply reports is the one its generation started from.
+    const correctionMemory = calibrated ? state.tenants.correctionMemory(tenant) : undefined;
+    const memoryState = correctionMemory !== undefined ? {learning: state.tenants.learnsFromRequests, version: correctionMemory.version} : undefined;
+    const fingerprint = await state.fingerprints.for(path, memoryState);
+    const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
+    const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
+    const generator = streamGeneration(state.target, undefined, prepared.promptTokens, prepared.options, {signal, correctionMemory, drafter});
+    return {run, generator};
+}
+
+type Step = IteratorResult<GenerationChunk, GenerationResult>;
+
+async function decodeWhole({run, generator}: StartedGeneration, first: Step): Promise<Record<string, unknown>> {
+    let step = first;
+    while (!step.done) {
+        run.observe(step.value);
+        await yieldToEventLoop();
+        step = await generator.next();
+    }
+    run.complete(step.value);
+    return run.response(step.value);
+}
+
+/** The events of a stream that runs to its end: role, text as it comes, tool calls, finish, usage, [DONE]. */
+async function streamReply(
+    stream: SSEStreamingApi, run: GenerationRun, generator: AsyncGenerator<GenerationChunk, GenerationResult>, first: Step,
+    prepared: PreparedGeneration, format: ResponseFormat
+): Promise<void> {
+    if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
+    const send = (text: string) => stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
+    // With tools, text that may be a call is held back until the reply can be parsed.
+    const calls = prepared.toolCalls !== undefined ? new ToolCallStream(prepared.toolCalls) : undefined;
+    let step = first;
+    while (!step.done) {
+        const text = run.observe(step.value);
+        const ready = calls !== undefined ? calls.push(text) : text;
+        if (ready !== "") await send(ready);
+        await yieldToEventLoop();
+        step = await generator.next();
+    }
+    const result = step.value;
+    run.complete(result);
+    let finishReason: OpenAiFinishReason = openAiFinishReason(result.finishReason);
+    const held = calls?.finish();
+    if (held !== undefined && held.text !== "") await send(held.text);
+    if (held !== undefined && held.calls.length > 0 && format.toolCallsChunkChoice !== undefined) {
+        await stream.writeSSE({data: JSON.stringify(run.chunk(format.toolCallsChunkChoice(openAiToolCalls(held.calls)), prepared.continuousUsage))});
+        finishReason = finishWithToolCalls(finishReason);
+    }
+    await stream.writeSSE({data: JSON.stringify({
+        ...run.chunk(format.chunkChoice("", finishReason, false), prepared.continuousUsage),
+        speculative: run.speculativeSummary(result)
+    })});
+    if (prepared.includeUsage) await stream.writeSSE({data: JSON.stringify({...run.chunk(undefined), usage: run.usage(result)})});
+    await stream.writeSSE({data: "[DONE]"});
+}
+
+/**
+ * A stream whose generation stopped early. Headers are sent, so the reason travels as last events:
+ * a drain's cut ends the choice with finish_reason "abort" (vLLM's) and an error event; an error
+ * becomes an error event; a client that left is only counted.
+ */
+async function endCutStream(
+    stream: SSEStreamingApi, run: GenerationRun, error: unknown, cancel: GenerationCancel, prepared: PreparedGeneration, format: ResponseFormat,
+    report: (error: unknown) => OpenAiError
+): Promise<void> {
+    const write = (data: string): Promise<void> => stream.writeSSE({data}).catch(() => undefined);
+    if (cancel.cutByShutdown) {
+        run.recordCut("shutdown");
+        await write(JSON.stringify(run.chunk(format.chunkChoice("", "abort", false), prepared.continuousUsage)));
+        await write(JSON.stringify(openAiError(drainTimeoutError()).body));
+        await write("[DONE]");
+    } else if (cancel.signal.aborted) {
+        run.recordCut("aborted");
+    } else {
+        run.recordCut("error");
+        await write(JSON.stringify(report(error).body));
+        await write("[DONE]");
+    }
+}
+
+function drainTimeoutError(): ServerShuttingDownError {
+    return new ServerShuttingDownError("the server is shutting down; the generation was stopped at the drain timeout");
 }
 
 /** The bookkeeping of one generation: ids, timings, the text so far, and the response bodies. */

@@ -92,6 +92,31 @@ describe("bodies the schema accepts never get a 5xx", () => {
         expect(ok.headers.get("x-request-id")).toMatch(/^req_/);
         expect(ok.headers.get("x-request-id")).not.toBe(requestId);
     });
+    it("ends a stream whose engine fails mid-way with an error event carrying the request id, and logs the stack", async () => {
+        // The third evaluation of every sequence throws, after the first tokens were streamed.
+        const failing = Object.create(target, {createSequence: {value: async () => {
+            const sequence = await target.createSequence();
+            let calls = 0;
+            const fail = <T>(call: () => Promise<T>): Promise<T> => (++calls === 3 ? Promise.reject(new Error("device lost")) : call());
+            return Object.assign(Object.create(sequence) as object, {
+                evaluate: (...args: Parameters<typeof sequence.evaluate>) => fail(() => sequence.evaluate(...args)),
+                evaluateArgmax: (...args: Parameters<NonNullable<typeof sequence.evaluateArgmax>>) => fail(() => sequence.evaluateArgmax!(...args))
+            });
+        }}}) as BigramBackend;
+        const logged: string[] = [];
+        const {app} = createServeApp({target: failing, modelName: "bigram", logError: (message) => logged.push(message)});
+        const response = await post(app, "/v1/completions", {prompt: "ab", max_tokens: 20, temperature: 0, stream: true});
+        expect(response.status).toBe(200);
+        const requestId = response.headers.get("x-request-id")!;
+        const events: string[] = [];
+        for await (const data of readSseData(response.body!)) events.push(data);
+        expect(events.at(-1)).toBe("[DONE]");
+        const error = (JSON.parse(events.at(-2)!) as Reply).error;
+        expect(error).toMatchObject({type: "server_error", message: `internal server error (request ${requestId})`});
+        expect(logged).toHaveLength(1);
+        expect(logged[0]).toContain(requestId);
+        expect(logged[0]).toContain("Error: device lost");
+    });
 });
 
 describe("metrics of requests that do not complete", () => {
