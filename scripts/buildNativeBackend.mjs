@@ -3,11 +3,18 @@
 // llama.cpp release bundled in node-llama-cpp. Runs on `npm install` / `npm ci`; incremental after
 // the first build (≈ 2 minutes on 2 cores, llama.cpp's CPU backend being most of it).
 //
+// `--gpu vulkan|cuda` (or SPECGATE_GPU=vulkan|cuda, e.g. `SPECGATE_GPU=vulkan npm ci`) also builds
+// a GPU addon, native/build/<gpu>/specgate_native.node: the same sources linked against the prebuilt
+// shared libraries of node-llama-cpp's @node-llama-cpp/<platform>-<arch>-<gpu> package (built from
+// the same llama.cpp release, checked below), which are copied next to it: no Vulkan shader or CUDA
+// kernel is compiled here. The CPU addon is built as without the option; specgate picks an addon per
+// model load (src/backend/gpuChoice.ts, src/backend/nativeAddon.ts).
+//
 // Without a compiler, cmake or git the build fails: specgate then runs on node-llama-cpp
 // (`--backend node-llama-cpp`, chosen automatically), and this script only warns — except under CI
 // (CI=true), where a missing native backend is an error. SPECGATE_SKIP_NATIVE=1 skips the build.
 import {execFileSync, spawnSync} from "node:child_process";
-import {copyFileSync, existsSync, mkdirSync, renameSync} from "node:fs";
+import {copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync} from "node:fs";
 import {availableParallelism} from "node:os";
 import {dirname, join} from "node:path";
 import {createRequire} from "node:module";
@@ -21,6 +28,7 @@ const cmakeDirectory = join(buildDirectory, "cmake");
 const output = join(buildDirectory, "specgate_native.node");
 const bundle = join(root, "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle");
 const strict = process.env.CI === "true" || process.env.CI === "1";
+const gpuKinds = ["vulkan", "cuda"];
 
 function run(command, args) {
     const result = spawnSync(command, args, {stdio: "inherit"});
@@ -32,48 +40,151 @@ function has(command) {
     return spawnSync(command, ["--version"], {stdio: "ignore"}).status === 0;
 }
 
-function build() {
+/** The GPU addon asked for: `--gpu X` / `--gpu=X`, else SPECGATE_GPU; null for none ("off" or unset). */
+function requestedGpu() {
+    const argv = process.argv.slice(2);
+    let value = process.env.SPECGATE_GPU;
+    for (let index = 0; index < argv.length; index++) {
+        if (argv[index] === "--gpu") value = argv[index + 1];
+        else if (argv[index].startsWith("--gpu=")) value = argv[index].slice("--gpu=".length);
+    }
+    if (value === undefined || value === "" || value === "off") return null;
+    if (!gpuKinds.includes(value)) {
+        console.error(`specgate: --gpu / SPECGATE_GPU must be ${gpuKinds.join(", ")} or off, got "${value}"`);
+        process.exit(1);
+    }
+    return value;
+}
+
+/** The llama.cpp checkout (headers and, for the CPU addon, sources) and the Node-API include folders. */
+function prepareSource() {
     if (!existsSync(bundle)) throw new Error(`${bundle} is missing: install node-llama-cpp first`);
     for (const tool of ["git", "cmake"])
         if (!has(tool)) throw new Error(`${tool} is not installed`);
     mkdirSync(buildDirectory, {recursive: true});
     if (!existsSync(join(sourceDirectory, ".git")))
         run("git", ["clone", "--quiet", bundle, sourceDirectory]);
-    const includeDirectories = [require("node-api-headers").include_dir, require("node-addon-api").include_dir]
+    return [require("node-api-headers").include_dir, require("node-addon-api").include_dir]
         .map((directory) => (directory.startsWith("/") ? directory : join(root, directory)));
-    if (!existsSync(join(cmakeDirectory, "CMakeCache.txt"))) {
+}
+
+/** Configures (once) and builds the addon in `directory`, then puts it at `destination`. */
+function buildAddon(directory, destination, definitions) {
+    if (!existsSync(join(directory, "CMakeCache.txt"))) {
         run("cmake", [
-            "-S", join(root, "native"), "-B", cmakeDirectory,
+            "-S", join(root, "native"), "-B", directory,
             ...(has("ninja") ? ["-G", "Ninja"] : []),
             "-DCMAKE_BUILD_TYPE=Release",
             `-DLLAMA_CPP_DIR=${sourceDirectory}`,
-            `-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`,
-            `-DSPECGATE_NATIVE_ARCH=${process.env.SPECGATE_NATIVE_ARCH ?? "ON"}`
+            ...definitions
         ]);
     }
-    run("cmake", ["--build", cmakeDirectory, "--target", "specgate_native", "-j", String(availableParallelism())]);
-    // Copy, then rename over the old addon: a process that has the old one loaded keeps its (now
-    // unlinked) file; rewriting it in place would crash such a process.
-    const staged = `${output}.${process.pid}.tmp`;
-    copyFileSync(join(cmakeDirectory, "specgate_native.node"), staged);
-    renameSync(staged, output);
+    run("cmake", ["--build", directory, "--target", "specgate_native", "-j", String(availableParallelism())]);
+    replaceFile(join(directory, "specgate_native.node"), destination);
+}
+
+// Copy, then rename over the old file: a process that has the old one loaded keeps its (now
+// unlinked) file; rewriting it in place would crash such a process.
+function replaceFile(source, destination) {
+    const staged = `${destination}.${process.pid}.tmp`;
+    copyFileSync(source, staged);
+    renameSync(staged, destination);
+}
+
+function buildCpu(includeDirectories) {
+    buildAddon(cmakeDirectory, output, [
+        `-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`,
+        `-DSPECGATE_NATIVE_ARCH=${process.env.SPECGATE_NATIVE_ARCH ?? "ON"}`
+    ]);
+}
+
+/** The folder of node-llama-cpp's prebuilt libraries for `gpu` on this platform (its optional dependency). */
+function prebuiltDirectory(gpu) {
+    if (process.platform !== "linux")
+        throw new Error(`GPU addons are built from node-llama-cpp's prebuilt Linux libraries; this is ${process.platform}`);
+    const name = `${process.platform}-${process.arch}-${gpu}`;
+    const fromNodeLlamaCpp = createRequire(require.resolve("node-llama-cpp"));
+    let directory;
+    try {
+        directory = dirname(fromNodeLlamaCpp.resolve(`@node-llama-cpp/${name}`));
+    } catch {
+        throw new Error(`@node-llama-cpp/${name} is not installed (an optional dependency of node-llama-cpp)`);
+    }
+    while (!existsSync(join(directory, "package.json"))) directory = dirname(directory);
+    return join(directory, "bins", name);
+}
+
+/**
+ * Refuses prebuilt libraries of another llama.cpp release than the bundle the headers come from: the
+ * addon is compiled against llama.h and ggml.h of the bundle and calls into the prebuilt libraries,
+ * so both must be the same release (node-llama-cpp builds both from its llama.cpp.info.json tag).
+ */
+function checkRelease(directory) {
+    const bundled = JSON.parse(readFileSync(join(root, "node_modules", "node-llama-cpp", "llama", "llama.cpp.info.json"), "utf8")).tag;
+    const metadata = JSON.parse(readFileSync(join(directory, "_nlcBuildMetadata.json"), "utf8"));
+    const prebuilt = metadata.buildOptions?.llamaCpp?.release;
+    if (prebuilt !== bundled)
+        throw new Error(`the prebuilt libraries in ${directory} are llama.cpp ${prebuilt}, the bundled source is ${bundled}`);
+}
+
+function buildGpu(gpu, includeDirectories) {
+    const prebuilt = prebuiltDirectory(gpu);
+    checkRelease(prebuilt);
+    const outputDirectory = join(buildDirectory, gpu);
+    mkdirSync(outputDirectory, {recursive: true});
+    // ggml's libraries (llama, the ggml registry and base, the GPU backend, every CPU variant), not
+    // node-llama-cpp's own addon and helper library.
+    for (const file of readdirSync(prebuilt)) {
+        if (!file.startsWith("lib") || !file.endsWith(".so") || file.startsWith("libllama-common")) continue;
+        const source = join(prebuilt, file);
+        const destination = join(outputDirectory, file);
+        const stale = !existsSync(destination) || statSync(destination).size !== statSync(source).size ||
+            statSync(destination).mtimeMs < statSync(source).mtimeMs;
+        if (stale) replaceFile(source, destination);
+    }
+    buildAddon(join(buildDirectory, `cmake-${gpu}`), join(outputDirectory, "specgate_native.node"), [
+        `-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`,
+        `-DSPECGATE_GPU=${gpu}`,
+        `-DSPECGATE_PREBUILT_DIR=${outputDirectory}`
+    ]);
+    return join(outputDirectory, "specgate_native.node");
+}
+
+/** The addon must load in this Node, not just link. */
+function checkLoads(addon) {
+    execFileSync(process.execPath, ["-e", `require(${JSON.stringify(addon)})`], {stdio: "inherit"});
+}
+
+function fail(message) {
+    if (strict) {
+        console.error(message);
+        process.exit(1);
+    }
+    console.warn(message);
 }
 
 if (process.env.SPECGATE_SKIP_NATIVE === "1") {
     console.log("specgate: SPECGATE_SKIP_NATIVE=1, not building the native backend");
     process.exit(0);
 }
-const started = Date.now();
+const gpu = requestedGpu();
+let includeDirectories;
+let started = Date.now();
 try {
-    build();
-    // The addon must load in this Node, not just link.
-    execFileSync(process.execPath, ["-e", `require(${JSON.stringify(output)})`], {stdio: "inherit"});
+    includeDirectories = prepareSource();
+    buildCpu(includeDirectories);
+    checkLoads(output);
     console.log(`specgate: native backend built in ${((Date.now() - started) / 1000).toFixed(0)} s (${output})`);
 } catch (error) {
-    const message = `specgate: the native backend was not built (${error.message}); specgate will use node-llama-cpp instead`;
-    if (strict) {
-        console.error(message);
-        process.exit(1);
+    fail(`specgate: the native backend was not built (${error.message}); specgate will use node-llama-cpp instead`);
+}
+if (gpu !== null && includeDirectories !== undefined) {
+    started = Date.now();
+    try {
+        const addon = buildGpu(gpu, includeDirectories);
+        checkLoads(addon);
+        console.log(`specgate: ${gpu} native backend built in ${((Date.now() - started) / 1000).toFixed(0)} s (${addon})`);
+    } catch (error) {
+        fail(`specgate: the ${gpu} native backend was not built (${error.message}); specgate will compute on the CPU`);
     }
-    console.warn(message);
 }

@@ -27,11 +27,16 @@ public:
         });
     }
 
+    /** new NativeModel(path, {gpuLayers?}): gpuLayers layers offloaded to the GPU devices ggml found (default 0: CPU only). */
     explicit NativeModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeModel>(info) {
         initBackendOnce();
         const std::string path = info[0].As<Napi::String>().Utf8Value();
         llama_model_params params = llama_model_default_params();
         params.n_gpu_layers = 0;
+        if (info.Length() > 1 && info[1].IsObject()) {
+            Napi::Object options = info[1].As<Napi::Object>();
+            if (options.Has("gpuLayers")) params.n_gpu_layers = options.Get("gpuLayers").As<Napi::Number>().Int32Value();
+        }
         {
             // Loads run on the main thread one at a time: what is logged from here on belongs to this load.
             std::lock_guard<std::mutex> lock(logMutex);

@@ -11,6 +11,7 @@
 #include <napi.h>
 
 #include <llama.h>
+#include <ggml-backend.h>
 #include <ggml-cpu.h>
 
 #include "DecodeWorker.h"
@@ -403,9 +404,55 @@ private:
     }
 };
 
+const char* deviceTypeName(enum ggml_backend_dev_type type) {
+    switch (type) {
+        case GGML_BACKEND_DEVICE_TYPE_CPU: return "cpu";
+        case GGML_BACKEND_DEVICE_TYPE_GPU: return "gpu";
+        case GGML_BACKEND_DEVICE_TYPE_IGPU: return "igpu";
+        default: return "accelerator";
+    }
+}
+
+/**
+ * backendInfo() → {build, ggmlVersion, ggmlCommit, systemInfo, backends: string[], devices: [{name, description,
+ * type, backend, memoryFree, memoryTotal}]}: what this addon computes with, as `llama-cli --list-devices` shows it.
+ * Loads ggml's backends first (initBackendOnce), as loading a model would.
+ */
+Napi::Value BackendInfo(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    initBackendOnce();
+    Napi::Object result = Napi::Object::New(env);
+    result.Set("build", buildName());
+    result.Set("ggmlVersion", ggml_version());
+    result.Set("ggmlCommit", ggml_commit());
+    result.Set("systemInfo", llama_print_system_info());
+    Napi::Array backends = Napi::Array::New(env);
+    for (size_t index = 0; index < ggml_backend_reg_count(); index++)
+        backends.Set(static_cast<uint32_t>(index), ggml_backend_reg_name(ggml_backend_reg_get(index)));
+    result.Set("backends", backends);
+    Napi::Array devices = Napi::Array::New(env);
+    for (size_t index = 0; index < ggml_backend_dev_count(); index++) {
+        ggml_backend_dev_t device = ggml_backend_dev_get(index);
+        size_t memoryFree = 0;
+        size_t memoryTotal = 0;
+        ggml_backend_dev_memory(device, &memoryFree, &memoryTotal);
+        Napi::Object entry = Napi::Object::New(env);
+        entry.Set("name", ggml_backend_dev_name(device));
+        entry.Set("description", ggml_backend_dev_description(device));
+        entry.Set("type", deviceTypeName(ggml_backend_dev_type(device)));
+        entry.Set("backend", ggml_backend_reg_name(ggml_backend_dev_backend_reg(device)));
+        entry.Set("memoryFree", Napi::Number::New(env, static_cast<double>(memoryFree)));
+        entry.Set("memoryTotal", Napi::Number::New(env, static_cast<double>(memoryTotal)));
+        devices.Set(static_cast<uint32_t>(index), entry);
+    }
+    result.Set("devices", devices);
+    return result;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("NativeModel", NativeModel::Define(env));
     exports.Set("NativeContext", NativeContext::Define(env));
+    exports.Set("backendInfo", Napi::Function::New(env, BackendInfo, "backendInfo"));
     return exports;
 }
 

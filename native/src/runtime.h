@@ -16,8 +16,13 @@ extern std::mutex computeMutex;
 extern std::mutex logMutex;
 extern std::deque<std::string> recentLogs;
 
-/** llama_backend_init and the log hook, once per process. */
+/**
+ * llama_backend_init and the log hook, once per process. A GPU build (SPECGATE_BACKEND_DL) first loads
+ * ggml's backends from the addon's folder: the GPU backend, and the CPU variant that suits this CPU.
+ */
 void initBackendOnce();
+/** "cpu" for the CPU-only addon; "vulkan" or "cuda" for a GPU build (native/CMakeLists.txt). */
+const char* buildName();
 /**
  * The persistent threadpool of exactly `threads` threads, created on first use and kept for the
  * process's life; contexts with the same thread count share it. (One pool sized for the largest

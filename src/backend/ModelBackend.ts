@@ -8,6 +8,10 @@ import type {VocabularyDescription} from "./VocabularyDescription.js";
 export interface ModelBackend {
     /** The engine behind it, where it is one of specgate's (test doubles leave it out). */
     readonly backendKind?: "native" | "node-llama-cpp";
+    /** Native backend: the addon build that computes ("cpu", "vulkan", "cuda"). */
+    readonly nativeBuild?: "cpu" | "vulkan" | "cuda";
+    /** Where the model computes: "CPU", or the GPU devices it is offloaded to (native backend). */
+    readonly device?: string;
     /**
      * Sequences decoded together on one shared context (continuous batching); 1 or absent: each
      * sequence decodes on its own. Rows of a batched step may differ from a lone decode by llama.cpp's

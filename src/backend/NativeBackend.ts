@@ -3,7 +3,8 @@ import {BatchScheduler} from "./BatchScheduler.js";
 import type {BatchStatistics, ModelBackend} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkToken} from "./checkEvaluation.js";
-import {type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
+import {allGpuLayers, defaultGpuChoice, describeDevices, type GpuChoice, parseGpuLayers, resolveGpu} from "./gpuChoice.js";
+import {type NativeAddon, type NativeBuild, type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
 import {NativeSequence} from "./NativeSequence.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {OwnContextSlot, type SequenceSlot} from "./SequenceSlot.js";
@@ -49,10 +50,19 @@ export interface NativeBackendOptions {
      * passes over the weights; a unified buffer decodes any mix in one. Default false.
      */
     readonly unifiedKvCache?: boolean;
+    /**
+     * The addon that computes: "vulkan" or "cuda" (that GPU build, which must be built and find a
+     * device), "off" (the CPU addon), or "auto" (a GPU build that is built and finds a device, else the
+     * CPU addon). Default: the SPECGATE_GPU environment variable, else "auto". See gpuChoice.ts.
+     */
+    readonly gpu?: GpuChoice;
+    /** Layers offloaded to the GPU (llama.cpp's -ngl) when a GPU build is used. Default: all of them (999). */
+    readonly gpuLayers?: number;
 }
 
 /**
- * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp), CPU only.
+ * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp): its CPU build, or a GPU build
+ * (Vulkan, CUDA) offloading `gpuLayers` layers, chosen per model by the `gpu` option.
  *
  * Cost of `evaluate`: one llama_decode of the whole batch on a libuv worker thread; the requested
  * rows are written by that thread straight into a Float64Array (floats widened in C++, so no JS
@@ -63,6 +73,10 @@ export interface NativeBackendOptions {
  */
 export class NativeBackend implements ModelBackend {
     public readonly backendKind = "native";
+    /** The addon build that computes ("cpu", "vulkan", "cuda"). */
+    public readonly nativeBuild: NativeBuild;
+    /** Where the model computes: "CPU", or the GPU devices its layers are offloaded to, e.g. "Vulkan0 (llvmpipe (…))". */
+    public readonly device: string;
     public readonly vocabularySize: number;
     public readonly contextSize: number;
     public readonly bosToken: number | undefined;
@@ -74,6 +88,8 @@ export class NativeBackend implements ModelBackend {
     private disposed = false;
 
     private constructor(
+        private readonly addon: NativeAddon,
+        placement: {build: NativeBuild; device: string},
         private readonly model: NativeModelHandle,
         vocabularyIdentityHash: string,
         private readonly vocabulary: VocabularyDescription,
@@ -88,13 +104,15 @@ export class NativeBackend implements ModelBackend {
         this.bosToken = model.bosToken;
         this.eosToken = model.eosToken;
         this.identity = vocabularyIdentityHash;
+        this.nativeBuild = placement.build;
+        this.device = placement.device;
     }
 
     /**
      * Loads a GGUF model. The header is checked in TypeScript first (precise ModelLoadError for a
      * missing, non-GGUF or truncated file); what llama.cpp itself rejects is a ModelLoadError
      * "corrupt" with llama.cpp's error lines. Throws NativeBackendUnavailableError when the addon is
-     * not built.
+     * not built, or when `gpu` names a GPU build that is not built or finds no device.
      */
     public static async load(path: string, options: NativeBackendOptions = {}): Promise<NativeBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
@@ -105,10 +123,13 @@ export class NativeBackend implements ModelBackend {
         const stepTokens = positiveInteger(options.stepTokens ?? 512, "stepTokens");
         if (!(inlineBelowMilliseconds >= 0))
             throw new InvalidInputError(`must be a non-negative number, got ${inlineBelowMilliseconds}`, "inlineBelowMilliseconds");
-        const addon = nativeAddon();
+        const resolved = resolveGpu(options.gpu ?? defaultGpuChoice());
+        const requestedLayers = parseGpuLayers(options.gpuLayers ?? allGpuLayers);
+        const gpuLayers = resolved.build === "cpu" ? 0 : requestedLayers;
+        const addon = nativeAddon(resolved.build);
         let model: NativeModelHandle;
         try {
-            model = new addon.NativeModel(path);
+            model = new addon.NativeModel(path, {gpuLayers});
         } catch (error) {
             throw new ModelLoadError("corrupt", (error as Error).message, path);
         }
@@ -116,7 +137,8 @@ export class NativeBackend implements ModelBackend {
             model.dispose();
             throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
         }
-        return new NativeBackend(model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, ...sizes, inlineBelowMilliseconds, batchedSequences, stepTokens, unifiedKvCache: options.unifiedKvCache ?? false});
+        const placement = {build: resolved.build, device: describeDevices(resolved, gpuLayers)};
+        return new NativeBackend(addon, placement, model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, ...sizes, inlineBelowMilliseconds, batchedSequences, stepTokens, unifiedKvCache: options.unifiedKvCache ?? false});
     }
 
     public tokenize(text: string): number[] {
@@ -159,7 +181,7 @@ export class NativeBackend implements ModelBackend {
     private sharedSlot(): SequenceSlot | undefined {
         const {batchedSequences, contextSize, stepTokens, threads, unifiedKvCache} = this.options;
         if (batchedSequences <= 1) return undefined;
-        this.scheduler ??= new BatchScheduler(new (nativeAddon().NativeContext)(this.model, {
+        this.scheduler ??= new BatchScheduler(new this.addon.NativeContext(this.model, {
             contextSize, sequences: batchedSequences, threads, unified: unifiedKvCache,
             // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
             batchSize: contextSize + stepTokens
@@ -168,7 +190,7 @@ export class NativeBackend implements ModelBackend {
     }
 
     private ownSlot(): SequenceSlot {
-        const context = this.idleContexts.pop() ?? new (nativeAddon().NativeContext)(this.model, {
+        const context = this.idleContexts.pop() ?? new this.addon.NativeContext(this.model, {
             contextSize: this.options.contextSize,
             sequences: 1,
             batchSize: this.options.batchSize,

@@ -1,4 +1,5 @@
 import {InvalidInputError} from "../errors.js";
+import type {GpuChoice} from "./gpuChoice.js";
 import type {ModelBackend} from "./ModelBackend.js";
 import {nativeBackendAvailable} from "./nativeAddon.js";
 import {NativeBackend} from "./NativeBackend.js";
@@ -24,6 +25,14 @@ export interface LoadModelBackendOptions {
     readonly stepTokens?: number;
     /** Native backend: one KV buffer for all batched sequences instead of one stream each (see NativeBackendOptions). */
     readonly unifiedKvCache?: boolean;
+    /**
+     * Native backend: "vulkan" or "cuda" (that GPU build of the addon; it must be built and find a
+     * device), "off" (the CPU addon), or "auto" (a GPU build that is built and finds a device, else
+     * the CPU addon; the default). node-llama-cpp runs on the CPU here and refuses vulkan and cuda.
+     */
+    readonly gpu?: GpuChoice;
+    /** Native backend on a GPU: layers offloaded (llama.cpp's -ngl). Default: all (999). */
+    readonly gpuLayers?: number;
 }
 
 export function parseBackendChoice(value: string, field = "backend"): BackendChoice {
@@ -45,10 +54,13 @@ export function defaultBackendChoice(): BackendChoice {
 /** Loads a GGUF on the chosen backend (see NativeBackend and NodeLlamaCppBackend for what each costs). */
 export function loadModelBackend(path: string, options: LoadModelBackendOptions = {}): Promise<ModelBackend> {
     const settings = {threads: options.threads, contextSize: options.contextSize};
-    return resolveBackend(options.backend ?? defaultBackendChoice()) === "native"
+    const backend = resolveBackend(options.backend ?? defaultBackendChoice());
+    if (backend === "node-llama-cpp" && (options.gpu === "vulkan" || options.gpu === "cuda"))
+        return Promise.reject(new InvalidInputError(`${options.gpu} needs the native backend; node-llama-cpp runs on the CPU here`, "gpu"));
+    return backend === "native"
         ? NativeBackend.load(path, {
             ...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds, batchedSequences: options.batchedSequences, stepTokens: options.stepTokens,
-            unifiedKvCache: options.unifiedKvCache
+            unifiedKvCache: options.unifiedKvCache, gpu: options.gpu, gpuLayers: options.gpuLayers
         })
         : NodeLlamaCppBackend.load(path, settings);
 }

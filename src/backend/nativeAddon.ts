@@ -7,8 +7,47 @@ import type {EvaluationSplit} from "./ModelBackend.js";
 
 /** What native/src/addon.cpp exports (see that file for the threading and copying rules). */
 export interface NativeAddon {
-    NativeModel: new (path: string) => NativeModelHandle;
+    NativeModel: new (path: string, options?: NativeModelOptions) => NativeModelHandle;
     NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
+    /** The build, ggml's version and the backends and devices it loaded (as `llama-cli --list-devices`). */
+    backendInfo(): NativeBackendInfo;
+}
+
+export interface NativeModelOptions {
+    /** Layers offloaded to the GPU devices ggml found (llama.cpp's -ngl); 0, the default, keeps the model on the CPU. */
+    gpuLayers?: number;
+}
+
+/**
+ * The addon builds: "cpu" (llama.cpp linked statically, what `npm install` builds) and the GPU ones
+ * `npm run build:native -- --gpu <gpu>` adds (node-llama-cpp's prebuilt libraries of the same release).
+ */
+export const nativeBuilds = ["cpu", "vulkan", "cuda"] as const;
+export type NativeBuild = (typeof nativeBuilds)[number];
+
+/** One ggml device, as ggml_backend_dev_* describes it. */
+export interface NativeDevice {
+    /** ggml's device name, e.g. "Vulkan0", "CUDA0", "CPU". */
+    readonly name: string;
+    /** The hardware, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)". */
+    readonly description: string;
+    readonly type: "cpu" | "gpu" | "igpu" | "accelerator";
+    /** The ggml backend it belongs to, e.g. "Vulkan", "CUDA", "CPU". */
+    readonly backend: string;
+    /** Bytes. */
+    readonly memoryFree: number;
+    readonly memoryTotal: number;
+}
+
+export interface NativeBackendInfo {
+    readonly build: NativeBuild;
+    readonly ggmlVersion: string;
+    readonly ggmlCommit: string;
+    /** llama_print_system_info: the CPU features the CPU backend uses. */
+    readonly systemInfo: string;
+    /** The ggml backends loaded (registered), e.g. ["Vulkan", "CPU"]. */
+    readonly backends: readonly string[];
+    readonly devices: readonly NativeDevice[];
 }
 
 export interface NativeModelHandle {
@@ -87,33 +126,50 @@ export interface NativeContextHandle {
     dispose(): void;
 }
 
-/** Where scripts/buildNativeBackend.mjs puts the addon, relative to the package root. */
-export const nativeAddonPath = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build", "specgate_native.node");
+const buildDirectory = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build");
 
-let loaded: {addon: NativeAddon} | {error: string} | undefined;
-
-function load(): {addon: NativeAddon} | {error: string} {
-    if (loaded !== undefined) return loaded;
-    if (!existsSync(nativeAddonPath)) {
-        loaded = {error: `the native backend is not built (${nativeAddonPath} is missing; run \`npm run build:native\`, which needs cmake, git and a C++ compiler)`};
-        return loaded;
-    }
-    try {
-        loaded = {addon: createRequire(import.meta.url)(nativeAddonPath) as NativeAddon};
-    } catch (error) {
-        loaded = {error: `the native backend does not load here: ${(error as Error).message}`};
-    }
-    return loaded;
+/** Where scripts/buildNativeBackend.mjs puts an addon build: native/build/ for the CPU one, native/build/<gpu>/ for a GPU one. */
+export function nativeAddonPathOf(build: NativeBuild): string {
+    return build === "cpu" ? join(buildDirectory, "specgate_native.node") : join(buildDirectory, build, "specgate_native.node");
 }
 
-/** True when the addon is built and loads on this machine. */
-export function nativeBackendAvailable(): boolean {
-    return "addon" in load();
+/** The CPU addon's path, relative to the package root: native/build/specgate_native.node. */
+export const nativeAddonPath = nativeAddonPathOf("cpu");
+
+const loaded = new Map<NativeBuild, {addon: NativeAddon} | {error: string}>();
+
+function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
+    const cached = loaded.get(build);
+    if (cached !== undefined) return cached;
+    const path = nativeAddonPathOf(build);
+    let result: {addon: NativeAddon} | {error: string};
+    if (!existsSync(path)) {
+        const command = build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build}`;
+        result = {error: `the ${build === "cpu" ? "" : `${build} `}native backend is not built (${path} is missing; run \`${command}\`, which needs cmake, git and a C++ compiler)`};
+    } else {
+        try {
+            result = {addon: createRequire(import.meta.url)(path) as NativeAddon};
+        } catch (error) {
+            result = {error: `the ${build === "cpu" ? "" : `${build} `}native backend does not load here: ${(error as Error).message}`};
+        }
+    }
+    loaded.set(build, result);
+    return result;
 }
 
-/** The addon, or a NativeBackendUnavailableError saying why not. */
-export function nativeAddon(): NativeAddon {
-    const result = load();
+/** True when the addon build (default: the CPU one) is present and loads on this machine. */
+export function nativeBackendAvailable(build: NativeBuild = "cpu"): boolean {
+    return "addon" in load(build);
+}
+
+/** True when the build's file exists (whether or not it loads here). */
+export function nativeBuildPresent(build: NativeBuild): boolean {
+    return existsSync(nativeAddonPathOf(build));
+}
+
+/** The addon build (default: the CPU one), or a NativeBackendUnavailableError saying why not. */
+export function nativeAddon(build: NativeBuild = "cpu"): NativeAddon {
+    const result = load(build);
     if ("error" in result) throw new NativeBackendUnavailableError(result.error);
     return result.addon;
 }

@@ -25,6 +25,8 @@ export function restrictVocabulary(backend: ModelBackend, size: number): ModelBa
         throw new InvalidInputError(`must be an integer in [1, ${backend.vocabularySize}], got ${size}`, "vocabularySize");
     return {
         backendKind: backend.backendKind,
+        nativeBuild: backend.nativeBuild,
+        device: backend.device,
         vocabularySize: size,
         contextSize: backend.contextSize,
         bosToken: backend.bosToken,

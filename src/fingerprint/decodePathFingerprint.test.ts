@@ -66,6 +66,17 @@ describe("decodePathFingerprint", () => {
         expect(onNative.fingerprint).not.toBe(onNodeLlamaCpp.fingerprint);
     });
 
+    it("names a GPU build and its device, and leaves CPU identities as they were", async () => {
+        const native = await engineIdentity("native");
+        expect(native).not.toHaveProperty("gpu");
+        const gpu = {build: "vulkan", device: "Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits))"} as const;
+        const onGpu = await decodePathFingerprint({...embedded("draft.gguf", 4), backend: "native", gpu});
+        const onCpu = await decodePathFingerprint({...embedded("draft.gguf", 4), backend: "native"});
+        expect(onGpu.inputs.engine?.gpu).toEqual(gpu);
+        expect(onGpu.inputs.engine?.nativeBinary?.path ?? "native/build/vulkan/specgate_native.node").toBe("native/build/vulkan/specgate_native.node");
+        expect(onGpu.fingerprint).not.toBe(onCpu.fingerprint);
+    });
+
     it("canonicalises JSON", () => {
         expect(canonicalJson({b: 1, a: {d: [2, {f: 1, e: 0}], c: undefined}})).toBe("{\"a\":{\"d\":[2,{\"e\":0,\"f\":1}]},\"b\":1}");
     });

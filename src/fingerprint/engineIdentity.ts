@@ -19,6 +19,11 @@ export interface EngineIdentity {
      */
     readonly nativeBinary: {readonly path: string; readonly sha256: string} | null;
     readonly platform: string;
+    /**
+     * Native backend on a GPU build (native/build/<gpu>/): the build and the devices it offloads to.
+     * Absent on the CPU addon, so CPU fingerprints are what they were before GPU builds existed.
+     */
+    readonly gpu?: {readonly build: "vulkan" | "cuda"; readonly device: string};
 }
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -30,7 +35,7 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", ".
  * Hashing the binary closes seed 002's admitted gap: a kernel change with an unchanged config
  * changes the fingerprint.
  */
-export async function engineIdentity(backend: "native" | "node-llama-cpp" = "node-llama-cpp"): Promise<EngineIdentity> {
+export async function engineIdentity(backend: "native" | "node-llama-cpp" = "node-llama-cpp", gpu?: EngineIdentity["gpu"]): Promise<EngineIdentity> {
     const specgate = JSON.parse(await readFile(join(repositoryRoot, "package.json"), "utf8")) as {version: string};
     const require = createRequire(join(repositoryRoot, "package.json"));
     let nodeLlamaCppVersion: string | null = null;
@@ -40,11 +45,13 @@ export async function engineIdentity(backend: "native" | "node-llama-cpp" = "nod
         nodeLlamaCppVersion = (JSON.parse(await readFile(join(packageDirectory, "package.json"), "utf8")) as {version: string}).version;
     const target = `${platform()}-${arch()}`;
     if (backend === "native") {
-        const binary = join(repositoryRoot, "native", "build", "specgate_native.node");
+        // A GPU build's own addon; the prebuilt libraries beside it are those of nodeLlamaCppVersion.
+        const binary = join(repositoryRoot, "native", "build", ...(gpu === undefined ? [] : [gpu.build]), "specgate_native.node");
         const sha256 = existsSync(binary) ? await hashFile(binary) : null;
         return {
             specgateVersion: specgate.version, nodeLlamaCppVersion, backend,
-            nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256}, platform: target
+            nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256}, platform: target,
+            ...(gpu === undefined ? {} : {gpu: {build: gpu.build, device: gpu.device}})
         };
     }
     const candidates = [
