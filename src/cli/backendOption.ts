@@ -1,5 +1,7 @@
 import {InvalidArgumentError, Option} from "commander";
+import {allGpuLayers, type GpuChoice, gpuChoices, parseGpuChoice} from "../backend/gpuChoice.js";
 import {type BackendChoice, backendKinds, parseBackendChoice} from "../backend/loadModelBackend.js";
+import {integerOption} from "./parseIntegerOption.js";
 
 /** `--backend`: which engine runs the models (docs/install.md, "Backends"). */
 export function backendOption(): Option {
@@ -14,4 +16,25 @@ export function backendOption(): Option {
             throw new InvalidArgumentError(`expected auto, ${backendKinds.join(" or ")}, got "${value}"`);
         }
     });
+}
+
+/** `--gpu`: which build of the native addon computes (docs/install.md, "Choosing a GPU"). */
+export function gpuOption(): Option {
+    return new Option(
+        "--gpu <auto|vulkan|cuda|off>",
+        "native backend: compute on the Vulkan or CUDA build of the addon (`npm run build:native -- --gpu vulkan`), " +
+        "on the CPU (off), or auto (a GPU build that is built and finds a device, else the CPU; default). `specgate info` lists builds and devices"
+    ).argParser((value: string): GpuChoice => {
+        try {
+            return parseGpuChoice(value);
+        } catch {
+            throw new InvalidArgumentError(`expected ${gpuChoices.join(", ")}, got "${value}"`);
+        }
+    });
+}
+
+/** `--gpu-layers`: layers offloaded to the GPU (llama.cpp's -ngl). */
+export function gpuLayersOption(): Option {
+    return new Option("--gpu-layers <N>", `native backend on a GPU: layers offloaded (llama.cpp's -ngl; default ${allGpuLayers}, all)`)
+        .argParser(integerOption(0));
 }

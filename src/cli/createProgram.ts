@@ -9,6 +9,7 @@ import {registerFamilyCommand} from "./commands/familyCommand.js";
 import {registerFairnessCommand} from "./commands/fairnessCommand.js";
 import {registerFixturesCommand} from "./commands/fixturesCommand.js";
 import {registerGenerateCommand} from "./commands/generateCommand.js";
+import {registerInfoCommand} from "./commands/infoCommand.js";
 import {registerOcmCommand} from "./commands/ocmCommand.js";
 import {registerServeCommand} from "./commands/serveCommand.js";
 import {registerSimulateCommand} from "./commands/simulateCommand.js";
@@ -40,6 +41,7 @@ export function createProgram(): Command {
     registerTrainCommand(program);
     registerExportCommand(program);
     registerFamilyCommand(program);
+    registerInfoCommand(program);
     program.addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare", "internalError"]));
     // Commands without a verdict can only succeed or refuse their input; the others list their own codes.
     for (const path of commandsWithoutVerdict) findCommand(program, path).addHelpText("after", exitCodeHelp(["success", "badInput"]));
@@ -47,7 +49,7 @@ export function createProgram(): Command {
     return program;
 }
 
-const commandsWithoutVerdict = ["simulate", "generate", "bench", "fixtures", "ocm build", "corpus", "serve", "train", "export", "family build", "family cards"];
+const commandsWithoutVerdict = ["simulate", "generate", "bench", "fixtures", "ocm build", "corpus", "serve", "train", "export", "family build", "family cards", "info"];
 
 function findCommand(program: Command, path: string): Command {
     let command = program;

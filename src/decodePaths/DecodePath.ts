@@ -35,6 +35,8 @@ export interface DecodePathDescription {
     readonly files: Readonly<Record<string, string>>;
     /** Embedded paths: the engine that decodes (its binary enters the fingerprint). */
     readonly backend?: "native" | "node-llama-cpp";
+    /** Native backend on a GPU build: the build and the devices it offloads to (absent on the CPU addon). */
+    readonly gpu?: {readonly build: "vulkan" | "cuda"; readonly device: string};
 }
 
 /** The target's two largest next-token logits at one position of a completion. */

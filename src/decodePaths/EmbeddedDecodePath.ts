@@ -1,5 +1,6 @@
 import {addsBos} from "../backend/addsBos.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {GpuChoice} from "../backend/gpuChoice.js";
 import {type BackendChoice, loadModelBackend} from "../backend/loadModelBackend.js";
 import {createDrafter} from "../engine/drafters/createDrafter.js";
 import {crossTokenizerLabel} from "../engine/drafters/CrossTokenizerDrafter.js";
@@ -68,13 +69,13 @@ export class EmbeddedDecodePath implements DecodePath {
         if (draft !== undefined) pairDraftModel(target, draft, this.drafter, `${name}: draft`);
     }
 
-    /** Loads the GGUF files on `backend` (CPU, `threads` threads, default 1) and owns the backends. */
+    /** Loads the GGUF files on `backend` (`threads` threads, default 1; `gpu` as loadModelBackend's) and owns the backends. */
     public static async open(name: string, files: {target: string; draft?: string}, settings: EmbeddedDecodeSettings = {},
-        threads = 1, backend?: BackendChoice): Promise<EmbeddedDecodePath> {
-        const target = await loadModelBackend(files.target, {threads, backend});
+        threads = 1, backend?: BackendChoice, gpu: {gpu?: GpuChoice; gpuLayers?: number} = {}): Promise<EmbeddedDecodePath> {
+        const target = await loadModelBackend(files.target, {threads, backend, ...gpu});
         let draft: ModelBackend | undefined;
         try {
-            draft = files.draft === undefined ? undefined : await loadModelBackend(files.draft, {threads, backend});
+            draft = files.draft === undefined ? undefined : await loadModelBackend(files.draft, {threads, backend, ...gpu});
             return new EmbeddedDecodePath(name, target, draft, settings, files, true, ggufFileChatTemplate(target, files.target));
         } catch (error) {
             await draft?.dispose();
@@ -104,7 +105,9 @@ export class EmbeddedDecodePath implements DecodePath {
                 draftVocabulary: usesDraft ? this.draft!.vocabularyIdentity() : null
             },
             files,
-            ...(this.target.backendKind !== undefined ? {backend: this.target.backendKind} : {})
+            ...(this.target.backendKind !== undefined ? {backend: this.target.backendKind} : {}),
+            ...(this.target.nativeBuild !== undefined && this.target.nativeBuild !== "cpu"
+                ? {gpu: {build: this.target.nativeBuild, device: this.target.device ?? "CPU"}} : {})
         };
     }
 

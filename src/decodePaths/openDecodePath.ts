@@ -15,5 +15,5 @@ export async function openDecodePath(spec: string | DecodePathSpec): Promise<Dec
     return EmbeddedDecodePath.open(parsed.name, {target: parsed.target, draft: parsed.draft}, {
         policy: parsed.policy, gamma: parsed.gamma, topK: parsed.topK, topP: parsed.topP, minP: parsed.minP, draftSampling: parsed.draftSampling,
         ...(parsed.drafter !== undefined ? {drafter: parsed.drafter} : {})
-    }, parsed.threads, parsed.backend);
+    }, parsed.threads, parsed.backend, {gpu: parsed.gpu, gpuLayers: parsed.gpuLayers});
 }

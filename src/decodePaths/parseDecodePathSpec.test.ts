@@ -13,6 +13,13 @@ describe("parseDecodePathSpec", () => {
         expect(parseDecodePathSpec("embedded:target=T.gguf,draft=D.gguf")).toMatchObject({gamma: 4, policy: {kind: "strict"}});
     });
 
+    it("parses an embedded path's GPU choice and offloaded layers", () => {
+        expect(parseDecodePathSpec("embedded:target=T.gguf,gpu=vulkan,gpu-layers=12")).toMatchObject({gpu: "vulkan", gpuLayers: 12});
+        expect(parseDecodePathSpec("embedded:target=T.gguf")).not.toHaveProperty("gpu");
+        expect(() => parseDecodePathSpec("embedded:target=T.gguf,gpu=metal")).toThrow(/gpu: must be one of auto, vulkan, cuda, off/);
+        expect(() => parseDecodePathSpec("embedded:target=T.gguf,gpu-layers=-1")).toThrow(InvalidInputError);
+    });
+
     it("parses openai specs with extra body fields and escaped commas", () => {
         expect(parseDecodePathSpec("openai:base=http://127.0.0.1:8000/v1,model=m,key-env=OPENAI_API_KEY,body.spec_decode=true,body.tag=a\\,b,retries=2"))
             .toEqual({

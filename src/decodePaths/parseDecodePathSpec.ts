@@ -1,3 +1,4 @@
+import {type GpuChoice, parseGpuChoice} from "../backend/gpuChoice.js";
 import {type BackendChoice, parseBackendChoice} from "../backend/loadModelBackend.js";
 import {InvalidInputError} from "../errors.js";
 import type {PolicyConfigInput} from "../policies/policyConfigSchema.js";
@@ -14,6 +15,10 @@ export interface EmbeddedPathSpec {
     readonly threads: number;
     /** Engine for the models; default: auto (native where built). */
     readonly backend?: BackendChoice;
+    /** Native backend: auto, vulkan, cuda or off (see NativeBackendOptions.gpu); default: SPECGATE_GPU, else auto. */
+    readonly gpu?: GpuChoice;
+    /** Native backend on a GPU: layers offloaded; default all. */
+    readonly gpuLayers?: number;
     readonly topK?: number;
     readonly topP?: number;
     readonly minP?: number;
@@ -39,7 +44,7 @@ export type DecodePathSpec = EmbeddedPathSpec | OpenAiPathSpec;
  * Parses a decode path spec `KIND:key=value,key=value,…` (a `\,` is a literal comma in a value):
  *
  *   embedded:target=T.gguf[,draft=D.gguf][,drafter=SPEC][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,backend=auto]
- *            [,top-k=K][,top-p=P][,min-p=M][,draft-sampling=sample|greedy][,name=N]
+ *            [,gpu=auto|vulkan|cuda|off][,gpu-layers=N][,top-k=K][,top-p=P][,min-p=M][,draft-sampling=sample|greedy][,name=N]
  *     Without a draft or a drafter the path is target-only; `drafter` is a --drafter spec, e.g.
  *     `drafter=ngram:2:5` or `drafter=ngram+model` (with a draft). `policy.PARAM` sets a policy parameter by its
  *     config name, e.g. `policy=fuzzy,policy.threshold=0.5,policy.divergence=js`.
@@ -85,6 +90,9 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
         for (const key of [...pairs.keys()].filter((name) => name.startsWith("policy."))) policy[key.slice(7)] = scalar(take(key)!);
         const backendValue = take("backend");
         const backend = backendValue === undefined ? undefined : parseBackendChoice(backendValue, `${spec}: backend`);
+        const gpuValue = take("gpu");
+        const gpu = gpuValue === undefined ? undefined : parseGpuChoice(gpuValue, `${spec}: gpu`);
+        const gpuLayers = pairs.has("gpu-layers") ? integer("gpu-layers", 0, 0) : undefined;
         const draftSampling = take("draft-sampling");
         if (draftSampling !== undefined && draftSampling !== "sample" && draftSampling !== "greedy")
             throw new InvalidInputError(`must be sample or greedy, got "${draftSampling}"`, `${spec}: draft-sampling`);
@@ -94,6 +102,8 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
             gamma: integer("gamma", draft === undefined && drafter === undefined ? 0 : 4, 0),
             threads: integer("threads", 1, 1),
             ...(backend !== undefined ? {backend} : {}),
+            ...(gpu !== undefined ? {gpu} : {}),
+            ...(gpuLayers !== undefined ? {gpuLayers} : {}),
             topK: integer("top-k", 0, 0), topP: decimal("top-p"), minP: decimal("min-p"),
             ...(draftSampling !== undefined ? {draftSampling} : {})
         };

@@ -1,6 +1,7 @@
 import type {Command} from "commander";
+import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
-import {backendOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {formatBenchHeader, formatBenchTable, runBench} from "../../bench/runBench.js";
 import {drafterLabel} from "../../engine/drafters/parseDrafterSpec.js";
 import {sharesVocabulary} from "../../backend/assertSameVocabulary.js";
@@ -31,6 +32,8 @@ interface BenchCliOptions {
     seed: number;
     threads: number;
     backend?: BackendChoice;
+    gpu?: GpuChoice;
+    gpuLayers?: number;
     predictor: boolean;
     json?: string;
 }
@@ -50,6 +53,8 @@ export function registerBenchCommand(program: Command): void {
         .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .option("--json <OUT>", "write every row with full telemetry to OUT (\"-\" for stdout)")
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
         .action(async (options: BenchCliOptions) => {
@@ -63,9 +68,9 @@ export function registerBenchCommand(program: Command): void {
             const sampling = samplingFromCli(options);
             const allPrompts = await loadPrompts(options.prompts);
             await checkOutputFile(options.json, "--json");
-            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend});
+            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
             const draftPath = options.draft;
-            const draft = draftPath != null ? await loadModelBackend(draftPath, {threads: options.threads, backend: options.backend}) : undefined;
+            const draft = draftPath != null ? await loadModelBackend(draftPath, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers}) : undefined;
             try {
                 // Prompts longer than the context are skipped and named, not a failure halfway through.
                 const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, "--prompts");

@@ -1,6 +1,7 @@
 import type {Command} from "commander";
+import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
-import {backendOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {createDrafter} from "../../engine/drafters/createDrafter.js";
 import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
@@ -30,6 +31,8 @@ interface GenerateCliOptions {
     seed: number;
     threads: number;
     backend?: BackendChoice;
+    gpu?: GpuChoice;
+    gpuLayers?: number;
     contextSize?: number;
     json?: string;
 }
@@ -53,6 +56,8 @@ export function registerGenerateCommand(program: Command): void {
         .option("--seed <S>", "seed of the sampler and of sampled drafts (the same seed gives the same text)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)", integerOption(1, 256), 1)
         .addOption(backendOption())
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--json <OUT>", "write the result and telemetry as JSON to OUT (\"-\" for stdout)")
         .action(async (prompt: string, options: GenerateCliOptions) => {
@@ -60,7 +65,7 @@ export function registerGenerateCommand(program: Command): void {
             const drafterSpec = resolveCliDrafter(options.drafter, options.draft);
             const sampling = samplingFromCli(options);
             await checkOutputFile(options.json, "--json");
-            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend};
+            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers};
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
             try {
@@ -85,7 +90,8 @@ export function registerGenerateCommand(program: Command): void {
                     (drafter != null ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}` : "") + "\n"
                 );
                 if (options.json != null)
-                    await writeJsonOutput(options.json, {text: result.text, tokens: result.tokens, finishReason: result.finishReason, promptTokens: result.promptTokens, drafter: drafter?.label ?? null, policy, gamma: options.gamma, sampling, telemetry: telemetry.toJSON()});
+                    await writeJsonOutput(options.json, {text: result.text, tokens: result.tokens, finishReason: result.finishReason, promptTokens: result.promptTokens, drafter: drafter?.label ?? null, policy, gamma: options.gamma, sampling, telemetry: telemetry.toJSON(),
+                        engine: {backend: target.backendKind ?? null, build: target.nativeBuild ?? null, device: target.device ?? null}});
             } finally {
                 await draft?.dispose();
                 await target.dispose();

@@ -1,7 +1,8 @@
 import type {Command} from "commander";
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
+import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
-import {backendOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {buildCorrectionMemory} from "../../calibration/buildCorrectionMemory.js";
 import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
 import {loadPrompts} from "../loadPrompts.js";
@@ -27,6 +28,8 @@ interface OcmBuildOptions {
     seed: number;
     threads: number;
     backend?: BackendChoice;
+    gpu?: GpuChoice;
+    gpuLayers?: number;
 }
 
 /** `specgate ocm build`: seed 004's calibration pass, writing the correction memory `calibrated` loads. */
@@ -47,13 +50,15 @@ export function registerOcmCommand(program: Command): void {
             + "'to broaden the CSD's exposure to diverse valid token pairs'; 0 was chosen so a memory rebuilds byte for byte. Pass --temperature > 0 to follow the paper", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .action(async (options: OcmBuildOptions) => {
             const sampling = samplingFromCli(options);
             const stop = stopStrings(options.stop);
             const prompts = await loadPrompts(options.corpus);
             await checkOutputFile(options.out, "--out");
-            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend});
-            const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend});
+            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
+            const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
             try {
                 assertSameVocabulary(target, draft, "--draft");
                 const initial = options.initial != null ? await CorrectionMemory.load(options.initial, target.vocabularyIdentity()) : undefined;
