@@ -1,4 +1,5 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {GpuChoice} from "../backend/gpuChoice.js";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import {SpecgateError} from "../errors.js";
 import {ExitCode} from "./exitCodes.js";
@@ -15,6 +16,17 @@ export type OpenModel = (path: string, threads: number) => Promise<ModelBackend>
 
 /** Opens a GGUF on the default backend (native where built, or SPECGATE_BACKEND). */
 export const openDefaultModel: OpenModel = (path, threads) => loadModelBackend(path, {threads});
+
+/** Where a command's --gpu and --gpu-layers put its models. */
+export interface ModelPlacement {
+    readonly gpu?: GpuChoice;
+    readonly gpuLayers?: number;
+}
+
+/** Opens GGUFs on the default backend, on the GPU build and layers the command's options name. */
+export function openModelOn(placement: ModelPlacement): OpenModel {
+    return (path, threads) => loadModelBackend(path, {threads, gpu: placement.gpu, gpuLayers: placement.gpuLayers});
+}
 
 /** A Node file-system error (ENOENT, EACCES, EISDIR…): the user named a path that cannot be used. */
 export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {

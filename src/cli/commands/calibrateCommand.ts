@@ -12,7 +12,8 @@ import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
@@ -20,7 +21,7 @@ import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
 import {batteryChatTemplate} from "../batteryChatTemplate.js";
 
 /** Raw option values as commander hands them over. */
-export interface CalibrateCommandOptions {
+export interface CalibrateCommandOptions extends ModelPlacement {
     readonly target?: string;
     readonly draft?: string;
     readonly drafter?: string;
@@ -178,6 +179,8 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
         .option("--speed <measured|one-step>", "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)", "measured")
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
@@ -187,7 +190,7 @@ export function registerCalibrateCommand(program: Command): Command {
             verdictFailed: "no setting meets the budget while accepting more tokens per verification than strict SD: keep strict SD"
         }))
         .action(async (options: CalibrateCommandOptions) => {
-            emitOutcome(await runCalibrateCommand(options, undefined, {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)}));
+            emitOutcome(await runCalibrateCommand(options, openModelOn(options), {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)}));
         });
 }
 

@@ -12,7 +12,8 @@ import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {checkOutputFile} from "../checkOutputPath.js";
@@ -22,7 +23,7 @@ import {stopStrings} from "../stopStrings.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 
 /** Raw option values as commander hands them over. */
-export interface FairnessAnalyzeOptions {
+export interface FairnessAnalyzeOptions extends ModelPlacement {
     readonly target?: string;
     readonly draft?: string;
     readonly battery?: string;
@@ -123,6 +124,8 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--seed <n>", "seed of the runs (item i uses seed + i) and of the bootstrap", "0")
         .option("--resamples <n>", "bootstrap resamples", "2000")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .option("--json <out>", "write the full analysis, per-item records included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write speedup.{svg,png} and alpha-vs-divergence.{svg,png} into DIR")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
@@ -130,7 +133,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--equalize-max-gamma <n>", "γ candidates 1..N for --equalize (default 8)")
         .addHelpText("after", exitCodeHelp(["success", "badInput"], {badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"}))
         .action(async (options: FairnessAnalyzeOptions) => {
-            emitOutcome(await runFairnessAnalyzeCommand(options));
+            emitOutcome(await runFairnessAnalyzeCommand(options, openModelOn(options)));
         });
     registerFairnessMitigateCommand(fairness);
     return fairness;

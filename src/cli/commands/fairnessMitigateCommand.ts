@@ -14,7 +14,8 @@ import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
 import {defaultMitigationOptions, SEED_003_MITIGATION} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
 import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
@@ -22,7 +23,7 @@ import {stopStrings} from "../stopStrings.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
-export interface FairnessMitigateOptions {
+export interface FairnessMitigateOptions extends ModelPlacement {
     readonly target?: string;
     readonly draft?: string;
     readonly battery?: string;
@@ -188,11 +189,13 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
         .addHelpText("after", exitCodeHelp(["success", "badInput"], {badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"}))
         .action(async (options: FairnessMitigateOptions) => {
-            emitOutcome(await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)}));
+            emitOutcome(await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)}, openModelOn(options)));
         });
 }
 

@@ -14,7 +14,8 @@ import {writeOutputFile} from "../writeOutputFile.js";
 import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
@@ -22,7 +23,7 @@ import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
 import {batteryChatTemplate} from "../batteryChatTemplate.js";
 
 /** Raw option values as commander hands them over. */
-export interface SweepCommandOptions {
+export interface SweepCommandOptions extends ModelPlacement {
     readonly target?: string;
     readonly draft?: string;
     readonly drafter?: string;
@@ -118,6 +119,8 @@ export function registerSweepCommand(program: Command): Command {
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
         .option("--oracle", "also measure the score-preserving oracle at each γ: an estimate of the mean acceptance length a lossy policy could reach without losing an item (temperature 0)")
         .option("--json <out>", "write every configuration, per-item outcomes included, to OUT ('-' for stdout)")
@@ -126,7 +129,7 @@ export function registerSweepCommand(program: Command): Command {
         .addHelpText("after", "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n"
             + "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\n" + exitCodeHelp(["success", "badInput"]))
         .action(async (options: SweepCommandOptions) => {
-            emitOutcome(await runSweepCommand(options, undefined, (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)));
+            emitOutcome(await runSweepCommand(options, openModelOn(options), (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)));
         });
 }
 
