@@ -1,7 +1,8 @@
 import type {Command} from "commander";
-import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import type {GpuChoice} from "../../backend/gpuChoice.js";
+import {loadModelBackend, type BackendChoice, type LoadModelBackendOptions} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {backendOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
@@ -11,7 +12,7 @@ import {decodePathLabel, type ResolvedDecodePath} from "../../serve/resolveDecod
 import type {ChatTemplate} from "../../serve/ChatTemplate.js";
 import {defaultModelName} from "../../serve/defaultModelName.js";
 import {ggufChatTemplate} from "../../serve/ggufChatTemplate.js";
-import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
+import {type RunningServeServer, type ServeServerOptions, startServeServer} from "../../serve/startServeServer.js";
 import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -52,6 +53,8 @@ interface ServeCliOptions {
     shareDrafterCache: boolean;
     learnFromRequests: boolean;
     correctionMemory?: string;
+    gpu?: GpuChoice;
+    gpuLayers?: number;
 }
 
 export interface ServeCommandHooks {
@@ -98,102 +101,116 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         .option("--share-drafter-cache", "one suffix cache for every API key instead of one per key (a key's drafts then come from other keys' outputs)", false)
         .option("--learn-from-requests", "calibrated requests update a correction memory kept per API key (otherwise their updates end with the request)", false)
         .option("--correction-memory <FILE>", "the correction memory calibrated requests start from (specgate calibrate / ocm writes one)")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
         .action(async (options: ServeCliOptions) => {
-            const policy = parsePolicySpec(options.policy);
-            const requestPolicies = RequestPermissions.parsePolicies(options.requestPolicies);
-            const requestDrafters = RequestPermissions.parseDrafters(options.requestDrafters);
-            // --draft beside a drafter that does not use it is allowed here: requests may still ask for `model`.
-            const drafter = resolveCliDrafter(options.drafter, options.draft, "--drafter", true);
-            const sampling = samplingFromCli(options);
-            // Only tiny-model calls run inline: the event loop keeps serving other requests while a worker decodes.
-            if (options.batching !== "on" && options.batching !== "off") throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
-            const loadOptions = {
-                threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1,
-                batchedSequences: options.batching === "on" ? options.maxConcurrency : 1, stepTokens: options.stepTokens,
-                unifiedKvCache: options.kvUnified
-            };
+            const startOptions = serveStartOptions(options);
+            const loadOptions = serveLoadOptions(options);
             const target = await loadModelBackend(options.target, loadOptions);
             let draft: ModelBackend | undefined;
             let server: RunningServeServer;
             try {
                 draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-                const chatTemplate = chooseChatTemplate(target, options.target, options.chatTemplate);
                 const correctionMemory = options.correctionMemory !== undefined ? await CorrectionMemory.load(options.correctionMemory, target.vocabularyIdentity()) : undefined;
                 server = await startServeServer({
-                    chatTemplate,
-                    target,
-                    draft,
-                    modelName: options.modelName ?? defaultModelName(options.target),
-                    modelFiles: {target: options.target, draft: options.draft},
-                    speculative: {...(drafter != null ? {drafter} : {}), policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
-                    samplerDefaults: sampling,
-                    host: options.host,
-                    port: options.port,
-                    maxConcurrency: options.maxConcurrency,
-                    maxQueue: options.maxQueue,
-                    maxBodyBytes: options.maxBodyBytes,
-                    maxPromptBytesPerToken: options.maxPromptBytesPerToken,
-                    processMetrics: true,
-                    apiKeys: apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY),
-                    ...(options.allowedHosts !== undefined ? {allowedHosts: new HostAllowList(listOption(options.allowedHosts))} : {}),
-                    corsOrigins: options.corsOrigin.flatMap(listOption),
-                    requestPolicies,
-                    requestDrafters,
-                    shareDrafterCache: options.shareDrafterCache,
-                    learnFromRequests: options.learnFromRequests,
-                    correctionMemory
+                    ...startOptions, target, draft, correctionMemory,
+                    chatTemplate: chooseChatTemplate(target, options.target, options.chatTemplate)
                 });
             } catch (error) {
                 await draft?.dispose();
                 await target.dispose();
                 throw error;
             }
-
-            let stopping: Promise<void> | undefined;
-            const stop = (): Promise<void> => {
-                stopping ??= (async () => {
-                    process.off("SIGINT", onSignal);
-                    process.off("SIGTERM", onSignal);
-                    try {
-                        await server.close(options.drainTimeout * 1000);
-                    } finally {
-                        await draft?.dispose();
-                        await target.dispose();
-                    }
-                })();
-                return stopping;
-            };
-            const onSignal = (signal: NodeJS.Signals): void => {
-                process.stderr.write(`specgate serve: ${signal}, draining ${server.serveApp.state.slots.running + server.serveApp.state.slots.waiting} requests\n`);
-                void stop();
-            };
-            process.on("SIGINT", onSignal);
-            process.on("SIGTERM", onSignal);
-
-            const state = server.serveApp.state;
-            const defaults = state.speculativeDefaults;
-            const defaultPath: ResolvedDecodePath = defaults.drafter != null && options.gamma > 0 ? {...defaults, mode: "speculative", drafter: defaults.drafter} : {mode: "target_only"};
-            process.stderr.write(
-                `specgate serve: ${state.modelName} on ${server.url}/v1 ` +
-                `(${decodePathLabel(defaultPath)}, ` +
-                `max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
-                `fingerprint ${await state.fingerprints.for(defaultPath)})\n`
-            );
-            process.stderr.write(`specgate serve: chat template: ${state.chatTemplate.name}\n`);
-            process.stderr.write(`specgate serve: ${(target.batchedSequences ?? 1) > 1
-                ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step, ${options.kvUnified ? "one unified KV buffer" : "one KV stream per generation"}`
-                : options.batching === "on" ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context` : "batching off: each generation decodes on its own context"}\n`);
-            process.stderr.write(`specgate serve: requests may choose policies ${[...state.permissions.policies].join(", ") || "(none)"} and drafters ${[...state.permissions.drafters].join(", ") || "(none)"}; ` +
-                `drafter caches ${options.shareDrafterCache ? "shared by every API key" : "kept per API key"}; ` +
-                `correction memory ${options.learnFromRequests ? "learns per API key" : "not changed by requests"}\n`);
-            const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
-            process.stderr.write(`specgate serve: ${keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`}\n`);
-            if (keyCount === 0 && !isLoopbackAddress(options.host))
-                process.stderr.write(`specgate serve: warning: listening on ${options.host} without --api-key; anyone who can reach the port can use it\n`);
+            const stop = stopOnSignals(server, () => [draft, target], options.drainTimeout);
+            await printBanner(server, options);
             hooks.onListening?.(server, stop);
             await new Promise<void>((resolve) => server.server.once("close", resolve));
             await stop();
         });
+}
+
+/** Everything the server takes from the command line, checked before any model loads. */
+function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "target" | "draft"> {
+    const policy = parsePolicySpec(options.policy);
+    // --draft beside a drafter that does not use it is allowed here: requests may still ask for `model`.
+    const drafter = resolveCliDrafter(options.drafter, options.draft, "--drafter", true);
+    return {
+        modelName: options.modelName ?? defaultModelName(options.target),
+        modelFiles: {target: options.target, draft: options.draft},
+        speculative: {...(drafter != null ? {drafter} : {}), policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
+        samplerDefaults: samplingFromCli(options),
+        host: options.host,
+        port: options.port,
+        maxConcurrency: options.maxConcurrency,
+        maxQueue: options.maxQueue,
+        maxBodyBytes: options.maxBodyBytes,
+        maxPromptBytesPerToken: options.maxPromptBytesPerToken,
+        processMetrics: true,
+        apiKeys: apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY),
+        ...(options.allowedHosts !== undefined ? {allowedHosts: new HostAllowList(listOption(options.allowedHosts))} : {}),
+        corsOrigins: options.corsOrigin.flatMap(listOption),
+        requestPolicies: RequestPermissions.parsePolicies(options.requestPolicies),
+        requestDrafters: RequestPermissions.parseDrafters(options.requestDrafters),
+        shareDrafterCache: options.shareDrafterCache,
+        learnFromRequests: options.learnFromRequests
+    };
+}
+
+/** How both models load: batched over --max-concurrency sequences unless --batching off, on --gpu. */
+function serveLoadOptions(options: ServeCliOptions): LoadModelBackendOptions {
+    if (options.batching !== "on" && options.batching !== "off") throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
+    return {
+        // Only tiny-model calls run inline: the event loop keeps serving other requests while a worker decodes.
+        threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1,
+        batchedSequences: options.batching === "on" ? options.maxConcurrency : 1, stepTokens: options.stepTokens,
+        unifiedKvCache: options.kvUnified, gpu: options.gpu, gpuLayers: options.gpuLayers
+    };
+}
+
+/** SIGINT/SIGTERM drain the server, close it and unload the models; the returned stop does the same once. */
+function stopOnSignals(server: RunningServeServer, models: () => ReadonlyArray<ModelBackend | undefined>, drainTimeoutSeconds: number): () => Promise<void> {
+    let stopping: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+        stopping ??= (async () => {
+            process.off("SIGINT", onSignal);
+            process.off("SIGTERM", onSignal);
+            try {
+                await server.close(drainTimeoutSeconds * 1000);
+            } finally {
+                for (const model of models()) await model?.dispose();
+            }
+        })();
+        return stopping;
+    };
+    const onSignal = (signal: NodeJS.Signals): void => {
+        process.stderr.write(`specgate serve: ${signal}, draining ${server.serveApp.state.slots.running + server.serveApp.state.slots.waiting} requests\n`);
+        void stop();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    return stop;
+}
+
+/** What the server runs with, on stderr: address, decode path, template, batching, what requests may choose, keys. */
+async function printBanner(server: RunningServeServer, options: ServeCliOptions): Promise<void> {
+    const state = server.serveApp.state;
+    const target = state.target;
+    const defaults = state.speculativeDefaults;
+    const defaultPath: ResolvedDecodePath = defaults.drafter != null && options.gamma > 0 ? {...defaults, mode: "speculative", drafter: defaults.drafter} : {mode: "target_only"};
+    const write = (line: string): boolean => process.stderr.write(`specgate serve: ${line}\n`);
+    write(`${state.modelName} on ${server.url}/v1 (${decodePathLabel(defaultPath)}, max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
+        `fingerprint ${await state.fingerprints.for(defaultPath)})`);
+    write(`chat template: ${state.chatTemplate.name}`);
+    write((target.batchedSequences ?? 1) > 1
+        ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step, ${options.kvUnified ? "one unified KV buffer" : "one KV stream per generation"}`
+        : options.batching === "on" ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context` : "batching off: each generation decodes on its own context");
+    write(`requests may choose policies ${[...state.permissions.policies].join(", ") || "(none)"} and drafters ${[...state.permissions.drafters].join(", ") || "(none)"}; ` +
+        `drafter caches ${options.shareDrafterCache ? "shared by every API key" : "kept per API key"}; ` +
+        `correction memory ${options.learnFromRequests ? "learns per API key" : "not changed by requests"}`);
+    const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
+    write(keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`);
+    if (keyCount === 0 && !isLoopbackAddress(options.host))
+        write(`warning: listening on ${options.host} without --api-key; anyone who can reach the port can use it`);
 }
 
 function collect(value: string, previous: string[]): string[] {
