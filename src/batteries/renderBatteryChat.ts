@@ -1,5 +1,5 @@
-import type {ChatMessageInput, ChatToolInput} from "../serve/chatCompletionRequestSchema.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatMessageInput, ChatToolInput} from "../chat/chatMessages.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {ChatMessage, ChatTool} from "./BatteryItem.js";
 
 /**

@@ -1,7 +1,7 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
-import {ggufFileChatTemplate} from "../serve/ggufChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
+import {ggufFileChatTemplate} from "../chat/ggufChatTemplate.js";
 
 /**
  * How a command renders a battery's chat items: the target GGUF's own template, as `specgate serve`

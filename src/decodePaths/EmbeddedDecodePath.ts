@@ -10,13 +10,13 @@ import {generate} from "../engine/generate.js";
 import {InvalidInputError} from "../errors.js";
 import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConfigSchema.js";
 import type {Completion, CompletionRequest, DecodePath, DecodePathDescription, LogitGap} from "./DecodePath.js";
-import {renderMessagesAsText} from "./renderMessagesAsText.js";
+import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
 import {SerialQueue} from "./SerialQueue.js";
 import {evaluateOnce} from "../backend/evaluateOnce.js";
 import {renderBatteryChat} from "../batteries/renderBatteryChat.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
-import {ggufFileChatTemplate} from "../serve/ggufChatTemplate.js";
-import {finishWithToolCalls, replyText} from "../serve/toolCalls.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
+import {ggufFileChatTemplate} from "../chat/ggufChatTemplate.js";
+import {finishWithToolCalls, replyText} from "../chat/toolCalls.js";
 
 /** What an embedded path decodes with, beside the models: the verification policy, γ and the sampler tail. */
 export interface EmbeddedDecodeSettings {

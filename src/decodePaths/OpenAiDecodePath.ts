@@ -1,7 +1,7 @@
 import {setTimeout as sleep} from "node:timers/promises";
 import {z} from "zod";
 import {DecodePathError, InvalidInputError, PromptExceedsContextError} from "../errors.js";
-import {type ParsedToolCall, replyText, toolCallOfReply} from "../serve/toolCalls.js";
+import {type ParsedToolCall, replyText, toolCallOfReply} from "../chat/toolCalls.js";
 import {ConcurrencyLimiter} from "./ConcurrencyLimiter.js";
 import type {Completion, CompletionRequest, DecodePath, DecodePathDescription} from "./DecodePath.js";
 import {type BackoffOptions, retryDelay} from "./retryDelay.js";

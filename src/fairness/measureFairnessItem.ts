@@ -1,7 +1,7 @@
 import {createHash} from "node:crypto";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
-import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
+import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {generate} from "../engine/generate.js";
 import type {GenerationTelemetry} from "../engine/GenerationTelemetry.js";

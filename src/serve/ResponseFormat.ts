@@ -1,5 +1,5 @@
 import type {FinishReason} from "../engine/StopDetector.js";
-import type {openAiToolCalls} from "./toolCalls.js";
+import type {openAiToolCalls} from "../chat/toolCalls.js";
 
 type ToolCalls = ReturnType<typeof openAiToolCalls>;
 /** OpenAI's finish reasons: "tool_calls" when the reply ends with the calls the model made. */

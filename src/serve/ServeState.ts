@@ -1,5 +1,5 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import type {ChatTemplate} from "./ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
 import type {RequestPermissions} from "./RequestPermissions.js";
 import type {DraftPairing, SpeculativeDefaults} from "./resolveDecodePath.js";

@@ -10,7 +10,7 @@ import type {PolicyKind} from "../policies/policyConfigSchema.js";
 import type {SingleDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {ApiKeys, checkJsonContentType, type HostAllowList} from "./accessControl.js";
 import {chatCompletionRequestSchema} from "./chatCompletionRequestSchema.js";
-import {type ChatTemplate, chatRequestTexts, defaultChatTemplate} from "./ChatTemplate.js";
+import {type ChatTemplate, chatRequestTexts, defaultChatTemplate} from "../chat/ChatTemplate.js";
 import {completionRequestSchema} from "./completionRequestSchema.js";
 import {RequestPermissions} from "./RequestPermissions.js";
 import {TenantResources, serverTenant} from "./TenantResources.js";

@@ -2,7 +2,7 @@ import {randomInt} from "node:crypto";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
 import {InvalidInputError, ModelNotFoundError, PromptExceedsContextError} from "../errors.js";
-import type {ToolCallSyntax} from "./toolCalls.js";
+import type {ToolCallSyntax} from "../chat/toolCalls.js";
 import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
 import type {CompletionRequest} from "./completionRequestSchema.js";
 import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";

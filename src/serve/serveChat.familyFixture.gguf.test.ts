@@ -16,8 +16,8 @@ import {GgufReader} from "../gguf/GgufReader.js";
 import {hfBpeVocabulary} from "../gguf/hfBpeVocabulary.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {readFamilyTokenizerFiles, tokenizerFamilies} from "../gguf/tokenizerFamilies.js";
-import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
-import {ggufChatTemplate, type GgufChatTemplate} from "./ggufChatTemplate.js";
+import type {ChatMessageInput, ChatToolInput} from "../chat/chatMessages.js";
+import {ggufChatTemplate, type GgufChatTemplate} from "../chat/ggufChatTemplate.js";
 import {startServeServer} from "./startServeServer.js";
 
 /**

@@ -12,7 +12,7 @@ import {reportError} from "./reportError.js";
 import type {PreparedGeneration} from "./prepareGeneration.js";
 import {type OpenAiFinishReason, openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
 import type {ServeEnv, ServeState} from "./ServeState.js";
-import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "./toolCalls.js";
+import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "../chat/toolCalls.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.

@@ -3,7 +3,7 @@ import {describe, expect, it} from "vitest";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {HostAllowList} from "./accessControl.js";
 import {createServeApp, type ServeAppOptions} from "./createServeApp.js";
-import {ggufChatTemplate} from "./ggufChatTemplate.js";
+import {ggufChatTemplate} from "../chat/ggufChatTemplate.js";
 import {maxBodyDepth} from "./parseRequestBody.js";
 import {startServeServer} from "./startServeServer.js";
 import {DelayedBackend} from "./testing/DelayedBackend.js";

@@ -1,9 +1,9 @@
 import {describe, expect, it} from "vitest";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
-import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
+import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
-import type {ChatMessageInput, ChatToolInput} from "../serve/chatCompletionRequestSchema.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatMessageInput, ChatToolInput} from "../chat/chatMessages.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import {batteryPromptTokens, cutPromptsLine} from "./batteryPromptTokens.js";
 
 const target = BigramBackend.random(1, 28, {contextSize: 64});

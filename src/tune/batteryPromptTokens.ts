@@ -1,9 +1,9 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {renderBatteryChat} from "../batteries/renderBatteryChat.js";
-import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
+import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
 import {InvalidInputError} from "../errors.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 
 /**
  * An item's whole prompt: its text tokenized by the target, or its conversation rendered by

@@ -8,7 +8,7 @@ import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {type ConfigurationMeasurement, measureConfiguration} from "./measureConfiguration.js";
 import {splitBattery} from "./splitBattery.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
 
 /**

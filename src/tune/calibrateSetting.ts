@@ -11,7 +11,7 @@ import {type ConfigurationMeasurement, measureConfiguration} from "./measureConf
 import {oneStepVerificationSeconds, type StepCosts, stepCostsOf} from "./oneStepVerificationSeconds.js";
 import {splitBattery} from "./splitBattery.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {DrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 
 export type CalibrationPhase = "calibration" | "evaluation";

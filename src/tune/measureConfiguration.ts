@@ -10,7 +10,7 @@ import {InvalidInputError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {type ProportionInterval, wilsonInterval} from "../statistics/wilsonInterval.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import {batteryPromptTokens} from "./batteryPromptTokens.js";
 
 export interface ConfigurationSettings {

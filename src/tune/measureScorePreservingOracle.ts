@@ -6,7 +6,7 @@ import {argmax} from "../distributions/argmax.js";
 import {generate} from "../engine/generate.js";
 import {StopDetector} from "../engine/StopDetector.js";
 import {InvalidInputError} from "../errors.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import {batteryPromptTokens} from "./batteryPromptTokens.js";
 
 export interface ScorePreservingOracleSettings {

@@ -14,7 +14,7 @@ import {oneStepVerificationSeconds, stepCostsOf} from "./oneStepVerificationSeco
 import {paretoFrontier} from "./paretoFrontier.js";
 import {randomAllocationLine} from "./randomAllocationLine.js";
 import type {SweepPoint, SweepResult, SweepRole} from "./SweepResult.js";
-import type {ChatTemplate} from "../serve/ChatTemplate.js";
+import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import {type DrafterSpec, drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
 export interface SweepOptions {

@@ -11,7 +11,7 @@ import {OpenAiDecodePath} from "../../decodePaths/OpenAiDecodePath.js";
 import {hfBpeVocabulary} from "../../gguf/hfBpeVocabulary.js";
 import {writeRandomLlamaPair, type RandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import {readFamilyTokenizerFiles, tokenizerFamilies} from "../../gguf/tokenizerFamilies.js";
-import {ggufFileChatTemplate} from "../../serve/ggufChatTemplate.js";
+import {ggufFileChatTemplate} from "../../chat/ggufChatTemplate.js";
 import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
 import type {CanaryResult} from "./runCanary.js";
 

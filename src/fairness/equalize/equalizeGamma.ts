@@ -1,6 +1,6 @@
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import type {BatteryItem} from "../../batteries/BatteryItem.js";
-import {renderMessagesAsText} from "../../decodePaths/renderMessagesAsText.js";
+import {renderMessagesAsText} from "../../chat/renderMessagesAsText.js";
 import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
 import {InvalidInputError} from "../../errors.js";
 import {inferAcceptance} from "../../speedup/inferAcceptance.js";

@@ -1,6 +1,6 @@
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import type {BatteryItem} from "../../batteries/BatteryItem.js";
-import {renderMessagesAsText} from "../../decodePaths/renderMessagesAsText.js";
+import {renderMessagesAsText} from "../../chat/renderMessagesAsText.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {generate} from "../../engine/generate.js";
 import {InvalidInputError} from "../../errors.js";

@@ -1,7 +1,7 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {renderMessagesAsText} from "../decodePaths/renderMessagesAsText.js";
+import {renderMessagesAsText} from "./renderMessagesAsText.js";
 import {InvalidInputError} from "../errors.js";
-import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
+import type {ChatMessageInput, ChatToolInput} from "./chatMessages.js";
 import type {ToolCallSyntax} from "./toolCalls.js";
 
 /** Turns chat messages (and the tools the model may call) into the prompt's token ids (BOS optional: the engine adds it when missing). */

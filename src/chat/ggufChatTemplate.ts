@@ -4,7 +4,7 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import {GgufReader} from "../gguf/GgufReader.js";
 import {InvalidInputError} from "../errors.js";
 import {type ChatTemplate, messageText} from "./ChatTemplate.js";
-import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
+import type {ChatMessageInput, ChatToolInput} from "./chatMessages.js";
 import {toolCallSyntaxOf} from "./toolCalls.js";
 
 export interface GgufChatTemplate extends ChatTemplate {

@@ -10,9 +10,9 @@ import {GgufReader} from "../gguf/GgufReader.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
 import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.js";
-import type {ChatMessageInput, ChatToolInput} from "./chatCompletionRequestSchema.js";
+import type {ChatMessageInput, ChatToolInput} from "./chatMessages.js";
 import {ggufChatTemplate} from "./ggufChatTemplate.js";
-import {freePort} from "./testing/freePort.js";
+import {freePort} from "../serve/testing/freePort.js";
 
 /**
  * Template parity with llama.cpp's own template engine: for each family fixture, the prompt specgate

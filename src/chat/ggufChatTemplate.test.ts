@@ -2,7 +2,7 @@ import {describe, expect, it} from "vitest";
 import {InvalidInputError} from "../errors.js";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {defaultChatTemplate} from "./ChatTemplate.js";
-import type {ChatMessageInput} from "./chatCompletionRequestSchema.js";
+import type {ChatMessageInput} from "./chatMessages.js";
 import {ggufChatTemplate} from "./ggufChatTemplate.js";
 
 // Qwen2.5's ChatML template, reduced to its message loop (the full one adds tool handling).
