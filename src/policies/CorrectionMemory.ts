@@ -1,7 +1,5 @@
-import {readFile} from "node:fs/promises";
 import {z} from "zod";
 import {InvalidInputError} from "../errors.js";
-import {writeFileAtomic} from "../io/writeFileAtomic.js";
 
 const pairKeyBase = 0x20_0000; // 2^21 ids per side keeps draft·2^21 + target a safe integer
 
@@ -112,32 +110,6 @@ export class CorrectionMemory implements CorrectionCounts {
             memory.record(draftToken, targetToken, count);
         });
         return memory;
-    }
-
-    public static async load(path: string, expectedVocabularyIdentity?: string): Promise<CorrectionMemory> {
-        let text: string;
-        try {
-            text = await readFile(path, "utf8");
-        } catch (error) {
-            throw new InvalidInputError(`cannot read correction memory: ${(error as Error).message}`, path);
-        }
-        let json: unknown;
-        try {
-            json = JSON.parse(text);
-        } catch (error) {
-            throw new InvalidInputError(`not JSON: ${(error as Error).message}`, path);
-        }
-        const memory = CorrectionMemory.fromJSON(json, path);
-        if (expectedVocabularyIdentity != null && memory.vocabularyIdentity !== expectedVocabularyIdentity)
-            throw new InvalidInputError(
-                `built for vocabulary ${memory.vocabularyIdentity ?? "(unrecorded)"}, not ${expectedVocabularyIdentity}`,
-                `${path}.vocabularyIdentity`
-            );
-        return memory;
-    }
-
-    public async save(path: string): Promise<void> {
-        await writeFileAtomic(path, JSON.stringify(this.toJSON()) + "\n");
     }
 }
 

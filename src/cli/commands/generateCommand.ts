@@ -5,7 +5,7 @@ import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {createDrafter} from "../../engine/drafters/createDrafter.js";
 import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
-import {resolveCorrectionMemory} from "../../policies/resolveCorrectionMemory.js";
+import {resolveCorrectionMemory} from "../../calibration/resolveCorrectionMemory.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";

@@ -4,7 +4,7 @@ import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {buildCorrectionMemory} from "../../calibration/buildCorrectionMemory.js";
-import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
+import {loadCorrectionMemory, saveCorrectionMemory} from "../../calibration/correctionMemoryFile.js";
 import {loadPrompts} from "../loadPrompts.js";
 import {stopStrings} from "../stopStrings.js";
 import {checkOutputFile} from "../checkOutputPath.js";
@@ -61,9 +61,9 @@ export function registerOcmCommand(program: Command): void {
             const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
             try {
                 assertSameVocabulary(target, draft, "--draft");
-                const initial = options.initial != null ? await CorrectionMemory.load(options.initial, target.vocabularyIdentity()) : undefined;
+                const initial = options.initial != null ? await loadCorrectionMemory(options.initial, target.vocabularyIdentity()) : undefined;
                 const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, stop, seed: options.seed, initial});
-                await writeOutputFile(() => calibration.memory.save(options.out), options.out, "--out");
+                await writeOutputFile(() => saveCorrectionMemory(calibration.memory, options.out), options.out, "--out");
                 process.stdout.write(`${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`);
                 if (calibration.skipped.length > 0)
                     process.stderr.write(`specgate ocm build: skipped ${calibration.skipped.length} of ${prompts.length} prompt(s) longer than the ${target.contextSize}-token context: ${calibration.skipped.slice(0, 10).map((index) => `#${index + 1}`).join(", ")}${calibration.skipped.length > 10 ? ", …" : ""}\n`);

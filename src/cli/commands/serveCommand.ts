@@ -6,7 +6,7 @@ import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
-import {CorrectionMemory} from "../../policies/CorrectionMemory.js";
+import {loadCorrectionMemory} from "../../calibration/correctionMemoryFile.js";
 import {defaultRequestDrafters, defaultRequestPolicies, RequestPermissions} from "../../serve/RequestPermissions.js";
 import {decodePathLabel, type ResolvedDecodePath} from "../../serve/resolveDecodePath.js";
 import type {ChatTemplate} from "../../chat/ChatTemplate.js";
@@ -111,7 +111,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             let server: RunningServeServer;
             try {
                 draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-                const correctionMemory = options.correctionMemory !== undefined ? await CorrectionMemory.load(options.correctionMemory, target.vocabularyIdentity()) : undefined;
+                const correctionMemory = options.correctionMemory !== undefined ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity()) : undefined;
                 server = await startServeServer({
                     ...startOptions, target, draft, correctionMemory,
                     chatTemplate: chooseChatTemplate(target, options.target, options.chatTemplate)

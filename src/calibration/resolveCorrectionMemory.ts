@@ -1,7 +1,8 @@
 import {resolve} from "node:path";
 import {InvalidInputError} from "../errors.js";
-import {CorrectionMemory} from "./CorrectionMemory.js";
-import type {PolicyConfig} from "./policyConfigSchema.js";
+import {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import type {PolicyConfig} from "../policies/policyConfigSchema.js";
+import {loadCorrectionMemory} from "./correctionMemoryFile.js";
 
 /**
  * The correction memory a `calibrated` policy starts from: its `memory` file (resolved against
@@ -16,7 +17,7 @@ export async function resolveCorrectionMemory(
 ): Promise<CorrectionMemory | undefined> {
     if (policy.kind !== "calibrated") return undefined;
     if (policy.memory == null) return new CorrectionMemory(vocabulary.size, vocabulary.identity);
-    const memory = await CorrectionMemory.load(resolve(baseDirectory, policy.memory), vocabulary.identity);
+    const memory = await loadCorrectionMemory(resolve(baseDirectory, policy.memory), vocabulary.identity);
     if (memory.vocabularySize !== vocabulary.size)
         throw new InvalidInputError(`memory is for a vocabulary of ${memory.vocabularySize}, the model has ${vocabulary.size}`, "policy.memory");
     return memory;

@@ -2,8 +2,9 @@ import {mkdtemp} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {describe, expect, it} from "vitest";
-import {CorrectionMemory} from "./CorrectionMemory.js";
-import {parsePolicySpec} from "./parsePolicySpec.js";
+import {CorrectionMemory} from "../policies/CorrectionMemory.js";
+import {parsePolicySpec} from "../policies/parsePolicySpec.js";
+import {saveCorrectionMemory} from "./correctionMemoryFile.js";
 import {resolveCorrectionMemory} from "./resolveCorrectionMemory.js";
 
 describe("resolveCorrectionMemory", () => {
@@ -11,7 +12,7 @@ describe("resolveCorrectionMemory", () => {
         const directory = await mkdtemp(join(tmpdir(), "specgate-resolve-"));
         const memory = new CorrectionMemory(10, "vocab");
         memory.record(3, 4, 7);
-        await memory.save(join(directory, "memory.json"));
+        await saveCorrectionMemory(memory, join(directory, "memory.json"));
         const policy = parsePolicySpec('{"kind":"calibrated","memory":"memory.json"}');
         const loaded = await resolveCorrectionMemory(policy, {size: 10, identity: "vocab"}, directory);
         expect(loaded!.count(3, 4)).toBe(7);
