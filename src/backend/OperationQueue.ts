@@ -1,8 +1,9 @@
 import {InvalidInputError} from "../errors.js";
 
 /**
- * Runs a sequence's operations one at a time in call order, whether earlier ones succeeded or not.
- * Operations queued before `close()` still run; those asked for after it are refused.
+ * Runs async operations one at a time in call order, whether earlier ones succeeded or not (a failed
+ * one does not poison those queued after it): a sequence's evaluations, an embedded decode path's
+ * generations. Operations queued before `close()` still run; those asked for after it are refused.
  */
 export class OperationQueue {
     private idle: Promise<unknown> = Promise.resolve();

@@ -11,7 +11,7 @@ import {InvalidInputError} from "../errors.js";
 import {type PolicyConfigInput, policyConfigSchema} from "../policies/policyConfigSchema.js";
 import type {Completion, CompletionRequest, DecodePath, DecodePathDescription, LogitGap} from "./DecodePath.js";
 import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
-import {SerialQueue} from "./SerialQueue.js";
+import {OperationQueue} from "../backend/OperationQueue.js";
 import {evaluateOnce} from "../backend/evaluateOnce.js";
 import {renderBatteryChat} from "../batteries/renderBatteryChat.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
@@ -45,7 +45,7 @@ export interface EmbeddedModelFiles {
  * GGUF see the same prompt tokens (tools and tool calls included) — else as plain text.
  */
 export class EmbeddedDecodePath implements DecodePath {
-    private readonly queue = new SerialQueue();
+    private readonly queue = new OperationQueue();
     private readonly policy: PolicyConfigInput;
     private readonly gamma: number;
     private readonly drafter: Drafter | undefined;

@@ -1,5 +1,5 @@
 import {type FileHandle, open, readFile, truncate} from "node:fs/promises";
-import {SerialQueue} from "../../decodePaths/SerialQueue.js";
+import {OperationQueue} from "../../backend/OperationQueue.js";
 import {LedgerMismatchError, MalformedRowError} from "../../errors.js";
 import {canonicalJson} from "../../fingerprint/canonicalJson.js";
 import {LedgerLock} from "./LedgerLock.js";
@@ -27,7 +27,7 @@ export interface LedgerRow {
  * appending the same samples again; `close` releases it.
  */
 export class SampleLedger<Row extends LedgerRow> {
-    private readonly queue = new SerialQueue();
+    private readonly queue = new OperationQueue();
     private readonly done: Set<string>;
 
     private constructor(
