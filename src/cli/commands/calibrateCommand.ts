@@ -1,6 +1,5 @@
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {loadBattery} from "../../batteries/loadBattery.js";
 import {InvalidInputError} from "../../errors.js";
 import {calibrateFuzzySeed001, SEED_001_PROCEDURE} from "../../tune/calibrateFuzzySeed001.js";
 import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
@@ -8,41 +7,26 @@ import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {renderSeed001CalibrationReport} from "../../tune/renderSeed001CalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
-import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
-import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
-import {samplingFromCli} from "../samplingCliOptions.js";
-import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {drafterOptionHelp} from "../drafterOption.js";
+import {DRAFT_SAMPLING_HELP} from "../draftSamplingOption.js";
+import {nonNegativeDecimal, requiredText} from "../textOptions.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
-import {stopStrings} from "../stopStrings.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
-import {batteryChatTemplate} from "../batteryChatTemplate.js";
+import {type BatteryRunCliOptions, type BatteryRunSettings, loadRunBattery, openRunModels, parseBatteryRunOptions} from "../batteryRunOptions.js";
 
 /** Raw option values as commander hands them over. */
-export interface CalibrateCommandOptions extends ModelPlacement {
-    readonly target?: string;
-    readonly draft?: string;
-    readonly drafter?: string;
-    readonly battery?: string;
+export interface CalibrateCommandOptions extends BatteryRunCliOptions {
     readonly maxAccuracyDrop?: string;
     readonly policy?: string;
-    readonly gamma?: string;
     readonly thresholds?: string;
     readonly calibrationShare?: string;
-    readonly temperature?: string;
-    readonly draftSampling?: string;
     readonly procedure?: string;
-    readonly maxTokens?: string;
-    readonly stop?: readonly string[];
-    readonly seed?: string;
-    readonly threads?: string;
-    readonly memory?: string;
     readonly speed?: string;
     readonly json?: string;
     readonly report?: string;
-    readonly dataDirectory?: string;
 }
 
 export interface CalibrateHooks {
@@ -68,37 +52,24 @@ export async function runCalibrateCommand(
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
-        const targetPath = requiredText(options.target, "--target");
-        const draftPath = requiredText(options.draft, "--draft");
-        // The draft model stays required (draft-only is a baseline); --drafter sets what drafts in the speculative configurations.
-        const drafter = resolveCliDrafter(options.drafter, draftPath, "--drafter", true);
-        const battery = requiredText(options.battery, "--battery");
         const procedure = options.procedure ?? "grid";
         if (procedure !== "grid" && procedure !== "seed001") throw new InvalidInputError(`must be "grid" or "seed001", got "${procedure}"`, "--procedure");
+        const settings = parseBatteryRunOptions(options, {temperature: procedure === "seed001" ? 1 : 0});
         const thresholds = options.thresholds === undefined ? undefined
             : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
-        if (procedure === "seed001") return await runSeed001Procedure(options, {targetPath, draftPath, battery, thresholds}, openModel, opened, hooks);
+        if (procedure === "seed001") return await runSeed001Procedure(options, settings, thresholds, openModel, opened, hooks);
+        const {targetPath, draftPath, battery, sampling, draftSampling, maxTokens, stop, seed} = settings;
         const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
         const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
-        const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
         const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
-        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
-        const stop = stopStrings(options.stop);
-        const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
-        const draftSampling = parseDraftSampling(options.draftSampling);
-        const seed = nonNegativeInteger(options.seed, "--seed", 0);
-        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const speed = options.speed ?? "measured";
         if (speed !== "measured" && speed !== "one-step") throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
-        const items = await loadBattery(battery, options.dataDirectory);
+        const items = await loadRunBattery(settings, options);
         await checkReportOutputs(options);
 
-        opened.push(await openModel(targetPath, threads));
-        opened.push(await openModel(draftPath, threads));
-        const chatTemplate = batteryChatTemplate(opened[0], targetPath, items);
+        const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
         const result = await calibrateSetting({
-            target: opened[0], draft: opened[1], drafter, items, grid, gammas, maxAccuracyDrop, calibrationShare, sampling, draftSampling, maxTokens, stop, seed, speed,
-            onPhase: hooks.phase, onProgress: hooks.progress, chatTemplate
+            ...settings, target, draft, items, grid, maxAccuracyDrop, calibrationShare, speed, onPhase: hooks.phase, onProgress: hooks.progress, chatTemplate
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
         const stdout = await writeReportOutputs(
@@ -107,7 +78,7 @@ export async function runCalibrateCommand(
                 result.candidates.some((candidate) => candidate.withinBudget)),
             () => ({target: targetPath, draft: draftPath, battery, sampling, draftSampling, maxTokens, stop, seed, calibrationShare, ...result})
         );
-        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens, chatTemplate)};
+        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate)};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -122,36 +93,28 @@ export async function runCalibrateCommand(
  * samples on rejection without naming a temperature; 1 is Hugging Face's sampling default).
  */
 async function runSeed001Procedure(
-    options: CalibrateCommandOptions, paths: {targetPath: string; draftPath: string; battery: string; thresholds: readonly number[] | undefined},
+    options: CalibrateCommandOptions, settings: BatteryRunSettings, thresholds: readonly number[] | undefined,
     openModel: OpenModel, opened: ModelBackend[], hooks: CalibrateHooks
 ): Promise<CommandOutcome> {
     for (const [value, flag] of [[options.gamma, "--gamma"], [options.maxAccuracyDrop, "--max-accuracy-drop"], [options.memory, "--memory"], [options.drafter, "--drafter"]] as const)
         if (value !== undefined) throw new InvalidInputError("does not apply to --procedure seed001 (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)", flag);
     if (options.draftSampling !== undefined && options.draftSampling !== "greedy")
         throw new InvalidInputError("must be greedy with --procedure seed001 (seed 001 drafts greedily)", "--draft-sampling");
-    const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", paths.thresholds ?? SEED_001_PROCEDURE.thresholds);
+    const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", thresholds ?? SEED_001_PROCEDURE.thresholds);
     const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
-    const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
-    const stop = stopStrings(options.stop);
-    const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 1), topK: 0, topP: 1, minP: 0});
-    const seed = nonNegativeInteger(options.seed, "--seed", 0);
-    const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
-    const items = await loadBattery(paths.battery, options.dataDirectory);
+    const {targetPath, draftPath, battery, sampling, maxTokens, stop, seed} = settings;
+    const items = await loadRunBattery(settings, options);
     await checkReportOutputs(options);
-    opened.push(await openModel(paths.targetPath, threads));
-    opened.push(await openModel(paths.draftPath, threads));
-    const result = await calibrateFuzzySeed001({
-        target: opened[0], draft: opened[1], items, grid, sampling, maxTokens, stop, seed, calibrationShare, onProgress: hooks.progress,
-        chatTemplate: batteryChatTemplate(opened[0], paths.targetPath, items)
-    });
-    const report = renderSeed001CalibrationReport(result, {target: paths.targetPath, draft: paths.draftPath, battery: paths.battery});
+    const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
+    const result = await calibrateFuzzySeed001({target, draft, items, grid, sampling, maxTokens, stop, seed, calibrationShare, onProgress: hooks.progress, chatTemplate});
+    const report = renderSeed001CalibrationReport(result, {target: targetPath, draft: draftPath, battery});
     const stdout = await writeReportOutputs(
         options, report,
         () => (result.evaluation == null
             ? `seed 001's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
             : `seed 001's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy `
                 + `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`),
-        () => ({procedure: "seed001", target: paths.targetPath, draft: paths.draftPath, battery: paths.battery, sampling, draftSampling: "greedy", maxTokens, stop, seed, calibrationShare, ...result})
+        () => ({procedure: "seed001", target: targetPath, draft: draftPath, battery, sampling, draftSampling: "greedy", maxTokens, stop, seed, calibrationShare, ...result})
     );
     return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
 }

@@ -1,48 +1,30 @@
 import {dirname, relative} from "node:path";
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {loadBattery} from "../../batteries/loadBattery.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicyList} from "../../policies/parsePolicyList.js";
-import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderSweepReport} from "../../tune/renderSweepReport.js";
 import {runSweep} from "../../tune/runSweep.js";
 import type {SweepResult} from "../../tune/SweepResult.js";
 import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
-import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
+import {drafterOptionHelp} from "../drafterOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
-import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "../draftSamplingOption.js";
-import {samplingFromCli} from "../samplingCliOptions.js";
-import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {DRAFT_SAMPLING_HELP} from "../draftSamplingOption.js";
+import {requiredText} from "../textOptions.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
-import {stopStrings} from "../stopStrings.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
-import {batteryChatTemplate} from "../batteryChatTemplate.js";
+import {type BatteryRunCliOptions, loadRunBattery, openRunModels, parseBatteryRunOptions} from "../batteryRunOptions.js";
 
 /** Raw option values as commander hands them over. */
-export interface SweepCommandOptions extends ModelPlacement {
-    readonly target?: string;
-    readonly draft?: string;
-    readonly drafter?: string;
-    readonly battery?: string;
+export interface SweepCommandOptions extends BatteryRunCliOptions {
     readonly policies?: string;
-    readonly gamma?: string;
-    readonly temperature?: string;
-    readonly draftSampling?: string;
-    readonly maxTokens?: string;
-    readonly stop?: readonly string[];
-    readonly seed?: string;
-    readonly threads?: string;
-    readonly memory?: string;
     readonly oracle?: boolean;
     readonly json?: string;
     readonly plots?: string;
     readonly report?: string;
-    /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
-    readonly dataDirectory?: string;
 }
 
 const COMMAND_NAME = "specgate sweep";
@@ -59,35 +41,21 @@ export async function runSweepCommand(
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
-        const targetPath = requiredText(options.target, "--target");
-        const draftPath = requiredText(options.draft, "--draft");
-        // The draft model stays required (draft-only is a baseline); --drafter sets what drafts in the speculative configurations.
-        const drafter = resolveCliDrafter(options.drafter, draftPath, "--drafter", true);
-        const battery = requiredText(options.battery, "--battery");
+        const settings = parseBatteryRunOptions(options);
+        const {targetPath, draftPath, battery, maxTokens} = settings;
         const policies = parsePolicyList(requiredText(options.policies, "--policies"), "--policies")
             .map((policy) => {
                 return policy.kind === "calibrated" && policy.memory == null && options.memory != null ? {...policy, memory: options.memory} : policy;
             });
         if (policies.length === 0) throw new InvalidInputError("is empty", "--policies");
-        const gammas = parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"});
-        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
-        const stop = stopStrings(options.stop);
-        const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
-        const draftSampling = parseDraftSampling(options.draftSampling);
-        const seed = nonNegativeInteger(options.seed, "--seed", 0);
-        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
-        const items = await loadBattery(battery, options.dataDirectory);
+        const items = await loadRunBattery(settings, options);
         await checkReportOutputs(options);
 
-        opened.push(await openModel(targetPath, threads));
-        opened.push(await openModel(draftPath, threads));
-        const chatTemplate = batteryChatTemplate(opened[0], targetPath, items);
-        const result = await runSweep({
-            target: opened[0], draft: opened[1], drafter, items, policies, gammas, sampling, draftSampling, maxTokens, stop, seed, oracle: options.oracle === true, onProgress: progress, chatTemplate
-        });
+        const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
+        const result = await runSweep({...settings, target, draft, items, policies, oracle: options.oracle === true, onProgress: progress, chatTemplate});
 
         let plot: string | undefined;
-        let stderr = cutPromptsLine(COMMAND_NAME, opened[0], opened[1], items, maxTokens, chatTemplate);
+        let stderr = cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate);
         if (options.plots !== undefined) {
             const written = await writeOutputFile(() => writeFrontierPlot(result, options.plots!), options.plots, "--plots");
             plot = `${options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || "."}/frontier.png`;
