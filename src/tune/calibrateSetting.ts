@@ -1,6 +1,5 @@
-import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {BatteryRunOptions} from "./BatteryRunOptions.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
-import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidInputError} from "../errors.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
@@ -11,44 +10,24 @@ import {type ConfigurationMeasurement, measureConfiguration} from "./measureConf
 import {oneStepVerificationSeconds, type StepCosts, stepCostsOf} from "./oneStepVerificationSeconds.js";
 import {splitBattery} from "./splitBattery.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
-import type {ChatTemplate} from "../chat/ChatTemplate.js";
-import type {DrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 
 export type CalibrationPhase = "calibration" | "evaluation";
 
 export type CalibrationSpeed = "measured" | "one-step";
 
-export interface CalibrationOptions {
-    readonly target: ModelBackend;
-    readonly draft: ModelBackend;
-    /** What drafts in the speculative configurations (default `model`); draft-only always uses the draft model. */
-    readonly drafter?: DrafterSpec;
-    /** How chat items become prompts: the target GGUF's template, as serve renders chat; absent: the plain text format. */
-    readonly chatTemplate?: ChatTemplate;
-    readonly items: readonly BatteryItem[];
+export interface CalibrationOptions extends BatteryRunOptions {
     readonly grid: ThresholdGrid;
-    readonly gammas: readonly number[];
     /** Largest tolerated accuracy loss against strict SD at the same γ, in percentage points. */
     readonly maxAccuracyDrop: number;
     readonly calibrationShare: number;
-    readonly sampling: SamplingOptions;
-    /** How the draft model proposes in the speculative configurations (default "sample"). */
-    readonly draftSampling?: "sample" | "greedy";
-    readonly maxTokens: number;
-    readonly stop?: readonly string[];
-    /** Salts the split and seeds the runs. */
-    readonly seed: number;
     /**
      * What "fastest" means: measured tokens/s (default), or tokens/s if verification cost one target
      * step (oneStepVerificationSeconds) — the regime of a GPU serving a large target, for choosing on
      * a machine whose verification cost curve is not the deployment's.
      */
     readonly speed?: CalibrationSpeed;
-    readonly baseDirectory?: string;
-    readonly signal?: AbortSignal;
     /** Called when a phase starts, before any of its items is generated. */
     readonly onPhase?: (phase: CalibrationPhase) => void;
-    readonly onProgress?: (line: string) => void;
 }
 
 export interface CalibrationRow extends ConfigurationMeasurement {

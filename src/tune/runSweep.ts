@@ -1,6 +1,4 @@
-import type {ModelBackend} from "../backend/ModelBackend.js";
-import type {BatteryItem} from "../batteries/BatteryItem.js";
-import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import type {BatteryRunOptions} from "./BatteryRunOptions.js";
 import {InvalidInputError} from "../errors.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
@@ -14,35 +12,15 @@ import {oneStepVerificationSeconds, stepCostsOf} from "./oneStepVerificationSeco
 import {paretoFrontier} from "./paretoFrontier.js";
 import {randomAllocationLine} from "./randomAllocationLine.js";
 import type {SweepPoint, SweepResult, SweepRole} from "./SweepResult.js";
-import type {ChatTemplate} from "../chat/ChatTemplate.js";
-import {type DrafterSpec, drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
+import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
-export interface SweepOptions {
-    readonly target: ModelBackend;
-    readonly draft: ModelBackend;
-    /** What drafts in the speculative configurations (default `model`); draft-only and the oracle always use the draft model. */
-    readonly drafter?: DrafterSpec;
-    /** How chat items become prompts: the target GGUF's template, as serve renders chat; absent: the plain text format. */
-    readonly chatTemplate?: ChatTemplate;
-    readonly items: readonly BatteryItem[];
+export interface SweepOptions extends BatteryRunOptions {
     readonly policies: readonly PolicyConfig[];
-    readonly gammas: readonly number[];
-    readonly sampling: SamplingOptions;
-    /** How the draft model proposes in the speculative configurations (default "sample"). */
-    readonly draftSampling?: "sample" | "greedy";
-    readonly maxTokens: number;
-    readonly stop?: readonly string[];
-    readonly seed: number;
-    /** Where a `calibrated` policy's relative memory path resolves from. */
-    readonly baseDirectory?: string;
-    readonly signal?: AbortSignal;
     /**
      * Also measure the score-preserving oracle at each γ (measureScorePreservingOracle): an estimate
      * of the mean acceptance length a lossy policy could reach here without losing an item. Temperature 0 only.
      */
     readonly oracle?: boolean;
-    /** One line per finished configuration (for a progress display). */
-    readonly onProgress?: (line: string) => void;
 }
 
 /** Policies whose acceptance is a tunable relaxation: each gets a random-acceptance twin (seed 001 App. E). */
