@@ -73,16 +73,11 @@ export function sharedLlama(): Promise<Llama> {
  * logits are requested) and hands back one JS number per token id and per logit. The default
  * "direct" transfer (directLogits.ts) reads that flat array into the Float64Array; the public
  * controlledEvaluate path additionally builds a Map per row. Neither node-llama-cpp 3.22 nor its
- * addon offers a typed-array logits read, so the sort and the per-entry JS numbers remain. Measured
- * on this project's 2-core machine, threads 1, default fixture shape (d 64, 2 blocks), medians:
- *   vocabulary 260:    1 token 0.13 ms direct (0.19 controlledEvaluate, 0.07 without logits);
- *                      5 tokens, logits at all 5 positions, 0.34 ms (0.61), 0.12 ms without logits.
- *   vocabulary 32,000: 1 token 6.8 ms direct (9.2 controlledEvaluate, 0.06 without logits);
- *                      5 tokens at all 5 positions 31.6 ms (44.1): ~6.4 ms, i.e. ~200 ns per
- *                      vocabulary entry and returned position, of which the native sort is ~2.7 ms.
- *   rollback of 5 tokens: 0.005 ms.
- * So ask only for the positions you need; verification of γ drafts needs γ+1 rows. With threads 2
- * the same calls took 6–16 ms (the two cores are shared), hence the default of 1.
+ * addon offers a typed-array logits read, so the sort and the per-entry JS numbers remain: a row
+ * costs time in proportion to the vocabulary, on top of the decode, and a call without logits
+ * costs almost nothing more than the decode (docs/history.md has the figures once measured). So ask only
+ * for the positions you need; verification of γ drafts needs γ+1 rows. Threads default to 1: on a
+ * small shared machine more threads wait on each other at every operation.
  */
 export class NodeLlamaCppBackend implements ModelBackend {
     public readonly backendKind = "node-llama-cpp";

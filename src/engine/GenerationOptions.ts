@@ -40,8 +40,8 @@ export const generationOptionsSchema = z.strictObject({
     /**
      * At temperature 0 every policy among greedy/strict/match/typical reduces to exact match with the
      * target argmax (proved in the policy tests), so both models return only argmax ids instead of
-     * full logit rows: identical output, and the logit transfer (~0.2 µs per vocabulary entry per
-     * position in node-llama-cpp) disappears. Needs minConfidence 0 (which reads draft rows).
+     * full logit rows: identical output, and the logit transfer (a cost per vocabulary entry and
+     * position, large in node-llama-cpp) disappears. Needs minConfidence 0 (which reads draft rows).
      */
     argmaxFastPath: z.boolean().default(true),
     /** Prepend the model's BOS token to the prompt when it has one and its GGUF adds it (addsBos). */

@@ -52,18 +52,19 @@ export type MemberRecipe = TrainedMemberRecipe | QuantizedMemberRecipe;
  * The reference family. The corpus seed is fixed so every member and every rebuild sees the same
  * documents and one shared test split (the test split does not depend on the mixture). Every run is
  * a fixed number of optimizer steps, so a rebuild does the same work on any machine and thread count
- * (two threads are ≈ 1.5× faster on an idle 2-core machine, but ggml's threads wait on each other at
- * every operation, so any other busy process slows a 2-thread run several-fold).
+ * (two threads are faster on an idle machine, but ggml's threads wait on each other at every
+ * operation, so any other busy process slows a 2-thread run several-fold).
  *
  * Why the target is 1.1M parameters and trained in stages (docs/history.md, "The copy curriculum", and
  * the target's model card): an answer copies numbers and strings from its request, and a model this
- * small learns to copy only after phase changes. Pure copy drills reach the first in ≈ 16,000 steps
- * (the 3.5M shape, ≈ 2× slower per step, had not after 65 minutes); the balanced mixture with 30%
- * drills then keeps the mechanism and learns the tasks (arithmetic needs ≈ 90,000 steps); stages with
+ * small learns to copy only after phase changes. Pure copy drills reach the first (a larger shape,
+ * slower per step, had not reached it in the same time); the balanced mixture with 30%
+ * drills then keeps the mechanism and learns the tasks (arithmetic needs the most steps); stages with
  * tool calls weighted up teach it to copy search terms and cities, and at last to bind a conversion's
  * two currency codes to `from` and `to` in order (a second phase change, at a higher rate), after
  * which a lower rate consolidates the arithmetic. Each stage was kept because the one before it left
- * a measured gap. The drafts are ≈ 10× smaller and train in one stage on the data (not on the
+ * a measured gap (the model cards and docs/history.md give the figures). The drafts are an order of
+ * magnitude smaller and train in one stage on the data (not on the
  * target's outputs).
  *
  * target-surface and draft-surface are the same models taught to write each answer in several

@@ -90,8 +90,8 @@ const defaults = {contextLength: 256, epochs: 1, seed: 1, learningRate: 6e-4, we
  * metadata).
  *
  * Why llama-finetune and not the TypeScript trainer (src/foundry/training): on this 2-core machine
- * it trains ≈ 15–17× faster (ggml's fused CPU kernels against float64 JavaScript loops), which is
- * the difference between a 3M-parameter target and a toy. Its limits: next-token cross-entropy on
+ * it trains an order of magnitude faster (ggml's fused CPU kernels against float64 JavaScript loops;
+ * docs/model-foundry.md), which is the difference between a 3M-parameter target and a toy. Its limits: next-token cross-entropy on
  * plain text with hard labels only, batch = one window, learning rate changed once per epoch, no
  * warm-up or gradient clipping. It needs two patches applied by scripts/buildLlamaCppTools.sh:
  * scripts/llama-finetune-gradient-reset.patch clears gradients between steps, and
