@@ -1,5 +1,5 @@
 import {addsBos} from "../backend/addsBos.js";
-import type {ModelBackend} from "../backend/ModelBackend.js";
+import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {evaluateRows} from "../backend/evaluateRows.js";
@@ -15,7 +15,7 @@ import {createDrafter} from "./drafters/createDrafter.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
 import {pairDraftModel} from "./drafters/pairDraftModel.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
-import {type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
+import {type GenerationOptions, type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
 
 export interface GenerationChunk {
@@ -76,18 +76,35 @@ export async function* streamGeneration(
     // (restrictVocabulary), so it never emits a token the draft cannot read, and the model drafter
     // cuts a longer draft the same way, so it never proposes one the target lacks.
     const target = restrictVocabulary(fullTarget, Math.min(sharedSize, drafter?.vocabularySize ?? sharedSize));
-    const speculative = drafter != null && options.gamma > 0;
-    const controller = new DraftLengthController({
-        mode: options.draftLength,
-        gamma: speculative ? options.gamma : 0,
-        maxGamma: speculative ? Math.max(options.gamma, options.maxGamma ?? 2 * options.gamma) : 0,
-        minConfidence: options.minConfidence
-    });
-    const policy = resources.policy ?? createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory});
-    const chance = new SeededChance(options.seed);
-    const telemetry = new GenerationTelemetry();
     const started = performance.now();
+    const telemetry = new GenerationTelemetry();
+    const promptTokens = promptTokensOf(target, prompt, options);
+    telemetry.promptTokens = promptTokens.length;
 
+    const loop = new StepLoop({
+        target, options, telemetry, promptTokens, started,
+        drafter: drafter != null && options.gamma > 0 ? drafter : undefined,
+        policy: resources.policy ?? createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
+        policyGiven: resources.policy != null,
+        sequence: await target.createSequence()
+    });
+    try {
+        await loop.begin();
+        for (;;) {
+            resources.signal?.throwIfAborted();
+            const chunk = await loop.step();
+            if (chunk === undefined) break;
+            yield chunk;
+            if (loop.finishReason !== undefined) break;
+        }
+        return loop.result();
+    } finally {
+        await loop.dispose();
+    }
+}
+
+/** The prompt's token ids (tokenized, BOS prepended where the model adds it), checked against the vocabulary and context. */
+function promptTokensOf(target: ModelBackend, prompt: string | readonly number[], options: GenerationOptions): number[] {
     const promptTokens = typeof prompt === "string" ? target.tokenize(prompt) : [...prompt];
     if (options.addBos && addsBos(target) && promptTokens[0] !== target.bosToken) promptTokens.unshift(target.bosToken!);
     if (promptTokens.length === 0)
@@ -98,120 +115,207 @@ export async function* streamGeneration(
     });
     if (promptTokens.length + 1 > target.contextSize)
         throw new PromptExceedsContextError(promptTokens.length, target.contextSize);
-    telemetry.promptTokens = promptTokens.length;
+    return promptTokens;
+}
 
-    const endTokens = new Set<number>(target.eosToken != null && !options.ignoreEos ? [target.eosToken] : []);
-    const stopDetector = new StopDetector({endTokens, maxTokens: options.maxTokens, stop: options.stop, decode: (tokens) => target.detokenize(tokens)});
-    const targetSequence = await target.createSequence();
-    let session: DrafterSession | undefined;
-    try {
-        // Prompt and emitted tokens; the last one is `pending`, not yet in the target's cache.
-        const history = [...promptTokens];
-        let pending = promptTokens[promptTokens.length - 1];
-        // With firstTokenFromPrompt the first step decodes the whole prompt and takes the first token
-        // from its last row, as llama-server does: no draft precedes the first token, and the drafter
-        // reads the prompt after it. Otherwise the prompt but its last token is decoded here.
-        let prefix: number[] | undefined = promptTokens.slice(0, -1);
-        if (!options.firstTokenFromPrompt) {
-            if (prefix.length > 0) await targetSequence.evaluate(prefix, {positions: []});
-            prefix = undefined;
-            session = speculative ? await drafter!.start({target, promptTokens, options, chance, telemetry}) : undefined;
-            telemetry.time.prompt = performance.now() - started;
+interface StepLoopSetup {
+    readonly target: ModelBackend;
+    readonly sequence: BackendSequence;
+    readonly options: GenerationOptions;
+    readonly telemetry: GenerationTelemetry;
+    readonly promptTokens: readonly number[];
+    readonly started: number;
+    /** Absent: target-only (no drafter, or γ = 0). */
+    readonly drafter: Drafter | undefined;
+    readonly policy: VerificationPolicy;
+    /** The caller passed its own policy instance: the argmax fast path would bypass it, so it is off. */
+    readonly policyGiven: boolean;
+}
+
+/** What one step's target evaluation gave: argmax ids (fast path) or raw rows and sampler rows. */
+interface TargetEvaluation {
+    readonly argmax: number[] | undefined;
+    readonly logits: Float64Array[];
+    readonly probabilities?: Float64Array[];
+}
+
+/**
+ * The state of one generation between steps: the target sequence, the history (prompt and emitted
+ * tokens; the last one is `pending`, not yet in the target's cache), the drafter session, and
+ * whether the prompt is still to be decoded (`promptPrefix`). Each step is draft → evaluate the
+ * target → verify → advance, so every step costs exactly one target call.
+ */
+class StepLoop {
+    public finishReason: FinishReason | undefined;
+    private readonly history: number[];
+    private pending: number;
+    /**
+     * The prompt but its last token, while the first step (which decodes it) has not run; null after.
+     * With firstTokenFromPrompt the first step decodes the whole prompt and takes the first token from
+     * its last row, as llama-server does: no draft precedes the first token, and the drafter reads the
+     * prompt after it. Otherwise begin() decodes this prefix before any step.
+     */
+    private promptPrefix: number[] | null;
+    private session: DrafterSession | undefined;
+    private readonly controller: DraftLengthController;
+    private readonly chance: SeededChance;
+    private readonly stopDetector: StopDetector;
+    /** At temperature 0 with a greedy-equivalent policy, steps may read argmax ids instead of rows (see argmaxFastPath). */
+    private readonly argmaxPossible: boolean;
+    private argmaxOnly: boolean;
+    private stepPolicy: VerificationPolicy;
+
+    public constructor(private readonly setup: StepLoopSetup) {
+        const {options, target, promptTokens} = setup;
+        this.history = [...promptTokens];
+        this.pending = promptTokens[promptTokens.length - 1];
+        this.promptPrefix = promptTokens.slice(0, -1);
+        const speculative = setup.drafter !== undefined;
+        this.controller = new DraftLengthController({
+            mode: options.draftLength,
+            gamma: speculative ? options.gamma : 0,
+            maxGamma: speculative ? Math.max(options.gamma, options.maxGamma ?? 2 * options.gamma) : 0,
+            minConfidence: options.minConfidence
+        });
+        this.chance = new SeededChance(options.seed);
+        const endTokens = new Set<number>(target.eosToken != null && !options.ignoreEos ? [target.eosToken] : []);
+        this.stopDetector = new StopDetector({endTokens, maxTokens: options.maxTokens, stop: options.stop, decode: (tokens) => target.detokenize(tokens)});
+        this.argmaxPossible = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
+            !setup.policyGiven && greedyEquivalentAtTemperatureZero.has(options.policy.kind) && setup.sequence.evaluateArgmax != null;
+        this.argmaxOnly = this.argmaxPossible;
+        this.stepPolicy = this.argmaxOnly ? createGreedyPolicy() : setup.policy;
+    }
+
+    /** Without firstTokenFromPrompt: decodes the prompt but its last token and starts the drafter. */
+    public async begin(): Promise<void> {
+        if (this.setup.options.firstTokenFromPrompt) return;
+        const prefix = this.promptPrefix!;
+        this.promptPrefix = null;
+        if (prefix.length > 0) await this.setup.sequence.evaluate(prefix, {positions: []});
+        await this.startDrafter();
+        this.setup.telemetry.time.prompt = performance.now() - this.setup.started;
+    }
+
+    /** One step; undefined when the context is full before it (finish reason "length"). */
+    public async step(): Promise<GenerationChunk | undefined> {
+        if (this.session === undefined && this.promptPrefix === null && this.setup.drafter !== undefined) {
+            // After a prompt step's first token went out: the drafter reads the prompt now.
+            const drafterStart = performance.now();
+            await this.startDrafter();
+            this.setup.telemetry.time.prompt += performance.now() - drafterStart;
         }
-        const argmaxPossible = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
-            resources.policy == null && greedyEquivalentAtTemperatureZero.has(options.policy.kind) && targetSequence.evaluateArgmax != null;
-        let argmaxOnly = argmaxPossible && (session == null || session.supportsArgmax);
-        let stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
-
-        let finishReason: FinishReason | undefined;
-        while (finishReason == null) {
-            resources.signal?.throwIfAborted();
-            if (session == null && speculative && prefix === undefined) {
-                // After a prompt step's first token went out: the drafter reads the prompt now.
-                const drafterStart = performance.now();
-                session = await drafter!.start({target, promptTokens, options, chance, telemetry});
-                telemetry.time.prompt += performance.now() - drafterStart;
-                argmaxOnly = argmaxPossible && session.supportsArgmax;
-                stepPolicy = argmaxOnly ? createGreedyPolicy() : policy;
-            }
-            const promptStep = prefix !== undefined;
-            const room = target.contextSize - targetSequence.tokens.length - (prefix?.length ?? 0) - 1;
-            if (room < 0) {
-                finishReason = "length";
-                break;
-            }
-            // A step emits up to its draft + 1 tokens: a draft longer than the tokens still wanted, less one, is wasted work.
-            const wanted = promptStep ? 0 : Math.min(controller.next, room, options.maxTokens - stopDetector.emittedTokens.length - 1);
-
-            // 1. Draft.
-            let phaseStart = performance.now();
-            const proposal: DraftProposal | undefined = session != null && wanted > 0
-                ? await session.propose({history, maxTokens: wanted, argmaxOnly})
-                : undefined;
-            const draftTokens = proposal?.tokens ?? [];
-            telemetry.time.draft += performance.now() - phaseStart;
-
-            // 2. Verify: one batched target evaluation of the pending token and every draft token (in
-            // the prompt step, of the whole prompt, reading its last row only).
-            phaseStart = performance.now();
-            const batch = [...(prefix ?? []), pending, ...draftTokens];
-            const positions = batch.map((_token, index) => index).slice(prefix?.length ?? 0);
-            prefix = undefined;
-            const evaluation = await timedEvaluation(targetSequence, async () => argmaxOnly
-                ? {argmax: await targetSequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
-                : {argmax: undefined, ...await evaluateRows(targetSequence, batch, options.sampling, {positions})});
-            const {argmax: targetArgmax, logits: targetLogits} = evaluation.result;
-            if (promptStep) {
-                // Prompt processing: its own time line, and no point of the verification cost curve.
-                telemetry.time.prompt = performance.now() - started;
-            } else {
-                telemetry.time.verify += performance.now() - phaseStart;
-                telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
-            }
-
-            // 3. Sampling rows, then the policy.
-            phaseStart = performance.now();
-            const targetProbs = evaluation.result.probabilities ?? targetLogits.map((row) => processLogits(row, options.sampling));
-            telemetry.time.sampling += performance.now() - phaseStart;
-            phaseStart = performance.now();
-            const verification = stepPolicy.verify({
-                draftTokens,
-                targetProbs,
-                // Absent for q-less proposals (n-gram, suffix, greedy model drafts): verified as q = δ_x.
-                draftProbs: proposal?.probs,
-                targetLogits,
-                draftLogits: proposal?.logits,
-                targetArgmax
-            }, chance);
-            telemetry.time.policy += performance.now() - phaseStart;
-
-            // 4. Roll back rejected suffixes; the final token becomes the next step's pending token.
-            phaseStart = performance.now();
-            const accepted = verification.acceptedCount;
-            await targetSequence.rollback(draftTokens.length - accepted);
-            const finalToken = verification.emitted[verification.emitted.length - 1];
-            history.push(...verification.emitted);
-            if (proposal != null) {
-                session!.observe({proposal, accepted, emitted: verification.emitted});
-                telemetry.drafters.record(proposal.consulted, proposal.source, draftTokens.length, accepted);
-            }
-            pending = finalToken;
-            controller.observe(draftTokens.length, accepted);
-            telemetry.recordStep(draftTokens.length, accepted, verification.emitted.length);
-
-            const emitted = stopDetector.accept(verification.emitted);
-            finishReason = emitted.finished;
-            telemetry.time.other += performance.now() - phaseStart;
-            yield {tokens: emitted.tokens, text: emitted.text, verification};
+        const prefix = this.promptPrefix ?? [];
+        const room = this.setup.target.contextSize - this.setup.sequence.tokens.length - prefix.length - 1;
+        if (room < 0) {
+            this.finishReason = "length";
+            return undefined;
         }
+        // A step emits up to its draft + 1 tokens: a draft longer than the tokens still wanted, less one, is wasted work.
+        const wanted = this.promptPrefix !== null ? 0 : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
+        const proposal = await this.draft(wanted);
+        const draftTokens = proposal?.tokens ?? [];
+        const evaluation = await this.evaluateTarget(prefix, draftTokens);
+        const verification = this.verify(proposal, draftTokens, evaluation);
+        return this.advance(proposal, draftTokens, verification);
+    }
+
+    public result(): GenerationResult {
+        const {telemetry, promptTokens, started} = this.setup;
         telemetry.time.total = performance.now() - started;
         // What was emitted, not what verification produced past EOS, a stop string or max tokens.
-        telemetry.emittedTokens = stopDetector.emittedTokens.length;
-        session?.finish(stopDetector.emittedTokens);
-        return {text: stopDetector.text, tokens: [...stopDetector.emittedTokens], promptTokens: promptTokens.length, finishReason, telemetry};
-    } finally {
-        await targetSequence.dispose();
-        await session?.dispose();
+        telemetry.emittedTokens = this.stopDetector.emittedTokens.length;
+        this.session?.finish(this.stopDetector.emittedTokens);
+        return {
+            text: this.stopDetector.text, tokens: [...this.stopDetector.emittedTokens], promptTokens: promptTokens.length,
+            finishReason: this.finishReason ?? "length", telemetry
+        };
+    }
+
+    public async dispose(): Promise<void> {
+        await this.setup.sequence.dispose();
+        await this.session?.dispose();
+    }
+
+    private async startDrafter(): Promise<void> {
+        const {drafter, target, promptTokens, options, telemetry} = this.setup;
+        if (drafter === undefined) return;
+        this.session = await drafter.start({target, promptTokens, options, chance: this.chance, telemetry});
+        this.argmaxOnly = this.argmaxPossible && this.session.supportsArgmax;
+        this.stepPolicy = this.argmaxOnly ? createGreedyPolicy() : this.setup.policy;
+    }
+
+    /** 1. Draft up to `wanted` tokens (none in the prompt step or without a drafter). */
+    private async draft(wanted: number): Promise<DraftProposal | undefined> {
+        const start = performance.now();
+        const proposal = this.session !== undefined && wanted > 0
+            ? await this.session.propose({history: this.history, maxTokens: wanted, argmaxOnly: this.argmaxOnly})
+            : undefined;
+        this.setup.telemetry.time.draft += performance.now() - start;
+        return proposal;
+    }
+
+    /**
+     * 2. One batched target evaluation of the pending token and every draft token (in the prompt
+     * step, of the whole prompt, reading its last row only).
+     */
+    private async evaluateTarget(prefix: readonly number[], draftTokens: readonly number[]): Promise<TargetEvaluation> {
+        const {sequence, telemetry, options, started} = this.setup;
+        const promptStep = this.promptPrefix !== null;
+        this.promptPrefix = null;
+        const start = performance.now();
+        const batch = [...prefix, this.pending, ...draftTokens];
+        const positions = batch.map((_token, index) => index).slice(prefix.length);
+        const evaluation = await timedEvaluation(sequence, async (): Promise<TargetEvaluation> => this.argmaxOnly
+            ? {argmax: await sequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
+            : {argmax: undefined, ...await evaluateRows(sequence, batch, options.sampling, {positions})});
+        if (promptStep) {
+            // Prompt processing: its own time line, and no point of the verification cost curve.
+            telemetry.time.prompt = performance.now() - started;
+        } else {
+            telemetry.time.verify += performance.now() - start;
+            telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
+        }
+        return evaluation.result;
+    }
+
+    /** 3. Sampler rows (unless the backend computed them), then the policy's decision. */
+    private verify(proposal: DraftProposal | undefined, draftTokens: number[], evaluation: TargetEvaluation): VerificationResult {
+        const {telemetry, options} = this.setup;
+        let start = performance.now();
+        const targetProbs = evaluation.probabilities ?? evaluation.logits.map((row) => processLogits(row, options.sampling));
+        telemetry.time.sampling += performance.now() - start;
+        start = performance.now();
+        const verification = this.stepPolicy.verify({
+            draftTokens,
+            targetProbs,
+            // Absent for q-less proposals (n-gram, suffix, greedy model drafts): verified as q = δ_x.
+            draftProbs: proposal?.probs,
+            targetLogits: evaluation.logits,
+            draftLogits: proposal?.logits,
+            targetArgmax: evaluation.argmax
+        }, this.chance);
+        telemetry.time.policy += performance.now() - start;
+        return verification;
+    }
+
+    /** 4. Roll back rejected drafts; the final token becomes the next step's pending token; emit. */
+    private async advance(proposal: DraftProposal | undefined, draftTokens: readonly number[], verification: VerificationResult): Promise<GenerationChunk> {
+        const {sequence, telemetry} = this.setup;
+        const start = performance.now();
+        const accepted = verification.acceptedCount;
+        await sequence.rollback(draftTokens.length - accepted);
+        this.history.push(...verification.emitted);
+        if (proposal !== undefined) {
+            this.session!.observe({proposal, accepted, emitted: verification.emitted});
+            telemetry.drafters.record(proposal.consulted, proposal.source, draftTokens.length, accepted);
+        }
+        this.pending = verification.emitted[verification.emitted.length - 1];
+        this.controller.observe(draftTokens.length, accepted);
+        telemetry.recordStep(draftTokens.length, accepted, verification.emitted.length);
+        const emitted = this.stopDetector.accept(verification.emitted);
+        this.finishReason = emitted.finished;
+        telemetry.time.other += performance.now() - start;
+        return {tokens: emitted.tokens, text: emitted.text, verification};
     }
 }
 
