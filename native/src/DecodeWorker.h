@@ -3,6 +3,7 @@
 
 #include <napi.h>
 
+#include <exception>
 #include <functional>
 #include <string>
 #include <utility>
@@ -43,9 +44,9 @@ inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
 }
 
 /**
- * Runs `job` off the main thread (it returns 0 or fills `error`). The objects in `keepAlive` (the
- * context, the destination typed arrays) stay referenced until the promise settles; JS must not touch
- * the destination before then.
+ * Runs `job` off the main thread (it returns 0 or fills `error`); the job holds what it computes with.
+ * The objects in `keepAlive` (the destination typed arrays) stay referenced until the promise settles;
+ * JS must not touch (or detach) a destination before then.
  */
 class DecodeWorker : public Napi::AsyncWorker {
 public:
@@ -61,8 +62,15 @@ public:
 
 protected:
     void Execute() override {
-        std::string error;
-        if (job(timings, error) != 0) SetError(error);
+        // Nothing may escape a worker thread: a C++ exception rejects the promise instead.
+        try {
+            std::string error;
+            if (job(timings, error) != 0) SetError(error);
+        } catch (const std::exception& exception) {
+            SetError(exception.what());
+        } catch (...) {
+            SetError("the decode failed with an unknown exception");
+        }
     }
     void OnOK() override { deferred.Resolve(timingsObject(Env(), timings)); }
     void OnError(const Napi::Error& error) override { deferred.Reject(error.Value()); }

@@ -6,43 +6,81 @@
 #include <llama.h>
 
 #include "runtime.h"
+#include "validate.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace specgate {
 
+/**
+ * A loaded llama_model, shared by its NativeModel and by every context made from it: freed with the
+ * last of them, so a context never outlives its model whatever order JS disposes them in.
+ */
+struct ModelHandle {
+    llama_model* model;
+    const llama_vocab* vocab;
+    int32_t vocabularySize;
+
+    explicit ModelHandle(llama_model* loaded)
+        : model(loaded), vocab(llama_model_get_vocab(loaded)), vocabularySize(llama_vocab_n_tokens(vocab)) {}
+    ~ModelHandle() { llama_model_free(model); }
+    ModelHandle(const ModelHandle&) = delete;
+    ModelHandle& operator=(const ModelHandle&) = delete;
+};
+
 class NativeModel : public Napi::ObjectWrap<NativeModel> {
 public:
+    static constexpr napi_type_tag typeTag{0x8f1c2a6d5b3e4f70, 0x9a0b1c2d3e4f5061};
+    static constexpr const char* className = "NativeModel";
+
     static Napi::Function Define(Napi::Env env) {
-        return DefineClass(env, "NativeModel", {
-            InstanceAccessor<&NativeModel::VocabularySize>("vocabularySize"),
-            InstanceAccessor<&NativeModel::BosToken>("bosToken"),
-            InstanceAccessor<&NativeModel::EosToken>("eosToken"),
-            InstanceMethod<&NativeModel::Tokenize>("tokenize"),
-            InstanceMethod<&NativeModel::Detokenize>("detokenize"),
-            InstanceMethod<&NativeModel::Dispose>("dispose"),
+        return DefineClass(env, className, {
+            taggedGetter<NativeModel, &NativeModel::VocabularySize>("vocabularySize"),
+            taggedGetter<NativeModel, &NativeModel::BosToken>("bosToken"),
+            taggedGetter<NativeModel, &NativeModel::EosToken>("eosToken"),
+            taggedMethod<NativeModel, &NativeModel::Tokenize>("tokenize"),
+            taggedMethod<NativeModel, &NativeModel::Detokenize>("detokenize"),
+            taggedMethod<NativeModel, &NativeModel::Dispose>("dispose"),
         });
     }
 
     /** new NativeModel(path, {gpuLayers?}): gpuLayers layers offloaded to the GPU devices ggml found (default 0: CPU only). */
     explicit NativeModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeModel>(info) {
+        constructing(info.Env(), [&] { Load(info); });
+        info.This().As<Napi::Object>().TypeTag(&typeTag);
+    }
+
+    /** The model's handle; null once disposed. */
+    const std::shared_ptr<ModelHandle>& Handle() const { return handle; }
+
+private:
+    std::shared_ptr<ModelHandle> handle;
+
+    void Load(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
         initBackendOnce();
-        const std::string path = info[0].As<Napi::String>().Utf8Value();
+        const std::string path = stringArgument(env, info[0], "path");
+        // A NUL would cut the path short on its way into C: another file would be opened.
+        if (path.find('\0') != std::string::npos) throwTypeError(env, "path must not contain NUL characters");
         llama_model_params params = llama_model_default_params();
         params.n_gpu_layers = 0;
-        if (info.Length() > 1 && info[1].IsObject()) {
-            Napi::Object options = info[1].As<Napi::Object>();
-            if (options.Has("gpuLayers")) params.n_gpu_layers = options.Get("gpuLayers").As<Napi::Number>().Int32Value();
+        if (!info[1].IsUndefined()) {
+            Napi::Object options = objectArgument(env, info[1], "options");
+            const Napi::Value gpuLayers = options.Get("gpuLayers");
+            if (!gpuLayers.IsUndefined()) params.n_gpu_layers = static_cast<int32_t>(integerArgument(env, gpuLayers, "options.gpuLayers", -1, INT32_MAX));
         }
         {
             // Loads run on the main thread one at a time: what is logged from here on belongs to this load.
             std::lock_guard<std::mutex> lock(logMutex);
             recentLogs.clear();
         }
-        model = llama_model_load_from_file(path.c_str(), params);
+        llama_model* model = llama_model_load_from_file(path.c_str(), params);
         if (model == nullptr) {
             std::string details;
             {
@@ -51,31 +89,14 @@ public:
                     if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
                 }
             }
-            Napi::Error::New(info.Env(), "llama.cpp could not load the model" + (details.empty() ? "" : " (" + details + ")"))
-                .ThrowAsJavaScriptException();
-            return;
+            throw Napi::Error::New(env, "llama.cpp could not load the model" + (details.empty() ? "" : " (" + details + ")"));
         }
-        vocab = llama_model_get_vocab(model);
+        handle = std::make_shared<ModelHandle>(model);
     }
 
-    ~NativeModel() override { Free(); }
-
-    llama_model* Model() const { return model; }
-    const llama_vocab* Vocab() const { return vocab; }
-
-private:
-    llama_model* model = nullptr;
-    const llama_vocab* vocab = nullptr;
-
-    void Free() {
-        if (model != nullptr) llama_model_free(model);
-        model = nullptr;
-    }
-
-    bool Check(Napi::Env env) {
-        if (model != nullptr) return true;
-        Napi::Error::New(env, "the model is disposed").ThrowAsJavaScriptException();
-        return false;
+    const ModelHandle& Loaded(Napi::Env env) const {
+        if (handle == nullptr) throw Napi::Error::New(env, "the model is disposed");
+        return *handle;
     }
 
     static Napi::Value TokenOrUndefined(Napi::Env env, llama_token token) {
@@ -83,24 +104,22 @@ private:
     }
 
     Napi::Value VocabularySize(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return Napi::Number::New(info.Env(), llama_vocab_n_tokens(vocab));
+        return Napi::Number::New(info.Env(), Loaded(info.Env()).vocabularySize);
     }
     Napi::Value BosToken(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return TokenOrUndefined(info.Env(), llama_vocab_bos(vocab));
+        return TokenOrUndefined(info.Env(), llama_vocab_bos(Loaded(info.Env()).vocab));
     }
     Napi::Value EosToken(const Napi::CallbackInfo& info) {
-        if (!Check(info.Env())) return info.Env().Undefined();
-        return TokenOrUndefined(info.Env(), llama_vocab_eos(vocab));
+        return TokenOrUndefined(info.Env(), llama_vocab_eos(Loaded(info.Env()).vocab));
     }
 
     /** tokenize(text, parseSpecial): ids without BOS/EOS (add_special = false), as common_tokenize with add_special false. */
     Napi::Value Tokenize(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        const std::string text = info[0].As<Napi::String>().Utf8Value();
-        const bool parseSpecial = info.Length() > 1 && info[1].ToBoolean().Value();
+        const std::string text = stringArgument(env, info[0], "text");
+        const bool parseSpecial = info[1].ToBoolean().Value();
+        const llama_vocab* vocab = Loaded(env).vocab;
+        if (text.size() > static_cast<size_t>(INT32_MAX) - 2) throwRangeError(env, "text is too long to tokenize");
         std::vector<llama_token> tokens(text.size() + 2);
         int32_t count = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
                                        static_cast<int32_t>(tokens.size()), false, parseSpecial);
@@ -109,35 +128,39 @@ private:
             count = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
                                    static_cast<int32_t>(tokens.size()), false, parseSpecial);
         }
-        if (count < 0) {
-            Napi::Error::New(env, "llama.cpp could not tokenize the text").ThrowAsJavaScriptException();
-            return env.Undefined();
-        }
+        if (count < 0) throw Napi::Error::New(env, "llama.cpp could not tokenize the text");
         Napi::Int32Array result = Napi::Int32Array::New(env, static_cast<size_t>(count));
-        std::memcpy(result.Data(), tokens.data(), sizeof(llama_token) * static_cast<size_t>(count));
+        if (count > 0) std::memcpy(result.Data(), tokens.data(), sizeof(llama_token) * static_cast<size_t>(count));
         return result;
     }
 
-    /** detokenize(Int32Array): text; control tokens render as nothing (unparse_special = false). */
+    /** detokenize(Int32Array of ids in [0, vocabularySize)): text; control tokens render as nothing (unparse_special = false). */
     Napi::Value Detokenize(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        Napi::Int32Array tokens = info[0].As<Napi::Int32Array>();
-        std::string text(std::max<size_t>(16, tokens.ElementLength() * 4), '\0');
-        int32_t length = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
+        const std::vector<llama_token> tokens = int32ArrayArgument(env, info[0], "tokens");
+        const ModelHandle& loaded = Loaded(env);
+        if (tokens.size() > static_cast<size_t>(INT32_MAX) / 4) throwRangeError(env, "tokens is too long to detokenize");
+        for (size_t index = 0; index < tokens.size(); index++) {
+            // llama.cpp looks ids up unchecked or with .at(): an id outside the vocabulary is refused here.
+            if (tokens[index] < 0 || tokens[index] >= loaded.vocabularySize)
+                throwRangeError(env, "tokens[" + std::to_string(index) + "] = " + std::to_string(tokens[index]) + " is outside the vocabulary of " +
+                                         std::to_string(loaded.vocabularySize) + " ids");
+        }
+        std::string text(std::max<size_t>(16, tokens.size() * 4), '\0');
+        int32_t length = llama_detokenize(loaded.vocab, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),
                                           static_cast<int32_t>(text.size()), false, false);
         if (length < 0) {
             text.resize(static_cast<size_t>(-length));
-            length = llama_detokenize(vocab, tokens.Data(), static_cast<int32_t>(tokens.ElementLength()), text.data(),
+            length = llama_detokenize(loaded.vocab, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),
                                       static_cast<int32_t>(text.size()), false, false);
         }
         text.resize(static_cast<size_t>(std::max(length, 0)));
         return Napi::String::New(env, text);
     }
 
-
+    /** Drops this object's share of the model: it is freed now, or with the last context made from it. Idempotent. */
     Napi::Value Dispose(const Napi::CallbackInfo& info) {
-        Free();
+        handle.reset();
         return info.Env().Undefined();
     }
 };

@@ -5,9 +5,18 @@
 // This file: NativeContext (a llama_context and its decodes) and the module's exports.
 //
 // Threading: decodes run on libuv's worker pool (Napi::AsyncWorker) and are serialised by one
-// process-wide mutex, because on a CPU two graphs computed at once only compete for the same
-// cores. Contexts compute on persistent ggml threadpools, one per thread count (ggml built without OpenMP),
-// so threads are created once and not per call, and a decode may start on any worker thread.
+// process-wide mutex, computeMutex, because on a CPU two graphs computed at once only compete for the
+// same cores, and contexts of one thread count share a ggml threadpool (ggml built without OpenMP:
+// threads are created once and not per call, and a decode may start on any worker thread), which
+// computes one graph at a time. Each context has its own mutex: a decode and a KV-cache edit of it never
+// overlap. The main (JS) thread never waits for a decode: decodeNow try-locks both (null when busy),
+// removeTokens and clear try-lock the context's (an Error when busy), and creating a context looks its
+// threadpool up under a lock of its own (runtime.cpp).
+//
+// Trust: every argument from JS is checked (validate.h) before it reaches llama.cpp, whose asserts
+// abort the process; every C++ exception becomes a JS error. A context holds its model's handle and
+// each decode in flight holds its context's state, so nothing is freed under a decode whatever order
+// JS disposes in.
 #include <napi.h>
 
 #include <llama.h>
@@ -18,10 +27,15 @@
 #include "NativeModel.h"
 #include "runtime.h"
 #include "samplerRow.h"
+#include "validate.h"
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,111 +45,82 @@ namespace {
 
 enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3 };
 
-class NativeContext : public Napi::ObjectWrap<NativeContext> {
-public:
-    /** Run's result when it was told not to wait and another decode holds the CPU. */
-    static constexpr int busy = -100;
+/** Run's result when it was told not to wait and another decode holds the context or the CPU. */
+constexpr int busy = -100;
+/** Positions beyond any context; keeps llama.cpp's position arithmetic (X + 1, differences) far from overflow. */
+constexpr int64_t maxPosition = int64_t{1} << 30;
 
-    static Napi::Function Define(Napi::Env env) {
-        return DefineClass(env, "NativeContext", {
-            InstanceMethod<&NativeContext::Decode>("decode"),
-            InstanceMethod<&NativeContext::DecodeNow>("decodeNow"),
-            InstanceMethod<&NativeContext::RemoveTokens>("removeTokens"),
-            InstanceMethod<&NativeContext::Clear>("clear"),
-            InstanceMethod<&NativeContext::Dispose>("dispose"),
-        });
+/** Where one submitter's rows go: its batch indexes, what it wants of each, and its destination. */
+struct OutputGroup {
+    std::vector<int32_t> outputs;
+    OutputMode mode = OutputMode::None;
+    Sampling sampling;
+    /** The JS typed array the rows go to, kept referenced while a worker writes into it. */
+    Napi::TypedArray destinationArray;
+    void* destination = nullptr;
+    bool wideDestination = false; // a Float64Array: logits are widened to double by the writer
+};
+
+/** A decode request, copied out of its JS arguments and checked (NativeContext::ParseRequest). */
+struct Request {
+    std::vector<llama_token> tokens;
+    std::vector<llama_seq_id> sequences;
+    std::vector<llama_pos> positions;
+    std::vector<OutputGroup> groups;
+    /** (sequence, from) pairs: positions from `from` on are dropped from the KV cache before the decode. */
+    std::vector<int32_t> removals;
+};
+
+/**
+ * A llama_context and what its decodes reuse. Shared by its NativeContext and by the decodes in flight,
+ * and freed with the last of them: disposing of a context while a worker decodes in it frees it after
+ * that decode. It holds its model's handle, so the model is freed after it.
+ */
+struct ContextState {
+    std::shared_ptr<ModelHandle> model;
+    llama_context* context = nullptr;
+    std::mutex mutex; // a decode and a KV-cache edit of this context never overlap
+    std::atomic<bool> disposed{false}; // set by dispose: decodes that have not started are refused
+    llama_batch batch{};
+    int32_t batchCapacity = 0;
+    int32_t vocabularySize = 0;
+    uint32_t sequenceCount = 1;
+    uint32_t batchSize = 1; // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
+    std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by mutex)
+
+    ContextState() = default;
+    ContextState(const ContextState&) = delete;
+    ContextState& operator=(const ContextState&) = delete;
+    ~ContextState() {
+        if (batchCapacity > 0) llama_batch_free(batch);
+        if (context != nullptr) llama_free(context);
     }
-
-    /** new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?}) */
-    explicit NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
-        Napi::Env env = info.Env();
-        Napi::Object modelObject = info[0].As<Napi::Object>();
-        NativeModel* owner = Napi::ObjectWrap<NativeModel>::Unwrap(modelObject);
-        if (owner->Model() == nullptr) {
-            Napi::Error::New(env, "the model is disposed").ThrowAsJavaScriptException();
-            return;
-        }
-        modelReference = Napi::Persistent(modelObject);
-        Napi::Object options = info[1].As<Napi::Object>();
-        sequenceCount = options.Get("sequences").As<Napi::Number>().Uint32Value();
-        const uint32_t contextSize = options.Get("contextSize").As<Napi::Number>().Uint32Value();
-        threads = options.Get("threads").As<Napi::Number>().Int32Value();
-        vocabularySize = llama_vocab_n_tokens(owner->Vocab());
-
-        llama_context_params params = llama_context_default_params();
-        params.n_ctx = contextSize * sequenceCount;
-        params.n_batch = options.Get("batchSize").As<Napi::Number>().Uint32Value();
-        params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
-        params.n_seq_max = sequenceCount;
-        // llama.cpp's default is one KV stream per sequence: a unified buffer made a tiny model's
-        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target), and makes every
-        // token of a shared batch attend over all sequences' cells. Unified on request (see
-        // NativeBackendOptions.unifiedKvCache for the trade-off).
-        params.kv_unified = options.Has("unified") && options.Get("unified").ToBoolean().Value();
-        params.n_threads = threads;
-        params.n_threads_batch = threads;
-        params.no_perf = true;
-        context = llama_init_from_model(owner->Model(), params);
-        if (context == nullptr) {
-            Napi::Error::New(env, "llama.cpp could not create a context").ThrowAsJavaScriptException();
-            return;
-        }
-        std::lock_guard<std::mutex> lock(computeMutex);
-        ggml_threadpool* pool = poolFor(threads);
-        if (pool == nullptr) {
-            llama_free(context);
-            context = nullptr;
-            Napi::Error::New(env, "ggml could not start a threadpool").ThrowAsJavaScriptException();
-            return;
-        }
-        llama_attach_threadpool(context, pool, pool);
-    }
-
-    ~NativeContext() override { Free(); }
-
-    /** Where one submitter's rows go: its batch indexes, what it wants of each, and its destination. */
-    struct OutputGroup {
-        std::vector<int32_t> outputs;
-        OutputMode mode = OutputMode::None;
-        Sampling sampling;
-        /** The JS typed array the rows go to, kept referenced while a worker writes into it. */
-        Napi::TypedArray destinationArray;
-        void* destination = nullptr;
-        bool wideDestination = false; // a Float64Array: logits are widened to double by the writer
-    };
-
-    /** A decode request, copied out of its JS arguments and checked (ParseRequest). */
-    struct Request {
-        std::vector<llama_token> tokens;
-        std::vector<llama_seq_id> sequences;
-        std::vector<llama_pos> positions;
-        std::vector<OutputGroup> groups;
-        /** (sequence, from) pairs: positions from `from` on are dropped from the KV cache before the decode. */
-        std::vector<int32_t> removals;
-    };
 
     /**
-     * Decodes the batch, then copies or reduces each group's rows; on a worker thread or, inline, the
-     * main one. A group whose sampler rows cannot be computed (NaN logits) fails alone, in its result.
+     * Decodes the batch, then copies or reduces each group's rows; on a worker thread (`wait`: it waits
+     * for this context and for the CPU) or, inline, the main one (it never waits: `busy` when either is
+     * held). A group whose sampler rows cannot be computed (NaN logits) fails alone, in its result.
      */
-    int Run(const Request& request, DecodeTimings& timings, std::string& error, bool waitForCompute = true) {
+    int Run(const Request& request, DecodeTimings& timings, std::string& error, bool wait) {
         const std::vector<llama_token>& tokens = request.tokens;
-        std::lock_guard<std::mutex> contextLock(contextMutex);
-        if (context == nullptr) {
+        std::unique_lock<std::mutex> contextLock(mutex, std::defer_lock);
+        std::unique_lock<std::mutex> computeLock(computeMutex, std::defer_lock);
+        if (wait) {
+            contextLock.lock();
+            computeLock.lock();
+        } else if (!contextLock.try_lock() || !computeLock.try_lock()) {
+            return busy;
+        }
+        if (disposed) {
             error = "the context is disposed";
             return -1;
-        }
-        std::unique_lock<std::mutex> computeLock(computeMutex, std::defer_lock);
-        if (waitForCompute) {
-            computeLock.lock();
-        } else if (!computeLock.try_lock()) {
-            return busy;
         }
         for (size_t index = 0; index + 1 < request.removals.size(); index += 2)
             llama_memory_seq_rm(llama_get_memory(context), request.removals[index], request.removals[index + 1], -1);
         const int32_t count = static_cast<int32_t>(tokens.size());
         if (batchCapacity < count) {
             if (batchCapacity > 0) llama_batch_free(batch);
+            batchCapacity = 0;
             batch = llama_batch_init(count, 0, 1);
             batchCapacity = count;
         }
@@ -218,120 +203,167 @@ public:
         result.samplingMilliseconds = millisecondsSince(start);
         return true;
     }
+};
+
+class NativeContext : public Napi::ObjectWrap<NativeContext> {
+public:
+    static constexpr napi_type_tag typeTag{0x3d5e7f9102a4c6e8, 0x1b2c3d4e5f607182};
+    static constexpr const char* className = "NativeContext";
+
+    static Napi::Function Define(Napi::Env env) {
+        return DefineClass(env, className, {
+            taggedMethod<NativeContext, &NativeContext::Decode>("decode"),
+            taggedMethod<NativeContext, &NativeContext::DecodeNow>("decodeNow"),
+            taggedMethod<NativeContext, &NativeContext::RemoveTokens>("removeTokens"),
+            taggedMethod<NativeContext, &NativeContext::Clear>("clear"),
+            taggedMethod<NativeContext, &NativeContext::Dispose>("dispose"),
+        });
+    }
+
+    /** new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?}) */
+    explicit NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
+        constructing(info.Env(), [&] { Create(info); });
+        info.This().As<Napi::Object>().TypeTag(&typeTag);
+    }
 
 private:
-    llama_context* context = nullptr;
-    Napi::ObjectReference modelReference;
-    std::mutex contextMutex; // a decode and a KV-cache edit of this context never overlap
-    llama_batch batch{};
-    int32_t batchCapacity = 0;
-    int32_t threads = 1;
-    int32_t vocabularySize = 0;
-    uint32_t sequenceCount = 1;
-    std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by contextMutex)
+    std::shared_ptr<ContextState> state; // null once disposed
 
-    void Free() {
-        std::lock_guard<std::mutex> lock(contextMutex);
-        if (batchCapacity > 0) llama_batch_free(batch);
-        batchCapacity = 0;
-        if (context != nullptr) llama_free(context);
-        context = nullptr;
-        if (!modelReference.IsEmpty()) modelReference.Reset();
-    }
-
-    bool Check(Napi::Env env) {
-        if (context != nullptr) return true;
-        Napi::Error::New(env, "the context is disposed").ThrowAsJavaScriptException();
-        return false;
-    }
-
-    /** Parses decode's arguments; false (with a JS exception pending) when they are malformed. */
-    bool ParseRequest(const Napi::CallbackInfo& info, Request& request) {
+    void Create(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        if (!Check(env)) return false;
-        request.tokens = copyInt32(info[0].As<Napi::Int32Array>());
-        request.sequences = copyInt32(info[1].As<Napi::Int32Array>());
-        request.positions = copyInt32(info[2].As<Napi::Int32Array>());
+        auto created = std::make_shared<ContextState>();
+        // Taken before the options are read: a getter among them may dispose of the model.
+        created->model = unwrapTagged<NativeModel>(env, info[0], "model")->Handle();
+        if (created->model == nullptr) throw Napi::Error::New(env, "the model is disposed");
+        Napi::Object options = objectArgument(env, info[1], "options");
+        const int64_t sequences = integerArgument(env, options.Get("sequences"), "options.sequences", 1, static_cast<int64_t>(llama_max_parallel_sequences()));
+        // Cells in all: llama.cpp counts them in 32 bits.
+        const int64_t contextSize = integerArgument(env, options.Get("contextSize"), "options.contextSize", 1, INT32_MAX / sequences);
+        const int64_t batchSize = integerArgument(env, options.Get("batchSize"), "options.batchSize", 1, INT32_MAX);
+        const int threads = static_cast<int>(integerArgument(env, options.Get("threads"), "options.threads", 1, GGML_MAX_N_THREADS));
+        const bool unified = options.Get("unified").ToBoolean().Value();
+
+        llama_context_params params = llama_context_default_params();
+        params.n_ctx = static_cast<uint32_t>(contextSize * sequences);
+        params.n_batch = static_cast<uint32_t>(batchSize);
+        params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
+        params.n_seq_max = static_cast<uint32_t>(sequences);
+        // llama.cpp's default is one KV stream per sequence: a unified buffer made a tiny model's
+        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target), and makes every
+        // token of a shared batch attend over all sequences' cells. Unified on request (see
+        // NativeBackendOptions.unifiedKvCache for the trade-off).
+        params.kv_unified = unified;
+        params.n_threads = threads;
+        params.n_threads_batch = threads;
+        params.no_perf = true;
+        created->context = llama_init_from_model(created->model->model, params);
+        if (created->context == nullptr) throw Napi::Error::New(env, "llama.cpp could not create a context");
+        created->vocabularySize = created->model->vocabularySize;
+        created->sequenceCount = static_cast<uint32_t>(sequences);
+        created->batchSize = llama_n_batch(created->context);
+        ggml_threadpool* pool = poolFor(threads);
+        if (pool == nullptr) throw Napi::Error::New(env, "ggml could not start a threadpool");
+        llama_attach_threadpool(created->context, pool, pool);
+        state = std::move(created);
+    }
+
+    /**
+     * This context's state, for the length of one call (a getter run while its arguments are read may
+     * dispose of the context: the call keeps what it uses).
+     */
+    std::shared_ptr<ContextState> Live(Napi::Env env) const {
+        if (state == nullptr) throw Napi::Error::New(env, "the context is disposed");
+        return state;
+    }
+
+    /** Parses and checks decode's arguments (a TypeError or RangeError naming the argument otherwise). */
+    static Request ParseRequest(const Napi::CallbackInfo& info, const ContextState& state) {
+        Napi::Env env = info.Env();
+        Request request;
+        request.tokens = int32ArrayArgument(env, info[0], "tokens");
+        request.sequences = int32ArrayArgument(env, info[1], "sequences");
+        request.positions = int32ArrayArgument(env, info[2], "positions");
         const size_t count = request.tokens.size();
-        if (count == 0 || request.sequences.size() != count || request.positions.size() != count) {
-            Napi::TypeError::New(env, "decode needs equally long, non-empty tokens, sequences and positions").ThrowAsJavaScriptException();
-            return false;
+        if (count == 0) throwRangeError(env, "tokens must not be empty");
+        if (request.sequences.size() != count) throwRangeError(env, "sequences must be as long as tokens (" + std::to_string(count) + ")");
+        if (request.positions.size() != count) throwRangeError(env, "positions must be as long as tokens (" + std::to_string(count) + ")");
+        if (count > state.batchSize)
+            throwRangeError(env, "tokens: " + std::to_string(count) + " are more than the context's batch size " + std::to_string(state.batchSize));
+        for (size_t index = 0; index < count; index++) {
+            const std::string at = "[" + std::to_string(index) + "] = ";
+            if (request.tokens[index] < 0 || request.tokens[index] >= state.vocabularySize)
+                throwRangeError(env, "tokens" + at + std::to_string(request.tokens[index]) + " is outside the vocabulary of " + std::to_string(state.vocabularySize) + " ids");
+            if (request.sequences[index] < 0 || static_cast<uint32_t>(request.sequences[index]) >= state.sequenceCount)
+                throwRangeError(env, "sequences" + at + std::to_string(request.sequences[index]) + " is not one of this context's " + std::to_string(state.sequenceCount) + " sequences");
+            if (request.positions[index] < 0 || request.positions[index] >= maxPosition)
+                throwRangeError(env, "positions" + at + std::to_string(request.positions[index]) + " is outside [0, " + std::to_string(maxPosition) + ")");
         }
-        for (llama_token token : request.tokens) {
-            if (token < 0 || token >= vocabularySize) {
-                Napi::RangeError::New(env, "token " + std::to_string(token) + " is outside the vocabulary").ThrowAsJavaScriptException();
-                return false;
-            }
-        }
-        for (llama_seq_id sequence : request.sequences) {
-            if (sequence < 0 || static_cast<uint32_t>(sequence) >= sequenceCount) {
-                Napi::RangeError::New(env, "sequence " + std::to_string(sequence) + " is outside this context's " + std::to_string(sequenceCount)).ThrowAsJavaScriptException();
-                return false;
-            }
-        }
-        if (!info[3].IsArray()) {
-            Napi::TypeError::New(env, "decode's fourth argument is an array of output groups").ThrowAsJavaScriptException();
-            return false;
-        }
-        if (info.Length() > 4 && info[4].IsTypedArray()) {
-            request.removals = copyInt32(info[4].As<Napi::Int32Array>());
-            for (size_t index = 0; index < request.removals.size(); index += 2) {
-                const int32_t sequence = request.removals[index];
-                if (index + 1 >= request.removals.size() || sequence < 0 || static_cast<uint32_t>(sequence) >= sequenceCount || request.removals[index + 1] < 0) {
-                    Napi::RangeError::New(env, "removals are (sequence, from) pairs of this context's sequences").ThrowAsJavaScriptException();
-                    return false;
-                }
-            }
-        }
+        if (!info[3].IsArray()) throwTypeError(env, "groups must be an array");
         Napi::Array groups = info[3].As<Napi::Array>();
         std::vector<int32_t> claimed(count, 0);
         for (uint32_t index = 0; index < groups.Length(); index++) {
-            OutputGroup group;
-            if (!ParseGroup(env, groups.Get(index).As<Napi::Object>(), count, static_cast<int32_t>(index) + 1, claimed, group)) return false;
-            request.groups.push_back(std::move(group));
+            request.groups.push_back(ParseGroup(env, groups.Get(index), "groups[" + std::to_string(index) + "]", count, static_cast<int32_t>(index) + 1, claimed));
         }
-        return true;
+        if (!info[4].IsUndefined()) {
+            request.removals = int32ArrayArgument(env, info[4], "removals");
+            if (request.removals.size() % 2 != 0) throwRangeError(env, "removals must be (sequence, from) pairs");
+            for (size_t index = 0; index < request.removals.size(); index += 2) {
+                if (request.removals[index] < 0 || static_cast<uint32_t>(request.removals[index]) >= state.sequenceCount)
+                    throwRangeError(env, "removals[" + std::to_string(index) + "] = " + std::to_string(request.removals[index]) + " is not one of this context's sequences");
+                if (request.removals[index + 1] < 0) throwRangeError(env, "removals[" + std::to_string(index + 1) + "] must not be negative");
+            }
+        }
+        // Last, after every getter of the arguments has run (one could detach a buffer read earlier).
+        for (size_t index = 0; index < request.groups.size(); index++) LocateDestination(env, request.groups[index], "groups[" + std::to_string(index) + "].destination", state.vocabularySize);
+        return request;
     }
 
     /** {outputs: Int32Array, mode, destination?, sampling?}: each batch index in at most one group (`claimed` holds its group's number). */
-    bool ParseGroup(Napi::Env env, Napi::Object object, size_t count, int32_t number, std::vector<int32_t>& claimed, OutputGroup& group) {
-        group.outputs = copyInt32(object.Get("outputs").As<Napi::Int32Array>());
-        group.mode = static_cast<OutputMode>(object.Get("mode").As<Napi::Number>().Int32Value());
+    static OutputGroup ParseGroup(Napi::Env env, Napi::Value value, const std::string& name, size_t count, int32_t number, std::vector<int32_t>& claimed) {
+        Napi::Object object = objectArgument(env, value, name);
+        OutputGroup group;
+        group.outputs = int32ArrayArgument(env, object.Get("outputs"), name + ".outputs");
+        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 3));
         for (int32_t index : group.outputs) {
-            if (index < 0 || static_cast<size_t>(index) >= count || (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number)) {
-                Napi::RangeError::New(env, "output index " + std::to_string(index) + " is outside the batch or in two groups").ThrowAsJavaScriptException();
-                return false;
-            }
+            if (index < 0 || static_cast<size_t>(index) >= count || (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
+                throwRangeError(env, name + ".outputs: batch index " + std::to_string(index) + " is outside the batch or in two groups");
             claimed[static_cast<size_t>(index)] = number;
         }
         if (group.mode != OutputMode::None) {
-            group.destinationArray = object.Get("destination").As<Napi::TypedArray>();
-            const size_t rows = group.outputs.size() * static_cast<size_t>(vocabularySize);
-            const size_t needed = group.mode == OutputMode::Logits ? rows : group.mode == OutputMode::Distribution ? 2 * rows : group.outputs.size();
-            const napi_typedarray_type type = group.destinationArray.TypedArrayType();
-            const bool rightType = group.mode == OutputMode::Logits ? type == napi_float32_array || type == napi_float64_array
-                                 : group.mode == OutputMode::Distribution ? type == napi_float64_array
-                                                                          : type == napi_int32_array;
-            if (!rightType || group.destinationArray.ElementLength() < needed) {
-                Napi::TypeError::New(env, "decode's destination has the wrong type or is too short").ThrowAsJavaScriptException();
-                return false;
-            }
-            group.destination = static_cast<uint8_t*>(group.destinationArray.ArrayBuffer().Data()) + group.destinationArray.ByteOffset();
-            group.wideDestination = type == napi_float64_array;
+            const Napi::Value destination = object.Get("destination");
+            if (!destination.IsTypedArray()) throwTypeError(env, name + ".destination must be a typed array");
+            group.destinationArray = destination.As<Napi::TypedArray>();
         }
         if (group.mode == OutputMode::Distribution) {
-            Napi::Object options = object.Get("sampling").As<Napi::Object>();
-            group.sampling.temperature = options.Get("temperature").As<Napi::Number>().DoubleValue();
-            group.sampling.topK = options.Get("topK").As<Napi::Number>().Int32Value();
-            group.sampling.topP = options.Get("topP").As<Napi::Number>().DoubleValue();
-            group.sampling.minP = options.Get("minP").As<Napi::Number>().DoubleValue();
-            if (options.Has("limit")) group.sampling.limit = options.Get("limit").As<Napi::Number>().Uint32Value();
+            Napi::Object options = objectArgument(env, object.Get("sampling"), name + ".sampling");
+            group.sampling.temperature = numberArgument(env, options.Get("temperature"), name + ".sampling.temperature", 0, HUGE_VAL);
+            group.sampling.topK = static_cast<int32_t>(integerArgument(env, options.Get("topK"), name + ".sampling.topK", 0, INT32_MAX));
+            group.sampling.topP = numberArgument(env, options.Get("topP"), name + ".sampling.topP", 0, 1);
+            group.sampling.minP = numberArgument(env, options.Get("minP"), name + ".sampling.minP", 0, 1);
+            const Napi::Value limit = options.Get("limit");
+            if (!limit.IsUndefined()) group.sampling.limit = static_cast<size_t>(integerArgument(env, limit, name + ".sampling.limit", 0, INT32_MAX));
         }
-        return true;
+        return group;
     }
 
-    static std::vector<int32_t> copyInt32(Napi::Int32Array array) {
-        return std::vector<int32_t>(array.Data(), array.Data() + array.ElementLength());
+    /** Checks a group's destination (element type and length for its mode) and takes the address its rows go to. */
+    static void LocateDestination(Napi::Env env, OutputGroup& group, const std::string& name, int32_t vocabularySize) {
+        if (group.mode == OutputMode::None) return;
+        const size_t rows = group.outputs.size() * static_cast<size_t>(vocabularySize);
+        const size_t needed = group.mode == OutputMode::Logits ? rows : group.mode == OutputMode::Distribution ? 2 * rows : group.outputs.size();
+        // Asked afresh (Napi::TypedArray keeps what was true when it was made): a getter may have detached the buffer since.
+        napi_typedarray_type type = napi_int8_array;
+        size_t length = 0;
+        void* data = nullptr;
+        if (napi_get_typedarray_info(env, group.destinationArray, &type, &length, &data, nullptr, nullptr) != napi_ok)
+            throwTypeError(env, name + " must be a typed array");
+        if (group.mode == OutputMode::Logits ? type != napi_float32_array && type != napi_float64_array
+                                             : type != (group.mode == OutputMode::Distribution ? napi_float64_array : napi_int32_array))
+            throwTypeError(env, name + " must be " + (group.mode == OutputMode::Logits ? "a Float32Array or Float64Array" : group.mode == OutputMode::Distribution ? "a Float64Array" : "an Int32Array") + " for its mode");
+        if (length < needed || (needed > 0 && data == nullptr))
+            throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) + " its rows need");
+        group.destination = data; // napi_get_typedarray_info's data starts at the array's first element
+        group.wideDestination = type == napi_float64_array;
     }
 
     /**
@@ -343,16 +375,17 @@ private:
      * → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds, groups: [{transferMilliseconds,
      * samplingMilliseconds, error?}]}>, computed on a libuv worker thread. Row r of a group's destination
      * belongs to its outputs[r]; groups let the submitters of one batch (sequences of a shared context)
-     * each get their own kind of rows.
+     * each get their own kind of rows. At most batchSize tokens; positions in [0, 2^30).
      */
     Napi::Value Decode(const Napi::CallbackInfo& info) {
-        Request request;
-        if (!ParseRequest(info, request)) return info.Env().Undefined();
-        // The worker keeps this context and the destinations alive; the request moves into its job.
-        std::vector<Napi::Value> keepAlive{Value()};
-        for (const OutputGroup& group : request.groups) keepAlive.push_back(group.destinationArray);
-        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [this, request = std::move(request)](DecodeTimings& timings, std::string& error) {
-            return Run(request, timings, error);
+        std::shared_ptr<ContextState> live = Live(info.Env());
+        Request request = ParseRequest(info, *live);
+        // The worker keeps the context's state and the destinations alive; the request moves into its job.
+        std::vector<Napi::Value> keepAlive;
+        for (const OutputGroup& group : request.groups)
+            if (group.mode != OutputMode::None) keepAlive.push_back(group.destinationArray);
+        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [live, request = std::move(request)](DecodeTimings& timings, std::string& error) {
+            return live->Run(request, timings, error, true);
         });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
@@ -363,43 +396,51 @@ private:
      * decodeNow(…same arguments…) → {decodeMilliseconds, transferMilliseconds, samplingMilliseconds} | null: the same decode on
      * the calling (main) thread, for calls shorter than a thread hop (tiny models), where handing the
      * work to a worker and back costs more than the work. It blocks the event loop for the call's
-     * duration, never longer: null (nothing done) when another decode holds the CPU.
+     * duration, never longer: null (nothing done) when another decode holds this context or the CPU.
      */
     Napi::Value DecodeNow(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        Request request;
-        if (!ParseRequest(info, request)) return env.Undefined();
+        std::shared_ptr<ContextState> live = Live(env);
+        const Request request = ParseRequest(info, *live);
         DecodeTimings timings;
         std::string error;
-        const int status = Run(request, timings, error, false);
+        const int status = live->Run(request, timings, error, false);
         if (status == busy) return env.Null();
-        if (status != 0) {
-            Napi::Error::New(env, error).ThrowAsJavaScriptException();
-            return env.Undefined();
-        }
+        if (status != 0) throw Napi::Error::New(env, error);
         return timingsObject(env, timings);
+    }
+
+    /** The state's lock for a KV-cache edit on the main thread, which never waits for a decode: an Error while one runs. */
+    static std::unique_lock<std::mutex> EditLock(Napi::Env env, ContextState& live, const char* method) {
+        std::unique_lock<std::mutex> lock(live.mutex, std::try_to_lock);
+        if (!lock.owns_lock())
+            throw Napi::Error::New(env, std::string(method) + ": a decode of this context is running (await it, or pass removals to decode)");
+        return lock;
     }
 
     /** removeTokens(sequence, from, to): drops positions [from, to) of a sequence from the KV cache (to = -1: to the end). */
     Napi::Value RemoveTokens(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        std::lock_guard<std::mutex> lock(contextMutex);
-        const bool removed = llama_memory_seq_rm(llama_get_memory(context), info[0].As<Napi::Number>().Int32Value(),
-                                                 info[1].As<Napi::Number>().Int32Value(), info[2].As<Napi::Number>().Int32Value());
-        return Napi::Boolean::New(env, removed);
+        std::shared_ptr<ContextState> live = Live(env);
+        const auto sequence = static_cast<llama_seq_id>(integerArgument(env, info[0], "sequence", 0, static_cast<int64_t>(live->sequenceCount) - 1));
+        const auto from = static_cast<llama_pos>(integerArgument(env, info[1], "from", 0, INT32_MAX));
+        const auto to = static_cast<llama_pos>(integerArgument(env, info[2], "to", -1, INT32_MAX));
+        std::unique_lock<std::mutex> lock = EditLock(env, *live, "removeTokens");
+        return Napi::Boolean::New(env, llama_memory_seq_rm(llama_get_memory(live->context), sequence, from, to));
     }
 
     Napi::Value Clear(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        if (!Check(env)) return env.Undefined();
-        std::lock_guard<std::mutex> lock(contextMutex);
-        llama_memory_clear(llama_get_memory(context), true);
+        std::shared_ptr<ContextState> live = Live(env);
+        std::unique_lock<std::mutex> lock = EditLock(env, *live, "clear");
+        llama_memory_clear(llama_get_memory(live->context), true);
         return env.Undefined();
     }
 
+    /** Drops this object's share of the context (freed now, or after the decode in flight). Idempotent. */
     Napi::Value Dispose(const Napi::CallbackInfo& info) {
-        Free();
+        if (state != nullptr) state->disposed = true;
+        state.reset();
         return info.Env().Undefined();
     }
 };
@@ -449,10 +490,16 @@ Napi::Value BackendInfo(const Napi::CallbackInfo& info) {
     return result;
 }
 
+napi_value BackendInfoEntry(napi_env env, napi_callback_info callbackInfo) {
+    return guarded(env, [&]() -> napi_value { return BackendInfo(Napi::CallbackInfo(env, callbackInfo)); });
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("NativeModel", NativeModel::Define(env));
     exports.Set("NativeContext", NativeContext::Define(env));
-    exports.Set("backendInfo", Napi::Function::New(env, BackendInfo, "backendInfo"));
+    napi_value backendInfo = nullptr;
+    NAPI_THROW_IF_FAILED(env, napi_create_function(env, "backendInfo", NAPI_AUTO_LENGTH, BackendInfoEntry, nullptr, &backendInfo), exports);
+    exports.Set("backendInfo", backendInfo);
     return exports;
 }
 

@@ -13,7 +13,8 @@
 namespace specgate {
 
 namespace {
-std::map<int, ggml_threadpool*> pools; // thread count → pool, under computeMutex
+std::mutex poolsMutex; // guards `pools` only: looking a pool up never waits for a decode
+std::map<int, ggml_threadpool*> pools; // thread count → pool
 constexpr size_t recentLogLimit = 20;
 
 #ifdef SPECGATE_BACKEND_DL
@@ -70,6 +71,7 @@ void initBackendOnce() {
 }
 
 ggml_threadpool* poolFor(int threads) {
+    std::lock_guard<std::mutex> lock(poolsMutex);
     auto found = pools.find(threads);
     if (found != pools.end()) return found->second;
     ggml_threadpool_params params = ggml_threadpool_params_default(threads);

@@ -10,7 +10,11 @@
 
 namespace specgate {
 
-/** One graph computation at a time, process-wide (on a CPU two at once only compete for the cores). */
+/**
+ * One graph computation at a time, process-wide: on a CPU two at once only compete for the cores, and
+ * contexts of one thread count share a threadpool, which computes one graph at a time. Held around a
+ * decode only (a worker waits for it; the main thread only try-locks it).
+ */
 extern std::mutex computeMutex;
 /** llama.cpp's recent warnings and errors, attached to load failures; guarded by logMutex. */
 extern std::mutex logMutex;
@@ -26,7 +30,8 @@ const char* buildName();
 /**
  * The persistent threadpool of exactly `threads` threads, created on first use and kept for the
  * process's life; contexts with the same thread count share it. (One pool sized for the largest
- * request would keep its extra workers polling beside every smaller decode.) Caller holds computeMutex.
+ * request would keep its extra workers polling beside every smaller decode.) Under a lock of its own,
+ * not computeMutex: creating a context never waits for a decode.
  */
 ggml_threadpool* poolFor(int threads);
 double millisecondsSince(std::chrono::steady_clock::time_point start);

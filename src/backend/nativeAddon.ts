@@ -5,7 +5,11 @@ import {fileURLToPath} from "node:url";
 import {NativeBackendUnavailableError} from "../errors.js";
 import type {EvaluationSplit} from "./ModelBackend.js";
 
-/** What native/src/addon.cpp exports (see that file for the threading and copying rules). */
+/**
+ * What native/src/addon.cpp exports (see that file for the threading and copying rules). The addon
+ * checks every argument: a wrong type, a non-integer, an id, sequence, position, index or size out of
+ * range throws a TypeError or RangeError naming the argument, and a disposed model or context an Error.
+ */
 export interface NativeAddon {
     NativeModel: new (path: string, options?: NativeModelOptions) => NativeModelHandle;
     NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
@@ -55,7 +59,9 @@ export interface NativeModelHandle {
     readonly bosToken: number | undefined;
     readonly eosToken: number | undefined;
     tokenize(text: string, parseSpecial: boolean): Int32Array;
+    /** Ids in [0, vocabularySize). */
     detokenize(tokens: Int32Array): string;
+    /** Idempotent. Contexts made from the model keep it (its memory) until they are disposed of too. */
     dispose(): void;
 }
 
@@ -120,9 +126,13 @@ export interface NativeContextHandle {
      * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.
      */
     decodeNow(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[], removals?: Int32Array): NativeDecodeResult | null;
-    /** Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. */
+    /**
+     * Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. Like clear,
+     * it throws, rather than wait, while a decode of this context runs (pass `removals` to decode then).
+     */
     removeTokens(sequence: number, from: number, to: number): boolean;
     clear(): void;
+    /** Idempotent. A decode already running completes (the context is freed after it); one not yet started is refused. */
     dispose(): void;
 }
 

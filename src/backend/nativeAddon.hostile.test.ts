@@ -1,0 +1,328 @@
+import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {type NativeAddon, type NativeContextHandle, type NativeContextOptions, type NativeModelHandle, NativeOutputMode, nativeAddon} from "./nativeAddon.js";
+
+/**
+ * The native addon as a trust boundary: its classes called directly with hostile arguments, foreign
+ * receivers and dispose orders that JS code must not be able to turn into a crash. Every call either
+ * throws a JS error naming what was wrong or behaves. A crash (an abort in llama.cpp, a C++ exception
+ * escaping, a use after free) would kill the test worker: the suite proves survival by finishing, and
+ * at its end a normal decode still gives the logits it gave at its start.
+ */
+const familyTarget = new URL("../../models/target/model.gguf", import.meta.url).pathname;
+const options: NativeContextOptions = {contextSize: 64, sequences: 1, batchSize: 16, threads: 1};
+const prompt = Int32Array.from([1, 7, 42, 99, 3, 120]);
+
+/** Loosely typed access, as hostile JS calls it (wrong types on purpose). */
+type Loose = (...args: unknown[]) => unknown;
+const call = (target: object, method: string, ...args: unknown[]): unknown => ((target as Record<string, Loose>)[method]!).apply(target, args);
+/** A class's prototype, whose methods hostile JS may call on any receiver. */
+const prototypeOf = (constructor: unknown): Record<string, Loose> => (constructor as {prototype: Record<string, Loose>}).prototype;
+
+describe("the native addon at its trust boundary", () => {
+    let addon: NativeAddon;
+    let model: NativeModelHandle;
+    let context: NativeContextHandle;
+    let vocabulary: number;
+    /** The prompt's last logit row on a fresh context, before any hostile call. */
+    let baseline: Float32Array;
+
+    /** The prompt decoded on a fresh context of `on`: its last logit row. */
+    async function promptLogits(on: NativeModelHandle = model): Promise<Float32Array> {
+        const fresh = new addon.NativeContext(on, options);
+        try {
+            const destination = new Float32Array(vocabulary);
+            await fresh.decode(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}]);
+            return destination;
+        } finally {
+            fresh.dispose();
+        }
+    }
+
+    beforeAll(async () => {
+        addon = nativeAddon();
+        model = new addon.NativeModel(familyTarget);
+        vocabulary = model.vocabularySize;
+        context = new addon.NativeContext(model, options);
+        baseline = await promptLogits();
+    });
+
+    afterAll(() => {
+        context.dispose();
+        model.dispose();
+    });
+
+    it("refuses malformed model construction", () => {
+        const NativeModel = addon.NativeModel as unknown as new (...args: unknown[]) => NativeModelHandle;
+        expect(() => new NativeModel()).toThrow(/path must be a string/);
+        expect(() => new NativeModel(42)).toThrow(/path must be a string/);
+        expect(() => new NativeModel(`${familyTarget}\0.txt`)).toThrow(/path must not contain NUL/);
+        expect(() => new NativeModel(familyTarget, 5)).toThrow(/options must be an object/);
+        expect(() => new NativeModel(familyTarget, {gpuLayers: "all"})).toThrow(/options\.gpuLayers must be a number/);
+        expect(() => new NativeModel(familyTarget, {gpuLayers: 1.5})).toThrow(/options\.gpuLayers must be an integer/);
+        expect(() => new NativeModel(familyTarget, {gpuLayers: -2})).toThrow(/options\.gpuLayers must be in/);
+        expect(() => new NativeModel("/nonexistent/model.gguf")).toThrow(/could not load the model/);
+        expect(() => (addon.NativeModel as unknown as Loose)(familyTarget)).toThrow(/without 'new'/);
+    });
+
+    it("refuses foreign receivers and foreign objects in place of its classes", () => {
+        const modelPrototype = prototypeOf(addon.NativeModel);
+        const contextPrototype = prototypeOf(addon.NativeContext);
+        const foreign = [{}, Object.create(modelPrototype) as object, Object.create(contextPrototype) as object];
+        // V8's own receiver check answers "Illegal invocation"; the addon's type tags, "this must be a …".
+        const wrongReceiver = /Illegal invocation|this must be a/;
+        for (const receiver of [...foreign, context]) {
+            expect(() => modelPrototype.tokenize!.call(receiver, "text", false)).toThrow(wrongReceiver);
+            expect(() => modelPrototype.dispose!.call(receiver)).toThrow(wrongReceiver);
+            expect(() => Object.getOwnPropertyDescriptor(modelPrototype, "vocabularySize")!.get!.call(receiver)).toThrow(wrongReceiver);
+        }
+        for (const receiver of [...foreign, model]) {
+            expect(() => contextPrototype.clear!.call(receiver)).toThrow(wrongReceiver);
+            expect(() => contextPrototype.removeTokens!.call(receiver, 0, 0, -1)).toThrow(wrongReceiver);
+            expect(() => contextPrototype.decodeNow!.call(receiver, prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(wrongReceiver);
+        }
+        const {clear} = context;
+        expect(() => clear()).toThrow(wrongReceiver);
+        // A context's prototype grafted onto a model (or a plain object) does not make it one.
+        const grafted = Object.setPrototypeOf(new addon.NativeModel(familyTarget), contextPrototype) as NativeContextHandle & NativeModelHandle;
+        expect(() => grafted.clear()).toThrow(wrongReceiver);
+        modelPrototype.dispose!.call(grafted);
+        const NativeContext = addon.NativeContext as unknown as new (...args: unknown[]) => NativeContextHandle;
+        for (const notAModel of [undefined, null, 7, "model", ...foreign, context, Object.setPrototypeOf({}, Object.getPrototypeOf(model) as object)])
+            expect(() => new NativeContext(notAModel, options)).toThrow(/model must be a NativeModel/);
+    });
+
+    it("checks tokenize's and detokenize's arguments", () => {
+        expect(() => call(model, "tokenize", 42, false)).toThrow(/text must be a string/);
+        expect(() => call(model, "tokenize")).toThrow(/text must be a string/);
+        expect(model.tokenize("", false)).toEqual(new Int32Array(0));
+        expect(model.tokenize("a\0b", false).length).toBeGreaterThan(0);
+        for (const notInt32 of [undefined, [1, 2], new Float32Array(2), new Uint8Array(3), new Float64Array(1), new Uint32Array(1), new DataView(new ArrayBuffer(8))])
+            expect(() => call(model, "detokenize", notInt32)).toThrow(/tokens must be an Int32Array/);
+        for (const id of [-1, vocabulary, 2 ** 31 - 1, -(2 ** 31)])
+            expect(() => model.detokenize(Int32Array.of(1, id))).toThrow(new RegExp(`tokens\\[1\\] = ${id} is outside the vocabulary of ${vocabulary} ids`));
+        expect(model.detokenize(new Int32Array(0))).toBe("");
+        expect(typeof model.detokenize(Int32Array.of(0, vocabulary - 1))).toBe("string");
+    });
+
+    it("refuses malformed context options", () => {
+        const NativeContext = addon.NativeContext as unknown as new (...args: unknown[]) => NativeContextHandle;
+        expect(() => new NativeContext(model)).toThrow(/options must be an object/);
+        expect(() => new NativeContext(model, 3)).toThrow(/options must be an object/);
+        const cases: Array<[Partial<Record<keyof NativeContextOptions, unknown>>, RegExp]> = [
+            [{sequences: 0}, /options\.sequences must be in/],
+            [{sequences: 100_000}, /options\.sequences must be in/],
+            [{sequences: 1.5}, /options\.sequences must be an integer/],
+            [{sequences: undefined}, /options\.sequences must be a number/],
+            [{contextSize: Number.NaN}, /options\.contextSize must be an integer/],
+            [{contextSize: -64}, /options\.contextSize must be in/],
+            [{contextSize: 2 ** 31}, /options\.contextSize must be in/],
+            [{sequences: 4, contextSize: 2 ** 30}, /options\.contextSize must be in/],
+            [{batchSize: Infinity}, /options\.batchSize must be an integer/],
+            [{batchSize: 0}, /options\.batchSize must be in/],
+            [{threads: 0}, /options\.threads must be in/],
+            [{threads: -1}, /options\.threads must be in/],
+            [{threads: 1_000_000}, /options\.threads must be in/],
+            [{threads: "2"}, /options\.threads must be a number/]
+        ];
+        for (const [change, message] of cases) expect(() => new NativeContext(model, {...options, ...change})).toThrow(message);
+    });
+
+    describe.each(["decode", "decodeNow"] as const)("%s", (method) => {
+        const positions = Int32Array.from(prompt, (_token, index) => index);
+        const sequences = new Int32Array(prompt.length);
+        const logits = (outputs = 1): {outputs: Int32Array; mode: number; destination: Float32Array} =>
+            ({outputs: Int32Array.from({length: outputs}, (_value, index) => index), mode: NativeOutputMode.Logits, destination: new Float32Array(outputs * vocabulary)});
+        /** decode's arguments with the one at `index` replaced. */
+        const replaced = (index: number, value: unknown): unknown[] => {
+            const args: unknown[] = [prompt, sequences, positions, [logits()], undefined];
+            args[index] = value;
+            return args;
+        };
+        const refuses = (args: unknown[], message: RegExp): void => {
+            expect(() => call(context, method, ...args)).toThrow(message);
+        };
+
+        it("refuses tokens, sequences and positions that are not equally long Int32Arrays of valid values", () => {
+            for (const [index, name] of [[0, "tokens"], [1, "sequences"], [2, "positions"]] as const)
+                for (const value of [undefined, null, 5, Array.from(prompt), new Float32Array(prompt.length), new Uint8Array(prompt.length), new Uint32Array(prompt.length), new BigInt64Array(prompt.length)])
+                    refuses(replaced(index, value), new RegExp(`${name} must be an Int32Array`));
+            refuses([new Int32Array(0), new Int32Array(0), new Int32Array(0), []], /tokens must not be empty/);
+            refuses(replaced(1, new Int32Array(prompt.length - 1)), /sequences must be as long as tokens/);
+            refuses(replaced(2, new Int32Array(prompt.length + 1)), /positions must be as long as tokens/);
+            for (const id of [-1, vocabulary, 2 ** 31 - 1, -(2 ** 31)])
+                refuses([Int32Array.of(1, id), new Int32Array(2), Int32Array.of(0, 1), []], new RegExp(`tokens\\[1\\] = ${id} is outside the vocabulary`));
+            for (const sequence of [1, -1, 255, 2 ** 31 - 1])
+                refuses([Int32Array.of(1, 2), Int32Array.of(0, sequence), Int32Array.of(0, 1), []], new RegExp(`sequences\\[1\\] = ${sequence} is not one of this context's 1 sequences`));
+            for (const position of [-1, 2 ** 30, 2 ** 31 - 1])
+                refuses([Int32Array.of(1, 2), new Int32Array(2), Int32Array.of(0, position), []], new RegExp(`positions\\[1\\] = ${position} is outside`));
+            const tooMany = options.batchSize + 1;
+            refuses([new Int32Array(tooMany).fill(1), new Int32Array(tooMany), Int32Array.from({length: tooMany}, (_value, index) => index), []], /more than the context's batch size 16/);
+        });
+
+        it("refuses malformed output groups", () => {
+            for (const groups of [undefined, {}, "groups", new Int32Array(1)]) refuses(replaced(3, groups), /groups must be an array/);
+            refuses(replaced(3, [5]), /groups\[0\] must be an object/);
+            refuses(replaced(3, [logits(), null]), /groups\[1\] must be an object/);
+            refuses(replaced(3, [{...logits(), outputs: [0]}]), /groups\[0\]\.outputs must be an Int32Array/);
+            for (const mode of [undefined, "1", 4, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
+            for (const index of [-1, prompt.length, 2 ** 31 - 1])
+                refuses(replaced(3, [{...logits(), outputs: Int32Array.of(index)}]), new RegExp(`groups\\[0\\]\\.outputs: batch index ${index} is outside the batch`));
+            refuses(replaced(3, [logits(), {...logits(), outputs: Int32Array.of(0)}]), /groups\[1\]\.outputs: batch index 0 is outside the batch or in two groups/);
+            refuses(replaced(3, [{...logits(), destination: undefined}]), /groups\[0\]\.destination must be a typed array/);
+            refuses(replaced(3, [{...logits(), destination: [0, 0]}]), /groups\[0\]\.destination must be a typed array/);
+            refuses(replaced(3, [{...logits(), destination: new Int32Array(vocabulary)}]), /groups\[0\]\.destination must be a Float32Array or Float64Array/);
+            refuses(replaced(3, [{...logits(), destination: new Float32Array(vocabulary - 1)}]), /groups\[0\]\.destination holds \d+ elements, fewer than/);
+            refuses(replaced(3, [{...logits(2), destination: new Float64Array(vocabulary)}]), /groups\[0\]\.destination holds/);
+            refuses(replaced(3, [{outputs: Int32Array.of(0), mode: NativeOutputMode.Argmax, destination: new Float32Array(1)}]), /groups\[0\]\.destination must be an Int32Array/);
+            refuses(replaced(3, [{outputs: Int32Array.of(0, 1), mode: NativeOutputMode.Argmax, destination: new Int32Array(1)}]), /groups\[0\]\.destination holds 1 elements/);
+            const distribution = {outputs: Int32Array.of(0), mode: NativeOutputMode.Distribution, destination: new Float64Array(2 * vocabulary), sampling: {temperature: 1, topK: 0, topP: 1, minP: 0}};
+            refuses(replaced(3, [{...distribution, destination: new Float32Array(2 * vocabulary)}]), /groups\[0\]\.destination must be a Float64Array/);
+            refuses(replaced(3, [{...distribution, destination: new Float64Array(vocabulary)}]), /groups\[0\]\.destination holds/);
+            refuses(replaced(3, [{...distribution, sampling: undefined}]), /groups\[0\]\.sampling must be an object/);
+            const sampling: Array<[Record<string, unknown>, RegExp]> = [
+                [{temperature: Number.NaN}, /sampling\.temperature must be a finite number/],
+                [{temperature: -1}, /sampling\.temperature must be a finite number/],
+                [{temperature: Infinity}, /sampling\.temperature must be a finite number/],
+                [{temperature: "1"}, /sampling\.temperature must be a number/],
+                [{topK: -1}, /sampling\.topK must be in/],
+                [{topK: 2.5}, /sampling\.topK must be an integer/],
+                [{topP: 2}, /sampling\.topP must be a finite number in \[0, 1\]/],
+                [{minP: Number.NaN}, /sampling\.minP must be a finite number/],
+                [{limit: -1}, /sampling\.limit must be in/],
+                [{limit: 2 ** 40}, /sampling\.limit must be in/]
+            ];
+            for (const [change, message] of sampling) refuses(replaced(3, [{...distribution, sampling: {...distribution.sampling, ...change}}]), message);
+        });
+
+        it("refuses malformed removals", () => {
+            refuses(replaced(4, [0, 0]), /removals must be an Int32Array/);
+            refuses(replaced(4, null), /removals must be an Int32Array/);
+            refuses(replaced(4, Int32Array.of(0)), /removals must be \(sequence, from\) pairs/);
+            refuses(replaced(4, Int32Array.of(0, 0, 1, 0)), /removals\[2\] = 1 is not one of this context's sequences/);
+            refuses(replaced(4, Int32Array.of(-1, 0)), /removals\[0\] = -1/);
+            refuses(replaced(4, Int32Array.of(0, -5)), /removals\[1\] must not be negative/);
+        });
+
+        it("checks destinations after every getter of its arguments has run", () => {
+            const buffer = new ArrayBuffer(4 * vocabulary);
+            const detacher = {
+                get outputs(): Int32Array {
+                    structuredClone(buffer, {transfer: [buffer]});
+                    return Int32Array.of(1);
+                },
+                mode: NativeOutputMode.None
+            };
+            refuses(replaced(3, [{outputs: Int32Array.of(0), mode: NativeOutputMode.Logits, destination: new Float32Array(buffer)}, detacher]), /groups\[0\]\.destination holds 0 elements/);
+        });
+    });
+
+    it("checks removeTokens' arguments and never passes a foreign sequence to llama.cpp", () => {
+        const removeTokens = (...args: unknown[]): unknown => call(context, "removeTokens", ...args);
+        expect(() => removeTokens("0", 0, -1)).toThrow(/sequence must be a number/);
+        for (const sequence of [1, -1, 2 ** 31, Number.NaN, Infinity]) expect(() => removeTokens(sequence, 0, -1)).toThrow(/sequence must be/);
+        for (const from of [-1, Number.NaN, 0.5, 2 ** 32, undefined]) expect(() => removeTokens(0, from, -1)).toThrow(/from must be/);
+        for (const to of [-2, Number.NaN, 1.5, -Infinity, null]) expect(() => removeTokens(0, 0, to)).toThrow(/to must be/);
+        expect(removeTokens(0, 0, -1)).toBe(true);
+        expect(removeTokens(0, 5, 2)).toBe(true);
+    });
+
+    it("turns llama.cpp's refusals into errors", async () => {
+        const fresh = new addon.NativeContext(model, options);
+        try {
+            expect(fresh.decodeNow(Int32Array.of(1, 2), new Int32Array(2), Int32Array.of(0, 1), [])).not.toBeNull();
+            // Positions must continue the sequence: llama.cpp refuses a gap (with an error, not an assert).
+            expect(() => fresh.decodeNow(Int32Array.of(3), new Int32Array(1), Int32Array.of(9), [])).toThrow(/llama_decode failed/);
+            await expect(fresh.decode(Int32Array.of(3), new Int32Array(1), Int32Array.of(9), [])).rejects.toThrow(/llama_decode failed/);
+        } finally {
+            fresh.dispose();
+        }
+    });
+
+    it("refuses a disposed context, and disposing twice is harmless", async () => {
+        const disposed = new addon.NativeContext(model, options);
+        disposed.dispose();
+        disposed.dispose();
+        expect(() => disposed.decodeNow(prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(/the context is disposed/);
+        expect(() => disposed.decode(prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(/the context is disposed/);
+        expect(() => disposed.removeTokens(0, 0, -1)).toThrow(/the context is disposed/);
+        expect(() => disposed.clear()).toThrow(/the context is disposed/);
+    });
+
+    it("lets a decode in flight finish when its context is disposed of, and refuses KV edits while it runs", async () => {
+        for (let round = 0; round < 20; round++) {
+            const busy = new addon.NativeContext(model, options);
+            const destination = new Float32Array(vocabulary);
+            const pending = busy.decode(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}]);
+            // The decode may not have started yet (then the edit happens first) or be running (then it is refused).
+            try {
+                if (round % 2 === 0) busy.clear();
+                else busy.removeTokens(0, 0, -1);
+            } catch (error) {
+                expect((error as Error).message).toMatch(/(clear|removeTokens): a decode of this context is running/);
+            }
+            busy.dispose();
+            busy.dispose();
+            // Started before the dispose: it completes; not started: it is refused. Never freed under the worker.
+            const outcome = await pending.then(() => "resolved", (error: Error) => error.message);
+            expect(outcome).toMatch(/^resolved$|the context is disposed/);
+            if (outcome === "resolved") expect(destination).toEqual(baseline);
+        }
+    });
+
+    it("refuses a context disposed of by a getter of decode's own arguments", async () => {
+        const victim = new addon.NativeContext(model, options);
+        const group = {
+            get outputs(): Int32Array {
+                victim.dispose();
+                return Int32Array.of(0);
+            },
+            mode: NativeOutputMode.Argmax, destination: new Int32Array(1)
+        };
+        expect(() => victim.decodeNow(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [group])).toThrow(/the context is disposed/);
+        const other = new addon.NativeContext(model, options);
+        const otherGroup = {
+            get outputs(): Int32Array {
+                other.dispose();
+                return Int32Array.of(0);
+            },
+            mode: NativeOutputMode.Argmax, destination: new Int32Array(1)
+        };
+        await expect(other.decode(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [otherGroup])).rejects.toThrow(/the context is disposed/);
+    });
+
+    it("keeps a model alive for its contexts when it is disposed of first", async () => {
+        const early = new addon.NativeModel(familyTarget);
+        const survivor = new addon.NativeContext(early, options);
+        const inFlight = new addon.NativeContext(early, options);
+        // A getter among the options disposes of the model: the context being created holds it already.
+        const lateOptions = {...options, get sequences(): number {
+            early.dispose();
+            return 1;
+        }};
+        const third = new addon.NativeContext(early, lateOptions);
+        early.dispose();
+        expect(() => early.tokenize("text", false)).toThrow(/the model is disposed/);
+        expect(() => early.detokenize(Int32Array.of(1))).toThrow(/the model is disposed/);
+        expect(() => early.vocabularySize).toThrow(/the model is disposed/);
+        expect(() => new addon.NativeContext(early, options)).toThrow(/the model is disposed/);
+        const positions = Int32Array.from(prompt, (_token, index) => index);
+        const rows = [new Float32Array(vocabulary), new Float32Array(vocabulary), new Float32Array(vocabulary)];
+        const group = (destination: Float32Array): Array<{outputs: Int32Array; mode: 1; destination: Float32Array}> => [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}];
+        const pending = inFlight.decode(prompt, new Int32Array(prompt.length), positions, group(rows[1]!));
+        await survivor.decode(prompt, new Int32Array(prompt.length), positions, group(rows[0]!));
+        if (third.decodeNow(prompt, new Int32Array(prompt.length), positions, group(rows[2]!)) === null)
+            await third.decode(prompt, new Int32Array(prompt.length), positions, group(rows[2]!));
+        await pending;
+        for (const row of rows) expect(row).toEqual(baseline);
+        expect(survivor.removeTokens(0, 2, -1)).toBe(true);
+        survivor.clear();
+        for (const each of [survivor, inFlight, third]) each.dispose();
+    });
+
+    it("is alive at the end, and decodes as it did at the start", async () => {
+        expect(await promptLogits()).toEqual(baseline);
+        const result = context.decodeNow(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Argmax, destination: new Int32Array(1)}]);
+        expect(result === null || typeof result.decodeMilliseconds === "number").toBe(true);
+        expect(addon.backendInfo().build).toBe("cpu");
+    });
+});
