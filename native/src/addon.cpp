@@ -248,9 +248,9 @@ private:
         params.n_batch = static_cast<uint32_t>(batchSize);
         params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
         params.n_seq_max = static_cast<uint32_t>(sequences);
-        // llama.cpp's default is one KV stream per sequence: a unified buffer made a tiny model's
-        // single-token decode 1.55× slower (0.170 vs 0.109 ms on the family target), and makes every
-        // token of a shared batch attend over all sequences' cells. Unified on request (see
+        // llama.cpp's default is one KV stream per sequence: a unified buffer slows a tiny model's
+        // single-token decode (BENCHMARKS.md, "specgate against native llama.cpp"), and makes every token of a shared batch
+        // attend over all sequences' cells. Unified on request (see
         // NativeBackendOptions.unifiedKvCache for the trade-off).
         params.kv_unified = unified;
         params.n_threads = threads;

@@ -23,9 +23,9 @@ export interface NativeBackendOptions {
     /**
      * Evaluations of at most 8 tokens whose recent native cost is below this many milliseconds run on
      * the main thread instead of a libuv worker, blocking the event loop for at most about that long.
-     * Inline calls skip the hop to a worker and back (≈ 0.05 ms idle, far more on a loaded machine)
-     * and decode on a thread that is already running: 9.0–9.8 ms per call inline against 9.6–11.0 ms
-     * through a worker on a V = 152k target (bench/nativeCallPaths.ts). A server wants a small value (its event loop serves
+     * Inline calls skip the hop to a worker and back (small when idle, far more on a loaded machine)
+     * and decode on a thread that is already running (bench/nativeCallPaths.ts measures both paths).
+     * A server wants a small value (its event loop serves
      * other requests meanwhile, and a worker's decode overlaps their JS work); one generation at a time
      * wants a large one. Default 20; 0 always uses a worker.
      */
