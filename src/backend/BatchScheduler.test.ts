@@ -1,13 +1,16 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {processLogits} from "../distributions/processLogits.js";
 import {generate} from "../engine/generate.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {NativeBackend} from "./NativeBackend.js";
 import {expectSameComputation, maximumDifference} from "./testing/describeBackendContract.js";
 import {greedyMargin} from "./testing/greedyMargin.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Continuous batching on a shared context against the same model with a context per sequence: rows
@@ -116,7 +119,9 @@ describe.each([{unifiedKvCache: false}, {unifiedKvCache: true}])("BatchScheduler
             const busy = long.evaluate(longPrompt);
             while (backend.batchStatistics!.steps === stepsBefore) await new Promise((resolve) => setImmediate(resolve));
             // The long prompt is decoding now: the rollback is handed to the next step's worker.
+            const deferredBefore = backend.batchStatistics!.deferredRemovals;
             await short.rollback(3);
+            expect(backend.batchStatistics!.deferredRemovals).toBe(deferredBefore + 1);
             const rows = await short.evaluate([50, 51], {positions: [0, 1]});
             await busy;
             const expected = await soloLogits([...prefix, 50, 51], [prefix.length, prefix.length + 1]);

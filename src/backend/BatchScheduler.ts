@@ -79,9 +79,9 @@ export class BatchScheduler {
 
     /**
      * Steps decoded, tokens and submissions in them, the largest step (submissions), and milliseconds
-     * spent with a submission pending but no step running (gathering the others), for telemetry and tests.
+     * spent with a submission pending but no step running (gathering the others), and rollbacks deferred to the next step, for telemetry and tests.
      */
-    public readonly stats = {steps: 0, tokens: 0, submissions: 0, largestStep: 0, gatherMilliseconds: 0, decodeMilliseconds: 0};
+    public readonly stats = {steps: 0, tokens: 0, submissions: 0, largestStep: 0, gatherMilliseconds: 0, decodeMilliseconds: 0, deferredRemovals: 0};
     /** When the oldest pending submission arrived while no step ran. */
     private gatherSince: number | undefined;
 
@@ -153,8 +153,10 @@ export class BatchScheduler {
     }
 
     private remove(sequence: number, from: number): void {
-        if (this.running) this.removals.push(sequence, from);
-        else this.context.removeTokens(sequence, from, -1);
+        if (this.running) {
+            this.removals.push(sequence, from);
+            this.stats.deferredRemovals++;
+        } else this.context.removeTokens(sequence, from, -1);
     }
 
     private schedule(): void {

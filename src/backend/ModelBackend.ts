@@ -110,6 +110,8 @@ export interface BatchStatistics {
     readonly gatherMilliseconds: number;
     /** Milliseconds inside the steps' llama_decode. */
     readonly decodeMilliseconds: number;
+    /** Rollbacks that arrived while a step ran, handed to the next step instead of editing the cache at once. */
+    readonly deferredRemovals: number;
 }
 
 /** One growing token sequence with its KV cache. */
