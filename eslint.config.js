@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-    {ignores: ["dist/**", "node_modules/**", "models/**", "coverage/**", ".tmp/**", ".specgate/**", "native/build/**"]},
+    {ignores: ["dist/**", "node_modules/**", "models/**", "coverage/**", ".tmp/**", ".specgate/**", "native/build/**", ".device/**"]},
     js.configs.recommended,
     ...tseslint.configs.recommended,
     {

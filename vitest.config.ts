@@ -3,9 +3,10 @@ import {defineConfig} from "vitest/config";
 export default defineConfig({
     test: {
         include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-        // Model-dependent tests load GGUF files; give them room on a 2-core CI machine.
-        testTimeout: 120_000,
-        hookTimeout: 120_000,
+        // A unit test that hangs fails in 10 s; files that load GGUF models raise it with
+        // vi.setConfig(modelTestTimeouts) (src/testing/modelTestTimeouts.ts).
+        testTimeout: 10_000,
+        hookTimeout: 10_000,
         pool: "forks",
         // Tests that do not name a GPU compute on the CPU addon, whatever GPU builds and devices the
         // machine has: their tolerances are the CPU's (src/backend/gpu.vulkan.test.ts names its GPU).

@@ -1,6 +1,9 @@
 import {afterEach, beforeEach, describe, expect, it, vi} from "vitest";
 import {BatchScheduler} from "./BatchScheduler.js";
 import {NativeOutputMode, type NativeContextHandle, type NativeDecodeResult, type NativeOutputGroup} from "./nativeAddon.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * When steps start and how they are laid out, against a context double that records each decode's

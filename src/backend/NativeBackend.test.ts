@@ -1,12 +1,15 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {processLogits} from "../distributions/processLogits.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {nativeBackendAvailable} from "./nativeAddon.js";
 import {NativeBackend} from "./NativeBackend.js";
 import {describeBackendContract} from "./testing/describeBackendContract.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 describe("native addon", () => {
     // `npm ci` builds it (scripts/buildNativeBackend.mjs); a machine without a compiler fails here, not silently.

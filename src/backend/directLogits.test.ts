@@ -2,10 +2,13 @@ import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import type {LlamaContext, LlamaContextSequence} from "node-llama-cpp";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {writeRandomLlamaPair, type RandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {createDirectLogitsReader} from "./directLogits.js";
 import {NodeLlamaCppBackend} from "./NodeLlamaCppBackend.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /** Largest |a − b| relative to max(1, |a|): both paths read the same float32 buffer, so this is 0 up to float32 rounding. */
 function maximumRelativeDifference(a: Float64Array, b: Float64Array): number {

@@ -13,6 +13,9 @@ import {gpuDevices} from "./gpuChoice.js";
 import {nativeAddon, nativeAddonPathOf, nativeBackendAvailable, nativeBuildPresent} from "./nativeAddon.js";
 import {NativeBackend} from "./NativeBackend.js";
 import {describeBackendContract, expectSameComputation, sameComputationTolerance} from "./testing/describeBackendContract.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * The native backend on its Vulkan build (`npm run build:native -- --gpu vulkan`), every layer

@@ -1,10 +1,13 @@
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {collectInfo, formatInfo} from "../cli/commands/infoCommand.js";
 import {InvalidInputError, NativeBackendUnavailableError} from "../errors.js";
 import {defaultGpuChoice, describeDevices, parseGpuChoice, parseGpuLayers, resolveGpu} from "./gpuChoice.js";
 import {loadModelBackend} from "./loadModelBackend.js";
 import {nativeBuildPresent} from "./nativeAddon.js";
 import {NativeBackend} from "./NativeBackend.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const familyTarget = new URL("../../models/target/model.gguf", import.meta.url).pathname;
 const llvmpipe = {name: "Vulkan0", description: "llvmpipe (LLVM 15.0.6, 256 bits)", type: "gpu", backend: "Vulkan", memoryFree: 1, memoryTotal: 1} as const;

@@ -1,5 +1,8 @@
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {type NativeAddon, type NativeContextHandle, type NativeContextOptions, type NativeModelHandle, NativeOutputMode, nativeAddon} from "./nativeAddon.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * The native addon as a trust boundary: its classes called directly with hostile arguments, foreign

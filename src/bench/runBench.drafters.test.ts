@@ -1,12 +1,15 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import {parseDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {type BenchRow, runBench} from "./runBench.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let target: ModelBackend;

@@ -3,7 +3,7 @@ import {existsSync} from "node:fs";
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {GgufReader} from "../gguf/GgufReader.js";
@@ -13,6 +13,9 @@ import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.
 import type {ChatMessageInput, ChatToolInput} from "./chatMessages.js";
 import {ggufChatTemplate} from "./ggufChatTemplate.js";
 import {freePort} from "../serve/testing/freePort.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Template parity with llama.cpp's own template engine: for each family fixture, the prompt specgate

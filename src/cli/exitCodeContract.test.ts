@@ -1,13 +1,16 @@
 import {mkdir, mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {letterPieces} from "../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import type {Command} from "commander";
 import {createProgram} from "./createProgram.js";
 import {ExitCode} from "./exitCodes.js";
 import {runCliCaptured} from "./testing/runCliCaptured.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const root = new URL("../../", import.meta.url).pathname;
 const shipped = (path: string) => join(root, path);

@@ -6,6 +6,9 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {defaultModelName} from "../serve/defaultModelName.js";
 import {ExitCode} from "./exitCodes.js";
 import {runCli} from "./runCli.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const root = new URL("../../", import.meta.url).pathname;
 const readme = readFileSync(join(root, "README.md"), "utf8");

@@ -1,8 +1,11 @@
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {InvalidDrafterError} from "../errors.js";
 import {EmbeddedDecodePath} from "./EmbeddedDecodePath.js";
 import {parseDecodePathSpec} from "./parseDecodePathSpec.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const target = BigramBackend.random(3, 12, {eosBias: -30});
 const draft = target.noisyCopy(4, 3);

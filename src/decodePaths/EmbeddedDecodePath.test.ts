@@ -1,10 +1,13 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {writeRandomLlamaPair, type RandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {EmbeddedDecodePath} from "./EmbeddedDecodePath.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const target = BigramBackend.random(3, 12, {eosBias: -8});
 const draft = target.noisyCopy(4, 3);

@@ -1,10 +1,13 @@
 import {existsSync} from "node:fs";
 import {dirname, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
 import {createDrafter} from "./drafters/createDrafter.js";
 import {generate} from "./generate.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const models = resolve(dirname(fileURLToPath(import.meta.url)), "../../models");
 const targetPath = resolve(models, "target/model.gguf");

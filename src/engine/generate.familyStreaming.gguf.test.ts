@@ -1,7 +1,7 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
@@ -9,6 +9,9 @@ import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
 import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.js";
 import {streamGeneration} from "./generate.js";
 import {StopDetector} from "./StopDetector.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Streaming on real byte-level BPE vocabularies, whose tokens often end inside a UTF-8 character

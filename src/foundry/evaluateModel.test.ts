@@ -1,7 +1,7 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
 import {ByteTokenizer} from "../gguf/ByteTokenizer.js";
 import {corpusMixturePresets} from "./corpus/CorpusMixture.js";
@@ -10,6 +10,9 @@ import {type CorpusTestItem, evaluateModel, scoreCorpusItem} from "./evaluateMod
 import {shapeConfig} from "./finetune/ModelShape.js";
 import {initializeLlamaWeights} from "./model/initializeLlamaWeights.js";
 import {writeLlamaGguf} from "./model/writeLlamaGguf.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const item = (task: CorpusTestItem["task"], prompt: string, reference: string): CorpusTestItem =>
     ({id: "x-en", task, language: "en", prompt, reference});

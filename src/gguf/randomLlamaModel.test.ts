@@ -2,12 +2,15 @@ import {createHash} from "node:crypto";
 import {mkdtemp, readFile, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
 import {InvalidInputError} from "../errors.js";
 import {GgmlTensorType} from "./GgmlTensorType.js";
 import {GgufReader} from "./GgufReader.js";
 import {writeRandomLlamaPair} from "./randomLlamaModel.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 beforeAll(async () => {

@@ -1,10 +1,13 @@
 import {request as httpRequest} from "node:http";
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {InvalidInputError} from "../errors.js";
 import {ApiKeys, HostAllowList, isLoopbackAddress} from "./accessControl.js";
 import {createServeApp, type ServeAppOptions} from "./createServeApp.js";
 import {startServeServer} from "./startServeServer.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const target = BigramBackend.random(3, 28, {eosBias: -6});
 const completion = JSON.stringify({prompt: "abc", max_tokens: 2, temperature: 0});

@@ -1,11 +1,14 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Prompts that llama.cpp's tokenizer takes quadratic time on (one letter repeated: 100 KB took

@@ -3,13 +3,16 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import OpenAI from "openai";
 import type {CompletionCreateParamsStreaming} from "openai/resources";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NativeBackend} from "../backend/NativeBackend.js";
 import {greedyMargin} from "../backend/testing/greedyMargin.js";
 import {generate} from "../engine/generate.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
 import {parsePrometheusText, sumSamples} from "./testing/parsePrometheusText.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Continuous batching behind the HTTP API: concurrent requests with different decode paths (strict

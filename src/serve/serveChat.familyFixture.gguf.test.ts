@@ -3,7 +3,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import OpenAI from "openai";
 import type {ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam, ChatCompletionTool} from "openai/resources";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {extractToolCalls} from "../audits/canary/extractToolCalls.js";
@@ -19,6 +19,9 @@ import {readFamilyTokenizerFiles, tokenizerFamilies} from "../gguf/tokenizerFami
 import type {ChatMessageInput, ChatToolInput} from "../chat/chatMessages.js";
 import {ggufChatTemplate, type GgufChatTemplate} from "../chat/ggufChatTemplate.js";
 import {startServeServer} from "./startServeServer.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Serving chat on the qwen3 fixture through the official openai client: Qwen's real vocabulary and

@@ -1,5 +1,5 @@
 import {request as httpRequest} from "node:http";
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {HostAllowList} from "./accessControl.js";
 import {createServeApp, type ServeAppOptions} from "./createServeApp.js";
@@ -9,6 +9,9 @@ import {startServeServer} from "./startServeServer.js";
 import {DelayedBackend} from "./testing/DelayedBackend.js";
 import {parsePrometheusText, sumSamples} from "./testing/parsePrometheusText.js";
 import {readSseData} from "./testing/readSseData.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const target = BigramBackend.random(3, 28, {eosBias: -30, contextSize: 256});
 

@@ -3,11 +3,14 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import OpenAI from "openai";
 import type {ChatCompletionCreateParamsStreaming, CompletionCreateParamsNonStreaming} from "openai/resources";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../backend/NodeLlamaCppBackend.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
 import {type RunningServeServer, type ServeServerOptions, startServeServer} from "./startServeServer.js";
 import {parsePrometheusText, sumSamples} from "./testing/parsePrometheusText.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * The server on a real port with real GGUF models (random-weight fixtures, llama.cpp on CPU),

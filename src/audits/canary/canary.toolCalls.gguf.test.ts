@@ -1,7 +1,7 @@
 import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import type {ChatMessage, ChatTool} from "../../batteries/BatteryItem.js";
 import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
@@ -14,6 +14,9 @@ import {readFamilyTokenizerFiles, tokenizerFamilies} from "../../gguf/tokenizerF
 import {ggufFileChatTemplate} from "../../chat/ggufChatTemplate.js";
 import {type RunningServeServer, startServeServer} from "../../serve/startServeServer.js";
 import type {CanaryResult} from "./runCanary.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * The drift canary on agent conversations over the qwen3 fixture (Qwen's vocabulary and ChatML

@@ -1,4 +1,4 @@
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import type {Completion, DecodePath} from "../../decodePaths/DecodePath.js";
 import {EmbeddedDecodePath} from "../../decodePaths/EmbeddedDecodePath.js";
@@ -7,6 +7,9 @@ import {StubOpenAiServer} from "../../decodePaths/testing/StubOpenAiServer.js";
 import {BigramBackend} from "../../engine/testing/BigramBackend.js";
 import {renderCanaryReport} from "./renderCanaryReport.js";
 import {runCanary} from "./runCanary.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const target = BigramBackend.random(3, 12, {eosBias: -8});
 const draft = target.noisyCopy(4, 3);

@@ -1,10 +1,13 @@
 import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
 import {targetReferenceBattery} from "../../tune/testing/targetReferenceBattery.js";
 import {BUDGET_NOT_MET_EXIT_CODE, runCalibrateCommand} from "./calibrateCommand.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let battery: string;

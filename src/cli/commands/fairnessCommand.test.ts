@@ -1,12 +1,15 @@
 import {mkdir, mkdtemp, readFile, readdir, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {batteryFixtureDirectory} from "../../batteries/testing/batteryFixtureDirectory.js";
 import {writeRandomLlamaPair, type RandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import {twoLanguageBattery} from "../../fairness/testing/fairnessFixtures.js";
 import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
 import {runFairnessAnalyzeCommand} from "./fairnessCommand.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let pair: RandomLlamaPair;

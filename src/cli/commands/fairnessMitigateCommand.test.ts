@@ -2,10 +2,13 @@ import {createHash} from "node:crypto";
 import {mkdtemp, readFile, rm, stat, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {batteryFixtureDirectory} from "../../batteries/testing/batteryFixtureDirectory.js";
 import {type RandomLlamaPair, writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import {runFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let pair: RandomLlamaPair;

@@ -1,10 +1,13 @@
 import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {ExitCode} from "../exitCodes.js";
 import {runCliCaptured} from "../testing/runCliCaptured.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * Every command end to end on a real-vocabulary fixture written by `specgate fixtures --tokenizer

@@ -2,10 +2,13 @@ import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {Command, CommanderError} from "commander";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import type {RunningServeServer} from "../../serve/startServeServer.js";
 import {registerServeCommand} from "./serveCommand.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let pair: {targetPath: string; draftPath: string};

@@ -1,11 +1,14 @@
 import {mkdtemp, readdir, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
 import {targetReferenceBattery} from "../../tune/testing/targetReferenceBattery.js";
 import {createProgram} from "../createProgram.js";
 import {runSweepCommand} from "./sweepCommand.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let battery: string;

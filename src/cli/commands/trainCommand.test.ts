@@ -1,7 +1,10 @@
-import {afterEach, describe, expect, it} from "vitest";
+import {afterEach, describe, expect, it, vi} from "vitest";
 import {InvalidInputError} from "../../errors.js";
 import {LlamaCppToolMissingError} from "../../foundry/finetune/LlamaCppToolMissingError.js";
 import {parseTrainOptions, runTrain} from "./trainCommand.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const valid = {corpus: "corpus", out: "model.gguf", shape: "64,2,2,192"};
 

@@ -1,7 +1,7 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {processLogits} from "../../distributions/processLogits.js";
@@ -16,6 +16,9 @@ import {CrossTokenizerDrafter} from "./CrossTokenizerDrafter.js";
 import {IncrementalTokenization, tokensContinuing} from "./retokenize.js";
 import {writeCrossTokenizerModels} from "./testing/crossTokenizerModels.js";
 import {oneHot, oracleDraft, RowBackend} from "./testing/RowBackend.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 // A Qwen3 target (151,669 tokens) and a Llama 3 draft (128,256 tokens): llama.cpp's pairing rule
 // refuses the pair, and `model:retokenize` drafts across it.

@@ -1,7 +1,7 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {parseDrafterSpec} from "./parseDrafterSpec.js";
@@ -10,6 +10,9 @@ import {runBench} from "../../bench/runBench.js";
 import {EmbeddedDecodePath} from "../../decodePaths/EmbeddedDecodePath.js";
 import {TokenizerMismatchError} from "../../errors.js";
 import {createServeApp} from "../../serve/createServeApp.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 // A Qwen3 target and a Llama 3 draft: llama.cpp's pairing rule refuses them; `model:retokenize`
 // drafts across them in text (docs/drafters.md).

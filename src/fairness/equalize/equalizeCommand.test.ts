@@ -1,7 +1,7 @@
 import {mkdtemp, readFile, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {batteryFixtureDirectory} from "../../batteries/testing/batteryFixtureDirectory.js";
 import {runFairnessAnalyzeCommand} from "../../cli/commands/fairnessCommand.js";
 import {writeRandomLlamaPair, type RandomLlamaPair} from "../../gguf/randomLlamaModel.js";
@@ -9,6 +9,9 @@ import type {FairnessAnalysis} from "../FairnessAnalysis.js";
 import {twoLanguageBattery} from "../testing/fairnessFixtures.js";
 import {skewedBigramPair} from "../testing/skewedBigramPair.js";
 import type {GammaServingHints} from "./gammaServingHints.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let pair: RandomLlamaPair;

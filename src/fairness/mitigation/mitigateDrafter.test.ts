@@ -2,7 +2,7 @@ import {createHash} from "node:crypto";
 import {mkdtemp, readFile, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import {ModelLoadError, SingleGroupError, TokenizerMismatchError, UnknownLanguageError} from "../../errors.js";
@@ -15,6 +15,9 @@ import {buildDistillationSet, type DistillationGroup} from "./buildDistillationS
 import {defaultMitigationOptions} from "./MitigationState.js";
 import {mitigateDrafter} from "./mitigateDrafter.js";
 import {readTrainableDrafter} from "./readTrainableDrafter.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 let directory: string;
 let pair: RandomLlamaPair;

@@ -1,6 +1,9 @@
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {stageKey} from "./buildFamily.js";
 import {familyRecipe, type TrainedMemberRecipe} from "./familyRecipe.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const target = familyRecipe.members.find((member) => member.name === "target") as TrainedMemberRecipe;
 

@@ -1,6 +1,9 @@
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {InvalidInputError} from "../../errors.js";
 import {finetuneText} from "./finetuneText.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 const countTokens = (text: string): number => Buffer.byteLength(text, "utf8");
 const train = Array.from({length: 50}, (_, index) => `Question: ${index} + 1?\nAnswer: ${index + 1}`);

@@ -1,7 +1,7 @@
 import {mkdtemp, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {ByteTokenizer} from "../../gguf/ByteTokenizer.js";
 import {initializeLlamaWeights} from "../model/initializeLlamaWeights.js";
 import {headDimension} from "../model/LlamaConfig.js";
@@ -12,6 +12,9 @@ import {writeLlamaGguf} from "../model/writeLlamaGguf.js";
 import {llamaCppToolPath, llamaCppToolExists} from "./locateLlamaCppTool.js";
 import {shapeConfig} from "./ModelShape.js";
 import {runLlamaFinetune} from "./runLlamaFinetune.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * The golden gradient test of the foundry's trainer: one plain SGD step of the patched llama-finetune

@@ -1,5 +1,8 @@
-import {describe, expect, it} from "vitest";
+import {describe, expect, it, vi} from "vitest";
 import {parseFinetuneProgress} from "./parseFinetuneProgress.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 describe("parseFinetuneProgress", () => {
     it("reads llama-finetune's training and validation progress bars", () => {

@@ -2,7 +2,7 @@ import {mkdtemp, readFile, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import type {Token} from "node-llama-cpp";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {sharedLlama} from "../../backend/NodeLlamaCppBackend.js";
 import {ByteTokenizer} from "../../gguf/ByteTokenizer.js";
 import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
@@ -15,6 +15,9 @@ import {RopeTable} from "../model/RopeTable.js";
 import {llamaCppToolExists} from "./locateLlamaCppTool.js";
 import {shapeConfig} from "./ModelShape.js";
 import {trainWithLlamaFinetune} from "./trainWithLlamaFinetune.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * A real llama-finetune run (a few seconds) where scripts/buildLlamaCppTools.sh has built it; CI has

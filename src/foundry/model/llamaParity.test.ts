@@ -2,7 +2,7 @@ import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import type {LlamaModel, Token} from "node-llama-cpp";
-import {afterAll, beforeAll, describe, expect, it} from "vitest";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend, sharedLlama} from "../../backend/NodeLlamaCppBackend.js";
 import {ByteTokenizer} from "../../gguf/ByteTokenizer.js";
 import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
@@ -13,6 +13,9 @@ import {llamaForward} from "./llamaForward.js";
 import type {LlamaWeights} from "./LlamaWeights.js";
 import {RopeTable} from "./RopeTable.js";
 import {writeLlamaGguf} from "./writeLlamaGguf.js";
+import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
 
 /**
  * The golden parity test: the reference forward pass (float64, weights rounded to float32) against
