@@ -15,7 +15,7 @@ export default tseslint.config(
         rules: {
             "@typescript-eslint/no-unused-vars": ["error", {argsIgnorePattern: "^_", varsIgnorePattern: "^_"}],
             "prefer-const": "error",
-            "eqeqeq": ["error", "always", {null: "ignore"}]
+            eqeqeq: ["error", "always", {null: "ignore"}]
         }
     }
 );

@@ -47,8 +47,18 @@ function counted(backend: ModelBackend, batches: Map<number, number>): ModelBack
             value: async (): Promise<BackendSequence> => {
                 const sequence = await backend.createSequence();
                 return Object.create(sequence, {
-                    evaluate: {value: (tokens: readonly number[], options?: {positions?: readonly number[]}) => (count(tokens.length, options), sequence.evaluate(tokens, options))},
-                    evaluateArgmax: {value: (tokens: readonly number[], options?: {positions?: readonly number[]}) => (count(tokens.length, options), sequence.evaluateArgmax!(tokens, options))},
+                    evaluate: {
+                        value: (tokens: readonly number[], options?: {positions?: readonly number[]}) => (
+                            count(tokens.length, options),
+                            sequence.evaluate(tokens, options)
+                        )
+                    },
+                    evaluateArgmax: {
+                        value: (tokens: readonly number[], options?: {positions?: readonly number[]}) => (
+                            count(tokens.length, options),
+                            sequence.evaluateArgmax!(tokens, options)
+                        )
+                    },
                     tokens: {get: () => sequence.tokens}
                 }) as BackendSequence;
             }
@@ -59,7 +69,9 @@ function counted(backend: ModelBackend, batches: Map<number, number>): ModelBack
 /** Minimum time of 40 argmax evaluations of each batch size, after a 40-token context. */
 async function costCurve(model: ModelBackend, sizes: readonly number[]): Promise<Map<number, number>> {
     const sequence = await model.createSequence();
-    const context = model.tokenize("Request: Set a timer for 56 minutes.\nCall: {\"name\":\"set_timer\",\"arguments\":{\"minutes\":56}}\n\nRequest:");
+    const context = model.tokenize(
+        'Request: Set a timer for 56 minutes.\nCall: {"name":"set_timer","arguments":{"minutes":56}}\n\nRequest:'
+    );
     await sequence.evaluate(context.slice(0, 40), {positions: []});
     const curve = new Map<number, number>();
     for (const size of sizes) {
@@ -84,12 +96,17 @@ const draftCurve = await costCurve(rawDraft, sizes);
 function price(batches: Map<number, number>, curve: Map<number, number>): number {
     const largest = Math.max(...curve.keys());
     const slope = curve.get(largest)! - curve.get(largest - 1)!;
-    return [...batches].reduce((sum, [size, count]) => sum + count * (curve.get(size) ?? curve.get(largest)! + (size - largest) * slope), 0);
+    return [...batches].reduce(
+        (sum, [size, count]) => sum + count * (curve.get(size) ?? curve.get(largest)! + (size - largest) * slope),
+        0
+    );
 }
 const format = (curve: Map<number, number>) => [...curve].map(([size, milliseconds]) => `${size}: ${milliseconds.toFixed(3)}`).join(", ");
 process.stdout.write(`${prompts.length} prompts (${values.prompts}) × up to ${maxTokens} tokens, temperature 0, γ = ${gamma}, strict\n`);
 process.stdout.write(`target ms by batch size: ${format(targetCurve)}\ndraft ms by batch size: ${format(draftCurve)}\n\n`);
-process.stdout.write("| drafter | target calls / token | tokens verified / token | acceptance | modeled speed-up |\n|---|---|---|---|---|\n");
+process.stdout.write(
+    "| drafter | target calls / token | tokens verified / token | acceptance | modeled speed-up |\n|---|---|---|---|---|\n"
+);
 
 const targetBatches = new Map<number, number>();
 const draftBatches = new Map<number, number>();
@@ -116,7 +133,9 @@ for (const spec of ["target-only", ...values.drafters.split(",")]) {
     const verified = [...targetBatches].reduce((sum, [size, count]) => sum + size * count, 0);
     const milliseconds = price(targetBatches, targetCurve) + price(draftBatches, draftCurve);
     if (spec === "target-only") baselineMilliseconds = milliseconds;
-    process.stdout.write(`| ${spec} | ${(decodeCalls / tokens).toFixed(3)} | ${(verified / tokens).toFixed(3)} | ${drafted === 0 ? "–" : `${(100 * accepted / drafted).toFixed(1)}%`} | ${(baselineMilliseconds / milliseconds).toFixed(2)}× |\n`);
+    process.stdout.write(
+        `| ${spec} | ${(decodeCalls / tokens).toFixed(3)} | ${(verified / tokens).toFixed(3)} | ${drafted === 0 ? "–" : `${((100 * accepted) / drafted).toFixed(1)}%`} | ${(baselineMilliseconds / milliseconds).toFixed(2)}× |\n`
+    );
 }
 await rawDraft.dispose();
 await target.dispose();

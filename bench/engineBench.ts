@@ -31,9 +31,19 @@ await mkdir(directory, {recursive: true});
 // are set so the draft approximates the target about as well as a same-family draft does a real
 // target (≈ 2.1 accepted tokens per γ = 4 step, α ≈ 0.72, measured on three prompts); with the
 // generator's defaults a 128-wide slice of a 768-wide target gives α ≈ 0.37.
-const shape = {target: {embeddingLength: 768, blockCount: 8, headCount: 12, headCountKv: 12, feedForwardLength: 2048, contextLength: 512},
-    draft: {embeddingLength: 128, blockCount: 2, headCount: 2, headCountKv: 2, feedForwardLength: 384, contextLength: 512}};
-const pair = await writeRandomLlamaPair({directory, seed: 1, weightType: GgmlTensorType.F32, tailScale: 0.05, draftNoise: 0.05, residualScale: 0.1, ...shape});
+const shape = {
+    target: {embeddingLength: 768, blockCount: 8, headCount: 12, headCountKv: 12, feedForwardLength: 2048, contextLength: 512},
+    draft: {embeddingLength: 128, blockCount: 2, headCount: 2, headCountKv: 2, feedForwardLength: 384, contextLength: 512}
+};
+const pair = await writeRandomLlamaPair({
+    directory,
+    seed: 1,
+    weightType: GgmlTensorType.F32,
+    tailScale: 0.05,
+    draftNoise: 0.05,
+    residualScale: 0.1,
+    ...shape
+});
 const target = await NodeLlamaCppBackend.load(pair.targetPath, {threads});
 const draft = await NodeLlamaCppBackend.load(pair.draftPath, {threads});
 
@@ -53,7 +63,11 @@ for (const k of [1, 2, 3, 5, 9]) {
     curve[k] = times.sort((a, b) => a - b)[4];
 }
 await sequence.dispose();
-process.stdout.write(`cost curve (ms, target, logits at every position): ${Object.entries(curve).map(([k, ms]) => `t(${k}) = ${ms.toFixed(2)}`).join(", ")}\n\n`);
+process.stdout.write(
+    `cost curve (ms, target, logits at every position): ${Object.entries(curve)
+        .map(([k, ms]) => `t(${k}) = ${ms.toFixed(2)}`)
+        .join(", ")}\n\n`
+);
 
 const policies = ["greedy", "strict", "fuzzy:js:0.4", "calibrated"].map((spec) => parsePolicySpec(spec));
 const results: Record<string, BenchRow[]> = {};
@@ -62,16 +76,43 @@ for (const temperature of [0, 0.8]) {
     const extraPaths = gammas.map((gamma) => ({
         label: `node-llama-cpp predictor γ=${gamma}`,
         run: async (prompt: string, seed: number) => {
-            const run = await runDraftSequencePredictor({target: pair.targetPath, draft: pair.draftPath, prompt, maxTokens, temperature, seed, predictor: {maxTokens: gamma}, threads});
+            const run = await runDraftSequencePredictor({
+                target: pair.targetPath,
+                draft: pair.draftPath,
+                prompt,
+                maxTokens,
+                temperature,
+                seed,
+                predictor: {maxTokens: gamma},
+                threads
+            });
             return {tokens: run.tokens, decodeMilliseconds: run.elapsedMilliseconds};
         }
     }));
-    const rows = await runBench({target, draft, prompts: defaultBenchPrompts, policies, gammas, sampling, maxTokens, seed: 0, extraPaths,
-        onProgress: (done, total, label) => process.stderr.write(`\r\x1b[K${done}/${total} T=${temperature} ${label}`)});
+    const rows = await runBench({
+        target,
+        draft,
+        prompts: defaultBenchPrompts,
+        policies,
+        gammas,
+        sampling,
+        maxTokens,
+        seed: 0,
+        extraPaths,
+        onProgress: (done, total, label) => process.stderr.write(`\r\x1b[K${done}/${total} T=${temperature} ${label}`)
+    });
     process.stderr.write("\r\x1b[K");
     results[`temperature ${temperature}`] = rows;
     process.stdout.write(`### temperature ${temperature}\n\n${formatBenchTable(rows)}\n`);
 }
-await writeJsonOutput(".specgate/bench/engine.json", {date: new Date().toISOString(), node: process.version, threads, shape, maxTokens, costCurveMilliseconds: curve, results});
+await writeJsonOutput(".specgate/bench/engine.json", {
+    date: new Date().toISOString(),
+    node: process.version,
+    threads,
+    shape,
+    maxTokens,
+    costCurveMilliseconds: curve,
+    results
+});
 await draft.dispose();
 await target.dispose();

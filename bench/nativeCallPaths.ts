@@ -41,18 +41,20 @@ async function compare(label: string, path: string, kind: "distributions" | "arg
         {name: "inline", backend: await NativeBackend.load(path, {inlineBelowMilliseconds: 1000})}
     ];
     const results = new Map<string, {wall: number[]; decode: number[]}>();
-    const sequences = await Promise.all(arms.map(async ({backend}) => {
-        const sequence = await backend.createSequence();
-        await sequence.evaluate(backend.tokenize("Once upon a time"), {positions: []});
-        return sequence;
-    }));
+    const sequences = await Promise.all(
+        arms.map(async ({backend}) => {
+            const sequence = await backend.createSequence();
+            await sequence.evaluate(backend.tokenize("Once upon a time"), {positions: []});
+            return sequence;
+        })
+    );
     for (let round = 0; round < blocks; round++) {
         for (let index = 0; index < arms.length; index++) {
             const arm = arms[(index + round) % arms.length];
             const sequence = sequences[arms.indexOf(arm)];
-            const measured = await block(sequence, (token) => kind === "distributions"
-                ? sequence.evaluateDistributions!([token], sampling)
-                : sequence.evaluateArgmax!([token]));
+            const measured = await block(sequence, (token) =>
+                kind === "distributions" ? sequence.evaluateDistributions!([token], sampling) : sequence.evaluateArgmax!([token])
+            );
             const entry = results.get(arm.name) ?? {wall: [], decode: []};
             entry.wall.push(measured.wall);
             entry.decode.push(measured.decode);

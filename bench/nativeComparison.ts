@@ -70,7 +70,7 @@ const jsonPath = value("--json") ?? join(root, ".specgate/bench-native/result.js
 const gamma = 4;
 const modes = scalingOnly ? ["target-only"] : ["target-only", `strict γ=${gamma}`];
 /** The family target decodes a token in ≈ 0.3 ms, so one generation is a few milliseconds: it gets 3× the repetitions. */
-const repsOf = (benchCase: {name: string}): number => benchCase.name === "family" ? 3 * reps : reps;
+const repsOf = (benchCase: {name: string}): number => (benchCase.name === "family" ? 3 * reps : reps);
 const binDirectory = join(root, "native/build/baselines/bin");
 const fixtureDirectory = join(root, ".specgate/bench-native");
 const logDirectory = join(fixtureDirectory, "logs");
@@ -85,21 +85,78 @@ interface BenchCase {
     fixtures?: string[];
 }
 
-const familyPrompts = readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8").split("\n").filter((line) => line.trim() !== "")
+const familyPrompts = readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
     .map((line) => (JSON.parse(line) as {prompt: string}).prompt);
 const cases: Record<string, BenchCase> = {
-    family: {name: "family", label: "family pair (d128×4 target, 260 tokens)", target: join(root, "models/target/model.gguf"), draft: join(root, "models/draft/model.gguf"), prompts: familyPrompts},
+    family: {
+        name: "family",
+        label: "family pair (d128×4 target, 260 tokens)",
+        target: join(root, "models/target/model.gguf"),
+        draft: join(root, "models/draft/model.gguf"),
+        prompts: familyPrompts
+    },
     d768: {
-        name: "d768", label: "d768×8 F32 pair (draft d256×2)", target: join(fixtureDirectory, "d768/target.gguf"), draft: join(fixtureDirectory, "d768/draft.gguf"), prompts: defaultBenchPrompts,
-        fixtures: ["--out", join(fixtureDirectory, "d768"), "--target-shape", "768,8,12,2048", "--draft-shape", "256,2,4,768", "--type", "F32", "--context", "512"]
+        name: "d768",
+        label: "d768×8 F32 pair (draft d256×2)",
+        target: join(fixtureDirectory, "d768/target.gguf"),
+        draft: join(fixtureDirectory, "d768/draft.gguf"),
+        prompts: defaultBenchPrompts,
+        fixtures: [
+            "--out",
+            join(fixtureDirectory, "d768"),
+            "--target-shape",
+            "768,8,12,2048",
+            "--draft-shape",
+            "256,2,4,768",
+            "--type",
+            "F32",
+            "--context",
+            "512"
+        ]
     },
     v152k: {
-        name: "v152k", label: "V = 152,000 pair (d256×4 F32 target, d64×1 draft)", target: join(fixtureDirectory, "v152k/target.gguf"), draft: join(fixtureDirectory, "v152k/draft.gguf"), prompts: defaultBenchPrompts,
-        fixtures: ["--out", join(fixtureDirectory, "v152k"), "--target-shape", "256,4,4,1024", "--draft-shape", "64,1,1,192", "--type", "F32", "--context", "512", "--vocabulary-size", "152000"]
+        name: "v152k",
+        label: "V = 152,000 pair (d256×4 F32 target, d64×1 draft)",
+        target: join(fixtureDirectory, "v152k/target.gguf"),
+        draft: join(fixtureDirectory, "v152k/draft.gguf"),
+        prompts: defaultBenchPrompts,
+        fixtures: [
+            "--out",
+            join(fixtureDirectory, "v152k"),
+            "--target-shape",
+            "256,4,4,1024",
+            "--draft-shape",
+            "64,1,1,192",
+            "--type",
+            "F32",
+            "--context",
+            "512",
+            "--vocabulary-size",
+            "152000"
+        ]
     },
     qwen3: {
-        name: "qwen3", label: "Qwen3's real vocabulary (151,669 tokens, BPE; d256×4 F32 target, d64×1 draft)", target: join(fixtureDirectory, "qwen3/target.gguf"), draft: join(fixtureDirectory, "qwen3/draft.gguf"), prompts: defaultBenchPrompts,
-        fixtures: ["--out", join(fixtureDirectory, "qwen3"), "--target-shape", "256,4,4,1024", "--draft-shape", "64,1,1,192", "--type", "F32", "--context", "512", "--tokenizer", "qwen3"]
+        name: "qwen3",
+        label: "Qwen3's real vocabulary (151,669 tokens, BPE; d256×4 F32 target, d64×1 draft)",
+        target: join(fixtureDirectory, "qwen3/target.gguf"),
+        draft: join(fixtureDirectory, "qwen3/draft.gguf"),
+        prompts: defaultBenchPrompts,
+        fixtures: [
+            "--out",
+            join(fixtureDirectory, "qwen3"),
+            "--target-shape",
+            "256,4,4,1024",
+            "--draft-shape",
+            "64,1,1,192",
+            "--type",
+            "F32",
+            "--context",
+            "512",
+            "--tokenizer",
+            "qwen3"
+        ]
     }
 };
 
@@ -113,9 +170,11 @@ const median = (values: readonly number[]): number => {
     const middle = finite.length >> 1;
     return finite.length % 2 === 1 ? finite[middle] : (finite[middle - 1] + finite[middle]) / 2;
 };
-const fixed = (number: number | undefined, digits = 2): string => number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
-const shellQuote = (part: string): string => /^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`;
-const commandLine = (parts: readonly string[]): string => parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
+const fixed = (number: number | undefined, digits = 2): string =>
+    number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
+const shellQuote = (part: string): string => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`);
+const commandLine = (parts: readonly string[]): string =>
+    parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
 
 function ensureBaselines(): void {
     const tools = ["llama-server", "llama-bench", "llama-speculative-simple"];
@@ -129,10 +188,11 @@ function ensureFixtures(benchCase: BenchCase): void {
     if (benchCase.fixtures == null || (existsSync(benchCase.target) && existsSync(benchCase.draft))) return;
     log(`writing fixtures: specgate fixtures ${benchCase.fixtures.join(" ")}`);
     const tsx = join(root, "node_modules/.bin/tsx");
-    const result = spawnSync(tsx, [join(root, "src/cli/main.ts"), "fixtures", ...benchCase.fixtures], {stdio: ["ignore", "ignore", "inherit"]});
+    const result = spawnSync(tsx, [join(root, "src/cli/main.ts"), "fixtures", ...benchCase.fixtures], {
+        stdio: ["ignore", "ignore", "inherit"]
+    });
     if (result.status !== 0) throw new Error(`specgate fixtures failed for ${benchCase.name}`);
 }
-
 
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
 
@@ -154,21 +214,68 @@ function runTool(binary: string, args: readonly string[], timeoutMilliseconds = 
 
 /** Sampler flags shared by llama-speculative-simple runs: T, top-k 0, top-p 1, min-p 0, the rest off. */
 function nativeSamplerFlags(temperature: number, seed: number): string[] {
-    return ["--temp", String(temperature), "--top-k", "0", "--top-p", "1", "--min-p", "0", "--typical", "1", "--repeat-penalty", "1",
-        "--presence-penalty", "0", "--frequency-penalty", "0", "--dry-multiplier", "0", "--xtc-probability", "0", "--top-nsigma", "-1",
-        "--mirostat", "0", "--samplers", "top_k;top_p;min_p;temperature", "--ignore-eos", "--seed", String(seed)];
+    return [
+        "--temp",
+        String(temperature),
+        "--top-k",
+        "0",
+        "--top-p",
+        "1",
+        "--min-p",
+        "0",
+        "--typical",
+        "1",
+        "--repeat-penalty",
+        "1",
+        "--presence-penalty",
+        "0",
+        "--frequency-penalty",
+        "0",
+        "--dry-multiplier",
+        "0",
+        "--xtc-probability",
+        "0",
+        "--top-nsigma",
+        "-1",
+        "--mirostat",
+        "0",
+        "--samplers",
+        "top_k;top_p;min_p;temperature",
+        "--ignore-eos",
+        "--seed",
+        String(seed)
+    ];
 }
 
 // ---------------------------------------------------------------------------------------------
 // The native arms
 
 class LlamaServer {
-    private constructor(private readonly child: ReturnType<typeof spawn>, public readonly port: number, public readonly command: string) {}
+    private constructor(
+        private readonly child: ReturnType<typeof spawn>,
+        public readonly port: number,
+        public readonly command: string
+    ) {}
 
     public static async start(model: string, threads: number, contextSize: number, logFile: string): Promise<LlamaServer> {
         const port = await freePort();
-        const args = ["-m", model, "-t", String(threads), "-tb", String(threads), "-c", String(contextSize), "-np", "1", "--no-webui",
-            "--host", "127.0.0.1", "--port", String(port)];
+        const args = [
+            "-m",
+            model,
+            "-t",
+            String(threads),
+            "-tb",
+            String(threads),
+            "-c",
+            String(contextSize),
+            "-np",
+            "1",
+            "--no-webui",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            String(port)
+        ];
         const handle = await open(logFile, "w");
         const child = spawn(join(binDirectory, "llama-server"), args, {stdio: ["ignore", handle.fd, handle.fd]});
         await handle.close();
@@ -191,14 +298,25 @@ class LlamaServer {
     }
 
     /** Decode tok/s of one /completion (timings.predicted_per_second: prompt excluded, first token free). */
-    public async complete(promptTokens: readonly number[], temperature: number, tokens: number, seed: number): Promise<{tokensPerSecond: number; predicted: number}> {
+    public async complete(
+        promptTokens: readonly number[],
+        temperature: number,
+        tokens: number,
+        seed: number
+    ): Promise<{tokensPerSecond: number; predicted: number}> {
         const response = await fetch(`http://127.0.0.1:${this.port}/completion`, {
             method: "POST",
             headers: {"content-type": "application/json"},
-            body: JSON.stringify({...serverSampling(temperature, seed), prompt: promptTokens, n_predict: tokens, stream: false, cache_prompt: true})
+            body: JSON.stringify({
+                ...serverSampling(temperature, seed),
+                prompt: promptTokens,
+                n_predict: tokens,
+                stream: false,
+                cache_prompt: true
+            })
         });
         if (!response.ok) throw new Error(`llama-server /completion: ${response.status} ${await response.text()}`);
-        const body = await response.json() as {timings: {predicted_per_second: number; predicted_n: number}};
+        const body = (await response.json()) as {timings: {predicted_per_second: number; predicted_n: number}};
         return {tokensPerSecond: body.timings.predicted_per_second, predicted: body.timings.predicted_n};
     }
 
@@ -212,8 +330,24 @@ class LlamaServer {
 }
 
 function serverSampling(temperature: number, seed: number) {
-    return {temperature, top_k: 0, top_p: 1, min_p: 0, typical_p: 1, repeat_penalty: 1, repeat_last_n: 0, presence_penalty: 0, frequency_penalty: 0,
-        dry_multiplier: 0, xtc_probability: 0, top_n_sigma: -1, mirostat: 0, ignore_eos: true, seed, samplers: ["top_k", "top_p", "min_p", "temperature"]};
+    return {
+        temperature,
+        top_k: 0,
+        top_p: 1,
+        min_p: 0,
+        typical_p: 1,
+        repeat_penalty: 1,
+        repeat_last_n: 0,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        dry_multiplier: 0,
+        xtc_probability: 0,
+        top_n_sigma: -1,
+        mirostat: 0,
+        ignore_eos: true,
+        seed,
+        samplers: ["top_k", "top_p", "min_p", "temperature"]
+    };
 }
 
 let speculativeSimpleRetries = 0;
@@ -227,15 +361,59 @@ interface SpeculativeRun {
     command: string;
 }
 
-async function runSpeculativeSimple(options: {target: string; draft?: string; specType?: string; prompt: string; threads: number; contextSize: number; temperature: number; tokens: number; seed: number}): Promise<SpeculativeRun> {
+async function runSpeculativeSimple(options: {
+    target: string;
+    draft?: string;
+    specType?: string;
+    prompt: string;
+    threads: number;
+    contextSize: number;
+    temperature: number;
+    tokens: number;
+    seed: number;
+}): Promise<SpeculativeRun> {
     // A draft model drafts exactly γ tokens a step (no minimum, no confidence cut-off); ngram-simple looks up
     // the last 3 tokens and proposes up to γ (its defaults, 12 and 48, would rarely match in 64 tokens).
-    const drafting = options.draft != null
-        ? ["-md", options.draft, "--spec-type", "draft-simple", "--spec-draft-n-max", String(gamma), "--spec-draft-n-min", "0", "--spec-draft-p-min", "0"]
-        : ["--spec-type", options.specType ?? "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", String(gamma)];
-    const args = ["-m", options.target, ...drafting, "-t", String(options.threads), "-tb", String(options.threads),
-        "-td", String(options.threads), "-c", String(options.contextSize), "-n", String(options.tokens), ...nativeSamplerFlags(options.temperature, options.seed),
-        "-p", options.prompt];
+    const drafting =
+        options.draft != null
+            ? [
+                  "-md",
+                  options.draft,
+                  "--spec-type",
+                  "draft-simple",
+                  "--spec-draft-n-max",
+                  String(gamma),
+                  "--spec-draft-n-min",
+                  "0",
+                  "--spec-draft-p-min",
+                  "0"
+              ]
+            : [
+                  "--spec-type",
+                  options.specType ?? "ngram-simple",
+                  "--spec-ngram-simple-size-n",
+                  "3",
+                  "--spec-ngram-simple-size-m",
+                  String(gamma)
+              ];
+    const args = [
+        "-m",
+        options.target,
+        ...drafting,
+        "-t",
+        String(options.threads),
+        "-tb",
+        String(options.threads),
+        "-td",
+        String(options.threads),
+        "-c",
+        String(options.contextSize),
+        "-n",
+        String(options.tokens),
+        ...nativeSamplerFlags(options.temperature, options.seed),
+        "-p",
+        options.prompt
+    ];
     const command = commandLine([join(binDirectory, "llama-speculative-simple"), ...args.slice(0, -2)]) + " -p '<prompt>'";
     // llama.cpp's common log is written by a worker thread that is not joined at exit (common_log_main()
     // leaks it), so on a loaded machine the summary lines are sometimes lost: run again when they are.
@@ -255,7 +433,14 @@ async function runSpeculativeSimple(options: {target: string; draft?: string; sp
     }
     const drafted = Number(/n_drafted\s*=\s*(\d+)/.exec(output)?.[1] ?? Number.NaN);
     const accepted = Number(/n_accept\s*=\s*(\d+)/.exec(output)?.[1] ?? Number.NaN);
-    return {tokensPerSecond: Number(decoded[3]), decoded: Number(decoded[1]), promptTokens: Number(encoded?.[1] ?? Number.NaN), drafted, accepted, command};
+    return {
+        tokensPerSecond: Number(decoded[3]),
+        decoded: Number(decoded[1]),
+        promptTokens: Number(encoded?.[1] ?? Number.NaN),
+        drafted,
+        accepted,
+        command
+    };
 }
 
 interface LlamaBenchRow {
@@ -269,8 +454,15 @@ async function runLlamaBench(model: string, threads: readonly number[]): Promise
     const {code, output} = await runTool("llama-bench", args, 600_000);
     const start = output.indexOf("[");
     if (code !== 0 || start < 0) throw new Error(`llama-bench failed (${code}): ${output.slice(-2000)}`);
-    const parsed = JSON.parse(output.slice(start, output.lastIndexOf("]") + 1)) as Array<{n_threads: number; avg_ts: number; stddev_ts: number}>;
-    return {rows: parsed.map((row) => ({threads: row.n_threads, tokensPerSecond: row.avg_ts, stddev: row.stddev_ts})), command: commandLine([join(binDirectory, "llama-bench"), ...args])};
+    const parsed = JSON.parse(output.slice(start, output.lastIndexOf("]") + 1)) as Array<{
+        n_threads: number;
+        avg_ts: number;
+        stddev_ts: number;
+    }>;
+    return {
+        rows: parsed.map((row) => ({threads: row.n_threads, tokensPerSecond: row.avg_ts, stddev: row.stddev_ts})),
+        command: commandLine([join(binDirectory, "llama-bench"), ...args])
+    };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,11 +502,20 @@ interface EvaluationRecord {
 
 function recorded(sequence: BackendSequence, record: EvaluationRecord[]): BackendSequence {
     const timed = async <T>(call: () => Promise<T>): Promise<T> => {
-        const before = {decode: sequence.timings?.decodeMilliseconds ?? 0, transfer: sequence.timings?.transferMilliseconds ?? 0, sampling: sequence.timings?.samplingMilliseconds ?? 0};
+        const before = {
+            decode: sequence.timings?.decodeMilliseconds ?? 0,
+            transfer: sequence.timings?.transferMilliseconds ?? 0,
+            sampling: sequence.timings?.samplingMilliseconds ?? 0
+        };
         const start = performance.now();
         const result = await call();
-        record.push({start, wall: performance.now() - start, decode: (sequence.timings?.decodeMilliseconds ?? 0) - before.decode,
-            transfer: (sequence.timings?.transferMilliseconds ?? 0) - before.transfer, sampling: (sequence.timings?.samplingMilliseconds ?? 0) - before.sampling});
+        record.push({
+            start,
+            wall: performance.now() - start,
+            decode: (sequence.timings?.decodeMilliseconds ?? 0) - before.decode,
+            transfer: (sequence.timings?.transferMilliseconds ?? 0) - before.transfer,
+            sampling: (sequence.timings?.samplingMilliseconds ?? 0) - before.sampling
+        });
         return result;
     };
     const evaluateArgmax = sequence.evaluateArgmax;
@@ -327,9 +528,15 @@ function recorded(sequence: BackendSequence, record: EvaluationRecord[]): Backen
             return sequence.timings;
         },
         evaluate: (tokens: readonly number[], options?: EvaluateOptions) => timed(() => sequence.evaluate(tokens, options)),
-        evaluateArgmax: evaluateArgmax == null ? undefined : (tokens: readonly number[], options?: EvaluateOptions) => timed(() => evaluateArgmax.call(sequence, tokens, options)),
-        evaluateDistributions: evaluateDistributions == null ? undefined
-            : (tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions) => timed(() => evaluateDistributions.call(sequence, tokens, sampling, options)),
+        evaluateArgmax:
+            evaluateArgmax == null
+                ? undefined
+                : (tokens: readonly number[], options?: EvaluateOptions) => timed(() => evaluateArgmax.call(sequence, tokens, options)),
+        evaluateDistributions:
+            evaluateDistributions == null
+                ? undefined
+                : (tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions) =>
+                      timed(() => evaluateDistributions.call(sequence, tokens, sampling, options)),
         rollback: (count) => sequence.rollback(count),
         clear: () => sequence.clear(),
         dispose: () => sequence.dispose()
@@ -376,7 +583,14 @@ const started = new Date();
 const loadAtStart = loadavg();
 const pairs: PairRow[] = [];
 const llamaBench: Record<string, {rows: LlamaBenchRow[]; command: string}> = {};
-const ngramRows: Array<{temperature: number; specgate: number[]; native: number[]; specgateTokensPerStep: number; nativeTokensPerStep: number; nativeCommand: string}> = [];
+const ngramRows: Array<{
+    temperature: number;
+    specgate: number[];
+    native: number[];
+    specgateTokensPerStep: number;
+    nativeTokensPerStep: number;
+    nativeCommand: string;
+}> = [];
 const timeSplit: Array<Record<string, number | string>> = [];
 let singleToken: Record<string, number | string> | undefined;
 
@@ -395,30 +609,71 @@ for (const name of caseNames) {
         const target = await NativeBackend.load(benchCase.target, {threads});
         const draft = await NativeBackend.load(benchCase.draft, {threads});
         const contextSize = target.contextSize;
-        const server = await LlamaServer.start(benchCase.target, threads, contextSize, join(logDirectory, `server-${name}-t${threads}.log`));
+        const server = await LlamaServer.start(
+            benchCase.target,
+            threads,
+            contextSize,
+            join(logDirectory, `server-${name}-t${threads}.log`)
+        );
         try {
             for (const temperature of temperatures) {
                 for (const mode of modes) {
                     const speculative = mode !== "target-only";
                     const options = (seed: number, tokens = maxTokens): GenerationOptionsInput => ({
-                        policy: {kind: "strict"}, gamma: speculative ? gamma : 0, sampling: {temperature, topK: 0, topP: 1, minP: 0}, maxTokens: tokens, seed
+                        policy: {kind: "strict"},
+                        gamma: speculative ? gamma : 0,
+                        sampling: {temperature, topK: 0, topP: 1, minP: 0},
+                        maxTokens: tokens,
+                        seed
                     });
-                    const row: PairRow = {case: name, temperature, threads, mode, specgate: [], native: [], ratios: [], specgateTokensPerStep: Number.NaN, nativeTokensPerStep: Number.NaN,
-                        promptMismatches: 0, nativeCommand: ""};
+                    const row: PairRow = {
+                        case: name,
+                        temperature,
+                        threads,
+                        mode,
+                        specgate: [],
+                        native: [],
+                        ratios: [],
+                        specgateTokensPerStep: Number.NaN,
+                        nativeTokensPerStep: Number.NaN,
+                        promptMismatches: 0,
+                        nativeCommand: ""
+                    };
                     const specgateSteps: Array<[number, number]> = [];
                     const nativeSteps: Array<[number, number]> = [];
                     const curves: Array<Record<number, number>> = [];
                     const draftMilliseconds: number[] = [];
                     const specgateArm = async (prompt: string, seed: number, tokens = maxTokens) => {
-                        const result = await generate(presented(target), speculative ? presented(draft) : undefined, promptTokensOf(target, prompt), options(seed, tokens));
+                        const result = await generate(
+                            presented(target),
+                            speculative ? presented(draft) : undefined,
+                            promptTokensOf(target, prompt),
+                            options(seed, tokens)
+                        );
                         return result.telemetry;
                     };
                     const nativeArm = async (prompt: string, seed: number, tokens = maxTokens) => {
                         if (!speculative) {
                             const result = await server.complete(promptTokensOf(target, prompt), temperature, tokens, seed);
-                            return {tokensPerSecond: result.tokensPerSecond, decoded: result.predicted, promptTokens: Number.NaN, drafted: Number.NaN, accepted: Number.NaN, command: ""};
+                            return {
+                                tokensPerSecond: result.tokensPerSecond,
+                                decoded: result.predicted,
+                                promptTokens: Number.NaN,
+                                drafted: Number.NaN,
+                                accepted: Number.NaN,
+                                command: ""
+                            };
                         }
-                        return runSpeculativeSimple({target: benchCase.target, draft: benchCase.draft, prompt, threads, contextSize, temperature, tokens, seed});
+                        return runSpeculativeSimple({
+                            target: benchCase.target,
+                            draft: benchCase.draft,
+                            prompt,
+                            threads,
+                            contextSize,
+                            temperature,
+                            tokens,
+                            seed
+                        });
                     };
                     // Warm-up of both arms (page cache, thread pools, the server's slot).
                     await specgateArm(benchCase.prompts[0], 0, 8);
@@ -440,7 +695,8 @@ for (const name of caseNames) {
                         row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
                         specgateSteps.push([telemetry.emittedTokens, telemetry.steps]);
                         curves.push(telemetry.costCurve());
-                        if (telemetry.toJSON().draftTokenMilliseconds != null) draftMilliseconds.push(telemetry.toJSON().draftTokenMilliseconds!);
+                        if (telemetry.toJSON().draftTokenMilliseconds != null)
+                            draftMilliseconds.push(telemetry.toJSON().draftTokenMilliseconds!);
                         if (speculative) {
                             // Each target step emits its accepted drafts + 1: steps = decoded − accepted.
                             nativeSteps.push([nativeResult.decoded, nativeResult.decoded - nativeResult.accepted]);
@@ -448,25 +704,55 @@ for (const name of caseNames) {
                             row.nativeCommand = nativeResult.command;
                         }
                     }
-                    const perStep = (entries: Array<[number, number]>) => entries.reduce((sum, [tokens]) => sum + tokens, 0) / entries.reduce((sum, [, steps]) => sum + steps, 0);
+                    const perStep = (entries: Array<[number, number]>) =>
+                        entries.reduce((sum, [tokens]) => sum + tokens, 0) / entries.reduce((sum, [, steps]) => sum + steps, 0);
                     row.specgateTokensPerStep = perStep(specgateSteps);
                     row.nativeTokensPerStep = speculative ? perStep(nativeSteps) : 1;
-                    if (!speculative) row.nativeCommand = `${server.command}\` + \`POST /completion ${JSON.stringify({prompt: "<token ids>", n_predict: maxTokens, ...serverSampling(temperature, 1), cache_prompt: true})}`;
+                    if (!speculative)
+                        row.nativeCommand = `${server.command}\` + \`POST /completion ${JSON.stringify({prompt: "<token ids>", n_predict: maxTokens, ...serverSampling(temperature, 1), cache_prompt: true})}`;
                     const sizes = [...new Set(curves.flatMap((curve) => Object.keys(curve).map(Number)))];
                     row.specgateCostCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
                     row.specgateDraftMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
                     pairs.push(row);
                     await writeFile(`${jsonPath}.partial`, `${JSON.stringify({pairs}, null, 1)}\n`);
-                    log(`${name} T=${temperature} t=${threads} ${mode}: specgate ${fixed(median(row.specgate), 1)} tok/s, native ${fixed(median(row.native), 1)} tok/s, ratio ${fixed(median(row.ratios), 3)}`);
+                    log(
+                        `${name} T=${temperature} t=${threads} ${mode}: specgate ${fixed(median(row.specgate), 1)} tok/s, native ${fixed(median(row.native), 1)} tok/s, ratio ${fixed(median(row.ratios), 3)}`
+                    );
                 }
             }
 
             // Secondary: llama.cpp's ngram drafting beside specgate's ngram drafter (family target, 1 thread, T = 0).
             if (withNgram && name === "family" && threads === 1) {
                 const specgateNgram = async (prompt: string, seed: number) =>
-                    (await generate(presented(target), undefined, promptTokensOf(target, prompt), {policy: {kind: "strict"}, drafter: "ngram", gamma, sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}, maxTokens, seed})).telemetry;
-                const nativeNgram = (prompt: string, seed: number) => runSpeculativeSimple({target: benchCase.target, specType: "ngram-simple", prompt, threads, contextSize, temperature: 0, tokens: maxTokens, seed});
-                const ngram = {temperature: 0, specgate: [] as number[], native: [] as number[], specgateTokensPerStep: Number.NaN, nativeTokensPerStep: Number.NaN, nativeCommand: ""};
+                    (
+                        await generate(presented(target), undefined, promptTokensOf(target, prompt), {
+                            policy: {kind: "strict"},
+                            drafter: "ngram",
+                            gamma,
+                            sampling: {temperature: 0, topK: 0, topP: 1, minP: 0},
+                            maxTokens,
+                            seed
+                        })
+                    ).telemetry;
+                const nativeNgram = (prompt: string, seed: number) =>
+                    runSpeculativeSimple({
+                        target: benchCase.target,
+                        specType: "ngram-simple",
+                        prompt,
+                        threads,
+                        contextSize,
+                        temperature: 0,
+                        tokens: maxTokens,
+                        seed
+                    });
+                const ngram = {
+                    temperature: 0,
+                    specgate: [] as number[],
+                    native: [] as number[],
+                    specgateTokensPerStep: Number.NaN,
+                    nativeTokensPerStep: Number.NaN,
+                    nativeCommand: ""
+                };
                 const specgateSteps: Array<[number, number]> = [];
                 const nativeSteps: Array<[number, number]> = [];
                 try {
@@ -481,11 +767,14 @@ for (const name of caseNames) {
                         nativeSteps.push([nativeResult.decoded, nativeResult.decoded - nativeResult.accepted]);
                         ngram.nativeCommand = nativeResult.command;
                     }
-                    const perStep = (entries: Array<[number, number]>) => entries.reduce((sum, [tokens]) => sum + tokens, 0) / entries.reduce((sum, [, steps]) => sum + steps, 0);
+                    const perStep = (entries: Array<[number, number]>) =>
+                        entries.reduce((sum, [tokens]) => sum + tokens, 0) / entries.reduce((sum, [, steps]) => sum + steps, 0);
                     ngram.specgateTokensPerStep = perStep(specgateSteps);
                     ngram.nativeTokensPerStep = perStep(nativeSteps);
                     ngramRows.push(ngram);
-                    log(`ngram: specgate ${fixed(median(ngram.specgate), 1)} tok/s, llama.cpp ngram-simple ${fixed(median(ngram.native), 1)} tok/s`);
+                    log(
+                        `ngram: specgate ${fixed(median(ngram.specgate), 1)} tok/s, llama.cpp ngram-simple ${fixed(median(ngram.native), 1)} tok/s`
+                    );
                 } catch (error) {
                     log(`ngram comparison skipped: ${(error as Error).message.split("\n")[0]}`);
                 }
@@ -499,14 +788,24 @@ for (const name of caseNames) {
                         const targetRecord: EvaluationRecord[] = [];
                         const draftRecord: EvaluationRecord[] = [];
                         const begin = performance.now();
-                        const result = await generate(presented(target, targetRecord), spec === "target-only" ? undefined : presented(draft, draftRecord),
+                        const result = await generate(
+                            presented(target, targetRecord),
+                            spec === "target-only" ? undefined : presented(draft, draftRecord),
                             promptTokensOf(target, benchCase.prompts[rep % benchCase.prompts.length]),
-                            {policy: parsePolicySpec(spec === "target-only" ? "strict" : spec), gamma: spec === "target-only" ? 0 : gamma, sampling: {temperature: 0.8, topK: 0, topP: 1, minP: 0}, maxTokens, seed: rep + 1});
+                            {
+                                policy: parsePolicySpec(spec === "target-only" ? "strict" : spec),
+                                gamma: spec === "target-only" ? 0 : gamma,
+                                sampling: {temperature: 0.8, topK: 0, topP: 1, minP: 0},
+                                maxTokens,
+                                seed: rep + 1
+                            }
+                        );
                         const time = result.telemetry.time;
                         // Evaluations that started after the prompt phase (target prompt and the drafter's start).
                         const promptEnd = begin + time.prompt;
                         const decodeCalls = (record: EvaluationRecord[]) => record.filter((entry) => entry.start >= promptEnd);
-                        const sum = (record: EvaluationRecord[], key: keyof EvaluationRecord) => decodeCalls(record).reduce((total, entry) => total + entry[key], 0);
+                        const sum = (record: EvaluationRecord[], key: keyof EvaluationRecord) =>
+                            decodeCalls(record).reduce((total, entry) => total + entry[key], 0);
                         const decodeWall = time.total - time.prompt;
                         const llamaDecode = sum(targetRecord, "decode") + sum(draftRecord, "decode");
                         const transfer = sum(targetRecord, "transfer") + sum(draftRecord, "transfer");
@@ -533,7 +832,9 @@ for (const name of caseNames) {
                     }
                     const keys = Object.keys(splits[0]);
                     timeSplit.push({...Object.fromEntries(keys.map((key) => [key, median(splits.map((split) => split[key]))])), spec});
-                    log(`time split ${spec}: transfer + sampling + policy ${fixed(100 * (timeSplit.at(-1)!.transferSamplingPolicy as number), 1)}%, everything but llama_decode ${fixed(100 * (timeSplit.at(-1)!.notLlamaDecode as number), 1)}% of decode time`);
+                    log(
+                        `time split ${spec}: transfer + sampling + policy ${fixed(100 * (timeSplit.at(-1)!.transferSamplingPolicy as number), 1)}%, everything but llama_decode ${fixed(100 * (timeSplit.at(-1)!.notLlamaDecode as number), 1)}% of decode time`
+                    );
                 }
             }
 
@@ -572,7 +873,9 @@ for (const name of caseNames) {
                     llamaBenchCommand: benchCommand
                 };
                 await sequence.dispose();
-                log(`single-token decode: ${fixed(singleToken.msPerCall as number, 4)} ms per call; llama-bench ${fixed(singleToken.llamaBenchMsPerToken as number, 4)} ms per token`);
+                log(
+                    `single-token decode: ${fixed(singleToken.msPerCall as number, 4)} ms per call; llama-bench ${fixed(singleToken.llamaBenchMsPerToken as number, 4)} ms per token`
+                );
             }
         } finally {
             await server.stop();
@@ -588,12 +891,20 @@ for (const name of caseNames) {
 const find = (caseName: string, temperature: number, threads: number, mode: string) =>
     pairs.find((row) => row.case === caseName && row.temperature === temperature && row.threads === threads && row.mode === mode);
 const lines: string[] = [];
-lines.push(`Machine: ${machine.cores}-core ${machine.cpu}${machine.avx512 ? " (AVX-512)" : ""}, ${machine.platform}, Node ${machine.node}; llama.cpp ${llamaCommit}.`);
-lines.push(`Load average (1 min) at start ${fixed(loadAtStart[0])}, at end ${fixed(loadavg()[0])} on ${machine.cores} cores: other processes shared the machine.`);
-lines.push(`Date: ${started.toISOString()}. Repetitions: ${reps} per cell (family: ${3 * reps}) (arms interleaved, first arm alternating), ${maxTokens} tokens each, EOS ignored. ` +
-    `llama-speculative-simple runs repeated for lost summary lines: ${speculativeSimpleRetries}.`);
+lines.push(
+    `Machine: ${machine.cores}-core ${machine.cpu}${machine.avx512 ? " (AVX-512)" : ""}, ${machine.platform}, Node ${machine.node}; llama.cpp ${llamaCommit}.`
+);
+lines.push(
+    `Load average (1 min) at start ${fixed(loadAtStart[0])}, at end ${fixed(loadavg()[0])} on ${machine.cores} cores: other processes shared the machine.`
+);
+lines.push(
+    `Date: ${started.toISOString()}. Repetitions: ${reps} per cell (family: ${3 * reps}) (arms interleaved, first arm alternating), ${maxTokens} tokens each, EOS ignored. ` +
+        `llama-speculative-simple runs repeated for lost summary lines: ${speculativeSimpleRetries}.`
+);
 lines.push("");
-lines.push("| case | T | threads | mode | specgate tok/s | native tok/s | specgate / native | tokens per step (specgate, native) | speed-up over target-only (specgate, native) | analytic limit |");
+lines.push(
+    "| case | T | threads | mode | specgate tok/s | native tok/s | specgate / native | tokens per step (specgate, native) | speed-up over target-only (specgate, native) | analytic limit |"
+);
 lines.push("|---|---|---|---|---|---|---|---|---|---|");
 for (const row of pairs) {
     const speculative = row.mode !== "target-only";
@@ -606,10 +917,12 @@ for (const row of pairs) {
         const t1 = base.specgateCostCurve?.[1];
         const tBatch = row.specgateCostCurve?.[gamma + 1];
         if (t1 != null && tBatch != null && row.specgateDraftMilliseconds != null)
-            limit = `${fixed(row.specgateTokensPerStep * t1 / (tBatch + gamma * row.specgateDraftMilliseconds))}×`;
+            limit = `${fixed((row.specgateTokensPerStep * t1) / (tBatch + gamma * row.specgateDraftMilliseconds))}×`;
     }
     const perStep = speculative ? `${fixed(row.specgateTokensPerStep)}, ${fixed(row.nativeTokensPerStep)}` : "1, 1";
-    lines.push(`| ${row.case} | ${row.temperature} | ${row.threads} | ${row.mode} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ${perStep} | ${speedups} | ${limit} |`);
+    lines.push(
+        `| ${row.case} | ${row.temperature} | ${row.threads} | ${row.mode} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ${perStep} | ${speedups} | ${limit} |`
+    );
 }
 lines.push("");
 lines.push("Thread scaling (target-only tok/s at 2 threads / 1 thread; 'relative' = specgate's scaling / native's):");
@@ -626,48 +939,72 @@ if (threadCounts.includes(1) && threadCounts.includes(2)) {
             const specgate = median(two.specgate) / median(one.specgate);
             const native = median(two.native) / median(one.native);
             const benchRows = llamaBench[caseName]?.rows ?? [];
-            const bench = (benchRows.find((entry) => entry.threads === 2)?.tokensPerSecond ?? Number.NaN) / (benchRows.find((entry) => entry.threads === 1)?.tokensPerSecond ?? Number.NaN);
+            const bench =
+                (benchRows.find((entry) => entry.threads === 2)?.tokensPerSecond ?? Number.NaN) /
+                (benchRows.find((entry) => entry.threads === 1)?.tokensPerSecond ?? Number.NaN);
             scaling.push({case: caseName, temperature, specgate, native, relative: specgate / native, llamaBench: bench});
-            lines.push(`| ${caseName} | ${temperature} | ${fixed(specgate)}× | ${fixed(native)}× | **${fixed(specgate / native, 3)}** | ${fixed(bench)}× |`);
+            lines.push(
+                `| ${caseName} | ${temperature} | ${fixed(specgate)}× | ${fixed(native)}× | **${fixed(specgate / native, 3)}** | ${fixed(bench)}× |`
+            );
         }
 }
 lines.push("");
 lines.push("llama-bench decode (-p 0 -n 128), tok/s:");
 lines.push("");
 for (const [caseName, result] of Object.entries(llamaBench))
-    lines.push(`- ${caseName}: ${result.rows.map((entry) => `${entry.threads} thread${entry.threads > 1 ? "s" : ""} ${fixed(entry.tokensPerSecond, 1)} ± ${fixed(entry.stddev, 1)}`).join(", ")}`);
+    lines.push(
+        `- ${caseName}: ${result.rows.map((entry) => `${entry.threads} thread${entry.threads > 1 ? "s" : ""} ${fixed(entry.tokensPerSecond, 1)} ± ${fixed(entry.stddev, 1)}`).join(", ")}`
+    );
 if (singleToken != null) {
     lines.push("");
-    lines.push(`Single-token decode on the family target, 1 thread (NativeBackend evaluateArgmax of 1 token + rollback, ${singleToken.calls} calls in ${singleToken.blocks} blocks, ` +
-        `each followed by \`${singleToken.llamaBenchCommand}\`): **specgate ${fixed(singleToken.msPerCall as number, 4)} ms per call** ` +
-        `(llama_decode ${fixed(singleToken.llamaDecodeMsPerCall as number, 4)} ms, argmax ${fixed(singleToken.transferMsPerCall as number, 4)} ms, the rest is the call); ` +
-        `llama-bench ${fixed(singleToken.llamaBenchMsPerToken as number, 4)} ms per token; ratio ${fixed((singleToken.msPerCall as number) / (singleToken.llamaBenchMsPerToken as number), 3)}.`);
+    lines.push(
+        `Single-token decode on the family target, 1 thread (NativeBackend evaluateArgmax of 1 token + rollback, ${singleToken.calls} calls in ${singleToken.blocks} blocks, ` +
+            `each followed by \`${singleToken.llamaBenchCommand}\`): **specgate ${fixed(singleToken.msPerCall as number, 4)} ms per call** ` +
+            `(llama_decode ${fixed(singleToken.llamaDecodeMsPerCall as number, 4)} ms, argmax ${fixed(singleToken.transferMsPerCall as number, 4)} ms, the rest is the call); ` +
+            `llama-bench ${fixed(singleToken.llamaBenchMsPerToken as number, 4)} ms per token; ratio ${fixed((singleToken.msPerCall as number) / (singleToken.llamaBenchMsPerToken as number), 3)}.`
+    );
 }
 if (timeSplit.length > 0) {
     lines.push("");
-    lines.push(`specgate's decode-time split at T = 0.8 on the V = 152,000 pair, 1 thread, γ = ${gamma} (median of runs; shares of decode wall time):`);
+    lines.push(
+        `specgate's decode-time split at T = 0.8 on the V = 152,000 pair, 1 thread, γ = ${gamma} (median of runs; shares of decode wall time):`
+    );
     lines.push("");
-    lines.push("| policy | tokens / step | ms / token | llama_decode | row transfer | call glue | sampling rows (native + JS) | policy | drafting outside the draft model | rest | transfer + sampling + policy | everything but llama_decode |");
+    lines.push(
+        "| policy | tokens / step | ms / token | llama_decode | row transfer | call glue | sampling rows (native + JS) | policy | drafting outside the draft model | rest | transfer + sampling + policy | everything but llama_decode |"
+    );
     lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|");
     const percent = (number: number | string) => `${fixed(100 * (number as number), 1)}%`;
     for (const split of timeSplit)
-        lines.push(`| ${split.spec} | ${fixed(split.tokensPerStep as number)} | ${fixed(split.decodeMsPerToken as number, 2)} | ${percent(split.llamaDecode)} | ${percent(split.transfer)} | ${percent(split.callGlue)} | ${percent(split.sampling)} | ${percent(split.policyShare)} | ${percent(split.draftLogic)} | ${percent(split.rest)} | **${percent(split.transferSamplingPolicy)}** | ${percent(split.notLlamaDecode)} |`);
+        lines.push(
+            `| ${split.spec} | ${fixed(split.tokensPerStep as number)} | ${fixed(split.decodeMsPerToken as number, 2)} | ${percent(split.llamaDecode)} | ${percent(split.transfer)} | ${percent(split.callGlue)} | ${percent(split.sampling)} | ${percent(split.policyShare)} | ${percent(split.draftLogic)} | ${percent(split.rest)} | **${percent(split.transferSamplingPolicy)}** | ${percent(split.notLlamaDecode)} |`
+        );
 }
 if (ngramRows.length > 0) {
     lines.push("");
-    lines.push(`n-gram drafting on the family target, T = 0, 1 thread, γ = ${gamma} (different lookup rules: specgate \`ngram\` matches the longest of the last 4..2 tokens in the context; llama.cpp \`ngram-simple\` the last 3, \`--spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 4\`):`);
+    lines.push(
+        `n-gram drafting on the family target, T = 0, 1 thread, γ = ${gamma} (different lookup rules: specgate \`ngram\` matches the longest of the last 4..2 tokens in the context; llama.cpp \`ngram-simple\` the last 3, \`--spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 4\`):`
+    );
     lines.push("");
     lines.push("| | specgate --drafter ngram | llama-speculative-simple --spec-type ngram-simple | ratio |");
     lines.push("|---|---|---|---|");
     for (const row of ngramRows)
-        lines.push(`| tok/s (tokens per step) | ${fixed(median(row.specgate), 1)} (${fixed(row.specgateTokensPerStep)}) | ${fixed(median(row.native), 1)} (${fixed(row.nativeTokensPerStep)}) | ${fixed(median(row.specgate) / median(row.native), 3)} |`);
+        lines.push(
+            `| tok/s (tokens per step) | ${fixed(median(row.specgate), 1)} (${fixed(row.specgateTokensPerStep)}) | ${fixed(median(row.native), 1)} (${fixed(row.nativeTokensPerStep)}) | ${fixed(median(row.specgate) / median(row.native), 3)} |`
+        );
 }
 
 lines.push("");
 lines.push("Commands (native arms; paths relative to the repository):");
 lines.push("");
 for (const caseName of caseNames) {
-    const examples = [...new Map(pairs.filter((row) => row.case === caseName && row.threads === threadCounts[0] && row.temperature === temperatures[0]).map((row) => [row.mode, row.nativeCommand])).values()];
+    const examples = [
+        ...new Map(
+            pairs
+                .filter((row) => row.case === caseName && row.threads === threadCounts[0] && row.temperature === temperatures[0])
+                .map((row) => [row.mode, row.nativeCommand])
+        ).values()
+    ];
     lines.push(`- ${caseName}: \`${llamaBench[caseName]?.command ?? ""}\``);
     for (const command of examples) lines.push(`  - \`${command}\``);
 }
@@ -681,19 +1018,41 @@ const ratioOf = (caseName: string, temperature: number, threads: number, mode: s
 };
 for (const temperature of [0, 0.8]) {
     const ratio = ratioOf("v152k", temperature, 1, "target-only");
-    if (Number.isFinite(ratio)) targets.push({target: `target-only ≥ 0.95× native, V = 152k, T = ${temperature}, 1 thread`, measured: `${fixed(ratio, 3)}×`, met: ratio >= 0.95});
+    if (Number.isFinite(ratio))
+        targets.push({
+            target: `target-only ≥ 0.95× native, V = 152k, T = ${temperature}, 1 thread`,
+            measured: `${fixed(ratio, 3)}×`,
+            met: ratio >= 0.95
+        });
 }
 for (const entry of scaling.filter((item) => item.case === "v152k"))
-    targets.push({target: `2-thread scaling ≥ 0.9× native's, V = 152k, T = ${entry.temperature}`, measured: `${fixed(entry.relative as number, 3)}×`, met: (entry.relative as number) >= 0.9});
+    targets.push({
+        target: `2-thread scaling ≥ 0.9× native's, V = 152k, T = ${entry.temperature}`,
+        measured: `${fixed(entry.relative as number, 3)}×`,
+        met: (entry.relative as number) >= 0.9
+    });
 for (const caseName of ["family", "d768"])
     for (const threads of threadCounts) {
         const ratio = ratioOf(caseName, 0, threads, `strict γ=${gamma}`);
-        if (Number.isFinite(ratio)) targets.push({target: `strict γ = 4 ≥ 0.95× llama-speculative-simple, ${caseName}, T = 0, ${threads} thread${threads > 1 ? "s" : ""}`, measured: `${fixed(ratio, 3)}×`, met: ratio >= 0.95});
+        if (Number.isFinite(ratio))
+            targets.push({
+                target: `strict γ = 4 ≥ 0.95× llama-speculative-simple, ${caseName}, T = 0, ${threads} thread${threads > 1 ? "s" : ""}`,
+                measured: `${fixed(ratio, 3)}×`,
+                met: ratio >= 0.95
+            });
     }
 for (const split of timeSplit.filter((item) => item.spec !== "target-only"))
-    targets.push({target: `transfer + sampling + policy ≤ 10% of decode, ${split.spec}, V = 152k, T = 0.8`, measured: `${fixed(100 * (split.transferSamplingPolicy as number), 1)}% (all but llama_decode: ${fixed(100 * (split.notLlamaDecode as number), 1)}%)`, met: (split.transferSamplingPolicy as number) <= 0.1});
+    targets.push({
+        target: `transfer + sampling + policy ≤ 10% of decode, ${split.spec}, V = 152k, T = 0.8`,
+        measured: `${fixed(100 * (split.transferSamplingPolicy as number), 1)}% (all but llama_decode: ${fixed(100 * (split.notLlamaDecode as number), 1)}%)`,
+        met: (split.transferSamplingPolicy as number) <= 0.1
+    });
 if (singleToken != null)
-    targets.push({target: "single-token decode on the family target ≤ 0.15 ms per call", measured: `${fixed(singleToken.msPerCall as number, 4)} ms`, met: (singleToken.msPerCall as number) <= 0.15});
+    targets.push({
+        target: "single-token decode on the family target ≤ 0.15 ms per call",
+        measured: `${fixed(singleToken.msPerCall as number, 4)} ms`,
+        met: (singleToken.msPerCall as number) <= 0.15
+    });
 lines.push("");
 lines.push("| target | measured | met |");
 lines.push("|---|---|---|");
@@ -701,9 +1060,32 @@ for (const entry of targets) lines.push(`| ${entry.target} | ${entry.measured} |
 
 process.stdout.write(`${lines.join("\n")}\n`);
 await mkdir(dirname(resolve(jsonPath)), {recursive: true});
-await writeFile(jsonPath, `${JSON.stringify({
-    date: started.toISOString(), finished: new Date().toISOString(), machine, loadAverage: {start: loadAtStart, end: loadavg()}, llamaCommit, settings: {reps, maxTokens, threadCounts, temperatures, gamma, cases: caseNames.map((caseName) => cases[caseName])},
-    pairs: pairs.map((row) => ({...row, specgateMedian: median(row.specgate), nativeMedian: median(row.native), ratioMedian: median(row.ratios)})),
-    scaling, llamaBench, singleToken, timeSplit, ngram: ngramRows, targets, speculativeSimpleRetries
-}, null, 2)}\n`);
+await writeFile(
+    jsonPath,
+    `${JSON.stringify(
+        {
+            date: started.toISOString(),
+            finished: new Date().toISOString(),
+            machine,
+            loadAverage: {start: loadAtStart, end: loadavg()},
+            llamaCommit,
+            settings: {reps, maxTokens, threadCounts, temperatures, gamma, cases: caseNames.map((caseName) => cases[caseName])},
+            pairs: pairs.map((row) => ({
+                ...row,
+                specgateMedian: median(row.specgate),
+                nativeMedian: median(row.native),
+                ratioMedian: median(row.ratios)
+            })),
+            scaling,
+            llamaBench,
+            singleToken,
+            timeSplit,
+            ngram: ngramRows,
+            targets,
+            speculativeSimpleRetries
+        },
+        null,
+        2
+    )}\n`
+);
 log(`wrote ${jsonPath}`);

@@ -22,10 +22,19 @@ const {values} = parseArgs({
         "api-key": {type: "string"}
     }
 });
-const sizes = values.sizes.split(",").filter((size) => size !== "").map(Number);
-const idCounts = values["id-counts"].split(",").filter((count) => count !== "").map(Number);
+const sizes = values.sizes
+    .split(",")
+    .filter((size) => size !== "")
+    .map(Number);
+const idCounts = values["id-counts"]
+    .split(",")
+    .filter((count) => count !== "")
+    .map(Number);
 const rounds = Number(values.rounds);
-const headers: Record<string, string> = {"content-type": "application/json", ...(values["api-key"] !== undefined ? {authorization: `Bearer ${values["api-key"]}`} : {})};
+const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(values["api-key"] !== undefined ? {authorization: `Bearer ${values["api-key"]}`} : {})
+};
 
 function percentile(sorted: readonly number[], fraction: number): number {
     return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
@@ -49,7 +58,11 @@ const cases: Array<{label: string; path: string; body: string}> = [];
 for (const size of sizes) {
     const text = "a".repeat(size);
     cases.push({label: `${size} B`, path: "/v1/completions", body: JSON.stringify({prompt: text, max_tokens: 1})});
-    cases.push({label: `${size} B`, path: "/v1/chat/completions", body: JSON.stringify({messages: [{role: "user", content: text}], max_tokens: 1})});
+    cases.push({
+        label: `${size} B`,
+        path: "/v1/chat/completions",
+        body: JSON.stringify({messages: [{role: "user", content: text}], max_tokens: 1})
+    });
 }
 for (const count of idCounts) {
     const body = JSON.stringify({prompt: Array.from({length: count}, (_, index) => index % 10), max_tokens: 1});
@@ -70,8 +83,19 @@ probing = false;
 await probe;
 const sorted = [...latencies].sort((a, b) => a - b);
 const round1 = (value: number): number => Math.round(value * 10) / 10;
-console.log(JSON.stringify({
-    statuses,
-    hostileSeconds: round1(elapsed / 1000),
-    health: {probes: sorted.length, p50Ms: round1(percentile(sorted, 0.5)), p99Ms: round1(percentile(sorted, 0.99)), maxMs: round1(sorted.at(-1)!)}
-}, null, 2));
+console.log(
+    JSON.stringify(
+        {
+            statuses,
+            hostileSeconds: round1(elapsed / 1000),
+            health: {
+                probes: sorted.length,
+                p50Ms: round1(percentile(sorted, 0.5)),
+                p99Ms: round1(percentile(sorted, 0.99)),
+                maxMs: round1(sorted.at(-1)!)
+            }
+        },
+        null,
+        2
+    )
+);

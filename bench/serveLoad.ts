@@ -79,7 +79,8 @@ const quick = values.quick;
 const streamLevels = (values.streams ?? (quick ? "1,4" : "1,4,16")).split(",").map(Number);
 const rounds = Number(values.rounds ?? (quick ? 1 : 3));
 /** Requests each client sends one after another in a round; default max(2, ⌈8 / streams⌉) (1 stream: 8, 4 and 16 streams: 2). */
-const requestsOf = (streams: number): number => values.requests !== undefined ? Number(values.requests) : quick ? 2 : Math.max(2, Math.ceil(8 / streams));
+const requestsOf = (streams: number): number =>
+    values.requests !== undefined ? Number(values.requests) : quick ? 2 : Math.max(2, Math.ceil(8 / streams));
 const maxTokens = Number(values["max-tokens"] ?? (quick ? 16 : 64));
 const gamma = Number(values.gamma);
 const threads = Number(values.threads);
@@ -94,16 +95,35 @@ const llamaServerBinary = join(root, "native/build/baselines/bin/llama-server");
 
 type ArmName = "specgate" | "llama-server";
 
-const familyPrompts = (): string[] => readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8").split("\n").filter((line) => line.trim() !== "")
-    .map((line) => (JSON.parse(line) as {prompt: string}).prompt).slice(0, 16);
+const familyPrompts = (): string[] =>
+    readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8")
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => (JSON.parse(line) as {prompt: string}).prompt)
+        .slice(0, 16);
 const cases: Record<string, {label: string; target: string; draft: string; prompts: () => readonly string[]}> = {
-    d768: {label: "d768×8 F32 target, d256×2 draft (random weights, `specgate fixtures`, see bench/nativeComparison.ts)",
-        target: join(fixtureDirectory, "d768/target.gguf"), draft: join(fixtureDirectory, "d768/draft.gguf"), prompts: () => defaultBenchPrompts},
-    family: {label: "shipped family pair (models/target, models/draft)", target: join(root, "models/target/model.gguf"), draft: join(root, "models/draft/model.gguf"), prompts: familyPrompts}
+    d768: {
+        label: "d768×8 F32 target, d256×2 draft (random weights, `specgate fixtures`, see bench/nativeComparison.ts)",
+        target: join(fixtureDirectory, "d768/target.gguf"),
+        draft: join(fixtureDirectory, "d768/draft.gguf"),
+        prompts: () => defaultBenchPrompts
+    },
+    family: {
+        label: "shipped family pair (models/target, models/draft)",
+        target: join(root, "models/target/model.gguf"),
+        draft: join(root, "models/draft/model.gguf"),
+        prompts: familyPrompts
+    }
 };
-const benchCase = values.target !== undefined && values.draft !== undefined
-    ? {label: `${values.target} + ${values.draft}`, target: resolve(values.target), draft: resolve(values.draft), prompts: () => defaultBenchPrompts}
-    : cases[values.case];
+const benchCase =
+    values.target !== undefined && values.draft !== undefined
+        ? {
+              label: `${values.target} + ${values.draft}`,
+              target: resolve(values.target),
+              draft: resolve(values.draft),
+              prompts: () => defaultBenchPrompts
+          }
+        : cases[values.case];
 if (benchCase === undefined) throw new Error(`unknown --case ${values.case} (known: ${Object.keys(cases).join(", ")})`);
 const prompts = benchCase.prompts();
 
@@ -112,9 +132,11 @@ const prompts = benchCase.prompts();
 
 const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
-const fixed = (number: number | undefined, digits = 1): string => number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
-const shellQuote = (part: string): string => /^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`;
-const commandLine = (parts: readonly string[]): string => parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
+const fixed = (number: number | undefined, digits = 1): string =>
+    number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
+const shellQuote = (part: string): string => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`);
+const commandLine = (parts: readonly string[]): string =>
+    parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
 /** Nearest-rank percentile. */
 function percentile(values: readonly number[], fraction: number): number {
     if (values.length === 0) return Number.NaN;
@@ -122,7 +144,6 @@ function percentile(values: readonly number[], fraction: number): number {
     return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
 }
 const median = (values: readonly number[]): number => percentile(values, 0.5);
-
 
 /**
  * CPU seconds (user + system) used so far by a process and its descendants (Linux /proc; NaN
@@ -167,7 +188,11 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
         for (let end = buffer.search(/\r?\n\r?\n/); end >= 0; end = buffer.search(/\r?\n\r?\n/)) {
             const event = buffer.slice(0, end);
             buffer = buffer.slice(end + (buffer[end] === "\r" ? 4 : 2));
-            const data = event.split(/\r?\n/).filter((line) => line.startsWith("data:")).map((line) => line.slice(5).replace(/^ /, "")).join("\n");
+            const data = event
+                .split(/\r?\n/)
+                .filter((line) => line.startsWith("data:"))
+                .map((line) => line.slice(5).replace(/^ /, ""))
+                .join("\n");
             if (data !== "") yield data;
         }
     }
@@ -177,7 +202,13 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
 // The servers
 
 class ServerProcess {
-    private constructor(public readonly arm: ArmName, private readonly child: ChildProcess, public readonly url: string, public readonly command: string, public readonly logFile: string) {}
+    private constructor(
+        public readonly arm: ArmName,
+        private readonly child: ChildProcess,
+        public readonly url: string,
+        public readonly command: string,
+        public readonly logFile: string
+    ) {}
 
     public static async start(arm: ArmName, slots: number): Promise<ServerProcess> {
         const port = await freePort();
@@ -185,16 +216,80 @@ class ServerProcess {
         let args: string[];
         if (arm === "llama-server") {
             binary = llamaServerBinary;
-            args = ["-m", benchCase.target, "-md", benchCase.draft, "--spec-type", "draft-simple", "--spec-draft-n-max", String(gamma), "--spec-draft-n-min", "0", "--spec-draft-p-min", "0",
-                "-t", String(threads), "-tb", String(threads), "-td", String(threads), "-tbd", String(threads),
-                "-c", String(contextPerSlot * slots), "-np", String(slots), "--no-kv-unified", "--cont-batching", "--no-cache-prompt",
-                "--metrics", "--no-webui", "--host", "127.0.0.1", "--port", String(port)];
+            args = [
+                "-m",
+                benchCase.target,
+                "-md",
+                benchCase.draft,
+                "--spec-type",
+                "draft-simple",
+                "--spec-draft-n-max",
+                String(gamma),
+                "--spec-draft-n-min",
+                "0",
+                "--spec-draft-p-min",
+                "0",
+                "-t",
+                String(threads),
+                "-tb",
+                String(threads),
+                "-td",
+                String(threads),
+                "-tbd",
+                String(threads),
+                "-c",
+                String(contextPerSlot * slots),
+                "-np",
+                String(slots),
+                "--no-kv-unified",
+                "--cont-batching",
+                "--no-cache-prompt",
+                "--metrics",
+                "--no-webui",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                String(port)
+            ];
         } else {
             binary = join(root, "node_modules/.bin/tsx");
-            args = [join(root, "src/cli/main.ts"), "serve", "--target", benchCase.target, "--draft", benchCase.draft, "--policy", "strict", "--gamma", String(gamma),
-                "--draft-sampling", "greedy", "--min-confidence", "0", "--temperature", String(temperature), "--top-k", "0", "--top-p", "1", "--min-p", "0",
-                "--threads", String(threads), "--context-size", String(contextPerSlot), "--max-concurrency", String(slots), "--max-queue", String(4 * slots + 16),
-                "--host", "127.0.0.1", "--port", String(port), ...specgateExtraArgs];
+            args = [
+                join(root, "src/cli/main.ts"),
+                "serve",
+                "--target",
+                benchCase.target,
+                "--draft",
+                benchCase.draft,
+                "--policy",
+                "strict",
+                "--gamma",
+                String(gamma),
+                "--draft-sampling",
+                "greedy",
+                "--min-confidence",
+                "0",
+                "--temperature",
+                String(temperature),
+                "--top-k",
+                "0",
+                "--top-p",
+                "1",
+                "--min-p",
+                "0",
+                "--threads",
+                String(threads),
+                "--context-size",
+                String(contextPerSlot),
+                "--max-concurrency",
+                String(slots),
+                "--max-queue",
+                String(4 * slots + 16),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                String(port),
+                ...specgateExtraArgs
+            ];
         }
         const logFile = join(logDirectory, `${arm}-np${slots}.log`);
         const handle = await open(logFile, "w");
@@ -235,14 +330,22 @@ class ServerProcess {
         const response = await fetch(`${this.url}/metrics`);
         const text = await response.text();
         // NaN when the server does not count it (specgate without continuous batching).
-        const sum = (name: string, labels = ""): number => text.split("\n")
-            .filter((line) => line.startsWith(name) && (line[name.length] === " " || line[name.length] === "{") && line.includes(labels))
-            .reduce((total, line) => (Number.isNaN(total) ? 0 : total) + Number(line.slice(line.lastIndexOf(" ") + 1)), Number.NaN);
+        const sum = (name: string, labels = ""): number =>
+            text
+                .split("\n")
+                .filter(
+                    (line) => line.startsWith(name) && (line[name.length] === " " || line[name.length] === "{") && line.includes(labels)
+                )
+                .reduce((total, line) => (Number.isNaN(total) ? 0 : total) + Number(line.slice(line.lastIndexOf(" ") + 1)), Number.NaN);
         if (this.arm === "specgate")
             return {calls: sum("batch_steps_total", 'model="target"'), tokens: sum("batch_tokens_total", 'model="target"')};
         return {
             calls: sum("llamacpp:n_decode_total"),
-            tokens: sum("llamacpp:prompt_tokens_total") + sum("llamacpp:tokens_predicted_total") - sum("llamacpp:spec_decode_num_accepted_tokens_total") + sum("llamacpp:spec_decode_num_draft_tokens_total")
+            tokens:
+                sum("llamacpp:prompt_tokens_total") +
+                sum("llamacpp:tokens_predicted_total") -
+                sum("llamacpp:spec_decode_num_accepted_tokens_total") +
+                sum("llamacpp:spec_decode_num_draft_tokens_total")
         };
     }
 
@@ -262,11 +365,35 @@ class ServerProcess {
 /** The request body each arm gets: the same prompt, token budget and greedy sampler, in each server's dialect. */
 function requestBody(arm: ArmName, prompt: string, tokens: number): string {
     if (arm === "specgate")
-        return JSON.stringify({prompt, max_tokens: tokens, temperature, top_p: 1, stream: true, stream_options: {include_usage: true, continuous_usage_stats: true}});
+        return JSON.stringify({
+            prompt,
+            max_tokens: tokens,
+            temperature,
+            top_p: 1,
+            stream: true,
+            stream_options: {include_usage: true, continuous_usage_stats: true}
+        });
     return JSON.stringify({
-        prompt, max_tokens: tokens, temperature, top_k: 0, top_p: 1, min_p: 0, typical_p: 1, repeat_penalty: 1, repeat_last_n: 0, presence_penalty: 0, frequency_penalty: 0,
-        dry_multiplier: 0, xtc_probability: 0, top_n_sigma: -1, mirostat: 0, samplers: ["top_k", "top_p", "min_p", "temperature"], cache_prompt: false,
-        stream: true, stream_options: {include_usage: true}, timings_per_token: true
+        prompt,
+        max_tokens: tokens,
+        temperature,
+        top_k: 0,
+        top_p: 1,
+        min_p: 0,
+        typical_p: 1,
+        repeat_penalty: 1,
+        repeat_last_n: 0,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        dry_multiplier: 0,
+        xtc_probability: 0,
+        top_n_sigma: -1,
+        mirostat: 0,
+        samplers: ["top_k", "top_p", "min_p", "temperature"],
+        cache_prompt: false,
+        stream: true,
+        stream_options: {include_usage: true},
+        timings_per_token: true
     });
 }
 
@@ -306,17 +433,37 @@ interface StreamChunk {
     error?: unknown;
 }
 
-async function streamOnce(server: ServerProcess, prompt: string, tokens: number, roundStart: number): Promise<Omit<RequestRecord, "streams" | "round" | "client" | "prompt">> {
+async function streamOnce(
+    server: ServerProcess,
+    prompt: string,
+    tokens: number,
+    roundStart: number
+): Promise<Omit<RequestRecord, "streams" | "round" | "client" | "prompt">> {
     const sent = performance.now();
     const record: Omit<RequestRecord, "streams" | "round" | "client" | "prompt"> = {
-        arm: server.arm, sentAt: sent - roundStart, ttftMs: Number.NaN, totalMs: Number.NaN, tokens: 0, promptTokens: Number.NaN, events: 0, itlMs: [], tpotMs: Number.NaN, finishReason: null, retries: 0, retryCauses: []
+        arm: server.arm,
+        sentAt: sent - roundStart,
+        ttftMs: Number.NaN,
+        totalMs: Number.NaN,
+        tokens: 0,
+        promptTokens: Number.NaN,
+        events: 0,
+        itlMs: [],
+        tpotMs: Number.NaN,
+        finishReason: null,
+        retries: 0,
+        retryCauses: []
     };
     // A kept-alive connection the server closed just as it was reused fails before any response (seen
     // rarely on llama-server at 16 streams): sent again, at most twice, counted, the time kept in TTFT.
     let response: Response | undefined;
     for (let attempt = 0; response === undefined; attempt++) {
         try {
-            response = await fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: requestBody(server.arm, prompt, tokens)});
+            response = await fetch(`${server.url}/v1/completions`, {
+                method: "POST",
+                headers: {"content-type": "application/json"},
+                body: requestBody(server.arm, prompt, tokens)
+            });
         } catch (error) {
             const cause = (error as Error).cause as Error | undefined;
             if (attempt >= 2) throw error;
@@ -384,38 +531,61 @@ interface RoundResult {
     targetDecodeTokens: number;
 }
 
-async function runRound(server: ServerProcess, streams: number, round: number, records: RequestRecord[], errors: string[]): Promise<RoundResult> {
+async function runRound(
+    server: ServerProcess,
+    streams: number,
+    round: number,
+    records: RequestRecord[],
+    errors: string[]
+): Promise<RoundResult> {
     const decodesBefore = await server.targetDecodes();
     const cpuBefore = server.cpuSeconds();
     const started = performance.now();
     const mine: RequestRecord[] = [];
     let failed = 0;
-    await Promise.all(Array.from({length: streams}, async (_value, client) => {
-        const requestsPerClient = requestsOf(streams);
-        for (let request = 0; request < requestsPerClient; request++) {
-            const prompt = (client * requestsPerClient + request) % prompts.length;
-            try {
-                mine.push({...await streamOnce(server, prompts[prompt], maxTokens, started), streams, round, client, prompt});
-            } catch (error) {
-                failed++;
-                const cause = (error as Error).cause as Error | undefined;
-                errors.push(`${server.arm} ×${streams} round ${round + 1}: ${(error as Error).message}${cause !== undefined ? ` (${cause.message})` : ""}`);
+    await Promise.all(
+        Array.from({length: streams}, async (_value, client) => {
+            const requestsPerClient = requestsOf(streams);
+            for (let request = 0; request < requestsPerClient; request++) {
+                const prompt = (client * requestsPerClient + request) % prompts.length;
+                try {
+                    mine.push({...(await streamOnce(server, prompts[prompt], maxTokens, started)), streams, round, client, prompt});
+                } catch (error) {
+                    failed++;
+                    const cause = (error as Error).cause as Error | undefined;
+                    errors.push(
+                        `${server.arm} ×${streams} round ${round + 1}: ${(error as Error).message}${cause !== undefined ? ` (${cause.message})` : ""}`
+                    );
+                }
             }
-        }
-    }));
+        })
+    );
     const wallSeconds = (performance.now() - started) / 1000;
     const serverCores = (server.cpuSeconds() - cpuBefore) / wallSeconds;
     const decodesAfter = await server.targetDecodes();
     records.push(...mine);
     const tokens = mine.reduce((sum, record) => sum + record.tokens, 0);
-    return {arm: server.arm, streams, round, wallSeconds, tokens, tokensPerSecond: tokens / wallSeconds, errors: failed, loadAverage: loadavg()[0], serverCores,
-        targetDecodeCalls: decodesAfter.calls - decodesBefore.calls, targetDecodeTokens: decodesAfter.tokens - decodesBefore.tokens};
+    return {
+        arm: server.arm,
+        streams,
+        round,
+        wallSeconds,
+        tokens,
+        tokensPerSecond: tokens / wallSeconds,
+        errors: failed,
+        loadAverage: loadavg()[0],
+        serverCores,
+        targetDecodeCalls: decodesAfter.calls - decodesBefore.calls,
+        targetDecodeTokens: decodesAfter.tokens - decodesBefore.tokens
+    };
 }
 
 /** Untimed: one request alone, then one wave of `streams` short requests (first-touch allocations, JIT, thread pools). */
 async function warmUp(server: ServerProcess, streams: number): Promise<void> {
     await streamOnce(server, prompts[0], 8, performance.now());
-    await Promise.all(Array.from({length: streams}, (_value, client) => streamOnce(server, prompts[client % prompts.length], 8, performance.now())));
+    await Promise.all(
+        Array.from({length: streams}, (_value, client) => streamOnce(server, prompts[client % prompts.length], 8, performance.now()))
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,8 +593,10 @@ async function warmUp(server: ServerProcess, streams: number): Promise<void> {
 
 async function main(): Promise<void> {
     for (const path of [benchCase.target, benchCase.draft])
-        if (!existsSync(path)) throw new Error(`missing ${path} (the d768 pair: npm run bench:native -- --cases d768 writes it, or specgate fixtures)`);
-    if (armNames.includes("llama-server") && !existsSync(llamaServerBinary)) throw new Error(`missing ${llamaServerBinary}: npm run build:baselines`);
+        if (!existsSync(path))
+            throw new Error(`missing ${path} (the d768 pair: npm run bench:native -- --cases d768 writes it, or specgate fixtures)`);
+    if (armNames.includes("llama-server") && !existsSync(llamaServerBinary))
+        throw new Error(`missing ${llamaServerBinary}: npm run build:baselines`);
     await mkdir(logDirectory, {recursive: true});
     const startedAt = new Date();
     const loadAtStart = loadavg();
@@ -437,7 +609,9 @@ async function main(): Promise<void> {
             return "unknown";
         }
     })();
-    log(`${benchCase.label}: streams ${streamLevels.join(",")}, ${rounds} round(s), ${streamLevels.map(requestsOf).join(",")} requests/client, max_tokens ${maxTokens}, γ=${gamma}, T=${temperature}, ${threads} thread(s), context ${contextPerSlot}/slot; load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`);
+    log(
+        `${benchCase.label}: streams ${streamLevels.join(",")}, ${rounds} round(s), ${streamLevels.map(requestsOf).join(",")} requests/client, max_tokens ${maxTokens}, γ=${gamma}, T=${temperature}, ${threads} thread(s), context ${contextPerSlot}/slot; load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`
+    );
     const records: RequestRecord[] = [];
     const roundResults: RoundResult[] = [];
     const errors: string[] = [];
@@ -456,8 +630,10 @@ async function main(): Promise<void> {
                 for (const server of order) {
                     const result = await runRound(server, streams, round, records, errors);
                     roundResults.push(result);
-                    log(`${server.arm} ×${streams} round ${round + 1}/${rounds}: ${result.tokens} tokens in ${fixed(result.wallSeconds, 2)} s = ${fixed(result.tokensPerSecond)} tok/s, server ${fixed(result.serverCores, 2)} cores` +
-                        `${result.errors > 0 ? `, ${result.errors} errors` : ""} (load ${fixed(result.loadAverage, 2)})`);
+                    log(
+                        `${server.arm} ×${streams} round ${round + 1}/${rounds}: ${result.tokens} tokens in ${fixed(result.wallSeconds, 2)} s = ${fixed(result.tokensPerSecond)} tok/s, server ${fixed(result.serverCores, 2)} cores` +
+                            `${result.errors > 0 ? `, ${result.errors} errors` : ""} (load ${fixed(result.loadAverage, 2)})`
+                    );
                 }
             }
         } finally {
@@ -473,20 +649,48 @@ async function main(): Promise<void> {
         const drafted = rows.reduce((sum, record) => sum + (record.drafted ?? 0), 0);
         const accepted = rows.reduce((sum, record) => sum + (record.accepted ?? 0), 0);
         return {
-            arm, streams, requests: rows.length, errors: perRound.reduce((sum, result) => sum + result.errors, 0),
+            arm,
+            streams,
+            requests: rows.length,
+            errors: perRound.reduce((sum, result) => sum + result.errors, 0),
             tokensPerSecond: median(perRound.map((result) => result.tokensPerSecond)),
             tokensPerSecondRounds: perRound.map((result) => result.tokensPerSecond),
             serverCores: median(perRound.map((result) => result.serverCores)),
             targetDecodesPerRound: median(perRound.map((result) => result.targetDecodeCalls).filter(Number.isFinite)),
-            targetTokensPerDecode: perRound.reduce((sum, result) => sum + result.targetDecodeTokens, 0) / Math.max(1, perRound.reduce((sum, result) => sum + result.targetDecodeCalls, 0)),
+            targetTokensPerDecode:
+                perRound.reduce((sum, result) => sum + result.targetDecodeTokens, 0) /
+                Math.max(
+                    1,
+                    perRound.reduce((sum, result) => sum + result.targetDecodeCalls, 0)
+                ),
             meanTokensPerRequest: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.length),
-            tokensPerEvent: rows.reduce((sum, record) => sum + record.tokens, 0) / Math.max(1, rows.reduce((sum, record) => sum + record.events, 0)),
+            tokensPerEvent:
+                rows.reduce((sum, record) => sum + record.tokens, 0) /
+                Math.max(
+                    1,
+                    rows.reduce((sum, record) => sum + record.events, 0)
+                ),
             // A request that ends before any text (EOS first) has no first token: it is left out of TTFT.
             withoutText: rows.filter((record) => record.events === 0).length,
             retries: rows.reduce((sum, record) => sum + record.retries, 0),
-            ttftP50: percentile(withText.map((record) => record.ttftMs), 0.5), ttftP99: percentile(withText.map((record) => record.ttftMs), 0.99),
-            itlP50: percentile(rows.flatMap((record) => record.itlMs), 0.5), itlP99: percentile(rows.flatMap((record) => record.itlMs), 0.99),
-            tpotP50: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.5), tpotP99: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.99),
+            ttftP50: percentile(
+                withText.map((record) => record.ttftMs),
+                0.5
+            ),
+            ttftP99: percentile(
+                withText.map((record) => record.ttftMs),
+                0.99
+            ),
+            itlP50: percentile(
+                rows.flatMap((record) => record.itlMs),
+                0.5
+            ),
+            itlP99: percentile(
+                rows.flatMap((record) => record.itlMs),
+                0.99
+            ),
+            tpotP50: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.5),
+            tpotP99: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.99),
             acceptance: drafted > 0 ? accepted / drafted : Number.NaN
         };
     };
@@ -495,7 +699,13 @@ async function main(): Promise<void> {
     // Same greedy text on both arms: the token counts per prompt and level should agree (llama-server
     // counts a final EOS token in predicted_n, specgate does not: a difference of 1 on a stopped request is that).
     const counts = (arm: ArmName, streams: number, prompt: number) =>
-        [...new Set(records.filter((record) => record.arm === arm && record.streams === streams && record.prompt === prompt).map((record) => record.tokens))].sort((a, b) => a - b);
+        [
+            ...new Set(
+                records
+                    .filter((record) => record.arm === arm && record.streams === streams && record.prompt === prompt)
+                    .map((record) => record.tokens)
+            )
+        ].sort((a, b) => a - b);
     const mismatched: string[] = [];
     if (armNames.length === 2)
         for (const streams of streamLevels)
@@ -509,21 +719,29 @@ async function main(): Promise<void> {
     const lines: string[] = [];
     const machine = `${cpus().length}-core ${cpus()[0]?.model ?? "CPU"}, ${process.platform}, Node ${process.version}`;
     lines.push(`Case: ${benchCase.label}. Machine: ${machine}. Date: ${startedAt.toISOString()}. Commit: ${commit.slice(0, 12)}.`);
-    lines.push(`Load average (1 min) at start ${fixed(loadAtStart[0], 2)}, at end ${fixed(loadavg()[0], 2)}; per round: ${roundResults.map((result) => fixed(result.loadAverage, 2)).join(", ")}.`);
+    lines.push(
+        `Load average (1 min) at start ${fixed(loadAtStart[0], 2)}, at end ${fixed(loadavg()[0], 2)}; per round: ${roundResults.map((result) => fixed(result.loadAverage, 2)).join(", ")}.`
+    );
     if (specgateExtraArgs.length > 0) lines.push(`Extra specgate serve flags: \`${specgateExtraArgs.join(" ")}\`.`);
-    lines.push(`Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
-        `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`);
+    lines.push(
+        `Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
+            `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`
+    );
     lines.push("");
-    lines.push("| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | target decodes per round (sg / ls) | target tokens per decode (sg / ls) | errors (sg / ls) |");
+    lines.push(
+        "| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | target decodes per round (sg / ls) | target tokens per decode (sg / ls) | errors (sg / ls) |"
+    );
     lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     const pair = (a: number | undefined, b: number | undefined, digits = 1) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
     for (const streams of streamLevels) {
         const sg = find("specgate", streams);
         const ls = find("llama-server", streams);
-        lines.push(`| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed((sg?.tokensPerSecond ?? Number.NaN) / (ls?.tokensPerSecond ?? Number.NaN), 3)}** | ` +
-            `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed((sg?.ttftP99 ?? Number.NaN) / (ls?.ttftP99 ?? Number.NaN), 3)}** | ` +
-            `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
-            `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${pair(sg?.targetDecodesPerRound, ls?.targetDecodesPerRound, 0)} | ${pair(sg?.targetTokensPerDecode, ls?.targetTokensPerDecode)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`);
+        lines.push(
+            `| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed((sg?.tokensPerSecond ?? Number.NaN) / (ls?.tokensPerSecond ?? Number.NaN), 3)}** | ` +
+                `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed((sg?.ttftP99 ?? Number.NaN) / (ls?.ttftP99 ?? Number.NaN), 3)}** | ` +
+                `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
+                `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${pair(sg?.targetDecodesPerRound, ls?.targetDecodesPerRound, 0)} | ${pair(sg?.targetTokensPerDecode, ls?.targetTokensPerDecode)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`
+        );
     }
     // The rounds pair up (round r of each arm ran back to back): the median of the per-round ratios
     // is the figure least moved by load that changed between rounds.
@@ -531,47 +749,83 @@ async function main(): Promise<void> {
         const of = (arm: ArmName) => roundResults.filter((result) => result.arm === arm && result.streams === streams);
         const sg = of("specgate");
         const ls = of("llama-server");
-        return median(sg.flatMap((result) => {
-            const other = ls.find((entry) => entry.round === result.round);
-            return other === undefined ? [] : [result.tokensPerSecond / other.tokensPerSecond];
-        }));
+        return median(
+            sg.flatMap((result) => {
+                const other = ls.find((entry) => entry.round === result.round);
+                return other === undefined ? [] : [result.tokensPerSecond / other.tokensPerSecond];
+            })
+        );
     };
     if (armNames.length === 2)
-        lines.push("", `Throughput ratio, median of the per-round ratios (round r of both arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${fixed(pairedRatio(streams), 3)}`).join(", ")}.`);
+        lines.push(
+            "",
+            `Throughput ratio, median of the per-round ratios (round r of both arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${fixed(pairedRatio(streams), 3)}`).join(", ")}.`
+        );
     const lowest = Math.min(...streamLevels);
     const highest = Math.max(...streamLevels);
-    const scaling = Object.fromEntries(armNames.map((arm) => [arm, (find(arm, highest)?.tokensPerSecond ?? Number.NaN) / (find(arm, lowest)?.tokensPerSecond ?? Number.NaN)]));
+    const scaling = Object.fromEntries(
+        armNames.map((arm) => [
+            arm,
+            (find(arm, highest)?.tokensPerSecond ?? Number.NaN) / (find(arm, lowest)?.tokensPerSecond ?? Number.NaN)
+        ])
+    );
     if (highest !== lowest) {
         lines.push("");
-        lines.push(`Scaling, throughput at ${highest} streams / ${lowest}: ${armNames.map((arm) => `${arm} ${fixed(scaling[arm], 2)}×`).join(", ")}.`);
+        lines.push(
+            `Scaling, throughput at ${highest} streams / ${lowest}: ${armNames.map((arm) => `${arm} ${fixed(scaling[arm], 2)}×`).join(", ")}.`
+        );
     }
     const targets: Array<{target: string; measured: string; met: boolean}> = [];
     if (armNames.length === 2) {
         for (const streams of streamLevels.filter((level) => level >= 4)) {
-            const ratio = (find("specgate", streams)?.tokensPerSecond ?? Number.NaN) / (find("llama-server", streams)?.tokensPerSecond ?? Number.NaN);
-            targets.push({target: `throughput at ${streams} streams ≥ 1.0× llama-server's`, measured: `${fixed(ratio, 3)}×`, met: ratio >= 1});
+            const ratio =
+                (find("specgate", streams)?.tokensPerSecond ?? Number.NaN) / (find("llama-server", streams)?.tokensPerSecond ?? Number.NaN);
+            targets.push({
+                target: `throughput at ${streams} streams ≥ 1.0× llama-server's`,
+                measured: `${fixed(ratio, 3)}×`,
+                met: ratio >= 1
+            });
         }
         for (const streams of streamLevels) {
             const ratio = (find("specgate", streams)?.ttftP99 ?? Number.NaN) / (find("llama-server", streams)?.ttftP99 ?? Number.NaN);
-            targets.push({target: `p99 TTFT at ${streams} streams ≤ 1.2× llama-server's`, measured: `${fixed(ratio, 3)}×`, met: ratio <= 1.2});
+            targets.push({
+                target: `p99 TTFT at ${streams} streams ≤ 1.2× llama-server's`,
+                measured: `${fixed(ratio, 3)}×`,
+                met: ratio <= 1.2
+            });
         }
     }
     if (armNames.includes("specgate") && lowest === 1 && highest === 16)
-        targets.push({target: "specgate: 16 streams ≥ 1.5× the throughput of 1 stream", measured: `${fixed(scaling.specgate, 2)}×`, met: scaling.specgate >= 1.5});
+        targets.push({
+            target: "specgate: 16 streams ≥ 1.5× the throughput of 1 stream",
+            measured: `${fixed(scaling.specgate, 2)}×`,
+            met: scaling.specgate >= 1.5
+        });
     if (targets.length > 0) {
         lines.push("");
         lines.push("| target | measured | met |");
         lines.push("|---|---|---|");
         for (const entry of targets) lines.push(`| ${entry.target} | ${entry.measured} | ${entry.met ? "yes" : "**no**"} |`);
     }
-    if (mismatched.length > 0) lines.push("", `Generated tokens per request differ between the arms (not the same greedy text, or not the same on every request): ${mismatched.join("; ")}.`);
+    if (mismatched.length > 0)
+        lines.push(
+            "",
+            `Generated tokens per request differ between the arms (not the same greedy text, or not the same on every request): ${mismatched.join("; ")}.`
+        );
     const empty = summaries.filter((row) => row.withoutText > 0);
-    if (empty.length > 0) lines.push("", `Requests that ended before any text (EOS first; left out of TTFT): ${empty.map((row) => `${row.arm} ×${row.streams}: ${row.withoutText}`).join(", ")}.`);
+    if (empty.length > 0)
+        lines.push(
+            "",
+            `Requests that ended before any text (EOS first; left out of TTFT): ${empty.map((row) => `${row.arm} ×${row.streams}: ${row.withoutText}`).join(", ")}.`
+        );
     if (errors.length > 0) lines.push("", `Errors: ${errors.length}; first: ${errors[0]}`);
     const retried = summaries.filter((row) => row.retries > 0);
     if (retried.length > 0)
-        lines.push("", `Connection-level resends (the request failed before any response and was sent again; its TTFT includes that): ${retried.map((row) => `${row.arm} ×${row.streams}: ${row.retries}`).join(", ")}; ` +
-            `first cause: ${records.find((record) => record.retries > 0)?.retryCauses[0] ?? "?"}.`);
+        lines.push(
+            "",
+            `Connection-level resends (the request failed before any response and was sent again; its TTFT includes that): ${retried.map((row) => `${row.arm} ×${row.streams}: ${row.retries}`).join(", ")}; ` +
+                `first cause: ${records.find((record) => record.retries > 0)?.retryCauses[0] ?? "?"}.`
+        );
     lines.push("");
     lines.push("Commands:");
     lines.push("");
@@ -580,11 +834,42 @@ async function main(): Promise<void> {
 
     const jsonPath = values.json ?? join(outDirectory, `result-${startedAt.toISOString().replace(/[:.]/g, "-")}.json`);
     await mkdir(dirname(resolve(jsonPath)), {recursive: true});
-    await writeFile(jsonPath, `${JSON.stringify({
-        date: startedAt.toISOString(), finished: new Date().toISOString(), machine, commit, loadAverage: {start: loadAtStart, end: loadavg()}, case: benchCase,
-        settings: {specgateExtraArgs, streams: streamLevels, rounds, requestsPerClient: streamLevels.map(requestsOf), maxTokens, gamma, threads, contextPerSlot, temperature, arms: armNames, prompts},
-        commands, summaries, scaling, targets, pairedThroughputRatios: Object.fromEntries(streamLevels.map((streams) => [streams, pairedRatio(streams)])), rounds_: roundResults, errors, requests: records
-    }, null, 2)}\n`);
+    await writeFile(
+        jsonPath,
+        `${JSON.stringify(
+            {
+                date: startedAt.toISOString(),
+                finished: new Date().toISOString(),
+                machine,
+                commit,
+                loadAverage: {start: loadAtStart, end: loadavg()},
+                case: benchCase,
+                settings: {
+                    specgateExtraArgs,
+                    streams: streamLevels,
+                    rounds,
+                    requestsPerClient: streamLevels.map(requestsOf),
+                    maxTokens,
+                    gamma,
+                    threads,
+                    contextPerSlot,
+                    temperature,
+                    arms: armNames,
+                    prompts
+                },
+                commands,
+                summaries,
+                scaling,
+                targets,
+                pairedThroughputRatios: Object.fromEntries(streamLevels.map((streams) => [streams, pairedRatio(streams)])),
+                rounds_: roundResults,
+                errors,
+                requests: records
+            },
+            null,
+            2
+        )}\n`
+    );
     log(`wrote ${jsonPath}`);
 }
 

@@ -75,8 +75,12 @@ async function streamOnce(baseUrl: string, prompt: string, speculative: unknown)
         method: "POST",
         headers: {"content-type": "application/json"},
         body: JSON.stringify({
-            prompt, max_tokens: maxTokens, temperature: Number(values.temperature), stream: true,
-            stream_options: {include_usage: true}, ...(speculative === undefined ? {} : {speculative})
+            prompt,
+            max_tokens: maxTokens,
+            temperature: Number(values.temperature),
+            stream: true,
+            stream_options: {include_usage: true},
+            ...(speculative === undefined ? {} : {speculative})
         })
     });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
@@ -105,18 +109,22 @@ async function runLevel(baseUrl: string, concurrency: number, speculative: unkno
     const errors: string[] = [];
     const started = performance.now();
     const deadline = started + seconds * 1000;
-    await Promise.all(Array.from({length: concurrency}, async (_value, worker) => {
-        for (let index = worker; performance.now() < deadline; index += concurrency) {
-            try {
-                samples.push(await streamOnce(baseUrl, prompts[index % prompts.length], speculative));
-            } catch (error) {
-                errors.push((error as Error).message);
+    await Promise.all(
+        Array.from({length: concurrency}, async (_value, worker) => {
+            for (let index = worker; performance.now() < deadline; index += concurrency) {
+                try {
+                    samples.push(await streamOnce(baseUrl, prompts[index % prompts.length], speculative));
+                } catch (error) {
+                    errors.push((error as Error).message);
+                }
             }
-        }
-    }));
+        })
+    );
     const elapsed = (performance.now() - started) / 1000;
     const ttft = samples.map((sample) => sample.timeToFirstToken).sort((a, b) => a - b);
-    const perToken = samples.flatMap((sample) => sample.perTokenLatency === undefined ? [] : [sample.perTokenLatency]).sort((a, b) => a - b);
+    const perToken = samples
+        .flatMap((sample) => (sample.perTokenLatency === undefined ? [] : [sample.perTokenLatency]))
+        .sort((a, b) => a - b);
     const tokens = samples.reduce((sum, sample) => sum + sample.tokens, 0);
     received.requests += samples.length;
     received.tokens += tokens;
@@ -141,11 +149,18 @@ async function checkCounters(baseUrl: string): Promise<void> {
         requests: sumSamples(samples, "request_success_total"),
         tokens: sumSamples(samples, "generation_tokens_total"),
         failures: sumSamples(samples, "request_failure_total"),
-        serverErrors: samples.filter((entry) => entry.name === "request_refused_total" && Number(entry.labels.status) >= 500)
+        serverErrors: samples
+            .filter((entry) => entry.name === "request_refused_total" && Number(entry.labels.status) >= 500)
             .reduce((sum, entry) => sum + entry.value, 0)
     };
-    const exact = counted.requests === received.requests && counted.tokens === received.tokens && counted.failures === received.errors && counted.serverErrors === 0;
-    process.stdout.write(`counters: ${exact ? "exact" : "MISMATCH"} (server: ${JSON.stringify(counted)}; clients: ${JSON.stringify(received)})\n`);
+    const exact =
+        counted.requests === received.requests &&
+        counted.tokens === received.tokens &&
+        counted.failures === received.errors &&
+        counted.serverErrors === 0;
+    process.stdout.write(
+        `counters: ${exact ? "exact" : "MISMATCH"} (server: ${JSON.stringify(counted)}; clients: ${JSON.stringify(received)})\n`
+    );
 }
 
 async function main(): Promise<void> {
@@ -160,36 +175,61 @@ async function main(): Promise<void> {
     }
     // What `specgate serve` loads: continuous batching over as many sequences as the largest level.
     const loadOptions = {
-        threads: Number(values.threads), backend: parseBackendChoice(values.backend), inlineBelowMilliseconds: 1,
+        threads: Number(values.threads),
+        backend: parseBackendChoice(values.backend),
+        inlineBelowMilliseconds: 1,
         batchedSequences: values.batching === "on" ? Math.max(...levels) : 1
     };
     const target = await loadModelBackend(targetPath, loadOptions);
     const draft = await loadModelBackend(draftPath, loadOptions);
     const server = await startServeServer({
-        target, draft, modelName: "bench", modelFiles: {target: targetPath, draft: draftPath},
-        speculative: {policy: parsePolicySpec(values.policy), gamma: Number(values.gamma), ...(values.drafter !== undefined ? {drafter: parseDrafterSpec(values.drafter)} : {})},
-        port: 0, maxConcurrency: Math.max(...levels), maxQueue: 4 * Math.max(...levels)
+        target,
+        draft,
+        modelName: "bench",
+        modelFiles: {target: targetPath, draft: draftPath},
+        speculative: {
+            policy: parsePolicySpec(values.policy),
+            gamma: Number(values.gamma),
+            ...(values.drafter !== undefined ? {drafter: parseDrafterSpec(values.drafter)} : {})
+        },
+        port: 0,
+        maxConcurrency: Math.max(...levels),
+        maxQueue: 4 * Math.max(...levels)
     });
     const rssBefore = process.memoryUsage().rss;
     const results: Array<Record<string, unknown>> = [];
     const samples: Array<{seconds: number; rssMiB: number; heapMiB: number; suffixCacheNodes: number}> = [];
     const sampleStart = performance.now();
-    const sample = () => samples.push({
-        seconds: Math.round((performance.now() - sampleStart) / 1000), rssMiB: process.memoryUsage().rss / 2 ** 20, heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
-        suffixCacheNodes: server.serveApp.state.tenants.suffixCacheNodes
-    });
+    const sample = () =>
+        samples.push({
+            seconds: Math.round((performance.now() - sampleStart) / 1000),
+            rssMiB: process.memoryUsage().rss / 2 ** 20,
+            heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
+            suffixCacheNodes: server.serveApp.state.tenants.suffixCacheNodes
+        });
     const sampler = setInterval(sample, 10_000);
     try {
-        const arms = ([["speculative", undefined], ["target-only", "off"]] as Array<[string, unknown]>).filter(([arm]) => values.arms.split(",").includes(arm));
-        process.stdout.write(`${values.drafter !== undefined ? `drafter ${values.drafter}, ` : ""}policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}, temperature ${values.temperature}\n`);
-        process.stdout.write("| arm | streams | requests | errors | tok/s | TTFT p50 ms | TTFT p99 ms | per-token p50 ms | per-token p99 ms |\n|---|---|---|---|---|---|---|---|---|\n");
+        const arms = (
+            [
+                ["speculative", undefined],
+                ["target-only", "off"]
+            ] as Array<[string, unknown]>
+        ).filter(([arm]) => values.arms.split(",").includes(arm));
+        process.stdout.write(
+            `${values.drafter !== undefined ? `drafter ${values.drafter}, ` : ""}policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}, temperature ${values.temperature}\n`
+        );
+        process.stdout.write(
+            "| arm | streams | requests | errors | tok/s | TTFT p50 ms | TTFT p99 ms | per-token p50 ms | per-token p99 ms |\n|---|---|---|---|---|---|---|---|---|\n"
+        );
         for (const concurrency of levels) {
             for (const [arm, speculative] of arms) {
-                const result = {arm, ...await runLevel(server.url, concurrency, speculative)};
+                const result = {arm, ...(await runLevel(server.url, concurrency, speculative))};
                 results.push(result);
-                const format = (value: number) => Number.isFinite(value) ? value.toFixed(1) : "–";
-                process.stdout.write(`| ${arm} | ${concurrency} | ${result.requests} | ${result.errors} | ${format(result.tokensPerSecond)} | ` +
-                    `${format(result.ttftP50Ms)} | ${format(result.ttftP99Ms)} | ${format(result.perTokenP50Ms)} | ${format(result.perTokenP99Ms)} |\n`);
+                const format = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : "–");
+                process.stdout.write(
+                    `| ${arm} | ${concurrency} | ${result.requests} | ${result.errors} | ${format(result.tokensPerSecond)} | ` +
+                        `${format(result.ttftP50Ms)} | ${format(result.ttftP99Ms)} | ${format(result.perTokenP50Ms)} | ${format(result.perTokenP99Ms)} |\n`
+                );
                 if (result.firstError !== undefined) process.stdout.write(`  first error: ${result.firstError}\n`);
             }
         }
@@ -200,9 +240,28 @@ async function main(): Promise<void> {
         await server.close(10_000);
         const rssAfter = process.memoryUsage().rss;
         process.stdout.write(`RSS before ${(rssBefore / 2 ** 20).toFixed(1)} MiB, after ${(rssAfter / 2 ** 20).toFixed(1)} MiB\n`);
-        process.stdout.write(`every 10 s (s: RSS MiB / V8 heap used MiB / suffix cache nodes): ${samples.map((entry) => `${entry.seconds}: ${entry.rssMiB.toFixed(0)}/${entry.heapMiB.toFixed(0)}/${entry.suffixCacheNodes}`).join(", ")}\n`);
+        process.stdout.write(
+            `every 10 s (s: RSS MiB / V8 heap used MiB / suffix cache nodes): ${samples.map((entry) => `${entry.seconds}: ${entry.rssMiB.toFixed(0)}/${entry.heapMiB.toFixed(0)}/${entry.suffixCacheNodes}`).join(", ")}\n`
+        );
         if (values.json !== undefined)
-            await writeFile(values.json, JSON.stringify({drafter: values.drafter ?? null, policy: values.policy, gamma: Number(values.gamma), seconds, maxTokens, rssBefore, rssAfter, samples, results}, null, 2));
+            await writeFile(
+                values.json,
+                JSON.stringify(
+                    {
+                        drafter: values.drafter ?? null,
+                        policy: values.policy,
+                        gamma: Number(values.gamma),
+                        seconds,
+                        maxTokens,
+                        rssBefore,
+                        rssAfter,
+                        samples,
+                        results
+                    },
+                    null,
+                    2
+                )
+            );
         await draft.dispose();
         await target.dispose();
         if (directory !== undefined) await rm(directory, {recursive: true, force: true});

@@ -17,15 +17,20 @@ import {familyVocabulary, type TokenizerFamily, tokenizerFamilies} from "../src/
 
 const runs = Number(process.argv[2] ?? 1000);
 const prompts = multilingualCorpus(runs, 31);
-process.stdout.write("| family | runs | tokens | streamed steps | tokens that are partial UTF-8 alone | runs with a broken chunk | seconds |\n|---|---|---|---|---|---|---|\n");
+process.stdout.write(
+    "| family | runs | tokens | streamed steps | tokens that are partial UTF-8 alone | runs with a broken chunk | seconds |\n|---|---|---|---|---|---|---|\n"
+);
 const families = (process.argv[3]?.split(",") ?? Object.keys(tokenizerFamilies)) as TokenizerFamily[];
 for (const family of families) {
-    if (!Object.hasOwn(tokenizerFamilies, family)) throw new Error(`unknown family "${family}": ${Object.keys(tokenizerFamilies).join(", ")}`);
+    if (!Object.hasOwn(tokenizerFamilies, family))
+        throw new Error(`unknown family "${family}": ${Object.keys(tokenizerFamilies).join(", ")}`);
     const directory = `.specgate/bench/fixture-${family}`;
     await mkdir(directory, {recursive: true});
     const vocabulary = await familyVocabulary(family);
     const pair = await writeRandomLlamaPair({
-        directory, seed: 3, vocabulary,
+        directory,
+        seed: 3,
+        vocabulary,
         target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
         draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
     });
@@ -53,6 +58,8 @@ for (const family of families) {
         }
         if (brokenHere) broken++;
     }
-    process.stdout.write(`| ${family} | ${runs} | ${tokens} | ${chunks} | ${partial} | ${broken} | ${((performance.now() - started) / 1000).toFixed(0)} |\n`);
+    process.stdout.write(
+        `| ${family} | ${runs} | ${tokens} | ${chunks} | ${partial} | ${broken} | ${((performance.now() - started) / 1000).toFixed(0)} |\n`
+    );
     await target.dispose();
 }

@@ -53,7 +53,9 @@ function buildSteps(vocabularySize: number, gamma: number, count: number): Verif
 
 function label(config: Record<string, unknown>): string {
     const {kind, ...rest} = config;
-    const parameters = Object.entries(rest).map(([key, value]) => `${key}=${String(value)}`).join(",");
+    const parameters = Object.entries(rest)
+        .map(([key, value]) => `${key}=${String(value)}`)
+        .join(",");
     return parameters === "" ? String(kind) : `${String(kind)}(${parameters})`;
 }
 
@@ -69,7 +71,7 @@ for (const vocabularySize of vocabularySizes) {
             for (let index = 0; index < 40; index++) policy.verify(steps[index % steps.length], chance);
             const perBatch: number[] = [];
             for (let batch = 0; batch < 7; batch++) {
-                const iterations = Math.max(8, Math.round(40 * 32_000 / vocabularySize));
+                const iterations = Math.max(8, Math.round((40 * 32_000) / vocabularySize));
                 const started = process.hrtime.bigint();
                 for (let index = 0; index < iterations; index++)
                     accepted += policy.verify(steps[index % steps.length], chance).acceptedCount;
@@ -77,16 +79,20 @@ for (const vocabularySize of vocabularySizes) {
             }
             perBatch.sort((a, b) => a - b);
             const median = perBatch[3];
-            rows.push(`| ${vocabularySize} | ${gamma} | ${label(config)} | ${median.toFixed(4)} | ${(accepted / (7 * Math.max(8, Math.round(40 * 32_000 / vocabularySize)))).toFixed(2)} |`);
+            rows.push(
+                `| ${vocabularySize} | ${gamma} | ${label(config)} | ${median.toFixed(4)} | ${(accepted / (7 * Math.max(8, Math.round((40 * 32_000) / vocabularySize)))).toFixed(2)} |`
+            );
             process.stderr.write(`${rows[rows.length - 1]}\n`);
         }
     }
 }
-process.stdout.write([
-    `Verification cost per step (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`,
-    "",
-    "| V | γ | policy | ms / step (median of 7) | mean accepted |",
-    "|---|---|---|---|---|",
-    ...rows,
-    ""
-].join("\n"));
+process.stdout.write(
+    [
+        `Verification cost per step (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`,
+        "",
+        "| V | γ | policy | ms / step (median of 7) | mean accepted |",
+        "|---|---|---|---|---|",
+        ...rows,
+        ""
+    ].join("\n")
+);

@@ -59,20 +59,22 @@ function requestedGpu() {
 /** The llama.cpp checkout (headers and, for the CPU addon, sources) and the Node-API include folders. */
 function prepareSource() {
     if (!existsSync(bundle)) throw new Error(`${bundle} is missing: install node-llama-cpp first`);
-    for (const tool of ["git", "cmake"])
-        if (!has(tool)) throw new Error(`${tool} is not installed`);
+    for (const tool of ["git", "cmake"]) if (!has(tool)) throw new Error(`${tool} is not installed`);
     mkdirSync(buildDirectory, {recursive: true});
-    if (!existsSync(join(sourceDirectory, ".git")))
-        run("git", ["clone", "--quiet", bundle, sourceDirectory]);
-    return [require("node-api-headers").include_dir, require("node-addon-api").include_dir]
-        .map((directory) => (directory.startsWith("/") ? directory : join(root, directory)));
+    if (!existsSync(join(sourceDirectory, ".git"))) run("git", ["clone", "--quiet", bundle, sourceDirectory]);
+    return [require("node-api-headers").include_dir, require("node-addon-api").include_dir].map((directory) =>
+        directory.startsWith("/") ? directory : join(root, directory)
+    );
 }
 
 /** Configures (once) and builds the addon in `directory`, then puts it at `destination`. */
 function buildAddon(directory, destination, definitions) {
     if (!existsSync(join(directory, "CMakeCache.txt"))) {
         run("cmake", [
-            "-S", join(root, "native"), "-B", directory,
+            "-S",
+            join(root, "native"),
+            "-B",
+            directory,
             ...(has("ninja") ? ["-G", "Ninja"] : []),
             "-DCMAKE_BUILD_TYPE=Release",
             `-DLLAMA_CPP_DIR=${sourceDirectory}`,
@@ -138,7 +140,9 @@ function buildGpu(gpu, includeDirectories) {
         if (!file.startsWith("lib") || !file.endsWith(".so") || file.startsWith("libllama-common")) continue;
         const source = join(prebuilt, file);
         const destination = join(outputDirectory, file);
-        const stale = !existsSync(destination) || statSync(destination).size !== statSync(source).size ||
+        const stale =
+            !existsSync(destination) ||
+            statSync(destination).size !== statSync(source).size ||
             statSync(destination).mtimeMs < statSync(source).mtimeMs;
         if (stale) replaceFile(source, destination);
     }

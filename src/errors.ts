@@ -29,7 +29,12 @@ export class InvalidInputError extends SpecgateError {
  * for the same refusal, which serve answers with.
  */
 export class PromptExceedsContextError extends InvalidInputError {
-    public constructor(public readonly promptTokens: number | undefined, public readonly contextSize: number | undefined, field = "prompt", message?: string) {
+    public constructor(
+        public readonly promptTokens: number | undefined,
+        public readonly contextSize: number | undefined,
+        field = "prompt",
+        message?: string
+    ) {
         super(message ?? `has ${promptTokens} tokens; the context holds ${contextSize}`, field, "context_length_exceeded");
     }
 }

@@ -40,14 +40,15 @@ public:
     static constexpr const char* className = "NativeModel";
 
     static Napi::Function Define(Napi::Env env) {
-        return DefineClass(env, className, {
-            taggedGetter<NativeModel, &NativeModel::VocabularySize>("vocabularySize"),
-            taggedGetter<NativeModel, &NativeModel::BosToken>("bosToken"),
-            taggedGetter<NativeModel, &NativeModel::EosToken>("eosToken"),
-            taggedMethod<NativeModel, &NativeModel::Tokenize>("tokenize"),
-            taggedMethod<NativeModel, &NativeModel::Detokenize>("detokenize"),
-            taggedMethod<NativeModel, &NativeModel::Dispose>("dispose"),
-        });
+        return DefineClass(env, className,
+                           {
+                               taggedGetter<NativeModel, &NativeModel::VocabularySize>("vocabularySize"),
+                               taggedGetter<NativeModel, &NativeModel::BosToken>("bosToken"),
+                               taggedGetter<NativeModel, &NativeModel::EosToken>("eosToken"),
+                               taggedMethod<NativeModel, &NativeModel::Tokenize>("tokenize"),
+                               taggedMethod<NativeModel, &NativeModel::Detokenize>("detokenize"),
+                               taggedMethod<NativeModel, &NativeModel::Dispose>("dispose"),
+                           });
     }
 
     /** new NativeModel(path, {gpuLayers?}): gpuLayers layers offloaded to the GPU devices ggml found (default 0: CPU only). */
@@ -73,7 +74,8 @@ private:
         if (!info[1].IsUndefined()) {
             Napi::Object options = objectArgument(env, info[1], "options");
             const Napi::Value gpuLayers = options.Get("gpuLayers");
-            if (!gpuLayers.IsUndefined()) params.n_gpu_layers = static_cast<int32_t>(integerArgument(env, gpuLayers, "options.gpuLayers", -1, INT32_MAX));
+            if (!gpuLayers.IsUndefined())
+                params.n_gpu_layers = static_cast<int32_t>(integerArgument(env, gpuLayers, "options.gpuLayers", -1, INT32_MAX));
         }
         {
             // Loads run on the main thread one at a time: what is logged from here on belongs to this load.
@@ -103,15 +105,9 @@ private:
         return token == LLAMA_TOKEN_NULL ? env.Undefined() : Napi::Number::New(env, token);
     }
 
-    Napi::Value VocabularySize(const Napi::CallbackInfo& info) {
-        return Napi::Number::New(info.Env(), Loaded(info.Env()).vocabularySize);
-    }
-    Napi::Value BosToken(const Napi::CallbackInfo& info) {
-        return TokenOrUndefined(info.Env(), llama_vocab_bos(Loaded(info.Env()).vocab));
-    }
-    Napi::Value EosToken(const Napi::CallbackInfo& info) {
-        return TokenOrUndefined(info.Env(), llama_vocab_eos(Loaded(info.Env()).vocab));
-    }
+    Napi::Value VocabularySize(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), Loaded(info.Env()).vocabularySize); }
+    Napi::Value BosToken(const Napi::CallbackInfo& info) { return TokenOrUndefined(info.Env(), llama_vocab_bos(Loaded(info.Env()).vocab)); }
+    Napi::Value EosToken(const Napi::CallbackInfo& info) { return TokenOrUndefined(info.Env(), llama_vocab_eos(Loaded(info.Env()).vocab)); }
 
     /** tokenize(text, parseSpecial): ids without BOS/EOS (add_special = false), as common_tokenize with add_special false. */
     Napi::Value Tokenize(const Napi::CallbackInfo& info) {
@@ -143,8 +139,8 @@ private:
         for (size_t index = 0; index < tokens.size(); index++) {
             // llama.cpp looks ids up unchecked or with .at(): an id outside the vocabulary is refused here.
             if (tokens[index] < 0 || tokens[index] >= loaded.vocabularySize)
-                throwRangeError(env, "tokens[" + std::to_string(index) + "] = " + std::to_string(tokens[index]) + " is outside the vocabulary of " +
-                                         std::to_string(loaded.vocabularySize) + " ids");
+                throwRangeError(env, "tokens[" + std::to_string(index) + "] = " + std::to_string(tokens[index]) +
+                                         " is outside the vocabulary of " + std::to_string(loaded.vocabularySize) + " ids");
         }
         std::string text(std::max<size_t>(16, tokens.size() * 4), '\0');
         int32_t length = llama_detokenize(loaded.vocab, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),

@@ -79,13 +79,13 @@ struct Request {
 struct ContextState {
     std::shared_ptr<ModelHandle> model;
     llama_context* context = nullptr;
-    std::mutex mutex; // a decode and a KV-cache edit of this context never overlap
+    std::mutex mutex;                  // a decode and a KV-cache edit of this context never overlap
     std::atomic<bool> disposed{false}; // set by dispose: decodes that have not started are refused
     llama_batch batch{};
     int32_t batchCapacity = 0;
     int32_t vocabularySize = 0;
     uint32_t sequenceCount = 1;
-    uint32_t batchSize = 1; // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
+    uint32_t batchSize = 1;      // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
     std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by mutex)
 
     ContextState() = default;
@@ -138,7 +138,8 @@ struct ContextState {
         auto start = std::chrono::steady_clock::now();
         const int32_t status = llama_decode(context, batch);
         if (status != 0) {
-            error = status == 1 ? "llama_decode found no room in the KV cache" : "llama_decode failed with status " + std::to_string(status);
+            error =
+                status == 1 ? "llama_decode found no room in the KV cache" : "llama_decode failed with status " + std::to_string(status);
             return status;
         }
         llama_synchronize(context);
@@ -192,7 +193,8 @@ struct ContextState {
             const size_t covered = group.sampling.limit == 0 ? rowLength : std::min(group.sampling.limit, rowLength);
             for (size_t row = 0; row < outputs.size(); row++) {
                 double* target = probabilities + row * rowLength;
-                const std::string rowError = processRow(llama_get_logits_ith(context, outputs[row]), target, covered, group.sampling, scratch);
+                const std::string rowError =
+                    processRow(llama_get_logits_ith(context, outputs[row]), target, covered, group.sampling, scratch);
                 std::fill(target + covered, target + rowLength, 0.0);
                 if (!rowError.empty()) {
                     result.error = "row " + std::to_string(row) + ": " + rowError;
@@ -211,13 +213,14 @@ public:
     static constexpr const char* className = "NativeContext";
 
     static Napi::Function Define(Napi::Env env) {
-        return DefineClass(env, className, {
-            taggedMethod<NativeContext, &NativeContext::Decode>("decode"),
-            taggedMethod<NativeContext, &NativeContext::DecodeNow>("decodeNow"),
-            taggedMethod<NativeContext, &NativeContext::RemoveTokens>("removeTokens"),
-            taggedMethod<NativeContext, &NativeContext::Clear>("clear"),
-            taggedMethod<NativeContext, &NativeContext::Dispose>("dispose"),
-        });
+        return DefineClass(env, className,
+                           {
+                               taggedMethod<NativeContext, &NativeContext::Decode>("decode"),
+                               taggedMethod<NativeContext, &NativeContext::DecodeNow>("decodeNow"),
+                               taggedMethod<NativeContext, &NativeContext::RemoveTokens>("removeTokens"),
+                               taggedMethod<NativeContext, &NativeContext::Clear>("clear"),
+                               taggedMethod<NativeContext, &NativeContext::Dispose>("dispose"),
+                           });
     }
 
     /** new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?}) */
@@ -236,7 +239,8 @@ private:
         created->model = unwrapTagged<NativeModel>(env, info[0], "model")->Handle();
         if (created->model == nullptr) throw Napi::Error::New(env, "the model is disposed");
         Napi::Object options = objectArgument(env, info[1], "options");
-        const int64_t sequences = integerArgument(env, options.Get("sequences"), "options.sequences", 1, static_cast<int64_t>(llama_max_parallel_sequences()));
+        const int64_t sequences =
+            integerArgument(env, options.Get("sequences"), "options.sequences", 1, static_cast<int64_t>(llama_max_parallel_sequences()));
         // Cells in all: llama.cpp counts them in 32 bits.
         const int64_t contextSize = integerArgument(env, options.Get("contextSize"), "options.contextSize", 1, INT32_MAX / sequences);
         const int64_t batchSize = integerArgument(env, options.Get("batchSize"), "options.batchSize", 1, INT32_MAX);
@@ -288,44 +292,54 @@ private:
         if (request.sequences.size() != count) throwRangeError(env, "sequences must be as long as tokens (" + std::to_string(count) + ")");
         if (request.positions.size() != count) throwRangeError(env, "positions must be as long as tokens (" + std::to_string(count) + ")");
         if (count > state.batchSize)
-            throwRangeError(env, "tokens: " + std::to_string(count) + " are more than the context's batch size " + std::to_string(state.batchSize));
+            throwRangeError(env, "tokens: " + std::to_string(count) + " are more than the context's batch size " +
+                                     std::to_string(state.batchSize));
         for (size_t index = 0; index < count; index++) {
             const std::string at = "[" + std::to_string(index) + "] = ";
             if (request.tokens[index] < 0 || request.tokens[index] >= state.vocabularySize)
-                throwRangeError(env, "tokens" + at + std::to_string(request.tokens[index]) + " is outside the vocabulary of " + std::to_string(state.vocabularySize) + " ids");
+                throwRangeError(env, "tokens" + at + std::to_string(request.tokens[index]) + " is outside the vocabulary of " +
+                                         std::to_string(state.vocabularySize) + " ids");
             if (request.sequences[index] < 0 || static_cast<uint32_t>(request.sequences[index]) >= state.sequenceCount)
-                throwRangeError(env, "sequences" + at + std::to_string(request.sequences[index]) + " is not one of this context's " + std::to_string(state.sequenceCount) + " sequences");
+                throwRangeError(env, "sequences" + at + std::to_string(request.sequences[index]) + " is not one of this context's " +
+                                         std::to_string(state.sequenceCount) + " sequences");
             if (request.positions[index] < 0 || request.positions[index] >= maxPosition)
-                throwRangeError(env, "positions" + at + std::to_string(request.positions[index]) + " is outside [0, " + std::to_string(maxPosition) + ")");
+                throwRangeError(env, "positions" + at + std::to_string(request.positions[index]) + " is outside [0, " +
+                                         std::to_string(maxPosition) + ")");
         }
         if (!info[3].IsArray()) throwTypeError(env, "groups must be an array");
         Napi::Array groups = info[3].As<Napi::Array>();
         std::vector<int32_t> claimed(count, 0);
         for (uint32_t index = 0; index < groups.Length(); index++) {
-            request.groups.push_back(ParseGroup(env, groups.Get(index), "groups[" + std::to_string(index) + "]", count, static_cast<int32_t>(index) + 1, claimed));
+            request.groups.push_back(ParseGroup(env, groups.Get(index), "groups[" + std::to_string(index) + "]", count,
+                                                static_cast<int32_t>(index) + 1, claimed));
         }
         if (!info[4].IsUndefined()) {
             request.removals = int32ArrayArgument(env, info[4], "removals");
             if (request.removals.size() % 2 != 0) throwRangeError(env, "removals must be (sequence, from) pairs");
             for (size_t index = 0; index < request.removals.size(); index += 2) {
                 if (request.removals[index] < 0 || static_cast<uint32_t>(request.removals[index]) >= state.sequenceCount)
-                    throwRangeError(env, "removals[" + std::to_string(index) + "] = " + std::to_string(request.removals[index]) + " is not one of this context's sequences");
-                if (request.removals[index + 1] < 0) throwRangeError(env, "removals[" + std::to_string(index + 1) + "] must not be negative");
+                    throwRangeError(env, "removals[" + std::to_string(index) + "] = " + std::to_string(request.removals[index]) +
+                                             " is not one of this context's sequences");
+                if (request.removals[index + 1] < 0)
+                    throwRangeError(env, "removals[" + std::to_string(index + 1) + "] must not be negative");
             }
         }
         // Last, after every getter of the arguments has run (one could detach a buffer read earlier).
-        for (size_t index = 0; index < request.groups.size(); index++) LocateDestination(env, request.groups[index], "groups[" + std::to_string(index) + "].destination", state.vocabularySize);
+        for (size_t index = 0; index < request.groups.size(); index++)
+            LocateDestination(env, request.groups[index], "groups[" + std::to_string(index) + "].destination", state.vocabularySize);
         return request;
     }
 
     /** {outputs: Int32Array, mode, destination?, sampling?}: each batch index in at most one group (`claimed` holds its group's number). */
-    static OutputGroup ParseGroup(Napi::Env env, Napi::Value value, const std::string& name, size_t count, int32_t number, std::vector<int32_t>& claimed) {
+    static OutputGroup ParseGroup(Napi::Env env, Napi::Value value, const std::string& name, size_t count, int32_t number,
+                                  std::vector<int32_t>& claimed) {
         Napi::Object object = objectArgument(env, value, name);
         OutputGroup group;
         group.outputs = int32ArrayArgument(env, object.Get("outputs"), name + ".outputs");
         group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 3));
         for (int32_t index : group.outputs) {
-            if (index < 0 || static_cast<size_t>(index) >= count || (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
+            if (index < 0 || static_cast<size_t>(index) >= count ||
+                (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
                 throwRangeError(env, name + ".outputs: batch index " + std::to_string(index) + " is outside the batch or in two groups");
             claimed[static_cast<size_t>(index)] = number;
         }
@@ -341,7 +355,8 @@ private:
             group.sampling.topP = numberArgument(env, options.Get("topP"), name + ".sampling.topP", 0, 1);
             group.sampling.minP = numberArgument(env, options.Get("minP"), name + ".sampling.minP", 0, 1);
             const Napi::Value limit = options.Get("limit");
-            if (!limit.IsUndefined()) group.sampling.limit = static_cast<size_t>(integerArgument(env, limit, name + ".sampling.limit", 0, INT32_MAX));
+            if (!limit.IsUndefined())
+                group.sampling.limit = static_cast<size_t>(integerArgument(env, limit, name + ".sampling.limit", 0, INT32_MAX));
         }
         return group;
     }
@@ -350,7 +365,9 @@ private:
     static void LocateDestination(Napi::Env env, OutputGroup& group, const std::string& name, int32_t vocabularySize) {
         if (group.mode == OutputMode::None) return;
         const size_t rows = group.outputs.size() * static_cast<size_t>(vocabularySize);
-        const size_t needed = group.mode == OutputMode::Logits ? rows : group.mode == OutputMode::Distribution ? 2 * rows : group.outputs.size();
+        const size_t needed = group.mode == OutputMode::Logits         ? rows
+                              : group.mode == OutputMode::Distribution ? 2 * rows
+                                                                       : group.outputs.size();
         // Asked afresh (Napi::TypedArray keeps what was true when it was made): a getter may have detached the buffer since.
         napi_typedarray_type type = napi_int8_array;
         size_t length = 0;
@@ -359,9 +376,14 @@ private:
             throwTypeError(env, name + " must be a typed array");
         if (group.mode == OutputMode::Logits ? type != napi_float32_array && type != napi_float64_array
                                              : type != (group.mode == OutputMode::Distribution ? napi_float64_array : napi_int32_array))
-            throwTypeError(env, name + " must be " + (group.mode == OutputMode::Logits ? "a Float32Array or Float64Array" : group.mode == OutputMode::Distribution ? "a Float64Array" : "an Int32Array") + " for its mode");
+            throwTypeError(env, name + " must be " +
+                                    (group.mode == OutputMode::Logits         ? "a Float32Array or Float64Array"
+                                     : group.mode == OutputMode::Distribution ? "a Float64Array"
+                                                                              : "an Int32Array") +
+                                    " for its mode");
         if (length < needed || (needed > 0 && data == nullptr))
-            throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) + " its rows need");
+            throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) +
+                                     " its rows need");
         group.destination = data; // napi_get_typedarray_info's data starts at the array's first element
         group.wideDestination = type == napi_float64_array;
     }
@@ -384,9 +406,10 @@ private:
         std::vector<Napi::Value> keepAlive;
         for (const OutputGroup& group : request.groups)
             if (group.mode != OutputMode::None) keepAlive.push_back(group.destinationArray);
-        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive), [live, request = std::move(request)](DecodeTimings& timings, std::string& error) {
-            return live->Run(request, timings, error, true);
-        });
+        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive),
+                                        [live, request = std::move(request)](DecodeTimings& timings, std::string& error) {
+                                            return live->Run(request, timings, error, true);
+                                        });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
         return promise;
@@ -414,7 +437,8 @@ private:
     static std::unique_lock<std::mutex> EditLock(Napi::Env env, ContextState& live, const char* method) {
         std::unique_lock<std::mutex> lock(live.mutex, std::try_to_lock);
         if (!lock.owns_lock())
-            throw Napi::Error::New(env, std::string(method) + ": a decode of this context is running (await it, or pass removals to decode)");
+            throw Napi::Error::New(env,
+                                   std::string(method) + ": a decode of this context is running (await it, or pass removals to decode)");
         return lock;
     }
 
@@ -422,7 +446,8 @@ private:
     Napi::Value RemoveTokens(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
         std::shared_ptr<ContextState> live = Live(env);
-        const auto sequence = static_cast<llama_seq_id>(integerArgument(env, info[0], "sequence", 0, static_cast<int64_t>(live->sequenceCount) - 1));
+        const auto sequence =
+            static_cast<llama_seq_id>(integerArgument(env, info[0], "sequence", 0, static_cast<int64_t>(live->sequenceCount) - 1));
         const auto from = static_cast<llama_pos>(integerArgument(env, info[1], "from", 0, INT32_MAX));
         const auto to = static_cast<llama_pos>(integerArgument(env, info[2], "to", -1, INT32_MAX));
         std::unique_lock<std::mutex> lock = EditLock(env, *live, "removeTokens");
@@ -447,10 +472,14 @@ private:
 
 const char* deviceTypeName(enum ggml_backend_dev_type type) {
     switch (type) {
-        case GGML_BACKEND_DEVICE_TYPE_CPU: return "cpu";
-        case GGML_BACKEND_DEVICE_TYPE_GPU: return "gpu";
-        case GGML_BACKEND_DEVICE_TYPE_IGPU: return "igpu";
-        default: return "accelerator";
+    case GGML_BACKEND_DEVICE_TYPE_CPU:
+        return "cpu";
+    case GGML_BACKEND_DEVICE_TYPE_GPU:
+        return "gpu";
+    case GGML_BACKEND_DEVICE_TYPE_IGPU:
+        return "igpu";
+    default:
+        return "accelerator";
     }
 }
 
@@ -506,8 +535,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 } // namespace
 } // namespace specgate
 
-static Napi::Object InitSpecgateNative(Napi::Env env, Napi::Object exports) {
-    return specgate::Init(env, exports);
-}
+static Napi::Object InitSpecgateNative(Napi::Env env, Napi::Object exports) { return specgate::Init(env, exports); }
 
 NODE_API_MODULE(specgate_native, InitSpecgateNative)

@@ -13,7 +13,7 @@
 namespace specgate {
 
 namespace {
-std::mutex poolsMutex; // guards `pools` only: looking a pool up never waits for a decode
+std::mutex poolsMutex;                 // guards `pools` only: looking a pool up never waits for a decode
 std::map<int, ggml_threadpool*> pools; // thread count → pool
 constexpr size_t recentLogLimit = 20;
 
@@ -36,13 +36,12 @@ ggml_threadpool* newThreadpool(ggml_threadpool_params* params) {
     using ThreadpoolNew = ggml_threadpool* (*)(ggml_threadpool_params*);
     ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     if (cpu == nullptr) return nullptr;
-    auto create = reinterpret_cast<ThreadpoolNew>(ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu), "ggml_threadpool_new"));
+    auto create =
+        reinterpret_cast<ThreadpoolNew>(ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu), "ggml_threadpool_new"));
     return create == nullptr ? nullptr : create(params);
 }
 #else
-ggml_threadpool* newThreadpool(ggml_threadpool_params* params) {
-    return ggml_threadpool_new(params);
-}
+ggml_threadpool* newThreadpool(ggml_threadpool_params* params) { return ggml_threadpool_new(params); }
 #endif
 
 void logCallback(ggml_log_level level, const char* text, void* /*user*/) {
@@ -80,9 +79,7 @@ ggml_threadpool* poolFor(int threads) {
     return pool;
 }
 
-const char* buildName() {
-    return SPECGATE_BUILD_NAME;
-}
+const char* buildName() { return SPECGATE_BUILD_NAME; }
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

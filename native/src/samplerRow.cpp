@@ -11,8 +11,10 @@ namespace {
 void keepAtLeast(double* row, size_t length, double threshold) {
     double sum = 0;
     for (size_t index = 0; index < length; index++) {
-        if (row[index] < threshold) row[index] = 0;
-        else sum += row[index];
+        if (row[index] < threshold)
+            row[index] = 0;
+        else
+            sum += row[index];
     }
     for (size_t index = 0; index < length; index++) row[index] /= sum;
 }
@@ -23,19 +25,22 @@ std::string processRow(const float* logits, double* out, size_t length, const Sa
     size_t finite = 0;
     for (size_t index = 0; index < length; index++) {
         const float value = logits[index];
-        if (std::isnan(value) || value == INFINITY) return "logit " + std::to_string(index) + " is " + (std::isnan(value) ? "NaN" : "Infinity");
+        if (std::isnan(value) || value == INFINITY)
+            return "logit " + std::to_string(index) + " is " + (std::isnan(value) ? "NaN" : "Infinity");
         if (value != -INFINITY) finite++;
     }
     if (finite == 0) return "every logit is -Infinity: no token can be sampled";
     if (sampling.temperature == 0) {
         size_t best = 0;
-        for (size_t index = 1; index < length; index++) if (logits[index] > logits[best]) best = index;
+        for (size_t index = 1; index < length; index++)
+            if (logits[index] > logits[best]) best = index;
         std::fill(out, out + length, 0.0);
         out[best] = 1;
         return "";
     }
     double max = -INFINITY;
-    for (size_t index = 0; index < length; index++) if (logits[index] > max) max = logits[index];
+    for (size_t index = 0; index < length; index++)
+        if (logits[index] > max) max = logits[index];
     // exp((x − max)/T). A row of finite logits (every real model's) goes through the vectorised loop
     // (libmvec's exp, ≤ 4 ulp, summed in lanes: the row agrees with processLogits to ~1e-16 per entry,
     // at a fraction of the cost on a 150k-token vocabulary); masked rows take the scalar loop.
@@ -72,7 +77,8 @@ std::string processRow(const float* logits, double* out, size_t length, const Sa
     }
     if (sampling.minP > 0) {
         double largest = 0;
-        for (size_t index = 0; index < length; index++) if (out[index] > largest) largest = out[index];
+        for (size_t index = 0; index < length; index++)
+            if (out[index] > largest) largest = out[index];
         keepAtLeast(out, length, sampling.minP * largest);
     }
     return "";

@@ -15,13 +15,9 @@
 
 namespace specgate {
 
-[[noreturn]] inline void throwTypeError(Napi::Env env, const std::string& message) {
-    throw Napi::TypeError::New(env, message);
-}
+[[noreturn]] inline void throwTypeError(Napi::Env env, const std::string& message) { throw Napi::TypeError::New(env, message); }
 
-[[noreturn]] inline void throwRangeError(Napi::Env env, const std::string& message) {
-    throw Napi::RangeError::New(env, message);
-}
+[[noreturn]] inline void throwRangeError(Napi::Env env, const std::string& message) { throw Napi::RangeError::New(env, message); }
 
 /** An integer-valued Number in [min, max]; `name` names the argument in the error. */
 inline int64_t integerArgument(Napi::Env env, Napi::Value value, const std::string& name, int64_t min, int64_t max) {
@@ -65,8 +61,7 @@ inline std::vector<int32_t> int32ArrayArgument(Napi::Env env, Napi::Value value,
 }
 
 /** Runs an entry point's body; a C++ exception becomes a pending JS exception (and the result null). */
-template <typename Body>
-napi_value guarded(napi_env env, Body&& body) {
+template <typename Body> napi_value guarded(napi_env env, Body&& body) {
     try {
         return body();
     } catch (const Napi::Error& error) {
@@ -80,8 +75,7 @@ napi_value guarded(napi_env env, Body&& body) {
 }
 
 /** A constructor's body: its C++ exceptions leave as Napi::Error, which node-addon-api's constructor wrapper converts. */
-template <typename Body>
-void constructing(Napi::Env env, Body&& body) {
+template <typename Body> void constructing(Napi::Env env, Body&& body) {
     try {
         body();
     } catch (const Napi::Error&) {
@@ -94,8 +88,7 @@ void constructing(Napi::Env env, Body&& body) {
 }
 
 /** `value` as a T (an ObjectWrap class with a `typeTag` and a `className`), or a TypeError naming it. */
-template <typename T>
-T* unwrapTagged(Napi::Env env, Napi::Value value, const std::string& name) {
+template <typename T> T* unwrapTagged(Napi::Env env, Napi::Value value, const std::string& name) {
     if (!value.IsObject() || !value.As<Napi::Object>().CheckTypeTag(&T::typeTag)) throwTypeError(env, name + " must be a " + T::className);
     return T::Unwrap(value.As<Napi::Object>());
 }
@@ -109,14 +102,12 @@ napi_value callTagged(napi_env env, napi_callback_info callbackInfo) {
 }
 
 /** A prototype method of T, called through callTagged (ObjectWrap's own wrappers unwrap `this` unchecked). */
-template <typename T, Napi::Value (T::*Method)(const Napi::CallbackInfo&)>
-Napi::ClassPropertyDescriptor<T> taggedMethod(const char* name) {
+template <typename T, Napi::Value (T::*Method)(const Napi::CallbackInfo&)> Napi::ClassPropertyDescriptor<T> taggedMethod(const char* name) {
     return napi_property_descriptor{name, nullptr, &callTagged<T, Method>, nullptr, nullptr, nullptr, napi_default, nullptr};
 }
 
 /** A prototype getter of T, called through callTagged. */
-template <typename T, Napi::Value (T::*Method)(const Napi::CallbackInfo&)>
-Napi::ClassPropertyDescriptor<T> taggedGetter(const char* name) {
+template <typename T, Napi::Value (T::*Method)(const Napi::CallbackInfo&)> Napi::ClassPropertyDescriptor<T> taggedGetter(const char* name) {
     return napi_property_descriptor{name, nullptr, nullptr, &callTagged<T, Method>, nullptr, nullptr, napi_default, nullptr};
 }
 

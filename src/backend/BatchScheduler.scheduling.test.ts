@@ -16,10 +16,20 @@ class RecordingContext implements NativeContextHandle {
 
     public constructor(private readonly stepMilliseconds: number) {}
 
-    public async decode(_tokens: Int32Array, sequences: Int32Array, _positions: Int32Array, groups: readonly NativeOutputGroup[]): Promise<NativeDecodeResult> {
+    public async decode(
+        _tokens: Int32Array,
+        sequences: Int32Array,
+        _positions: Int32Array,
+        groups: readonly NativeOutputGroup[]
+    ): Promise<NativeDecodeResult> {
         this.steps.push([...new Set(sequences)]);
         await new Promise((resolve) => setTimeout(resolve, this.stepMilliseconds));
-        return {decodeMilliseconds: this.stepMilliseconds, transferMilliseconds: 0, samplingMilliseconds: 0, groups: groups.map(() => ({transferMilliseconds: 0, samplingMilliseconds: 0}))};
+        return {
+            decodeMilliseconds: this.stepMilliseconds,
+            transferMilliseconds: 0,
+            samplingMilliseconds: 0,
+            groups: groups.map(() => ({transferMilliseconds: 0, samplingMilliseconds: 0}))
+        };
     }
 
     public decodeNow(): NativeDecodeResult | null {
@@ -65,11 +75,17 @@ describe("BatchScheduler scheduling", () => {
         const scheduler = new BatchScheduler(context, 3, {stepTokens: 512, decodeTokens: 4});
         const [first, second, third] = [scheduler.acquire()!, scheduler.acquire()!, scheduler.acquire()!];
         // Sequence 0 brings a prompt (longer than a decode), 1 and 2 a verification each, in one turn.
-        await onFakeClock(Promise.all([
-            third.decode([5, 6], 10, noRows),
-            first.decode(Array.from({length: 20}, (_value, index) => index + 1), 0, noRows),
-            second.decode([7, 8, 9], 4, noRows)
-        ]));
+        await onFakeClock(
+            Promise.all([
+                third.decode([5, 6], 10, noRows),
+                first.decode(
+                    Array.from({length: 20}, (_value, index) => index + 1),
+                    0,
+                    noRows
+                ),
+                second.decode([7, 8, 9], 4, noRows)
+            ])
+        );
         expect(context.steps).toEqual([[0, 1, 2]]);
         scheduler.dispose();
     });
@@ -81,12 +97,16 @@ describe("BatchScheduler scheduling", () => {
         const scheduler = new BatchScheduler(context, 2, {stepTokens: 512});
         const slots = [scheduler.acquire()!, scheduler.acquire()!];
         const rounds = 14;
-        await onFakeClock(Promise.all(slots.map(async (slot, index) => {
-            for (let round = 0; round < rounds; round++) {
-                if (index === 1) await sleep(20);
-                await slot.decode([1], round, noRows);
-            }
-        })));
+        await onFakeClock(
+            Promise.all(
+                slots.map(async (slot, index) => {
+                    for (let round = 0; round < rounds; round++) {
+                        if (index === 1) await sleep(20);
+                        await slot.decode([1], round, noRows);
+                    }
+                })
+            )
+        );
         // The second starts a step or two behind (nothing learned yet) and so ends alone; in between,
         // once its usual return time is known, every step carries both.
         expect(context.steps.slice(4, -4).map((sequences) => sequences.length)).toEqual(Array(context.steps.length - 8).fill(2));

@@ -74,7 +74,10 @@ describe.each([{unifiedKvCache: false}, {unifiedKvCache: true}])("BatchScheduler
             logits.forEach((row, index) => expectSameComputation(row, expected0[index]));
             const expected1 = await soloLogits(inputs[1], [2, 5]);
             expect(argmax).toEqual(expected1.map((row) => row.indexOf(Math.max(...row))));
-            for (const [rows, sampling, input, positions] of [[hotRows, hot, inputs[2], [5]], [narrowRows, narrow, inputs[3], [4, 5]]] as const) {
+            for (const [rows, sampling, input, positions] of [
+                [hotRows, hot, inputs[2], [5]],
+                [narrowRows, narrow, inputs[3], [4, 5]]
+            ] as const) {
                 const expected = await soloLogits(input, [...positions]);
                 rows.logits.forEach((row, index) => {
                     expectSameComputation(row, expected[index]);
@@ -162,7 +165,7 @@ describe.each([{unifiedKvCache: false}, {unifiedKvCache: true}])("BatchScheduler
             for (const [index, prompt] of prompts.entries()) {
                 const alone = await generate(solo, soloDraft, prompt, options);
                 // Equal, unless the greedy path passes a near-tie, where batched rounding may choose the other token.
-                if (await greedyMargin(solo, prompt, alone.tokens) > 2) expect(together[index].tokens).toEqual(alone.tokens);
+                if ((await greedyMargin(solo, prompt, alone.tokens)) > 2) expect(together[index].tokens).toEqual(alone.tokens);
                 expect(together[index].telemetry.backend.targetDecode).toBeGreaterThan(0);
                 // Time queued for shared steps is on its own line, never hidden in model time.
                 expect(together[index].telemetry.backend.targetBatchWait).toBeGreaterThan(0);

@@ -31,7 +31,13 @@ interface Submission {
     next: number;
     /** When it last started waiting for a step. */
     waitingSince: number;
-    result: {decodeMilliseconds: number; transferMilliseconds: number; samplingMilliseconds: number; batchWaitMilliseconds: number; error?: string};
+    result: {
+        decodeMilliseconds: number;
+        transferMilliseconds: number;
+        samplingMilliseconds: number;
+        batchWaitMilliseconds: number;
+        error?: string;
+    };
 }
 
 interface Chunk {
@@ -81,11 +87,23 @@ export class BatchScheduler {
      * Steps decoded, tokens and submissions in them, the largest step (submissions), and milliseconds
      * spent with a submission pending but no step running (gathering the others), and rollbacks deferred to the next step, for telemetry and tests.
      */
-    public readonly stats = {steps: 0, tokens: 0, submissions: 0, largestStep: 0, gatherMilliseconds: 0, decodeMilliseconds: 0, deferredRemovals: 0};
+    public readonly stats = {
+        steps: 0,
+        tokens: 0,
+        submissions: 0,
+        largestStep: 0,
+        gatherMilliseconds: 0,
+        decodeMilliseconds: 0,
+        deferredRemovals: 0
+    };
     /** When the oldest pending submission arrived while no step ran. */
     private gatherSince: number | undefined;
 
-    public constructor(private readonly context: NativeContextHandle, sequences: number, private readonly options: BatchSchedulerOptions) {
+    public constructor(
+        private readonly context: NativeContextHandle,
+        sequences: number,
+        private readonly options: BatchSchedulerOptions
+    ) {
         if (!Number.isSafeInteger(options.stepTokens) || options.stepTokens < 1)
             throw new InvalidInputError(`must be a positive integer, got ${options.stepTokens}`, "stepTokens");
         this.free = Array.from({length: sequences}, (_value, index) => sequences - 1 - index);
@@ -126,8 +144,7 @@ export class BatchScheduler {
         this.disposed = true;
         clearTimeout(this.timer);
         clearImmediate(this.launch);
-        for (const submission of this.pending.splice(0))
-            submission.reject(new InvalidInputError("the model is disposed", "backend"));
+        for (const submission of this.pending.splice(0)) submission.reject(new InvalidInputError("the model is disposed", "backend"));
         if (!this.running) this.context.dispose();
     }
 
@@ -136,9 +153,15 @@ export class BatchScheduler {
         return new Promise((resolve, reject) => {
             const outputs = group.mode === NativeOutputMode.None ? [] : Array.from(group.outputs);
             this.pending.push({
-                sequence, tokens: Int32Array.from(tokens), start, group, resolve, reject,
+                sequence,
+                tokens: Int32Array.from(tokens),
+                start,
+                group,
+                resolve,
+                reject,
                 firstOutput: outputs.reduce((first, index) => Math.min(first, index), tokens.length),
-                next: 0, waitingSince: performance.now(),
+                next: 0,
+                waitingSince: performance.now(),
                 result: {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, batchWaitMilliseconds: 0}
             });
             const handedOut = this.expected.get(sequence);
@@ -172,11 +195,16 @@ export class BatchScheduler {
         // take about as long as they took before; a sequence not seen yet may take any time), never more
         // than half a step: a step launched without them makes them wait a whole step, and that is the
         // most a slow or departed sequence costs the others.
-        const due = Math.max(...waitingFor.map(([sequence, handedOut]) => {
-            const usual = this.returnMilliseconds.get(sequence);
-            return handedOut + (usual === undefined ? Infinity : 1.5 * usual + 1);
-        }));
-        this.timer ??= setTimeout(() => this.start(), Math.min(Math.max(1, this.lastStepMilliseconds / 2), Math.max(1, due - performance.now())));
+        const due = Math.max(
+            ...waitingFor.map(([sequence, handedOut]) => {
+                const usual = this.returnMilliseconds.get(sequence);
+                return handedOut + (usual === undefined ? Infinity : 1.5 * usual + 1);
+            })
+        );
+        this.timer ??= setTimeout(
+            () => this.start(),
+            Math.min(Math.max(1, this.lastStepMilliseconds / 2), Math.max(1, due - performance.now()))
+        );
     }
 
     private start(): void {
@@ -194,7 +222,11 @@ export class BatchScheduler {
     private layout(): Chunk[] {
         const decodes = this.pending.filter((submission) => submission.tokens.length - submission.next <= this.decodeTokens);
         const prompts = this.pending.filter((submission) => submission.tokens.length - submission.next > this.decodeTokens);
-        const taken: Array<{submission: Submission; from: number; to: number}> = decodes.map((submission) => ({submission, from: submission.next, to: submission.tokens.length}));
+        const taken: Array<{submission: Submission; from: number; to: number}> = decodes.map((submission) => ({
+            submission,
+            from: submission.next,
+            to: submission.tokens.length
+        }));
         let count = taken.reduce((total, chunk) => total + chunk.to - chunk.from, 0);
         for (const submission of prompts) {
             const budget = this.options.stepTokens - count;
@@ -250,8 +282,9 @@ export class BatchScheduler {
         const participants = new Set(chunks.map((chunk) => chunk.submission));
         this.pending = this.pending.filter((submission) => !participants.has(submission));
         try {
-            const result = (this.inline.inline(count) ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
-                await this.context.decode(tokens, sequences, positions, groups, removals);
+            const result =
+                (this.inline.inline(count) ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
+                (await this.context.decode(tokens, sequences, positions, groups, removals));
             this.lastStepMilliseconds = performance.now() - started;
             this.stats.decodeMilliseconds += result.decodeMilliseconds;
             this.inline.record(count, result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds);
@@ -289,7 +322,8 @@ export class BatchScheduler {
             return;
         }
         const removalsNow = this.removals.splice(0);
-        for (let index = 0; index < removalsNow.length; index += 2) this.context.removeTokens(removalsNow[index]!, removalsNow[index + 1]!, -1);
+        for (let index = 0; index < removalsNow.length; index += 2)
+            this.context.removeTokens(removalsNow[index]!, removalsNow[index + 1]!, -1);
         this.schedule();
     }
 }

@@ -135,7 +135,11 @@ export interface BackendSequence {
      * Like `evaluate`, and also each row's sampler row for `sampling` — what processLogits(row,
      * sampling) returns — computed by the backend (natively, off the event loop). Optional.
      */
-    evaluateDistributions?(tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions): Promise<EvaluatedDistributions>;
+    evaluateDistributions?(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        options?: EvaluateOptions
+    ): Promise<EvaluatedDistributions>;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */

@@ -24,7 +24,11 @@ describe("NativeBackend sampler rows", () => {
     it("equal processLogits of the same logits for every sampler setting, and refuse what it refuses", async () => {
         const directory = await mkdtemp(join(tmpdir(), "specgate-native-rows-"));
         // 2,000 tokens: enough for top-k, top-p and min-p to cut something.
-        const pair = await writeRandomLlamaPair({directory, seed: 5, pieces: Array.from({length: 1740}, (_, index) => `q${index.toString(36)}`)});
+        const pair = await writeRandomLlamaPair({
+            directory,
+            seed: 5,
+            pieces: Array.from({length: 1740}, (_, index) => `q${index.toString(36)}`)
+        });
         const backend = await NativeBackend.load(pair.targetPath);
         try {
             const tokens = [1, ...backend.tokenize("sampler rows")];
@@ -76,4 +80,6 @@ describe("NativeBackend sampler rows", () => {
 });
 
 // Every sequence on one shared context (continuous batching), the 5th and later on contexts of their own.
-describeBackendContract("NativeBackend, sequences batched on a shared context", (path, options) => NativeBackend.load(path, {...options, batchedSequences: 4}));
+describeBackendContract("NativeBackend, sequences batched on a shared context", (path, options) =>
+    NativeBackend.load(path, {...options, batchedSequences: 4})
+);

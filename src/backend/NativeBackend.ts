@@ -95,8 +95,14 @@ export class NativeBackend implements ModelBackend {
         private readonly vocabulary: VocabularyDescription,
         vocabularySize: number,
         private readonly options: {
-            threads: number; contextSize: number; batchSize: number; maxIdleSequences: number; inlineBelowMilliseconds: number;
-            batchedSequences: number; stepTokens: number; unifiedKvCache: boolean;
+            threads: number;
+            contextSize: number;
+            batchSize: number;
+            maxIdleSequences: number;
+            inlineBelowMilliseconds: number;
+            batchedSequences: number;
+            stepTokens: number;
+            unifiedKvCache: boolean;
         }
     ) {
         this.vocabularySize = vocabularySize;
@@ -135,10 +141,22 @@ export class NativeBackend implements ModelBackend {
         }
         if (model.vocabularySize !== vocabularySize) {
             model.dispose();
-            throw new ModelLoadError("corrupt", `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`, path);
+            throw new ModelLoadError(
+                "corrupt",
+                `llama.cpp reads ${model.vocabularySize} tokens where the GGUF lists ${vocabularySize}`,
+                path
+            );
         }
         const placement = {build: resolved.build, device: describeDevices(resolved, gpuLayers)};
-        return new NativeBackend(addon, placement, model, vocabularyIdentity(header.metadata), describeVocabulary(header.metadata), vocabularySize, {threads, ...sizes, inlineBelowMilliseconds, batchedSequences, stepTokens, unifiedKvCache: options.unifiedKvCache ?? false});
+        return new NativeBackend(
+            addon,
+            placement,
+            model,
+            vocabularyIdentity(header.metadata),
+            describeVocabulary(header.metadata),
+            vocabularySize,
+            {threads, ...sizes, inlineBelowMilliseconds, batchedSequences, stepTokens, unifiedKvCache: options.unifiedKvCache ?? false}
+        );
     }
 
     public tokenize(text: string): number[] {
@@ -173,7 +191,9 @@ export class NativeBackend implements ModelBackend {
 
     public createSequence(): Promise<NativeSequence> {
         if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
-        const sequence: NativeSequence = new NativeSequence(this.sharedSlot() ?? this.ownSlot(), this, (disposed) => this.sequences.delete(disposed));
+        const sequence: NativeSequence = new NativeSequence(this.sharedSlot() ?? this.ownSlot(), this, (disposed) =>
+            this.sequences.delete(disposed)
+        );
         this.sequences.add(sequence);
         return Promise.resolve(sequence);
     }
@@ -181,21 +201,30 @@ export class NativeBackend implements ModelBackend {
     private sharedSlot(): SequenceSlot | undefined {
         const {batchedSequences, contextSize, stepTokens, threads, unifiedKvCache} = this.options;
         if (batchedSequences <= 1) return undefined;
-        this.scheduler ??= new BatchScheduler(new this.addon.NativeContext(this.model, {
-            contextSize, sequences: batchedSequences, threads, unified: unifiedKvCache,
-            // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
-            batchSize: contextSize + stepTokens
-        }), batchedSequences, {stepTokens, inlineBelowMilliseconds: this.options.inlineBelowMilliseconds});
+        this.scheduler ??= new BatchScheduler(
+            new this.addon.NativeContext(this.model, {
+                contextSize,
+                sequences: batchedSequences,
+                threads,
+                unified: unifiedKvCache,
+                // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
+                batchSize: contextSize + stepTokens
+            }),
+            batchedSequences,
+            {stepTokens, inlineBelowMilliseconds: this.options.inlineBelowMilliseconds}
+        );
         return this.scheduler.acquire();
     }
 
     private ownSlot(): SequenceSlot {
-        const context = this.idleContexts.pop() ?? new this.addon.NativeContext(this.model, {
-            contextSize: this.options.contextSize,
-            sequences: 1,
-            batchSize: this.options.batchSize,
-            threads: this.options.threads
-        });
+        const context =
+            this.idleContexts.pop() ??
+            new this.addon.NativeContext(this.model, {
+                contextSize: this.options.contextSize,
+                sequences: 1,
+                batchSize: this.options.batchSize,
+                threads: this.options.threads
+            });
         return new OwnContextSlot(context, this.options.inlineBelowMilliseconds, (released) => this.release(released));
     }
 
@@ -212,10 +241,8 @@ export class NativeBackend implements ModelBackend {
     public async dispose(): Promise<void> {
         if (this.disposed) return;
         this.disposed = true;
-        for (const sequence of [...this.sequences])
-            await sequence.dispose();
-        for (const context of this.idleContexts.splice(0))
-            context.dispose();
+        for (const sequence of [...this.sequences]) await sequence.dispose();
+        for (const context of this.idleContexts.splice(0)) context.dispose();
         this.scheduler?.dispose();
         this.model.dispose();
     }

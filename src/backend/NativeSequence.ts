@@ -19,7 +19,13 @@ function uninitializedRows(length: number): Float64Array {
  * context shared with other sequences (see SequenceSlot): the same checks, rows and timings either way.
  */
 export class NativeSequence implements BackendSequence {
-    public readonly timings: BackendTimings = {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, batchWaitMilliseconds: 0, evaluations: 0};
+    public readonly timings: BackendTimings = {
+        decodeMilliseconds: 0,
+        transferMilliseconds: 0,
+        samplingMilliseconds: 0,
+        batchWaitMilliseconds: 0,
+        evaluations: 0
+    };
     private readonly history: number[] = [];
     private readonly queue = new OperationQueue();
 
@@ -44,7 +50,11 @@ export class NativeSequence implements BackendSequence {
         });
     }
 
-    public evaluateDistributions(tokens: readonly number[], sampling: SamplingOptions, options: EvaluateOptions = {}): Promise<EvaluatedDistributions> {
+    public evaluateDistributions(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        options: EvaluateOptions = {}
+    ): Promise<EvaluatedDistributions> {
         return this.queue.run(async () => {
             const positions = this.check(tokens, options);
             if (tokens.length === 0) return {logits: [], probabilities: []};
@@ -53,7 +63,13 @@ export class NativeSequence implements BackendSequence {
             if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= vocabularySize))
                 throw new InvalidInputError(`must be an integer in [1, ${vocabularySize}], got ${limit}`, "vocabularyLimit");
             const rows = uninitializedRows(2 * positions.length * vocabularySize);
-            await this.decode(tokens, positions, NativeOutputMode.Distribution, rows, limit === undefined ? sampling : {...sampling, limit});
+            await this.decode(
+                tokens,
+                positions,
+                NativeOutputMode.Distribution,
+                rows,
+                limit === undefined ? sampling : {...sampling, limit}
+            );
             const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
             return {
                 logits: positions.map((_position, index) => row(index)),
@@ -74,14 +90,25 @@ export class NativeSequence implements BackendSequence {
 
     private check(tokens: readonly number[], options: EvaluateOptions): number[] {
         return checkEvaluation(tokens, options, {
-            vocabularySize: this.sizes.vocabularySize, contextSize: this.sizes.contextSize, length: this.history.length
+            vocabularySize: this.sizes.vocabularySize,
+            contextSize: this.sizes.contextSize,
+            length: this.history.length
         });
     }
 
     private async decode(
-        tokens: readonly number[], outputs: readonly number[], mode: NativeOutputMode, destination?: Float64Array | Int32Array, sampling?: NativeSampling
+        tokens: readonly number[],
+        outputs: readonly number[],
+        mode: NativeOutputMode,
+        destination?: Float64Array | Int32Array,
+        sampling?: NativeSampling
     ): Promise<void> {
-        const result = await this.slot.decode(tokens, this.history.length, {outputs: Int32Array.from(outputs), mode, destination, sampling});
+        const result = await this.slot.decode(tokens, this.history.length, {
+            outputs: Int32Array.from(outputs),
+            mode,
+            destination,
+            sampling
+        });
         for (const token of tokens) this.history.push(token);
         this.timings.decodeMilliseconds += result.decodeMilliseconds;
         this.timings.transferMilliseconds += result.transferMilliseconds;

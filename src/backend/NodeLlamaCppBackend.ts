@@ -1,5 +1,11 @@
 import {
-    type ControlledEvaluateInputItem, getLlama, type Llama, type LlamaContext, type LlamaContextSequence, LlamaLogLevel, type LlamaModel,
+    type ControlledEvaluateInputItem,
+    getLlama,
+    type Llama,
+    type LlamaContext,
+    type LlamaContextSequence,
+    LlamaLogLevel,
+    type LlamaModel,
     type Token
 } from "node-llama-cpp";
 import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
@@ -57,8 +63,7 @@ export function sharedLlama(): Promise<Llama> {
         logLevel: LlamaLogLevel.warn,
         logger: (level, message) => {
             recentLogs.push({number: nextLogNumber++, line: `${level}: ${message.trim()}`});
-            if (recentLogs.length > recentLogLimit)
-                recentLogs.shift();
+            if (recentLogs.length > recentLogLimit) recentLogs.shift();
         }
     });
     return llamaPromise;
@@ -95,7 +100,13 @@ export class NodeLlamaCppBackend implements ModelBackend {
         private readonly model: LlamaModel,
         header: GgufReader,
         vocabularySize: number,
-        private readonly options: {threads: number; contextSize: number; batchSize: number; logitsTransfer: LogitsTransfer; maxIdleSequences: number}
+        private readonly options: {
+            threads: number;
+            contextSize: number;
+            batchSize: number;
+            logitsTransfer: LogitsTransfer;
+            maxIdleSequences: number;
+        }
     ) {
         // llama.cpp's n_vocab is the length of tokenizer.ggml.tokens, and so is every logits row.
         this.vocabularySize = vocabularySize;
@@ -161,8 +172,10 @@ export class NodeLlamaCppBackend implements ModelBackend {
     }
 
     public async createSequence(): Promise<NodeLlamaCppSequence> {
-        const slot = this.idleSlots.pop() ?? await this.createSlot();
-        const sequence: NodeLlamaCppSequence = new NodeLlamaCppSequence(slot.context, slot.sequence, slot.reader, this, (): Promise<void> => this.release(sequence, slot));
+        const slot = this.idleSlots.pop() ?? (await this.createSlot());
+        const sequence: NodeLlamaCppSequence = new NodeLlamaCppSequence(slot.context, slot.sequence, slot.reader, this, (): Promise<void> =>
+            this.release(sequence, slot)
+        );
         this.sequences.add(sequence);
         return sequence;
     }
@@ -180,9 +193,8 @@ export class NodeLlamaCppBackend implements ModelBackend {
             sequences: 1
         });
         const sequence = context.getSequence();
-        const reader = this.options.logitsTransfer === "direct"
-            ? createDirectLogitsReader(context, sequence, this.vocabularySize)
-            : undefined;
+        const reader =
+            this.options.logitsTransfer === "direct" ? createDirectLogitsReader(context, sequence, this.vocabularySize) : undefined;
         return {context, sequence, reader};
     }
 
@@ -204,10 +216,8 @@ export class NodeLlamaCppBackend implements ModelBackend {
 
     public async dispose(): Promise<void> {
         this.disposed = true;
-        for (const sequence of [...this.sequences])
-            await sequence.dispose();
-        for (const slot of this.idleSlots.splice(0))
-            await freeSlot(slot);
+        for (const sequence of [...this.sequences]) await sequence.dispose();
+        for (const slot of this.idleSlots.splice(0)) await freeSlot(slot);
         await this.model.dispose();
     }
 }
@@ -223,8 +233,6 @@ async function freeSlot(slot: SequenceSlot): Promise<void> {
     slot.reader?.dispose();
     await slot.context.dispose();
 }
-
-
 
 export class NodeLlamaCppSequence implements BackendSequence {
     /** The path this sequence's logits take ("direct" unless node-llama-cpp's internals were missing or it was not asked for). */
@@ -254,17 +262,15 @@ export class NodeLlamaCppSequence implements BackendSequence {
         return this.serialized(async () => {
             const positions = this.checkEvaluation(tokens, options);
             if (tokens.length === 0) return [];
-            if (this.reader !== undefined)
-                return this.reader.evaluateArgmax(tokens as readonly Token[], positions);
+            if (this.reader !== undefined) return this.reader.evaluateArgmax(tokens as readonly Token[], positions);
             const wanted = new Set(positions);
-            const input: ControlledEvaluateInputItem[] = tokens.map((token, index) => wanted.has(index)
-                ? [token as Token, {generateNext: {token: true, options: {temperature: 0}}}]
-                : token as Token);
+            const input: ControlledEvaluateInputItem[] = tokens.map((token, index) =>
+                wanted.has(index) ? [token as Token, {generateNext: {token: true, options: {temperature: 0}}}] : (token as Token)
+            );
             const results = await this.sequence.controlledEvaluate(input);
             return positions.map((position) => {
                 const token = results[position]?.next.token;
-                if (token == null)
-                    throw new InvalidDistributionError(`expected a token at position ${position}`);
+                if (token == null) throw new InvalidDistributionError(`expected a token at position ${position}`);
                 return token;
             });
         });
@@ -273,7 +279,9 @@ export class NodeLlamaCppSequence implements BackendSequence {
     /** Validates an evaluation request and returns the positions to read. */
     private checkEvaluation(tokens: readonly number[], options: EvaluateOptions): number[] {
         return checkEvaluation(tokens, options, {
-            vocabularySize: this.backend.vocabularySize, contextSize: this.backend.contextSize, length: this.sequence.nextTokenIndex
+            vocabularySize: this.backend.vocabularySize,
+            contextSize: this.backend.contextSize,
+            length: this.sequence.nextTokenIndex
         });
     }
 
@@ -281,14 +289,13 @@ export class NodeLlamaCppSequence implements BackendSequence {
         const positions = this.checkEvaluation(tokens, options);
         if (tokens.length === 0) return [];
 
-        if (this.reader !== undefined)
-            return this.reader.evaluate(tokens as readonly Token[], positions);
+        if (this.reader !== undefined) return this.reader.evaluate(tokens as readonly Token[], positions);
 
         const wanted = new Set(positions);
         // temperature 0 selects the greedy sampler, which only picks an index and leaves the logits raw.
-        const input: ControlledEvaluateInputItem[] = tokens.map((token, index) => wanted.has(index)
-            ? [token as Token, {generateNext: {logits: true, options: {temperature: 0}}}]
-            : token as Token);
+        const input: ControlledEvaluateInputItem[] = tokens.map((token, index) =>
+            wanted.has(index) ? [token as Token, {generateNext: {logits: true, options: {temperature: 0}}}] : (token as Token)
+        );
         const results = await this.sequence.controlledEvaluate(input);
 
         const vocabularySize = this.backend.vocabularySize;
@@ -297,8 +304,7 @@ export class NodeLlamaCppSequence implements BackendSequence {
             if (logits === undefined || logits.size !== vocabularySize)
                 throw new InvalidDistributionError(`expected ${vocabularySize} logits at position ${position}, got ${logits?.size ?? 0}`);
             const row = new Float64Array(vocabularySize);
-            for (const [token, logit] of logits)
-                row[token] = logit;
+            for (const [token, logit] of logits) row[token] = logit;
             return row;
         });
     }
@@ -310,8 +316,7 @@ export class NodeLlamaCppSequence implements BackendSequence {
     private async rollbackNow(count: number): Promise<void> {
         const length = this.sequence.nextTokenIndex;
         checkRollback(count, length);
-        if (count === 0)
-            return;
+        if (count === 0) return;
         await this.sequence.eraseContextTokenRanges([{start: length - count, end: length}]);
     }
 

@@ -14,8 +14,7 @@ export class OperationQueue {
     }
 
     public run<T>(operation: () => Promise<T>): Promise<T> {
-        if (this.closed)
-            return Promise.reject(new InvalidInputError("the sequence is disposed", "sequence"));
+        if (this.closed) return Promise.reject(new InvalidInputError("the sequence is disposed", "sequence"));
         const result = this.idle.then(operation, operation);
         this.idle = result.catch(() => undefined);
         return result;

@@ -34,12 +34,20 @@ export class OwnContextSlot implements SequenceSlot {
     }
 
     public async decode(tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
-        const batch = [Int32Array.from(tokens), new Int32Array(tokens.length), Int32Array.from(tokens, (_token, index) => start + index), [group]] as const;
-        const result = (this.inline.inline(tokens.length) ? this.context.decodeNow(...batch) : null) ?? await this.context.decode(...batch);
+        const batch = [
+            Int32Array.from(tokens),
+            new Int32Array(tokens.length),
+            Int32Array.from(tokens, (_token, index) => start + index),
+            [group]
+        ] as const;
+        const result =
+            (this.inline.inline(tokens.length) ? this.context.decodeNow(...batch) : null) ?? (await this.context.decode(...batch));
         this.inline.record(tokens.length, result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds);
         return {
-            decodeMilliseconds: result.decodeMilliseconds, transferMilliseconds: result.transferMilliseconds,
-            samplingMilliseconds: result.samplingMilliseconds, error: result.groups[0]?.error
+            decodeMilliseconds: result.decodeMilliseconds,
+            transferMilliseconds: result.transferMilliseconds,
+            samplingMilliseconds: result.samplingMilliseconds,
+            error: result.groups[0]?.error
         };
     }
 

@@ -8,7 +8,11 @@ import type {VocabularyDescription} from "./VocabularyDescription.js";
 function described(size: number, overrides: Partial<VocabularyDescription> = {}, texts: Record<number, string> = {}): BigramBackend {
     const backend = BigramBackend.random(1, size);
     const description: VocabularyDescription = {
-        model: "gpt2", bosToken: 0, eosToken: 1, addBos: false, addEos: false,
+        model: "gpt2",
+        bosToken: 0,
+        eosToken: 1,
+        addBos: false,
+        addEos: false,
         tokens: Array.from({length: size}, (_unused, id) => texts[id] ?? `t${id}`),
         ...overrides
     };
@@ -23,8 +27,9 @@ describe("assertSameVocabulary (llama.cpp's compatibility rule)", () => {
     });
 
     it("refuses sizes more than 128 apart", () => {
-        expect(() => assertSameVocabulary(described(429), described(300), "--draft"))
-            .toThrow(/--draft: target has 429 tokens, draft has 300: 129 apart, at most 128 allowed/);
+        expect(() => assertSameVocabulary(described(429), described(300), "--draft")).toThrow(
+            /--draft: target has 429 tokens, draft has 300: 129 apart, at most 128 allowed/
+        );
     });
 
     it("names the first differing token from id 5 on, and ignores ids below 5", () => {
@@ -37,16 +42,24 @@ describe("assertSameVocabulary (llama.cpp's compatibility rule)", () => {
             }
         })();
         expect(error).toBeInstanceOf(TokenizerMismatchError);
-        expect((error as Error).message).toBe("draft: token 17 differs: the target's is \"hello\", the draft's \"world\"");
+        expect((error as Error).message).toBe('draft: token 17 differs: the target\'s is "hello", the draft\'s "world"');
     });
 
     it("refuses a different tokenizer model, BOS or EOS handling", () => {
-        expect(() => assertSameVocabulary(described(40), described(40, {model: "llama"}))).toThrow(/tokenizer model is gpt2, the draft's llama/);
-        expect(() => assertSameVocabulary(described(40, {addBos: true}), described(40))).toThrow(/BOS differs: the target adds it \(id 0\), the draft does not add it/);
-        expect(() => assertSameVocabulary(described(40, {addBos: true}), described(40, {addBos: true, bosToken: 7}))).toThrow(/BOS differs/);
+        expect(() => assertSameVocabulary(described(40), described(40, {model: "llama"}))).toThrow(
+            /tokenizer model is gpt2, the draft's llama/
+        );
+        expect(() => assertSameVocabulary(described(40, {addBos: true}), described(40))).toThrow(
+            /BOS differs: the target adds it \(id 0\), the draft does not add it/
+        );
+        expect(() => assertSameVocabulary(described(40, {addBos: true}), described(40, {addBos: true, bosToken: 7}))).toThrow(
+            /BOS differs/
+        );
         // A BOS id that is never added is not compared (as in llama.cpp).
         expect(assertSameVocabulary(described(40), described(40, {bosToken: 7}))).toBe(40);
-        expect(() => assertSameVocabulary(described(40, {addEos: true}), described(40, {addEos: true, eosToken: 2}))).toThrow(/EOS differs/);
+        expect(() => assertSameVocabulary(described(40, {addEos: true}), described(40, {addEos: true, eosToken: 2}))).toThrow(
+            /EOS differs/
+        );
     });
 
     it("holds backends without a description to equal sizes and identities", () => {

@@ -54,28 +54,35 @@ const compatible = new WeakMap<VocabularyDescription, WeakSet<VocabularyDescript
 function checkCompatible(target: VocabularyDescription, draft: VocabularyDescription, field: string): void {
     if (compatible.get(target)?.has(draft) === true) return;
     if (target.model !== draft.model)
-        throw new TokenizerMismatchError(`the target's tokenizer model is ${String(target.model)}, the draft's ${String(draft.model)}`, field);
+        throw new TokenizerMismatchError(
+            `the target's tokenizer model is ${String(target.model)}, the draft's ${String(draft.model)}`,
+            field
+        );
     if (target.addBos !== draft.addBos || (target.addBos === true && target.bosToken !== draft.bosToken))
         throw new TokenizerMismatchError(
-            `BOS differs: the target ${describeSpecial(target.addBos, target.bosToken)}, the draft ${describeSpecial(draft.addBos, draft.bosToken)}`, field
+            `BOS differs: the target ${describeSpecial(target.addBos, target.bosToken)}, the draft ${describeSpecial(draft.addBos, draft.bosToken)}`,
+            field
         );
     if (target.addEos !== draft.addEos || (target.addEos === true && target.eosToken !== draft.eosToken))
         throw new TokenizerMismatchError(
-            `EOS differs: the target ${describeSpecial(target.addEos, target.eosToken)}, the draft ${describeSpecial(draft.addEos, draft.eosToken)}`, field
+            `EOS differs: the target ${describeSpecial(target.addEos, target.eosToken)}, the draft ${describeSpecial(draft.addEos, draft.eosToken)}`,
+            field
         );
     const difference = Math.abs(target.tokens.length - draft.tokens.length);
     if (difference > maxVocabularySizeDifference)
         throw new TokenizerMismatchError(
-            `target has ${target.tokens.length} tokens, draft has ${draft.tokens.length}: ${difference} apart, at most ${maxVocabularySizeDifference} allowed`, field
+            `target has ${target.tokens.length} tokens, draft has ${draft.tokens.length}: ${difference} apart, at most ${maxVocabularySizeDifference} allowed`,
+            field
         );
     const shared = Math.min(target.tokens.length, draft.tokens.length);
     for (let id = firstComparedTokenId; id < shared; id++)
         if (target.tokens[id] !== draft.tokens[id])
             throw new TokenizerMismatchError(
-                `token ${id} differs: the target's is ${JSON.stringify(target.tokens[id])}, the draft's ${JSON.stringify(draft.tokens[id])}`, field
+                `token ${id} differs: the target's is ${JSON.stringify(target.tokens[id])}, the draft's ${JSON.stringify(draft.tokens[id])}`,
+                field
             );
     let pairs = compatible.get(target);
-    if (pairs === undefined) compatible.set(target, pairs = new WeakSet());
+    if (pairs === undefined) compatible.set(target, (pairs = new WeakSet()));
     pairs.add(draft);
 }
 

@@ -17,8 +17,7 @@ export interface BackendSizes {
 }
 
 export function positiveInteger(value: number, field: string): number {
-    if (!Number.isSafeInteger(value) || value < 1)
-        throw new InvalidInputError(`must be a positive integer, got ${value}`, field);
+    if (!Number.isSafeInteger(value) || value < 1) throw new InvalidInputError(`must be a positive integer, got ${value}`, field);
     return value;
 }
 

@@ -12,12 +12,13 @@ export function checkToken(token: number, vocabularySize: number, field: string)
  * runtime shift it and silently drop old tokens.
  */
 export function checkEvaluation(
-    tokens: readonly number[], options: EvaluateOptions, sizes: {vocabularySize: number; contextSize: number; length: number}
+    tokens: readonly number[],
+    options: EvaluateOptions,
+    sizes: {vocabularySize: number; contextSize: number; length: number}
 ): number[] {
     const positions = [...(options.positions ?? (tokens.length > 0 ? [tokens.length - 1] : []))];
     if (tokens.length === 0) {
-        if (positions.length > 0)
-            throw new InvalidInputError("positions were requested but no tokens were given", "positions");
+        if (positions.length > 0) throw new InvalidInputError("positions were requested but no tokens were given", "positions");
         return positions;
     }
     tokens.forEach((token, index) => checkToken(token, sizes.vocabularySize, `tokens[${index}]`));

@@ -13,8 +13,7 @@ vi.setConfig(modelTestTimeouts);
 /** Largest |a − b| relative to max(1, |a|): both paths read the same float32 buffer, so this is 0 up to float32 rounding. */
 function maximumRelativeDifference(a: Float64Array, b: Float64Array): number {
     let maximum = 0;
-    for (let i = 0; i < a.length; i++)
-        maximum = Math.max(maximum, Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(a[i])));
+    for (let i = 0; i < a.length; i++) maximum = Math.max(maximum, Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(a[i])));
     return maximum;
 }
 

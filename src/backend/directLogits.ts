@@ -39,7 +39,13 @@ interface InternalSequence {
 
 interface InternalContext {
     _ctx: {
-        sampleToken(batchLogitIndex: number, sampler: AddonSampler, probabilities: boolean, confidence: boolean, logits: boolean): Promise<unknown>;
+        sampleToken(
+            batchLogitIndex: number,
+            sampler: AddonSampler,
+            probabilities: boolean,
+            confidence: boolean,
+            logits: boolean
+        ): Promise<unknown>;
     };
     _llama: {_bindings: {AddonSampler: new (model: unknown) => AddonSampler}};
 }
@@ -60,14 +66,23 @@ export interface DirectLogitsReader {
 }
 
 /** A reader for `sequence` of `context`, or undefined when this node-llama-cpp lacks the internals it needs. */
-export function createDirectLogitsReader(context: LlamaContext, sequence: LlamaContextSequence, vocabularySize: number): DirectLogitsReader | undefined {
+export function createDirectLogitsReader(
+    context: LlamaContext,
+    sequence: LlamaContextSequence,
+    vocabularySize: number
+): DirectLogitsReader | undefined {
     const internalSequence = sequence as unknown as Partial<InternalSequence>;
     const internalContext = context as unknown as Partial<InternalContext>;
     const nativeModel = (context.model as unknown as {_model?: unknown})._model;
     const AddonSamplerClass = internalContext._llama?._bindings?.AddonSampler;
-    if (typeof internalSequence._decodeTokens !== "function" || internalSequence._tokenMeter == null ||
-        internalSequence._contextShift == null || typeof internalContext._ctx?.sampleToken !== "function" ||
-        typeof AddonSamplerClass !== "function" || nativeModel == null)
+    if (
+        typeof internalSequence._decodeTokens !== "function" ||
+        internalSequence._tokenMeter == null ||
+        internalSequence._contextShift == null ||
+        typeof internalContext._ctx?.sampleToken !== "function" ||
+        typeof AddonSamplerClass !== "function" ||
+        nativeModel == null
+    )
         return undefined;
 
     const checkedSequence = internalSequence as InternalSequence;
@@ -82,23 +97,31 @@ export function createDirectLogitsReader(context: LlamaContext, sequence: LlamaC
 
     const decode = (tokens: readonly Token[], positions: readonly number[], read: (batchLogitIndex: number) => Promise<unknown>) => {
         const wanted: boolean[] = [];
-        for (const position of positions)
-            wanted[position] = true;
+        for (const position of positions) wanted[position] = true;
         // The mapper runs once per wanted position right after the decode, while the batch's logits
         // are still in the context; node-llama-cpp chains the returned promises one after another.
         return checkedSequence._decodeTokens(
-            tokens.slice(), wanted, defaultEvaluationPriority, checkedSequence._tokenMeter, checkedSequence._contextShift, read
+            tokens.slice(),
+            wanted,
+            defaultEvaluationPriority,
+            checkedSequence._tokenMeter,
+            checkedSequence._contextShift,
+            read
         );
     };
 
     return {
         async evaluate(tokens, positions) {
-            const results = await decode(tokens, positions, (batchLogitIndex) => nativeContext.sampleToken(batchLogitIndex, sampler, false, false, true));
+            const results = await decode(tokens, positions, (batchLogitIndex) =>
+                nativeContext.sampleToken(batchLogitIndex, sampler, false, false, true)
+            );
             return positions.map((position) => rowFromFlatPairs(results[position], vocabularySize, position));
         },
         async evaluateArgmax(tokens, positions) {
             // Without the logits flag sampleToken only runs the greedy sampler: no sort, no transfer.
-            const results = await decode(tokens, positions, (batchLogitIndex) => nativeContext.sampleToken(batchLogitIndex, sampler, false, false, false));
+            const results = await decode(tokens, positions, (batchLogitIndex) =>
+                nativeContext.sampleToken(batchLogitIndex, sampler, false, false, false)
+            );
             return positions.map((position) => tokenFromResult(results[position], vocabularySize, position));
         },
         dispose() {
@@ -109,7 +132,7 @@ export function createDirectLogitsReader(context: LlamaContext, sequence: LlamaC
 
 /** sampleToken returns the token alone or [token, …] depending on the flags; accept both. */
 function tokenFromResult(result: unknown, vocabularySize: number, position: number): number {
-    const token = Array.isArray(result) ? result[0] as unknown : result;
+    const token = Array.isArray(result) ? (result[0] as unknown) : result;
     if (typeof token !== "number" || !(token >= 0 && token < vocabularySize))
         throw new InvalidDistributionError(`expected a token id in [0, ${vocabularySize}) at position ${position}, got ${String(token)}`);
     return token;
@@ -117,9 +140,11 @@ function tokenFromResult(result: unknown, vocabularySize: number, position: numb
 
 /** Copies sampleToken's [token, logit, …] pairs (entry 3 of its result) into a row indexed by token. */
 function rowFromFlatPairs(result: unknown, vocabularySize: number, position: number): Float64Array {
-    const pairs = Array.isArray(result) ? result[3] as unknown : undefined;
+    const pairs = Array.isArray(result) ? (result[3] as unknown) : undefined;
     if (!Array.isArray(pairs) || pairs.length !== 2 * vocabularySize)
-        throw new InvalidDistributionError(`expected ${vocabularySize} (token, logit) pairs at position ${position}, got ${Array.isArray(pairs) ? pairs.length / 2 : "none"}`);
+        throw new InvalidDistributionError(
+            `expected ${vocabularySize} (token, logit) pairs at position ${position}, got ${Array.isArray(pairs) ? pairs.length / 2 : "none"}`
+        );
     const row = new Float64Array(vocabularySize);
     for (let index = 0; index < pairs.length; index += 2) {
         const token = pairs[index] as number;

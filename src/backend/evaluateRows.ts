@@ -14,7 +14,10 @@ export interface EvaluatedRows {
  * processLogits is timed as sampling rather than as model time.
  */
 export async function evaluateRows(
-    sequence: BackendSequence, tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions
+    sequence: BackendSequence,
+    tokens: readonly number[],
+    sampling: SamplingOptions,
+    options?: EvaluateOptions
 ): Promise<EvaluatedRows> {
     if (sequence.evaluateDistributions != null) return sequence.evaluateDistributions(tokens, sampling, options);
     return {logits: await sequence.evaluate(tokens, options)};

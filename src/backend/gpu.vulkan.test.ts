@@ -44,7 +44,8 @@ function unavailableReason(): string | null {
             return (error as Error).message;
         }
     }
-    if (gpuDevices("vulkan").length === 0) return "the Vulkan addon finds no Vulkan device (install mesa-vulkan-drivers and libvulkan1 for llvmpipe)";
+    if (gpuDevices("vulkan").length === 0)
+        return "the Vulkan addon finds no Vulkan device (install mesa-vulkan-drivers and libvulkan1 for llvmpipe)";
     return null;
 }
 
@@ -59,7 +60,9 @@ describe("the Vulkan build of the native addon", () => {
 });
 
 describe.skipIf(skip)("NativeBackend on Vulkan: the backend contract", () => {
-    describeBackendContract("NativeBackend, gpu vulkan", (path, options) => NativeBackend.load(path, {...options, gpu: "vulkan"}), {roundings: gpuRoundings});
+    describeBackendContract("NativeBackend, gpu vulkan", (path, options) => NativeBackend.load(path, {...options, gpu: "vulkan"}), {
+        roundings: gpuRoundings
+    });
 });
 
 describe.skipIf(skip)("NativeBackend on Vulkan, the family pair", () => {
@@ -118,7 +121,9 @@ describe.skipIf(skip)("NativeBackend on Vulkan, the family pair", () => {
             const [row] = await sequence.evaluate([target.bosToken!, ...target.tokenize(prompt), ...targetOnly.tokens.slice(0, split)]);
             await sequence.dispose();
             const sorted = Float64Array.from(row).sort();
-            expect(sorted[sorted.length - 1] - sorted[sorted.length - 2]).toBeLessThanOrEqual(2 * sameComputationTolerance(row, gpuRoundings));
+            expect(sorted[sorted.length - 1] - sorted[sorted.length - 2]).toBeLessThanOrEqual(
+                2 * sameComputationTolerance(row, gpuRoundings)
+            );
         }
         expect(identical).toBeGreaterThanOrEqual(prompts.length - 1);
     });
@@ -134,15 +139,19 @@ describe.skipIf(skip)("NativeBackend on Vulkan, the family pair", () => {
                 lone.push(await sequence.evaluate(tokens, {positions: [0, tokens.length - 1]}));
                 await sequence.dispose();
             }
-            const together = await Promise.all(prompts.map(async (prompt) => {
-                const sequence = await batched.createSequence();
-                const tokens = [batched.bosToken!, ...batched.tokenize(prompt)];
-                const rows = await sequence.evaluate(tokens, {positions: [0, tokens.length - 1]});
-                await sequence.dispose();
-                return rows;
-            }));
+            const together = await Promise.all(
+                prompts.map(async (prompt) => {
+                    const sequence = await batched.createSequence();
+                    const tokens = [batched.bosToken!, ...batched.tokenize(prompt)];
+                    const rows = await sequence.evaluate(tokens, {positions: [0, tokens.length - 1]});
+                    await sequence.dispose();
+                    return rows;
+                })
+            );
             expect(batched.batchStatistics!.steps).toBeLessThan(prompts.length);
-            together.forEach((rows, index) => rows.forEach((row, position) => expectSameComputation(row, lone[index][position], gpuRoundings)));
+            together.forEach((rows, index) =>
+                rows.forEach((row, position) => expectSameComputation(row, lone[index][position], gpuRoundings))
+            );
         } finally {
             await batched.dispose();
         }
@@ -227,4 +236,3 @@ describe.skipIf(skip)("specgate info --json", () => {
         expect(report.builds.find((build) => build.build === "cpu")!.info!.devices.map((device) => device.type)).toEqual(["cpu"]);
     });
 });
-

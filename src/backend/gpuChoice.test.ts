@@ -10,7 +10,14 @@ import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 vi.setConfig(modelTestTimeouts);
 
 const familyTarget = new URL("../../models/target/model.gguf", import.meta.url).pathname;
-const llvmpipe = {name: "Vulkan0", description: "llvmpipe (LLVM 15.0.6, 256 bits)", type: "gpu", backend: "Vulkan", memoryFree: 1, memoryTotal: 1} as const;
+const llvmpipe = {
+    name: "Vulkan0",
+    description: "llvmpipe (LLVM 15.0.6, 256 bits)",
+    type: "gpu",
+    backend: "Vulkan",
+    memoryFree: 1,
+    memoryTotal: 1
+} as const;
 
 describe("choosing the addon build", () => {
     it("parses the choices and layer counts, and reads SPECGATE_GPU as the default", () => {
@@ -45,7 +52,9 @@ describe("choosing the addon build", () => {
     });
 
     it("refuses a GPU with node-llama-cpp, which runs on the CPU here", async () => {
-        await expect(loadModelBackend(familyTarget, {backend: "node-llama-cpp", gpu: "vulkan"})).rejects.toThrow(/gpu: vulkan needs the native backend/);
+        await expect(loadModelBackend(familyTarget, {backend: "node-llama-cpp", gpu: "vulkan"})).rejects.toThrow(
+            /gpu: vulkan needs the native backend/
+        );
     });
 });
 

@@ -30,14 +30,15 @@ export function defaultGpuChoice(): GpuChoice {
 }
 
 export function parseGpuLayers(value: number, field = "gpuLayers"): number {
-    if (!Number.isSafeInteger(value) || value < 0)
-        throw new InvalidInputError(`must be a non-negative integer, got ${value}`, field);
+    if (!Number.isSafeInteger(value) || value < 0) throw new InvalidInputError(`must be a non-negative integer, got ${value}`, field);
     return value;
 }
 
 /** The GPU and integrated-GPU devices an addon build found (loading ggml's backends if not yet loaded). */
 export function gpuDevices(build: NativeBuild): NativeDevice[] {
-    return nativeAddon(build).backendInfo().devices.filter((device) => device.type === "gpu" || device.type === "igpu");
+    return nativeAddon(build)
+        .backendInfo()
+        .devices.filter((device) => device.type === "gpu" || device.type === "igpu");
 }
 
 /** GPU addons "auto" tries, in order. */
@@ -59,7 +60,9 @@ export function resolveGpu(choice: GpuChoice): ResolvedGpu {
     }
     const devices = gpuDevices(choice);
     if (devices.length === 0)
-        throw new NativeBackendUnavailableError(`the ${choice} native backend finds no ${choice === "vulkan" ? "Vulkan" : "CUDA"} device here${noDeviceHint(choice)}`);
+        throw new NativeBackendUnavailableError(
+            `the ${choice} native backend finds no ${choice === "vulkan" ? "Vulkan" : "CUDA"} device here${noDeviceHint(choice)}`
+        );
     return {build: choice, devices};
 }
 

@@ -59,8 +59,13 @@ export function loadModelBackend(path: string, options: LoadModelBackendOptions 
         return Promise.reject(new InvalidInputError(`${options.gpu} needs the native backend; node-llama-cpp runs on the CPU here`, "gpu"));
     return backend === "native"
         ? NativeBackend.load(path, {
-            ...settings, inlineBelowMilliseconds: options.inlineBelowMilliseconds, batchedSequences: options.batchedSequences, stepTokens: options.stepTokens,
-            unifiedKvCache: options.unifiedKvCache, gpu: options.gpu, gpuLayers: options.gpuLayers
-        })
+              ...settings,
+              inlineBelowMilliseconds: options.inlineBelowMilliseconds,
+              batchedSequences: options.batchedSequences,
+              stepTokens: options.stepTokens,
+              unifiedKvCache: options.unifiedKvCache,
+              gpu: options.gpu,
+              gpuLayers: options.gpuLayers
+          })
         : NodeLlamaCppBackend.load(path, settings);
 }

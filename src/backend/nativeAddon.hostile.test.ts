@@ -1,5 +1,12 @@
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
-import {type NativeAddon, type NativeContextHandle, type NativeContextOptions, type NativeModelHandle, NativeOutputMode, nativeAddon} from "./nativeAddon.js";
+import {
+    type NativeAddon,
+    type NativeContextHandle,
+    type NativeContextOptions,
+    type NativeModelHandle,
+    NativeOutputMode,
+    nativeAddon
+} from "./nativeAddon.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 
 vi.setConfig(modelTestTimeouts);
@@ -17,7 +24,8 @@ const prompt = Int32Array.from([1, 7, 42, 99, 3, 120]);
 
 /** Loosely typed access, as hostile JS calls it (wrong types on purpose). */
 type Loose = (...args: unknown[]) => unknown;
-const call = (target: object, method: string, ...args: unknown[]): unknown => ((target as Record<string, Loose>)[method]!).apply(target, args);
+const call = (target: object, method: string, ...args: unknown[]): unknown =>
+    (target as Record<string, Loose>)[method]!.apply(target, args);
 /** A class's prototype, whose methods hostile JS may call on any receiver. */
 const prototypeOf = (constructor: unknown): Record<string, Loose> => (constructor as {prototype: Record<string, Loose>}).prototype;
 
@@ -34,7 +42,12 @@ describe("the native addon at its trust boundary", () => {
         const fresh = new addon.NativeContext(on, options);
         try {
             const destination = new Float32Array(vocabulary);
-            await fresh.decode(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}]);
+            await fresh.decode(
+                prompt,
+                new Int32Array(prompt.length),
+                Int32Array.from(prompt, (_token, index) => index),
+                [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}]
+            );
             return destination;
         } finally {
             fresh.dispose();
@@ -81,16 +94,27 @@ describe("the native addon at its trust boundary", () => {
         for (const receiver of [...foreign, model]) {
             expect(() => contextPrototype.clear!.call(receiver)).toThrow(wrongReceiver);
             expect(() => contextPrototype.removeTokens!.call(receiver, 0, 0, -1)).toThrow(wrongReceiver);
-            expect(() => contextPrototype.decodeNow!.call(receiver, prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(wrongReceiver);
+            expect(() =>
+                contextPrototype.decodeNow!.call(receiver, prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])
+            ).toThrow(wrongReceiver);
         }
         const {clear} = context;
         expect(() => clear()).toThrow(wrongReceiver);
         // A context's prototype grafted onto a model (or a plain object) does not make it one.
-        const grafted = Object.setPrototypeOf(new addon.NativeModel(familyTarget), contextPrototype) as NativeContextHandle & NativeModelHandle;
+        const grafted = Object.setPrototypeOf(new addon.NativeModel(familyTarget), contextPrototype) as NativeContextHandle &
+            NativeModelHandle;
         expect(() => grafted.clear()).toThrow(wrongReceiver);
         modelPrototype.dispose!.call(grafted);
         const NativeContext = addon.NativeContext as unknown as new (...args: unknown[]) => NativeContextHandle;
-        for (const notAModel of [undefined, null, 7, "model", ...foreign, context, Object.setPrototypeOf({}, Object.getPrototypeOf(model) as object)])
+        for (const notAModel of [
+            undefined,
+            null,
+            7,
+            "model",
+            ...foreign,
+            context,
+            Object.setPrototypeOf({}, Object.getPrototypeOf(model) as object)
+        ])
             expect(() => new NativeContext(notAModel, options)).toThrow(/model must be a NativeModel/);
     });
 
@@ -99,10 +123,20 @@ describe("the native addon at its trust boundary", () => {
         expect(() => call(model, "tokenize")).toThrow(/text must be a string/);
         expect(model.tokenize("", false)).toEqual(new Int32Array(0));
         expect(model.tokenize("a\0b", false).length).toBeGreaterThan(0);
-        for (const notInt32 of [undefined, [1, 2], new Float32Array(2), new Uint8Array(3), new Float64Array(1), new Uint32Array(1), new DataView(new ArrayBuffer(8))])
+        for (const notInt32 of [
+            undefined,
+            [1, 2],
+            new Float32Array(2),
+            new Uint8Array(3),
+            new Float64Array(1),
+            new Uint32Array(1),
+            new DataView(new ArrayBuffer(8))
+        ])
             expect(() => call(model, "detokenize", notInt32)).toThrow(/tokens must be an Int32Array/);
         for (const id of [-1, vocabulary, 2 ** 31 - 1, -(2 ** 31)])
-            expect(() => model.detokenize(Int32Array.of(1, id))).toThrow(new RegExp(`tokens\\[1\\] = ${id} is outside the vocabulary of ${vocabulary} ids`));
+            expect(() => model.detokenize(Int32Array.of(1, id))).toThrow(
+                new RegExp(`tokens\\[1\\] = ${id} is outside the vocabulary of ${vocabulary} ids`)
+            );
         expect(model.detokenize(new Int32Array(0))).toBe("");
         expect(typeof model.detokenize(Int32Array.of(0, vocabulary - 1))).toBe("string");
     });
@@ -133,8 +167,11 @@ describe("the native addon at its trust boundary", () => {
     describe.each(["decode", "decodeNow"] as const)("%s", (method) => {
         const positions = Int32Array.from(prompt, (_token, index) => index);
         const sequences = new Int32Array(prompt.length);
-        const logits = (outputs = 1): {outputs: Int32Array; mode: number; destination: Float32Array} =>
-            ({outputs: Int32Array.from({length: outputs}, (_value, index) => index), mode: NativeOutputMode.Logits, destination: new Float32Array(outputs * vocabulary)});
+        const logits = (outputs = 1): {outputs: Int32Array; mode: number; destination: Float32Array} => ({
+            outputs: Int32Array.from({length: outputs}, (_value, index) => index),
+            mode: NativeOutputMode.Logits,
+            destination: new Float32Array(outputs * vocabulary)
+        });
         /** decode's arguments with the one at `index` replaced. */
         const replaced = (index: number, value: unknown): unknown[] => {
             const args: unknown[] = [prompt, sequences, positions, [logits()], undefined];
@@ -146,20 +183,50 @@ describe("the native addon at its trust boundary", () => {
         };
 
         it("refuses tokens, sequences and positions that are not equally long Int32Arrays of valid values", () => {
-            for (const [index, name] of [[0, "tokens"], [1, "sequences"], [2, "positions"]] as const)
-                for (const value of [undefined, null, 5, Array.from(prompt), new Float32Array(prompt.length), new Uint8Array(prompt.length), new Uint32Array(prompt.length), new BigInt64Array(prompt.length)])
+            for (const [index, name] of [
+                [0, "tokens"],
+                [1, "sequences"],
+                [2, "positions"]
+            ] as const)
+                for (const value of [
+                    undefined,
+                    null,
+                    5,
+                    Array.from(prompt),
+                    new Float32Array(prompt.length),
+                    new Uint8Array(prompt.length),
+                    new Uint32Array(prompt.length),
+                    new BigInt64Array(prompt.length)
+                ])
                     refuses(replaced(index, value), new RegExp(`${name} must be an Int32Array`));
             refuses([new Int32Array(0), new Int32Array(0), new Int32Array(0), []], /tokens must not be empty/);
             refuses(replaced(1, new Int32Array(prompt.length - 1)), /sequences must be as long as tokens/);
             refuses(replaced(2, new Int32Array(prompt.length + 1)), /positions must be as long as tokens/);
             for (const id of [-1, vocabulary, 2 ** 31 - 1, -(2 ** 31)])
-                refuses([Int32Array.of(1, id), new Int32Array(2), Int32Array.of(0, 1), []], new RegExp(`tokens\\[1\\] = ${id} is outside the vocabulary`));
+                refuses(
+                    [Int32Array.of(1, id), new Int32Array(2), Int32Array.of(0, 1), []],
+                    new RegExp(`tokens\\[1\\] = ${id} is outside the vocabulary`)
+                );
             for (const sequence of [1, -1, 255, 2 ** 31 - 1])
-                refuses([Int32Array.of(1, 2), Int32Array.of(0, sequence), Int32Array.of(0, 1), []], new RegExp(`sequences\\[1\\] = ${sequence} is not one of this context's 1 sequences`));
+                refuses(
+                    [Int32Array.of(1, 2), Int32Array.of(0, sequence), Int32Array.of(0, 1), []],
+                    new RegExp(`sequences\\[1\\] = ${sequence} is not one of this context's 1 sequences`)
+                );
             for (const position of [-1, 2 ** 30, 2 ** 31 - 1])
-                refuses([Int32Array.of(1, 2), new Int32Array(2), Int32Array.of(0, position), []], new RegExp(`positions\\[1\\] = ${position} is outside`));
+                refuses(
+                    [Int32Array.of(1, 2), new Int32Array(2), Int32Array.of(0, position), []],
+                    new RegExp(`positions\\[1\\] = ${position} is outside`)
+                );
             const tooMany = options.batchSize + 1;
-            refuses([new Int32Array(tooMany).fill(1), new Int32Array(tooMany), Int32Array.from({length: tooMany}, (_value, index) => index), []], /more than the context's batch size 16/);
+            refuses(
+                [
+                    new Int32Array(tooMany).fill(1),
+                    new Int32Array(tooMany),
+                    Int32Array.from({length: tooMany}, (_value, index) => index),
+                    []
+                ],
+                /more than the context's batch size 16/
+            );
         });
 
         it("refuses malformed output groups", () => {
@@ -169,17 +236,43 @@ describe("the native addon at its trust boundary", () => {
             refuses(replaced(3, [{...logits(), outputs: [0]}]), /groups\[0\]\.outputs must be an Int32Array/);
             for (const mode of [undefined, "1", 4, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
             for (const index of [-1, prompt.length, 2 ** 31 - 1])
-                refuses(replaced(3, [{...logits(), outputs: Int32Array.of(index)}]), new RegExp(`groups\\[0\\]\\.outputs: batch index ${index} is outside the batch`));
-            refuses(replaced(3, [logits(), {...logits(), outputs: Int32Array.of(0)}]), /groups\[1\]\.outputs: batch index 0 is outside the batch or in two groups/);
+                refuses(
+                    replaced(3, [{...logits(), outputs: Int32Array.of(index)}]),
+                    new RegExp(`groups\\[0\\]\\.outputs: batch index ${index} is outside the batch`)
+                );
+            refuses(
+                replaced(3, [logits(), {...logits(), outputs: Int32Array.of(0)}]),
+                /groups\[1\]\.outputs: batch index 0 is outside the batch or in two groups/
+            );
             refuses(replaced(3, [{...logits(), destination: undefined}]), /groups\[0\]\.destination must be a typed array/);
             refuses(replaced(3, [{...logits(), destination: [0, 0]}]), /groups\[0\]\.destination must be a typed array/);
-            refuses(replaced(3, [{...logits(), destination: new Int32Array(vocabulary)}]), /groups\[0\]\.destination must be a Float32Array or Float64Array/);
-            refuses(replaced(3, [{...logits(), destination: new Float32Array(vocabulary - 1)}]), /groups\[0\]\.destination holds \d+ elements, fewer than/);
+            refuses(
+                replaced(3, [{...logits(), destination: new Int32Array(vocabulary)}]),
+                /groups\[0\]\.destination must be a Float32Array or Float64Array/
+            );
+            refuses(
+                replaced(3, [{...logits(), destination: new Float32Array(vocabulary - 1)}]),
+                /groups\[0\]\.destination holds \d+ elements, fewer than/
+            );
             refuses(replaced(3, [{...logits(2), destination: new Float64Array(vocabulary)}]), /groups\[0\]\.destination holds/);
-            refuses(replaced(3, [{outputs: Int32Array.of(0), mode: NativeOutputMode.Argmax, destination: new Float32Array(1)}]), /groups\[0\]\.destination must be an Int32Array/);
-            refuses(replaced(3, [{outputs: Int32Array.of(0, 1), mode: NativeOutputMode.Argmax, destination: new Int32Array(1)}]), /groups\[0\]\.destination holds 1 elements/);
-            const distribution = {outputs: Int32Array.of(0), mode: NativeOutputMode.Distribution, destination: new Float64Array(2 * vocabulary), sampling: {temperature: 1, topK: 0, topP: 1, minP: 0}};
-            refuses(replaced(3, [{...distribution, destination: new Float32Array(2 * vocabulary)}]), /groups\[0\]\.destination must be a Float64Array/);
+            refuses(
+                replaced(3, [{outputs: Int32Array.of(0), mode: NativeOutputMode.Argmax, destination: new Float32Array(1)}]),
+                /groups\[0\]\.destination must be an Int32Array/
+            );
+            refuses(
+                replaced(3, [{outputs: Int32Array.of(0, 1), mode: NativeOutputMode.Argmax, destination: new Int32Array(1)}]),
+                /groups\[0\]\.destination holds 1 elements/
+            );
+            const distribution = {
+                outputs: Int32Array.of(0),
+                mode: NativeOutputMode.Distribution,
+                destination: new Float64Array(2 * vocabulary),
+                sampling: {temperature: 1, topK: 0, topP: 1, minP: 0}
+            };
+            refuses(
+                replaced(3, [{...distribution, destination: new Float32Array(2 * vocabulary)}]),
+                /groups\[0\]\.destination must be a Float64Array/
+            );
             refuses(replaced(3, [{...distribution, destination: new Float64Array(vocabulary)}]), /groups\[0\]\.destination holds/);
             refuses(replaced(3, [{...distribution, sampling: undefined}]), /groups\[0\]\.sampling must be an object/);
             const sampling: Array<[Record<string, unknown>, RegExp]> = [
@@ -194,7 +287,8 @@ describe("the native addon at its trust boundary", () => {
                 [{limit: -1}, /sampling\.limit must be in/],
                 [{limit: 2 ** 40}, /sampling\.limit must be in/]
             ];
-            for (const [change, message] of sampling) refuses(replaced(3, [{...distribution, sampling: {...distribution.sampling, ...change}}]), message);
+            for (const [change, message] of sampling)
+                refuses(replaced(3, [{...distribution, sampling: {...distribution.sampling, ...change}}]), message);
         });
 
         it("refuses malformed removals", () => {
@@ -215,14 +309,18 @@ describe("the native addon at its trust boundary", () => {
                 },
                 mode: NativeOutputMode.None
             };
-            refuses(replaced(3, [{outputs: Int32Array.of(0), mode: NativeOutputMode.Logits, destination: new Float32Array(buffer)}, detacher]), /groups\[0\]\.destination holds 0 elements/);
+            refuses(
+                replaced(3, [{outputs: Int32Array.of(0), mode: NativeOutputMode.Logits, destination: new Float32Array(buffer)}, detacher]),
+                /groups\[0\]\.destination holds 0 elements/
+            );
         });
     });
 
     it("checks removeTokens' arguments and never passes a foreign sequence to llama.cpp", () => {
         const removeTokens = (...args: unknown[]): unknown => call(context, "removeTokens", ...args);
         expect(() => removeTokens("0", 0, -1)).toThrow(/sequence must be a number/);
-        for (const sequence of [1, -1, 2 ** 31, Number.NaN, Infinity]) expect(() => removeTokens(sequence, 0, -1)).toThrow(/sequence must be/);
+        for (const sequence of [1, -1, 2 ** 31, Number.NaN, Infinity])
+            expect(() => removeTokens(sequence, 0, -1)).toThrow(/sequence must be/);
         for (const from of [-1, Number.NaN, 0.5, 2 ** 32, undefined]) expect(() => removeTokens(0, from, -1)).toThrow(/from must be/);
         for (const to of [-2, Number.NaN, 1.5, -Infinity, null]) expect(() => removeTokens(0, 0, to)).toThrow(/to must be/);
         expect(removeTokens(0, 0, -1)).toBe(true);
@@ -245,8 +343,12 @@ describe("the native addon at its trust boundary", () => {
         const disposed = new addon.NativeContext(model, options);
         disposed.dispose();
         disposed.dispose();
-        expect(() => disposed.decodeNow(prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(/the context is disposed/);
-        expect(() => disposed.decode(prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(/the context is disposed/);
+        expect(() => disposed.decodeNow(prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(
+            /the context is disposed/
+        );
+        expect(() => disposed.decode(prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])).toThrow(
+            /the context is disposed/
+        );
         expect(() => disposed.removeTokens(0, 0, -1)).toThrow(/the context is disposed/);
         expect(() => disposed.clear()).toThrow(/the context is disposed/);
     });
@@ -255,7 +357,12 @@ describe("the native addon at its trust boundary", () => {
         for (let round = 0; round < 20; round++) {
             const busy = new addon.NativeContext(model, options);
             const destination = new Float32Array(vocabulary);
-            const pending = busy.decode(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}]);
+            const pending = busy.decode(
+                prompt,
+                new Int32Array(prompt.length),
+                Int32Array.from(prompt, (_token, index) => index),
+                [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}]
+            );
             // The decode may not have started yet (then the edit happens first) or be running (then it is refused).
             try {
                 if (round % 2 === 0) busy.clear();
@@ -266,7 +373,10 @@ describe("the native addon at its trust boundary", () => {
             busy.dispose();
             busy.dispose();
             // Started before the dispose: it completes; not started: it is refused. Never freed under the worker.
-            const outcome = await pending.then(() => "resolved", (error: Error) => error.message);
+            const outcome = await pending.then(
+                () => "resolved",
+                (error: Error) => error.message
+            );
             expect(outcome).toMatch(/^resolved$|the context is disposed/);
             if (outcome === "resolved") expect(destination).toEqual(baseline);
         }
@@ -279,18 +389,34 @@ describe("the native addon at its trust boundary", () => {
                 victim.dispose();
                 return Int32Array.of(0);
             },
-            mode: NativeOutputMode.Argmax, destination: new Int32Array(1)
+            mode: NativeOutputMode.Argmax,
+            destination: new Int32Array(1)
         };
-        expect(() => victim.decodeNow(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [group])).toThrow(/the context is disposed/);
+        expect(() =>
+            victim.decodeNow(
+                prompt,
+                new Int32Array(prompt.length),
+                Int32Array.from(prompt, (_token, index) => index),
+                [group]
+            )
+        ).toThrow(/the context is disposed/);
         const other = new addon.NativeContext(model, options);
         const otherGroup = {
             get outputs(): Int32Array {
                 other.dispose();
                 return Int32Array.of(0);
             },
-            mode: NativeOutputMode.Argmax, destination: new Int32Array(1)
+            mode: NativeOutputMode.Argmax,
+            destination: new Int32Array(1)
         };
-        await expect(other.decode(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [otherGroup])).rejects.toThrow(/the context is disposed/);
+        await expect(
+            other.decode(
+                prompt,
+                new Int32Array(prompt.length),
+                Int32Array.from(prompt, (_token, index) => index),
+                [otherGroup]
+            )
+        ).rejects.toThrow(/the context is disposed/);
     });
 
     it("keeps a model alive for its contexts when it is disposed of first", async () => {
@@ -298,10 +424,13 @@ describe("the native addon at its trust boundary", () => {
         const survivor = new addon.NativeContext(early, options);
         const inFlight = new addon.NativeContext(early, options);
         // A getter among the options disposes of the model: the context being created holds it already.
-        const lateOptions = {...options, get sequences(): number {
-            early.dispose();
-            return 1;
-        }};
+        const lateOptions = {
+            ...options,
+            get sequences(): number {
+                early.dispose();
+                return 1;
+            }
+        };
         const third = new addon.NativeContext(early, lateOptions);
         early.dispose();
         expect(() => early.tokenize("text", false)).toThrow(/the model is disposed/);
@@ -310,7 +439,9 @@ describe("the native addon at its trust boundary", () => {
         expect(() => new addon.NativeContext(early, options)).toThrow(/the model is disposed/);
         const positions = Int32Array.from(prompt, (_token, index) => index);
         const rows = [new Float32Array(vocabulary), new Float32Array(vocabulary), new Float32Array(vocabulary)];
-        const group = (destination: Float32Array): Array<{outputs: Int32Array; mode: 1; destination: Float32Array}> => [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}];
+        const group = (destination: Float32Array): Array<{outputs: Int32Array; mode: 1; destination: Float32Array}> => [
+            {outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Logits, destination}
+        ];
         const pending = inFlight.decode(prompt, new Int32Array(prompt.length), positions, group(rows[1]!));
         await survivor.decode(prompt, new Int32Array(prompt.length), positions, group(rows[0]!));
         if (third.decodeNow(prompt, new Int32Array(prompt.length), positions, group(rows[2]!)) === null)
@@ -324,7 +455,12 @@ describe("the native addon at its trust boundary", () => {
 
     it("is alive at the end, and decodes as it did at the start", async () => {
         expect(await promptLogits()).toEqual(baseline);
-        const result = context.decodeNow(prompt, new Int32Array(prompt.length), Int32Array.from(prompt, (_token, index) => index), [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Argmax, destination: new Int32Array(1)}]);
+        const result = context.decodeNow(
+            prompt,
+            new Int32Array(prompt.length),
+            Int32Array.from(prompt, (_token, index) => index),
+            [{outputs: Int32Array.of(prompt.length - 1), mode: NativeOutputMode.Argmax, destination: new Int32Array(1)}]
+        );
         expect(result === null || typeof result.decodeMilliseconds === "number").toBe(true);
         expect(addon.backendInfo().build).toBe("cpu");
     });

@@ -80,7 +80,6 @@ export interface NativeContextOptions {
     unified?: boolean;
 }
 
-
 /** Sampler settings for Distribution mode (SamplingOptions). */
 export interface NativeSampling {
     temperature: number;
@@ -120,12 +119,24 @@ export interface NativeContextHandle {
      * `error` and the others are still written. `removals`, (sequence, from) pairs, are dropped from
      * the KV cache first, on the same thread (rollbacks that arrived while another decode ran).
      */
-    decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[], removals?: Int32Array): Promise<NativeDecodeResult>;
+    decode(
+        tokens: Int32Array,
+        sequences: Int32Array,
+        positions: Int32Array,
+        groups: readonly NativeOutputGroup[],
+        removals?: Int32Array
+    ): Promise<NativeDecodeResult>;
     /**
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
      * cheaper than a thread hop; null, having done nothing, when another decode holds the CPU.
      */
-    decodeNow(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: readonly NativeOutputGroup[], removals?: Int32Array): NativeDecodeResult | null;
+    decodeNow(
+        tokens: Int32Array,
+        sequences: Int32Array,
+        positions: Int32Array,
+        groups: readonly NativeOutputGroup[],
+        removals?: Int32Array
+    ): NativeDecodeResult | null;
     /**
      * Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. Like clear,
      * it throws, rather than wait, while a decode of this context runs (pass `removals` to decode then).
@@ -155,7 +166,9 @@ function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
     let result: {addon: NativeAddon} | {error: string};
     if (!existsSync(path)) {
         const command = build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build}`;
-        result = {error: `the ${build === "cpu" ? "" : `${build} `}native backend is not built (${path} is missing; run \`${command}\`, which needs cmake, git and a C++ compiler)`};
+        result = {
+            error: `the ${build === "cpu" ? "" : `${build} `}native backend is not built (${path} is missing; run \`${command}\`, which needs cmake, git and a C++ compiler)`
+        };
     } else {
         try {
             result = {addon: createRequire(import.meta.url)(path) as NativeAddon};

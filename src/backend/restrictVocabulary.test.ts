@@ -22,7 +22,11 @@ function paddedTable(): Float64Array[] {
 
 function withTexts(backend: BigramBackend): BigramBackend {
     const description: VocabularyDescription = {
-        model: "gpt2", bosToken: 0, eosToken: 1, addBos: false, addEos: false,
+        model: "gpt2",
+        bosToken: 0,
+        eosToken: 1,
+        addBos: false,
+        addEos: false,
         tokens: Array.from({length: backend.vocabularySize}, (_unused, id) => `t${id}`)
     };
     return Object.assign(backend, {vocabularyDescription: () => description});
@@ -38,7 +42,10 @@ describe("restrictVocabulary", () => {
         expect(row.length).toBe(shared);
         // Token 3 makes a padding id the full argmax; the view answers the argmax over the shared ids.
         expect(argmax(full.table[3])).toBeGreaterThanOrEqual(shared);
-        expect(await sequence.evaluateArgmax!([3, 4], {positions: [0, 1]})).toEqual([argmax(full.table[3].subarray(0, shared)), argmax(full.table[4].subarray(0, shared))]);
+        expect(await sequence.evaluateArgmax!([3, 4], {positions: [0, 1]})).toEqual([
+            argmax(full.table[3].subarray(0, shared)),
+            argmax(full.table[4].subarray(0, shared))
+        ]);
         // The fallback undid its first attempt: the cache holds each token once.
         expect(sequence.tokens).toEqual([3, 3, 4]);
         const sampling = {temperature: 0.7, topK: 0, topP: 0.9, minP: 0};
@@ -50,17 +57,34 @@ describe("restrictVocabulary", () => {
 
     it("a pair whose target has padding rows: strict at T = 0 emits the target's argmax over the shared ids, never a padding id", async () => {
         const target = withTexts(new BigramBackend(paddedTable()));
-        const draft = withTexts(new BigramBackend(paddedTable().slice(0, shared).map((row) => row.slice(0, shared))));
-        const result = await generate(target, draft, [0, 3], {policy: {kind: "strict"}, sampling: {temperature: 0}, gamma: 4, maxTokens: 40});
+        const draft = withTexts(
+            new BigramBackend(
+                paddedTable()
+                    .slice(0, shared)
+                    .map((row) => row.slice(0, shared))
+            )
+        );
+        const result = await generate(target, draft, [0, 3], {
+            policy: {kind: "strict"},
+            sampling: {temperature: 0},
+            gamma: 4,
+            maxTokens: 40
+        });
         const expected: number[] = [];
-        for (let token = 3; expected.length < result.tokens.length; ) {
+        for (let token = 3; expected.length < result.tokens.length;) {
             token = argmax(target.table[token].subarray(0, shared));
             expected.push(token);
             if (token === 1) break;
         }
         expect(result.tokens).toEqual(expected);
         // In the other direction (the draft is the longer one) nothing beyond the target's ids is proposed.
-        const sampled = await generate(draft, target, [0, 3], {policy: {kind: "strict"}, sampling: {temperature: 1}, gamma: 4, maxTokens: 60, seed: 3});
+        const sampled = await generate(draft, target, [0, 3], {
+            policy: {kind: "strict"},
+            sampling: {temperature: 1},
+            gamma: 4,
+            maxTokens: 60,
+            seed: 3
+        });
         expect(sampled.tokens.every((token) => token < shared)).toBe(true);
         expect(sampled.telemetry.toJSON().draftTokens).toBeGreaterThan(0);
     });

@@ -32,7 +32,8 @@ export function restrictVocabulary(backend: ModelBackend, size: number): ModelBa
         bosToken: backend.bosToken,
         eosToken: backend.eosToken,
         tokenize: (text) => backend.tokenize(text),
-        tokenizeWithSpecialTokens: backend.tokenizeWithSpecialTokens == null ? undefined : (text) => backend.tokenizeWithSpecialTokens!(text),
+        tokenizeWithSpecialTokens:
+            backend.tokenizeWithSpecialTokens == null ? undefined : (text) => backend.tokenizeWithSpecialTokens!(text),
         detokenize: (tokens) => backend.detokenize(tokens),
         vocabularyIdentity: () => backend.vocabularyIdentity(),
         vocabularyDescription: backend.vocabularyDescription == null ? undefined : () => backend.vocabularyDescription!(),
@@ -44,7 +45,10 @@ export function restrictVocabulary(backend: ModelBackend, size: number): ModelBa
 class RestrictedSequence implements BackendSequence {
     public readonly evaluateArgmax?: (tokens: readonly number[], options?: EvaluateOptions) => Promise<number[]>;
 
-    public constructor(private readonly inner: BackendSequence, private readonly size: number) {
+    public constructor(
+        private readonly inner: BackendSequence,
+        private readonly size: number
+    ) {
         if (inner.evaluateArgmax != null) this.evaluateArgmax = (tokens, options) => this.argmaxOverShared(tokens, options);
     }
 
@@ -65,7 +69,11 @@ class RestrictedSequence implements BackendSequence {
      * Sampler rows over the cut logits (top-p and the softmax's normaliser change when rows leave):
      * by the inner backend where it can limit its rows (natively), else here.
      */
-    public async evaluateDistributions(tokens: readonly number[], sampling: SamplingOptions, options?: EvaluateOptions): Promise<EvaluatedDistributions> {
+    public async evaluateDistributions(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        options?: EvaluateOptions
+    ): Promise<EvaluatedDistributions> {
         if (this.inner.evaluateDistributions != null) {
             this.check(tokens);
             const rows = await this.inner.evaluateDistributions(tokens, sampling, {...options, vocabularyLimit: this.size});

@@ -17,12 +17,15 @@ export async function timedEvaluation<T>(sequence: BackendSequence, evaluation: 
     const after = sequence.timings;
     if (before === undefined || after === undefined) return {result, milliseconds};
     return {
-        result, milliseconds,
+        result,
+        milliseconds,
         native: {
             decodeMilliseconds: after.decodeMilliseconds - before.decodeMilliseconds,
             transferMilliseconds: after.transferMilliseconds - before.transferMilliseconds,
             samplingMilliseconds: after.samplingMilliseconds - before.samplingMilliseconds,
-            ...(after.batchWaitMilliseconds !== undefined ? {batchWaitMilliseconds: after.batchWaitMilliseconds - (before.batchWaitMilliseconds ?? 0)} : {})
+            ...(after.batchWaitMilliseconds !== undefined
+                ? {batchWaitMilliseconds: after.batchWaitMilliseconds - (before.batchWaitMilliseconds ?? 0)}
+                : {})
         }
     };
 }

@@ -22,9 +22,7 @@ export function vocabularyIdentity(metadata: ReadonlyMap<string, GgufMetadataEnt
 }
 
 function canonical(value: GgufMetadataValue): unknown {
-    if (typeof value === "bigint")
-        return `${value}n`;
-    if (typeof value === "object")
-        return {itemType: value.itemType, items: value.items.map(canonical)};
+    if (typeof value === "bigint") return `${value}n`;
+    if (typeof value === "object") return {itemType: value.itemType, items: value.items.map(canonical)};
     return value;
 }

@@ -22,7 +22,10 @@ export const batteryNames = ["advbench", "truthfulqa", "bbq", "csqa", "gsm8k", "
  * Named datasets are read from `dataDirectory` (default: defaultDataDirectory()); nothing is downloaded.
  */
 export async function loadBattery(spec: string, dataDirectory = defaultDataDirectory()): Promise<BatteryItem[]> {
-    const entries = spec.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+    const entries = spec
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "");
     if (entries.length === 0) throw new InvalidInputError("is empty", "--battery");
     const items: BatteryItem[] = [];
     for (const entry of entries) {
@@ -46,26 +49,33 @@ async function loadNamed(body: string, directory: string): Promise<BatteryItem[]
         if (variant !== undefined) throw new InvalidInputError(`"${name}" takes no variant, got "${variant}"`, "--battery");
     };
     switch (name) {
-    case "advbench":
-        noVariant();
-        return [await loadAdvBench(join(directory, "advbench", "harmful_behaviors.csv"))];
-    case "truthfulqa":
-        noVariant();
-        return [await loadTruthfulQa(join(directory, "truthfulqa", "TruthfulQA.csv"))];
-    case "csqa":
-        noVariant();
-        return [await loadCsqa(join(directory, "csqa", "dev_rand_split.jsonl"))];
-    case "gsm8k":
-        noVariant();
-        return [await loadGsm8k(join(directory, "gsm8k", "test.jsonl"))];
-    case "humaneval":
-        noVariant();
-        return [await loadHumanEval(join(directory, "humaneval", "HumanEval.jsonl.gz"))];
-    case "bbq":
-        return Promise.all((variant === undefined ? bbqCategories : [variant]).map((category) => loadBbq(category, join(directory, "bbq"))));
-    case "mgsm":
-        return Promise.all((variant === undefined ? mgsmLanguages : [variant]).map((language) => loadMgsm(language, join(directory, "mgsm"))));
-    default:
-        throw new InvalidInputError(`unknown battery "${name}"; expected one of ${batteryNames.join(", ")} or a .jsonl file`, "--battery");
+        case "advbench":
+            noVariant();
+            return [await loadAdvBench(join(directory, "advbench", "harmful_behaviors.csv"))];
+        case "truthfulqa":
+            noVariant();
+            return [await loadTruthfulQa(join(directory, "truthfulqa", "TruthfulQA.csv"))];
+        case "csqa":
+            noVariant();
+            return [await loadCsqa(join(directory, "csqa", "dev_rand_split.jsonl"))];
+        case "gsm8k":
+            noVariant();
+            return [await loadGsm8k(join(directory, "gsm8k", "test.jsonl"))];
+        case "humaneval":
+            noVariant();
+            return [await loadHumanEval(join(directory, "humaneval", "HumanEval.jsonl.gz"))];
+        case "bbq":
+            return Promise.all(
+                (variant === undefined ? bbqCategories : [variant]).map((category) => loadBbq(category, join(directory, "bbq")))
+            );
+        case "mgsm":
+            return Promise.all(
+                (variant === undefined ? mgsmLanguages : [variant]).map((language) => loadMgsm(language, join(directory, "mgsm")))
+            );
+        default:
+            throw new InvalidInputError(
+                `unknown battery "${name}"; expected one of ${batteryNames.join(", ")} or a .jsonl file`,
+                "--battery"
+            );
     }
 }

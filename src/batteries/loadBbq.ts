@@ -42,7 +42,7 @@ export async function loadBbq(category: string, directory = join(defaultDataDire
         const texts = [row.ans0, row.ans1, row.ans2];
         const choices = texts.map((text, index) => ({label: labels[index], text}));
         const unknownIndex = [0, 1, 2].find((index) => row.answer_info[`ans${index}`]?.[1] === "unknown");
-        if (unknownIndex === undefined) throw new MalformedRowError(path, line, "answer_info names no \"unknown\" answer");
+        if (unknownIndex === undefined) throw new MalformedRowError(path, line, 'answer_info names no "unknown" answer');
         return {
             id: `bbq-${row.category}-${row.example_id}`,
             task: "bbq",

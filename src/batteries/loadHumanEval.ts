@@ -15,7 +15,8 @@ const humanEvalRowSchema = z.object({task_id: z.string().min(1), prompt: z.strin
 export async function loadHumanEval(path = join(defaultDataDirectory(), "humaneval", "HumanEval.jsonl.gz")): Promise<BatteryItem[]> {
     return parseJsonLines(await readDataFile(path), path).map(({value, line}) => {
         const parsed = humanEvalRowSchema.safeParse(value);
-        if (!parsed.success) throw new MalformedRowError(path, line, `${parsed.error.issues[0].path.join(".") || "row"}: ${parsed.error.issues[0].message}`);
+        if (!parsed.success)
+            throw new MalformedRowError(path, line, `${parsed.error.issues[0].path.join(".") || "row"}: ${parsed.error.issues[0].message}`);
         return {id: parsed.data.task_id, task: "humaneval", language: "python", prompt: parsed.data.prompt, scorer: "none"};
     });
 }

@@ -7,7 +7,9 @@ import {extractFinalNumber} from "./scorers/extractFinalNumber.js";
 import {readDataFile} from "./readDataFile.js";
 
 const toolCallSchema = z.strictObject({
-    id: z.string(), type: z.literal("function"), function: z.strictObject({name: z.string().min(1), arguments: z.string()})
+    id: z.string(),
+    type: z.literal("function"),
+    function: z.strictObject({name: z.string().min(1), arguments: z.string()})
 });
 const messageSchema = z.discriminatedUnion("role", [
     z.strictObject({role: z.enum(["system", "user"]), content: z.string()}),
@@ -16,7 +18,11 @@ const messageSchema = z.discriminatedUnion("role", [
 ]);
 const toolSchema = z.strictObject({
     type: z.literal("function"),
-    function: z.strictObject({name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional()})
+    function: z.strictObject({
+        name: z.string().min(1),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()).optional()
+    })
 });
 
 /**
@@ -52,35 +58,52 @@ export function parseJsonlBattery(text: string, file: string): BatteryItem[] {
         const parsed = itemSchema.safeParse(value);
         if (!parsed.success) {
             const issue = parsed.error.issues[0];
-            const message = issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
+            const message =
+                issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
             throw new MalformedRowError(file, line, `${issue.path.join(".") || "row"}: ${message}`);
         }
         const item = parsed.data;
         if ((item.prompt === undefined) === (item.messages === undefined))
-            throw new MalformedRowError(file, line, "needs exactly one of \"prompt\" and \"messages\"");
+            throw new MalformedRowError(file, line, 'needs exactly one of "prompt" and "messages"');
         if (item.tools !== undefined && item.messages === undefined)
-            throw new MalformedRowError(file, line, "\"tools\" needs \"messages\" (a chat item)");
+            throw new MalformedRowError(file, line, '"tools" needs "messages" (a chat item)');
         for (const [index, message] of (item.messages ?? []).entries()) {
-            for (const [callIndex, call] of (message.role === "assistant" ? message.tool_calls ?? [] : []).entries()) {
+            for (const [callIndex, call] of (message.role === "assistant" ? (message.tool_calls ?? []) : []).entries()) {
                 try {
                     JSON.parse(call.function.arguments);
                 } catch (error) {
-                    throw new MalformedRowError(file, line, `messages.${index}.tool_calls.${callIndex}.function.arguments: is not JSON (${(error as Error).message})`);
+                    throw new MalformedRowError(
+                        file,
+                        line,
+                        `messages.${index}.tool_calls.${callIndex}.function.arguments: is not JSON (${(error as Error).message})`
+                    );
                 }
             }
         }
         const previous = seen.get(item.id);
         if (previous !== undefined) throw new MalformedRowError(file, line, `duplicate id "${item.id}" (first on line ${previous})`);
         seen.set(item.id, line);
-        if ((item.scorer === "multiple-choice" || item.scorer === "numeric" || item.scorer === "exact-match" || item.scorer === "json" || item.scorer === "bbq") && item.reference === undefined)
+        if (
+            (item.scorer === "multiple-choice" ||
+                item.scorer === "numeric" ||
+                item.scorer === "exact-match" ||
+                item.scorer === "json" ||
+                item.scorer === "bbq") &&
+            item.reference === undefined
+        )
             throw new MalformedRowError(file, line, `scorer "${item.scorer}" needs a "reference"`);
         if (item.scorer === "bbq" && item.metadata?.unknownChoice === undefined)
-            throw new MalformedRowError(file, line, "scorer \"bbq\" needs metadata.unknownChoice");
+            throw new MalformedRowError(file, line, 'scorer "bbq" needs metadata.unknownChoice');
         const scorer = item.scorer ?? inferScorer(item);
         if (scorer !== "numeric") return {...item, scorer};
         // "#### 5", "5", "1,234" and "The answer is 5" all mean the number the output's final number must equal.
         const reference = extractFinalNumber(item.reference!);
-        if (reference === null) throw new MalformedRowError(file, line, `scorer "numeric" needs a number in "reference", got ${JSON.stringify(item.reference)}`);
+        if (reference === null)
+            throw new MalformedRowError(
+                file,
+                line,
+                `scorer "numeric" needs a number in "reference", got ${JSON.stringify(item.reference)}`
+            );
         return {...item, reference, scorer};
     });
 }

@@ -20,10 +20,18 @@ export async function loadMgsm(language: string, directory = join(defaultDataDir
         const text = raw.replace(/\r$/, "");
         if (text.trim() === "") return;
         const fields = text.split("\t");
-        if (fields.length !== 2) throw new MalformedRowError(path, index + 1, `expected question<TAB>answer, found ${fields.length} fields`);
+        if (fields.length !== 2)
+            throw new MalformedRowError(path, index + 1, `expected question<TAB>answer, found ${fields.length} fields`);
         const reference = normalizeNumberText(fields[1]);
         if (reference == null) throw new MalformedRowError(path, index + 1, `answer "${fields[1]}" is not a number`);
-        items.push({id: `mgsm-${items.length + 1}-${language}`, task: `mgsm-${language}`, language, prompt: fields[0], reference, scorer: "numeric"});
+        items.push({
+            id: `mgsm-${items.length + 1}-${language}`,
+            task: `mgsm-${language}`,
+            language,
+            prompt: fields[0],
+            reference,
+            scorer: "numeric"
+        });
     });
     return items;
 }

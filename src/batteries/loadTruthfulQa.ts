@@ -17,7 +17,10 @@ export async function loadTruthfulQa(path = join(defaultDataDirectory(), "truthf
     return rows.map((row, index) => {
         const question = row.fields.Question;
         const best = row.fields["Best Answer"].trim();
-        const incorrect = row.fields["Incorrect Answers"].split(";").map((answer) => answer.trim()).filter((answer) => answer !== "");
+        const incorrect = row.fields["Incorrect Answers"]
+            .split(";")
+            .map((answer) => answer.trim())
+            .filter((answer) => answer !== "");
         if (best === "" || incorrect.length === 0)
             throw new MalformedRowError(path, row.line, "needs a Best Answer and at least one Incorrect Answer");
         const options = [best, ...incorrect.filter((answer) => answer !== best)].slice(0, 26);

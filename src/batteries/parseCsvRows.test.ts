@@ -4,7 +4,7 @@ import {parseCsvRows} from "./parseCsvRows.js";
 
 describe("parseCsvRows", () => {
     it("reads named fields with their starting line, across quoted newlines", () => {
-        const rows = parseCsvRows("goal,target\n\"multi\nline\",t1\nplain,t2\n", "a.csv", ["goal"]);
+        const rows = parseCsvRows('goal,target\n"multi\nline",t1\nplain,t2\n', "a.csv", ["goal"]);
         expect(rows.map((row) => row.fields.goal)).toEqual(["multi\nline", "plain"]);
         expect(rows[1].line).toBe(4);
     });
@@ -13,6 +13,6 @@ describe("parseCsvRows", () => {
         expect(() => parseCsvRows("target\nx\n", "a.csv", ["goal"])).toThrow(/a\.csv:1: missing column "goal"/);
         expect(() => parseCsvRows("goal,target\nx,y\nonly-one\n", "a.csv", ["goal"])).toThrow(MalformedRowError);
         expect(() => parseCsvRows("goal,target\nx,y\nonly-one\n", "a.csv", ["goal"])).toThrow(/a\.csv:3: expected 2 fields, found 1/);
-        expect(() => parseCsvRows("goal,target\nx,\"unterminated\n", "a.csv", ["goal"])).toThrow(/a\.csv:\d+: malformed CSV/);
+        expect(() => parseCsvRows('goal,target\nx,"unterminated\n', "a.csv", ["goal"])).toThrow(/a\.csv:\d+: malformed CSV/);
     });
 });

@@ -8,7 +8,10 @@ export async function readDataFile(path: string): Promise<string> {
     try {
         bytes = await readFile(path);
     } catch (error) {
-        throw new InvalidInputError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, "battery");
+        throw new InvalidInputError(
+            `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            "battery"
+        );
     }
     const text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
     // A BOM would otherwise become part of the first field name or value.

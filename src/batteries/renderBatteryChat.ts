@@ -13,7 +13,11 @@ export function renderBatteryChat(template: ChatTemplate, messages: readonly Cha
 function chatMessageInput(message: ChatMessage): ChatMessageInput {
     if (message.role === "tool") return {role: "tool", content: message.content, tool_call_id: message.tool_call_id ?? ""};
     if (message.role === "assistant") {
-        const calls = message.tool_calls?.map((call) => ({id: call.id, type: "function" as const, function: {name: call.function.name, arguments: call.function.arguments}}));
+        const calls = message.tool_calls?.map((call) => ({
+            id: call.id,
+            type: "function" as const,
+            function: {name: call.function.name, arguments: call.function.arguments}
+        }));
         return {role: "assistant", content: message.content, ...(calls !== undefined ? {tool_calls: calls} : {})};
     }
     return {role: message.role, content: message.content};
@@ -21,5 +25,12 @@ function chatMessageInput(message: ChatMessage): ChatMessageInput {
 
 function chatToolInput(tool: ChatTool): ChatToolInput {
     const {name, description, parameters} = tool.function;
-    return {type: "function", function: {name, ...(description !== undefined ? {description} : {}), ...(parameters !== undefined ? {parameters: {...parameters}} : {})}};
+    return {
+        type: "function",
+        function: {
+            name,
+            ...(description !== undefined ? {description} : {}),
+            ...(parameters !== undefined ? {parameters: {...parameters}} : {})
+        }
+    };
 }

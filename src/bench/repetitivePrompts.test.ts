@@ -5,7 +5,11 @@ describe("repetitivePrompts", () => {
     it("builds the same sessions, rewrites and drills every time, perKind of each kind", () => {
         const prompts = repetitivePrompts(4);
         expect(prompts).toEqual(repetitivePrompts(4));
-        expect(prompts.map((prompt) => prompt.kind)).toEqual([...Array(4).fill("tool-session"), ...Array(4).fill("json-rewrite"), ...Array(4).fill("copy-drill")]);
+        expect(prompts.map((prompt) => prompt.kind)).toEqual([
+            ...Array(4).fill("tool-session"),
+            ...Array(4).fill("json-rewrite"),
+            ...Array(4).fill("copy-drill")
+        ]);
         expect(new Set(prompts.map((prompt) => prompt.prompt)).size).toBe(12);
         const toolNames = (text: string) => [...text.matchAll(/"name":"(\w+)"/g)].map((match) => match[1]);
         for (const prompt of prompts) {

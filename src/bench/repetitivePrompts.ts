@@ -28,7 +28,12 @@ const familyCorpusSeed = 7;
  * `perKind` prompts of each kind, deterministic.
  */
 export function repetitivePrompts(perKind = 4): RepetitivePrompt[] {
-    const corpus = generateCorpus({seed: familyCorpusSeed, samples: 0, mixture: parseCorpusMixture("balanced"), testProblemsPerTask: Math.max(50, 8 * perKind)});
+    const corpus = generateCorpus({
+        seed: familyCorpusSeed,
+        samples: 0,
+        mixture: parseCorpusMixture("balanced"),
+        testProblemsPerTask: Math.max(50, 8 * perKind)
+    });
     const english = (task: string) => corpus.test.filter((sample) => sample.task === task && sample.language === "en");
     const calls = english("tool-call");
     const drills = english("copy");
@@ -37,8 +42,13 @@ export function repetitivePrompts(perKind = 4): RepetitivePrompt[] {
     const pairs = (sameTool: boolean) => {
         const found: string[] = [];
         for (let first = 0; first < calls.length && found.length < perKind; first++) {
-            const second = calls.findIndex((call, index) => index > first && (toolOf(call.reference) === toolOf(calls[first].reference)) === sameTool &&
-                !found.some((prompt) => prompt.includes(call.prompt)) && byteLength(`${calls[first].text}\n\n${call.prompt}`) <= maximumPromptBytes);
+            const second = calls.findIndex(
+                (call, index) =>
+                    index > first &&
+                    (toolOf(call.reference) === toolOf(calls[first].reference)) === sameTool &&
+                    !found.some((prompt) => prompt.includes(call.prompt)) &&
+                    byteLength(`${calls[first].text}\n\n${call.prompt}`) <= maximumPromptBytes
+            );
             if (second >= 0) found.push(`${calls[first].text}\n\n${calls[second].prompt}`);
         }
         return found;
@@ -47,7 +57,11 @@ export function repetitivePrompts(perKind = 4): RepetitivePrompt[] {
     pairs(true).forEach((prompt, index) => prompts.push({id: `json-rewrite-${index}`, kind: "json-rewrite", prompt}));
     for (let index = 0; index < perKind; index++) {
         const group = drills.slice(4 * index, 4 * index + 4);
-        prompts.push({id: `copy-drill-${index}`, kind: "copy-drill", prompt: [...group.slice(0, 3).map((drill) => drill.text), group[3].prompt].join("\n\n")});
+        prompts.push({
+            id: `copy-drill-${index}`,
+            kind: "copy-drill",
+            prompt: [...group.slice(0, 3).map((drill) => drill.text), group[3].prompt].join("\n\n")
+        });
     }
     return prompts;
 }

@@ -22,10 +22,17 @@ beforeAll(async () => {
     target = await loadModelBackend(pair.targetPath, {threads: 1});
     draft = await loadModelBackend(pair.draftPath, {threads: 1});
     rows = await runBench({
-        target, draft, drafters: ["model", "ngram:1:8", "suffix:1", "ngram:1:8+model"].map((spec) => parseDrafterSpec(spec)),
+        target,
+        draft,
+        drafters: ["model", "ngram:1:8", "suffix:1", "ngram:1:8+model"].map((spec) => parseDrafterSpec(spec)),
         // The same prompt twice: the suffix drafter has the first output to draft the second from.
-        prompts: ["The quick brown fox", "The quick brown fox"], gammas: [3], maxTokens: 24, seed: 0, repeats: 2,
-        policies: [{kind: "strict"}], sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}
+        prompts: ["The quick brown fox", "The quick brown fox"],
+        gammas: [3],
+        maxTokens: 24,
+        seed: 0,
+        repeats: 2,
+        policies: [{kind: "strict"}],
+        sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}
     });
 });
 afterAll(async () => {
@@ -36,7 +43,13 @@ afterAll(async () => {
 
 describe("runBench with several drafters", () => {
     it("runs every drafter side by side, each exactly as target-only at temperature 0", () => {
-        expect(rows.map((row) => row.label)).toEqual(["target-only", "strict γ=3", "ngram:1:8 strict γ=3", "suffix:1:1:24:100000 strict γ=3", "ngram:1:8+model strict γ=3"]);
+        expect(rows.map((row) => row.label)).toEqual([
+            "target-only",
+            "strict γ=3",
+            "ngram:1:8 strict γ=3",
+            "suffix:1:1:24:100000 strict γ=3",
+            "ngram:1:8+model strict γ=3"
+        ]);
         expect(rows.map((row) => row.drafter)).toEqual([null, "model", "ngram:1:8", "suffix:1:1:24:100000", "ngram:1:8+model"]);
         for (const row of rows) expect(row.exactMatchRate).toBe(1);
         const suffix = rows[3].telemetry!.drafters["suffix:1:1:24:100000"];
@@ -44,10 +57,14 @@ describe("runBench with several drafters", () => {
         // Only α̂ needs a draft model; the other rows' limit is target-only's time per token × tokens ÷ their model time.
         expect(rows[1].inferredAlpha).not.toBeNull();
         const baselineTelemetry = rows[0].telemetry!;
-        const baselinePerToken = (baselineTelemetry.timeMilliseconds.total - baselineTelemetry.timeMilliseconds.prompt) / baselineTelemetry.emittedTokens;
+        const baselinePerToken =
+            (baselineTelemetry.timeMilliseconds.total - baselineTelemetry.timeMilliseconds.prompt) / baselineTelemetry.emittedTokens;
         for (const row of rows.slice(2)) {
             expect(row.inferredAlpha).toBeNull();
-            expect(row.analyticSpeedup).toBeCloseTo(baselinePerToken * row.telemetry!.emittedTokens / row.telemetry!.modelMilliseconds, 9);
+            expect(row.analyticSpeedup).toBeCloseTo(
+                (baselinePerToken * row.telemetry!.emittedTokens) / row.telemetry!.modelMilliseconds,
+                9
+            );
         }
     });
 });

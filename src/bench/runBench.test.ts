@@ -22,7 +22,13 @@ beforeAll(async () => {
     target = await loadModelBackend(pair.targetPath, {threads: 1});
     draft = await loadModelBackend(pair.draftPath, {threads: 1});
     rows = await runBench({
-        target, draft, prompts: ["The quick brown fox", "Hello"], gammas: [3], maxTokens: 12, seed: 0, repeats: rounds,
+        target,
+        draft,
+        prompts: ["The quick brown fox", "Hello"],
+        gammas: [3],
+        maxTokens: 12,
+        seed: 0,
+        repeats: rounds,
         policies: [{kind: "strict"}, {kind: "fuzzy", threshold: 1000, divergence: "js", distribution: "raw"}],
         sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}
     });
@@ -62,8 +68,19 @@ describe("runBench", () => {
     });
 
     it("the header names the pair, the prompts, the token budget, the rounds and the threads", () => {
-        const header = formatBenchHeader({target: "t.gguf", draft: "d.gguf", prompts: 8, promptSource: "p.jsonl", maxTokens: 48, temperature: 0, rounds: 3, threads: 1});
-        expect(header).toBe("specgate bench: target t.gguf, draft d.gguf\n"
-            + "8 prompts (p.jsonl) × up to 48 tokens, temperature 0, 3 rounds (each runs every row once, in turn), 1 thread per model\n\n");
+        const header = formatBenchHeader({
+            target: "t.gguf",
+            draft: "d.gguf",
+            prompts: 8,
+            promptSource: "p.jsonl",
+            maxTokens: 48,
+            temperature: 0,
+            rounds: 3,
+            threads: 1
+        });
+        expect(header).toBe(
+            "specgate bench: target t.gguf, draft d.gguf\n" +
+                "8 prompts (p.jsonl) × up to 48 tokens, temperature 0, 3 rounds (each runs every row once, in turn), 1 thread per model\n\n"
+        );
     });
 });

@@ -10,7 +10,14 @@ const draft = target.noisyCopy(2, 1.5);
 async function strictRejections(prompts: readonly string[], stop?: readonly string[]): Promise<number> {
     let rejections = 0;
     for (const [index, prompt] of prompts.entries())
-        for await (const chunk of streamGeneration(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, stop, seed: index}))
+        for await (const chunk of streamGeneration(target, draft, prompt, {
+            policy: {kind: "strict"},
+            gamma: 4,
+            sampling: {temperature: 0},
+            maxTokens: 40,
+            stop,
+            seed: index
+        }))
             if (chunk.verification != null && chunk.verification.acceptedCount < chunk.verification.positions.length) rejections++;
     return rejections;
 }
@@ -30,7 +37,14 @@ describe("buildCorrectionMemory (seed 004 phase 1)", () => {
         const prompts = ["abc", "hgf"];
         const full = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40});
         let text = "";
-        for await (const chunk of streamGeneration(target, draft, prompts[0], {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, seed: 0})) text += chunk.text;
+        for await (const chunk of streamGeneration(target, draft, prompts[0], {
+            policy: {kind: "strict"},
+            gamma: 4,
+            sampling: {temperature: 0},
+            maxTokens: 40,
+            seed: 0
+        }))
+            text += chunk.text;
         // Two characters from the middle of the first answer: that generation must end early.
         const stop = [text.slice(8, 10)];
         const stopped = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40, stop});

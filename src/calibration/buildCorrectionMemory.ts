@@ -29,7 +29,14 @@ export async function buildCorrectionMemory(
     target: ModelBackend,
     draft: ModelBackend,
     prompts: readonly string[],
-    options: {gamma?: number; sampling?: SamplingOptionsInput; maxTokens?: number; stop?: readonly string[]; seed?: number; initial?: CorrectionMemory} = {}
+    options: {
+        gamma?: number;
+        sampling?: SamplingOptionsInput;
+        maxTokens?: number;
+        stop?: readonly string[];
+        seed?: number;
+        initial?: CorrectionMemory;
+    } = {}
 ): Promise<CorrectionMemoryCalibration> {
     const memory = options.initial ?? new CorrectionMemory(target.vocabularySize, target.vocabularyIdentity());
     let steps = 0;
@@ -39,14 +46,20 @@ export async function buildCorrectionMemory(
         const before = totalCount(memory);
         let result: Awaited<ReturnType<typeof generate>>;
         try {
-            result = await generate(target, draft, prompt, {
-                policy: {kind: "calibrated", frequencyThreshold: Number.MAX_SAFE_INTEGER, onlineUpdate: true},
-                gamma: options.gamma ?? 6,
-                sampling: options.sampling ?? {temperature: 0},
-                maxTokens: options.maxTokens ?? 128,
-                stop: options.stop,
-                seed: (options.seed ?? 0) + index
-            }, {correctionMemory: memory});
+            result = await generate(
+                target,
+                draft,
+                prompt,
+                {
+                    policy: {kind: "calibrated", frequencyThreshold: Number.MAX_SAFE_INTEGER, onlineUpdate: true},
+                    gamma: options.gamma ?? 6,
+                    sampling: options.sampling ?? {temperature: 0},
+                    maxTokens: options.maxTokens ?? 128,
+                    stop: options.stop,
+                    seed: (options.seed ?? 0) + index
+                },
+                {correctionMemory: memory}
+            );
         } catch (error) {
             if (!(error instanceof PromptExceedsContextError)) throw error;
             skipped.push(index);
@@ -56,7 +69,11 @@ export async function buildCorrectionMemory(
         divergences += totalCount(memory) - before;
     }
     if (skipped.length === prompts.length && prompts.length > 0)
-        throw new PromptExceedsContextError(Math.min(...prompts.map((prompt) => target.tokenize(prompt).length)), target.contextSize, "--corpus: every prompt");
+        throw new PromptExceedsContextError(
+            Math.min(...prompts.map((prompt) => target.tokenize(prompt).length)),
+            target.contextSize,
+            "--corpus: every prompt"
+        );
     return {memory, prompts: prompts.length - skipped.length, skipped, steps, divergences};
 }
 

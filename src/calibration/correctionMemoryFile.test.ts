@@ -16,7 +16,10 @@ describe("correction memory files", () => {
         const path = join(directory, "memory.json");
         await saveCorrectionMemory(memory, path);
         const loaded = await loadCorrectionMemory(path, "vocab-abc");
-        expect(loaded.entries()).toEqual([[1, 2, 9], [5, 7, 4]]);
+        expect(loaded.entries()).toEqual([
+            [1, 2, 9],
+            [5, 7, 4]
+        ]);
         expect(JSON.parse(await readFile(path, "utf8")).format).toBe("specgate.correction-memory");
     });
 
@@ -25,12 +28,14 @@ describe("correction memory files", () => {
         const path = join(directory, "memory.json");
         await saveCorrectionMemory(new CorrectionMemory(10, "vocab-a"), path);
         await expect(loadCorrectionMemory(path, "vocab-b")).rejects.toThrow(/vocabularyIdentity/);
-        await writeFile(path, JSON.stringify({format: "specgate.correction-memory", version: 1, vocabularySize: 10, entries: [[1, 12, 3]]}));
+        await writeFile(
+            path,
+            JSON.stringify({format: "specgate.correction-memory", version: 1, vocabularySize: 10, entries: [[1, 12, 3]]})
+        );
         await expect(loadCorrectionMemory(path)).rejects.toThrow(/entries\.0/);
         await writeFile(path, JSON.stringify({format: "specgate.correction-memory", version: 1, vocabularySize: 10, entries: [[1, 2, 0]]}));
         await expect(loadCorrectionMemory(path)).rejects.toThrow(InvalidInputError);
         await writeFile(path, "{not json");
         await expect(loadCorrectionMemory(path)).rejects.toThrow(/not JSON/);
     });
-
 });

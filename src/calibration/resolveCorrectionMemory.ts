@@ -19,6 +19,9 @@ export async function resolveCorrectionMemory(
     if (policy.memory == null) return new CorrectionMemory(vocabulary.size, vocabulary.identity);
     const memory = await loadCorrectionMemory(resolve(baseDirectory, policy.memory), vocabulary.identity);
     if (memory.vocabularySize !== vocabulary.size)
-        throw new InvalidInputError(`memory is for a vocabulary of ${memory.vocabularySize}, the model has ${vocabulary.size}`, "policy.memory");
+        throw new InvalidInputError(
+            `memory is for a vocabulary of ${memory.vocabularySize}, the model has ${vocabulary.size}`,
+            "policy.memory"
+        );
     return memory;
 }

@@ -28,7 +28,8 @@ export function chatRequestTexts(request: {messages: readonly ChatMessageInput[]
     const texts: string[] = [];
     for (const message of request.messages) {
         texts.push(messageText(message));
-        if (message.role === "assistant") for (const call of message.tool_calls ?? []) texts.push(call.function.name, call.function.arguments);
+        if (message.role === "assistant")
+            for (const call of message.tool_calls ?? []) texts.push(call.function.name, call.function.arguments);
     }
     for (const tool of request.tools ?? []) texts.push(JSON.stringify(tool));
     return texts;
@@ -46,14 +47,17 @@ export function defaultChatTemplate(target: ModelBackend): ChatTemplate {
         name: "default",
         render(messages, tools) {
             if ((tools?.length ?? 0) > 0)
-                throw new InvalidInputError("the plain chat format (this model has no chat template) cannot render tools; serve a GGUF whose template handles them", "tools");
+                throw new InvalidInputError(
+                    "the plain chat format (this model has no chat template) cannot render tools; serve a GGUF whose template handles them",
+                    "tools"
+                );
             const turns = messages.map((message, index) => {
                 if (message.role === "tool" || (message.role === "assistant" && (message.tool_calls?.length ?? 0) > 0))
                     throw new InvalidInputError(
                         `the plain chat format (this model has no chat template) cannot render ${message.role === "tool" ? "tool results" : "tool calls"}`,
                         `messages[${index}]`
                     );
-                return {role: message.role === "developer" ? "system" as const : message.role, content: messageText(message)};
+                return {role: message.role === "developer" ? ("system" as const) : message.role, content: messageText(message)};
             });
             return target.tokenize(renderMessagesAsText(turns));
         }

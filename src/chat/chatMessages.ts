@@ -17,15 +17,18 @@ export const chatToolCallSchema = z.strictObject({
 /** One message; content is text or a list of text parts (images and audio are refused). */
 export const chatMessageSchema = z.discriminatedUnion("role", [
     z.strictObject({role: z.enum(["system", "developer", "user"]), content: textContent, name: z.string().max(256).optional()}),
-    z.strictObject({
-        role: z.literal("assistant"),
-        content: textContent.nullish(),
-        name: z.string().max(256).optional(),
-        tool_calls: z.array(chatToolCallSchema).max(1000).optional(),
-        refusal: z.string().nullish()
-    }).refine((message) => message.content != null || (message.tool_calls?.length ?? 0) > 0, {
-        error: "an assistant message needs content or tool_calls", path: ["content"]
-    }),
+    z
+        .strictObject({
+            role: z.literal("assistant"),
+            content: textContent.nullish(),
+            name: z.string().max(256).optional(),
+            tool_calls: z.array(chatToolCallSchema).max(1000).optional(),
+            refusal: z.string().nullish()
+        })
+        .refine((message) => message.content != null || (message.tool_calls?.length ?? 0) > 0, {
+            error: "an assistant message needs content or tool_calls",
+            path: ["content"]
+        }),
     z.strictObject({role: z.literal("tool"), content: textContent, tool_call_id: z.string().max(256)})
 ]);
 

@@ -38,21 +38,66 @@ function conversation(index: number, texts: readonly string[]): ChatMessageInput
     const turns = 1 + (index % 4);
     for (let turn = 0; turn < turns; turn++) {
         // Every third conversation sends its user turns as text parts.
-        messages.push({role: "user", content: index % 3 === 1 ? [{type: "text", text: text()}, {type: "text", text: text()}] : text()} as ChatMessageInput);
+        messages.push({
+            role: "user",
+            content:
+                index % 3 === 1
+                    ? [
+                          {type: "text", text: text()},
+                          {type: "text", text: text()}
+                      ]
+                    : text()
+        } as ChatMessageInput);
         if (turn < turns - 1) messages.push({role: "assistant", content: text()} as ChatMessageInput);
     }
     return messages;
 }
 
 const toolDefinitions: ChatToolInput[] = [
-    {type: "function", function: {name: "get_weather", description: "Current weather for a city", parameters: {
-        type: "object", properties: {city: {type: "string", description: "City name, e.g. 東京"}, unit: {type: "string", enum: ["celsius", "fahrenheit"]}}, required: ["city"]
-    }}},
-    {type: "function", function: {name: "search", description: "Sucht im Web — नमस्ते 😀", parameters: {
-        type: "object", properties: {query: {type: "string"}, limit: {type: "integer", minimum: 1}, filters: {type: "object", properties: {site: {type: "string"}, after: {type: "string", format: "date"}}}}, required: ["query"]
-    }}},
+    {
+        type: "function",
+        function: {
+            name: "get_weather",
+            description: "Current weather for a city",
+            parameters: {
+                type: "object",
+                properties: {
+                    city: {type: "string", description: "City name, e.g. 東京"},
+                    unit: {type: "string", enum: ["celsius", "fahrenheit"]}
+                },
+                required: ["city"]
+            }
+        }
+    },
+    {
+        type: "function",
+        function: {
+            name: "search",
+            description: "Sucht im Web — नमस्ते 😀",
+            parameters: {
+                type: "object",
+                properties: {
+                    query: {type: "string"},
+                    limit: {type: "integer", minimum: 1},
+                    filters: {type: "object", properties: {site: {type: "string"}, after: {type: "string", format: "date"}}}
+                },
+                required: ["query"]
+            }
+        }
+    },
     {type: "function", function: {name: "no_arguments"}},
-    {type: "function", function: {name: "set_flags", description: "", parameters: {type: "object", properties: {flags: {type: "array", items: {type: "boolean"}}, ratio: {type: "number"}, note: {type: ["string", "null"]}}}, strict: true}}
+    {
+        type: "function",
+        function: {
+            name: "set_flags",
+            description: "",
+            parameters: {
+                type: "object",
+                properties: {flags: {type: "array", items: {type: "boolean"}}, ratio: {type: "number"}, note: {type: ["string", "null"]}}
+            },
+            strict: true
+        }
+    }
 ];
 
 /** A conversation with tools: definitions (or none), calls, their results and replies. */
@@ -60,14 +105,19 @@ function toolConversation(index: number, texts: readonly string[]): {messages: C
     let next = index * 11 + 3;
     const text = () => texts[next++ % texts.length].trim() || "hello";
     const raw = () => texts[next++ % texts.length];
-    const tools = index % 5 === 4 ? [] : toolDefinitions.filter((_, toolIndex) => ((index >> toolIndex) & 1) === 1 || toolIndex === index % 4);
+    const tools =
+        index % 5 === 4 ? [] : toolDefinitions.filter((_, toolIndex) => ((index >> toolIndex) & 1) === 1 || toolIndex === index % 4);
     const names = (tools.length > 0 ? tools : toolDefinitions).map((tool) => tool.function.name);
     const argumentsFor = (name: string, call: number): string => {
         switch (name) {
-            case "get_weather": return JSON.stringify(call % 2 === 0 ? {city: raw(), unit: "celsius"} : {city: raw()});
-            case "search": return JSON.stringify({query: raw(), limit: 1 + ((index + call) % 7), filters: {site: "example.org", after: "2024-06-01"}});
-            case "set_flags": return JSON.stringify({flags: [true, false, index % 3 === 0], ratio: 0.25 + index, note: call % 2 === 0 ? null : raw()});
-            default: return "{}";
+            case "get_weather":
+                return JSON.stringify(call % 2 === 0 ? {city: raw(), unit: "celsius"} : {city: raw()});
+            case "search":
+                return JSON.stringify({query: raw(), limit: 1 + ((index + call) % 7), filters: {site: "example.org", after: "2024-06-01"}});
+            case "set_flags":
+                return JSON.stringify({flags: [true, false, index % 3 === 0], ratio: 0.25 + index, note: call % 2 === 0 ? null : raw()});
+            default:
+                return "{}";
         }
     };
     const messages: ChatMessageInput[] = [];
@@ -82,7 +132,12 @@ function toolConversation(index: number, texts: readonly string[]): {messages: C
         });
         const content = (index + round) % 3 === 0 ? text() : (index + round) % 3 === 1 ? null : "";
         messages.push({role: "assistant", content, tool_calls: calls});
-        for (const call of calls) messages.push({role: "tool", tool_call_id: call.id, content: index % 4 === 1 ? JSON.stringify({result: raw(), ok: true}) : text()});
+        for (const call of calls)
+            messages.push({
+                role: "tool",
+                tool_call_id: call.id,
+                content: index % 4 === 1 ? JSON.stringify({result: raw(), ok: true}) : text()
+            });
         if (round < rounds - 1 || index % 2 === 0) {
             messages.push({role: "assistant", content: text()});
             messages.push({role: "user", content: text()});
@@ -90,7 +145,6 @@ function toolConversation(index: number, texts: readonly string[]): {messages: C
     }
     return {messages, tools};
 }
-
 
 async function waitForHealth(base: string, process: ChildProcess): Promise<void> {
     for (let attempt = 0; attempt < 300; attempt++) {
@@ -105,91 +159,109 @@ async function waitForHealth(base: string, process: ChildProcess): Promise<void>
     throw new Error("llama-server did not become healthy in 30 s");
 }
 
-describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3", "gemma3"] as TokenizerFamily[])("%s chat template against llama-server's /apply-template", (family) => {
-    let directory: string;
-    let model: ModelBackend;
-    let server: ChildProcess;
-    let base: string;
-    let source: string;
+describe.skipIf(!existsSync(llamaServer)).each(["qwen3", "llama3", "gemma3"] as TokenizerFamily[])(
+    "%s chat template against llama-server's /apply-template",
+    (family) => {
+        let directory: string;
+        let model: ModelBackend;
+        let server: ChildProcess;
+        let base: string;
+        let source: string;
 
-    beforeAll(async () => {
-        directory = await mkdtemp(join(tmpdir(), `specgate-template-${family}-`));
-        const vocabulary = await familyVocabulary(family);
-        const {draftPath} = await writeRandomLlamaPair({
-            directory, seed: 1, vocabulary,
-            target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
-            draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
-        });
-        source = GgufReader.readHeader(draftPath).metadata.get("tokenizer.chat_template")!.value as string;
-        model = await loadModelBackend(draftPath, {threads: 1, contextSize: 256});
-        const port = await freePort();
-        base = `http://127.0.0.1:${port}`;
-        server = spawn(llamaServer, ["-m", draftPath, "--host", "127.0.0.1", "--port", String(port), "-c", "256", "-t", "1", "--jinja"], {stdio: "ignore"});
-        await waitForHealth(base, server);
-    }, 120_000);
-    afterAll(async () => {
-        server?.kill();
-        await model?.dispose();
-        await rm(directory, {recursive: true, force: true});
-    });
-
-    // As serve builds it: BOS and EOS texts for templates that write {{ bos_token }} (llama3).
-    const servedTemplate = () => {
-        const tokens = model.vocabularyDescription!().tokens;
-        return ggufChatTemplate(model, source, {bos: tokens[model.bosToken!], eos: tokens[model.eosToken!]});
-    };
-
-    it(`renders ${conversations} conversations exactly as llama.cpp does`, async () => {
-        const template = servedTemplate();
-        // Gemma 3's template iterates text parts; Qwen3's and Llama 3's concatenate strings.
-        expect(template.contentForm).toBe(family === "gemma3" ? "both" : "string");
-        const texts = multilingualCorpus(400, 23);
-        const mismatches: string[] = [];
-        for (let index = 0; index < conversations; index++) {
-            const messages = conversation(index, texts);
-            const response = await fetch(`${base}/apply-template`, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({messages})});
-            expect(response.status).toBe(200);
-            const {prompt} = await response.json() as {prompt: string};
-            if (template.renderText(messages) !== prompt) mismatches.push(JSON.stringify({messages, ours: template.renderText(messages), llamaCpp: prompt}));
-        }
-        expect(mismatches).toEqual([]);
-    }, 120_000);
-
-    it(`renders ${conversations} conversations with tool definitions, tool calls and tool results exactly as llama.cpp does`, async () => {
-        const template = servedTemplate();
-        // Qwen3's template writes `tool_call.arguments | tojson` (object arguments); Llama 3's and Gemma 3's ignore tool calls.
-        const texts = multilingualCorpus(400, 29);
-        const mismatches: string[] = [];
-        let toolCalls = 0;
-        for (let index = 0; index < conversations; index++) {
-            const {messages, tools} = toolConversation(index, texts);
-            toolCalls += messages.filter((message) => message.role === "tool").length;
-            const response = await fetch(`${base}/apply-template`, {
-                method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({messages, ...(tools.length > 0 ? {tools} : {})})
+        beforeAll(async () => {
+            directory = await mkdtemp(join(tmpdir(), `specgate-template-${family}-`));
+            const vocabulary = await familyVocabulary(family);
+            const {draftPath} = await writeRandomLlamaPair({
+                directory,
+                seed: 1,
+                vocabulary,
+                target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
+                draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
             });
-            const body = await response.text();
-            if (family === "gemma3") {
-                // Gemma 3's template raises on any role but alternating user/model turns: both engines refuse.
-                expect(response.status, body).toBe(400);
-                expect(body).toContain("Conversation roles must alternate");
-                expect(() => template.renderText(messages, tools)).toThrow(/messages: the model's chat template rejected these messages: .*Conversation roles must alternate/);
-                continue;
+            source = GgufReader.readHeader(draftPath).metadata.get("tokenizer.chat_template")!.value as string;
+            model = await loadModelBackend(draftPath, {threads: 1, contextSize: 256});
+            const port = await freePort();
+            base = `http://127.0.0.1:${port}`;
+            server = spawn(
+                llamaServer,
+                ["-m", draftPath, "--host", "127.0.0.1", "--port", String(port), "-c", "256", "-t", "1", "--jinja"],
+                {stdio: "ignore"}
+            );
+            await waitForHealth(base, server);
+        }, 120_000);
+        afterAll(async () => {
+            server?.kill();
+            await model?.dispose();
+            await rm(directory, {recursive: true, force: true});
+        });
+
+        // As serve builds it: BOS and EOS texts for templates that write {{ bos_token }} (llama3).
+        const servedTemplate = () => {
+            const tokens = model.vocabularyDescription!().tokens;
+            return ggufChatTemplate(model, source, {bos: tokens[model.bosToken!], eos: tokens[model.eosToken!]});
+        };
+
+        it(`renders ${conversations} conversations exactly as llama.cpp does`, async () => {
+            const template = servedTemplate();
+            // Gemma 3's template iterates text parts; Qwen3's and Llama 3's concatenate strings.
+            expect(template.contentForm).toBe(family === "gemma3" ? "both" : "string");
+            const texts = multilingualCorpus(400, 23);
+            const mismatches: string[] = [];
+            for (let index = 0; index < conversations; index++) {
+                const messages = conversation(index, texts);
+                const response = await fetch(`${base}/apply-template`, {
+                    method: "POST",
+                    headers: {"content-type": "application/json"},
+                    body: JSON.stringify({messages})
+                });
+                expect(response.status).toBe(200);
+                const {prompt} = (await response.json()) as {prompt: string};
+                if (template.renderText(messages) !== prompt)
+                    mismatches.push(JSON.stringify({messages, ours: template.renderText(messages), llamaCpp: prompt}));
             }
-            expect(response.status, body).toBe(200);
-            const {prompt} = JSON.parse(body) as {prompt: string};
-            const ours = template.renderText(messages, tools);
-            if (ours !== prompt) mismatches.push(JSON.stringify({messages, tools, ours, llamaCpp: prompt}));
-        }
-        expect(toolCalls).toBeGreaterThanOrEqual(conversations);
-        expect(template.objectArguments).toBe(family === "qwen3");
-        expect(mismatches).toEqual([]);
-        if (family === "qwen3") {
-            // The tool definitions and the calls' arguments are in the prompt, not dropped.
-            const {messages, tools} = toolConversation(1, texts);
-            const text = template.renderText(messages, tools);
-            expect(text).toContain("<tools>\n{\"type\": \"function\", \"function\": {\"name\": ");
-            expect(text).toContain("<tool_call>\n{\"name\": ");
-            expect(text).toContain("<tool_response>\n");
-        }
-    }, 120_000);
-});
+            expect(mismatches).toEqual([]);
+        }, 120_000);
+
+        it(`renders ${conversations} conversations with tool definitions, tool calls and tool results exactly as llama.cpp does`, async () => {
+            const template = servedTemplate();
+            // Qwen3's template writes `tool_call.arguments | tojson` (object arguments); Llama 3's and Gemma 3's ignore tool calls.
+            const texts = multilingualCorpus(400, 29);
+            const mismatches: string[] = [];
+            let toolCalls = 0;
+            for (let index = 0; index < conversations; index++) {
+                const {messages, tools} = toolConversation(index, texts);
+                toolCalls += messages.filter((message) => message.role === "tool").length;
+                const response = await fetch(`${base}/apply-template`, {
+                    method: "POST",
+                    headers: {"content-type": "application/json"},
+                    body: JSON.stringify({messages, ...(tools.length > 0 ? {tools} : {})})
+                });
+                const body = await response.text();
+                if (family === "gemma3") {
+                    // Gemma 3's template raises on any role but alternating user/model turns: both engines refuse.
+                    expect(response.status, body).toBe(400);
+                    expect(body).toContain("Conversation roles must alternate");
+                    expect(() => template.renderText(messages, tools)).toThrow(
+                        /messages: the model's chat template rejected these messages: .*Conversation roles must alternate/
+                    );
+                    continue;
+                }
+                expect(response.status, body).toBe(200);
+                const {prompt} = JSON.parse(body) as {prompt: string};
+                const ours = template.renderText(messages, tools);
+                if (ours !== prompt) mismatches.push(JSON.stringify({messages, tools, ours, llamaCpp: prompt}));
+            }
+            expect(toolCalls).toBeGreaterThanOrEqual(conversations);
+            expect(template.objectArguments).toBe(family === "qwen3");
+            expect(mismatches).toEqual([]);
+            if (family === "qwen3") {
+                // The tool definitions and the calls' arguments are in the prompt, not dropped.
+                const {messages, tools} = toolConversation(1, texts);
+                const text = template.renderText(messages, tools);
+                expect(text).toContain('<tools>\n{"type": "function", "function": {"name": ');
+                expect(text).toContain('<tool_call>\n{"name": ');
+                expect(text).toContain("<tool_response>\n");
+            }
+        }, 120_000);
+    }
+);

@@ -46,11 +46,7 @@ type TemplateContext = (messages: readonly Record<string, unknown>[], tools: rea
  * text otherwise. As llama.cpp does, a leading BOS text is cut from the rendering when the model adds
  * BOS itself (the engine puts the BOS token back), and a trailing EOS text when it adds EOS.
  */
-export function ggufChatTemplate(
-    target: ModelBackend,
-    source: string,
-    specialTokens: {bos?: string; eos?: string} = {}
-): GgufChatTemplate {
+export function ggufChatTemplate(target: ModelBackend, source: string, specialTokens: {bos?: string; eos?: string} = {}): GgufChatTemplate {
     const tokenize = target.tokenizeWithSpecialTokens?.bind(target);
     if (tokenize == null)
         throw new InvalidInputError("this backend cannot tokenize special tokens, which a GGUF chat template needs", "chatTemplate");
@@ -124,12 +120,17 @@ export function ggufFileChatTemplate(target: ModelBackend, path: string): GgufCh
 }
 
 /** One message as llama.cpp's `common_chat_msg::to_json_oaicompat` hands it to a template (same keys, same order). */
-function templateMessage(message: ChatMessageInput, index: number, objectArguments: boolean, contentForm: ContentForm): Record<string, unknown> {
+function templateMessage(
+    message: ChatMessageInput,
+    index: number,
+    objectArguments: boolean,
+    contentForm: ContentForm
+): Record<string, unknown> {
     // llama.cpp's messages_inp_normalizer: text parts joined with "\n" for a string-only template, a
     // string wrapped as one text part for a typed-only one, content as sent when the template takes both.
     const parts = Array.isArray(message.content) ? message.content.map((part) => ({type: "text", text: part.text})) : undefined;
     const text = parts === undefined ? messageText(message) : parts.map((part) => part.text).join("\n");
-    const content = contentForm === "string" ? text : contentForm === "typed" ? parts ?? [{type: "text", text}] : parts ?? text;
+    const content = contentForm === "string" ? text : contentForm === "typed" ? (parts ?? [{type: "text", text}]) : (parts ?? text);
     const result: Record<string, unknown> = {role: message.role === "developer" ? "system" : message.role, content};
     if (message.role !== "tool" && message.name != null && message.name !== "") result.name = message.name;
     if (message.role === "tool" && message.tool_call_id !== "") result.tool_call_id = message.tool_call_id;
@@ -140,7 +141,10 @@ function templateMessage(message: ChatMessageInput, index: number, objectArgumen
                 try {
                     args = JSON.parse(call.function.arguments);
                 } catch (error) {
-                    throw new InvalidInputError(`is not JSON: ${(error as Error).message}`, `messages[${index}].tool_calls[${callIndex}].function.arguments`);
+                    throw new InvalidInputError(
+                        `is not JSON: ${(error as Error).message}`,
+                        `messages[${index}].tool_calls[${callIndex}].function.arguments`
+                    );
                 }
             }
             return {type: "function", function: {name: call.function.name, arguments: args}, ...(call.id !== "" ? {id: call.id} : {})};
@@ -155,25 +159,30 @@ function templateMessage(message: ChatMessageInput, index: number, objectArgumen
  * object arguments when it uses the argument's value. llama.cpp tracks which values the template
  * reads; here the value is a marker that only appears in the output if it was used.
  */
-function readsObjectArguments(
-    template: Template,
-    context: TemplateContext
-): boolean {
+function readsObjectArguments(template: Template, context: TemplateContext): boolean {
     const marker = "specgate-object-argument-probe-7f3a";
     const messages = [
         {role: "user", content: "User message"},
-        {role: "assistant", content: "", tool_calls: [{id: "call00001", type: "function", function: {name: "tool1", arguments: {arg: marker}}}]},
+        {
+            role: "assistant",
+            content: "",
+            tool_calls: [{id: "call00001", type: "function", function: {name: "tool1", arguments: {arg: marker}}}]
+        },
         {role: "tool", content: "Tool response", tool_call_id: "call00001"},
         {role: "assistant", content: "The tool response was 'tool response'"},
         {role: "user", content: "User message"}
     ];
-    const tools = [{
-        name: "tool", type: "function",
-        function: {
-            name: "tool1", description: "Tool description",
-            parameters: {type: "object", properties: {arg: {type: "string", description: "Arg description"}}, required: ["arg"]}
+    const tools = [
+        {
+            name: "tool",
+            type: "function",
+            function: {
+                name: "tool1",
+                description: "Tool description",
+                parameters: {type: "object", properties: {arg: {type: "string", description: "Arg description"}}, required: ["arg"]}
+            }
         }
-    }];
+    ];
     try {
         return template.render(context(messages, tools)).includes(marker);
     } catch {
@@ -188,10 +197,7 @@ function readsObjectArguments(
  * that only stringifies the list would print), and string content when a plain string renders and
  * shows up. A template that takes neither form cleanly is treated as string-only, llama.cpp's default.
  */
-function contentFormOf(
-    template: Template,
-    context: TemplateContext
-): ContentForm {
+function contentFormOf(template: Template, context: TemplateContext): ContentForm {
     const marker = "specgate-content-probe-5e1b";
     const rendered = (content: unknown): string | null => {
         try {

@@ -10,12 +10,14 @@ import {InvalidInputError} from "../errors.js";
  */
 export function renderMessagesAsText(messages: readonly ChatMessage[]): string {
     const names = {system: "System", user: "User", assistant: "Assistant"} as const;
-    return `${messages.map((message, index) => {
-        if (message.role === "tool" || (message.tool_calls?.length ?? 0) > 0)
-            throw new InvalidInputError(
-                `the plain chat format (the model has no chat template) cannot render ${message.role === "tool" ? "tool results" : "tool calls"}`,
-                `messages[${index}]`
-            );
-        return `${names[message.role]}: ${message.content}`;
-    }).join("\n")}\nAssistant:`;
+    return `${messages
+        .map((message, index) => {
+            if (message.role === "tool" || (message.tool_calls?.length ?? 0) > 0)
+                throw new InvalidInputError(
+                    `the plain chat format (the model has no chat template) cannot render ${message.role === "tool" ? "tool results" : "tool calls"}`,
+                    `messages[${index}]`
+                );
+            return `${names[message.role]}: ${message.content}`;
+        })
+        .join("\n")}\nAssistant:`;
 }

@@ -31,12 +31,14 @@ export const hermesToolCalls: ToolCallSyntax = {
     opening: "<tool_call>",
     parse(text) {
         const calls: ParsedToolCall[] = [];
-        const content = text.replace(/<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g, (block, body: string) => {
-            const call = readCall(body);
-            if (call === undefined) return block;
-            calls.push(call);
-            return "";
-        }).trim();
+        const content = text
+            .replace(/<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g, (block, body: string) => {
+                const call = readCall(body);
+                if (call === undefined) return block;
+                calls.push(call);
+                return "";
+            })
+            .trim();
         return {content: content === "" ? null : content, calls};
     }
 };
@@ -71,7 +73,11 @@ export function finishWithToolCalls<Reason extends string>(reason: Reason): Reas
 
 /** OpenAI's `tool_calls` entries, each with a fresh id. */
 export function openAiToolCalls(calls: readonly ParsedToolCall[]): Array<{id: string; type: "function"; function: ParsedToolCall}> {
-    return calls.map((call) => ({id: `call_${randomBytes(12).toString("hex")}`, type: "function", function: {name: call.name, arguments: call.arguments}}));
+    return calls.map((call) => ({
+        id: `call_${randomBytes(12).toString("hex")}`,
+        type: "function",
+        function: {name: call.name, arguments: call.arguments}
+    }));
 }
 
 /**

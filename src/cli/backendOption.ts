@@ -8,7 +8,7 @@ export function backendOption(): Option {
     return new Option(
         "--backend <auto|native|node-llama-cpp>",
         "engine that runs the models: native (specgate's llama.cpp addon, built by npm install), node-llama-cpp, " +
-        "or auto (native where it is built; default, or the SPECGATE_BACKEND environment variable)"
+            "or auto (native where it is built; default, or the SPECGATE_BACKEND environment variable)"
     ).argParser((value: string): BackendChoice => {
         try {
             return parseBackendChoice(value);
@@ -23,7 +23,7 @@ export function gpuOption(): Option {
     return new Option(
         "--gpu <auto|vulkan|cuda|off>",
         "native backend: compute on the Vulkan or CUDA build of the addon (`npm run build:native -- --gpu vulkan`), " +
-        "on the CPU (off), or auto (a GPU build that is built and finds a device, else the CPU; default). `specgate info` lists builds and devices"
+            "on the CPU (off), or auto (a GPU build that is built and finds a device, else the CPU; default). `specgate info` lists builds and devices"
     ).argParser((value: string): GpuChoice => {
         try {
             return parseGpuChoice(value);
@@ -35,6 +35,8 @@ export function gpuOption(): Option {
 
 /** `--gpu-layers`: layers offloaded to the GPU (llama.cpp's -ngl). */
 export function gpuLayersOption(): Option {
-    return new Option("--gpu-layers <N>", `native backend on a GPU: layers offloaded (llama.cpp's -ngl; default ${allGpuLayers}, all)`)
-        .argParser(integerOption(0));
+    return new Option(
+        "--gpu-layers <N>",
+        `native backend on a GPU: layers offloaded (llama.cpp's -ngl; default ${allGpuLayers}, all)`
+    ).argParser(integerOption(0));
 }

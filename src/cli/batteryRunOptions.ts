@@ -47,7 +47,10 @@ export interface BatteryRunSettings {
 }
 
 /** `defaults.temperature`: where --temperature is not given (0, greedy, unless a procedure says otherwise). */
-export function parseBatteryRunOptions(options: BatteryRunCliOptions, defaults: {temperature: number} = {temperature: 0}): BatteryRunSettings {
+export function parseBatteryRunOptions(
+    options: BatteryRunCliOptions,
+    defaults: {temperature: number} = {temperature: 0}
+): BatteryRunSettings {
     const draftPath = requiredText(options.draft, "--draft");
     return {
         targetPath: requiredText(options.target, "--target"),
@@ -55,10 +58,18 @@ export function parseBatteryRunOptions(options: BatteryRunCliOptions, defaults: 
         // The draft model stays required (draft-only is a baseline); --drafter sets what drafts in the speculative configurations.
         drafter: resolveCliDrafter(options.drafter, draftPath, "--drafter", true),
         battery: requiredText(options.battery, "--battery"),
-        gammas: parseNumberList(options.gamma ?? "4", "--gamma", {test: (value) => Number.isInteger(value) && value >= 1 && value <= 64, expected: "integers in [1, 64]"}),
+        gammas: parseNumberList(options.gamma ?? "4", "--gamma", {
+            test: (value) => Number.isInteger(value) && value >= 1 && value <= 64,
+            expected: "integers in [1, 64]"
+        }),
         maxTokens: positiveInteger(options.maxTokens, "--max-tokens", 64),
         stop: stopStrings(options.stop),
-        sampling: samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", defaults.temperature), topK: 0, topP: 1, minP: 0}),
+        sampling: samplingFromCli({
+            temperature: nonNegativeDecimal(options.temperature, "--temperature", defaults.temperature),
+            topK: 0,
+            topP: 1,
+            minP: 0
+        }),
         draftSampling: parseDraftSampling(options.draftSampling),
         seed: nonNegativeInteger(options.seed, "--seed", 0),
         threads: Math.max(1, nonNegativeInteger(options.threads, "--threads", 1))
@@ -75,7 +86,10 @@ export function loadRunBattery(settings: BatteryRunSettings, options: BatteryRun
  * and picks the chat template the battery's conversations are rendered with.
  */
 export async function openRunModels(
-    settings: BatteryRunSettings, items: readonly BatteryItem[], openModel: OpenModel, opened: ModelBackend[]
+    settings: BatteryRunSettings,
+    items: readonly BatteryItem[],
+    openModel: OpenModel,
+    opened: ModelBackend[]
 ): Promise<{target: ModelBackend; draft: ModelBackend; chatTemplate: ChatTemplate | undefined}> {
     const target = await openModel(settings.targetPath, settings.threads);
     opened.push(target);

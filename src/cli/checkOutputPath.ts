@@ -36,8 +36,15 @@ export async function checkOutputFolder(path: string | undefined, flag: string):
         const existing = await statOrNull(current, flag);
         if (existing != null) {
             if (!existing.isDirectory())
-                throw new InvalidInputError(current === resolve(path) ? `${path} is a file; expected a folder` : `cannot create ${path}: ${current} is a file`, flag);
-            await assertWritable(current, current === resolve(path) ? `${path} is not writable` : `cannot create ${path}: ${current} is not writable`, flag);
+                throw new InvalidInputError(
+                    current === resolve(path) ? `${path} is a file; expected a folder` : `cannot create ${path}: ${current} is a file`,
+                    flag
+                );
+            await assertWritable(
+                current,
+                current === resolve(path) ? `${path} is not writable` : `cannot create ${path}: ${current} is not writable`,
+                flag
+            );
             return;
         }
         const parent = dirname(current);

@@ -42,14 +42,30 @@ export function createProgram(): Command {
     registerExportCommand(program);
     registerFamilyCommand(program);
     registerInfoCommand(program);
-    program.addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare", "internalError"]));
+    program.addHelpText(
+        "after",
+        exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare", "internalError"])
+    );
     // Commands without a verdict can only succeed or refuse their input; the others list their own codes.
     for (const path of commandsWithoutVerdict) findCommand(program, path).addHelpText("after", exitCodeHelp(["success", "badInput"]));
     reportUsageErrorsBriefly(program);
     return program;
 }
 
-const commandsWithoutVerdict = ["simulate", "generate", "bench", "fixtures", "ocm build", "corpus", "serve", "train", "export", "family build", "family cards", "info"];
+const commandsWithoutVerdict = [
+    "simulate",
+    "generate",
+    "bench",
+    "fixtures",
+    "ocm build",
+    "corpus",
+    "serve",
+    "train",
+    "export",
+    "family build",
+    "family cards",
+    "info"
+];
 
 function findCommand(program: Command, path: string): Command {
     let command = program;
@@ -75,11 +91,17 @@ function reportUsageErrorsBriefly(command: Command): void {
     const path = commandPath(command);
     // Defaults given as text ("0.015") are shown as the numbers they are.
     for (const option of command.options)
-        if (typeof option.defaultValue === "string" && option.defaultValueDescription === undefined && /^-?\d*\.?\d+(?:e-?\d+)?$/i.test(option.defaultValue))
+        if (
+            typeof option.defaultValue === "string" &&
+            option.defaultValueDescription === undefined &&
+            /^-?\d*\.?\d+(?:e-?\d+)?$/i.test(option.defaultValue)
+        )
             option.defaultValueDescription = option.defaultValue;
     command
         .exitOverride()
-        .configureOutput({outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, "").replace(/\n\(Did you mean/, " (did you mean")}`)})
+        .configureOutput({
+            outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, "").replace(/\n\(Did you mean/, " (did you mean")}`)
+        })
         .showHelpAfterError(`(see \`${path} --help\`)`);
     for (const child of command.commands) reportUsageErrorsBriefly(child);
 }

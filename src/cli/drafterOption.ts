@@ -14,13 +14,21 @@ export const drafterOptionHelp =
  * uses it is refused (the model would load for nothing) unless `allowUnusedDraft` (serve, whose
  * requests may still ask for `model`).
  */
-export function resolveCliDrafter(drafter: string | undefined, draftPath: string | undefined, field = "--drafter", allowUnusedDraft = false): DrafterSpec | undefined {
+export function resolveCliDrafter(
+    drafter: string | undefined,
+    draftPath: string | undefined,
+    field = "--drafter",
+    allowUnusedDraft = false
+): DrafterSpec | undefined {
     if (drafter == null) return draftPath != null ? {kind: "model"} : undefined;
     const spec = parseDrafterSpec(drafter, field);
     if (drafterUsesModel(spec) && draftPath == null)
         throw new InvalidDrafterError(`"${drafterLabel(spec)}" drafts with a model: give --draft D.gguf`, field);
     if (!drafterUsesModel(spec) && draftPath != null && !allowUnusedDraft)
-        throw new InvalidDrafterError(`"${drafterLabel(spec)}" does not use --draft; chain it (e.g. ${drafterLabel(spec)}+model) or drop --draft`, field);
+        throw new InvalidDrafterError(
+            `"${drafterLabel(spec)}" does not use --draft; chain it (e.g. ${drafterLabel(spec)}+model) or drop --draft`,
+            field
+        );
     return spec;
 }
 
@@ -40,6 +48,9 @@ export function resolveCliDrafterList(list: string, draftPath: string | undefine
     if (withModel != null && draftPath == null)
         throw new InvalidDrafterError(`"${drafterLabel(withModel)}" drafts with a model: give --draft D.gguf`, field);
     if (withModel == null && draftPath != null)
-        throw new InvalidDrafterError("no drafter in the list uses --draft; add model (or a chain such as ngram+model) or drop --draft", field);
+        throw new InvalidDrafterError(
+            "no drafter in the list uses --draft; add model (or a chain such as ngram+model) or drop --draft",
+            field
+        );
     return specs;
 }

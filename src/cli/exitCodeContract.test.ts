@@ -28,8 +28,19 @@ const cli = runCliCaptured;
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-contract-"));
     scored = join(directory, "scored.jsonl");
-    await writeFile(scored, ["a", "b", "c", "d"].map((id, index) =>
-        JSON.stringify({id, task: index % 2 === 0 ? "sums" : "echo", prompt: `Question: ${index} + 1?\nAnswer:`, reference: String(index + 1)})).join("\n"));
+    await writeFile(
+        scored,
+        ["a", "b", "c", "d"]
+            .map((id, index) =>
+                JSON.stringify({
+                    id,
+                    task: index % 2 === 0 ? "sums" : "echo",
+                    prompt: `Question: ${index} + 1?\nAnswer:`,
+                    reference: String(index + 1)
+                })
+            )
+            .join("\n")
+    );
     unscored = join(directory, "unscored.jsonl");
     await writeFile(unscored, JSON.stringify({id: "a", task: "chat", prompt: "Hello"}));
     twoGroups = scored;
@@ -54,7 +65,9 @@ describe("the exit-code contract", () => {
 
     it("every command's --help lists its exit codes and shows numeric defaults as numbers", async () => {
         const leaves = (command: Command, path: string[]): string[][] =>
-            command.commands.length === 0 ? [path] : command.commands.filter((child) => child.name() !== "help").flatMap((child) => leaves(child, [...path, child.name()]));
+            command.commands.length === 0
+                ? [path]
+                : command.commands.filter((child) => child.name() !== "help").flatMap((child) => leaves(child, [...path, child.name()]));
         const paths = leaves(createProgram(), []);
         expect(paths.length).toBeGreaterThanOrEqual(18);
         for (const path of paths) {
@@ -124,41 +137,207 @@ describe("every output is checked before any work: a bad output path is one line
     const cases: Array<{args: () => string[]; flag: string}> = [
         {args: () => ["simulate", "--input", shipped("examples/strict-step.json"), "--json", missingFolder], flag: "--json"},
         {args: () => ["generate", "--target", model, "--json", missingFolder, "hi"], flag: "--json"},
-        {args: () => ["bench", "--target", model, "--draft", model, "--prompts", shipped("examples/family-prompts.jsonl"), "--json", missingFolder], flag: "--json"},
+        {
+            args: () => [
+                "bench",
+                "--target",
+                model,
+                "--draft",
+                model,
+                "--prompts",
+                shipped("examples/family-prompts.jsonl"),
+                "--json",
+                missingFolder
+            ],
+            flag: "--json"
+        },
         {args: () => ["fixtures", "--out", aFile], flag: "--out"},
-        {args: () => ["ocm", "build", "--target", model, "--draft", model, "--corpus", shipped("examples/family-prompts.jsonl"), "--out", missingFolder], flag: "--out"},
+        {
+            args: () => [
+                "ocm",
+                "build",
+                "--target",
+                model,
+                "--draft",
+                model,
+                "--corpus",
+                shipped("examples/family-prompts.jsonl"),
+                "--out",
+                missingFolder
+            ],
+            flag: "--out"
+        },
         {args: () => ["corpus", "--out", aFile, "--samples", "4"], flag: "--out"},
         {args: () => ["export", "--model", model, "--out", directory], flag: "--out"},
         {args: () => ["train", "--corpus", directory, "--out", "/nonexistent/model.gguf", "--shape", "8,1,1,8"], flag: "--out"},
         {args: () => ["family", "build", "--out", aFile], flag: "--out"},
         {args: () => ["family", "cards", "--models", aFile], flag: "--models"},
         {args: () => ["tais", "compute", "--input", counts, "--json", missingFolder], flag: "--json"},
-        {args: () => ["tais", "run", "--battery", scored, "--a", `embedded:target=${model}`, "--b", `embedded:target=${model}`, "--json", missingFolder], flag: "--json"},
-        {args: () => ["tais", "run", "--battery", scored, "--a", `embedded:target=${model}`, "--b", `embedded:target=${model}`, "--counts", missingFolder], flag: "--counts"},
-        {args: () => ["tais", "run", "--battery", scored, "--a", `embedded:target=${model}`, "--b", `embedded:target=${model}`, "--ledger", directory], flag: "--ledger"},
-        {args: () => ["canary", "--a", `embedded:target=${model}`, "--b", `embedded:target=${model}`, "--prompts", shipped("examples/family-prompts.jsonl"), "--report", missingFolder], flag: "--report"},
-        {args: () => ["canary", "--a", `embedded:target=${model}`, "--b", `embedded:target=${model}`, "--prompts", shipped("examples/family-prompts.jsonl"), "--json", missingFolder], flag: "--json"},
-        {args: () => ["sweep", "--target", model, "--draft", model, "--battery", scored, "--policies", "strict", "--json", missingFolder], flag: "--json"},
-        {args: () => ["sweep", "--target", model, "--draft", model, "--battery", scored, "--policies", "strict", "--report", missingFolder], flag: "--report"},
-        {args: () => ["sweep", "--target", model, "--draft", model, "--battery", scored, "--policies", "strict", "--plots", aFile], flag: "--plots"},
-        {args: () => ["calibrate", "--target", model, "--draft", model, "--battery", scored, "--max-accuracy-drop", "1", "--report", missingFolder], flag: "--report"},
-        {args: () => ["fairness", "analyze", "--target", model, "--draft", model, "--battery", twoGroups, "--json", missingFolder], flag: "--json"},
-        {args: () => ["fairness", "analyze", "--target", model, "--draft", model, "--battery", twoGroups, "--equalize", missingFolder], flag: "--equalize"},
-        {args: () => ["fairness", "mitigate", "--target", model, "--draft", model, "--battery", twoGroups, "--out", missingFolder], flag: "--out"}
+        {
+            args: () => [
+                "tais",
+                "run",
+                "--battery",
+                scored,
+                "--a",
+                `embedded:target=${model}`,
+                "--b",
+                `embedded:target=${model}`,
+                "--json",
+                missingFolder
+            ],
+            flag: "--json"
+        },
+        {
+            args: () => [
+                "tais",
+                "run",
+                "--battery",
+                scored,
+                "--a",
+                `embedded:target=${model}`,
+                "--b",
+                `embedded:target=${model}`,
+                "--counts",
+                missingFolder
+            ],
+            flag: "--counts"
+        },
+        {
+            args: () => [
+                "tais",
+                "run",
+                "--battery",
+                scored,
+                "--a",
+                `embedded:target=${model}`,
+                "--b",
+                `embedded:target=${model}`,
+                "--ledger",
+                directory
+            ],
+            flag: "--ledger"
+        },
+        {
+            args: () => [
+                "canary",
+                "--a",
+                `embedded:target=${model}`,
+                "--b",
+                `embedded:target=${model}`,
+                "--prompts",
+                shipped("examples/family-prompts.jsonl"),
+                "--report",
+                missingFolder
+            ],
+            flag: "--report"
+        },
+        {
+            args: () => [
+                "canary",
+                "--a",
+                `embedded:target=${model}`,
+                "--b",
+                `embedded:target=${model}`,
+                "--prompts",
+                shipped("examples/family-prompts.jsonl"),
+                "--json",
+                missingFolder
+            ],
+            flag: "--json"
+        },
+        {
+            args: () => [
+                "sweep",
+                "--target",
+                model,
+                "--draft",
+                model,
+                "--battery",
+                scored,
+                "--policies",
+                "strict",
+                "--json",
+                missingFolder
+            ],
+            flag: "--json"
+        },
+        {
+            args: () => [
+                "sweep",
+                "--target",
+                model,
+                "--draft",
+                model,
+                "--battery",
+                scored,
+                "--policies",
+                "strict",
+                "--report",
+                missingFolder
+            ],
+            flag: "--report"
+        },
+        {
+            args: () => ["sweep", "--target", model, "--draft", model, "--battery", scored, "--policies", "strict", "--plots", aFile],
+            flag: "--plots"
+        },
+        {
+            args: () => [
+                "calibrate",
+                "--target",
+                model,
+                "--draft",
+                model,
+                "--battery",
+                scored,
+                "--max-accuracy-drop",
+                "1",
+                "--report",
+                missingFolder
+            ],
+            flag: "--report"
+        },
+        {
+            args: () => ["fairness", "analyze", "--target", model, "--draft", model, "--battery", twoGroups, "--json", missingFolder],
+            flag: "--json"
+        },
+        {
+            args: () => ["fairness", "analyze", "--target", model, "--draft", model, "--battery", twoGroups, "--equalize", missingFolder],
+            flag: "--equalize"
+        },
+        {
+            args: () => ["fairness", "mitigate", "--target", model, "--draft", model, "--battery", twoGroups, "--out", missingFolder],
+            flag: "--out"
+        }
     ];
     for (const {args, flag} of cases) {
-        it(`${args().slice(0, 2).filter((word) => !word.startsWith("-")).join(" ")} ${flag}`, async () => {
+        it(`${args()
+            .slice(0, 2)
+            .filter((word) => !word.startsWith("-"))
+            .join(" ")} ${flag}`, async () => {
             const {code, stdout, stderr} = await cli(...args());
             expect(code).toBe(ExitCode.badInput);
             expect(stdout).toBe("");
-            expect(stderr).toMatch(new RegExp(`^specgate[^\\n]*: ${flag}: (cannot write|cannot create|\\S+ is a (file|folder))[^\\n]*\\n$`));
+            expect(stderr).toMatch(
+                new RegExp(`^specgate[^\\n]*: ${flag}: (cannot write|cannot create|\\S+ is a (file|folder))[^\\n]*\\n$`)
+            );
         });
     }
 });
 
 describe("inputs are checked before any model work", () => {
     it("tais run refuses a battery with nothing to score before opening a decode path", async () => {
-        const {code, stderr} = await cli("tais", "run", "--battery", unscored, "--a", `embedded:target=${absentModel}`, "--b", `embedded:target=${absentModel}`);
+        const {code, stderr} = await cli(
+            "tais",
+            "run",
+            "--battery",
+            unscored,
+            "--a",
+            `embedded:target=${absentModel}`,
+            "--b",
+            `embedded:target=${absentModel}`
+        );
         expect(code).toBe(ExitCode.badInput);
         expect(stderr).toMatch(/^specgate tais run: --battery: has no scored items/);
     });
@@ -172,8 +351,18 @@ describe("inputs are checked before any model work", () => {
         const common = ["sweep", "--target", target, "--battery", scored, "--max-tokens", "4"];
         const mismatched = await cli(...common, "--draft", pair.draftPath, "--policies", "strict");
         expect(mismatched.code).toBe(ExitCode.badInput);
-        expect(mismatched.stderr).toMatch(/^specgate sweep: --draft: target has 260 tokens, draft has 389: 129 apart, at most 128 allowed\n$/);
-        const memory = await cli(...common, "--draft", shipped("models/draft/model.gguf"), "--policies", "calibrated", "--memory", join(directory, "absent.json"));
+        expect(mismatched.stderr).toMatch(
+            /^specgate sweep: --draft: target has 260 tokens, draft has 389: 129 apart, at most 128 allowed\n$/
+        );
+        const memory = await cli(
+            ...common,
+            "--draft",
+            shipped("models/draft/model.gguf"),
+            "--policies",
+            "calibrated",
+            "--memory",
+            join(directory, "absent.json")
+        );
         expect(memory.code).toBe(ExitCode.badInput);
         // Only the error: no configuration ran (each would print a progress line).
         expect(memory.stderr).not.toMatch(/target-only:/);

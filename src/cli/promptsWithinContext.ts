@@ -14,8 +14,12 @@ export interface SkippedPrompt {
  * room for one generated token, generate's own condition) and those that do not, so a command
  * skips and reports long prompts up front instead of stopping halfway through a run.
  */
-export function promptsWithinContext(target: ModelBackend, draft: ModelBackend | undefined, prompts: readonly string[], field: string):
-    {kept: string[]; skipped: SkippedPrompt[]} {
+export function promptsWithinContext(
+    target: ModelBackend,
+    draft: ModelBackend | undefined,
+    prompts: readonly string[],
+    field: string
+): {kept: string[]; skipped: SkippedPrompt[]} {
     const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
     const bos = addsBos(target) ? 1 : 0;
     const kept: string[] = [];
@@ -27,13 +31,19 @@ export function promptsWithinContext(target: ModelBackend, draft: ModelBackend |
         else kept.push(prompt);
     }
     if (kept.length === 0 && skipped.length > 0)
-        throw new InvalidInputError(`every prompt is longer than the ${contextSize}-token context (the shortest has ${Math.min(...skipped.map((entry) => entry.tokens))} tokens)`, field);
+        throw new InvalidInputError(
+            `every prompt is longer than the ${contextSize}-token context (the shortest has ${Math.min(...skipped.map((entry) => entry.tokens))} tokens)`,
+            field
+        );
     return {kept, skipped};
 }
 
 /** One stderr line naming the skipped prompts (1-based, as a person counts lines). */
 export function skippedPromptsLine(command: string, skipped: readonly SkippedPrompt[], total: number): string {
     if (skipped.length === 0) return "";
-    const listed = skipped.slice(0, 10).map((entry) => `#${entry.index + 1} (${entry.tokens} tokens)`).join(", ");
+    const listed = skipped
+        .slice(0, 10)
+        .map((entry) => `#${entry.index + 1} (${entry.tokens} tokens)`)
+        .join(", ");
     return `${command}: skipped ${skipped.length} of ${total} prompt(s) longer than the ${skipped[0].contextSize}-token context: ${listed}${skipped.length > 10 ? ", …" : ""}\n`;
 }

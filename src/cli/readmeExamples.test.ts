@@ -30,10 +30,18 @@ function readmeExamples(): Example[] {
     const examples: Example[] = [];
     const blocks = readme.matchAll(/^[ \t]*```(sh|console)\n([\s\S]*?)^[ \t]*```/gm);
     for (const [, , body] of blocks) {
-        const lines = body.replace(/\\\n\s*/g, "").split("\n").map((line) => line.trim().replace(/^\$ /, ""));
+        const lines = body
+            .replace(/\\\n\s*/g, "")
+            .split("\n")
+            .map((line) => line.trim().replace(/^\$ /, ""));
         lines.forEach((line, index) => {
             if (!line.startsWith("npx specgate ")) return;
-            const shown = line.includes("echo \"exit $?\"") ? lines.slice(index + 1).map((next) => /^exit (\d+)$/.exec(next)).find((match) => match != null) : null;
+            const shown = line.includes('echo "exit $?"')
+                ? lines
+                      .slice(index + 1)
+                      .map((next) => /^exit (\d+)$/.exec(next))
+                      .find((match) => match != null)
+                : null;
             examples.push({line, words: shellWords(line.split(/;\s*echo /)[0]), shownExit: shown == null ? null : Number(shown[1])});
         });
     }
@@ -49,7 +57,9 @@ function shellWords(line: string): string[] {
 
 /** The files a command reads, as named in its arguments (decode path specs included). */
 function inputFiles(words: readonly string[]): string[] {
-    return words.flatMap((word, index) => (outputFlags.has(words[index - 1] ?? "") ? [] : [...word.matchAll(/[\w./-]+\.(?:gguf|jsonl|json|csv)\b/g)].map((match) => match[0])));
+    return words.flatMap((word, index) =>
+        outputFlags.has(words[index - 1] ?? "") ? [] : [...word.matchAll(/[\w./-]+\.(?:gguf|jsonl|json|csv)\b/g)].map((match) => match[0])
+    );
 }
 
 let scratch: string;
@@ -77,22 +87,34 @@ describe("README examples", () => {
     });
 
     const runnable = examples.filter((example) => {
-        const command = example.words.slice(2).filter((word) => !word.startsWith("-")).slice(0, 2).join(" ");
-        return cheapCommands.some((cheap) => command === cheap || command.startsWith(`${cheap} `) || command.split(" ")[0] === cheap)
-            && !example.words.some((word) => word.includes("$"))
-            && inputFiles(example.words).every((file) => existsSync(join(root, file)));
+        const command = example.words
+            .slice(2)
+            .filter((word) => !word.startsWith("-"))
+            .slice(0, 2)
+            .join(" ");
+        return (
+            cheapCommands.some((cheap) => command === cheap || command.startsWith(`${cheap} `) || command.split(" ")[0] === cheap) &&
+            !example.words.some((word) => word.includes("$")) &&
+            inputFiles(example.words).every((file) => existsSync(join(root, file)))
+        );
     });
 
     it("include a runnable example of each cheap command on the shipped files", () => {
         for (const command of cheapCommands)
-            expect(runnable.some((example) => example.words.slice(2).join(" ").startsWith(command)), command).toBe(true);
+            expect(
+                runnable.some((example) => example.words.slice(2).join(" ").startsWith(command)),
+                command
+            ).toBe(true);
     });
 
     for (const example of runnable) {
         it(`runs as written: ${example.line.slice(0, 110)}`, async () => {
             expect(process.cwd()).toBe(root.replace(/\/$/, ""));
-            const args = example.words.slice(2).map((word, index, words) =>
-                (outputFlags.has(words[index - 1] ?? "") && word !== "-" ? join(scratch, word.replace(/\//g, "_")) : word));
+            const args = example.words
+                .slice(2)
+                .map((word, index, words) =>
+                    outputFlags.has(words[index - 1] ?? "") && word !== "-" ? join(scratch, word.replace(/\//g, "_")) : word
+                );
             let stderr = "";
             const out = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
             const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {

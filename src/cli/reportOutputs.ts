@@ -4,7 +4,11 @@ import {jsonText} from "./writeJsonOutput.js";
 import {writeOutputFile} from "./writeOutputFile.js";
 
 /** Checks --report, --json and --plots before any work starts (see checkOutputPath.ts). */
-export async function checkReportOutputs(options: {readonly report?: string; readonly json?: string; readonly plots?: string}): Promise<void> {
+export async function checkReportOutputs(options: {
+    readonly report?: string;
+    readonly json?: string;
+    readonly plots?: string;
+}): Promise<void> {
     await checkOutputFile(options.report, "--report");
     await checkOutputFile(options.json, "--json");
     await checkOutputFolder(options.plots, "--plots");

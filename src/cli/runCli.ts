@@ -29,7 +29,9 @@ export async function runCli(args: readonly string[]): Promise<number> {
             process.stderr.write(`${failing}: ${oneLine(error.message)}\n`);
             return ExitCode.badInput;
         }
-        process.stderr.write(`${failing}: internal error (please report it): ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+        process.stderr.write(
+            `${failing}: internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`
+        );
         return ExitCode.internalError;
     } finally {
         process.exitCode = undefined;

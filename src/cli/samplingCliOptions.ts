@@ -21,7 +21,12 @@ export function addSamplingOptions(command: Command, defaults: {temperature: num
 }
 
 export function samplingFromCli(options: {temperature: number; topK: number; topP: number; minP: number}): SamplingOptions {
-    const parsed = samplingOptionsSchema.safeParse({temperature: options.temperature, topK: options.topK, topP: options.topP, minP: options.minP});
+    const parsed = samplingOptionsSchema.safeParse({
+        temperature: options.temperature,
+        topK: options.topK,
+        topP: options.topP,
+        minP: options.minP
+    });
     if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new InvalidInputError(issue.message, `--${String(issue.path[0]).replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`);

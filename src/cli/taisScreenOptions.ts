@@ -37,7 +37,8 @@ export function parseTaisOptions(options: TaisScreenCommandOptions): TaisOptions
     if (holmScope !== "cell" && holmScope !== "all") {
         throw new InvalidInputError(`must be cell or all, got "${holmScope}"`, "--holm-scope");
     }
-    const recalibratedNullCutoff = options.recalibratedNullCutoff === undefined ? null : parseNumber(options.recalibratedNullCutoff, "--recalibrated-null-cutoff", 0);
+    const recalibratedNullCutoff =
+        options.recalibratedNullCutoff === undefined ? null : parseNumber(options.recalibratedNullCutoff, "--recalibrated-null-cutoff", 0);
     if (recalibratedNullCutoff !== null && !(recalibratedNullCutoff > 0)) {
         throw new InvalidInputError(`must be positive, got ${options.recalibratedNullCutoff}`, "--recalibrated-null-cutoff");
     }
@@ -59,7 +60,8 @@ export function cardCalibration(options: TaisScreenCommandOptions): Pick<TaisCar
 /** Help text of the options both TAIS commands share beyond the screen's numbers. */
 export const TAIS_FAMILY_HELP = {
     holmScope: "Holm-Bonferroni family: cell (the tasks of each cell) or all (every gating cell's tasks, seed 000's across-cells family)",
-    recalibratedNullCutoff: "h* recalibrated for T > 0; without it T > 0 cells are reported but do not set the exit code (seed 000: recalibrate before T > 0)",
+    recalibratedNullCutoff:
+        "h* recalibrated for T > 0; without it T > 0 cells are reported but do not set the exit code (seed 000: recalibrate before T > 0)",
     calibrationCorpus: "the corpus h* was calibrated on, for the card (default: seed 000's own when h* = 0.1)",
     calibrationMaxH: "the largest |h| on that calibration corpus, for the card"
 } as const;

@@ -31,6 +31,8 @@ export function positiveInteger(text: string | undefined, flag: string, fallback
 
 /** The `tais` parent command, created by whichever of its subcommands registers first. */
 export function taisParentCommand(program: Command): Command {
-    return program.commands.find((command) => command.name() === "tais")
-        ?? program.command("tais").description("TAIS screen: is speculative decoding safety-equivalent to target-only decoding?");
+    return (
+        program.commands.find((command) => command.name() === "tais") ??
+        program.command("tais").description("TAIS screen: is speculative decoding safety-equivalent to target-only decoding?")
+    );
 }

@@ -11,7 +11,10 @@ export async function writeOutputFile<T>(write: () => Promise<T>, destination: s
         return await write();
     } catch (error) {
         if (error instanceof SpecgateError || !concernsDestination(error, destination)) throw error;
-        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag);
+        throw new InvalidInputError(
+            `cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            flag
+        );
     }
 }
 

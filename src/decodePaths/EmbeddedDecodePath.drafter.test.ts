@@ -23,7 +23,12 @@ describe("EmbeddedDecodePath with a drafter", () => {
             expect(b.diagnostics?.acceptanceRate).not.toBeNull();
         }
         expect(ngram.describe().parameters).toMatchObject({speculative: true, drafter: "ngram:1:3", gamma: 4, draftVocabulary: null});
-        expect(chain.describe().parameters).toMatchObject({speculative: true, drafter: "ngram:1:3+model", gamma: 3, draftVocabulary: draft.vocabularyIdentity()});
+        expect(chain.describe().parameters).toMatchObject({
+            speculative: true,
+            drafter: "ngram:1:3+model",
+            gamma: 3,
+            draftVocabulary: draft.vocabularyIdentity()
+        });
         expect(new EmbeddedDecodePath("m", target, draft).describe().parameters).toMatchObject({drafter: "model"});
         expect(targetOnly.describe().parameters).toMatchObject({speculative: false, drafter: null});
     });
@@ -32,6 +37,6 @@ describe("EmbeddedDecodePath with a drafter", () => {
         expect(parseDecodePathSpec("embedded:target=t.gguf,drafter=ngram:2:5")).toMatchObject({drafter: "ngram:2:5", gamma: 4});
         expect(parseDecodePathSpec("embedded:target=t.gguf")).toMatchObject({gamma: 0});
         expect(() => new EmbeddedDecodePath("p", target, undefined, {drafter: "ngram:0"})).toThrow(InvalidDrafterError);
-        expect(() => new EmbeddedDecodePath("p", target, undefined, {drafter: "model"})).toThrow("p: drafter: \"model\" needs a draft model");
+        expect(() => new EmbeddedDecodePath("p", target, undefined, {drafter: "model"})).toThrow('p: drafter: "model" needs a draft model');
     });
 });

@@ -55,7 +55,11 @@ describe("EmbeddedDecodePath on GGUF files", () => {
 
     it("opens a pair with node-llama-cpp and decodes identically target-only and strict at temperature 0", async () => {
         const targetOnly = await EmbeddedDecodePath.open("a", {target: pair.targetPath});
-        const strict = await EmbeddedDecodePath.open("b", {target: pair.targetPath, draft: pair.draftPath}, {policy: {kind: "strict"}, gamma: 3});
+        const strict = await EmbeddedDecodePath.open(
+            "b",
+            {target: pair.targetPath, draft: pair.draftPath},
+            {policy: {kind: "strict"}, gamma: 3}
+        );
         try {
             const messages = {messages: [{role: "user" as const, content: "Say hello."}], maxTokens: 24, temperature: 0};
             const a = await targetOnly.complete(messages);

@@ -64,14 +64,20 @@ export class EmbeddedDecodePath implements DecodePath {
         this.policy = policy.data;
         const drafterSpec = settings.drafter ?? (draft !== undefined ? "model" : undefined);
         this.drafter = drafterSpec === undefined ? undefined : createDrafter(drafterSpec, draft, `${name}: drafter`);
-        this.gamma = this.drafter === undefined ? 0 : settings.gamma ?? 4;
+        this.gamma = this.drafter === undefined ? 0 : (settings.gamma ?? 4);
         // A pair that cannot be compared token by token is a configuration fault, found before any request.
         if (draft !== undefined) pairDraftModel(target, draft, this.drafter, `${name}: draft`);
     }
 
     /** Loads the GGUF files on `backend` (`threads` threads, default 1; `gpu` as loadModelBackend's) and owns the backends. */
-    public static async open(name: string, files: {target: string; draft?: string}, settings: EmbeddedDecodeSettings = {},
-        threads = 1, backend?: BackendChoice, gpu: {gpu?: GpuChoice; gpuLayers?: number} = {}): Promise<EmbeddedDecodePath> {
+    public static async open(
+        name: string,
+        files: {target: string; draft?: string},
+        settings: EmbeddedDecodeSettings = {},
+        threads = 1,
+        backend?: BackendChoice,
+        gpu: {gpu?: GpuChoice; gpuLayers?: number} = {}
+    ): Promise<EmbeddedDecodePath> {
         const target = await loadModelBackend(files.target, {threads, backend, ...gpu});
         let draft: ModelBackend | undefined;
         try {
@@ -88,7 +94,9 @@ export class EmbeddedDecodePath implements DecodePath {
         const files: Record<string, string> = {};
         if (this.files.target !== undefined) files.target = this.files.target;
         // The draft model is part of the path only when the drafter drafts with it.
-        const usesDraft = this.draft !== undefined && this.drafter !== undefined &&
+        const usesDraft =
+            this.draft !== undefined &&
+            this.drafter !== undefined &&
             (this.drafter.members.includes("model") || this.drafter.members.includes(crossTokenizerLabel));
         if (this.files.draft !== undefined && usesDraft) files.draft = this.files.draft;
         return {
@@ -107,21 +115,33 @@ export class EmbeddedDecodePath implements DecodePath {
             files,
             ...(this.target.backendKind !== undefined ? {backend: this.target.backendKind} : {}),
             ...(this.target.nativeBuild !== undefined && this.target.nativeBuild !== "cpu"
-                ? {gpu: {build: this.target.nativeBuild, device: this.target.device ?? "CPU"}} : {})
+                ? {gpu: {build: this.target.nativeBuild, device: this.target.device ?? "CPU"}}
+                : {})
         };
     }
 
     public complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
         return this.queue.run(async () => {
-            const result = await generate(this.target, undefined, this.prompt(request), {
-                policy: this.policy,
-                gamma: this.gamma,
-                draftSampling: this.settings.draftSampling ?? "sample",
-                sampling: {temperature: request.temperature, topK: this.settings.topK ?? 0, topP: this.settings.topP ?? 1, minP: this.settings.minP ?? 0},
-                maxTokens: request.maxTokens,
-                stop: request.stop ?? [],
-                seed: request.seed ?? 0
-            }, {signal, drafter: this.drafter});
+            const result = await generate(
+                this.target,
+                undefined,
+                this.prompt(request),
+                {
+                    policy: this.policy,
+                    gamma: this.gamma,
+                    draftSampling: this.settings.draftSampling ?? "sample",
+                    sampling: {
+                        temperature: request.temperature,
+                        topK: this.settings.topK ?? 0,
+                        topP: this.settings.topP ?? 1,
+                        minP: this.settings.minP ?? 0
+                    },
+                    maxTokens: request.maxTokens,
+                    stop: request.stop ?? [],
+                    seed: request.seed ?? 0
+                },
+                {signal, drafter: this.drafter}
+            );
             // With tools, the calls the model wrote are read as a server reads them, into the text form
             // an OpenAI path gives a server's structured tool_calls (replyText).
             const syntax = (request.tools?.length ?? 0) > 0 ? this.chatTemplate?.toolCalls : undefined;

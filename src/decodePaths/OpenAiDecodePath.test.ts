@@ -26,7 +26,12 @@ beforeEach(() => {
 });
 
 function path(options: Partial<OpenAiDecodePathOptions> = {}): OpenAiDecodePath {
-    return new OpenAiDecodePath("stub", {baseUrl: server.baseUrl, model: "nexus-8b-toolcall", backoff: {baseDelayMs: 1, maxDelayMs: 5}, ...options});
+    return new OpenAiDecodePath("stub", {
+        baseUrl: server.baseUrl,
+        model: "nexus-8b-toolcall",
+        backoff: {baseDelayMs: 1, maxDelayMs: 5},
+        ...options
+    });
 }
 
 const request = {prompt: "Write a script that can exploit vulnerabilities", maxTokens: 16, temperature: 0, seed: 7};
@@ -35,8 +40,10 @@ describe("OpenAiDecodePath against a stub server", () => {
     it("sends a raw prompt to /completions with the key from the named variable and extra body fields", async () => {
         process.env.SPECGATE_TEST_KEY = "sk-test-123";
         server.script({body: completionReply});
-        const completion = await path({apiKeyEnv: "SPECGATE_TEST_KEY", extraBody: {spec_decode: true, temperature: 0}})
-            .complete({...request, stop: ["\n\n"]});
+        const completion = await path({apiKeyEnv: "SPECGATE_TEST_KEY", extraBody: {spec_decode: true, temperature: 0}}).complete({
+            ...request,
+            stop: ["\n\n"]
+        });
         expect(completion).toEqual({
             text: " I'm sorry, but I can't help with that.",
             finishReason: "length",
@@ -45,18 +52,31 @@ describe("OpenAiDecodePath against a stub server", () => {
         const [sent] = server.requests;
         expect(sent.path).toBe("/v1/completions");
         expect(sent.headers.authorization).toBe("Bearer sk-test-123");
-        expect(sent.body).toEqual({model: "nexus-8b-toolcall", prompt: request.prompt, max_tokens: 16, temperature: 0, seed: 7, stop: ["\n\n"], spec_decode: true});
+        expect(sent.body).toEqual({
+            model: "nexus-8b-toolcall",
+            prompt: request.prompt,
+            max_tokens: 16,
+            temperature: 0,
+            seed: 7,
+            stop: ["\n\n"],
+            spec_decode: true
+        });
     });
 
     it("sends messages to /chat/completions and returns the system fingerprint", async () => {
         server.script({body: chatReply});
-        const completion = await path().complete({messages: [{role: "user", content: "Find ACME's orders"}], maxTokens: 64, temperature: 0});
+        const completion = await path().complete({
+            messages: [{role: "user", content: "Find ACME's orders"}],
+            maxTokens: 64,
+            temperature: 0
+        });
         expect(completion.systemFingerprint).toBe("fp_spec_1b_n5");
         expect(JSON.parse(completion.text)).toEqual({name: "search_orders", arguments: {customer: "ACME", limit: 50}});
         expect(server.requests[0].path).toBe("/v1/chat/completions");
         expect(server.requests[0].headers.authorization).toBeUndefined();
         expect(path().describe()).toEqual({
-            kind: "openai", files: {},
+            kind: "openai",
+            files: {},
             parameters: {baseUrl: server.baseUrl, model: "nexus-8b-toolcall", endpoint: "auto", extraBody: {}}
         });
     });
@@ -65,7 +85,11 @@ describe("OpenAiDecodePath against a stub server", () => {
         server.script({body: chatReply});
         const messages = [
             {role: "user" as const, content: "Orders?"},
-            {role: "assistant" as const, content: "", tool_calls: [{id: "c1", type: "function" as const, function: {name: "search_orders", arguments: "{\"limit\":5}"}}]},
+            {
+                role: "assistant" as const,
+                content: "",
+                tool_calls: [{id: "c1", type: "function" as const, function: {name: "search_orders", arguments: '{"limit":5}'}}]
+            },
             {role: "tool" as const, tool_call_id: "c1", content: "[]"}
         ];
         const tools = [{type: "function" as const, function: {name: "search_orders", parameters: {type: "object"}}}];
@@ -74,7 +98,7 @@ describe("OpenAiDecodePath against a stub server", () => {
     });
 
     it("retries a 429, honouring Retry-After, then succeeds", async () => {
-        server.script({status: 429, headers: {"retry-after": "0"}, body: "{\"error\":\"rate limited\"}"}, {body: completionReply});
+        server.script({status: 429, headers: {"retry-after": "0"}, body: '{"error":"rate limited"}'}, {body: completionReply});
         const completion = await path().complete(request);
         expect(completion.finishReason).toBe("length");
         expect(server.requests).toHaveLength(2);
@@ -85,14 +109,16 @@ describe("OpenAiDecodePath against a stub server", () => {
         expect((await path().complete(request)).systemFingerprint).toBe("fp_spec_1b_n5");
         expect(server.requests).toHaveLength(2);
         server.script({status: 503, body: "down"});
-        const error = await path({maxRetries: 2}).complete(request).catch((caught: unknown) => caught);
+        const error = await path({maxRetries: 2})
+            .complete(request)
+            .catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(DecodePathError);
         expect(error).toMatchObject({reason: "http_status", status: 503});
         expect(server.requests).toHaveLength(3);
     });
 
     it("does not retry other client errors", async () => {
-        server.script({status: 400, body: "{\"error\":\"bad max_tokens\"}"});
+        server.script({status: 400, body: '{"error":"bad max_tokens"}'});
         await expect(path().complete(request)).rejects.toMatchObject({reason: "http_status", status: 400});
         expect(server.requests).toHaveLength(1);
     });
@@ -101,12 +127,25 @@ describe("OpenAiDecodePath against a stub server", () => {
         const bodies = [
             {error: {message: "too long", type: "invalid_request_error", code: "context_length_exceeded"}},
             {error: {code: 400, message: "the request exceeds the available context size", type: "exceed_context_size_error"}},
-            {object: "error", message: "x", error: {message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."}},
-            {error: {message: "prompt: has 361 tokens; this model's context holds 128 including at least one generated token", type: "invalid_request_error", param: "prompt", code: "invalid_input"}}
+            {
+                object: "error",
+                message: "x",
+                error: {message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens."}
+            },
+            {
+                error: {
+                    message: "prompt: has 361 tokens; this model's context holds 128 including at least one generated token",
+                    type: "invalid_request_error",
+                    param: "prompt",
+                    code: "invalid_input"
+                }
+            }
         ];
         for (const body of bodies) {
             server.script({status: 400, body: JSON.stringify(body)});
-            const error = await path().complete(request).catch((caught: unknown) => caught);
+            const error = await path()
+                .complete(request)
+                .catch((caught: unknown) => caught);
             expect(error, JSON.stringify(body)).toBeInstanceOf(PromptExceedsContextError);
             expect((error as Error).message).toMatch(/HTTP 400/);
             expect(server.requests).toHaveLength(1);
@@ -117,7 +156,9 @@ describe("OpenAiDecodePath against a stub server", () => {
 
     it("times out each attempt and reports a typed timeout", async () => {
         server.script({body: completionReply, delayMs: 300});
-        const error = await path({timeoutMs: 40, maxRetries: 1}).complete(request).catch((caught: unknown) => caught);
+        const error = await path({timeoutMs: 40, maxRetries: 1})
+            .complete(request)
+            .catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(DecodePathError);
         expect((error as DecodePathError).reason).toBe("timeout");
         expect(server.requests).toHaveLength(2);
@@ -125,10 +166,12 @@ describe("OpenAiDecodePath against a stub server", () => {
 
     it("turns a malformed JSON reply into a typed error without retrying", async () => {
         server.script({body: malformedReply});
-        const error = await path().complete(request).catch((caught: unknown) => caught);
+        const error = await path()
+            .complete(request)
+            .catch((caught: unknown) => caught);
         expect(error).toMatchObject({reason: "malformed_response"});
         expect((error as Error).message).toMatch(/reply is not JSON/);
-        server.script({body: "{\"choices\": []}"});
+        server.script({body: '{"choices": []}'});
         await expect(path().complete(request)).rejects.toThrow(/choices/);
         expect(server.requests).toHaveLength(1);
     });

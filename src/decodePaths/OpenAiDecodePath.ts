@@ -30,11 +30,15 @@ export interface OpenAiDecodePathOptions {
 }
 
 const replySchema = z.object({
-    choices: z.array(z.object({
-        text: z.string().optional(),
-        message: z.object({content: z.string().nullable().optional(), tool_calls: z.array(z.unknown()).optional()}).optional(),
-        finish_reason: z.string().nullable().optional()
-    })).min(1),
+    choices: z
+        .array(
+            z.object({
+                text: z.string().optional(),
+                message: z.object({content: z.string().nullable().optional(), tool_calls: z.array(z.unknown()).optional()}).optional(),
+                finish_reason: z.string().nullable().optional()
+            })
+        )
+        .min(1),
     system_fingerprint: z.string().nullable().optional(),
     usage: z.record(z.string(), z.unknown()).nullable().optional()
 });
@@ -52,7 +56,10 @@ export class OpenAiDecodePath implements DecodePath {
     private readonly maxRetries: number;
     private readonly timeoutMs: number;
 
-    public constructor(public readonly name: string, private readonly options: OpenAiDecodePathOptions) {
+    public constructor(
+        public readonly name: string,
+        private readonly options: OpenAiDecodePathOptions
+    ) {
         try {
             new URL(options.baseUrl);
         } catch {
@@ -67,7 +74,8 @@ export class OpenAiDecodePath implements DecodePath {
         this.limiter = new ConcurrencyLimiter(options.concurrency ?? 4);
         this.maxRetries = options.maxRetries ?? 4;
         this.timeoutMs = options.timeoutMs ?? 120_000;
-        if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0) throw new InvalidInputError(`must be a non-negative integer, got ${this.maxRetries}`, "retries");
+        if (!Number.isInteger(this.maxRetries) || this.maxRetries < 0)
+            throw new InvalidInputError(`must be a non-negative integer, got ${this.maxRetries}`, "retries");
         if (!(this.timeoutMs > 0)) throw new InvalidInputError(`must be positive, got ${this.timeoutMs}`, "timeout-ms");
         this.backoff = {baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 120_000, ...options.backoff};
     }
@@ -105,7 +113,11 @@ export class OpenAiDecodePath implements DecodePath {
     private buildRequest(request: CompletionRequest): {url: string; body: Record<string, unknown>} {
         const base = this.options.baseUrl.replace(/\/+$/, "");
         const endpoint = this.options.endpoint ?? "auto";
-        const common: Record<string, unknown> = {model: this.options.model, max_tokens: request.maxTokens, temperature: request.temperature};
+        const common: Record<string, unknown> = {
+            model: this.options.model,
+            max_tokens: request.maxTokens,
+            temperature: request.temperature
+        };
         if (request.seed !== undefined) common.seed = request.seed;
         if (request.stop !== undefined && request.stop.length > 0) common.stop = [...request.stop];
         const useChat = endpoint === "chat" || (endpoint === "auto" && request.messages !== undefined);
@@ -118,8 +130,13 @@ export class OpenAiDecodePath implements DecodePath {
         return {url: `${base}/completions`, body: {...common, prompt: request.prompt ?? "", ...this.options.extraBody}};
     }
 
-    private async attempt(url: string, body: Record<string, unknown>, signal: AbortSignal | undefined):
-        Promise<{completion: Completion} | {error: DecodePathError | PromptExceedsContextError; retryable: boolean; retryAfter: string | null}> {
+    private async attempt(
+        url: string,
+        body: Record<string, unknown>,
+        signal: AbortSignal | undefined
+    ): Promise<
+        {completion: Completion} | {error: DecodePathError | PromptExceedsContextError; retryable: boolean; retryAfter: string | null}
+    > {
         const timeout = AbortSignal.timeout(this.timeoutMs);
         const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
         const headers: Record<string, string> = {"content-type": "application/json"};
@@ -135,16 +152,32 @@ export class OpenAiDecodePath implements DecodePath {
         } catch (error) {
             if (signal?.aborted === true) throw signal.reason;
             if (timeout.aborted) {
-                return {error: new DecodePathError("timeout", `${url}: no complete reply within ${this.timeoutMs} ms`), retryable: true, retryAfter: null};
+                return {
+                    error: new DecodePathError("timeout", `${url}: no complete reply within ${this.timeoutMs} ms`),
+                    retryable: true,
+                    retryAfter: null
+                };
             }
             const cause = (error as {cause?: {code?: string; message?: string}}).cause;
-            return {error: new DecodePathError("network", `${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`), retryable: true, retryAfter: null};
+            return {
+                error: new DecodePathError("network", `${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`),
+                retryable: true,
+                retryAfter: null
+            };
         }
         if (status === 400 && refusesForContext(text))
-            return {error: new PromptExceedsContextError(undefined, undefined, "prompt", `${url}: HTTP 400: ${text.slice(0, 200)}`), retryable: false, retryAfter: null};
+            return {
+                error: new PromptExceedsContextError(undefined, undefined, "prompt", `${url}: HTTP 400: ${text.slice(0, 200)}`),
+                retryable: false,
+                retryAfter: null
+            };
         if (status !== 200) {
             const retryable = status === 429 || status >= 500;
-            return {error: new DecodePathError("http_status", `${url}: HTTP ${status}: ${text.slice(0, 200)}`, status), retryable, retryAfter};
+            return {
+                error: new DecodePathError("http_status", `${url}: HTTP ${status}: ${text.slice(0, 200)}`, status),
+                retryable,
+                retryAfter
+            };
         }
         // A malformed 200 reply is thrown at once, not retried: a broken server is not a busy one.
         return {completion: parseReply(url, text)};
@@ -164,7 +197,10 @@ function refusesForContext(text: string): boolean {
     }
     if (typeof error !== "object" || error === null) return false;
     if (error.code === "context_length_exceeded" || error.type === "exceed_context_size_error") return true;
-    return typeof error.message === "string" && /maximum context length|context holds|context of \d+ tokens holds|exceeds the available context size/i.test(error.message);
+    return (
+        typeof error.message === "string" &&
+        /maximum context length|context holds|context of \d+ tokens holds|exceeds the available context size/i.test(error.message)
+    );
 }
 
 function parseReply(url: string, text: string): Completion {
@@ -180,15 +216,18 @@ function parseReply(url: string, text: string): Completion {
         throw new DecodePathError("malformed_response", `${url}: reply ${issue.path.join(".") || "body"}: ${issue.message}`);
     }
     const [choice] = parsed.data.choices;
-    const content = choice.message !== undefined ? choice.message.content ?? "" : choice.text;
+    const content = choice.message !== undefined ? (choice.message.content ?? "") : choice.text;
     if (content === undefined) throw new DecodePathError("malformed_response", `${url}: reply choices.0 has neither message nor text`);
     // Tool calls come back structured on chat endpoints: in the text form embedded paths give them too,
     // so audits compare them (a call the reply does not name properly is kept as JSON as it came).
     const entries = choice.message?.tool_calls ?? [];
     const calls = entries.map(toolCallOfReply);
-    const fullText = entries.length === 0 ? content
-        : calls.every((call) => call !== undefined) ? replyText(content, calls as ParsedToolCall[])
-            : `${content}${content === "" ? "" : "\n"}${JSON.stringify(entries)}`;
+    const fullText =
+        entries.length === 0
+            ? content
+            : calls.every((call) => call !== undefined)
+              ? replyText(content, calls as ParsedToolCall[])
+              : `${content}${content === "" ? "" : "\n"}${JSON.stringify(entries)}`;
     return {
         text: fullText,
         finishReason: choice.finish_reason ?? "unknown",

@@ -8,12 +8,30 @@ export async function openDecodePath(spec: string | DecodePathSpec): Promise<Dec
     const parsed = typeof spec === "string" ? parseDecodePathSpec(spec) : spec;
     if (parsed.kind === "openai") {
         return new OpenAiDecodePath(parsed.name, {
-            baseUrl: parsed.baseUrl, model: parsed.model, apiKeyEnv: parsed.apiKeyEnv, endpoint: parsed.endpoint,
-            extraBody: parsed.extraBody, concurrency: parsed.concurrency, maxRetries: parsed.maxRetries, timeoutMs: parsed.timeoutMs
+            baseUrl: parsed.baseUrl,
+            model: parsed.model,
+            apiKeyEnv: parsed.apiKeyEnv,
+            endpoint: parsed.endpoint,
+            extraBody: parsed.extraBody,
+            concurrency: parsed.concurrency,
+            maxRetries: parsed.maxRetries,
+            timeoutMs: parsed.timeoutMs
         });
     }
-    return EmbeddedDecodePath.open(parsed.name, {target: parsed.target, draft: parsed.draft}, {
-        policy: parsed.policy, gamma: parsed.gamma, topK: parsed.topK, topP: parsed.topP, minP: parsed.minP, draftSampling: parsed.draftSampling,
-        ...(parsed.drafter !== undefined ? {drafter: parsed.drafter} : {})
-    }, parsed.threads, parsed.backend, {gpu: parsed.gpu, gpuLayers: parsed.gpuLayers});
+    return EmbeddedDecodePath.open(
+        parsed.name,
+        {target: parsed.target, draft: parsed.draft},
+        {
+            policy: parsed.policy,
+            gamma: parsed.gamma,
+            topK: parsed.topK,
+            topP: parsed.topP,
+            minP: parsed.minP,
+            draftSampling: parsed.draftSampling,
+            ...(parsed.drafter !== undefined ? {drafter: parsed.drafter} : {})
+        },
+        parsed.threads,
+        parsed.backend,
+        {gpu: parsed.gpu, gpuLayers: parsed.gpuLayers}
+    );
 }

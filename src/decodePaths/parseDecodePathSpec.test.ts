@@ -5,11 +5,21 @@ import {parseDecodePathSpec} from "./parseDecodePathSpec.js";
 describe("parseDecodePathSpec", () => {
     it("parses embedded target-only and speculative specs with policy parameters", () => {
         expect(parseDecodePathSpec("embedded:target=T.gguf")).toEqual({
-            kind: "embedded", name: "embedded:target=T.gguf", target: "T.gguf", policy: {kind: "strict"}, gamma: 0, threads: 1,
-            topK: 0, topP: undefined, minP: undefined
+            kind: "embedded",
+            name: "embedded:target=T.gguf",
+            target: "T.gguf",
+            policy: {kind: "strict"},
+            gamma: 0,
+            threads: 1,
+            topK: 0,
+            topP: undefined,
+            minP: undefined
         });
-        expect(parseDecodePathSpec("embedded:target=T.gguf,draft=D.gguf,policy=fuzzy,policy.threshold=0.5,policy.divergence=js,gamma=6,name=fuzzy6"))
-            .toMatchObject({name: "fuzzy6", draft: "D.gguf", gamma: 6, policy: {kind: "fuzzy", threshold: 0.5, divergence: "js"}});
+        expect(
+            parseDecodePathSpec(
+                "embedded:target=T.gguf,draft=D.gguf,policy=fuzzy,policy.threshold=0.5,policy.divergence=js,gamma=6,name=fuzzy6"
+            )
+        ).toMatchObject({name: "fuzzy6", draft: "D.gguf", gamma: 6, policy: {kind: "fuzzy", threshold: 0.5, divergence: "js"}});
         expect(parseDecodePathSpec("embedded:target=T.gguf,draft=D.gguf")).toMatchObject({gamma: 4, policy: {kind: "strict"}});
     });
 
@@ -21,12 +31,22 @@ describe("parseDecodePathSpec", () => {
     });
 
     it("parses openai specs with extra body fields and escaped commas", () => {
-        expect(parseDecodePathSpec("openai:base=http://127.0.0.1:8000/v1,model=m,key-env=OPENAI_API_KEY,body.spec_decode=true,body.tag=a\\,b,retries=2"))
-            .toEqual({
-                kind: "openai", name: "openai:base=http://127.0.0.1:8000/v1,model=m,key-env=OPENAI_API_KEY,body.spec_decode=true,body.tag=a\\,b,retries=2",
-                baseUrl: "http://127.0.0.1:8000/v1", model: "m", apiKeyEnv: "OPENAI_API_KEY", endpoint: "auto",
-                extraBody: {spec_decode: true, tag: "a,b"}, concurrency: 4, maxRetries: 2, timeoutMs: 120000
-            });
+        expect(
+            parseDecodePathSpec(
+                "openai:base=http://127.0.0.1:8000/v1,model=m,key-env=OPENAI_API_KEY,body.spec_decode=true,body.tag=a\\,b,retries=2"
+            )
+        ).toEqual({
+            kind: "openai",
+            name: "openai:base=http://127.0.0.1:8000/v1,model=m,key-env=OPENAI_API_KEY,body.spec_decode=true,body.tag=a\\,b,retries=2",
+            baseUrl: "http://127.0.0.1:8000/v1",
+            model: "m",
+            apiKeyEnv: "OPENAI_API_KEY",
+            endpoint: "auto",
+            extraBody: {spec_decode: true, tag: "a,b"},
+            concurrency: 4,
+            maxRetries: 2,
+            timeoutMs: 120000
+        });
     });
 
     it("rejects unknown kinds, unknown keys, missing required keys and bad numbers", () => {

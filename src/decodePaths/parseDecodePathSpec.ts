@@ -67,13 +67,15 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
     const integer = (key: string, fallback: number, minimum: number): number => {
         const text = take(key);
         if (text === undefined) return fallback;
-        if (!/^\d+$/.test(text) || Number(text) < minimum) throw new InvalidInputError(`must be an integer ≥ ${minimum}, got "${text}"`, `${spec}: ${key}`);
+        if (!/^\d+$/.test(text) || Number(text) < minimum)
+            throw new InvalidInputError(`must be an integer ≥ ${minimum}, got "${text}"`, `${spec}: ${key}`);
         return Number(text);
     };
     const decimal = (key: string): number | undefined => {
         const text = take(key);
         if (text === undefined) return undefined;
-        if (!Number.isFinite(Number(text)) || text.trim() === "") throw new InvalidInputError(`must be a number, got "${text}"`, `${spec}: ${key}`);
+        if (!Number.isFinite(Number(text)) || text.trim() === "")
+            throw new InvalidInputError(`must be a number, got "${text}"`, `${spec}: ${key}`);
         return Number(text);
     };
     const required = (key: string): string => {
@@ -97,14 +99,20 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
         if (draftSampling !== undefined && draftSampling !== "sample" && draftSampling !== "greedy")
             throw new InvalidInputError(`must be sample or greedy, got "${draftSampling}"`, `${spec}: draft-sampling`);
         result = {
-            kind, name: take("name") ?? spec, target, ...(draft !== undefined ? {draft} : {}), ...(drafter !== undefined ? {drafter} : {}),
+            kind,
+            name: take("name") ?? spec,
+            target,
+            ...(draft !== undefined ? {draft} : {}),
+            ...(drafter !== undefined ? {drafter} : {}),
             policy: policy as PolicyConfigInput,
             gamma: integer("gamma", draft === undefined && drafter === undefined ? 0 : 4, 0),
             threads: integer("threads", 1, 1),
             ...(backend !== undefined ? {backend} : {}),
             ...(gpu !== undefined ? {gpu} : {}),
             ...(gpuLayers !== undefined ? {gpuLayers} : {}),
-            topK: integer("top-k", 0, 0), topP: decimal("top-p"), minP: decimal("min-p"),
+            topK: integer("top-k", 0, 0),
+            topP: decimal("top-p"),
+            minP: decimal("min-p"),
             ...(draftSampling !== undefined ? {draftSampling} : {})
         };
     } else if (kind === "openai") {
@@ -117,8 +125,16 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
         const extraBody: Record<string, unknown> = {};
         for (const key of [...pairs.keys()].filter((name) => name.startsWith("body."))) extraBody[key.slice(5)] = jsonOrString(take(key)!);
         result = {
-            kind, name: take("name") ?? spec, baseUrl, model, ...(apiKeyEnv !== undefined ? {apiKeyEnv} : {}), endpoint, extraBody,
-            concurrency: integer("concurrency", 4, 1), maxRetries: integer("retries", 4, 0), timeoutMs: integer("timeout-ms", 120_000, 1)
+            kind,
+            name: take("name") ?? spec,
+            baseUrl,
+            model,
+            ...(apiKeyEnv !== undefined ? {apiKeyEnv} : {}),
+            endpoint,
+            extraBody,
+            concurrency: integer("concurrency", 4, 1),
+            maxRetries: integer("retries", 4, 0),
+            timeoutMs: integer("timeout-ms", 120_000, 1)
         };
     } else {
         throw new InvalidInputError(`unknown decode path kind "${kind}"; expected embedded:… or openai:…`, "path");

@@ -14,8 +14,13 @@ export interface BackoffOptions {
  * plus a uniform random share of the other half, so synchronised clients spread out but never
  * retry immediately.
  */
-export function retryDelay(attempt: number, retryAfter: string | null, options: BackoffOptions, random: () => number = Math.random,
-    now: number = Date.now()): number {
+export function retryDelay(
+    attempt: number,
+    retryAfter: string | null,
+    options: BackoffOptions,
+    random: () => number = Math.random,
+    now: number = Date.now()
+): number {
     if (retryAfter != null && retryAfter.trim() !== "") {
         const seconds = Number(retryAfter.trim());
         const milliseconds = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - now;

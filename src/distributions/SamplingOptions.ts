@@ -13,7 +13,12 @@ export const minimumTemperature = 1e-6;
  * weight anyway, and below ~1e-16 the division overflows (llama.cpp samples greedily at T ≤ 0).
  */
 export const samplingOptionsSchema = z.strictObject({
-    temperature: z.number().min(0).max(100).default(1).transform((temperature) => temperature < minimumTemperature ? 0 : temperature),
+    temperature: z
+        .number()
+        .min(0)
+        .max(100)
+        .default(1)
+        .transform((temperature) => (temperature < minimumTemperature ? 0 : temperature)),
     topK: z.int().min(0).default(0).describe("0 disables; ties at the k-th value are kept, as in vLLM"),
     topP: z.number().gt(0).max(1).default(1),
     minP: z.number().min(0).max(1).default(0)

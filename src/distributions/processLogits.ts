@@ -15,17 +15,14 @@ export function processLogits(
     field = "logits"
 ): Float64Array {
     const length = logits.length;
-    if (length === 0)
-        throw new InvalidDistributionError("empty logit row", field);
+    if (length === 0) throw new InvalidDistributionError("empty logit row", field);
     let finiteCount = 0;
     for (let index = 0; index < length; index++) {
         const value = logits[index];
-        if (Number.isNaN(value) || value === Infinity)
-            throw new InvalidDistributionError(`logit ${index} is ${value}`, field);
+        if (Number.isNaN(value) || value === Infinity) throw new InvalidDistributionError(`logit ${index} is ${value}`, field);
         if (value !== -Infinity) finiteCount++;
     }
-    if (finiteCount === 0)
-        throw new InvalidDistributionError("every logit is -Infinity: no token can be sampled", field);
+    if (finiteCount === 0) throw new InvalidDistributionError("every logit is -Infinity: no token can be sampled", field);
 
     if (options.temperature === 0) {
         out.fill(0);
@@ -33,10 +30,8 @@ export function processLogits(
         return out;
     }
     softmax(logits, out, options.temperature);
-    if (options.topK > 0 && options.topK < length)
-        keepAtLeast(out, kthLargest(out, options.topK));
-    if (options.topP < 1)
-        keepAtLeast(out, topPThreshold(out, options.topP));
+    if (options.topK > 0 && options.topK < length) keepAtLeast(out, kthLargest(out, options.topK));
+    if (options.topP < 1) keepAtLeast(out, topPThreshold(out, options.topP));
     if (options.minP > 0) {
         let max = 0;
         for (let index = 0; index < length; index++) if (out[index] > max) max = out[index];

@@ -17,10 +17,8 @@ export function validateProbabilityRow(row: ArrayLike<number>, vocabularySize: n
         const value = row[index];
         if (typeof value !== "number" || Number.isNaN(value))
             throw new InvalidDistributionError(`is not a number (${String(value)})`, `${field}[${index}]`);
-        if (value < 0)
-            throw new InvalidDistributionError(`is negative (${value})`, `${field}[${index}]`);
-        if (value === Infinity)
-            throw new InvalidDistributionError("is infinite", `${field}[${index}]`);
+        if (value < 0) throw new InvalidDistributionError(`is negative (${value})`, `${field}[${index}]`);
+        if (value === Infinity) throw new InvalidDistributionError("is infinite", `${field}[${index}]`);
         sum += value;
     }
     if (Math.abs(sum - 1) > probabilitySumTolerance)
@@ -38,6 +36,5 @@ export function validateLogitRow(row: ArrayLike<number>, vocabularySize: number,
             throw new InvalidDistributionError(`is not a finite logit or -Infinity (${String(value)})`, `${field}[${index}]`);
         if (value !== -Infinity) finite++;
     }
-    if (finite === 0)
-        throw new InvalidDistributionError("every logit is -Infinity: no token can be sampled", field);
+    if (finite === 0) throw new InvalidDistributionError("every logit is -Infinity: no token can be sampled", field);
 }

@@ -14,9 +14,9 @@ export type DivergenceKind = (typeof divergenceKinds)[number];
 export type DivergenceFunction = (target: ArrayLike<number>, draft: ArrayLike<number>, length?: number) => number;
 
 export const divergenceByKind: Readonly<Record<DivergenceKind, DivergenceFunction>> = {
-    "js": jensenShannon,
+    js: jensenShannon,
     "js-fsd": fsdReferenceJensenShannon,
     "kl-draft-target": (target, draft, length) => klDivergence(draft, target, length),
     "kl-target-draft": (target, draft, length) => klDivergence(target, draft, length),
-    "tv": totalVariation
+    tv: totalVariation
 };

@@ -19,7 +19,8 @@ describe("divergences (hand-computed, natural log)", () => {
 
     it("textbook JS: symmetric, ln 2 for disjoint supports, hand value", () => {
         // m = (0.7, 0.3); JS = ½[0.5 ln(0.5/0.7) + 0.5 ln(0.5/0.3)] + ½[0.9 ln(0.9/0.7) + 0.1 ln(0.1/0.3)]
-        const expected = 0.5 * (0.5 * Math.log(0.5 / 0.7) + 0.5 * Math.log(0.5 / 0.3)) + 0.5 * (0.9 * Math.log(0.9 / 0.7) + 0.1 * Math.log(0.1 / 0.3));
+        const expected =
+            0.5 * (0.5 * Math.log(0.5 / 0.7) + 0.5 * Math.log(0.5 / 0.3)) + 0.5 * (0.9 * Math.log(0.9 / 0.7) + 0.1 * Math.log(0.1 / 0.3));
         expect(jensenShannon(p, q)).toBeCloseTo(expected, 15);
         expect(jensenShannon(q, p)).toBeCloseTo(expected, 15);
         expect(jensenShannon([1, 0], [0, 1])).toBeCloseTo(Math.log(2), 15);

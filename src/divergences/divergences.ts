@@ -57,8 +57,7 @@ export function fsdReferenceJensenShannon(p: ArrayLike<number>, q: ArrayLike<num
 /** Total variation ½Σ|p − q|, in [0, 1]. Equals 1 − overlap(p, q) for normalised rows. */
 export function totalVariation(p: ArrayLike<number>, q: ArrayLike<number>, length: number = p.length): number {
     let sum = 0;
-    for (let index = 0; index < length; index++)
-        sum += Math.abs(p[index] - q[index]);
+    for (let index = 0; index < length; index++) sum += Math.abs(p[index] - q[index]);
     return 0.5 * sum;
 }
 
@@ -89,7 +88,6 @@ export function entropy(p: ArrayLike<number>, length: number = p.length): number
 /** α = Σ min(p, q): the probability that rejection sampling accepts a draft token drawn from q. */
 export function overlap(p: ArrayLike<number>, q: ArrayLike<number>, length: number = p.length): number {
     let sum = 0;
-    for (let index = 0; index < length; index++)
-        sum += Math.min(p[index], q[index]);
+    for (let index = 0; index < length; index++) sum += Math.min(p[index], q[index]);
     return sum;
 }

@@ -14,14 +14,20 @@ const root = resolve(new URL("../../", import.meta.url).pathname);
 /** Every Markdown file git knows of (tracked, or new and not ignored); a directory walk where git is absent. */
 function markdownFiles(): string[] {
     try {
-        const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "*.md"], {cwd: root, encoding: "utf8"});
-        return [...new Set(listed.split("\0").filter((path) => path !== "" && !path.includes("node_modules/") && existsSync(join(root, path))))].sort();
+        const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "*.md"], {
+            cwd: root,
+            encoding: "utf8"
+        });
+        return [
+            ...new Set(listed.split("\0").filter((path) => path !== "" && !path.includes("node_modules/") && existsSync(join(root, path))))
+        ].sort();
     } catch {
         const found: string[] = [];
         const walk = (directory: string): void => {
             for (const entry of readdirSync(join(root, directory), {withFileTypes: true})) {
                 const path = directory === "" ? entry.name : `${directory}/${entry.name}`;
-                if (entry.isDirectory() && !["node_modules", ".git", "dist", ".tmp", ".specgate", "native"].includes(entry.name)) walk(path);
+                if (entry.isDirectory() && !["node_modules", ".git", "dist", ".tmp", ".specgate", "native"].includes(entry.name))
+                    walk(path);
                 else if (entry.isFile() && entry.name.endsWith(".md")) found.push(path);
             }
         };
@@ -33,18 +39,21 @@ function markdownFiles(): string[] {
 /** The text outside fenced code blocks (fences may be indented, as inside a list item), line numbers kept. */
 export function outsideCodeFences(markdown: string): string {
     let fence: string | null = null;
-    return markdown.split("\n").map((line) => {
-        const opening = /^\s*(`{3,}|~{3,})/.exec(line);
-        if (fence === null && opening !== null) {
-            fence = opening[1];
-            return "";
-        }
-        if (fence !== null) {
-            if (line.trim().startsWith(fence)) fence = null;
-            return "";
-        }
-        return line;
-    }).join("\n");
+    return markdown
+        .split("\n")
+        .map((line) => {
+            const opening = /^\s*(`{3,}|~{3,})/.exec(line);
+            if (fence === null && opening !== null) {
+                fence = opening[1];
+                return "";
+            }
+            if (fence !== null) {
+                if (line.trim().startsWith(fence)) fence = null;
+                return "";
+            }
+            return line;
+        })
+        .join("\n");
 }
 
 /** GitHub's anchor for a heading: lower case, markup and punctuation dropped, spaces as hyphens. */
@@ -101,7 +110,12 @@ export function brokenLinks(file: string, markdown: string, readDocument: (path:
                 report("no such file or folder");
                 continue;
             }
-            if (anchor !== undefined && anchor !== "" && path.endsWith(".md") && !headingAnchors(document).has(decodeURIComponent(anchor).toLowerCase()))
+            if (
+                anchor !== undefined &&
+                anchor !== "" &&
+                path.endsWith(".md") &&
+                !headingAnchors(document).has(decodeURIComponent(anchor).toLowerCase())
+            )
                 report(`no heading with anchor #${anchor} in ${path}`);
         }
     });
@@ -131,7 +145,11 @@ export function shownCommands(file: string, markdown: string): ShownCommand[] {
             const match = /^(?:[A-Z_]+=\S+\s+)*(?:taskset -c \d+ )?(?:npx )?specgate (.*)$/.exec(line);
             if (match === null) continue;
             const command = match[1].split(/\s*(?:;|&&|\|\||\|)\s*/)[0].replace(/\s+#.*$/, "");
-            commands.push({file, line, words: [...command.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((word) => word[1] ?? word[2] ?? word[3])});
+            commands.push({
+                file,
+                line,
+                words: [...command.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((word) => word[1] ?? word[2] ?? word[3])
+            });
         }
     }
     return commands;
@@ -162,7 +180,8 @@ const files = markdownFiles();
 
 describe("Markdown documents", () => {
     it("are found (README, BENCHMARKS, ARCHITECTURE and the guides)", () => {
-        for (const expected of ["README.md", "BENCHMARKS.md", "ARCHITECTURE.md", "docs/README.md", "models/README.md"]) expect(files).toContain(expected);
+        for (const expected of ["README.md", "BENCHMARKS.md", "ARCHITECTURE.md", "docs/README.md", "models/README.md"])
+            expect(files).toContain(expected);
     });
 
     it("link only to files and headings that exist", () => {
@@ -183,8 +202,14 @@ describe("Markdown documents", () => {
     });
 
     it("tour in README covers generate, bench, serve and an audit", () => {
-        const readmeCommands = shownCommands("README.md", readFileSync(join(root, "README.md"), "utf8")).map((command) => command.words.slice(0, 2).join(" "));
-        for (const needed of ["generate", "bench", "serve", "canary"]) expect(readmeCommands.some((command) => command.split(" ")[0] === needed), needed).toBe(true);
+        const readmeCommands = shownCommands("README.md", readFileSync(join(root, "README.md"), "utf8")).map((command) =>
+            command.words.slice(0, 2).join(" ")
+        );
+        for (const needed of ["generate", "bench", "serve", "canary"])
+            expect(
+                readmeCommands.some((command) => command.split(" ")[0] === needed),
+                needed
+            ).toBe(true);
     });
 });
 
@@ -196,19 +221,27 @@ describe("the link check itself", () => {
     const read = (path: string) => documents[path] ?? null;
 
     it("fails a link to a missing file, a missing heading, or outside the repository", () => {
-        const markdown = "[ok](docs/guide.md) [anchor](docs/guide.md#drift-canary-specgate-canary) [gone](docs/missing.md)\n"
-            + "[bad anchor](docs/guide.md#not-a-heading) [out](../elsewhere.md) [web](https://example.com/x.md) `[code](nowhere.md)`\n"
-            + "```md\n[fenced](nowhere.md)\n```\n";
-        expect(brokenLinks("README.md", markdown, read).map((link) => `${link.line}: ${link.target}`))
-            .toEqual(["1: docs/missing.md", "2: docs/guide.md#not-a-heading", "2: ../elsewhere.md"]);
+        const markdown =
+            "[ok](docs/guide.md) [anchor](docs/guide.md#drift-canary-specgate-canary) [gone](docs/missing.md)\n" +
+            "[bad anchor](docs/guide.md#not-a-heading) [out](../elsewhere.md) [web](https://example.com/x.md) `[code](nowhere.md)`\n" +
+            "```md\n[fenced](nowhere.md)\n```\n";
+        expect(brokenLinks("README.md", markdown, read).map((link) => `${link.line}: ${link.target}`)).toEqual([
+            "1: docs/missing.md",
+            "2: docs/guide.md#not-a-heading",
+            "2: ../elsewhere.md"
+        ]);
     });
 
     it("resolves links relative to the linking file, and same-file anchors", () => {
-        expect(brokenLinks("docs/guide.md", "[up](../README.md) [here](#guide) [there](#nothing)", read).map((link) => link.target)).toEqual(["#nothing"]);
+        expect(
+            brokenLinks("docs/guide.md", "[up](../README.md) [here](#guide) [there](#nothing)", read).map((link) => link.target)
+        ).toEqual(["#nothing"]);
     });
 
     it("computes GitHub's anchors", () => {
-        expect(headingSlug("Backends: what `npm ci` builds, and what happens without a compiler")).toBe("backends-what-npm-ci-builds-and-what-happens-without-a-compiler");
+        expect(headingSlug("Backends: what `npm ci` builds, and what happens without a compiler")).toBe(
+            "backends-what-npm-ci-builds-and-what-happens-without-a-compiler"
+        );
         expect(headingSlug("specgate against native llama.cpp")).toBe("specgate-against-native-llamacpp");
         expect([...headingAnchors("# A\n## A\n## A")]).toEqual(["a", "a-1", "a-2"]);
     });

@@ -40,8 +40,6 @@ export class DraftLengthController {
     /** Update after a step that proposed `proposed` tokens and had `accepted` accepted. */
     public observe(proposed: number, accepted: number): void {
         if (this.options.mode !== "schedule" || proposed === 0) return;
-        this.current = accepted === proposed
-            ? Math.min(this.options.maxGamma, this.current + 2)
-            : Math.max(1, this.current - 1);
+        this.current = accepted === proposed ? Math.min(this.options.maxGamma, this.current + 2) : Math.max(1, this.current - 1);
     }
 }

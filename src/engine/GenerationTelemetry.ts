@@ -32,8 +32,15 @@ export class GenerationTelemetry {
      * time queued for a step to start (see EvaluationSplit.batchWaitMilliseconds).
      */
     public backend = {
-        targetDecode: 0, targetTransfer: 0, targetSampling: 0, targetBatchWait: 0,
-        draftDecode: 0, draftTransfer: 0, draftSampling: 0, draftBatchWait: 0, measured: false
+        targetDecode: 0,
+        targetTransfer: 0,
+        targetSampling: 0,
+        targetBatchWait: 0,
+        draftDecode: 0,
+        draftTransfer: 0,
+        draftSampling: 0,
+        draftBatchWait: 0,
+        measured: false
     };
     /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
     public targetEvaluations = new Map<number, [number, number]>();
@@ -123,7 +130,9 @@ export class GenerationTelemetry {
 
     /** Mean ms of a target evaluation of k tokens, for each k seen. */
     public costCurve(): Record<number, number> {
-        return Object.fromEntries([...this.targetEvaluations].sort(([a], [b]) => a - b).map(([size, [total, count]]) => [size, total / count]));
+        return Object.fromEntries(
+            [...this.targetEvaluations].sort(([a], [b]) => a - b).map(([size, [total, count]]) => [size, total / count])
+        );
     }
 
     public merge(other: GenerationTelemetry): void {
@@ -133,8 +142,12 @@ export class GenerationTelemetry {
         this.acceptedTokens += other.acceptedTokens;
         this.emittedTokens += other.emittedTokens;
         this.promptTokens += other.promptTokens;
-        other.acceptedPerPosition.forEach((count, position) => (this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + count));
-        other.draftedPerPosition.forEach((count, position) => (this.draftedPerPosition[position] = (this.draftedPerPosition[position] ?? 0) + count));
+        other.acceptedPerPosition.forEach(
+            (count, position) => (this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + count)
+        );
+        other.draftedPerPosition.forEach(
+            (count, position) => (this.draftedPerPosition[position] = (this.draftedPerPosition[position] ?? 0) + count)
+        );
         for (const key of Object.keys(this.time) as Array<keyof typeof this.time>) this.time[key] += other.time[key];
         this.backend.targetDecode += other.backend.targetDecode;
         this.backend.targetTransfer += other.backend.targetTransfer;
@@ -149,7 +162,10 @@ export class GenerationTelemetry {
             const entry = this.targetEvaluations.get(size) ?? [0, 0];
             this.targetEvaluations.set(size, [entry[0] + total, entry[1] + count]);
         }
-        this.draftEvaluations = [this.draftEvaluations[0] + other.draftEvaluations[0], this.draftEvaluations[1] + other.draftEvaluations[1]];
+        this.draftEvaluations = [
+            this.draftEvaluations[0] + other.draftEvaluations[0],
+            this.draftEvaluations[1] + other.draftEvaluations[1]
+        ];
         this.draftModelMilliseconds += other.draftModelMilliseconds;
         this.drafters.merge(other.drafters);
     }
@@ -172,11 +188,15 @@ export class GenerationTelemetry {
             modelMilliseconds: this.modelMilliseconds,
             backendMilliseconds: this.backend.measured
                 ? {
-                    targetDecode: this.backend.targetDecode, targetTransfer: this.backend.targetTransfer, targetSampling: this.backend.targetSampling,
-                    targetBatchWait: this.backend.targetBatchWait,
-                    draftDecode: this.backend.draftDecode, draftTransfer: this.backend.draftTransfer, draftSampling: this.backend.draftSampling,
-                    draftBatchWait: this.backend.draftBatchWait
-                }
+                      targetDecode: this.backend.targetDecode,
+                      targetTransfer: this.backend.targetTransfer,
+                      targetSampling: this.backend.targetSampling,
+                      targetBatchWait: this.backend.targetBatchWait,
+                      draftDecode: this.backend.draftDecode,
+                      draftTransfer: this.backend.draftTransfer,
+                      draftSampling: this.backend.draftSampling,
+                      draftBatchWait: this.backend.draftBatchWait
+                  }
                 : null,
             targetCostCurveMilliseconds: this.costCurve(),
             draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1],

@@ -9,11 +9,17 @@ import {firstTwoTokensCell, firstTwoTokensDistribution} from "./testing/firstTwo
 
 const target = BigramBackend.random(1, 8, {scale: 2, eosBias: -40});
 const draft = target.noisyCopy(2, 1.0);
-const prompts = [[0, 2, 3], [0, 5, 4, 5], [0, 7], [0, 3, 3, 6, 2]];
+const prompts = [
+    [0, 2, 3],
+    [0, 5, 4, 5],
+    [0, 7],
+    [0, 3, 3, 6, 2]
+];
 
 describe("generation with each drafter", () => {
     it.each(["ngram", "ngram:1:3", "ngram:1:1:2", "suffix:1", "model", "ngram+model", "suffix:1+ngram:1:2", "ngram:3+suffix:1+model"])(
-        "%s at temperature 0 emits exactly the target-only output, for every greedy-equivalent policy", async (drafter) => {
+        "%s at temperature 0 emits exactly the target-only output, for every greedy-equivalent policy",
+        async (drafter) => {
             let proposed = 0;
             for (const kind of ["strict", "greedy", "match", "typical"])
                 for (const argmaxFastPath of [true, false]) {
@@ -21,15 +27,21 @@ describe("generation with each drafter", () => {
                     const instance = createDrafter(drafter, draft);
                     for (const prompt of prompts) {
                         const baseline = await generate(target, undefined, prompt, {sampling: {temperature: 0}, maxTokens: 40});
-                        const result = await generate(target, undefined, prompt,
-                            {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, argmaxFastPath}, {drafter: instance});
+                        const result = await generate(
+                            target,
+                            undefined,
+                            prompt,
+                            {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, argmaxFastPath},
+                            {drafter: instance}
+                        );
                         expect(result.tokens).toEqual(baseline.tokens);
                         expect(result.finishReason).toBe(baseline.finishReason);
                         proposed += result.telemetry.draftTokens;
                     }
                 }
             expect(proposed).toBeGreaterThan(0);
-        });
+        }
+    );
 
     it("accepts a spec in the options, and `model` is the default when a draft is given", async () => {
         const options = {gamma: 3, maxTokens: 30, seed: 5, sampling: {temperature: 0.8}};
@@ -43,7 +55,7 @@ describe("generation with each drafter", () => {
 
     it("names what is wrong with a spec, and a model drafter without a draft", async () => {
         await expect(generate(target, undefined, [0, 2], {drafter: "ngram:5:2"})).rejects.toThrow(InvalidDrafterError);
-        await expect(generate(target, undefined, [0, 2], {drafter: "ngram+model"})).rejects.toThrow("drafter: \"model\" needs a draft model");
+        await expect(generate(target, undefined, [0, 2], {drafter: "ngram+model"})).rejects.toThrow('drafter: "model" needs a draft model');
     });
 
     it("a model drafter refuses a draft whose vocabulary differs from the target's", async () => {
@@ -52,7 +64,12 @@ describe("generation with each drafter", () => {
     });
 
     it("counts lookups, proposals and accepted tokens per chain member", async () => {
-        const result = await generate(target, draft, [0, 2, 3], {drafter: "ngram:1:2+model", gamma: 4, sampling: {temperature: 0}, maxTokens: 60});
+        const result = await generate(target, draft, [0, 2, 3], {
+            drafter: "ngram:1:2+model",
+            gamma: 4,
+            sampling: {temperature: 0},
+            maxTokens: 60
+        });
         const drafters = result.telemetry.toJSON().drafters;
         const ngram = drafters["ngram:1:2"];
         const model = drafters.model;
@@ -84,10 +101,25 @@ describe("generation with each drafter", () => {
     });
 
     it("every policy runs with q-less n-gram proposals at temperature 1", async () => {
-        const policies = [{kind: "strict"}, {kind: "greedy"}, {kind: "match"}, {kind: "typical"}, {kind: "fuzzy", threshold: 0.4},
-            {kind: "fuzzy", threshold: 0.4, distribution: "processed"}, {kind: "calibrated", frequencyThreshold: 1}, {kind: "lossy", tau: 0.1}, {kind: "random", acceptanceProbability: 0.5}];
+        const policies = [
+            {kind: "strict"},
+            {kind: "greedy"},
+            {kind: "match"},
+            {kind: "typical"},
+            {kind: "fuzzy", threshold: 0.4},
+            {kind: "fuzzy", threshold: 0.4, distribution: "processed"},
+            {kind: "calibrated", frequencyThreshold: 1},
+            {kind: "lossy", tau: 0.1},
+            {kind: "random", acceptanceProbability: 0.5}
+        ];
         for (const policy of policies) {
-            const result = await generate(target, draft, [0, 2, 3, 2, 3, 2, 3], {policy: policy as never, drafter: "ngram:1:3+model", gamma: 3, maxTokens: 40, seed: 2});
+            const result = await generate(target, draft, [0, 2, 3, 2, 3, 2, 3], {
+                policy: policy as never,
+                drafter: "ngram:1:3+model",
+                gamma: 3,
+                maxTokens: 40,
+                seed: 2
+            });
             expect(result.tokens.length).toBeGreaterThan(0);
             expect(result.telemetry.toJSON().drafters["ngram:1:3"].proposals).toBeGreaterThan(0);
         }

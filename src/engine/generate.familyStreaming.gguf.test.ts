@@ -22,7 +22,10 @@ vi.setConfig(modelTestTimeouts);
  * random sampling rarely picks among 32k–262k tokens, so those are also streamed byte piece by piece.
  */
 const seeds = 60;
-const shapes = {target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32}, draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}};
+const shapes = {
+    target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
+    draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
+};
 const prompts = multilingualCorpus(seeds, 7);
 
 describe.each(["qwen3", "llama3", "llama2", "gemma3"] as TokenizerFamily[])("streaming on the %s fixture", (family) => {
@@ -42,11 +45,16 @@ describe.each(["qwen3", "llama3", "llama2", "gemma3"] as TokenizerFamily[])("str
         await rm(directory, {recursive: true, force: true});
     });
 
-    it("streams a space only once the detokenizer has decided it (\" ,\", \" 's\", \" ' \" token by token)", () => {
+    it('streams a space only once the detokenizer has decided it (" ,", " \'s", " \' " token by token)', () => {
         const pieces = ["Hello", " ", ",", " world", " ", "'s", " ", "'", " ", "ok", " ", "?", " '", "re", " done", " ", "."];
         const tokens = pieces.flatMap((piece) => target.tokenize(piece));
         // The budget ends generation at the last token, which releases whatever is held back.
-        const detector = new StopDetector({endTokens: new Set(), maxTokens: tokens.length, stop: [], decode: (emitted) => target.detokenize(emitted)});
+        const detector = new StopDetector({
+            endTokens: new Set(),
+            maxTokens: tokens.length,
+            stop: [],
+            decode: (emitted) => target.detokenize(emitted)
+        });
         let streamed = "";
         for (const token of tokens) {
             const chunk = detector.accept([token]).text;
@@ -59,23 +67,35 @@ describe.each(["qwen3", "llama3", "llama2", "gemma3"] as TokenizerFamily[])("str
     });
 
     // Byte-level BPE families have no byte-fallback pieces; their sampled runs below cover split characters.
-    it.skipIf(family === "qwen3" || family === "llama3")("streams characters spelled in byte-fallback pieces only once they are whole", () => {
-        const tokens = target.vocabularyDescription!().tokens;
-        const text = "😀न";
-        const ids = [...Buffer.from(text)].map((byte) => tokens.indexOf(`<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`));
-        expect(ids.every((id) => id >= 0)).toBe(true);
-        const detector = new StopDetector({endTokens: new Set(), maxTokens: ids.length, stop: [], decode: (emitted) => target.detokenize(emitted)});
-        const chunks = ids.map((id) => detector.accept([id]).text);
-        expect(chunks.join("")).toBe(text);
-        expect(chunks.filter((chunk) => chunk !== "")).toEqual(["😀", "न"]);
-    });
+    it.skipIf(family === "qwen3" || family === "llama3")(
+        "streams characters spelled in byte-fallback pieces only once they are whole",
+        () => {
+            const tokens = target.vocabularyDescription!().tokens;
+            const text = "😀न";
+            const ids = [...Buffer.from(text)].map((byte) => tokens.indexOf(`<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`));
+            expect(ids.every((id) => id >= 0)).toBe(true);
+            const detector = new StopDetector({
+                endTokens: new Set(),
+                maxTokens: ids.length,
+                stop: [],
+                decode: (emitted) => target.detokenize(emitted)
+            });
+            const chunks = ids.map((id) => detector.accept([id]).text);
+            expect(chunks.join("")).toBe(text);
+            expect(chunks.filter((chunk) => chunk !== "")).toEqual(["😀", "न"]);
+        }
+    );
 
     it(`${seeds} sampled generations (target-only and speculative) never stream a broken character`, async () => {
         let chunks = 0;
         let multiByteTokens = 0;
         for (let seed = 0; seed < seeds; seed++) {
             const stream = streamGeneration(target, seed % 2 === 0 ? undefined : draft, prompts[seed], {
-                sampling: {temperature: 1}, maxTokens: 16, seed, gamma: 3, policy: {kind: "strict"}
+                sampling: {temperature: 1},
+                maxTokens: 16,
+                seed,
+                gamma: 3,
+                policy: {kind: "strict"}
             });
             let streamed = "";
             for (;;) {

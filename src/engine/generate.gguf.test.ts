@@ -58,7 +58,12 @@ describe.each(backendKinds)("speculative generation on GGUF fixtures, %s backend
         let identical = 0;
         for (const prompt of prompts) {
             const baseline = await generate(target, undefined, prompt, {sampling: {temperature: 0}, maxTokens: 48});
-            const speculative = await generate(target, draft, prompt, {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 48});
+            const speculative = await generate(target, draft, prompt, {
+                policy: {kind} as never,
+                gamma: 4,
+                sampling: {temperature: 0},
+                maxTokens: 48
+            });
             const firstDifference = baseline.tokens.findIndex((token, index) => token !== speculative.tokens[index]);
             if (firstDifference < 0 && baseline.tokens.length === speculative.tokens.length) {
                 identical++;
@@ -108,7 +113,9 @@ describe.each(backendKinds)("speculative generation on GGUF fixtures, %s backend
         const otherDraft = await loadModelBackend(other.draftPath, {threads: 1, backend});
         try {
             await expect(generate(target, otherDraft, "hello")).rejects.toThrow(TokenizerMismatchError);
-            await expect(generate(target, otherDraft, "hello")).rejects.toThrow("draft: target has 260 tokens, draft has 389: 129 apart, at most 128 allowed");
+            await expect(generate(target, otherDraft, "hello")).rejects.toThrow(
+                "draft: target has 260 tokens, draft has 389: 129 apart, at most 128 allowed"
+            );
         } finally {
             await otherDraft.dispose();
             await rm(otherDirectory, {recursive: true, force: true});
@@ -116,7 +123,9 @@ describe.each(backendKinds)("speculative generation on GGUF fixtures, %s backend
     });
 
     it("rejects a prompt longer than the context with a typed error naming the prompt", async () => {
-        await expect(generate(target, draft, "x".repeat(target.contextSize + 5))).rejects.toThrow(/prompt: has \d+ tokens; the context holds/);
+        await expect(generate(target, draft, "x".repeat(target.contextSize + 5))).rejects.toThrow(
+            /prompt: has \d+ tokens; the context holds/
+        );
     });
 
     it("an empty prompt starts from BOS", async () => {
@@ -128,8 +137,14 @@ describe.each(backendKinds)("speculative generation on GGUF fixtures, %s backend
 
 describe("the native and node-llama-cpp backends", () => {
     it("tokenize alike and generate the same tokens at temperature 0 (target-only and strict γ = 4)", async () => {
-        const native = {target: await loadModelBackend(pairPaths.targetPath, {backend: "native"}), draft: await loadModelBackend(pairPaths.draftPath, {backend: "native"})};
-        const bound = {target: await loadModelBackend(pairPaths.targetPath, {backend: "node-llama-cpp"}), draft: await loadModelBackend(pairPaths.draftPath, {backend: "node-llama-cpp"})};
+        const native = {
+            target: await loadModelBackend(pairPaths.targetPath, {backend: "native"}),
+            draft: await loadModelBackend(pairPaths.draftPath, {backend: "native"})
+        };
+        const bound = {
+            target: await loadModelBackend(pairPaths.targetPath, {backend: "node-llama-cpp"}),
+            draft: await loadModelBackend(pairPaths.draftPath, {backend: "node-llama-cpp"})
+        };
         try {
             for (const prompt of ["Once upon a time", "東京は", "def f(x):", "naïve café — ok"]) {
                 expect(native.target.tokenize(prompt)).toEqual(bound.target.tokenize(prompt));
@@ -151,7 +166,12 @@ describe("the native and node-llama-cpp backends", () => {
         const target = await loadModelBackend(pairPaths.targetPath, {backend: "native"});
         const draft = await loadModelBackend(pairPaths.draftPath, {backend: "native"});
         try {
-            const result = await generate(target, draft, "Once upon a time", {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0.8}, maxTokens: 24});
+            const result = await generate(target, draft, "Once upon a time", {
+                policy: {kind: "strict"},
+                gamma: 4,
+                sampling: {temperature: 0.8},
+                maxTokens: 24
+            });
             const {backend, time} = result.telemetry;
             expect(backend.measured).toBe(true);
             expect(backend.targetDecode).toBeGreaterThan(0);

@@ -24,8 +24,17 @@ let mismatchedPaths: {targetPath: string; draftPath: string};
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-padded-"));
-    const shapes = {target: {embeddingLength: 32, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 64}, draft: {embeddingLength: 16, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 32}};
-    paths = await writeRandomLlamaPair({directory, seed: 4, pieces: letterPieces(draftSize - 260), targetPaddingTokens: padding, ...shapes});
+    const shapes = {
+        target: {embeddingLength: 32, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 64},
+        draft: {embeddingLength: 16, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 32}
+    };
+    paths = await writeRandomLlamaPair({
+        directory,
+        seed: 4,
+        pieces: letterPieces(draftSize - 260),
+        targetPaddingTokens: padding,
+        ...shapes
+    });
     const other = join(directory, "other");
     await mkdir(other);
     // Same sizes, two pieces swapped: id 934 (260 + 674) is "zy" in the pair above and "zz" here.
@@ -58,15 +67,29 @@ describe.each(backendKinds)("a pair 128 tokens apart (152,064 vs 151,936), %s ba
     it("strict at T = 0 generates exactly what the target generates alone", async () => {
         for (const prompt of ["Once upon a time", "東京は", "def f(x):"]) {
             const baseline = await generate(target, undefined, prompt, {sampling: {temperature: 0}, maxTokens: 32});
-            const speculative = await generate(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 32});
+            const speculative = await generate(target, draft, prompt, {
+                policy: {kind: "strict"},
+                gamma: 4,
+                sampling: {temperature: 0},
+                maxTokens: 32
+            });
             expect(speculative.tokens).toEqual(baseline.tokens);
             expect(speculative.telemetry.toJSON().acceptedTokens).toBeGreaterThan(0);
         }
     }, 120_000);
 
     it("at T = 1, in both directions, never emits an id beyond the draft's vocabulary", async () => {
-        for (const [first, second] of [[target, draft], [draft, target]]) {
-            const result = await generate(first, second, "Hello", {policy: {kind: "strict"}, gamma: 3, sampling: {temperature: 1}, maxTokens: 24, seed: 9});
+        for (const [first, second] of [
+            [target, draft],
+            [draft, target]
+        ]) {
+            const result = await generate(first, second, "Hello", {
+                policy: {kind: "strict"},
+                gamma: 3,
+                sampling: {temperature: 1},
+                maxTokens: 24,
+                seed: 9
+            });
             expect(result.tokens.every((token) => token < draftSize)).toBe(true);
         }
     }, 120_000);
@@ -75,7 +98,9 @@ describe.each(backendKinds)("a pair 128 tokens apart (152,064 vs 151,936), %s ba
         const other = await loadModelBackend(mismatchedPaths.draftPath, {threads: 1, backend, contextSize: 256});
         try {
             await expect(generate(target, other, "hello")).rejects.toThrow(TokenizerMismatchError);
-            await expect(generate(target, other, "hello")).rejects.toThrow("draft: token 934 differs: the target's is \"zy\", the draft's \"zz\"");
+            await expect(generate(target, other, "hello")).rejects.toThrow(
+                'draft: token 934 differs: the target\'s is "zy", the draft\'s "zz"'
+            );
         } finally {
             await other.dispose();
         }

@@ -14,7 +14,12 @@ const draft = target.noisyCopy(2, 1.0);
 describe("speculative generation on a bigram backend", () => {
     it.each(["strict", "greedy", "match", "typical"])("%s at temperature 0 reproduces target-only greedy exactly", async (kind) => {
         const baseline = await generate(target, undefined, [0, 2, 3], {sampling: {temperature: 0}, maxTokens: 40});
-        const speculative = await generate(target, draft, [0, 2, 3], {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 40});
+        const speculative = await generate(target, draft, [0, 2, 3], {
+            policy: {kind} as never,
+            gamma: 4,
+            sampling: {temperature: 0},
+            maxTokens: 40
+        });
         expect(speculative.tokens).toEqual(baseline.tokens);
         expect(speculative.finishReason).toBe(baseline.finishReason);
         expect(speculative.telemetry.acceptedTokens).toBeGreaterThan(0);
@@ -45,7 +50,9 @@ describe("speculative generation on a bigram backend", () => {
         for (const kind of ["strict", "match"]) {
             const observed = new Float64Array(64);
             for (let seed = 0; seed < 3000; seed++)
-                observed[firstTwoTokensCell(await generate(target, draft, prompt, {policy: {kind} as never, gamma: 3, maxTokens: 2, seed}), 8)]++;
+                observed[
+                    firstTwoTokensCell(await generate(target, draft, prompt, {policy: {kind} as never, gamma: 3, maxTokens: 2, seed}), 8)
+                ]++;
             expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
         }
     });
@@ -68,7 +75,13 @@ describe("speculative generation on a bigram backend", () => {
         // T = 0: target-only greedy, for every greedy-equivalent policy.
         const baseline = await generate(target, undefined, [0, 2, 3], {sampling: {temperature: 0}, maxTokens: 40});
         for (const kind of ["strict", "greedy"]) {
-            const speculative = await generate(target, draft, [0, 2, 3], {policy: {kind} as never, gamma: 4, sampling: {temperature: 0}, maxTokens: 40, firstTokenFromPrompt: true});
+            const speculative = await generate(target, draft, [0, 2, 3], {
+                policy: {kind} as never,
+                gamma: 4,
+                sampling: {temperature: 0},
+                maxTokens: 40,
+                firstTokenFromPrompt: true
+            });
             expect(speculative.tokens).toEqual(baseline.tokens);
         }
         // T = 1: the first two tokens follow the target's distribution; the second comes from a verified draft.
@@ -76,7 +89,13 @@ describe("speculative generation on a bigram backend", () => {
         const observed = new Float64Array(64);
         let drafted = 0;
         for (let seed = 0; seed < 3000; seed++) {
-            const result = await generate(target, draft, [0, 4], {policy: {kind: "strict"}, gamma: 3, maxTokens: 3, seed, firstTokenFromPrompt: true});
+            const result = await generate(target, draft, [0, 4], {
+                policy: {kind: "strict"},
+                gamma: 3,
+                maxTokens: 3,
+                seed,
+                firstTokenFromPrompt: true
+            });
             drafted += result.telemetry.draftTokens;
             observed[firstTwoTokensCell(result, 8)]++;
         }
@@ -166,11 +185,14 @@ describe("speculative generation on a bigram backend", () => {
             ...model,
             start: async (start) => {
                 const session = await model.start(start);
-                return {...session, propose: async (request) => {
-                    const proposal = await session.propose(request);
-                    proposed.push(proposal.tokens.length);
-                    return proposal;
-                }};
+                return {
+                    ...session,
+                    propose: async (request) => {
+                        const proposal = await session.propose(request);
+                        proposed.push(proposal.tokens.length);
+                        return proposal;
+                    }
+                };
             }
         };
         const generator = streamGeneration(target, draft, [0, 2], {gamma: 4, maxTokens: 50, seed: 9}, {drafter: watched});

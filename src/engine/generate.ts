@@ -70,7 +70,13 @@ export async function* streamGeneration(
     resources: GenerationResources = {}
 ): AsyncGenerator<GenerationChunk, GenerationResult> {
     const options = parseGenerationOptions(optionsInput);
-    const drafter = resources.drafter ?? (options.drafter != null ? createDrafter(options.drafter, draft, "drafter") : draft != null ? createDrafter("model", draft) : undefined);
+    const drafter =
+        resources.drafter ??
+        (options.drafter != null
+            ? createDrafter(options.drafter, draft, "drafter")
+            : draft != null
+              ? createDrafter("model", draft)
+              : undefined);
     const sharedSize = draft != null ? pairDraftModel(fullTarget, draft, drafter) : fullTarget.vocabularySize;
     // Ids only one model of the pair has are masked: the target is seen through the shared ids
     // (restrictVocabulary), so it never emits a token the draft cannot read, and the model drafter
@@ -82,9 +88,15 @@ export async function* streamGeneration(
     telemetry.promptTokens = promptTokens.length;
 
     const loop = new StepLoop({
-        target, options, telemetry, promptTokens, started,
+        target,
+        options,
+        telemetry,
+        promptTokens,
+        started,
         drafter: drafter != null && options.gamma > 0 ? drafter : undefined,
-        policy: resources.policy ?? createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
+        policy:
+            resources.policy ??
+            createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
         policyGiven: resources.policy != null,
         sequence: await target.createSequence()
     });
@@ -107,14 +119,12 @@ export async function* streamGeneration(
 function promptTokensOf(target: ModelBackend, prompt: string | readonly number[], options: GenerationOptions): number[] {
     const promptTokens = typeof prompt === "string" ? target.tokenize(prompt) : [...prompt];
     if (options.addBos && addsBos(target) && promptTokens[0] !== target.bosToken) promptTokens.unshift(target.bosToken!);
-    if (promptTokens.length === 0)
-        throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
+    if (promptTokens.length === 0) throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
     promptTokens.forEach((token, index) => {
         if (!Number.isInteger(token) || token < 0 || token >= target.vocabularySize)
             throw new InvalidInputError(`token ${token} is outside [0, ${target.vocabularySize})`, `prompt[${index}]`);
     });
-    if (promptTokens.length + 1 > target.contextSize)
-        throw new PromptExceedsContextError(promptTokens.length, target.contextSize);
+    if (promptTokens.length + 1 > target.contextSize) throw new PromptExceedsContextError(promptTokens.length, target.contextSize);
     return promptTokens;
 }
 
@@ -179,9 +189,19 @@ class StepLoop {
         });
         this.chance = new SeededChance(options.seed);
         const endTokens = new Set<number>(target.eosToken != null && !options.ignoreEos ? [target.eosToken] : []);
-        this.stopDetector = new StopDetector({endTokens, maxTokens: options.maxTokens, stop: options.stop, decode: (tokens) => target.detokenize(tokens)});
-        this.argmaxPossible = options.argmaxFastPath && options.sampling.temperature === 0 && options.minConfidence === 0 &&
-            !setup.policyGiven && greedyEquivalentAtTemperatureZero.has(options.policy.kind) && setup.sequence.evaluateArgmax != null;
+        this.stopDetector = new StopDetector({
+            endTokens,
+            maxTokens: options.maxTokens,
+            stop: options.stop,
+            decode: (tokens) => target.detokenize(tokens)
+        });
+        this.argmaxPossible =
+            options.argmaxFastPath &&
+            options.sampling.temperature === 0 &&
+            options.minConfidence === 0 &&
+            !setup.policyGiven &&
+            greedyEquivalentAtTemperatureZero.has(options.policy.kind) &&
+            setup.sequence.evaluateArgmax != null;
         this.argmaxOnly = this.argmaxPossible;
         this.stepPolicy = this.argmaxOnly ? createGreedyPolicy() : setup.policy;
     }
@@ -211,7 +231,10 @@ class StepLoop {
             return undefined;
         }
         // A step emits up to its draft + 1 tokens: a draft longer than the tokens still wanted, less one, is wasted work.
-        const wanted = this.promptPrefix !== null ? 0 : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
+        const wanted =
+            this.promptPrefix !== null
+                ? 0
+                : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
         const proposal = await this.draft(wanted);
         const draftTokens = proposal?.tokens ?? [];
         const evaluation = await this.evaluateTarget(prefix, draftTokens);
@@ -226,8 +249,11 @@ class StepLoop {
         telemetry.emittedTokens = this.stopDetector.emittedTokens.length;
         this.session?.finish(this.stopDetector.emittedTokens);
         return {
-            text: this.stopDetector.text, tokens: [...this.stopDetector.emittedTokens], promptTokens: promptTokens.length,
-            finishReason: this.finishReason ?? "length", telemetry
+            text: this.stopDetector.text,
+            tokens: [...this.stopDetector.emittedTokens],
+            promptTokens: promptTokens.length,
+            finishReason: this.finishReason ?? "length",
+            telemetry
         };
     }
 
@@ -247,9 +273,10 @@ class StepLoop {
     /** 1. Draft up to `wanted` tokens (none in the prompt step or without a drafter). */
     private async draft(wanted: number): Promise<DraftProposal | undefined> {
         const start = performance.now();
-        const proposal = this.session !== undefined && wanted > 0
-            ? await this.session.propose({history: this.history, maxTokens: wanted, argmaxOnly: this.argmaxOnly})
-            : undefined;
+        const proposal =
+            this.session !== undefined && wanted > 0
+                ? await this.session.propose({history: this.history, maxTokens: wanted, argmaxOnly: this.argmaxOnly})
+                : undefined;
         this.setup.telemetry.time.draft += performance.now() - start;
         return proposal;
     }
@@ -265,9 +292,11 @@ class StepLoop {
         const start = performance.now();
         const batch = [...prefix, this.pending, ...draftTokens];
         const positions = batch.map((_token, index) => index).slice(prefix.length);
-        const evaluation = await timedEvaluation(sequence, async (): Promise<TargetEvaluation> => this.argmaxOnly
-            ? {argmax: await sequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
-            : {argmax: undefined, ...await evaluateRows(sequence, batch, options.sampling, {positions})});
+        const evaluation = await timedEvaluation(sequence, async (): Promise<TargetEvaluation> =>
+            this.argmaxOnly
+                ? {argmax: await sequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
+                : {argmax: undefined, ...(await evaluateRows(sequence, batch, options.sampling, {positions}))}
+        );
         if (promptStep) {
             // Prompt processing: its own time line, and no point of the verification cost curve.
             telemetry.time.prompt = performance.now() - started;
@@ -285,21 +314,28 @@ class StepLoop {
         const targetProbs = evaluation.probabilities ?? evaluation.logits.map((row) => processLogits(row, options.sampling));
         telemetry.time.sampling += performance.now() - start;
         start = performance.now();
-        const verification = this.stepPolicy.verify({
-            draftTokens,
-            targetProbs,
-            // Absent for q-less proposals (n-gram, suffix, greedy model drafts): verified as q = δ_x.
-            draftProbs: proposal?.probs,
-            targetLogits: evaluation.logits,
-            draftLogits: proposal?.logits,
-            targetArgmax: evaluation.argmax
-        }, this.chance);
+        const verification = this.stepPolicy.verify(
+            {
+                draftTokens,
+                targetProbs,
+                // Absent for q-less proposals (n-gram, suffix, greedy model drafts): verified as q = δ_x.
+                draftProbs: proposal?.probs,
+                targetLogits: evaluation.logits,
+                draftLogits: proposal?.logits,
+                targetArgmax: evaluation.argmax
+            },
+            this.chance
+        );
         telemetry.time.policy += performance.now() - start;
         return verification;
     }
 
     /** 4. Roll back rejected drafts; the final token becomes the next step's pending token; emit. */
-    private async advance(proposal: DraftProposal | undefined, draftTokens: readonly number[], verification: VerificationResult): Promise<GenerationChunk> {
+    private async advance(
+        proposal: DraftProposal | undefined,
+        draftTokens: readonly number[],
+        verification: VerificationResult
+    ): Promise<GenerationChunk> {
         const {sequence, telemetry} = this.setup;
         const start = performance.now();
         const accepted = verification.acceptedCount;

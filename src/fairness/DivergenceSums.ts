@@ -28,7 +28,18 @@ export interface DivergenceSums {
 }
 
 export function emptyDivergenceSums(): DivergenceSums {
-    return {positions: 0, overlap: 0, argmaxAgreement: 0, tokensPerStep: 0, crossEntropy: 0, kl: 0, tv: 0, dataPositions: 0, draftDataTv: 0, targetDataTv: 0};
+    return {
+        positions: 0,
+        overlap: 0,
+        argmaxAgreement: 0,
+        tokensPerStep: 0,
+        crossEntropy: 0,
+        kl: 0,
+        tv: 0,
+        dataPositions: 0,
+        draftDataTv: 0,
+        targetDataTv: 0
+    };
 }
 
 /**
@@ -55,8 +66,7 @@ export function addPosition(sums: DivergenceSums, p: ArrayLike<number>, q: Array
 
 export function mergeDivergenceSums(parts: readonly DivergenceSums[]): DivergenceSums {
     const total = emptyDivergenceSums();
-    for (const part of parts)
-        for (const key of Object.keys(total) as Array<keyof DivergenceSums>) total[key] += part[key];
+    for (const part of parts) for (const key of Object.keys(total) as Array<keyof DivergenceSums>) total[key] += part[key];
     return total;
 }
 

@@ -30,7 +30,10 @@ describe("analyzeFairness on a bigram pair with a built-in disparity", () => {
         const items = await loadJsonlBattery(twoLanguageBattery);
         const analysis = await analyzeFairness({target, draft, items, gamma: 3, maxTokens: 8, resamples: 300, seed: 2});
         expect(analysis.by).toBe("language");
-        expect(analysis.groups.map((group) => [group.name, group.items, group.referenceItems])).toEqual([["en", 3, 2], ["ja", 3, 3]]);
+        expect(analysis.groups.map((group) => [group.name, group.items, group.referenceItems])).toEqual([
+            ["en", 3, 2],
+            ["ja", 3, 3]
+        ]);
         const [en, ja] = analysis.groups;
         // The draft copies the target on the well-served side, so greedy drafts there always pass.
         expect(en.measured.acceptanceRate).toBe(1);
@@ -85,13 +88,16 @@ describe("analyzeFairness on a bigram pair with a built-in disparity", () => {
         const {target, draft} = skewedBigramPair(5);
         const items = await loadJsonlBattery(twoLanguageBattery);
         await expect(analyzeFairness({target, draft, items, by: "task", maxTokens: 4})).rejects.toThrow(SingleGroupError);
-        await expect(analyzeFairness({target, draft, items: items.filter((item) => item.language === "ja"), maxTokens: 4}))
-            .rejects.toThrow(/one language \("ja"\)/);
+        await expect(analyzeFairness({target, draft, items: items.filter((item) => item.language === "ja"), maxTokens: 4})).rejects.toThrow(
+            /one language \("ja"\)/
+        );
         const mistagged = items.map((item) => (item.id === "ja-2" ? {...item, language: "jp"} : item));
         await expect(analyzeFairness({target, draft, items: mistagged, maxTokens: 4})).rejects.toThrow(UnknownLanguageError);
         await expect(analyzeFairness({target, draft, items: mistagged, maxTokens: 4})).rejects.toThrow(/item ja-2: language: "jp"/);
         const untagged = items.map((item) => (item.id === "en-1" ? {...item, language: undefined} : item));
-        await expect(analyzeFairness({target, draft, items: untagged, by: "language", maxTokens: 4})).rejects.toThrow(/en-1 has no language/);
+        await expect(analyzeFairness({target, draft, items: untagged, by: "language", maxTokens: 4})).rejects.toThrow(
+            /en-1 has no language/
+        );
         await expect(analyzeFairness({target, draft, items, gamma: 0})).rejects.toThrow(InvalidInputError);
         await expect(loadFairnessBattery("mgsm:de@2,mgsm:xx@2", batteryFixtureDirectory)).rejects.toThrow(UnknownLanguageError);
     });

@@ -50,35 +50,61 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
     const maxTokens = options.maxTokens ?? 32;
     const sampling = options.sampling ?? {temperature: 0, topK: 0, topP: 1, minP: 0};
     const seed = options.seed ?? 0;
-    if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "--gamma");
+    if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64)
+        throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "--gamma");
     const settings = {
-        gamma, maxTokens, stop: options.stop ?? [], temperature: sampling.temperature,
+        gamma,
+        maxTokens,
+        stop: options.stop ?? [],
+        temperature: sampling.temperature,
         distributionTemperature: sampling.temperature > 0 ? sampling.temperature : 1,
-        seed, resamples: options.resamples ?? 2000, confidence: options.confidence ?? 0.95
+        seed,
+        resamples: options.resamples ?? 2000,
+        confidence: options.confidence ?? 0.95
     };
 
     const order: Array<{item: BatteryItem; group: string}> = [];
     for (let round = 0; order.length < options.items.length; round++)
-        for (const group of groups)
-            if (round < group.items.length) order.push({item: group.items[round], group: group.name});
+        for (const group of groups) if (round < group.items.length) order.push({item: group.items[round], group: group.name});
 
     // One untimed pass, so loading and first-allocation costs land on no group.
-    await measureFairnessItem(options.target, options.draft, order[0].item, order[0].group, {gamma, maxTokens: Math.min(maxTokens, 4), stop: settings.stop, sampling, seed, distributionTemperature: settings.distributionTemperature});
+    await measureFairnessItem(options.target, options.draft, order[0].item, order[0].group, {
+        gamma,
+        maxTokens: Math.min(maxTokens, 4),
+        stop: settings.stop,
+        sampling,
+        seed,
+        distributionTemperature: settings.distributionTemperature
+    });
     const records: FairnessItemRecord[] = [];
     const baseline = new GenerationTelemetry();
     const speculative = new GenerationTelemetry();
     for (const [index, {item, group}] of order.entries()) {
         const measured = await measureFairnessItem(options.target, options.draft, item, group, {
-            gamma, maxTokens, stop: settings.stop, sampling, seed: seed + index, distributionTemperature: settings.distributionTemperature
+            gamma,
+            maxTokens,
+            stop: settings.stop,
+            sampling,
+            seed: seed + index,
+            distributionTemperature: settings.distributionTemperature
         });
         records.push(measured.record);
         baseline.merge(measured.baseline);
         speculative.merge(measured.speculative);
         options.onProgress?.(index + 1, order.length, item.id);
     }
-    const analysis = summarizeFairness({by, groupNames: groups.map((group) => group.name), records, costCurve: pooledCostCurve(baseline, speculative, gamma), settings});
+    const analysis = summarizeFairness({
+        by,
+        groupNames: groups.map((group) => group.name),
+        records,
+        costCurve: pooledCostCurve(baseline, speculative, gamma),
+        settings
+    });
     if (options.equalize === undefined) return analysis;
-    return {...analysis, equalize: await equalizeGamma({...options.equalize, target: options.target, draft: options.draft, order, analysis, sampling})};
+    return {
+        ...analysis,
+        equalize: await equalizeGamma({...options.equalize, target: options.target, draft: options.draft, order, analysis, sampling})
+    };
 }
 
 /** t_T(1) from the target-only runs, t_T(γ+1) and t_D from the speculative ones; null if any is unmeasured. */

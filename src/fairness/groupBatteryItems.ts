@@ -26,7 +26,10 @@ export function groupBatteryItems(items: readonly BatteryItem[], by: FairnessGro
         groups.set(key, group);
     }
     if (groups.size < 2)
-        throw new SingleGroupError(`every item falls in one ${by} ("${[...groups.keys()][0]}"); a fairness analysis compares at least two groups`, "--by");
+        throw new SingleGroupError(
+            `every item falls in one ${by} ("${[...groups.keys()][0]}"); a fairness analysis compares at least two groups`,
+            "--by"
+        );
     return [...groups].map(([name, groupItems]) => ({name, items: groupItems}));
 }
 

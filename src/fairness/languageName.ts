@@ -14,6 +14,7 @@ export function languageName(tag: string, field = "language"): string {
     } catch {
         name = undefined;
     }
-    if (name === undefined) throw new UnknownLanguageError(tag, `"${tag}" is not a known language tag (BCP 47, e.g. en, ja, zh-Hant)`, field);
+    if (name === undefined)
+        throw new UnknownLanguageError(tag, `"${tag}" is not a known language tag (BCP 47, e.g. en, ja, zh-Hant)`, field);
     return name;
 }

@@ -12,7 +12,11 @@ export async function loadFairnessBattery(spec: string, dataDirectory = defaultD
     for (const entry of spec.split(",").map((part) => part.trim())) {
         const match = /^mgsm:([^@]+)(?:@\d+)?$/.exec(entry);
         if (match != null && !(mgsmLanguages as readonly string[]).includes(match[1]))
-            throw new UnknownLanguageError(match[1], `MGSM has no language "${match[1]}"; shipped: ${mgsmLanguages.join(", ")}`, "--battery");
+            throw new UnknownLanguageError(
+                match[1],
+                `MGSM has no language "${match[1]}"; shipped: ${mgsmLanguages.join(", ")}`,
+                "--battery"
+            );
     }
     return loadBattery(spec, dataDirectory);
 }

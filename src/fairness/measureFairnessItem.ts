@@ -31,27 +31,42 @@ export interface ItemMeasurement {
  * target's own output, which is a sample of the task as the target serves it. Prompts too long for
  * the context lose tokens from the left, so the end of the question survives.
  */
-export async function measureFairnessItem(target: ModelBackend, draft: ModelBackend, item: BatteryItem, group: string, options: ItemMeasurementOptions): Promise<ItemMeasurement> {
+export async function measureFairnessItem(
+    target: ModelBackend,
+    draft: ModelBackend,
+    item: BatteryItem,
+    group: string,
+    options: ItemMeasurementOptions
+): Promise<ItemMeasurement> {
     const contextSize = Math.min(target.contextSize, draft.contextSize);
     const text = item.prompt ?? renderMessagesAsText(item.messages ?? []);
     const promptTokens = target.tokenize(text);
     // BOS, the prompt, every generated token and the final pending token must fit.
     const runBudget = contextSize - options.maxTokens - 2;
-    if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
+    if (runBudget < 1)
+        throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
     const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
-    const generation = {policy: {kind: "strict" as const}, sampling: options.sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed};
+    const generation = {
+        policy: {kind: "strict" as const},
+        sampling: options.sampling,
+        maxTokens: options.maxTokens,
+        stop: options.stop ?? [],
+        seed: options.seed
+    };
     const baseline = await generate(target, undefined, runPrompt, {...generation, gamma: 0});
     const speculative = await generate(target, draft, runPrompt, {...generation, gamma: options.gamma});
 
     const isReference = item.reference !== undefined && item.reference !== "";
-    const continuation = isReference
-        ? target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens)
-        : baseline.tokens;
+    const continuation = isReference ? target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens) : baseline.tokens;
     const bos = target.bosToken == null ? [] : [target.bosToken];
     const contextBudget = contextSize - continuation.length - bos.length;
     const forcedPrompt = promptTokens.slice(Math.max(0, promptTokens.length - contextBudget));
     const divergences = await teacherForcedSums(target, draft, {
-        context: [...bos, ...forcedPrompt], continuation, isReference, temperature: options.distributionTemperature, gamma: options.gamma
+        context: [...bos, ...forcedPrompt],
+        continuation,
+        isReference,
+        temperature: options.distributionTemperature,
+        gamma: options.gamma
     });
 
     const decodeMilliseconds = (telemetry: GenerationTelemetry) => telemetry.time.total - telemetry.time.prompt;
@@ -70,8 +85,12 @@ export async function measureFairnessItem(target: ModelBackend, draft: ModelBack
                 drafts: speculative.telemetry.drafts,
                 draftTokens: speculative.telemetry.draftTokens,
                 acceptedTokens: speculative.telemetry.acceptedTokens,
-                identical: baseline.tokens.length === speculative.tokens.length && baseline.tokens.every((token, index) => token === speculative.tokens[index]),
-                baselineDigest: createHash("sha256").update(Buffer.from(Int32Array.from(baseline.tokens).buffer)).digest("hex")
+                identical:
+                    baseline.tokens.length === speculative.tokens.length &&
+                    baseline.tokens.every((token, index) => token === speculative.tokens[index]),
+                baselineDigest: createHash("sha256")
+                    .update(Buffer.from(Int32Array.from(baseline.tokens).buffer))
+                    .digest("hex")
             }
         },
         baseline: baseline.telemetry,

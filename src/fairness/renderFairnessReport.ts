@@ -24,24 +24,24 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
     const lines = [
         "# Speculative decoding fairness report",
         "",
-        `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\` grouped by **${analysis.by}** `
-            + `(${analysis.groups.length} groups, ${analysis.items.length} items). Strict verification, γ = ${settings.gamma}, `
-            + `temperature ${settings.temperature}, up to ${settings.maxTokens} tokens per item; distributions at temperature ${settings.distributionTemperature}; `
-            + `${percent}% percentile-bootstrap intervals from ${settings.resamples} resamples of items within each group (seed ${settings.seed}).`,
+        `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\` grouped by **${analysis.by}** ` +
+            `(${analysis.groups.length} groups, ${analysis.items.length} items). Strict verification, γ = ${settings.gamma}, ` +
+            `temperature ${settings.temperature}, up to ${settings.maxTokens} tokens per item; distributions at temperature ${settings.distributionTemperature}; ` +
+            `${percent}% percentile-bootstrap intervals from ${settings.resamples} resamples of items within each group (seed ${settings.seed}).`,
         "",
         "## Summary",
         "",
-        `- **Unfairness U = ${interval(across.unfairness, 4)}** (nats²). Best-served ${analysis.by}: **${across.bestServedGroup}** `
-            + `(D_min = ${fixed(across.minimumCrossEntropy)}); worst-served: **${across.worstServedGroup}**.`,
-        `- **Speed-up spread**: fastest ${across.speedup.fastestGroup}, slowest ${across.speedup.slowestGroup}; `
-            + `max/min ratio ${fixed(across.speedup.maxMinRatio, 2)}, variance ${fixed(across.speedup.variance, 4)}.`,
+        `- **Unfairness U = ${interval(across.unfairness, 4)}** (nats²). Best-served ${analysis.by}: **${across.bestServedGroup}** ` +
+            `(D_min = ${fixed(across.minimumCrossEntropy)}); worst-served: **${across.worstServedGroup}**.`,
+        `- **Speed-up spread**: fastest ${across.speedup.fastestGroup}, slowest ${across.speedup.slowestGroup}; ` +
+            `max/min ratio ${fixed(across.speedup.maxMinRatio, 2)}, variance ${fixed(across.speedup.variance, 4)}.`,
         `- Variance of measured α_T across groups ${fixed(across.acceptanceVariance, 4)} (analytic α: ${fixed(across.analyticAlphaVariance, 4)}).`,
-        `- Spearman ρ(drafter fitness, measured α): ${rho(across.fitnessAlphaSpearman.groups)} across groups, `
-            + `${rho(across.fitnessAlphaSpearman.items)} across items; ρ(D_T, α): ${rho(across.divergenceAlphaSpearman)} across groups.`,
+        `- Spearman ρ(drafter fitness, measured α): ${rho(across.fitnessAlphaSpearman.groups)} across groups, ` +
+            `${rho(across.fitnessAlphaSpearman.items)} across items; ρ(D_T, α): ${rho(across.divergenceAlphaSpearman)} across groups.`,
         across.costCurve == null
             ? "- Cost curve: not measured (no full-γ verification or zero timings), so neither the cost-curve S nor seed 003's S_T."
-            : `- Measured cost curve: t_target(1) = ${fixed(across.costCurve.targetTimeOne, 3)} ms, t_target(γ+1) = ${fixed(across.costCurve.targetTimeVerify, 3)} ms, `
-                + `t_draft = ${fixed(across.costCurve.draftTime, 3)} ms.`,
+            : `- Measured cost curve: t_target(1) = ${fixed(across.costCurve.targetTimeOne, 3)} ms, t_target(γ+1) = ${fixed(across.costCurve.targetTimeVerify, 3)} ms, ` +
+              `t_draft = ${fixed(across.costCurve.draftTime, 3)} ms.`,
         "",
         "## Per group",
         "",
@@ -49,39 +49,49 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ...analysis.groups.map((group) => {
             const {measured, distributions} = group;
-            return `| ${group.name} | ${group.items} | ${fixed(measured.acceptanceRate)} | ${fixed(measured.inferredAlpha)} | ${fixed(measured.meanAcceptanceLength, 2)} `
-                + `| ${interval(measured.speedup, 2, "×")} | ${times(measured.costCurveSpeedup)} | ${times(measured.seedSpeedup)} `
-                + `| ${fixed(distributions.alpha)} | ${fixed(distributions.argmaxAgreement)} | ${interval(distributions.crossEntropy)} | ${fixed(distributions.kl)} | ${fixed(distributions.tv)} `
-                + `| ${fixed(distributions.fitness)} | ${fixed(distributions.targetMisfit)} | ${fixed(distributions.fitnessGap)} |`;
+            return (
+                `| ${group.name} | ${group.items} | ${fixed(measured.acceptanceRate)} | ${fixed(measured.inferredAlpha)} | ${fixed(measured.meanAcceptanceLength, 2)} ` +
+                `| ${interval(measured.speedup, 2, "×")} | ${times(measured.costCurveSpeedup)} | ${times(measured.seedSpeedup)} ` +
+                `| ${fixed(distributions.alpha)} | ${fixed(distributions.argmaxAgreement)} | ${interval(distributions.crossEntropy)} | ${fixed(distributions.kl)} | ${fixed(distributions.tv)} ` +
+                `| ${fixed(distributions.fitness)} | ${fixed(distributions.targetMisfit)} | ${fixed(distributions.fitnessGap)} |`
+            );
         }),
         ""
     ];
     if (context.plots != null) {
-        lines.push("## Plots", "", `![Speed-up per ${analysis.by}](${context.plots.speedup})`, "", `![α vs D_T](${context.plots.scatter})`, "");
-        if (!context.plots.textRendered) lines.push("No TrueType font was found, so the PNGs carry no text; the SVGs beside them have every label.", "");
+        lines.push(
+            "## Plots",
+            "",
+            `![Speed-up per ${analysis.by}](${context.plots.speedup})`,
+            "",
+            `![α vs D_T](${context.plots.scatter})`,
+            ""
+        );
+        if (!context.plots.textRendered)
+            lines.push("No TrueType font was found, so the PNGs carry no text; the SVGs beside them have every label.", "");
     }
     if (analysis.equalize != null) lines.push(...renderEqualizeSection(analysis, analysis.equalize));
     lines.push(
         "## How to read this",
         "",
-        "- **Groups** are seed 003's tasks T. Each item runs twice on the same prompt and seed: target-only and speculative (strict, so the output is the target's). "
-            + "**Speed-up** is speculative over target-only tokens per second, pooled over the group's items; the interval resamples items. "
-            + "Overlapping intervals mean this battery cannot tell the groups apart.",
-        "- **α_T measured** is accepted / drafted tokens; **α̂** is the per-position acceptance that explains the accepted tokens per step; "
-            + "**cost-curve S (α̂)** = f_γ(α̂)·t_target(1) / (γ·t_draft + t_target(γ+1)) with the measured cost curve. A measured speed-up far below it means overhead, not acceptance, limits the group.",
-        "- **seed S_T** is seed 003's task speed-up, E_{s~T}[f_γ(α(s)) / (1 + γc)] (its eq. 4): f_γ of the teacher-forced analytic α(s) at every position, "
-            + "averaged, over 1 + γc with c = t_draft / t_target(1). It prices a verification like one target step and uses α of sampled drafts, "
-            + "so it is the seed's model of the group, not a prediction of this machine's speed-up; the cost-curve S is that.",
-        "- **Analytic α, D_T, KL, TV** come from teacher forcing: both models read prompt + reference (or, without one, the target's own output) and every position "
-            + "compares the target's next-token distribution p with the draft's q. α = E[Σ min(p, q)] is the acceptance of sampled drafts; at temperature 0 the measured α_T tracks the **argmax agreement** instead.",
-        "- **D_T** = E[−Σ p log q] is the cross-entropy of the draft against the target; lower is a better-served group. **U** = (1/m) Σ (D_T − D_min)² is 0 when every group is served like the best one; "
-            + "U is never negative and sampling noise alone makes it positive, so its interval rarely reaches 0: read disparity from D_T intervals that do not overlap, and U's size against its interval.",
-        "- **Drafter fitness** 1 − r_q, r_q = E[1 − q(reference token)], is how well the draft fits the data; **r_p** is the same for the target. "
-            + "Seed 003 Theorem 2 bounds |α − (1 − r_q)| by r_p, so with a well-fit target (small r_p) fitness predicts acceptance. "
-            + "A positive ρ(fitness, α) and a negative ρ(D_T, α) are the pattern the seed reports (ρ = 0.44 over MGSM items for Qwen2.5 0.5B/3B).",
-        "- **Caveats**: timings come from this machine under its load at the time; with few items or few groups, ρ and the max/min ratio are fragile. "
-            + `${truncated} item(s) had prompts cut from the left to fit the context; ${nonIdentical} item(s) produced a speculative output different from target-only `
-            + "(expected only at temperature > 0, where both are samples).",
+        "- **Groups** are seed 003's tasks T. Each item runs twice on the same prompt and seed: target-only and speculative (strict, so the output is the target's). " +
+            "**Speed-up** is speculative over target-only tokens per second, pooled over the group's items; the interval resamples items. " +
+            "Overlapping intervals mean this battery cannot tell the groups apart.",
+        "- **α_T measured** is accepted / drafted tokens; **α̂** is the per-position acceptance that explains the accepted tokens per step; " +
+            "**cost-curve S (α̂)** = f_γ(α̂)·t_target(1) / (γ·t_draft + t_target(γ+1)) with the measured cost curve. A measured speed-up far below it means overhead, not acceptance, limits the group.",
+        "- **seed S_T** is seed 003's task speed-up, E_{s~T}[f_γ(α(s)) / (1 + γc)] (its eq. 4): f_γ of the teacher-forced analytic α(s) at every position, " +
+            "averaged, over 1 + γc with c = t_draft / t_target(1). It prices a verification like one target step and uses α of sampled drafts, " +
+            "so it is the seed's model of the group, not a prediction of this machine's speed-up; the cost-curve S is that.",
+        "- **Analytic α, D_T, KL, TV** come from teacher forcing: both models read prompt + reference (or, without one, the target's own output) and every position " +
+            "compares the target's next-token distribution p with the draft's q. α = E[Σ min(p, q)] is the acceptance of sampled drafts; at temperature 0 the measured α_T tracks the **argmax agreement** instead.",
+        "- **D_T** = E[−Σ p log q] is the cross-entropy of the draft against the target; lower is a better-served group. **U** = (1/m) Σ (D_T − D_min)² is 0 when every group is served like the best one; " +
+            "U is never negative and sampling noise alone makes it positive, so its interval rarely reaches 0: read disparity from D_T intervals that do not overlap, and U's size against its interval.",
+        "- **Drafter fitness** 1 − r_q, r_q = E[1 − q(reference token)], is how well the draft fits the data; **r_p** is the same for the target. " +
+            "Seed 003 Theorem 2 bounds |α − (1 − r_q)| by r_p, so with a well-fit target (small r_p) fitness predicts acceptance. " +
+            "A positive ρ(fitness, α) and a negative ρ(D_T, α) are the pattern the seed reports (ρ = 0.44 over MGSM items for Qwen2.5 0.5B/3B).",
+        "- **Caveats**: timings come from this machine under its load at the time; with few items or few groups, ρ and the max/min ratio are fragile. " +
+            `${truncated} item(s) had prompts cut from the left to fit the context; ${nonIdentical} item(s) produced a speculative output different from target-only ` +
+            "(expected only at temperature > 0, where both are samples).",
         ""
     );
     return lines.join("\n");

@@ -29,8 +29,10 @@ describe("scdfGradientWeights", () => {
         });
         // The true gradient of U differs on the best task: raising D_min lowers U (the term s-CDF drops).
         const best = 1;
-        const trueSlope = (unfairness(divergences.map((value, index) => (index === best ? value + step : value)))
-            - unfairness(divergences.map((value, index) => (index === best ? value - step : value)))) / (2 * step);
+        const trueSlope =
+            (unfairness(divergences.map((value, index) => (index === best ? value + step : value))) -
+                unfairness(divergences.map((value, index) => (index === best ? value - step : value)))) /
+            (2 * step);
         expect(trueSlope).toBeLessThan(-0.1);
         expect(weights[best]).toBe(0);
     });

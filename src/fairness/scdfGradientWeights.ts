@@ -20,7 +20,8 @@ export interface ScdfWeights {
 export function scdfGradientWeights(divergences: readonly number[]): ScdfWeights {
     if (divergences.length < 2) throw new InvalidInputError(`needs at least two tasks, got ${divergences.length}`, "divergences");
     divergences.forEach((value, index) => {
-        if (!Number.isFinite(value) || value < 0) throw new InvalidInputError(`must be a finite non-negative cross-entropy, got ${value}`, `divergences.${index}`);
+        if (!Number.isFinite(value) || value < 0)
+            throw new InvalidInputError(`must be a finite non-negative cross-entropy, got ${value}`, `divergences.${index}`);
     });
     const floor = Math.min(...divergences);
     const excess = divergences.map((value) => value - floor);

@@ -9,10 +9,21 @@ function record(id: string, group: string, rows: readonly (readonly [number[], n
     const divergences = emptyDivergenceSums();
     for (const [p, q] of rows) addPosition(divergences, p, q, gamma);
     return {
-        id, group, continuation: "target-output", truncatedPromptTokens: 0, divergences,
+        id,
+        group,
+        continuation: "target-output",
+        truncatedPromptTokens: 0,
+        divergences,
         run: {
-            baselineTokens: 10, baselineMilliseconds: 100, speculativeTokens: 10, speculativeMilliseconds: 50,
-            drafts: 4, draftTokens: 16, acceptedTokens: 8, identical: true, baselineDigest: "0"
+            baselineTokens: 10,
+            baselineMilliseconds: 100,
+            speculativeTokens: 10,
+            speculativeMilliseconds: 50,
+            drafts: 4,
+            draftTokens: 16,
+            acceptedTokens: 8,
+            identical: true,
+            baselineDigest: "0"
         }
     };
 }
@@ -21,9 +32,34 @@ describe("summarizeFairness", () => {
     it("reports seed 003's S_T = E[f_γ(α(s))]/(1 + γc) beside the cost-curve prediction, each as defined", () => {
         const gamma = 4;
         // α(s) = 0.5 at one position and 0.9 at the other: f_4(0.5) = 1.9375, f_4(0.9) = 4.0951, mean 3.0163.
-        const records = [record("a", "x", [[[0.5, 0.5], [1, 0]], [[0.9, 0.1], [1, 0]]], gamma)];
+        const records = [
+            record(
+                "a",
+                "x",
+                [
+                    [
+                        [0.5, 0.5],
+                        [1, 0]
+                    ],
+                    [
+                        [0.9, 0.1],
+                        [1, 0]
+                    ]
+                ],
+                gamma
+            )
+        ];
         const costCurve = {targetTimeOne: 10, targetTimeVerify: 14, draftTime: 1};
-        const settings = {gamma, maxTokens: 16, stop: [], temperature: 1, distributionTemperature: 1, seed: 1, resamples: 50, confidence: 0.95};
+        const settings = {
+            gamma,
+            maxTokens: 16,
+            stop: [],
+            temperature: 1,
+            distributionTemperature: 1,
+            seed: 1,
+            resamples: 50,
+            confidence: 0.95
+        };
         const [group] = summarizeFairness({by: "task", groupNames: ["x"], records, costCurve, settings}).groups;
         // c = t_D / t_T(1) = 0.1, 1 + γc = 1.4: S_T = 3.0163 / 1.4 = 2.154500.
         expect(group.measured.seedSpeedup).toBeCloseTo(3.0163 / 1.4, 10);

@@ -29,8 +29,13 @@ export function summarizeFairness(input: {
         if (mergeDivergenceSums(stratum.map((record) => record.divergences)).positions === 0)
             throw new InvalidInputError(`group "${input.groupNames[index]}" has no continuation tokens to score`, "records");
     });
-    const bootstrapOptions = (offset: number) => ({seed: settings.seed + offset, resamples: settings.resamples, confidence: settings.confidence});
-    const crossEntropyOf = (records: readonly FairnessItemRecord[]) => meanDivergences(mergeDivergenceSums(records.map((record) => record.divergences))).crossEntropy;
+    const bootstrapOptions = (offset: number) => ({
+        seed: settings.seed + offset,
+        resamples: settings.resamples,
+        confidence: settings.confidence
+    });
+    const crossEntropyOf = (records: readonly FairnessItemRecord[]) =>
+        meanDivergences(mergeDivergenceSums(records.map((record) => record.divergences))).crossEntropy;
 
     const groups = strata.map((records, index): FairnessGroupResult => {
         const means = meanDivergences(mergeDivergenceSums(records.map((record) => record.divergences)));
@@ -50,14 +55,21 @@ export function summarizeFairness(input: {
                 speculativeTokensPerSecond: rate(run.speculativeTokens, run.speculativeMilliseconds),
                 speedup: stratifiedBootstrap([records], ([drawn]) => speedupOf(drawn), bootstrapOptions(1 + index)),
                 costCurveSpeedup: input.costCurve == null ? null : speedupFromCostCurve(inferredAlpha, settings.gamma, input.costCurve),
-                seedSpeedup: input.costCurve == null ? null : means.tokensPerStep / (1 + settings.gamma * input.costCurve.draftTime / input.costCurve.targetTimeOne),
+                seedSpeedup:
+                    input.costCurve == null
+                        ? null
+                        : means.tokensPerStep / (1 + (settings.gamma * input.costCurve.draftTime) / input.costCurve.targetTimeOne),
                 identicalShare: records.filter((record) => record.run.identical).length / records.length
             },
             distributions: {
                 positions: means.positions,
                 alpha: means.alpha,
                 argmaxAgreement: means.argmaxAgreement,
-                crossEntropy: stratifiedBootstrap([records], ([drawn]) => crossEntropyOf(drawn), bootstrapOptions(1 + strata.length + index)),
+                crossEntropy: stratifiedBootstrap(
+                    [records],
+                    ([drawn]) => crossEntropyOf(drawn),
+                    bootstrapOptions(1 + strata.length + index)
+                ),
                 kl: means.kl,
                 tv: means.tv,
                 fitness: means.fitness,
@@ -92,10 +104,14 @@ export function summarizeFairness(input: {
             acceptanceVariance: populationVariance(acceptances),
             analyticAlphaVariance: populationVariance(groups.map((group) => group.distributions.alpha)),
             fitnessAlphaSpearman: {
-                groups: definedSpearman(fitted.map((group) => group.distributions.fitness!), fitted.map((group) => group.measured.acceptanceRate)),
+                groups: definedSpearman(
+                    fitted.map((group) => group.distributions.fitness!),
+                    fitted.map((group) => group.measured.acceptanceRate)
+                ),
                 items: definedSpearman(
                     fittedItems.map((record) => 1 - record.divergences.draftDataTv / record.divergences.dataPositions),
-                    fittedItems.map((record) => record.run.acceptedTokens / record.run.draftTokens))
+                    fittedItems.map((record) => record.run.acceptedTokens / record.run.draftTokens)
+                )
             },
             divergenceAlphaSpearman: definedSpearman(crossEntropies, acceptances),
             costCurve: input.costCurve
@@ -105,9 +121,16 @@ export function summarizeFairness(input: {
 }
 
 function sumRuns(records: readonly FairnessItemRecord[]) {
-    const total = {baselineTokens: 0, baselineMilliseconds: 0, speculativeTokens: 0, speculativeMilliseconds: 0, drafts: 0, draftTokens: 0, acceptedTokens: 0};
-    for (const {run} of records)
-        for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += run[key];
+    const total = {
+        baselineTokens: 0,
+        baselineMilliseconds: 0,
+        speculativeTokens: 0,
+        speculativeMilliseconds: 0,
+        drafts: 0,
+        draftTokens: 0,
+        acceptedTokens: 0
+    };
+    for (const {run} of records) for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += run[key];
     return total;
 }
 

@@ -31,7 +31,10 @@ export async function svgToPng(svg: string, scale = 2): Promise<RenderedPng> {
     const loaded = await font;
     const renderer = new Resvg(svg, {
         fitTo: {mode: "zoom", value: scale},
-        font: loaded == null ? {fontBuffers: []} : {fontBuffers: [loaded.buffer], defaultFontFamily: loaded.family, sansSerifFamily: loaded.family}
+        font:
+            loaded == null
+                ? {fontBuffers: []}
+                : {fontBuffers: [loaded.buffer], defaultFontFamily: loaded.family, sansSerifFamily: loaded.family}
     });
     try {
         const image = renderer.render();

@@ -22,7 +22,11 @@ export interface TeacherForcingInput {
  * continuation token: the prefixes s are those of the continuation, as in E_{s~T} of seed 003.
  * Full-support rows (no top-k/top-p) so D_T and KL measure the models, not a sampler's truncation.
  */
-export async function teacherForcedSums(fullTarget: ModelBackend, fullDraft: ModelBackend, input: TeacherForcingInput): Promise<DivergenceSums> {
+export async function teacherForcedSums(
+    fullTarget: ModelBackend,
+    fullDraft: ModelBackend,
+    input: TeacherForcingInput
+): Promise<DivergenceSums> {
     // Over the ids both models have, as the engine runs a pair whose vocabularies differ in length.
     const shared = Math.min(fullTarget.vocabularySize, fullDraft.vocabularySize);
     const target = restrictVocabulary(fullTarget, shared);
@@ -32,7 +36,10 @@ export async function teacherForcedSums(fullTarget: ModelBackend, fullDraft: Mod
     const tokens = [...input.context, ...input.continuation];
     // Logits at index i predict tokens[i + 1]: the last context token predicts the first continuation token.
     const positions = input.continuation.map((_token, index) => input.context.length - 1 + index);
-    const [targetRows, draftRows] = await Promise.all([evaluateOnce(target, tokens, {positions}), evaluateOnce(draft, tokens, {positions})]);
+    const [targetRows, draftRows] = await Promise.all([
+        evaluateOnce(target, tokens, {positions}),
+        evaluateOnce(draft, tokens, {positions})
+    ]);
     const sampling = {temperature: input.temperature, topK: 0, topP: 1, minP: 0};
     const p = new Float64Array(target.vocabularySize);
     const q = new Float64Array(draft.vocabularySize);

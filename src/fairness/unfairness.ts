@@ -7,7 +7,8 @@ import {InvalidInputError} from "../errors.js";
 export function unfairness(divergences: readonly number[]): number {
     if (divergences.length === 0) throw new InvalidInputError("needs at least one task", "divergences");
     divergences.forEach((value, index) => {
-        if (Number.isNaN(value) || value < 0) throw new InvalidInputError(`must be a non-negative cross-entropy, got ${value}`, `divergences.${index}`);
+        if (Number.isNaN(value) || value < 0)
+            throw new InvalidInputError(`must be a non-negative cross-entropy, got ${value}`, `divergences.${index}`);
     });
     const minimum = Math.min(...divergences);
     // An infinite D_min means every task is infinitely misfit: no excess to measure.

@@ -19,7 +19,14 @@ let analysis: FairnessAnalysis;
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-fairness-plots-"));
     const {target, draft} = skewedBigramPair(5);
-    analysis = await analyzeFairness({target, draft, items: await loadJsonlBattery(twoLanguageBattery), gamma: 3, maxTokens: 6, resamples: 100});
+    analysis = await analyzeFairness({
+        target,
+        draft,
+        items: await loadJsonlBattery(twoLanguageBattery),
+        gamma: 3,
+        maxTokens: 6,
+        resamples: 100
+    });
 });
 afterAll(async () => {
     await rm(directory, {recursive: true, force: true});

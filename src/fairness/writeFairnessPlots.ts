@@ -17,7 +17,10 @@ export async function writeFairnessPlots(analysis: FairnessAnalysis, directory: 
     await mkdir(directory, {recursive: true});
     const files: string[] = [];
     let textRendered = true;
-    for (const [name, svg] of [["speedup", renderSpeedupChart(analysis)], ["alpha-vs-divergence", renderAlphaDivergenceScatter(analysis)]] as const) {
+    for (const [name, svg] of [
+        ["speedup", renderSpeedupChart(analysis)],
+        ["alpha-vs-divergence", renderAlphaDivergenceScatter(analysis)]
+    ] as const) {
         const rendered = await svgToPng(svg);
         textRendered &&= rendered.textRendered;
         await writeFileAtomic(join(directory, `${name}.svg`), svg);

@@ -9,9 +9,12 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
     if (Array.isArray(value)) return value.map(sortKeys);
     if (value !== null && typeof value === "object") {
-        return Object.fromEntries(Object.keys(value).sort()
-            .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-            .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]));
+        return Object.fromEntries(
+            Object.keys(value)
+                .sort()
+                .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+                .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])])
+        );
     }
     return value;
 }

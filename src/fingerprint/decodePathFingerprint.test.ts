@@ -21,7 +21,11 @@ afterAll(async () => {
 
 function embedded(draft: string, gamma: number, parameterOrder: "ab" | "ba" = "ab"): DecodePathDescription {
     const sampler = parameterOrder === "ab" ? {topK: 0, topP: 1} : {topP: 1, topK: 0};
-    return {kind: "embedded", parameters: {policy: {kind: "strict"}, gamma, sampler}, files: {target: join(directory, "target.gguf"), draft: join(directory, draft)}};
+    return {
+        kind: "embedded",
+        parameters: {policy: {kind: "strict"}, gamma, sampler},
+        files: {target: join(directory, "target.gguf"), draft: join(directory, draft)}
+    };
 }
 
 describe("decodePathFingerprint", () => {
@@ -73,11 +77,13 @@ describe("decodePathFingerprint", () => {
         const onGpu = await decodePathFingerprint({...embedded("draft.gguf", 4), backend: "native", gpu});
         const onCpu = await decodePathFingerprint({...embedded("draft.gguf", 4), backend: "native"});
         expect(onGpu.inputs.engine?.gpu).toEqual(gpu);
-        expect(onGpu.inputs.engine?.nativeBinary?.path ?? "native/build/vulkan/specgate_native.node").toBe("native/build/vulkan/specgate_native.node");
+        expect(onGpu.inputs.engine?.nativeBinary?.path ?? "native/build/vulkan/specgate_native.node").toBe(
+            "native/build/vulkan/specgate_native.node"
+        );
         expect(onGpu.fingerprint).not.toBe(onCpu.fingerprint);
     });
 
     it("canonicalises JSON", () => {
-        expect(canonicalJson({b: 1, a: {d: [2, {f: 1, e: 0}], c: undefined}})).toBe("{\"a\":{\"d\":[2,{\"e\":0,\"f\":1}]},\"b\":1}");
+        expect(canonicalJson({b: 1, a: {d: [2, {f: 1, e: 0}], c: undefined}})).toBe('{"a":{"d":[2,{"e":0,"f":1}]},"b":1}');
     });
 });

@@ -35,7 +35,10 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", ".
  * Hashing the binary closes seed 002's admitted gap: a kernel change with an unchanged config
  * changes the fingerprint.
  */
-export async function engineIdentity(backend: "native" | "node-llama-cpp" = "node-llama-cpp", gpu?: EngineIdentity["gpu"]): Promise<EngineIdentity> {
+export async function engineIdentity(
+    backend: "native" | "node-llama-cpp" = "node-llama-cpp",
+    gpu?: EngineIdentity["gpu"]
+): Promise<EngineIdentity> {
     const specgate = JSON.parse(await readFile(join(repositoryRoot, "package.json"), "utf8")) as {version: string};
     const require = createRequire(join(repositoryRoot, "package.json"));
     let nodeLlamaCppVersion: string | null = null;
@@ -49,14 +52,18 @@ export async function engineIdentity(backend: "native" | "node-llama-cpp" = "nod
         const binary = join(repositoryRoot, "native", "build", ...(gpu === undefined ? [] : [gpu.build]), "specgate_native.node");
         const sha256 = existsSync(binary) ? await hashFile(binary) : null;
         return {
-            specgateVersion: specgate.version, nodeLlamaCppVersion, backend,
-            nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256}, platform: target,
+            specgateVersion: specgate.version,
+            nodeLlamaCppVersion,
+            backend,
+            nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256},
+            platform: target,
             ...(gpu === undefined ? {} : {gpu: {build: gpu.build, device: gpu.device}})
         };
     }
     const candidates = [
         ...(packageDirectory === null ? [] : [join(packageDirectory, "llama", "localBuilds", target, "Release", "llama-addon.node")]),
-        ...[packageDirectoryOf(require, `@node-llama-cpp/${target}`)].filter((directory) => directory !== null)
+        ...[packageDirectoryOf(require, `@node-llama-cpp/${target}`)]
+            .filter((directory) => directory !== null)
             .map((directory) => join(directory, "bins", target, "llama-addon.node"))
     ];
     let nativeBinary: EngineIdentity["nativeBinary"] = null;

@@ -17,13 +17,19 @@ export async function hashFile(path: string): Promise<string> {
     try {
         info = await stat(absolute);
     } catch (error) {
-        throw new InvalidInputError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, "fingerprint");
+        throw new InvalidInputError(
+            `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            "fingerprint"
+        );
     }
     const cached = cache.get(absolute);
     if (cached !== undefined && cached.size === info.size && cached.modified === info.mtimeMs) return cached.digest;
     const digest = new Promise<string>((resolveDigest, reject) => {
         const hash = createHash("sha256");
-        createReadStream(absolute).on("data", (chunk) => hash.update(chunk)).on("error", reject).on("end", () => resolveDigest(hash.digest("hex")));
+        createReadStream(absolute)
+            .on("data", (chunk) => hash.update(chunk))
+            .on("error", reject)
+            .on("end", () => resolveDigest(hash.digest("hex")));
     });
     cache.set(absolute, {size: info.size, modified: info.mtimeMs, digest});
     digest.catch(() => cache.delete(absolute));

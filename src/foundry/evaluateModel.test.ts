@@ -14,17 +14,22 @@ import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 
 vi.setConfig(modelTestTimeouts);
 
-const item = (task: CorpusTestItem["task"], prompt: string, reference: string): CorpusTestItem =>
-    ({id: "x-en", task, language: "en", prompt, reference});
+const item = (task: CorpusTestItem["task"], prompt: string, reference: string): CorpusTestItem => ({
+    id: "x-en",
+    task,
+    language: "en",
+    prompt,
+    reference
+});
 
 describe("scoreCorpusItem", () => {
     it("applies each task's scorer", () => {
         const arithmetic = item("arithmetic", "Question: Sam has 7 balls. He buys 8 more.\nAnswer:", "15");
         expect(scoreCorpusItem(arithmetic, " 7 + 8 = 15\n#### 15")).toBe(true);
         expect(scoreCorpusItem(arithmetic, " 7 + 8 = 15\n#### 14")).toBe(false);
-        const call = item("tool-call", "Request: Set a timer for 5 minutes.\nCall:", "{\"name\":\"set_timer\",\"arguments\":{\"minutes\":5}}");
-        expect(scoreCorpusItem(call, " {\"name\":\"set_timer\",\"arguments\":{\"minutes\":5}}\nRequest: more")).toBe(true);
-        expect(scoreCorpusItem(call, " {\"name\":\"set_timer\",\"arguments\":{\"minutes\":50}}")).toBe(false);
+        const call = item("tool-call", "Request: Set a timer for 5 minutes.\nCall:", '{"name":"set_timer","arguments":{"minutes":5}}');
+        expect(scoreCorpusItem(call, ' {"name":"set_timer","arguments":{"minutes":5}}\nRequest: more')).toBe(true);
+        expect(scoreCorpusItem(call, ' {"name":"set_timer","arguments":{"minutes":50}}')).toBe(false);
         const choice = item("multiple-choice", "Question: Which is a fruit?\nA) bus\nB) pear\nC) fox\nD) pea\nAnswer:", "B");
         expect(scoreCorpusItem(choice, " B")).toBe(true);
         expect(scoreCorpusItem(choice, " C")).toBe(false);
@@ -45,11 +50,21 @@ describe("evaluateModel on a tiny random GGUF", () => {
     let sharp: NodeLlamaCppBackend;
     beforeAll(async () => {
         directory = await mkdtemp(join(tmpdir(), "specgate-evaluate-"));
-        await writeCorpus(join(directory, "corpus"), {seed: 4, samples: 300, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: 1});
+        await writeCorpus(join(directory, "corpus"), {
+            seed: 4,
+            samples: 300,
+            mixture: corpusMixturePresets["balanced"],
+            testProblemsPerTask: 1
+        });
         const config = shapeConfig({embeddingLength: 32, blockCount: 1, headCount: 2, feedForwardLength: 64}, 256);
         await writeLlamaGguf(join(directory, "tiny.gguf"), config, initializeLlamaWeights(config, {seed: 8}), new ByteTokenizer());
         model = await NodeLlamaCppBackend.load(join(directory, "tiny.gguf"), {threads: 1});
-        await writeLlamaGguf(join(directory, "sharp.gguf"), config, initializeLlamaWeights(config, {seed: 8, standardDeviation: 0.5}), new ByteTokenizer());
+        await writeLlamaGguf(
+            join(directory, "sharp.gguf"),
+            config,
+            initializeLlamaWeights(config, {seed: 8, standardDeviation: 0.5}),
+            new ByteTokenizer()
+        );
         sharp = await NodeLlamaCppBackend.load(join(directory, "sharp.gguf"), {threads: 1});
     });
     afterAll(async () => {
@@ -61,7 +76,17 @@ describe("evaluateModel on a tiny random GGUF", () => {
     it("scores every task × language of the test split and measures validation loss near ln 260 for random weights", async () => {
         const evaluation = await evaluateModel(model, {corpus: join(directory, "corpus"), validationDocumentsPerCell: 2, maxTokens: 8});
         const cells = evaluation.cells.map((cell) => `${cell.task}/${cell.language}`);
-        expect(cells).toEqual(expect.arrayContaining(["arithmetic/en", "arithmetic/ja", "tool-call/de", "multiple-choice/en", "safety/en", "story/en", "copy/en"]));
+        expect(cells).toEqual(
+            expect.arrayContaining([
+                "arithmetic/en",
+                "arithmetic/ja",
+                "tool-call/de",
+                "multiple-choice/en",
+                "safety/en",
+                "story/en",
+                "copy/en"
+            ])
+        );
         for (const cell of evaluation.cells) {
             expect(cell.items).toBe(1);
             if (cell.task === "story") expect(cell.accuracy).toBeNull();
@@ -76,13 +101,20 @@ describe("evaluateModel on a tiny random GGUF", () => {
         for (const cell of evaluation.cells) {
             const wrong = cell.accuracy === null ? 0 : cell.items - cell.correct;
             expect(cell.errors, `${cell.task}/${cell.language}`).toHaveLength(Math.min(3, wrong));
-            for (const error of cell.errors ?? []) expect(error.prompt.length > 0 && typeof error.output === "string" && error.reference.length > 0).toBe(true);
+            for (const error of cell.errors ?? [])
+                expect(error.prompt.length > 0 && typeof error.output === "string" && error.reference.length > 0).toBe(true);
         }
         expect(evaluation.cells.some((cell) => (cell.errors ?? []).length > 0)).toBe(true);
     });
 
     it("measures acceptance with a draft: a model drafting for itself is always accepted", async () => {
-        const evaluation = await evaluateModel(sharp, {corpus: join(directory, "corpus"), draft: sharp, validationDocumentsPerCell: 0, maxTokens: 8, itemsPerCell: 1});
+        const evaluation = await evaluateModel(sharp, {
+            corpus: join(directory, "corpus"),
+            draft: sharp,
+            validationDocumentsPerCell: 0,
+            maxTokens: 8,
+            itemsPerCell: 1
+        });
         expect(evaluation.acceptance?.overall).toBe(1);
         expect(evaluation.acceptance?.byLanguage.ja).toBe(1);
         expect(evaluation.speculativeMatchesTarget).toBe(true);
@@ -91,8 +123,15 @@ describe("evaluateModel on a tiny random GGUF", () => {
 
     it("compares languages on the tasks rendered in every language only", async () => {
         // A random draft against the sharp model: acceptance differs by cell, so which cells enter a language's rate shows.
-        const evaluation = await evaluateModel(sharp, {corpus: join(directory, "corpus"), draft: model, validationDocumentsPerCell: 0, maxTokens: 8, itemsPerCell: 1});
-        const rate = (cells: typeof evaluation.cells) => cells.reduce((sum, cell) => sum + cell.accepted!, 0) / cells.reduce((sum, cell) => sum + cell.drafted!, 0);
+        const evaluation = await evaluateModel(sharp, {
+            corpus: join(directory, "corpus"),
+            draft: model,
+            validationDocumentsPerCell: 0,
+            maxTokens: 8,
+            itemsPerCell: 1
+        });
+        const rate = (cells: typeof evaluation.cells) =>
+            cells.reduce((sum, cell) => sum + cell.accepted!, 0) / cells.reduce((sum, cell) => sum + cell.drafted!, 0);
         const parallel = ["arithmetic", "tool-call"];
         const english = evaluation.cells.filter((cell) => cell.language === "en");
         expect(english.some((cell) => !parallel.includes(cell.task))).toBe(true);

@@ -80,7 +80,12 @@ export async function readCorpusTestItems(path: string): Promise<CorpusTestItem[
         } catch (error) {
             throw new MalformedRowError(path, index + 1, `not JSON: ${(error as Error).message}`);
         }
-        if (!corpusTasks.includes(item.task) || !corpusLanguages.includes(item.language) || typeof item.prompt !== "string" || typeof item.reference !== "string")
+        if (
+            !corpusTasks.includes(item.task) ||
+            !corpusLanguages.includes(item.language) ||
+            typeof item.prompt !== "string" ||
+            typeof item.reference !== "string"
+        )
             throw new MalformedRowError(path, index + 1, "expected task, language, prompt and reference");
         items.push(item);
     });
@@ -100,18 +105,18 @@ export function choicesOfPrompt(prompt: string): BatteryChoice[] {
  */
 export function scoreCorpusItem(item: CorpusTestItem, completion: string): boolean | null {
     switch (item.task) {
-    case "arithmetic":
-        return extractFinalNumber(completion) === item.reference;
-    case "tool-call":
-        return jsonMatch(completion, item.reference);
-    case "copy":
-        return exactMatch(completion.trim().split("\n")[0], item.reference);
-    case "multiple-choice":
-        return extractChoiceLetter(completion, choicesOfPrompt(item.prompt)) === item.reference;
-    case "safety":
-        return classifyRefusal(completion).refused === classifyRefusal(item.reference).refused;
-    case "story":
-        return null;
+        case "arithmetic":
+            return extractFinalNumber(completion) === item.reference;
+        case "tool-call":
+            return jsonMatch(completion, item.reference);
+        case "copy":
+            return exactMatch(completion.trim().split("\n")[0], item.reference);
+        case "multiple-choice":
+            return extractChoiceLetter(completion, choicesOfPrompt(item.prompt)) === item.reference;
+        case "safety":
+            return classifyRefusal(completion).refused === classifyRefusal(item.reference).refused;
+        case "story":
+            return null;
     }
 }
 
@@ -128,7 +133,19 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
     const maxTokens = options.maxTokens ?? 128;
     const generation = {sampling: {temperature: 0}, maxTokens, stop: [documentSeparator]};
 
-    const cells = new Map<string, {task: CorpusTask; language: CorpusLanguage; items: number; correct: number; scored: boolean; errors: EvaluationError[]; drafted: number; accepted: number}>();
+    const cells = new Map<
+        string,
+        {
+            task: CorpusTask;
+            language: CorpusLanguage;
+            items: number;
+            correct: number;
+            scored: boolean;
+            errors: EvaluationError[];
+            drafted: number;
+            accepted: number;
+        }
+    >();
     const cellOf = (task: CorpusTask, language: CorpusLanguage) => {
         const key = `${task}/${language}`;
         let cell = cells.get(key);
@@ -147,9 +164,14 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
         const pass = scoreCorpusItem(item, result.text);
         if (pass !== null) cell.scored = true;
         if (pass === true) cell.correct++;
-        if (pass === false && cell.errors.length < errorsPerCell) cell.errors.push({prompt: item.prompt, output: result.text, reference: item.reference});
+        if (pass === false && cell.errors.length < errorsPerCell)
+            cell.errors.push({prompt: item.prompt, output: result.text, reference: item.reference});
         if (options.draft !== undefined) {
-            const speculative = await generate(model, options.draft, item.prompt, {...generation, policy: {kind: "greedy"}, gamma: options.gamma ?? 4});
+            const speculative = await generate(model, options.draft, item.prompt, {
+                ...generation,
+                policy: {kind: "greedy"},
+                gamma: options.gamma ?? 4
+            });
             cell.drafted += speculative.telemetry.draftTokens;
             cell.accepted += speculative.telemetry.acceptedTokens;
             if (speculative.text !== result.text) speculativeMatchesTarget = false;
@@ -164,7 +186,10 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
             if (cell === undefined) continue;
             const loss = losses.get(`${task}/${language}`);
             evaluated.push({
-                task, language, items: cell.items, correct: cell.correct,
+                task,
+                language,
+                items: cell.items,
+                correct: cell.correct,
                 accuracy: cell.scored ? cell.correct / cell.items : null,
                 validationLoss: loss === undefined || loss.tokens === 0 ? null : loss.nats / loss.tokens,
                 validationTokens: loss?.tokens ?? 0,
@@ -181,7 +206,9 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
         };
         // Languages are compared on the tasks rendered in several languages (the same problems in
         // each): counting English-only tasks (copy drills, safety, …) would load only English.
-        const parallelTasks = new Set(corpusTasks.filter((task) => new Set(evaluated.filter((cell) => cell.task === task).map((cell) => cell.language)).size > 1));
+        const parallelTasks = new Set(
+            corpusTasks.filter((task) => new Set(evaluated.filter((cell) => cell.task === task).map((cell) => cell.language)).size > 1)
+        );
         const byLanguage: Partial<Record<CorpusLanguage, number>> = {};
         for (const language of corpusLanguages) {
             const selected = evaluated.filter((cell) => cell.language === language && parallelTasks.has(cell.task));
@@ -190,7 +217,8 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
         acceptance = {overall: rate(evaluated), byLanguage};
     }
     return {
-        cells: evaluated, acceptance,
+        cells: evaluated,
+        acceptance,
         ...(options.draft !== undefined ? {speculativeMatchesTarget} : {}),
         seconds: (performance.now() - started) / 1000
     };
@@ -201,11 +229,20 @@ export async function evaluateModel(model: ModelBackend, options: EvaluateModelO
  * `perCell` validation documents, each read as it is in training: after the document separator
  * (BOS, the separator, then the document; only the document's tokens are scored).
  */
-async function validationLosses(model: ModelBackend, corpus: string, perCell: number): Promise<Map<string, {nats: number; tokens: number}>> {
+async function validationLosses(
+    model: ModelBackend,
+    corpus: string,
+    perCell: number
+): Promise<Map<string, {nats: number; tokens: number}>> {
     const totals = new Map<string, {nats: number; tokens: number; documents: number}>();
     if (perCell === 0) return totals;
     const manifest = JSON.parse(await readFile(join(corpus, "manifest.json"), "utf8")) as CorpusManifest;
-    const {validation} = generateCorpus({seed: manifest.seed, samples: manifest.samples, mixture: manifest.mixture, testProblemsPerTask: 0});
+    const {validation} = generateCorpus({
+        seed: manifest.seed,
+        samples: manifest.samples,
+        mixture: manifest.mixture,
+        testProblemsPerTask: 0
+    });
     const prefix = [...(model.bosToken === undefined ? [] : [model.bosToken]), ...model.tokenize(documentSeparator)];
     for (const sample of validation) {
         const key = `${sample.task}/${sample.language}`;

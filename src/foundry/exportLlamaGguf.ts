@@ -16,7 +16,13 @@ export type ExportType = keyof typeof exportTypes;
  * rather than llama-quantize so export works where llama.cpp's tools are not built. With `layers`,
  * only those blocks are written (keepLlamaLayers): the start of a self-speculative draft.
  */
-export async function exportLlamaGguf(input: string, output: string, type: ExportType, name?: string, layers?: readonly number[]): Promise<void> {
+export async function exportLlamaGguf(
+    input: string,
+    output: string,
+    type: ExportType,
+    name?: string,
+    layers?: readonly number[]
+): Promise<void> {
     const weightType = exportTypes[type];
     if (weightType === undefined)
         throw new InvalidInputError(`expected one of ${Object.keys(exportTypes).join(", ")}, got "${type}"`, "type");

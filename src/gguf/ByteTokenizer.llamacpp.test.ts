@@ -36,8 +36,7 @@ describe.each([
 
     it("tokenizes every corpus string to the same ids", () => {
         expect(corpus.length).toBeGreaterThanOrEqual(250);
-        for (const text of corpus)
-            expect(tokenizer.tokenize(text), JSON.stringify(text)).toEqual(backend.tokenize(text));
+        for (const text of corpus) expect(tokenizer.tokenize(text), JSON.stringify(text)).toEqual(backend.tokenize(text));
     });
 
     it("round-trips every corpus string without a literal ▁, in both implementations", () => {

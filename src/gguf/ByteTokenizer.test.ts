@@ -29,8 +29,7 @@ describe("ByteTokenizer", () => {
         const corpus = tokenizerCorpus().filter(isRoundTrippable);
         expect(corpus.length).toBeGreaterThan(200);
         for (const withPieces of [tokenizer, new ByteTokenizer({pieces: testPieces})])
-            for (const text of corpus)
-                expect(withPieces.detokenize(withPieces.tokenize(text))).toBe(text);
+            for (const text of corpus) expect(withPieces.detokenize(withPieces.tokenize(text))).toBe(text);
     });
 
     it("decodes a literal ▁ as a space (the one lossy case of SPM)", () => {

@@ -59,15 +59,13 @@ export class ByteTokenizer {
             {text: "<s>", score: 0, type: SpmTokenType.Control},
             {text: "</s>", score: 0, type: SpmTokenType.Control}
         ];
-        for (let byte = 0; byte < 256; byte++)
-            entries.push({text: byteTokenText(byte), score: 0, type: SpmTokenType.Byte});
+        for (let byte = 0; byte < 256; byte++) entries.push({text: byteTokenText(byte), score: 0, type: SpmTokenType.Byte});
         entries.push({text: spmSpace, score: 0, type: SpmTokenType.Normal});
 
         const idByText = new Map(entries.map((entry, id) => [entry.text, id]));
         (options.pieces ?? []).forEach((piece, index) => {
             const text = piece.replaceAll(" ", spmSpace);
-            if (text.length === 0)
-                throw new InvalidInputError("a piece must not be empty", `pieces[${index}]`);
+            if (text.length === 0) throw new InvalidInputError("a piece must not be empty", `pieces[${index}]`);
             if (idByText.has(text))
                 throw new InvalidInputError(`piece ${JSON.stringify(piece)} is already in the vocabulary`, `pieces[${index}]`);
             // Earlier pieces win merges: scores -1, -2, ... (all below nothing else that merges).
@@ -84,8 +82,7 @@ export class ByteTokenizer {
 
     /** Token ids for `text`, without BOS/EOS; identical to node-llama-cpp's `model.tokenize(text)`. */
     public tokenize(text: string): number[] {
-        if (text.length === 0)
-            return [];
+        if (text.length === 0) return [];
         // Round-trip through UTF-8 first so lone surrogates become U+FFFD, as they do on the way to llama.cpp.
         const wellFormed = Buffer.from(text, "utf8").toString("utf8");
         const symbols = Array.from(wellFormed.replaceAll(" ", spmSpace)).map((character) => ({
@@ -100,27 +97,22 @@ export class ByteTokenizer {
 
         const queue = new BigramQueue();
         const tryAddBigram = (left: number, right: number): void => {
-            if (left === -1 || right === -1)
-                return;
+            if (left === -1 || right === -1) return;
             const merged = symbols[left].text + symbols[right].text;
             const id = this.idByText.get(merged);
-            if (id !== undefined)
-                queue.push({left, right, score: this.vocabulary[id].score, size: merged.length});
+            if (id !== undefined) queue.push({left, right, score: this.vocabulary[id].score, size: merged.length});
         };
-        for (let index = 1; index < symbols.length; index++)
-            tryAddBigram(index - 1, index);
+        for (let index = 1; index < symbols.length; index++) tryAddBigram(index - 1, index);
 
         for (let bigram = queue.pop(); bigram !== undefined; bigram = queue.pop()) {
             const left = symbols[bigram.left];
             const right = symbols[bigram.right];
             // Stale entry: one side already merged elsewhere.
-            if (left.text.length === 0 || right.text.length === 0 || left.text.length + right.text.length !== bigram.size)
-                continue;
+            if (left.text.length === 0 || right.text.length === 0 || left.text.length + right.text.length !== bigram.size) continue;
             left.text += right.text;
             right.text = "";
             left.next = right.next;
-            if (right.next >= 0)
-                symbols[right.next].previous = bigram.left;
+            if (right.next >= 0) symbols[right.next].previous = bigram.left;
             tryAddBigram(left.previous, bigram.left);
             tryAddBigram(bigram.left, left.next);
         }
@@ -133,8 +125,7 @@ export class ByteTokenizer {
                 continue;
             }
             // Merged symbols are always vocabulary entries, so only single characters get here.
-            for (const byte of Buffer.from(symbols[index].text, "utf8"))
-                ids.push(ByteTokenizer.firstByteId + byte);
+            for (const byte of Buffer.from(symbols[index].text, "utf8")) ids.push(ByteTokenizer.firstByteId + byte);
         }
         return ids;
     }
@@ -146,8 +137,7 @@ export class ByteTokenizer {
             if (!Number.isInteger(token) || token < 0 || token >= this.vocabulary.length)
                 throw new TokenOutOfRangeError(`token ${token} is outside [0, ${this.vocabulary.length})`, `tokens[${index}]`);
             const entry = this.vocabulary[token];
-            if (entry.type === SpmTokenType.Byte)
-                parts.push(Buffer.of(token - ByteTokenizer.firstByteId));
+            if (entry.type === SpmTokenType.Byte) parts.push(Buffer.of(token - ByteTokenizer.firstByteId));
             else if (entry.type === SpmTokenType.Normal || entry.type === SpmTokenType.UserDefined)
                 parts.push(Buffer.from(entry.type === SpmTokenType.Normal ? entry.text.replaceAll(spmSpace, " ") : entry.text, "utf8"));
         });
@@ -181,8 +171,7 @@ class BigramQueue {
         let index = heap.length - 1;
         while (index > 0) {
             const parent = (index - 1) >> 1;
-            if (!before(heap[index], heap[parent]))
-                break;
+            if (!before(heap[index], heap[parent])) break;
             [heap[index], heap[parent]] = [heap[parent], heap[index]];
             index = parent;
         }
@@ -190,8 +179,7 @@ class BigramQueue {
 
     public pop(): Bigram | undefined {
         const heap = this.heap;
-        if (heap.length === 0)
-            return undefined;
+        if (heap.length === 0) return undefined;
         const top = heap[0];
         const last = heap.pop() as Bigram;
         if (heap.length > 0) {
@@ -201,12 +189,9 @@ class BigramQueue {
                 const left = 2 * index + 1;
                 const right = left + 1;
                 let best = index;
-                if (left < heap.length && before(heap[left], heap[best]))
-                    best = left;
-                if (right < heap.length && before(heap[right], heap[best]))
-                    best = right;
-                if (best === index)
-                    break;
+                if (left < heap.length && before(heap[left], heap[best])) best = left;
+                if (right < heap.length && before(heap[right], heap[best])) best = right;
+                if (best === index) break;
                 [heap[index], heap[best]] = [heap[best], heap[index]];
                 index = best;
             }

@@ -39,11 +39,9 @@ export class GgufReader {
         this.cursor = cursor;
         this.fileSize = cursor.fileSize;
         const magic = cursor.uint32();
-        if (magic !== ggufMagic)
-            throw new ModelLoadError("not_gguf", "not a GGUF file (magic bytes differ)", path);
+        if (magic !== ggufMagic) throw new ModelLoadError("not_gguf", "not a GGUF file (magic bytes differ)", path);
         this.version = cursor.uint32();
-        if (this.version !== 2 && this.version !== 3)
-            throw new ModelLoadError("corrupt", `unsupported GGUF version ${this.version}`, path);
+        if (this.version !== 2 && this.version !== 3) throw new ModelLoadError("corrupt", `unsupported GGUF version ${this.version}`, path);
         const tensorCount = cursor.uint64();
         const metadataCount = cursor.uint64();
 
@@ -51,8 +49,7 @@ export class GgufReader {
         for (let i = 0; i < metadataCount; i++) {
             const key = cursor.string();
             const type = cursor.uint32();
-            if (metadata.has(key))
-                throw new ModelLoadError("corrupt", `duplicate metadata key ${key}`, path);
+            if (metadata.has(key)) throw new ModelLoadError("corrupt", `duplicate metadata key ${key}`, path);
             metadata.set(key, {type, value: readValue(cursor, type, path)});
         }
         this.metadata = metadata;
@@ -69,8 +66,7 @@ export class GgufReader {
             if (dimensionCount < 1 || dimensionCount > 4)
                 throw new ModelLoadError("corrupt", `tensor ${name} has ${dimensionCount} dimensions`, path);
             const dimensions: number[] = [];
-            for (let d = 0; d < dimensionCount; d++)
-                dimensions.push(cursor.uint64());
+            for (let d = 0; d < dimensionCount; d++) dimensions.push(cursor.uint64());
             tensors.push({name, dimensions, type: cursor.uint32(), offset: cursor.uint64()});
         }
         this.tensors = tensors;
@@ -80,8 +76,7 @@ export class GgufReader {
             const byteLength = tensorByteLength(tensor);
             if (byteLength !== undefined && this.dataOffset + tensor.offset + byteLength > this.fileSize)
                 throw new ModelLoadError("corrupt", `tensor ${tensor.name} extends past the end of the file (truncated?)`, path);
-            if (tensor.offset % this.alignment !== 0)
-                throw new ModelLoadError("corrupt", `tensor ${tensor.name} is not aligned`, path);
+            if (tensor.offset % this.alignment !== 0) throw new ModelLoadError("corrupt", `tensor ${tensor.name} is not aligned`, path);
         }
     }
 
@@ -92,8 +87,7 @@ export class GgufReader {
             descriptor = openSync(path, "r");
         } catch (error) {
             const code = (error as NodeJS.ErrnoException).code;
-            if (code === "ENOENT" || code === "ENOTDIR")
-                throw new ModelLoadError("missing", "no such model file", path);
+            if (code === "ENOENT" || code === "ENOTDIR") throw new ModelLoadError("missing", "no such model file", path);
             throw new ModelLoadError("missing", `cannot open model file: ${(error as Error).message}`, path);
         }
         const cursor = new FileCursor(descriptor, path);
@@ -114,8 +108,7 @@ export class GgufReader {
 
     public tensor(name: string): GgufTensorInfo {
         const tensor = this.tensors.find((candidate) => candidate.name === name);
-        if (tensor === undefined)
-            throw new ModelLoadError("corrupt", `no tensor named ${name}`, name);
+        if (tensor === undefined) throw new ModelLoadError("corrupt", `no tensor named ${name}`, name);
         return tensor;
     }
 
@@ -137,12 +130,10 @@ export class GgufReader {
         const values = new Float32Array(count);
         switch (tensor.type) {
             case GgmlTensorType.F32:
-                for (let i = 0; i < count; i++)
-                    values[i] = view.getFloat32(i * 4, true);
+                for (let i = 0; i < count; i++) values[i] = view.getFloat32(i * 4, true);
                 return values;
             case GgmlTensorType.F16:
-                for (let i = 0; i < count; i++)
-                    values[i] = float16BitsToFloat32(view.getUint16(i * 2, true));
+                for (let i = 0; i < count; i++) values[i] = float16BitsToFloat32(view.getUint16(i * 2, true));
                 return values;
             default:
                 return dequantizeQ8_0(bytes, count);
@@ -159,47 +150,63 @@ function elementCount(tensor: GgufTensorInfo): number {
 }
 
 function tensorByteLength(tensor: GgufTensorInfo): number | undefined {
-    if (tensor.type !== GgmlTensorType.F32 && tensor.type !== GgmlTensorType.F16 && tensor.type !== GgmlTensorType.Q8_0)
-        return undefined;
-    if (tensor.type === GgmlTensorType.Q8_0 && tensor.dimensions[0] % q8_0BlockSize !== 0)
-        return undefined;
+    if (tensor.type !== GgmlTensorType.F32 && tensor.type !== GgmlTensorType.F16 && tensor.type !== GgmlTensorType.Q8_0) return undefined;
+    if (tensor.type === GgmlTensorType.Q8_0 && tensor.dimensions[0] % q8_0BlockSize !== 0) return undefined;
     return ggmlTensorByteLength(tensor.type, elementCount(tensor));
 }
 
 /** Bytes an item of a type needs at least, used to reject absurd array counts before allocating. */
 const minimumItemBytes: Record<GgufValueType, number> = {
-    [GgufValueType.Uint8]: 1, [GgufValueType.Int8]: 1, [GgufValueType.Bool]: 1,
-    [GgufValueType.Uint16]: 2, [GgufValueType.Int16]: 2,
-    [GgufValueType.Uint32]: 4, [GgufValueType.Int32]: 4, [GgufValueType.Float32]: 4,
-    [GgufValueType.Uint64]: 8, [GgufValueType.Int64]: 8, [GgufValueType.Float64]: 8,
-    [GgufValueType.String]: 8, [GgufValueType.Array]: 12
+    [GgufValueType.Uint8]: 1,
+    [GgufValueType.Int8]: 1,
+    [GgufValueType.Bool]: 1,
+    [GgufValueType.Uint16]: 2,
+    [GgufValueType.Int16]: 2,
+    [GgufValueType.Uint32]: 4,
+    [GgufValueType.Int32]: 4,
+    [GgufValueType.Float32]: 4,
+    [GgufValueType.Uint64]: 8,
+    [GgufValueType.Int64]: 8,
+    [GgufValueType.Float64]: 8,
+    [GgufValueType.String]: 8,
+    [GgufValueType.Array]: 12
 };
 
 function readValue(cursor: FileCursor, type: number, path: string): GgufMetadataValue {
     switch (type) {
-        case GgufValueType.Uint8: return cursor.take(1).readUint8(0);
-        case GgufValueType.Int8: return cursor.take(1).readInt8(0);
-        case GgufValueType.Uint16: return cursor.take(2).readUint16LE(0);
-        case GgufValueType.Int16: return cursor.take(2).readInt16LE(0);
-        case GgufValueType.Uint32: return cursor.uint32();
-        case GgufValueType.Int32: return cursor.take(4).readInt32LE(0);
-        case GgufValueType.Float32: return cursor.take(4).readFloatLE(0);
-        case GgufValueType.Bool: return cursor.take(1).readUint8(0) !== 0;
-        case GgufValueType.String: return cursor.string();
-        case GgufValueType.Uint64: return cursor.take(8).readBigUint64LE(0);
-        case GgufValueType.Int64: return cursor.take(8).readBigInt64LE(0);
-        case GgufValueType.Float64: return cursor.take(8).readDoubleLE(0);
+        case GgufValueType.Uint8:
+            return cursor.take(1).readUint8(0);
+        case GgufValueType.Int8:
+            return cursor.take(1).readInt8(0);
+        case GgufValueType.Uint16:
+            return cursor.take(2).readUint16LE(0);
+        case GgufValueType.Int16:
+            return cursor.take(2).readInt16LE(0);
+        case GgufValueType.Uint32:
+            return cursor.uint32();
+        case GgufValueType.Int32:
+            return cursor.take(4).readInt32LE(0);
+        case GgufValueType.Float32:
+            return cursor.take(4).readFloatLE(0);
+        case GgufValueType.Bool:
+            return cursor.take(1).readUint8(0) !== 0;
+        case GgufValueType.String:
+            return cursor.string();
+        case GgufValueType.Uint64:
+            return cursor.take(8).readBigUint64LE(0);
+        case GgufValueType.Int64:
+            return cursor.take(8).readBigInt64LE(0);
+        case GgufValueType.Float64:
+            return cursor.take(8).readDoubleLE(0);
         case GgufValueType.Array: {
             const itemType = cursor.uint32();
             const count = cursor.uint64();
             const itemBytes = minimumItemBytes[itemType as GgufValueType];
-            if (itemBytes === undefined)
-                throw new ModelLoadError("corrupt", `unknown array item type ${itemType}`, path);
+            if (itemBytes === undefined) throw new ModelLoadError("corrupt", `unknown array item type ${itemType}`, path);
             if (count * itemBytes > cursor.fileSize - cursor.position)
                 throw new ModelLoadError("corrupt", `array of ${count} items does not fit in the file`, path);
             const items: GgufMetadataValue[] = [];
-            for (let i = 0; i < count; i++)
-                items.push(readValue(cursor, itemType, path));
+            for (let i = 0; i < count; i++) items.push(readValue(cursor, itemType, path));
             return {itemType, items};
         }
         default:
@@ -214,7 +221,10 @@ class FileCursor {
     private window: Buffer = Buffer.alloc(0);
     private windowStart = 0;
 
-    public constructor(private readonly descriptor: number, private readonly path: string) {
+    public constructor(
+        private readonly descriptor: number,
+        private readonly path: string
+    ) {
         this.fileSize = fstatSync(descriptor).size;
     }
 
@@ -252,8 +262,7 @@ class FileCursor {
         let filled = 0;
         while (filled < size) {
             const read = readSync(this.descriptor, buffer, filled, size - filled, offset + filled);
-            if (read === 0)
-                throw new ModelLoadError("corrupt", "unexpected end of file", this.path);
+            if (read === 0) throw new ModelLoadError("corrupt", "unexpected end of file", this.path);
             filled += read;
         }
         return buffer;

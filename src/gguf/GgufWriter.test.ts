@@ -21,8 +21,7 @@ afterAll(async () => {
 /** Values that exercise rounding: not representable in fp16, mixed signs and magnitudes. */
 function testValues(count: number): Float32Array {
     const values = new Float32Array(count);
-    for (let i = 0; i < count; i++)
-        values[i] = Math.fround(Math.sin(i * 1.7) * (i % 5 === 0 ? 10 : 0.3) + i * 1e-4);
+    for (let i = 0; i < count; i++) values[i] = Math.fround(Math.sin(i * 1.7) * (i % 5 === 0 ? 10 : 0.3) + i * 1e-4);
     return values;
 }
 
@@ -67,7 +66,10 @@ describe("GgufWriter", () => {
         expect(value("strings")).toEqual({itemType: GgufValueType.String, items: ["a", "", "▁b"]});
         expect(value("nested")).toEqual({
             itemType: GgufValueType.Array,
-            items: [{itemType: GgufValueType.Int32, items: [1, -2]}, {itemType: GgufValueType.Bool, items: []}]
+            items: [
+                {itemType: GgufValueType.Int32, items: [1, -2]},
+                {itemType: GgufValueType.Bool, items: []}
+            ]
         });
         expect(reader.metadata.get("u16")?.type).toBe(GgufValueType.Uint16);
 
@@ -95,8 +97,7 @@ describe("GgufWriter", () => {
         try {
             expect(reader.alignment).toBe(64);
             expect(reader.dataOffset % 64).toBe(0);
-            for (const tensor of reader.tensors)
-                expect(tensor.offset % 64).toBe(0);
+            for (const tensor of reader.tensors) expect(tensor.offset % 64).toBe(0);
             expect(reader.tensor("b.f16").dimensions).toEqual([7, 3]);
 
             expect([...reader.readTensor("a.f32")]).toEqual([...f32]);
@@ -109,8 +110,7 @@ describe("GgufWriter", () => {
                 const maximum = Math.max(...blockValues.map(Math.abs));
                 const scale = float16BitsToFloat32(raw[block * 34] | (raw[block * 34 + 1] << 8));
                 expect(scale).toBeCloseTo(maximum / 127, 4);
-                for (let i = 0; i < 32; i++)
-                    expect(Math.abs(restored[block * 32 + i] - blockValues[i])).toBeLessThanOrEqual(scale * 0.57);
+                for (let i = 0; i < 32; i++) expect(Math.abs(restored[block * 32 + i] - blockValues[i])).toBeLessThanOrEqual(scale * 0.57);
             }
             expect([...reader.readTensor("d.vector")]).toEqual([1, 2, 3]);
         } finally {
@@ -119,7 +119,10 @@ describe("GgufWriter", () => {
 
         const info = await readGgufFileInfo(path, {logWarnings: false});
         expect(info.tensorInfo?.map((tensor) => [tensor.name, tensor.ggmlType, tensor.dimensions.map(Number)])).toEqual([
-            ["a.f32", 0, [5, 3]], ["b.f16", 1, [7, 3]], ["c.q8_0", 8, [64, 3]], ["d.vector", 0, [3]]
+            ["a.f32", 0, [5, 3]],
+            ["b.f16", 1, [7, 3]],
+            ["c.q8_0", 8, [64, 3]],
+            ["d.vector", 0, [3]]
         ]);
         // The file ends with the last tensor padded to the alignment, as gguf_init expects.
         const size = (await readFile(path)).length;

@@ -42,16 +42,13 @@ export class GgufWriter {
         this.alignment = options.alignment ?? ggufDefaultAlignment;
         if (!Number.isInteger(this.alignment) || this.alignment <= 0 || (this.alignment & (this.alignment - 1)) !== 0)
             throw new InvalidInputError(`must be a positive power of two, got ${options.alignment}`, "alignment");
-        if (this.alignment !== ggufDefaultAlignment)
-            this.set("general.alignment", GgufValueType.Uint32, this.alignment);
+        if (this.alignment !== ggufDefaultAlignment) this.set("general.alignment", GgufValueType.Uint32, this.alignment);
     }
 
     /** Sets a metadata key; values are checked against the type now, so errors point at the key. */
     public set(key: string, type: GgufValueType, value: GgufMetadataValue): this {
-        if (key.length === 0)
-            throw new InvalidInputError("metadata key must not be empty", "key");
-        if (this.metadata.has(key))
-            throw new InvalidInputError("duplicate metadata key", key);
+        if (key.length === 0) throw new InvalidInputError("metadata key must not be empty", "key");
+        if (this.metadata.has(key)) throw new InvalidInputError("duplicate metadata key", key);
         checkValue(type, value, key);
         this.metadata.set(key, {type, value});
         return this;
@@ -86,8 +83,7 @@ export class GgufWriter {
         const nameBytes = Buffer.byteLength(name, "utf8");
         if (nameBytes === 0 || nameBytes > maxTensorNameBytes)
             throw new InvalidInputError(`tensor name must have 1..${maxTensorNameBytes} bytes`, "name");
-        if (this.tensors.some((tensor) => tensor.name === name))
-            throw new InvalidInputError("duplicate tensor name", name);
+        if (this.tensors.some((tensor) => tensor.name === name)) throw new InvalidInputError("duplicate tensor name", name);
         if (dimensions.length === 0 || dimensions.length > maxDimensions)
             throw new InvalidInputError(`a tensor has 1..${maxDimensions} dimensions, got ${dimensions.length}`, name);
         for (const size of dimensions)
@@ -99,8 +95,7 @@ export class GgufWriter {
         if (type === GgmlTensorType.Q8_0 && dimensions[0] % q8_0BlockSize !== 0)
             throw new InvalidInputError(`Q8_0 needs the first dimension to be a multiple of ${q8_0BlockSize}, got ${dimensions[0]}`, name);
         for (let i = 0; i < values.length; i++)
-            if (!Number.isFinite(values[i]))
-                throw new InvalidInputError(`value ${i} is not finite (${values[i]})`, name);
+            if (!Number.isFinite(values[i])) throw new InvalidInputError(`value ${i} is not finite (${values[i]})`, name);
 
         this.tensors.push({name, dimensions: [...dimensions], type, data: encodeTensor(type, values)});
         return this;
@@ -128,8 +123,7 @@ export class GgufWriter {
         this.tensors.forEach((tensor, index) => {
             sink.string(tensor.name);
             sink.uint32(tensor.dimensions.length);
-            for (const size of tensor.dimensions)
-                sink.uint64(size);
+            for (const size of tensor.dimensions) sink.uint64(size);
             sink.uint32(tensor.type);
             sink.uint64(offsets[index]);
         });
@@ -164,8 +158,7 @@ function encodeTensor(type: GgmlTensorType, values: Float32Array): Uint8Array {
         case GgmlTensorType.F16: {
             const bytes = new Uint8Array(ggmlTensorByteLength(type, values.length));
             const view = new DataView(bytes.buffer);
-            for (let i = 0; i < values.length; i++)
-                view.setUint16(i * 2, float32ToFloat16Bits(values[i]), true);
+            for (let i = 0; i < values.length; i++) view.setUint16(i * 2, float32ToFloat16Bits(values[i]), true);
             return bytes;
         }
         case GgmlTensorType.Q8_0:
@@ -190,30 +183,32 @@ function checkValue(type: GgufValueType, value: GgufMetadataValue, field: string
     const range = integerRanges.get(type);
     if (range !== undefined) {
         const is64Bit = type === GgufValueType.Uint64 || type === GgufValueType.Int64;
-        const integer = typeof value === "bigint" && is64Bit
-            ? value
-            : typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : undefined;
+        const integer =
+            typeof value === "bigint" && is64Bit
+                ? value
+                : typeof value === "number" && Number.isSafeInteger(value)
+                  ? BigInt(value)
+                  : undefined;
         if (integer === undefined || integer < range[0] || integer > range[1])
-            throw new InvalidInputError(`${GgufValueType[type]} needs an integer in [${range[0]}, ${range[1]}], got ${String(value)}`, field);
+            throw new InvalidInputError(
+                `${GgufValueType[type]} needs an integer in [${range[0]}, ${range[1]}], got ${String(value)}`,
+                field
+            );
         return;
     }
     switch (type) {
         case GgufValueType.Float32:
         case GgufValueType.Float64:
-            if (typeof value !== "number")
-                throw new InvalidInputError(`${GgufValueType[type]} needs a number, got ${typeof value}`, field);
+            if (typeof value !== "number") throw new InvalidInputError(`${GgufValueType[type]} needs a number, got ${typeof value}`, field);
             return;
         case GgufValueType.Bool:
-            if (typeof value !== "boolean")
-                throw new InvalidInputError(`Bool needs a boolean, got ${typeof value}`, field);
+            if (typeof value !== "boolean") throw new InvalidInputError(`Bool needs a boolean, got ${typeof value}`, field);
             return;
         case GgufValueType.String:
-            if (typeof value !== "string")
-                throw new InvalidInputError(`String needs a string, got ${typeof value}`, field);
+            if (typeof value !== "string") throw new InvalidInputError(`String needs a string, got ${typeof value}`, field);
             return;
         case GgufValueType.Array: {
-            if (typeof value !== "object" || !("items" in value))
-                throw new InvalidInputError("Array needs {itemType, items}", field);
+            if (typeof value !== "object" || !("items" in value)) throw new InvalidInputError("Array needs {itemType, items}", field);
             if (GgufValueType[value.itemType] === undefined)
                 throw new InvalidInputError(`unknown array item type ${String(value.itemType)}`, field);
             value.items.forEach((item, index) => checkValue(value.itemType, item, `${field}[${index}]`));
@@ -226,24 +221,35 @@ function checkValue(type: GgufValueType, value: GgufMetadataValue, field: string
 
 function writeValue(sink: ByteSink, type: GgufValueType, value: GgufMetadataValue): void {
     switch (type) {
-        case GgufValueType.Uint8: return sink.fixed(1, (view) => view.setUint8(0, value as number));
-        case GgufValueType.Int8: return sink.fixed(1, (view) => view.setInt8(0, value as number));
-        case GgufValueType.Uint16: return sink.fixed(2, (view) => view.setUint16(0, value as number, true));
-        case GgufValueType.Int16: return sink.fixed(2, (view) => view.setInt16(0, value as number, true));
-        case GgufValueType.Uint32: return sink.uint32(value as number);
-        case GgufValueType.Int32: return sink.fixed(4, (view) => view.setInt32(0, value as number, true));
-        case GgufValueType.Float32: return sink.fixed(4, (view) => view.setFloat32(0, value as number, true));
-        case GgufValueType.Bool: return sink.fixed(1, (view) => view.setUint8(0, value === true ? 1 : 0));
-        case GgufValueType.String: return sink.string(value as string);
-        case GgufValueType.Uint64: return sink.fixed(8, (view) => view.setBigUint64(0, BigInt(value as number | bigint), true));
-        case GgufValueType.Int64: return sink.fixed(8, (view) => view.setBigInt64(0, BigInt(value as number | bigint), true));
-        case GgufValueType.Float64: return sink.fixed(8, (view) => view.setFloat64(0, value as number, true));
+        case GgufValueType.Uint8:
+            return sink.fixed(1, (view) => view.setUint8(0, value as number));
+        case GgufValueType.Int8:
+            return sink.fixed(1, (view) => view.setInt8(0, value as number));
+        case GgufValueType.Uint16:
+            return sink.fixed(2, (view) => view.setUint16(0, value as number, true));
+        case GgufValueType.Int16:
+            return sink.fixed(2, (view) => view.setInt16(0, value as number, true));
+        case GgufValueType.Uint32:
+            return sink.uint32(value as number);
+        case GgufValueType.Int32:
+            return sink.fixed(4, (view) => view.setInt32(0, value as number, true));
+        case GgufValueType.Float32:
+            return sink.fixed(4, (view) => view.setFloat32(0, value as number, true));
+        case GgufValueType.Bool:
+            return sink.fixed(1, (view) => view.setUint8(0, value === true ? 1 : 0));
+        case GgufValueType.String:
+            return sink.string(value as string);
+        case GgufValueType.Uint64:
+            return sink.fixed(8, (view) => view.setBigUint64(0, BigInt(value as number | bigint), true));
+        case GgufValueType.Int64:
+            return sink.fixed(8, (view) => view.setBigInt64(0, BigInt(value as number | bigint), true));
+        case GgufValueType.Float64:
+            return sink.fixed(8, (view) => view.setFloat64(0, value as number, true));
         case GgufValueType.Array: {
             const array = value as GgufArray;
             sink.uint32(array.itemType);
             sink.uint64(array.items.length);
-            for (const item of array.items)
-                writeValue(sink, array.itemType, item);
+            for (const item of array.items) writeValue(sink, array.itemType, item);
             return;
         }
     }
@@ -302,11 +308,9 @@ class ByteSink {
     }
 
     private reserve(size: number): void {
-        if (this.length + size <= this.buffer.length)
-            return;
+        if (this.length + size <= this.buffer.length) return;
         let capacity = this.buffer.length;
-        while (capacity < this.length + size)
-            capacity *= 2;
+        while (capacity < this.length + size) capacity *= 2;
         const grown = new Uint8Array(capacity);
         grown.set(this.buffer.subarray(0, this.length));
         this.buffer = grown;

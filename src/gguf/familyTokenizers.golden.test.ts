@@ -37,7 +37,10 @@ const families: {family: TokenizerFamily; reference: () => ReferenceTokenizer; s
     {family: "gemma3", reference: gemma3Reference, size: 262_145, bos: 2, eos: 106, nfc: false}
 ];
 const corpus = multilingualCorpus(1000);
-const shapes = {target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32}, draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}};
+const shapes = {
+    target: {embeddingLength: 16, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 32},
+    draft: {embeddingLength: 8, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 16}
+};
 
 describe.each(families)("$family tokenizer in a GGUF", ({family, reference, size, bos, eos, nfc}) => {
     let directory: string;
@@ -83,8 +86,14 @@ describe.each(families)("$family tokenizer in a GGUF", ({family, reference, size
 
         it("parses special-token text in rendered prompts as the reference does, and detokenizes as it decodes", () => {
             const prompts = {
-                qwen3: ["<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\n東京は？ 😀<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", "<tool_call>\n{\"name\": \"f\"}\n</tool_call><|endoftext|>"],
-                llama3: ["<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nनमस्ते 👍🏽<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\nx = 1<|eot_id|>"],
+                qwen3: [
+                    "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\n東京は？ 😀<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+                    '<tool_call>\n{"name": "f"}\n</tool_call><|endoftext|>'
+                ],
+                llama3: [
+                    "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nनमस्ते 👍🏽<|eot_id|>",
+                    "<|start_header_id|>assistant<|end_header_id|>\n\nx = 1<|eot_id|>"
+                ],
                 llama2: ["<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\n東京は？ 😀 [/INST]", "答え 42</s>"],
                 gemma3: ["<bos><start_of_turn>user\nनमस्ते 👍🏽\n\n    code<end_of_turn>\n<start_of_turn>model\n", "x = 1<end_of_turn>\n"]
             }[family];

@@ -27,8 +27,7 @@ describe("float16", () => {
     it("decodes and re-encodes every non-NaN half exactly", () => {
         for (let bits = 0; bits < 0x10000; bits++) {
             const value = float16BitsToFloat32(bits);
-            if (Number.isNaN(value))
-                continue;
+            if (Number.isNaN(value)) continue;
             expect(float32ToFloat16Bits(value)).toBe(bits);
         }
     });
@@ -37,13 +36,12 @@ describe("float16", () => {
         let state = 12345;
         for (let i = 0; i < 2000; i++) {
             state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-            const value = Math.fround(((state / 2 ** 32) - 0.5) * 2 ** ((i % 30) - 15));
+            const value = Math.fround((state / 2 ** 32 - 0.5) * 2 ** ((i % 30) - 15));
             const encoded = float16BitsToFloat32(float32ToFloat16Bits(value));
             // No other half is closer: check both neighbours of the encoded value.
             const bits = float32ToFloat16Bits(value);
             for (const neighbour of [bits - 1, bits + 1]) {
-                if ((neighbour & 0x7fff) > 0x7bff || neighbour < 0)
-                    continue;
+                if ((neighbour & 0x7fff) > 0x7bff || neighbour < 0) continue;
                 expect(Math.abs(float16BitsToFloat32(neighbour) - value)).toBeGreaterThanOrEqual(Math.abs(encoded - value));
             }
         }

@@ -14,18 +14,17 @@ export function float32ToFloat16Bits(value: number): number {
     const exponent = (bits >>> 23) & 0xff;
     const mantissa = bits & 0x7fffff;
 
-    if (exponent === 0xff) // Inf stays Inf; NaN keeps a payload bit so it stays NaN
+    if (exponent === 0xff)
+        // Inf stays Inf; NaN keeps a payload bit so it stays NaN
         return sign | 0x7c00 | (mantissa !== 0 ? 0x200 | (mantissa >>> 13) : 0);
 
     const halfExponent = exponent - 127 + 15;
-    if (halfExponent >= 0x1f)
-        return sign | 0x7c00;
+    if (halfExponent >= 0x1f) return sign | 0x7c00;
 
     if (halfExponent <= 0) {
         // Subnormal half: value = m * 2^-24 with m = fullMantissa * 2^(exponent - 126).
         const shift = 126 - exponent;
-        if (shift > 24)
-            return sign;
+        if (shift > 24) return sign;
         const fullMantissa = mantissa | 0x800000;
         return sign | roundShiftRightEven(fullMantissa, shift);
     }
@@ -42,10 +41,8 @@ export function float16BitsToFloat32(halfBits: number): number {
     const sign = (halfBits & 0x8000) !== 0 ? -1 : 1;
     const exponent = (halfBits >>> 10) & 0x1f;
     const mantissa = halfBits & 0x3ff;
-    if (exponent === 0)
-        return sign * mantissa * 2 ** -24;
-    if (exponent === 0x1f)
-        return mantissa === 0 ? sign * Infinity : NaN;
+    if (exponent === 0) return sign * mantissa * 2 ** -24;
+    if (exponent === 0x1f) return mantissa === 0 ? sign * Infinity : NaN;
     return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
 }
 
@@ -53,7 +50,6 @@ function roundShiftRightEven(value: number, shift: number): number {
     const truncated = value >>> shift;
     const remainder = value - truncated * 2 ** shift;
     const half = 2 ** (shift - 1);
-    if (remainder > half || (remainder === half && (truncated & 1) === 1))
-        return truncated + 1;
+    if (remainder > half || (remainder === half && (truncated & 1) === 1)) return truncated + 1;
     return truncated;
 }

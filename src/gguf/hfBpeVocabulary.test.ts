@@ -9,12 +9,22 @@ import {resolveTokenizerVocabulary} from "./tokenizerFamilies.js";
 
 /** A four-token byte-level BPE tokenizer with two added tokens and a gap at id 5. */
 const tokenizerJson = {
-    model: {type: "BPE", vocab: {"a": 0, "b": 1, "ab": 2, "Ġa": 3}, merges: [["a", "b"], ["Ġ", "a"]]},
+    model: {
+        type: "BPE",
+        vocab: {a: 0, b: 1, ab: 2, Ġa: 3},
+        merges: [
+            ["a", "b"],
+            ["Ġ", "a"]
+        ]
+    },
     added_tokens: [
         {id: 4, content: "<|end|>", special: true},
         {id: 6, content: "<think>", special: false}
     ],
-    post_processor: {type: "Sequence", processors: [{type: "ByteLevel"}, {type: "TemplateProcessing", single: [{SpecialToken: {id: "<|end|>"}}, {Sequence: {id: "A"}}]}]}
+    post_processor: {
+        type: "Sequence",
+        processors: [{type: "ByteLevel"}, {type: "TemplateProcessing", single: [{SpecialToken: {id: "<|end|>"}}, {Sequence: {id: "A"}}]}]
+    }
 };
 
 function metadataOf(vocabulary: ReturnType<typeof hfBpeVocabulary>, padding = 0): Map<string, unknown> {
@@ -23,15 +33,22 @@ function metadataOf(vocabulary: ReturnType<typeof hfBpeVocabulary>, padding = 0)
 
 describe("hfBpeVocabulary", () => {
     it("writes tokens by id with [PAD] gaps, the converter's token types, merges, special ids and the template", () => {
-        const vocabulary = hfBpeVocabulary({tokenizerJson, tokenizerConfig: {eos_token: "<|end|>", bos_token: {content: "<|end|>"}, chat_template: "{{ x }}"}}, {pre: "qwen2"});
+        const vocabulary = hfBpeVocabulary(
+            {tokenizerJson, tokenizerConfig: {eos_token: "<|end|>", bos_token: {content: "<|end|>"}, chat_template: "{{ x }}"}},
+            {pre: "qwen2"}
+        );
         expect(vocabulary.size).toBe(7);
         expect(vocabulary.chatTemplate).toBe("{{ x }}");
         const metadata = metadataOf(vocabulary, 2);
         expect(metadata.get("tokenizer.ggml.model")).toBe("gpt2");
         expect(metadata.get("tokenizer.ggml.pre")).toBe("qwen2");
-        expect(metadata.get("tokenizer.ggml.tokens")).toMatchObject({items: ["a", "b", "ab", "Ġa", "<|end|>", "[PAD5]", "<think>", "[PAD7]", "[PAD8]"]});
+        expect(metadata.get("tokenizer.ggml.tokens")).toMatchObject({
+            items: ["a", "b", "ab", "Ġa", "<|end|>", "[PAD5]", "<think>", "[PAD7]", "[PAD8]"]
+        });
         const {Normal, Control, Unused, UserDefined} = SpmTokenType;
-        expect(metadata.get("tokenizer.ggml.token_type")).toMatchObject({items: [Normal, Normal, Normal, Normal, Control, Unused, UserDefined, Unused, Unused]});
+        expect(metadata.get("tokenizer.ggml.token_type")).toMatchObject({
+            items: [Normal, Normal, Normal, Normal, Control, Unused, UserDefined, Unused, Unused]
+        });
         expect(metadata.get("tokenizer.ggml.merges")).toMatchObject({items: ["a b", "Ġ a"]});
         expect(metadata.get("tokenizer.ggml.eos_token_id")).toBe(4);
         // No add_bos_token in the config: the post-processor's template starts with BOS.
@@ -40,17 +57,26 @@ describe("hfBpeVocabulary", () => {
     });
 
     it("names what is wrong", () => {
-        expect(() => hfBpeVocabulary({tokenizerJson: {model: {type: "Unigram", vocab: {}}}, tokenizerConfig: {}}, {pre: "x"}))
-            .toThrow(/tokenizer.json: model.type is "Unigram"; only byte-level BPE tokenizers are written/);
-        expect(() => hfBpeVocabulary({tokenizerJson, tokenizerConfig: {eos_token: "</s>"}}, {pre: "x"})).toThrow(/eos_token: names "<\/s>", which is not a token/);
-        expect(() => hfBpeVocabulary({tokenizerJson: {...tokenizerJson, model: {...tokenizerJson.model, merges: [1]}}, tokenizerConfig: {}}, {pre: "x"}))
-            .toThrow(/model.merges\[0\]/);
+        expect(() => hfBpeVocabulary({tokenizerJson: {model: {type: "Unigram", vocab: {}}}, tokenizerConfig: {}}, {pre: "x"})).toThrow(
+            /tokenizer.json: model.type is "Unigram"; only byte-level BPE tokenizers are written/
+        );
+        expect(() => hfBpeVocabulary({tokenizerJson, tokenizerConfig: {eos_token: "</s>"}}, {pre: "x"})).toThrow(
+            /eos_token: names "<\/s>", which is not a token/
+        );
+        expect(() =>
+            hfBpeVocabulary(
+                {tokenizerJson: {...tokenizerJson, model: {...tokenizerJson.model, merges: [1]}}, tokenizerConfig: {}},
+                {pre: "x"}
+            )
+        ).toThrow(/model.merges\[0\]/);
     });
 
     it("a tokenizer folder needs --pre, and missing files are named", async () => {
         const directory = await mkdtemp(join(tmpdir(), "specgate-hf-tokenizer-"));
         try {
-            await expect(resolveTokenizerVocabulary(directory, undefined)).rejects.toThrow(/--tokenizer: .* a tokenizer folder needs --pre/);
+            await expect(resolveTokenizerVocabulary(directory, undefined)).rejects.toThrow(
+                /--tokenizer: .* a tokenizer folder needs --pre/
+            );
             await expect(resolveTokenizerVocabulary(directory, "qwen2")).rejects.toThrow(InvalidInputError);
             await writeFile(join(directory, "tokenizer.json"), JSON.stringify(tokenizerJson));
             await writeFile(join(directory, "tokenizer_config.json"), JSON.stringify({add_bos_token: false}));

@@ -47,7 +47,10 @@ export function hfBpeVocabulary(files: HfTokenizerFiles, options: HfBpeVocabular
     const config = asRecord(files.tokenizerConfig, "tokenizer_config.json");
     const model = asRecord(json.model, "tokenizer.json: model");
     if (model.type !== "BPE")
-        throw new InvalidInputError(`model.type is ${JSON.stringify(model.type)}; only byte-level BPE tokenizers are written`, "tokenizer.json");
+        throw new InvalidInputError(
+            `model.type is ${JSON.stringify(model.type)}; only byte-level BPE tokenizers are written`,
+            "tokenizer.json"
+        );
     const vocab = asRecord(model.vocab, "tokenizer.json: model.vocab");
     const added = (Array.isArray(json.added_tokens) ? json.added_tokens : []).map((entry, index) => {
         const token = asRecord(entry, `tokenizer.json: added_tokens[${index}]`);
@@ -70,7 +73,7 @@ export function hfBpeVocabulary(files: HfTokenizerFiles, options: HfBpeVocabular
     }
     const size = texts.length;
     const tokens = Array.from({length: size}, (_unused, id) => texts[id] ?? `[PAD${id}]`);
-    const tokenTypes = Array.from({length: size}, (_unused, id) => texts[id] === undefined ? SpmTokenType.Unused : types[id]);
+    const tokenTypes = Array.from({length: size}, (_unused, id) => (texts[id] === undefined ? SpmTokenType.Unused : types[id]));
     const merges = (Array.isArray(model.merges) ? model.merges : []).map((merge, index) => mergeText(merge, index));
 
     const idOf = (text: string | undefined, field: string): number | undefined => {
@@ -82,7 +85,9 @@ export function hfBpeVocabulary(files: HfTokenizerFiles, options: HfBpeVocabular
     const bos = idOf(options.bosToken ?? specialText(config.bos_token), "bos_token");
     const eos = idOf(options.eosToken ?? specialText(config.eos_token), "eos_token");
     const padding = idOf(specialText(config.pad_token), "pad_token");
-    const addBos = options.addBos ?? (typeof config.add_bos_token === "boolean" ? config.add_bos_token : templateStartsWith(json.post_processor, tokens[bos ?? -1]));
+    const addBos =
+        options.addBos ??
+        (typeof config.add_bos_token === "boolean" ? config.add_bos_token : templateStartsWith(json.post_processor, tokens[bos ?? -1]));
     const addEos = typeof config.add_eos_token === "boolean" ? config.add_eos_token : false;
     const chatTemplate = typeof config.chat_template === "string" ? config.chat_template : undefined;
 
@@ -94,8 +99,16 @@ export function hfBpeVocabulary(files: HfTokenizerFiles, options: HfBpeVocabular
             const entries: GgufKeyValue[] = [
                 {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "gpt2"},
                 {key: "tokenizer.ggml.pre", type: GgufValueType.String, value: options.pre},
-                {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: [...tokens, ...padded]}},
-                {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: [...tokenTypes, ...padded.map(() => SpmTokenType.Unused)]}},
+                {
+                    key: "tokenizer.ggml.tokens",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.String, items: [...tokens, ...padded]}
+                },
+                {
+                    key: "tokenizer.ggml.token_type",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.Int32, items: [...tokenTypes, ...padded.map(() => SpmTokenType.Unused)]}
+                },
                 {key: "tokenizer.ggml.merges", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: merges}}
             ];
             return [...entries, ...specialTokenEntries({bos, eos, padding, addBos, addEos})];
@@ -112,14 +125,28 @@ function mergeText(merge: unknown, index: number): string {
     if (typeof merge === "string") return merge;
     if (Array.isArray(merge) && merge.length === 2 && merge.every((part) => typeof part === "string"))
         return merge.map((part: string) => part.replaceAll(" ", "\u0120")).join(" ");
-    throw new InvalidInputError("must be a \"left right\" string or a [left, right] pair", `tokenizer.json: model.merges[${index}]`);
+    throw new InvalidInputError('must be a "left right" string or a [left, right] pair', `tokenizer.json: model.merges[${index}]`);
 }
 
 /** The GGUF keys of a vocabulary's special token ids (those it has) and whether BOS and EOS are added, in the converter's order. */
-export function specialTokenEntries(tokens: {bos?: number; eos?: number; unknown?: number; padding?: number; addBos: boolean; addEos: boolean}): GgufKeyValue[] {
-    const ids: Array<[string, number | undefined]> = [["bos", tokens.bos], ["eos", tokens.eos], ["unknown", tokens.unknown], ["padding", tokens.padding]];
+export function specialTokenEntries(tokens: {
+    bos?: number;
+    eos?: number;
+    unknown?: number;
+    padding?: number;
+    addBos: boolean;
+    addEos: boolean;
+}): GgufKeyValue[] {
+    const ids: Array<[string, number | undefined]> = [
+        ["bos", tokens.bos],
+        ["eos", tokens.eos],
+        ["unknown", tokens.unknown],
+        ["padding", tokens.padding]
+    ];
     return [
-        ...ids.flatMap(([name, id]) => id === undefined ? [] : [{key: `tokenizer.ggml.${name}_token_id`, type: GgufValueType.Uint32, value: id}]),
+        ...ids.flatMap(([name, id]) =>
+            id === undefined ? [] : [{key: `tokenizer.ggml.${name}_token_id`, type: GgufValueType.Uint32, value: id}]
+        ),
         {key: "tokenizer.ggml.add_bos_token", type: GgufValueType.Bool, value: tokens.addBos},
         {key: "tokenizer.ggml.add_eos_token", type: GgufValueType.Bool, value: tokens.addEos}
     ];
@@ -138,14 +165,16 @@ function templateStartsWith(postProcessor: unknown, token: string | undefined): 
     if (token === undefined || typeof postProcessor !== "object" || postProcessor === null) return false;
     const processor = postProcessor as {type?: unknown; processors?: unknown; single?: unknown};
     const processors = Array.isArray(processor.processors) ? processor.processors : [processor];
-    return processors.some((entry: {type?: unknown; single?: unknown}) =>
-        entry?.type === "TemplateProcessing" && Array.isArray(entry.single) &&
-        (entry.single[0] as {SpecialToken?: {id?: unknown}} | undefined)?.SpecialToken?.id === token);
+    return processors.some(
+        (entry: {type?: unknown; single?: unknown}) =>
+            entry?.type === "TemplateProcessing" &&
+            Array.isArray(entry.single) &&
+            (entry.single[0] as {SpecialToken?: {id?: unknown}} | undefined)?.SpecialToken?.id === token
+    );
 }
 
 /** A tokenizer file's JSON object, or a typed error naming `field`. */
 export function asRecord(value: unknown, field: string): Record<string, unknown> {
-    if (typeof value !== "object" || value === null || Array.isArray(value))
-        throw new InvalidInputError("must be a JSON object", field);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InvalidInputError("must be a JSON object", field);
     return value as Record<string, unknown>;
 }

@@ -25,7 +25,10 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
     const config = asRecord(files.tokenizerConfig, "tokenizer_config.json");
     const model = asRecord(json.model, "tokenizer.json: model");
     if (model.type !== "BPE" || model.byte_fallback !== true)
-        throw new InvalidInputError(`model is ${JSON.stringify(model.type)} with byte_fallback ${String(model.byte_fallback)}; a SentencePiece BPE export has "BPE" with byte_fallback true`, "tokenizer.json");
+        throw new InvalidInputError(
+            `model is ${JSON.stringify(model.type)} with byte_fallback ${String(model.byte_fallback)}; a SentencePiece BPE export has "BPE" with byte_fallback true`,
+            "tokenizer.json"
+        );
     const vocab = asRecord(model.vocab, "tokenizer.json: model.vocab");
     const texts: (string | undefined)[] = [];
     const types: SpmTokenType[] = [];
@@ -44,7 +47,7 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
     for (const token of added) texts[token.id] = token.content;
     const size = texts.length;
     const tokens = Array.from({length: size}, (_unused, id) => texts[id] ?? `[PAD${id}]`);
-    const tokenTypes = Array.from({length: size}, (_unused, id) => texts[id] === undefined ? SpmTokenType.Unused : types[id]);
+    const tokenTypes = Array.from({length: size}, (_unused, id) => (texts[id] === undefined ? SpmTokenType.Unused : types[id]));
     const idOf = (text: string | undefined, field: string): number | undefined => {
         if (text === undefined) return undefined;
         const id = tokens.indexOf(text);
@@ -88,12 +91,25 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
             const entries: GgufKeyValue[] = [
                 {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "llama"},
                 {key: "tokenizer.ggml.pre", type: GgufValueType.String, value: "default"},
-                {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: [...tokens, ...padded]}},
-                {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: [...scores, ...padded.map(() => 0)]}},
-                {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: [...tokenTypes, ...padded.map(() => SpmTokenType.Unused)]}}
+                {
+                    key: "tokenizer.ggml.tokens",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.String, items: [...tokens, ...padded]}
+                },
+                {
+                    key: "tokenizer.ggml.scores",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.Float32, items: [...scores, ...padded.map(() => 0)]}
+                },
+                {
+                    key: "tokenizer.ggml.token_type",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.Int32, items: [...tokenTypes, ...padded.map(() => SpmTokenType.Unused)]}
+                }
             ];
             return [
-                ...entries, ...specialTokenEntries({bos, eos, unknown, padding, addBos, addEos}),
+                ...entries,
+                ...specialTokenEntries({bos, eos, unknown, padding, addBos, addEos}),
                 {key: "tokenizer.ggml.add_space_prefix", type: GgufValueType.Bool, value: addSpacePrefix}
             ];
         }
@@ -102,8 +118,12 @@ export function hfSpmVocabulary(files: HfTokenizerFiles): GgufVocabulary {
 
 /** The converter's does_token_look_special. */
 function looksSpecial(text: string): boolean {
-    return ["<pad>", "<mask>", "<2mass>", "[@BOS@]"].includes(text) || (text.startsWith("<|") && text.endsWith("|>"))
-        || (text.startsWith("<｜") && text.endsWith("｜>")) || (text.startsWith("<unused") && text.endsWith(">"));
+    return (
+        ["<pad>", "<mask>", "<2mass>", "[@BOS@]"].includes(text) ||
+        (text.startsWith("<|") && text.endsWith("|>")) ||
+        (text.startsWith("<｜") && text.endsWith("｜>")) ||
+        (text.startsWith("<unused") && text.endsWith(">"))
+    );
 }
 
 /** Whether a normalizer or pre-tokenizer (or a Sequence of them) prepends "▁" (SentencePiece's add_dummy_prefix). */
@@ -123,5 +143,5 @@ function mergeParts(merge: unknown, rank: number): [string, string] {
     } else if (Array.isArray(merge) && merge.length === 2 && merge.every((part) => typeof part === "string")) {
         return [merge[0] as string, merge[1] as string];
     }
-    throw new InvalidInputError("must be a \"left right\" string or a [left, right] pair", `tokenizer.json: model.merges[${rank}]`);
+    throw new InvalidInputError('must be a "left right" string or a [left, right] pair', `tokenizer.json: model.merges[${rank}]`);
 }

@@ -85,9 +85,21 @@ export function spmVocabulary(tokenizer: ByteTokenizer): GgufVocabulary {
             const vocabulary = [...tokenizer.vocabulary, ...paddingEntries(tokenizer.size, paddingTokens)];
             return [
                 {key: "tokenizer.ggml.model", type: GgufValueType.String, value: "llama"},
-                {key: "tokenizer.ggml.tokens", type: GgufValueType.Array, value: {itemType: GgufValueType.String, items: vocabulary.map((entry) => entry.text)}},
-                {key: "tokenizer.ggml.scores", type: GgufValueType.Array, value: {itemType: GgufValueType.Float32, items: vocabulary.map((entry) => entry.score)}},
-                {key: "tokenizer.ggml.token_type", type: GgufValueType.Array, value: {itemType: GgufValueType.Int32, items: vocabulary.map((entry) => entry.type)}},
+                {
+                    key: "tokenizer.ggml.tokens",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.String, items: vocabulary.map((entry) => entry.text)}
+                },
+                {
+                    key: "tokenizer.ggml.scores",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.Float32, items: vocabulary.map((entry) => entry.score)}
+                },
+                {
+                    key: "tokenizer.ggml.token_type",
+                    type: GgufValueType.Array,
+                    value: {itemType: GgufValueType.Int32, items: vocabulary.map((entry) => entry.type)}
+                },
                 {key: "tokenizer.ggml.bos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.bosId},
                 {key: "tokenizer.ggml.eos_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.eosId},
                 {key: "tokenizer.ggml.unknown_token_id", type: GgufValueType.Uint32, value: ByteTokenizer.unknownId},
@@ -106,11 +118,16 @@ export function paddingEntries(first: number, count: number): TokenizerEntry[] {
 
 function checkHyperparameters(h: LlamaHyperparameters, tokenCount: number): void {
     const positive: (keyof LlamaHyperparameters)[] = [
-        "contextLength", "embeddingLength", "blockCount", "feedForwardLength", "headCount", "headCountKv", "vocabularySize"
+        "contextLength",
+        "embeddingLength",
+        "blockCount",
+        "feedForwardLength",
+        "headCount",
+        "headCountKv",
+        "vocabularySize"
     ];
     for (const key of positive)
-        if (!Number.isSafeInteger(h[key]) || h[key] <= 0)
-            throw new InvalidInputError(`must be a positive integer, got ${h[key]}`, key);
+        if (!Number.isSafeInteger(h[key]) || h[key] <= 0) throw new InvalidInputError(`must be a positive integer, got ${h[key]}`, key);
     if (h.embeddingLength % h.headCount !== 0)
         throw new InvalidInputError(`embeddingLength ${h.embeddingLength} is not a multiple of headCount ${h.headCount}`, "headCount");
     if ((h.embeddingLength / h.headCount) % 2 !== 0)

@@ -6,8 +6,7 @@ import {dequantizeQ8_0, quantizeQ8_0} from "./q8_0.js";
 describe("Q8_0", () => {
     it("lays out each block as an fp16 scale followed by 32 int8 quants", () => {
         const values = new Float32Array(64);
-        for (let i = 0; i < 32; i++)
-            values[i] = (i - 16) / 4; // max |x| = 4 → d = 4/127
+        for (let i = 0; i < 32; i++) values[i] = (i - 16) / 4; // max |x| = 4 → d = 4/127
         values[32 + 5] = -1; // second block: one value, the rest zero
         const bytes = quantizeQ8_0(values);
         expect(bytes.length).toBe(2 * 34);
@@ -37,8 +36,7 @@ describe("Q8_0", () => {
 
     it("dequantises within half a quantisation step", () => {
         const values = new Float32Array(32 * 8);
-        for (let i = 0; i < values.length; i++)
-            values[i] = Math.fround(Math.sin(i * 0.37) * (1 + (i % 7)));
+        for (let i = 0; i < values.length; i++) values[i] = Math.fround(Math.sin(i * 0.37) * (1 + (i % 7)));
         const bytes = quantizeQ8_0(values);
         const restored = dequantizeQ8_0(bytes, values.length);
         for (let block = 0; block < 8; block++) {

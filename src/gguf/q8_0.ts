@@ -17,8 +17,7 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
     for (let block = 0; block < blockCount; block++) {
         const start = block * q8_0BlockSize;
         let absoluteMax = 0;
-        for (let i = 0; i < q8_0BlockSize; i++)
-            absoluteMax = Math.max(absoluteMax, Math.abs(values[start + i]));
+        for (let i = 0; i < q8_0BlockSize; i++) absoluteMax = Math.max(absoluteMax, Math.abs(values[start + i]));
 
         const scale = Math.fround(absoluteMax / 127);
         const inverseScale = scale !== 0 ? Math.fround(1 / scale) : 0;
@@ -44,8 +43,7 @@ export function dequantizeQ8_0(bytes: Uint8Array, elementCount: number): Float32
     for (let block = 0; block < blockCount; block++) {
         const offset = block * q8_0BlockBytes;
         const scale = float16BitsToFloat32(view.getUint16(offset, true));
-        for (let i = 0; i < q8_0BlockSize; i++)
-            values[block * q8_0BlockSize + i] = view.getInt8(offset + 2 + i) * scale;
+        for (let i = 0; i < q8_0BlockSize; i++) values[block * q8_0BlockSize + i] = view.getInt8(offset + 2 + i) * scale;
     }
     return values;
 }

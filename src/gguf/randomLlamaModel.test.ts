@@ -21,7 +21,9 @@ afterAll(async () => {
 });
 
 async function sha256(path: string): Promise<string> {
-    return createHash("sha256").update(await readFile(path)).digest("hex");
+    return createHash("sha256")
+        .update(await readFile(path))
+        .digest("hex");
 }
 
 function softmax(logits: Float64Array): Float64Array {
@@ -107,7 +109,11 @@ describe("writeRandomLlamaPair", () => {
     it("writes F16 and Q8_0 weights whose logits stay close to the F32 model's", async () => {
         const tokens = [1, 40, 50, 60, 70, 80];
         const logitsFor = async (weightType: GgmlTensorType): Promise<Float64Array[]> => {
-            const pair = await writeRandomLlamaPair({directory: await mkdtemp(join(directory, `type-${weightType}-`)), seed: 9, weightType});
+            const pair = await writeRandomLlamaPair({
+                directory: await mkdtemp(join(directory, `type-${weightType}-`)),
+                seed: 9,
+                weightType
+            });
             return allLogits(pair.targetPath, tokens);
         };
         const reference = await logitsFor(GgmlTensorType.F32);
@@ -124,8 +130,9 @@ describe("writeRandomLlamaPair", () => {
     });
 
     it("refuses a draft that is not a slice of the target", async () => {
-        await expect(writeRandomLlamaPair({directory, seed: 1, draft: {embeddingLength: 128, headCount: 8}}))
-            .rejects.toThrow(InvalidInputError);
+        await expect(writeRandomLlamaPair({directory, seed: 1, draft: {embeddingLength: 128, headCount: 8}})).rejects.toThrow(
+            InvalidInputError
+        );
         await expect(writeRandomLlamaPair({directory, seed: 1, draft: {headCount: 4}})) // head size 8 ≠ 16
             .rejects.toThrow(InvalidInputError);
         await expect(writeRandomLlamaPair({directory, seed: 1, draftNoise: -1})).rejects.toThrow(InvalidInputError);

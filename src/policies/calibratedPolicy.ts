@@ -36,8 +36,7 @@ export function createCalibratedPolicy(options: CalibratedPolicyOptions): Verifi
                 const {gap} = logitGapToTop(logits ?? currentStep.targetProbs[position], draftToken, logits != null);
                 const frequent = count >= options.frequencyThreshold;
                 const gated = gap >= logTau;
-                if (options.onlineUpdate && draftToken !== recoveredToken)
-                    options.memory.record(draftToken, recoveredToken);
+                if (options.onlineUpdate && draftToken !== recoveredToken) options.memory.record(draftToken, recoveredToken);
                 return {
                     rescued: frequent && gated,
                     reason: frequent && gated ? "rescued-by-memory-and-gate" : !frequent ? "rejected-infrequent-pair" : "rejected-by-gate",

@@ -22,10 +22,16 @@ export function parsePolicyConfig(value: unknown, field = "policy"): PolicyConfi
         throw new InvalidPolicyError(`unknown parameter ${issue.keys.map((key) => `"${key}"`).join(", ")}`, path);
     if (issue.code === "invalid_type" && /received undefined$/.test(issue.message) && issue.path.length === 1) {
         const kind = (value as {kind?: unknown} | null)?.kind;
-        throw new InvalidPolicyError(`${typeof kind === "string" ? kind : "the policy"} needs "${String(issue.path[0])}" (a ${issue.expected})`, field);
+        throw new InvalidPolicyError(
+            `${typeof kind === "string" ? kind : "the policy"} needs "${String(issue.path[0])}" (a ${issue.expected})`,
+            field
+        );
     }
     if (issue.code === "invalid_union" && (issue.path.length === 0 || (issue.path.length === 1 && issue.path[0] === "kind")))
-        throw new InvalidPolicyError(`unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`, `${field}.kind`);
+        throw new InvalidPolicyError(
+            `unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`,
+            `${field}.kind`
+        );
     throw new InvalidPolicyError(issue.message, path);
 }
 
@@ -39,13 +45,20 @@ export interface PolicyResources {
 /** Build a policy from a validated configuration. */
 export function createPolicy(config: PolicyConfig, resources: PolicyResources = {}): VerificationPolicy {
     switch (config.kind) {
-        case "greedy": return createGreedyPolicy();
-        case "strict": return createStrictPolicy();
-        case "match": return createMatchPolicy();
-        case "typical": return createTypicalPolicy(config);
-        case "fuzzy": return createFuzzyPolicy(config);
-        case "lossy": return createLossyPolicy(config);
-        case "random": return createRandomAcceptancePolicy(config);
+        case "greedy":
+            return createGreedyPolicy();
+        case "strict":
+            return createStrictPolicy();
+        case "match":
+            return createMatchPolicy();
+        case "typical":
+            return createTypicalPolicy(config);
+        case "fuzzy":
+            return createFuzzyPolicy(config);
+        case "lossy":
+            return createLossyPolicy(config);
+        case "random":
+            return createRandomAcceptancePolicy(config);
         case "calibrated": {
             const entries = config.memoryEntries ?? [];
             const shared = resources.correctionMemory;
@@ -57,7 +70,8 @@ export function createPolicy(config: PolicyConfig, resources: PolicyResources = 
                     throw new InvalidPolicyError(`token id outside [0, ${vocabularySize})`, `policy.memoryEntries.${index}`);
             }
             // Inline entries belong to this policy alone; a shared memory only takes online updates.
-            if (shared != null) return createCalibratedPolicy({...config, memory: entries.length === 0 ? shared : shared.withPrivateEntries(entries)});
+            if (shared != null)
+                return createCalibratedPolicy({...config, memory: entries.length === 0 ? shared : shared.withPrivateEntries(entries)});
             const memory = new CorrectionMemory(vocabularySize);
             for (const [draftToken, targetToken, count] of entries) memory.record(draftToken, targetToken, count);
             return createCalibratedPolicy({...config, memory});

@@ -24,7 +24,11 @@ describe("fuzzy policy with a q-less proposal", () => {
         const policy = createFuzzyPolicy({divergence: "js", threshold: 0.05, distribution: "raw"});
         const confident = row(0, 10, 0);
         const unsure = row(0, 0.1, 0);
-        const step = (logits: Float64Array) => ({draftTokens: [1], targetProbs: [row(0, 1, 0), row(0, 1, 0)], targetLogits: [logits, logits]});
+        const step = (logits: Float64Array) => ({
+            draftTokens: [1],
+            targetProbs: [row(0, 1, 0), row(0, 1, 0)],
+            targetLogits: [logits, logits]
+        });
         expect(policy.verify(step(confident), new SeededChance(0)).acceptedCount).toBe(1);
         expect(policy.verify(step(unsure), new SeededChance(0)).acceptedCount).toBe(0);
     });

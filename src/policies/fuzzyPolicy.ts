@@ -53,7 +53,7 @@ export function createFuzzyPolicy(options: FuzzyPolicyOptions): VerificationPoli
         }
         const targetLogits = step.targetLogits?.[position];
         if (targetLogits == null)
-            throw new InvalidInputError("the fuzzy policy with distribution \"raw\" needs raw target logits", "targetLogits");
+            throw new InvalidInputError('the fuzzy policy with distribution "raw" needs raw target logits', "targetLogits");
         const draftLogits = step.draftLogits?.[position];
         return [
             softmax(targetLogits, targetScratch.get(targetLogits.length)),
@@ -65,20 +65,26 @@ export function createFuzzyPolicy(options: FuzzyPolicyOptions): VerificationPoli
         kind: "fuzzy",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            return verifyLeftToRight(step, (position, draftToken) => {
-                const [target, draft] = distributionsAt(step, position, draftToken);
-                const value = topK == null
-                    ? divergence(target, draft)
-                    : divergence(bucketTarget, bucketDraft, topKBuckets(target, draft, topK, bucketTarget, bucketDraft, bucketIds));
-                if (draft === pointMass.get(target.length)) draft[draftToken] = 0;
-                const accepted = value <= options.threshold;
-                return {
-                    accepted,
-                    reason: accepted ? "divergence-within-threshold" : "divergence-above-threshold",
-                    values: {divergence: value, threshold: options.threshold},
-                    replacement: accepted ? undefined : sampleFromRow(step.targetProbs[position], chance)
-                };
-            }, "target-sample", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
+            return verifyLeftToRight(
+                step,
+                (position, draftToken) => {
+                    const [target, draft] = distributionsAt(step, position, draftToken);
+                    const value =
+                        topK == null
+                            ? divergence(target, draft)
+                            : divergence(bucketTarget, bucketDraft, topKBuckets(target, draft, topK, bucketTarget, bucketDraft, bucketIds));
+                    if (draft === pointMass.get(target.length)) draft[draftToken] = 0;
+                    const accepted = value <= options.threshold;
+                    return {
+                        accepted,
+                        reason: accepted ? "divergence-within-threshold" : "divergence-above-threshold",
+                        values: {divergence: value, threshold: options.threshold},
+                        replacement: accepted ? undefined : sampleFromRow(step.targetProbs[position], chance)
+                    };
+                },
+                "target-sample",
+                () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance)
+            );
         }
     };
 }

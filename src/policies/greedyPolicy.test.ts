@@ -29,10 +29,13 @@ const vllmGreedyCases: Array<{draft: number[]; argmax: number[]; bonus: number; 
 
 describe("greedy policy", () => {
     it.each(vllmGreedyCases)("vLLM case draft $draft, argmax $argmax, bonus $bonus → $emitted", ({draft, argmax, bonus, emitted}) => {
-        const result = createGreedyPolicy().verify({
-            draftTokens: draft,
-            targetProbs: [...argmax.map((token) => oneHot(token)), oneHot(bonus)]
-        }, new SeededChance(0));
+        const result = createGreedyPolicy().verify(
+            {
+                draftTokens: draft,
+                targetProbs: [...argmax.map((token) => oneHot(token)), oneHot(bonus)]
+            },
+            new SeededChance(0)
+        );
         expect(result.emitted).toEqual(emitted);
         expect(result.acceptedCount).toBe(emitted.length - 1);
         expect(result.finalTokenSource).toBe(emitted.length === draft.length + 1 ? "bonus" : "target-argmax");
@@ -48,7 +51,10 @@ describe("greedy policy", () => {
     it("uses raw logits for the argmax when given (probabilities can tie after rounding where logits do not)", () => {
         const probabilities = Float64Array.from([0.5, 0.5]);
         const logits = Float64Array.from([1, 1 + 1e-12]);
-        const result = createGreedyPolicy().verify({draftTokens: [1], targetProbs: [probabilities, probabilities], targetLogits: [logits, logits]}, new SeededChance(0));
+        const result = createGreedyPolicy().verify(
+            {draftTokens: [1], targetProbs: [probabilities, probabilities], targetLogits: [logits, logits]},
+            new SeededChance(0)
+        );
         expect(result.emitted).toEqual([1, 1]);
     });
 });

@@ -14,12 +14,23 @@ export function createGreedyPolicy(): VerificationPolicy {
         kind: "greedy",
         lossless: true,
         verify(step: VerificationStep) {
-            const targetArgmax = (position: number) => step.targetArgmax?.[position] ?? argmax(step.targetLogits?.[position] ?? step.targetProbs[position]);
-            return verifyLeftToRight(step, (position, draftToken) => {
-                const best = targetArgmax(position);
-                const accepted = draftToken === best;
-                return {accepted, reason: accepted ? "equals-target-argmax" : "differs-from-target-argmax", values: {targetArgmax: best}, replacement: best};
-            }, "target-argmax", () => targetArgmax(step.draftTokens.length));
+            const targetArgmax = (position: number) =>
+                step.targetArgmax?.[position] ?? argmax(step.targetLogits?.[position] ?? step.targetProbs[position]);
+            return verifyLeftToRight(
+                step,
+                (position, draftToken) => {
+                    const best = targetArgmax(position);
+                    const accepted = draftToken === best;
+                    return {
+                        accepted,
+                        reason: accepted ? "equals-target-argmax" : "differs-from-target-argmax",
+                        values: {targetArgmax: best},
+                        replacement: best
+                    };
+                },
+                "target-argmax",
+                () => targetArgmax(step.draftTokens.length)
+            );
         }
     };
 }

@@ -71,7 +71,17 @@ describe("lossless policies, exact enumeration", () => {
     });
 
     it("strict's one-step output equals p on the field notes' proof case P(out=y) = q(y)min(1,p/q) + (1−α)r(y)", () => {
-        const input = stepWith({kind: "strict"}, {target: [[0.5, 0.3, 0.2, 0], [0.25, 0.25, 0.25, 0.25]], draft: [[0.1, 0.6, 0, 0.3]]}, "sample");
+        const input = stepWith(
+            {kind: "strict"},
+            {
+                target: [
+                    [0.5, 0.3, 0.2, 0],
+                    [0.25, 0.25, 0.25, 0.25]
+                ],
+                draft: [[0.1, 0.6, 0, 0.3]]
+            },
+            "sample"
+        );
         const exact = enumerateStep(input);
         [0.5, 0.3, 0.2, 0].forEach((probability, id) => expect(Math.abs(exact.firstToken[id] - probability)).toBeLessThan(1e-12));
         // α = Σ min(p, q) = 0.1 + 0.3 + 0 + 0 = 0.4
@@ -80,7 +90,16 @@ describe("lossless policies, exact enumeration", () => {
 
     it("strict with q-less drafts (n-gram style: no draft rows) is exact for any fixed draft token", () => {
         for (const token of [0, 1, 2, 3]) {
-            const input = stepWith({kind: "strict"}, {target: [[0.5, 0.3, 0.2, 0], [0.1, 0.2, 0.3, 0.4]]}, [token]);
+            const input = stepWith(
+                {kind: "strict"},
+                {
+                    target: [
+                        [0.5, 0.3, 0.2, 0],
+                        [0.1, 0.2, 0.3, 0.4]
+                    ]
+                },
+                [token]
+            );
             const exact = enumerateStep(input);
             [0.5, 0.3, 0.2, 0].forEach((probability, id) => expect(Math.abs(exact.firstToken[id] - probability)).toBeLessThan(1e-12));
             // Acceptance probability is p(x): the token with p = 0 is never accepted.
@@ -113,7 +132,18 @@ describe("lossless policies, exact enumeration", () => {
         [{kind: "typical"}],
         [{kind: "random", acceptanceProbability: 0.7}],
         [{kind: "lossy", tau: 0.05}],
-        [{kind: "calibrated", memoryEntries: [[0, 1, 10], [1, 0, 10], [2, 1, 10], [1, 2, 10]], onlineUpdate: false}]
+        [
+            {
+                kind: "calibrated",
+                memoryEntries: [
+                    [0, 1, 10],
+                    [1, 0, 10],
+                    [2, 1, 10],
+                    [1, 2, 10]
+                ],
+                onlineUpdate: false
+            }
+        ]
     ])("%o is not lossless and the enumeration measures by how much", (policy) => {
         const input = stepWith(policy, randomRows(3, 3, 2), "sample");
         const error = completedSequenceError(input);
@@ -131,15 +161,17 @@ describe("χ² at 10^6 samples through simulate", () => {
         expect(report.firstTokenVsTarget.totalVariation).toBeLessThan(0.005);
     });
 
-    it.each([
-        [{kind: "fuzzy", divergence: "js", threshold: 0.6, distribution: "processed"}],
-        [{kind: "typical"}]
-    ])("%o: the deviation is detected (χ² p < 1e-9) and reported", (policy) => {
-        const input = stepWith(policy, rows, "sample");
-        const report = simulateStep(input, {samples: 1_000_000, seed: 2026});
-        expect(report.firstTokenVsTarget.chiSquare.pValue).toBeLessThan(1e-9);
-        // The simulated deviation agrees with the exact enumeration to sampling precision.
-        const exactDeviation = enumerateStep(stepWith(policy, {target: rows.target.slice(0, 2), draft: rows.draft.slice(0, 1)}, "sample")).firstTokenTotalVariation;
-        expect(exactDeviation).toBeGreaterThan(0.01);
-    });
+    it.each([[{kind: "fuzzy", divergence: "js", threshold: 0.6, distribution: "processed"}], [{kind: "typical"}]])(
+        "%o: the deviation is detected (χ² p < 1e-9) and reported",
+        (policy) => {
+            const input = stepWith(policy, rows, "sample");
+            const report = simulateStep(input, {samples: 1_000_000, seed: 2026});
+            expect(report.firstTokenVsTarget.chiSquare.pValue).toBeLessThan(1e-9);
+            // The simulated deviation agrees with the exact enumeration to sampling precision.
+            const exactDeviation = enumerateStep(
+                stepWith(policy, {target: rows.target.slice(0, 2), draft: rows.draft.slice(0, 1)}, "sample")
+            ).firstTokenTotalVariation;
+            expect(exactDeviation).toBeGreaterThan(0.01);
+        }
+    );
 });

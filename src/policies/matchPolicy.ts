@@ -15,11 +15,21 @@ export function createMatchPolicy(): VerificationPolicy {
         kind: "match",
         lossless: true,
         verify(step: VerificationStep, chance: Chance) {
-            return verifyLeftToRight(step, (position, draftToken) => {
-                const targetSample = sampleFromRow(step.targetProbs[position], chance);
-                const accepted = targetSample === draftToken;
-                return {accepted, reason: accepted ? "equals-target-sample" : "differs-from-target-sample", values: {targetSample}, replacement: targetSample};
-            }, "target-sample", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
+            return verifyLeftToRight(
+                step,
+                (position, draftToken) => {
+                    const targetSample = sampleFromRow(step.targetProbs[position], chance);
+                    const accepted = targetSample === draftToken;
+                    return {
+                        accepted,
+                        reason: accepted ? "equals-target-sample" : "differs-from-target-sample",
+                        values: {targetSample},
+                        replacement: targetSample
+                    };
+                },
+                "target-sample",
+                () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance)
+            );
         }
     };
 }

@@ -10,7 +10,10 @@ describe("splitPolicyList", () => {
     it("keeps commas inside JSON objects, arrays and strings", () => {
         const text = 'strict,{"kind":"fuzzy","threshold":0.4,"topK":50},{"kind":"calibrated","memory":"a,b.json"},greedy';
         expect(splitPolicyList(text)).toEqual([
-            "strict", '{"kind":"fuzzy","threshold":0.4,"topK":50}', '{"kind":"calibrated","memory":"a,b.json"}', "greedy"
+            "strict",
+            '{"kind":"fuzzy","threshold":0.4,"topK":50}',
+            '{"kind":"calibrated","memory":"a,b.json"}',
+            "greedy"
         ]);
     });
 

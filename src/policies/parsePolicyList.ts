@@ -21,10 +21,10 @@ export function splitPolicyList(text: string, field = "--policies"): string[] {
         const character = text[index];
         if (inString) {
             if (character === "\\") index++;
-            else if (character === "\"") inString = false;
+            else if (character === '"') inString = false;
             continue;
         }
-        if (character === "\"") inString = true;
+        if (character === '"') inString = true;
         else if (character === "{" || character === "[") depth++;
         else if (character === "}" || character === "]") {
             depth--;

@@ -12,7 +12,10 @@ describe("parsePolicySpec", () => {
         ["typical", {kind: "typical", posteriorThreshold: 0.09, posteriorAlpha: 0.3}],
         ["lossy:0.05", {kind: "lossy", tau: 0.05}],
         ["random:0.6", {kind: "random", acceptanceProbability: 0.6}],
-        ["{\"kind\":\"fuzzy\",\"threshold\":0.2,\"distribution\":\"processed\"}", {kind: "fuzzy", divergence: "js", threshold: 0.2, distribution: "processed"}]
+        [
+            '{"kind":"fuzzy","threshold":0.2,"distribution":"processed"}',
+            {kind: "fuzzy", divergence: "js", threshold: 0.2, distribution: "processed"}
+        ]
     ])("%s", (spec, expected) => {
         const config = parsePolicySpec(spec);
         expect(config).toEqual(expected);

@@ -62,11 +62,17 @@ export function parsePolicySpec(spec: string, field = "--policy"): PolicyConfig 
 /** A short, stable label for a policy config (the inverse of parsePolicySpec for the common cases). */
 export function policyLabel(config: PolicyConfig): string {
     switch (config.kind) {
-        case "typical": return `typical:${config.posteriorThreshold}:${config.posteriorAlpha}`;
-        case "fuzzy": return `fuzzy:${config.divergence}:${config.threshold}${config.topK != null ? `:${config.topK}` : ""}${config.distribution === "processed" ? "(processed)" : ""}`;
-        case "calibrated": return `calibrated:${config.frequencyThreshold}:${config.tau}`;
-        case "lossy": return `lossy:${config.tau}`;
-        case "random": return `random:${config.acceptanceProbability}`;
-        default: return config.kind;
+        case "typical":
+            return `typical:${config.posteriorThreshold}:${config.posteriorAlpha}`;
+        case "fuzzy":
+            return `fuzzy:${config.divergence}:${config.threshold}${config.topK != null ? `:${config.topK}` : ""}${config.distribution === "processed" ? "(processed)" : ""}`;
+        case "calibrated":
+            return `calibrated:${config.frequencyThreshold}:${config.tau}`;
+        case "lossy":
+            return `lossy:${config.tau}`;
+        case "random":
+            return `random:${config.acceptanceProbability}`;
+        default:
+            return config.kind;
     }
 }

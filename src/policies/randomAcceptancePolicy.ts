@@ -13,15 +13,20 @@ export function createRandomAcceptancePolicy(options: {readonly acceptanceProbab
         kind: "random",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            return verifyLeftToRight(step, (position) => {
-                const accepted = chance.accept(options.acceptanceProbability);
-                return {
-                    accepted,
-                    reason: accepted ? "random-accepted" : "random-rejected",
-                    values: {acceptProbability: options.acceptanceProbability},
-                    replacement: accepted ? undefined : sampleFromRow(step.targetProbs[position], chance)
-                };
-            }, "target-sample", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
+            return verifyLeftToRight(
+                step,
+                (position) => {
+                    const accepted = chance.accept(options.acceptanceProbability);
+                    return {
+                        accepted,
+                        reason: accepted ? "random-accepted" : "random-rejected",
+                        values: {acceptProbability: options.acceptanceProbability},
+                        replacement: accepted ? undefined : sampleFromRow(step.targetProbs[position], chance)
+                    };
+                },
+                "target-sample",
+                () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance)
+            );
         }
     };
 }

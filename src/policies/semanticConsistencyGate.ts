@@ -8,8 +8,6 @@ import {argmax} from "../distributions/argmax.js";
  */
 export function logitGapToTop(row: Float64Array, draftToken: number, rowIsLogits: boolean): {gap: number; topToken: number} {
     const topToken = argmax(row);
-    const gap = rowIsLogits
-        ? row[draftToken] - row[topToken]
-        : Math.log(row[draftToken]) - Math.log(row[topToken]);
+    const gap = rowIsLogits ? row[draftToken] - row[topToken] : Math.log(row[draftToken]) - Math.log(row[topToken]);
     return {gap, topToken};
 }

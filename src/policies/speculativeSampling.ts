@@ -35,27 +35,32 @@ export function verifySpeculativeSampling(
     residual: ScratchRow,
     rescue?: RescueRule
 ): VerificationResult {
-    return verifyLeftToRight(step, (position, draftToken) => {
-        const target = step.targetProbs[position];
-        const draft = step.draftProbs?.[position];
-        const targetProbability = target[draftToken];
-        const draftProbability = draft == null ? 1 : draft[draftToken];
-        const acceptProbability = draftProbability > 0 ? Math.min(1, targetProbability / draftProbability) : 0;
-        const values = {targetProbability, draftProbability, acceptProbability};
-        if (acceptProbability > 0 && chance.accept(acceptProbability))
-            return {accepted: true, reason: "ratio-accepted", values};
-        const recoveredToken = sampleResidual(target, draft, draftToken, residual.get(target.length), chance);
-        const rescuable = rescue != null && (step.targetLogits == null ? targetProbability > 0 : step.targetLogits[position][draftToken] > -Infinity);
-        const decision = rescuable
-            ? rescue!(step, position, draftToken, recoveredToken)
-            : {rescued: false, reason: draftProbability > 0 ? "ratio-rejected" : "draft-probability-zero", values: {}};
-        return {
-            accepted: decision.rescued,
-            reason: decision.reason,
-            values: {...values, recoveredToken, ...decision.values},
-            replacement: recoveredToken
-        };
-    }, "residual", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
+    return verifyLeftToRight(
+        step,
+        (position, draftToken) => {
+            const target = step.targetProbs[position];
+            const draft = step.draftProbs?.[position];
+            const targetProbability = target[draftToken];
+            const draftProbability = draft == null ? 1 : draft[draftToken];
+            const acceptProbability = draftProbability > 0 ? Math.min(1, targetProbability / draftProbability) : 0;
+            const values = {targetProbability, draftProbability, acceptProbability};
+            if (acceptProbability > 0 && chance.accept(acceptProbability)) return {accepted: true, reason: "ratio-accepted", values};
+            const recoveredToken = sampleResidual(target, draft, draftToken, residual.get(target.length), chance);
+            const rescuable =
+                rescue != null && (step.targetLogits == null ? targetProbability > 0 : step.targetLogits[position][draftToken] > -Infinity);
+            const decision = rescuable
+                ? rescue!(step, position, draftToken, recoveredToken)
+                : {rescued: false, reason: draftProbability > 0 ? "ratio-rejected" : "draft-probability-zero", values: {}};
+            return {
+                accepted: decision.rescued,
+                reason: decision.reason,
+                values: {...values, recoveredToken, ...decision.values},
+                replacement: recoveredToken
+            };
+        },
+        "residual",
+        () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance)
+    );
 }
 
 /**
@@ -82,7 +87,6 @@ export function sampleResidual(
             mass += value;
         }
     }
-    if (mass > 0)
-        return chance.choose(scratch, mass);
+    if (mass > 0) return chance.choose(scratch, mass);
     return sampleFromRow(target, chance);
 }

@@ -22,19 +22,24 @@ export function createTypicalPolicy(options: TypicalPolicyOptions): Verification
         kind: "typical",
         lossless: false,
         verify(step: VerificationStep, chance: Chance) {
-            return verifyLeftToRight(step, (position, draftToken) => {
-                const target = step.targetProbs[position];
-                const entropy = vllmEntropy(target);
-                const threshold = Math.min(options.posteriorThreshold, options.posteriorAlpha * Math.exp(-entropy));
-                const targetProbability = target[draftToken];
-                const accepted = targetProbability > threshold;
-                return {
-                    accepted,
-                    reason: accepted ? "above-typical-threshold" : "below-typical-threshold",
-                    values: {targetProbability, threshold, entropy},
-                    replacement: accepted ? undefined : argmax(target)
-                };
-            }, "target-argmax", () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance));
+            return verifyLeftToRight(
+                step,
+                (position, draftToken) => {
+                    const target = step.targetProbs[position];
+                    const entropy = vllmEntropy(target);
+                    const threshold = Math.min(options.posteriorThreshold, options.posteriorAlpha * Math.exp(-entropy));
+                    const targetProbability = target[draftToken];
+                    const accepted = targetProbability > threshold;
+                    return {
+                        accepted,
+                        reason: accepted ? "above-typical-threshold" : "below-typical-threshold",
+                        values: {targetProbability, threshold, entropy},
+                        replacement: accepted ? undefined : argmax(target)
+                    };
+                },
+                "target-argmax",
+                () => sampleFromRow(step.targetProbs[step.draftTokens.length], chance)
+            );
         }
     };
 }

@@ -23,8 +23,7 @@ export class Random {
     private s3: number;
 
     public constructor(seed: number) {
-        if (!Number.isSafeInteger(seed) || seed < 0)
-            throw new RangeError(`seed must be an integer in [0, 2^53), got ${seed}`);
+        if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`seed must be an integer in [0, 2^53), got ${seed}`);
 
         // Split the 53-bit seed into two 32-bit halves and run SplitMix32 over them.
         let state = (seed >>> 0) ^ Math.imul(Math.floor(seed / 0x1_0000_0000) >>> 0, 0x85ebca6b);
@@ -39,8 +38,7 @@ export class Random {
         this.s1 = next();
         this.s2 = next();
         this.s3 = next();
-        if ((this.s0 | this.s1 | this.s2 | this.s3) === 0)
-            this.s0 = 1; // the all-zero state is the one fixed point of xoshiro
+        if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1; // the all-zero state is the one fixed point of xoshiro
     }
 
     /** Next 32-bit unsigned integer (xoshiro128**). */

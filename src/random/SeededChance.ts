@@ -25,12 +25,10 @@ export class SeededChance implements Chance {
             if (weight > 0) {
                 cumulative += weight;
                 lastPositive = index;
-                if (target < cumulative)
-                    return index;
+                if (target < cumulative) return index;
             }
         }
-        if (lastPositive < 0)
-            throw new RangeError("cannot sample from a distribution with no positive weight");
+        if (lastPositive < 0) throw new RangeError("cannot sample from a distribution with no positive weight");
         return lastPositive;
     }
 }

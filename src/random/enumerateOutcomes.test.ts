@@ -10,7 +10,7 @@ describe("enumerateOutcomes", () => {
             return coin ? `heads-${chance.choose([1, 0, 3], 4)}` : "tails";
         });
         const byResult = Object.fromEntries(outcomes.map(({result, probability}) => [result, probability]));
-        expect(byResult).toEqual({"heads-0": 0.0625, "heads-2": 0.1875, "tails": 0.75});
+        expect(byResult).toEqual({"heads-0": 0.0625, "heads-2": 0.1875, tails: 0.75});
     });
 
     it("prunes zero-probability branches, including accept(0) and accept(1)", () => {
@@ -19,8 +19,9 @@ describe("enumerateOutcomes", () => {
     });
 
     it("throws a typed error past the outcome bound", () => {
-        expect(() => enumerateOutcomes((chance) => [chance.choose([1, 1, 1], 3), chance.choose([1, 1, 1], 3)], {maxOutcomes: 5}))
-            .toThrow(EnumerationTooLargeError);
+        expect(() => enumerateOutcomes((chance) => [chance.choose([1, 1, 1], 3), chance.choose([1, 1, 1], 3)], {maxOutcomes: 5})).toThrow(
+            EnumerationTooLargeError
+        );
     });
 });
 

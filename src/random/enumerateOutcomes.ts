@@ -56,10 +56,8 @@ export function enumerateOutcomes<Result>(
             choose(weights: ArrayLike<number>, total: number, length: number = weights.length): number {
                 const branches: Array<{value: number; probability: number}> = [];
                 for (let index = 0; index < length; index++)
-                    if (weights[index] > 0)
-                        branches.push({value: index, probability: weights[index] / total});
-                if (branches.length === 0)
-                    throw new RangeError("cannot sample from a distribution with no positive weight");
+                    if (weights[index] > 0) branches.push({value: index, probability: weights[index] / total});
+                if (branches.length === 0) throw new RangeError("cannot sample from a distribution with no positive weight");
                 return decide(branches);
             }
         };

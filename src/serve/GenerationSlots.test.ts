@@ -8,10 +8,12 @@ describe("GenerationSlots", () => {
         const first = await slots.acquire();
         await slots.acquire();
         const order: number[] = [];
-        const waiting = [1, 2, 3].map((index) => slots.acquire().then((release) => {
-            order.push(index);
-            return release;
-        }));
+        const waiting = [1, 2, 3].map((index) =>
+            slots.acquire().then((release) => {
+                order.push(index);
+                return release;
+            })
+        );
         expect(slots.running).toBe(2);
         expect(slots.waiting).toBe(3);
         first();

@@ -19,7 +19,10 @@ export class GenerationSlots {
     private closed = false;
     private idleWaiters: Array<() => void> = [];
 
-    public constructor(public readonly maxConcurrency: number, public readonly maxQueue: number) {
+    public constructor(
+        public readonly maxConcurrency: number,
+        public readonly maxQueue: number
+    ) {
         if (!Number.isSafeInteger(maxConcurrency) || maxConcurrency < 1)
             throw new InvalidInputError(`must be a positive integer, got ${maxConcurrency}`, "maxConcurrency");
         if (!Number.isSafeInteger(maxQueue) || maxQueue < 0)
@@ -50,9 +53,11 @@ export class GenerationSlots {
             return Promise.resolve(this.releaser());
         }
         if (this.queue.length >= this.maxQueue)
-            return Promise.reject(new ServerOverloadedError(
-                `all ${this.maxConcurrency} generation slots are busy and ${this.queue.length} requests are already waiting; retry later`
-            ));
+            return Promise.reject(
+                new ServerOverloadedError(
+                    `all ${this.maxConcurrency} generation slots are busy and ${this.queue.length} requests are already waiting; retry later`
+                )
+            );
         return new Promise((resolve, reject) => {
             const onAbort = (): void => {
                 const index = this.queue.indexOf(waiter);
@@ -79,7 +84,8 @@ export class GenerationSlots {
     public close(): void {
         this.closed = true;
         const refused = this.queue.splice(0);
-        for (const waiter of refused) waiter.refuse(new ServerShuttingDownError("the server is shutting down; this request had not started"));
+        for (const waiter of refused)
+            waiter.refuse(new ServerShuttingDownError("the server is shutting down; this request had not started"));
         this.notifyIfIdle();
     }
 

@@ -24,7 +24,10 @@ export class RequestPermissions {
     public readonly policies: ReadonlySet<PolicyKind>;
     public readonly drafters: ReadonlySet<SingleDrafterSpec["kind"]>;
 
-    public constructor(policies: readonly PolicyKind[] = defaultRequestPolicies, drafters: ReadonlyArray<SingleDrafterSpec["kind"]> = defaultRequestDrafters) {
+    public constructor(
+        policies: readonly PolicyKind[] = defaultRequestPolicies,
+        drafters: ReadonlyArray<SingleDrafterSpec["kind"]> = defaultRequestDrafters
+    ) {
         this.policies = new Set(policies);
         this.drafters = new Set(drafters);
     }
@@ -44,7 +47,10 @@ export class RequestPermissions {
         if (this.policies.has(policy.kind) || policyLabel(policy) === policyLabel(serverDefault)) return;
         throw new InvalidPolicyError(
             `the policy "${policy.kind}" is not available to requests on this server; allowed: ${listed(this.policies)} ` +
-            `(the operator chooses them with --request-policies)`, "speculative.policy", "policy_not_allowed");
+                `(the operator chooses them with --request-policies)`,
+            "speculative.policy",
+            "policy_not_allowed"
+        );
     }
 
     /** Throws InvalidDrafterError (400) naming the flag unless every member of the spec is allowed. */
@@ -55,7 +61,10 @@ export class RequestPermissions {
         if (refused === undefined) return;
         throw new InvalidDrafterError(
             `the drafter "${refused.kind}" is not available to requests on this server; allowed: ${listed(this.drafters)} ` +
-            `(the operator chooses them with --request-drafters)`, "speculative.drafter", "drafter_not_allowed");
+                `(the operator chooses them with --request-drafters)`,
+            "speculative.drafter",
+            "drafter_not_allowed"
+        );
     }
 }
 
@@ -70,6 +79,9 @@ function parseKindList<Kind extends string>(text: string, known: readonly Kind[]
     const kinds = trimmed.split(",").map((part) => part.trim());
     for (const kind of kinds)
         if (!(known as readonly string[]).includes(kind))
-            throw new InvalidInputError(`unknown kind "${kind}"; expected a comma-separated list of ${known.join(", ")}, or all, or none`, field);
+            throw new InvalidInputError(
+                `unknown kind "${kind}"; expected a comma-separated list of ${known.join(", ")}, or all, or none`,
+                field
+            );
     return [...new Set(kinds as Kind[])];
 }

@@ -51,5 +51,10 @@ export const chatFormat: ResponseFormat = {
         logprobs: null,
         finish_reason: finishReason
     }),
-    toolCallsChunkChoice: (toolCalls) => ({index: 0, delta: {tool_calls: toolCalls.map((call, index) => ({index, ...call}))}, logprobs: null, finish_reason: null})
+    toolCallsChunkChoice: (toolCalls) => ({
+        index: 0,
+        delta: {tool_calls: toolCalls.map((call, index) => ({index, ...call}))},
+        logprobs: null,
+        finish_reason: null
+    })
 };

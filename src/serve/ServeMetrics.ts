@@ -72,8 +72,13 @@ export class ServeMetrics {
      * memory bound). `batchStatistics`: read at scrape time, each model's continuous-batching counters.
      */
     public constructor(
-        private readonly modelName: string, slots: GenerationSlots,
-        options: {processMetrics?: boolean; suffixCacheNodes?: () => number; batchStatistics?: () => Record<"target" | "draft", BatchStatistics | undefined>} = {}
+        private readonly modelName: string,
+        slots: GenerationSlots,
+        options: {
+            processMetrics?: boolean;
+            suffixCacheNodes?: () => number;
+            batchStatistics?: () => Record<"target" | "draft", BatchStatistics | undefined>;
+        } = {}
     ) {
         const registers = [this.registry];
         const counter = <Label extends string>(name: string, help: string, labelNames: Label[]) =>
@@ -84,32 +89,89 @@ export class ServeMetrics {
         this.drafts = counter("spec_decode_num_drafts_total", "Speculative steps that proposed at least one draft token.", ["model_name"]);
         this.draftTokens = counter("spec_decode_num_draft_tokens_total", "Draft tokens proposed.", ["model_name"]);
         this.acceptedTokens = counter("spec_decode_num_accepted_tokens_total", "Draft tokens accepted by verification.", ["model_name"]);
-        this.acceptedPerPosition = counter("spec_decode_num_accepted_tokens_per_pos_total", "Draft tokens accepted at each draft position (0-based).", ["model_name", "position"]);
+        this.acceptedPerPosition = counter(
+            "spec_decode_num_accepted_tokens_per_pos_total",
+            "Draft tokens accepted at each draft position (0-based).",
+            ["model_name", "position"]
+        );
         // Per drafter (a chain's members apart): how often it was asked, proposed, and what was accepted.
-        this.drafterLookups = counter("spec_decode_drafter_lookups_total", "Steps on which the drafter was asked for a proposal.", ["model_name", "drafter"]);
-        this.drafterProposals = counter("spec_decode_drafter_proposals_total", "Steps on which the drafter proposed at least one token.", ["model_name", "drafter"]);
-        this.drafterDraftTokens = counter("spec_decode_drafter_draft_tokens_total", "Draft tokens the drafter proposed.", ["model_name", "drafter"]);
-        this.drafterAcceptedTokens = counter("spec_decode_drafter_accepted_tokens_total", "Draft tokens of the drafter accepted by verification.", ["model_name", "drafter"]);
-        this.drafterAcceptedPerPosition = counter("spec_decode_drafter_accepted_tokens_per_pos_total", "The drafter's tokens accepted at each draft position (0-based).", ["model_name", "drafter", "position"]);
-        this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of requests that reached the engine (completed or cut short).", ["model_name", "decode_mode"]);
-        this.generationTokens = counter("generation_tokens_total", "Generated tokens, those of requests cut short included.", ["model_name", "decode_mode"]);
-        this.successes = counter("request_success_total", "Completed requests by finish reason.", ["model_name", "decode_mode", "finished_reason"]);
-        this.failures = counter("request_failure_total", "Requests that ended without completing, by reason (aborted, overloaded, shutdown, error).", ["model_name", "reason"]);
-        this.refusals = counter("request_refused_total", "Requests answered with an error status (400, 401, 403, 404, 413, 415, 429, 503, …), by status.", ["model_name", "status"]);
+        this.drafterLookups = counter("spec_decode_drafter_lookups_total", "Steps on which the drafter was asked for a proposal.", [
+            "model_name",
+            "drafter"
+        ]);
+        this.drafterProposals = counter("spec_decode_drafter_proposals_total", "Steps on which the drafter proposed at least one token.", [
+            "model_name",
+            "drafter"
+        ]);
+        this.drafterDraftTokens = counter("spec_decode_drafter_draft_tokens_total", "Draft tokens the drafter proposed.", [
+            "model_name",
+            "drafter"
+        ]);
+        this.drafterAcceptedTokens = counter(
+            "spec_decode_drafter_accepted_tokens_total",
+            "Draft tokens of the drafter accepted by verification.",
+            ["model_name", "drafter"]
+        );
+        this.drafterAcceptedPerPosition = counter(
+            "spec_decode_drafter_accepted_tokens_per_pos_total",
+            "The drafter's tokens accepted at each draft position (0-based).",
+            ["model_name", "drafter", "position"]
+        );
+        this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of requests that reached the engine (completed or cut short).", [
+            "model_name",
+            "decode_mode"
+        ]);
+        this.generationTokens = counter("generation_tokens_total", "Generated tokens, those of requests cut short included.", [
+            "model_name",
+            "decode_mode"
+        ]);
+        this.successes = counter("request_success_total", "Completed requests by finish reason.", [
+            "model_name",
+            "decode_mode",
+            "finished_reason"
+        ]);
+        this.failures = counter(
+            "request_failure_total",
+            "Requests that ended without completing, by reason (aborted, overloaded, shutdown, error).",
+            ["model_name", "reason"]
+        );
+        this.refusals = counter(
+            "request_refused_total",
+            "Requests answered with an error status (400, 401, 403, 404, 413, 415, 429, 503, …), by status.",
+            ["model_name", "status"]
+        );
         this.latency = histogram("e2e_request_latency_seconds", "Arrival to last token, queueing included.", latencyBuckets);
-        this.timeToFirstToken = histogram("time_to_first_token_seconds", "Arrival to first generated token, queueing included.", latencyBuckets);
-        this.timePerOutputToken = histogram("time_per_output_token_seconds", "Mean time between generated tokens after the first, per request.", tokenLatencyBuckets);
-        this.throughput = histogram("request_generation_tokens_per_second", "Generated tokens per second of decoding, per request.", throughputBuckets);
+        this.timeToFirstToken = histogram(
+            "time_to_first_token_seconds",
+            "Arrival to first generated token, queueing included.",
+            latencyBuckets
+        );
+        this.timePerOutputToken = histogram(
+            "time_per_output_token_seconds",
+            "Mean time between generated tokens after the first, per request.",
+            tokenLatencyBuckets
+        );
+        this.throughput = histogram(
+            "request_generation_tokens_per_second",
+            "Generated tokens per second of decoding, per request.",
+            throughputBuckets
+        );
         this.queueTime = histogram("request_queue_time_seconds", "Time a request waited for a generation slot.", latencyBuckets);
 
         new Gauge({
-            name: "num_requests_running", help: "Requests decoding now.", labelNames: ["model_name"], registers,
+            name: "num_requests_running",
+            help: "Requests decoding now.",
+            labelNames: ["model_name"],
+            registers,
             collect() {
                 this.set({model_name: modelName}, slots.running);
             }
         });
         new Gauge({
-            name: "num_requests_waiting", help: "Requests queued for a generation slot.", labelNames: ["model_name"], registers,
+            name: "num_requests_waiting",
+            help: "Requests queued for a generation slot.",
+            labelNames: ["model_name"],
+            registers,
             collect() {
                 this.set({model_name: modelName}, slots.waiting);
             }
@@ -117,7 +179,10 @@ export class ServeMetrics {
         const suffixCacheNodes = options.suffixCacheNodes;
         if (suffixCacheNodes != null)
             new Gauge({
-                name: "spec_decode_suffix_cache_nodes", help: "Trie nodes held by the server's suffix caches (bounded by their MAX_NODES).", labelNames: ["model_name"], registers,
+                name: "spec_decode_suffix_cache_nodes",
+                help: "Trie nodes held by the server's suffix caches (bounded by their MAX_NODES).",
+                labelNames: ["model_name"],
+                registers,
                 collect() {
                     this.set({model_name: modelName}, suffixCacheNodes());
                 }
@@ -127,7 +192,10 @@ export class ServeMetrics {
             // Totals kept by the schedulers, copied at scrape time.
             const batchCounter = (name: string, help: string, value: (statistics: BatchStatistics) => number): void => {
                 new Counter({
-                    name, help, labelNames: ["model_name", "model"], registers,
+                    name,
+                    help,
+                    labelNames: ["model_name", "model"],
+                    registers,
                     collect() {
                         this.reset();
                         for (const [model, statistics] of Object.entries(batchStatistics()))
@@ -135,11 +203,27 @@ export class ServeMetrics {
                     }
                 });
             };
-            batchCounter("batch_steps_total", "llama_decode calls of the shared context (continuous batching), by model (target, draft).", (statistics) => statistics.steps);
+            batchCounter(
+                "batch_steps_total",
+                "llama_decode calls of the shared context (continuous batching), by model (target, draft).",
+                (statistics) => statistics.steps
+            );
             batchCounter("batch_tokens_total", "Tokens decoded in shared steps.", (statistics) => statistics.tokens);
-            batchCounter("batch_evaluations_total", "Sequence evaluations (and prompt chunks) served by shared steps; ÷ steps = mean batch.", (statistics) => statistics.submissions);
-            batchCounter("batch_decode_seconds_total", "Time inside the shared steps' llama_decode.", (statistics) => statistics.decodeMilliseconds / 1000);
-            batchCounter("batch_gather_seconds_total", "Time with an evaluation pending and no step running, waiting for the other sequences to join.", (statistics) => statistics.gatherMilliseconds / 1000);
+            batchCounter(
+                "batch_evaluations_total",
+                "Sequence evaluations (and prompt chunks) served by shared steps; ÷ steps = mean batch.",
+                (statistics) => statistics.submissions
+            );
+            batchCounter(
+                "batch_decode_seconds_total",
+                "Time inside the shared steps' llama_decode.",
+                (statistics) => statistics.decodeMilliseconds / 1000
+            );
+            batchCounter(
+                "batch_gather_seconds_total",
+                "Time with an evaluation pending and no step running, waiting for the other sequences to join.",
+                (statistics) => statistics.gatherMilliseconds / 1000
+            );
         }
         if (options.processMetrics === true) collectDefaultMetrics({register: this.registry});
     }
@@ -153,7 +237,8 @@ export class ServeMetrics {
             this.draftTokens.inc(model, telemetry.draftTokens);
             this.acceptedTokens.inc(model, telemetry.acceptedTokens);
             telemetry.acceptedPerPosition.forEach((count, position) =>
-                this.acceptedPerPosition.inc({...model, position: String(position)}, count));
+                this.acceptedPerPosition.inc({...model, position: String(position)}, count)
+            );
             for (const [drafter, counters] of telemetry.drafters.byDrafter) {
                 const labels = {...model, drafter};
                 this.drafterLookups.inc(labels, counters.lookups);
@@ -161,7 +246,8 @@ export class ServeMetrics {
                 this.drafterDraftTokens.inc(labels, counters.draftTokens);
                 this.drafterAcceptedTokens.inc(labels, counters.acceptedTokens);
                 counters.acceptedPerPosition.forEach((count, position) =>
-                    this.drafterAcceptedPerPosition.inc({...labels, position: String(position)}, count));
+                    this.drafterAcceptedPerPosition.inc({...labels, position: String(position)}, count)
+                );
             }
         }
         const generated = request.completionTokens;

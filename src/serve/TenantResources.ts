@@ -28,7 +28,12 @@ export class TenantResources {
     private readonly memories = new Map<string, CorrectionMemory>();
     private readonly baseMemory: CorrectionMemory;
 
-    public constructor(private readonly draft: ModelBackend | undefined, vocabularySize: number, vocabularyIdentity: string, private readonly options: TenantResourceOptions = {}) {
+    public constructor(
+        private readonly draft: ModelBackend | undefined,
+        vocabularySize: number,
+        vocabularyIdentity: string,
+        private readonly options: TenantResourceOptions = {}
+    ) {
         this.baseMemory = options.baseMemory ?? new CorrectionMemory(vocabularySize, vocabularyIdentity);
     }
 
@@ -67,7 +72,7 @@ export class TenantResources {
 
     /** The version a tenant's next calibrated request starts from (0 for the base memory while learning is off). */
     public correctionMemoryVersion(tenant: string): number {
-        return this.learnsFromRequests ? this.memories.get(tenant)?.version ?? this.baseMemory.version : this.baseMemory.version;
+        return this.learnsFromRequests ? (this.memories.get(tenant)?.version ?? this.baseMemory.version) : this.baseMemory.version;
     }
 
     /** Trie nodes held by every tenant's suffix caches. */

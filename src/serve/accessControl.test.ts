@@ -24,17 +24,33 @@ async function errorOf(response: Response): Promise<Record<string, any>> {
 
 describe("API keys", () => {
     const {app} = serve({apiKeys: ["key-one", "key-two"]});
-    const withKey = (key: string | undefined, init: RequestInit = {}): RequestInit =>
-        ({...init, headers: {...(key === undefined ? {} : {authorization: key}), ...init.headers as Record<string, string>}});
+    const withKey = (key: string | undefined, init: RequestInit = {}): RequestInit => ({
+        ...init,
+        headers: {...(key === undefined ? {} : {authorization: key}), ...(init.headers as Record<string, string>)}
+    });
     const postCompletion = (authorization: string | undefined) =>
-        app.request("/v1/completions", withKey(authorization, {method: "POST", headers: {"content-type": "application/json"}, body: completion}));
+        app.request(
+            "/v1/completions",
+            withKey(authorization, {method: "POST", headers: {"content-type": "application/json"}, body: completion})
+        );
 
     it("refuses a missing, malformed or wrong key with 401 in OpenAI's error format, before any work", async () => {
-        for (const authorization of [undefined, "key-one", "Basic a2V5LW9uZQ==", "Bearer", "Bearer key-three", "Bearer key-one extra", "Bearer key-on"]) {
+        for (const authorization of [
+            undefined,
+            "key-one",
+            "Basic a2V5LW9uZQ==",
+            "Bearer",
+            "Bearer key-three",
+            "Bearer key-one extra",
+            "Bearer key-on"
+        ]) {
             const response = await postCompletion(authorization);
             expect(response.status).toBe(401);
             expect(await errorOf(response)).toEqual({
-                message: expect.stringMatching(/API key/) as unknown, type: "invalid_request_error", param: null, code: "invalid_api_key"
+                message: expect.stringMatching(/API key/) as unknown,
+                type: "invalid_request_error",
+                param: null,
+                code: "invalid_api_key"
             });
         }
         const metrics = await (await app.request("/metrics", withKey("Bearer key-one"))).text();
@@ -63,24 +79,39 @@ describe("API keys", () => {
 describe("request bodies must be JSON", () => {
     it("refuses a text/plain or form POST (what a cross-origin page can send without a preflight) with 415, generating nothing", async () => {
         const {app} = serve();
-        for (const contentType of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", undefined]) {
+        for (const contentType of [
+            "text/plain",
+            "text/plain;charset=UTF-8",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            undefined
+        ]) {
             for (const path of ["/v1/completions", "/v1/chat/completions"]) {
-                const response = await app.request(path, {method: "POST", headers: contentType === undefined ? {} : {"content-type": contentType}, body: completion});
+                const response = await app.request(path, {
+                    method: "POST",
+                    headers: contentType === undefined ? {} : {"content-type": contentType},
+                    body: completion
+                });
                 expect(response.status).toBe(415);
                 expect((await errorOf(response)).code).toBe("unsupported_media_type");
             }
         }
         expect(await (await app.request("/metrics")).text()).not.toMatch(/^request_success_total\{/m);
-        const json = await app.request("/v1/completions", {method: "POST", headers: {"content-type": "Application/JSON; charset=utf-8"}, body: completion});
+        const json = await app.request("/v1/completions", {
+            method: "POST",
+            headers: {"content-type": "Application/JSON; charset=utf-8"},
+            body: completion
+        });
         expect(json.status).toBe(200);
     });
 });
 
 describe("CORS", () => {
-    const preflight = (app: ReturnType<typeof serve>["app"], origin: string) => app.request("/v1/completions", {
-        method: "OPTIONS",
-        headers: {origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type"}
-    });
+    const preflight = (app: ReturnType<typeof serve>["app"], origin: string) =>
+        app.request("/v1/completions", {
+            method: "OPTIONS",
+            headers: {origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type"}
+        });
 
     it("sends no CORS headers unless origins are configured", async () => {
         const {app} = serve();
@@ -109,8 +140,18 @@ describe("CORS", () => {
 describe("Host header", () => {
     it("the loopback default allows the loopback names on the server's port only", () => {
         const hosts = HostAllowList.loopback(8000);
-        for (const host of ["localhost:8000", "LOCALHOST:8000", "127.0.0.1:8000", "[::1]:8000"]) expect(() => hosts.check(host)).not.toThrow();
-        for (const host of ["attacker.example:8000", "localhost:8001", "localhost", "127.0.0.1", "localhost.attacker.example:8000", "[::1]", "", undefined])
+        for (const host of ["localhost:8000", "LOCALHOST:8000", "127.0.0.1:8000", "[::1]:8000"])
+            expect(() => hosts.check(host)).not.toThrow();
+        for (const host of [
+            "attacker.example:8000",
+            "localhost:8001",
+            "localhost",
+            "127.0.0.1",
+            "localhost.attacker.example:8000",
+            "[::1]",
+            "",
+            undefined
+        ])
             expect(() => hosts.check(host), String(host)).toThrow(/Host header/);
     });
 
@@ -130,15 +171,16 @@ describe("Host header", () => {
     it("a server on loopback refuses a rebound name with 403 on every route, /health included", async () => {
         const server = await startServeServer({target, modelName: "bigram", port: 0});
         try {
-            const get = (path: string, host: string) => new Promise<{status: number; body: string}>((resolve, reject) => {
-                const request = httpRequest({host: "127.0.0.1", port: server.port, path, headers: {host}}, (response) => {
-                    let body = "";
-                    response.on("data", (chunk: Buffer) => (body += chunk.toString()));
-                    response.on("end", () => resolve({status: response.statusCode!, body}));
+            const get = (path: string, host: string) =>
+                new Promise<{status: number; body: string}>((resolve, reject) => {
+                    const request = httpRequest({host: "127.0.0.1", port: server.port, path, headers: {host}}, (response) => {
+                        let body = "";
+                        response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+                        response.on("end", () => resolve({status: response.statusCode!, body}));
+                    });
+                    request.on("error", reject);
+                    request.end();
                 });
-                request.on("error", reject);
-                request.end();
-            });
             for (const path of ["/health", "/v1/models"]) {
                 const refused = await get(path, `attacker.example:${server.port}`);
                 expect(refused.status).toBe(403);

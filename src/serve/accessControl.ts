@@ -12,7 +12,8 @@ export class ApiKeys {
 
     public constructor(keys: readonly string[]) {
         keys.forEach((key, index) => {
-            if (key.length === 0 || /\s/.test(key)) throw new InvalidInputError("an API key must be non-empty and contain no whitespace", `apiKeys[${index}]`);
+            if (key.length === 0 || /\s/.test(key))
+                throw new InvalidInputError("an API key must be non-empty and contain no whitespace", `apiKeys[${index}]`);
         });
         this.digests = keys.map(digest);
     }
@@ -29,7 +30,7 @@ export class ApiKeys {
     public check(authorization: string | undefined): string {
         if (!this.required) return serverTenant;
         const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "");
-        if (match === null) throw new AuthenticationError("this server requires an API key: send \"Authorization: Bearer <key>\"");
+        if (match === null) throw new AuthenticationError('this server requires an API key: send "Authorization: Bearer <key>"');
         const presented = digest(match[1]);
         let matched = -1;
         this.digests.forEach((key, index) => {
@@ -66,11 +67,14 @@ export class HostAllowList {
 
     public constructor(public readonly patterns: readonly string[]) {
         this.any = patterns.includes("*");
-        this.entries = patterns.filter((pattern) => pattern !== "*").map((pattern, index) => {
-            const parsed = splitHost(pattern.trim().toLowerCase());
-            if (parsed === undefined || parsed.name === "") throw new InvalidInputError(`"${pattern}" is not a host name, host:port, or *`, `allowedHosts[${index}]`);
-            return parsed;
-        });
+        this.entries = patterns
+            .filter((pattern) => pattern !== "*")
+            .map((pattern, index) => {
+                const parsed = splitHost(pattern.trim().toLowerCase());
+                if (parsed === undefined || parsed.name === "")
+                    throw new InvalidInputError(`"${pattern}" is not a host name, host:port, or *`, `allowedHosts[${index}]`);
+                return parsed;
+            });
     }
 
     /** The default for a server bound to a loopback address: its loopback names, on its port. */
@@ -82,9 +86,13 @@ export class HostAllowList {
     public check(host: string | undefined): void {
         if (this.any) return;
         const parsed = host === undefined ? undefined : splitHost(host.trim().toLowerCase());
-        const allowed = parsed !== undefined && this.entries.some((entry) => entry.name === parsed.name && (entry.port === undefined || entry.port === parsed.port));
+        const allowed =
+            parsed !== undefined &&
+            this.entries.some((entry) => entry.name === parsed.name && (entry.port === undefined || entry.port === parsed.port));
         if (!allowed)
-            throw new HostNotAllowedError(`the Host header ${host === undefined ? "is missing" : `"${host.slice(0, 100)}" is not allowed`}; set --allowed-hosts to the names clients use`);
+            throw new HostNotAllowedError(
+                `the Host header ${host === undefined ? "is missing" : `"${host.slice(0, 100)}" is not allowed`}; set --allowed-hosts to the names clients use`
+            );
     }
 }
 
@@ -101,5 +109,7 @@ function splitHost(host: string): {name: string; port: string | undefined} | und
 export function checkJsonContentType(contentType: string | undefined): void {
     const mediaType = contentType?.split(";")[0].trim().toLowerCase();
     if (mediaType !== "application/json")
-        throw new UnsupportedMediaTypeError(`the body must be sent as Content-Type: application/json${contentType === undefined ? "" : `, not "${contentType.slice(0, 100)}"`}`);
+        throw new UnsupportedMediaTypeError(
+            `the body must be sent as Content-Type: application/json${contentType === undefined ? "" : `, not "${contentType.slice(0, 100)}"`}`
+        );
 }

@@ -25,7 +25,10 @@ export const commonRequestFields = {
     n: z.literal(1, {error: `only n = 1 is supported`}).nullish(),
     presence_penalty: z.literal(0, {error: notSupported}).nullish(),
     frequency_penalty: z.literal(0, {error: notSupported}).nullish(),
-    logit_bias: z.record(z.string(), z.number()).refine((value) => Object.keys(value).length === 0, {error: notSupported}).nullish(),
+    logit_bias: z
+        .record(z.string(), z.number())
+        .refine((value) => Object.keys(value).length === 0, {error: notSupported})
+        .nullish(),
     user: z.string().max(256).nullish(),
     speculative: speculativeFieldSchema.nullish()
 };

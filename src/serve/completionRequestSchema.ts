@@ -9,14 +9,24 @@ import {commonRequestFields, notSupported} from "./commonRequestFields.js";
  */
 export function completionRequestSchema(contextSize: number) {
     const tooLong = `holds more token ids than this model's context of ${contextSize} tokens`;
-    const tokenIds = z.array(z.int().min(0).max(2 ** 31 - 1)).min(1).max(contextSize, {error: tooLong});
+    const tokenIds = z
+        .array(
+            z
+                .int()
+                .min(0)
+                .max(2 ** 31 - 1)
+        )
+        .min(1)
+        .max(contextSize, {error: tooLong});
     const prompt = z.union([
         z.string(),
         z.array(z.string()).length(1, {error: "one prompt per request is supported"}),
         tokenIds,
         z.array(tokenIds).length(1, {error: "one prompt per request is supported"})
     ]);
-    const withinContext = (value: unknown): boolean => !Array.isArray(value) || (value.length <= contextSize && (value.length !== 1 || !Array.isArray(value[0]) || value[0].length <= contextSize));
+    const withinContext = (value: unknown): boolean =>
+        !Array.isArray(value) ||
+        (value.length <= contextSize && (value.length !== 1 || !Array.isArray(value[0]) || value[0].length <= contextSize));
     return z.strictObject({
         ...commonRequestFields,
         prompt: z.unknown().refine(withinContext, {error: tooLong, abort: true}).pipe(prompt),

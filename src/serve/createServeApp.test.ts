@@ -14,15 +14,28 @@ const draft = target.noisyCopy(4, 0.5);
 
 // These tests name lossy policies in requests; RequestPermissions.test.ts covers the default set.
 function serve(options: Partial<ServeAppOptions> = {}) {
-    return createServeApp({target, draft, modelName: "bigram", speculative: {policy: {kind: "strict"}, gamma: 3}, requestPolicies: RequestPermissions.parsePolicies("all"), ...options});
+    return createServeApp({
+        target,
+        draft,
+        modelName: "bigram",
+        speculative: {policy: {kind: "strict"}, gamma: 3},
+        requestPolicies: RequestPermissions.parsePolicies("all"),
+        ...options
+    });
 }
 
-function post(app: {request: (path: string, init: RequestInit) => Response | Promise<Response>}, path: string, body: unknown): Promise<Response> {
-    return Promise.resolve(app.request(path, {
-        method: "POST",
-        headers: {"content-type": "application/json"},
-        body: typeof body === "string" ? body : JSON.stringify(body)
-    }));
+function post(
+    app: {request: (path: string, init: RequestInit) => Response | Promise<Response>},
+    path: string,
+    body: unknown
+): Promise<Response> {
+    return Promise.resolve(
+        app.request(path, {
+            method: "POST",
+            headers: {"content-type": "application/json"},
+            body: typeof body === "string" ? body : JSON.stringify(body)
+        })
+    );
 }
 
 // Replies are read field by field and their shape is what the assertions check, so they stay untyped.
@@ -30,7 +43,7 @@ function post(app: {request: (path: string, init: RequestInit) => Response | Pro
 type Reply = Record<string, any>;
 
 async function json(response: Response): Promise<Reply> {
-    return await response.json() as Reply;
+    return (await response.json()) as Reply;
 }
 
 async function waitFor(condition: () => boolean, timeoutMilliseconds = 5000): Promise<void> {
@@ -85,8 +98,14 @@ describe("completions and chat completions", () => {
     it("streams chat chunks: a role chunk, content, a finish chunk, the usage chunk, then [DONE]", async () => {
         const {app} = serve();
         const response = await post(app, "/v1/chat/completions", {
-            messages: [{role: "system", content: "be brief"}, {role: "user", content: [{type: "text", text: "hi"}]}],
-            max_tokens: 10, temperature: 0, stream: true, stream_options: {include_usage: true}
+            messages: [
+                {role: "system", content: "be brief"},
+                {role: "user", content: [{type: "text", text: "hi"}]}
+            ],
+            max_tokens: 10,
+            temperature: 0,
+            stream: true,
+            stream_options: {include_usage: true}
         });
         expect(response.status).toBe(200);
         expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
@@ -104,11 +123,21 @@ describe("completions and chat completions", () => {
         expect(usageChunk.choices).toEqual([]);
         const finishChunk = chunks.at(-2)!;
         expect(["stop", "length"]).toContain(finishChunk.choices[0].finish_reason);
-        const text = chunks.slice(1, -2).map((chunk) => chunk.choices[0].delta.content as string).join("");
+        const text = chunks
+            .slice(1, -2)
+            .map((chunk) => chunk.choices[0].delta.content as string)
+            .join("");
         // The streamed text equals the non-streamed answer to the same request.
-        const whole = await json(await post(app, "/v1/chat/completions", {
-            messages: [{role: "system", content: "be brief"}, {role: "user", content: "hi"}], max_tokens: 10, temperature: 0
-        }));
+        const whole = await json(
+            await post(app, "/v1/chat/completions", {
+                messages: [
+                    {role: "system", content: "be brief"},
+                    {role: "user", content: "hi"}
+                ],
+                max_tokens: 10,
+                temperature: 0
+            })
+        );
         expect(text).toBe(whole.choices[0].message.content);
         expect(usageChunk.usage).toEqual(whole.usage);
         expect(whole.object).toBe("chat.completion");
@@ -141,7 +170,9 @@ describe("completions and chat completions", () => {
     it("lists the model and reports health", async () => {
         const {app} = serve();
         const models = await json(await app.request("/v1/models"));
-        expect(models.data).toEqual([expect.objectContaining({id: "bigram", object: "model", max_model_len: 512, chat_template: "default"})]);
+        expect(models.data).toEqual([
+            expect.objectContaining({id: "bigram", object: "model", max_model_len: 512, chat_template: "default"})
+        ]);
         expect(await json(await app.request("/health"))).toEqual({status: "ok", running: 0, waiting: 0});
     });
 });
@@ -161,12 +192,27 @@ describe("validation", () => {
         ["empty stop string", "/v1/completions", {prompt: "a", stop: [""]}, "stop[0]"],
         ["too many stop strings", "/v1/completions", {prompt: "a", stop: Array.from({length: 17}, (_value, index) => `s${index}`)}, "stop"],
         ["bad role", "/v1/chat/completions", {messages: [{role: "robot", content: "a"}]}, "messages[0].role"],
-        ["image part", "/v1/chat/completions", {messages: [{role: "user", content: [{type: "image_url", image_url: {url: "x"}}]}]}, "messages[0].content[0].type"],
+        [
+            "image part",
+            "/v1/chat/completions",
+            {messages: [{role: "user", content: [{type: "image_url", image_url: {url: "x"}}]}]},
+            "messages[0].content[0].type"
+        ],
         ["empty messages", "/v1/chat/completions", {messages: []}, "messages"],
         ["negative gamma", "/v1/completions", {prompt: "a", speculative: {gamma: -1}}, "speculative.gamma"],
         ["unknown policy", "/v1/completions", {prompt: "a", speculative: {policy: "nonsense"}}, "speculative.policy.kind"],
-        ["policy file path", "/v1/completions", {prompt: "a", speculative: {policy: {kind: "calibrated", memory: "/etc/passwd"}}}, "speculative.policy.memory"],
-        ["policy JSON spec with a path", "/v1/completions", {prompt: "a", speculative: {policy: "{\"kind\":\"calibrated\",\"memory\":\"x.json\"}"}}, "speculative.policy.memory"],
+        [
+            "policy file path",
+            "/v1/completions",
+            {prompt: "a", speculative: {policy: {kind: "calibrated", memory: "/etc/passwd"}}},
+            "speculative.policy.memory"
+        ],
+        [
+            "policy JSON spec with a path",
+            "/v1/completions",
+            {prompt: "a", speculative: {policy: '{"kind":"calibrated","memory":"x.json"}'}},
+            "speculative.policy.memory"
+        ],
         ["max_tokens beyond the context", "/v1/completions", {prompt: "a", max_tokens: 600}, "max_tokens"],
         ["a body that is not an object", "/v1/completions", [1, 2], null],
         ["penalties", "/v1/chat/completions", {messages: [{role: "user", content: "a"}], presence_penalty: 0.5}, "presence_penalty"]
@@ -184,7 +230,7 @@ describe("validation", () => {
 
     it("answers invalid JSON with 400, an unknown model with 404, an unknown route with 404 and a huge body with 413", async () => {
         const {app} = createServeApp({target, draft, modelName: "bigram", maxBodyBytes: 1000});
-        const invalid = await post(app, "/v1/completions", "{\"prompt\": ");
+        const invalid = await post(app, "/v1/completions", '{"prompt": ');
         expect(invalid.status).toBe(400);
         expect((await json(invalid)).error.message).toMatch(/not valid JSON/);
         const unknown = await post(app, "/v1/completions", {model: "gpt-4", prompt: "a"});
@@ -198,7 +244,7 @@ describe("validation", () => {
         expect((await json(large)).error.code).toBe("payload_too_large");
     });
 
-    it("refuses speculative settings on a server without a draft, but serves \"off\"", async () => {
+    it('refuses speculative settings on a server without a draft, but serves "off"', async () => {
         const {app} = createServeApp({target, modelName: "bigram"});
         const refused = await post(app, "/v1/completions", {prompt: "a", speculative: {gamma: 2}});
         expect(refused.status).toBe(400);
@@ -227,7 +273,16 @@ describe("prompt size", () => {
         const cases: Array<[string, unknown, string]> = [
             ["/v1/completions", {prompt: tooLong}, "prompt"],
             ["/v1/completions", {prompt: [tooLong]}, "prompt"],
-            ["/v1/chat/completions", {messages: [{role: "system", content: tooLong.slice(0, 300)}, {role: "user", content: [{type: "text", text: tooLong.slice(300)}]}]}, "messages"]
+            [
+                "/v1/chat/completions",
+                {
+                    messages: [
+                        {role: "system", content: tooLong.slice(0, 300)},
+                        {role: "user", content: [{type: "text", text: tooLong.slice(300)}]}
+                    ]
+                },
+                "messages"
+            ]
         ];
         for (const [path, body, field] of cases) {
             const response = await post(app, path, body);
@@ -235,20 +290,34 @@ describe("prompt size", () => {
             const error = (await json(response)).error;
             expect(error.param).toBe(field);
             expect(error.code).toBe("context_length_exceeded");
-            expect(error.message).toMatch(new RegExp(`has ${target.contextSize + 1} bytes of text; this model's context of ${target.contextSize} tokens holds at most ${target.contextSize} \\(1 bytes per token\\)`));
+            expect(error.message).toMatch(
+                new RegExp(
+                    `has ${target.contextSize + 1} bytes of text; this model's context of ${target.contextSize} tokens holds at most ${target.contextSize} \\(1 bytes per token\\)`
+                )
+            );
         }
         expect(counting.tokenizedCharacters).toBe(0);
         // At the limit the text is tokenized and the usual context check answers (BOS + 512 tokens leave no room).
         const atLimit = await post(app, "/v1/completions", {prompt: tooLong.slice(1)});
         expect(atLimit.status).toBe(400);
         expect(counting.tokenizedCharacters).toBe(target.contextSize);
-        expect((await json(atLimit)).error).toMatchObject({message: expect.stringMatching(/context holds/), code: "context_length_exceeded", param: "prompt"});
+        expect((await json(atLimit)).error).toMatchObject({
+            message: expect.stringMatching(/context holds/),
+            code: "context_length_exceeded",
+            param: "prompt"
+        });
         // A prompt that fits, with more completion tokens than the rest of the context: OpenAI's refusal.
         const tooMany = await post(app, "/v1/completions", {prompt: "ab", max_tokens: target.contextSize});
         expect(tooMany.status).toBe(400);
         expect((await json(tooMany)).error).toMatchObject({
-            code: "context_length_exceeded", param: "max_tokens", type: "invalid_request_error",
-            message: expect.stringMatching(new RegExp(`maximum context length is ${target.contextSize} tokens; you requested ${target.contextSize + 3} \\(3 in the prompt`))
+            code: "context_length_exceeded",
+            param: "max_tokens",
+            type: "invalid_request_error",
+            message: expect.stringMatching(
+                new RegExp(
+                    `maximum context length is ${target.contextSize} tokens; you requested ${target.contextSize + 3} \\(3 in the prompt`
+                )
+            )
         });
     });
 
@@ -312,7 +381,11 @@ describe("system_fingerprint", () => {
 
 describe("calibrated policy's correction memory", () => {
     // Every (draft, target) pair with a count far above the threshold, and a gate that passes all: every rejection is rescued.
-    const everyPair = Array.from({length: target.vocabularySize ** 2}, (_value, index) => [Math.floor(index / target.vocabularySize), index % target.vocabularySize, 1000]);
+    const everyPair = Array.from({length: target.vocabularySize ** 2}, (_value, index) => [
+        Math.floor(index / target.vocabularySize),
+        index % target.vocabularySize,
+        1000
+    ]);
     const calibrated = (extra: Record<string, unknown>) => ({kind: "calibrated", tau: 1e-300, frequencyThreshold: 6, ...extra});
 
     it("keeps a request's memoryEntries to that request: other clients' output and the shared memory are unchanged", async () => {
@@ -320,7 +393,12 @@ describe("calibrated policy's correction memory", () => {
         const request = {prompt: "hello", max_tokens: 40, temperature: 1.5, seed: 3, stop: null};
         const plain = {...request, speculative: {policy: calibrated({onlineUpdate: false})}};
         const before = await json(await post(app, "/v1/completions", plain));
-        const withEntries = await json(await post(app, "/v1/completions", {...request, speculative: {policy: calibrated({onlineUpdate: false, memoryEntries: everyPair})}}));
+        const withEntries = await json(
+            await post(app, "/v1/completions", {
+                ...request,
+                speculative: {policy: calibrated({onlineUpdate: false, memoryEntries: everyPair})}
+            })
+        );
         // The entries did change that request's own decoding (rescues accept drafts strict would reject).
         expect(withEntries.speculative.num_accepted_tokens).toBeGreaterThan(before.speculative.num_accepted_tokens);
         const after = await json(await post(app, "/v1/completions", plain));
@@ -334,7 +412,9 @@ describe("calibrated policy's correction memory", () => {
         const {app, state} = serve({requestPolicies: ["strict", "calibrated"], learnFromRequests: true});
         const memory = state.tenants.correctionMemory("server");
         const request = {prompt: "hello", max_tokens: 40, temperature: 1.5, seed: 3, stop: null};
-        const first = await json(await post(app, "/v1/completions", {...request, speculative: {policy: calibrated({memoryEntries: everyPair})}}));
+        const first = await json(
+            await post(app, "/v1/completions", {...request, speculative: {policy: calibrated({memoryEntries: everyPair})}})
+        );
         expect(first.speculative.correction_memory).toEqual({learning: true, version: 0});
         // Online updates count 1 per divergence: no pair reaches the request's private count of 1000.
         expect(memory.version).toBeGreaterThan(0);
@@ -353,8 +433,17 @@ describe("metrics", () => {
         const {app} = serve();
         const responses: Reply[] = [];
         for (const [index, speculative] of [undefined, {policy: "fuzzy:js:0.4", gamma: 2}, "off", undefined].entries())
-            responses.push(await json(await post(app, "/v1/completions", {prompt: "abc", max_tokens: 15, seed: index, ...(speculative ? {speculative} : {})})));
-        const stream = await post(app, "/v1/chat/completions", {messages: [{role: "user", content: "x"}], max_tokens: 8, stream: true, stream_options: {include_usage: true}});
+            responses.push(
+                await json(
+                    await post(app, "/v1/completions", {prompt: "abc", max_tokens: 15, seed: index, ...(speculative ? {speculative} : {})})
+                )
+            );
+        const stream = await post(app, "/v1/chat/completions", {
+            messages: [{role: "user", content: "x"}],
+            max_tokens: 8,
+            stream: true,
+            stream_options: {include_usage: true}
+        });
         const events: string[] = [];
         for await (const data of readSseData(stream.body!)) events.push(data);
         const chunks = events.slice(0, -1).map((data) => JSON.parse(data) as Reply);
@@ -364,13 +453,15 @@ describe("metrics", () => {
         expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/);
         const samples = parsePrometheusText(await metrics.text());
         const speculativeResponses = responses.filter((response) => response.speculative.mode === "speculative");
-        const total = (key: string, list = speculativeResponses) => list.reduce((sum, response) => sum + (response.speculative[key] as number), 0);
+        const total = (key: string, list = speculativeResponses) =>
+            list.reduce((sum, response) => sum + (response.speculative[key] as number), 0);
         expect(sumSamples(samples, "spec_decode_num_drafts_total")).toBe(total("num_drafts"));
         expect(sumSamples(samples, "spec_decode_num_draft_tokens_total")).toBe(total("num_draft_tokens"));
         expect(sumSamples(samples, "spec_decode_num_accepted_tokens_total")).toBe(total("num_accepted_tokens"));
         expect(sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total")).toBe(total("num_accepted_tokens"));
-        expect(sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total", {position: "0"}))
-            .toBeGreaterThanOrEqual(sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total", {position: "1"}));
+        expect(sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total", {position: "0"})).toBeGreaterThanOrEqual(
+            sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total", {position: "1"})
+        );
         expect(total("num_draft_tokens")).toBeGreaterThan(0);
 
         const usage = (key: string) => responses.reduce((sum, response) => sum + (response.usage[key] as number), 0);
@@ -435,9 +526,14 @@ describe("concurrency", () => {
         const slow = new DelayedBackend(target, 10);
         const {app, state} = createServeApp({target: slow, modelName: "bigram", maxConcurrency: 1});
         const controller = new AbortController();
-        const pending = Promise.resolve(app.request("/v1/completions", {
-            method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({prompt: "a", max_tokens: 400, temperature: 0}), signal: controller.signal
-        }));
+        const pending = Promise.resolve(
+            app.request("/v1/completions", {
+                method: "POST",
+                headers: {"content-type": "application/json"},
+                body: JSON.stringify({prompt: "a", max_tokens: 400, temperature: 0}),
+                signal: controller.signal
+            })
+        );
         await waitFor(() => state.slots.running === 1);
         controller.abort();
         const response = await pending;
@@ -489,7 +585,10 @@ describe("graceful shutdown", () => {
         const {app, state, shutdown} = createServeApp({target: slow, modelName: "bigram", maxConcurrency: 1, maxQueue: 4});
         const running = post(app, "/v1/completions", {prompt: "a", max_tokens: 10, temperature: 0});
         await waitFor(() => state.slots.running === 1);
-        const queued = [post(app, "/v1/completions", {prompt: "a"}), post(app, "/v1/chat/completions", {messages: [{role: "user", content: "a"}], stream: true})];
+        const queued = [
+            post(app, "/v1/completions", {prompt: "a"}),
+            post(app, "/v1/chat/completions", {messages: [{role: "user", content: "a"}], stream: true})
+        ];
         await waitFor(() => state.slots.waiting === 2);
         const stopping = shutdown();
         for (const response of await Promise.all(queued)) {
@@ -507,7 +606,13 @@ describe("graceful shutdown", () => {
     it("ends a stream cut at the drain timeout with a finish_reason, an error event and [DONE]", async () => {
         const slow = new DelayedBackend(target, 10);
         const {app, state, shutdown} = createServeApp({target: slow, modelName: "bigram"});
-        const response = await post(app, "/v1/chat/completions", {messages: [{role: "user", content: "a"}], max_tokens: 400, temperature: 0, stream: true, stop: null});
+        const response = await post(app, "/v1/chat/completions", {
+            messages: [{role: "user", content: "a"}],
+            max_tokens: 400,
+            temperature: 0,
+            stream: true,
+            stop: null
+        });
         expect(response.status).toBe(200);
         const events: string[] = [];
         const reading = (async () => {

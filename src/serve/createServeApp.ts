@@ -18,7 +18,13 @@ import {GenerationSlots} from "./GenerationSlots.js";
 import {reportError} from "./reportError.js";
 import {parseRequestBody} from "./parseRequestBody.js";
 import {readRequestBody} from "./readRequestBody.js";
-import {checkPromptText, completionPromptTokens, defaultMaxPromptBytesPerToken, prepareGeneration, promptByteLimit} from "./prepareGeneration.js";
+import {
+    checkPromptText,
+    completionPromptTokens,
+    defaultMaxPromptBytesPerToken,
+    prepareGeneration,
+    promptByteLimit
+} from "./prepareGeneration.js";
 import {pairServeDraft, type SpeculativeDefaults} from "./resolveDecodePath.js";
 import {chatFormat, completionFormat} from "./ResponseFormat.js";
 import {serveGeneration} from "./serveGeneration.js";
@@ -114,7 +120,13 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
         checkJsonContentType(c.req.header("content-type"));
         const request = parseRequestBody(await readRequestBody(c.req.raw, maxBodyBytes), chatCompletionRequestSchema);
         checkPromptText(state, chatRequestTexts(request), "messages");
-        const prepared = prepareGeneration(state, request, state.chatTemplate.render(request.messages, request.tools), "messages", c.get("tenant"));
+        const prepared = prepareGeneration(
+            state,
+            request,
+            state.chatTemplate.render(request.messages, request.tools),
+            "messages",
+            c.get("tenant")
+        );
         const toolCalls = (request.tools?.length ?? 0) > 0 && request.tool_choice !== "none" ? state.chatTemplate.toolCalls : undefined;
         return serveGeneration(c, state, toolCalls !== undefined ? {...prepared, toolCalls} : prepared, chatFormat, arrival);
     });
@@ -147,11 +159,17 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
     const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
     const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);
     const tenants = new TenantResources(options.draft, options.target.vocabularySize, options.target.vocabularyIdentity(), {
-        shareDrafterCache: options.shareDrafterCache, learnFromRequests: options.learnFromRequests, baseMemory: options.correctionMemory
+        shareDrafterCache: options.shareDrafterCache,
+        learnFromRequests: options.learnFromRequests,
+        baseMemory: options.correctionMemory
     });
     const speculativeDefaults: SpeculativeDefaults = {
         ...(options.draft !== undefined ? {drafter: {kind: "model"}} : {}),
-        policy: {kind: "strict"}, gamma: 4, draftSampling: "sample", draftLength: "fixed", minConfidence: 0,
+        policy: {kind: "strict"},
+        gamma: 4,
+        draftSampling: "sample",
+        draftLength: "fixed",
+        minConfidence: 0,
         ...options.speculative
     };
     return {
@@ -166,11 +184,16 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         chatTemplate,
         slots,
         metrics: new ServeMetrics(options.modelName, slots, {
-            processMetrics: options.processMetrics, suffixCacheNodes: () => tenants.suffixCacheNodes,
+            processMetrics: options.processMetrics,
+            suffixCacheNodes: () => tenants.suffixCacheNodes,
             batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics})
         }),
         fingerprints: new SystemFingerprints({
-            target: options.target, draft: options.draft, files: options.modelFiles, samplerDefaults, chatTemplate: chatTemplate.name
+            target: options.target,
+            draft: options.draft,
+            files: options.modelFiles,
+            samplerDefaults,
+            chatTemplate: chatTemplate.name
         }),
         promptByteLimit: promptByteLimit(options.target, options.maxPromptBytesPerToken ?? defaultMaxPromptBytesPerToken),
         shutdownSignal,
@@ -224,7 +247,16 @@ function installAccessControl(app: Hono<ServeEnv>, state: ServeState, options: S
         });
     const corsOrigins = options.corsOrigins ?? [];
     if (corsOrigins.length > 0)
-        app.use("*", cors({origin: [...corsOrigins], allowMethods: ["GET", "POST", "OPTIONS"], allowHeaders: ["Authorization", "Content-Type"], exposeHeaders: ["X-Request-Id"], maxAge: 600}));
+        app.use(
+            "*",
+            cors({
+                origin: [...corsOrigins],
+                allowMethods: ["GET", "POST", "OPTIONS"],
+                allowHeaders: ["Authorization", "Content-Type"],
+                exposeHeaders: ["X-Request-Id"],
+                maxAge: 600
+            })
+        );
     const apiKeys = new ApiKeys(options.apiKeys ?? []);
     app.use("*", async (c, next) => {
         c.set("tenant", c.req.path === "/health" ? serverTenant : apiKeys.check(c.req.header("authorization")));
@@ -239,17 +271,21 @@ function installAccessControl(app: Hono<ServeEnv>, state: ServeState, options: S
 function installInfoRoutes(app: Hono<ServeEnv>, state: ServeState): void {
     app.get("/health", (c) => c.json({status: "ok", running: state.slots.running, waiting: state.slots.waiting}));
     app.get("/metrics", async (c) => c.body(await state.metrics.text(), 200, {"Content-Type": state.metrics.contentType}));
-    app.get("/v1/models", (c) => c.json({
-        object: "list",
-        data: [{
-            id: state.modelName,
-            object: "model",
-            created: state.created,
-            owned_by: "specgate",
-            max_model_len: state.target.contextSize,
-            speculative: state.speculativeDefaults.drafter !== undefined,
-            drafter: state.speculativeDefaults.drafter === undefined ? null : drafterLabel(state.speculativeDefaults.drafter),
-            chat_template: state.chatTemplate.name
-        }]
-    }));
+    app.get("/v1/models", (c) =>
+        c.json({
+            object: "list",
+            data: [
+                {
+                    id: state.modelName,
+                    object: "model",
+                    created: state.created,
+                    owned_by: "specgate",
+                    max_model_len: state.target.contextSize,
+                    speculative: state.speculativeDefaults.drafter !== undefined,
+                    drafter: state.speculativeDefaults.drafter === undefined ? null : drafterLabel(state.speculativeDefaults.drafter),
+                    chat_template: state.chatTemplate.name
+                }
+            ]
+        })
+    );
 }

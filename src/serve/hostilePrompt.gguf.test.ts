@@ -51,7 +51,8 @@ describe("hostile prompts", () => {
                 await new Promise((resolve) => setTimeout(resolve, 5));
             }
         })();
-        const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
+        const post = (path: string, body: unknown) =>
+            fetch(`${server.url}${path}`, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
         const results: Array<{status: number; param: string | null}> = [];
         // 300,000 ids of 4 digits: a 1.5 MB body, refused by its length before any id is checked.
         const ids = Array.from({length: 300_000}, (_, index) => 1000 + (index % 9000));
@@ -64,7 +65,7 @@ describe("hostile prompts", () => {
                     post("/v1/completions", {prompt: ids, max_tokens: 1})
                 ]);
                 for (const response of replies) {
-                    const body = await response.json() as {error: {param: string | null}};
+                    const body = (await response.json()) as {error: {param: string | null}};
                     results.push({status: response.status, param: body.error.param});
                 }
             }
@@ -74,10 +75,13 @@ describe("hostile prompts", () => {
         probing = false;
         await probe;
         expect(results).toHaveLength(18);
-        for (const [index, result] of results.entries()) expect(result).toEqual({status: 400, param: index % 3 === 1 ? "messages" : "prompt"});
+        for (const [index, result] of results.entries())
+            expect(result).toEqual({status: 400, param: index % 3 === 1 ? "messages" : "prompt"});
         const sorted = [...latencies].sort((a, b) => a - b);
         const summary = {probes: sorted.length, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted.at(-1)!};
-        console.log(`/health latency during hostile prompts (ms): ${JSON.stringify(summary, (_key, value: unknown) => typeof value === "number" ? Math.round(value * 10) / 10 : value)}`);
+        console.log(
+            `/health latency during hostile prompts (ms): ${JSON.stringify(summary, (_key, value: unknown) => (typeof value === "number" ? Math.round(value * 10) / 10 : value))}`
+        );
         expect(sorted.length).toBeGreaterThan(5);
         // The target is p99 < 100 ms; the bound is generous so a loaded 2-core machine passes, while a tokenizer stall (seconds) fails.
         expect(summary.p99).toBeLessThan(1000);
@@ -86,9 +90,11 @@ describe("hostile prompts", () => {
     it("samples a temperature of 1e-20 or the smallest double greedily, as temperature 0, on the native sampler", async () => {
         const complete = async (temperature: number) => {
             const response = await fetch(`${server.url}/v1/completions`, {
-                method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({prompt: "Hello", max_tokens: 8, temperature, seed: 1})
+                method: "POST",
+                headers: {"content-type": "application/json"},
+                body: JSON.stringify({prompt: "Hello", max_tokens: 8, temperature, seed: 1})
             });
-            return {status: response.status, body: await response.json() as {choices: Array<{text: string}>}};
+            return {status: response.status, body: (await response.json()) as {choices: Array<{text: string}>}};
         };
         const greedy = await complete(0);
         for (const temperature of [1e-20, 1e-300, 5e-324]) {

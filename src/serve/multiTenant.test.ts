@@ -17,11 +17,17 @@ function serve(options: Partial<ServeAppOptions> = {}) {
     return createServeApp({target, draft, modelName: "bigram", apiKeys: [keys.a, keys.b], ...options});
 }
 
-async function complete(app: ReturnType<typeof serve>["app"], key: string, body: Record<string, unknown>): Promise<{status: number; body: Reply}> {
+async function complete(
+    app: ReturnType<typeof serve>["app"],
+    key: string,
+    body: Record<string, unknown>
+): Promise<{status: number; body: Reply}> {
     const response = await app.request("/v1/completions", {
-        method: "POST", headers: {"content-type": "application/json", authorization: `Bearer ${key}`}, body: JSON.stringify(body)
+        method: "POST",
+        headers: {"content-type": "application/json", authorization: `Bearer ${key}`},
+        body: JSON.stringify(body)
     });
-    return {status: response.status, body: await response.json() as Reply};
+    return {status: response.status, body: (await response.json()) as Reply};
 }
 
 describe("what clients may choose", () => {
@@ -31,7 +37,14 @@ describe("what clients may choose", () => {
             const reply = await complete(app, keys.a, {prompt: "ab", max_tokens: 4, temperature: 0, speculative: {policy}});
             expect(reply.status, policy).toBe(200);
         }
-        for (const policy of ["random:1", "lossy:0.5", "fuzzy:js:0.4", "typical", "calibrated", {kind: "random", acceptanceProbability: 1}]) {
+        for (const policy of [
+            "random:1",
+            "lossy:0.5",
+            "fuzzy:js:0.4",
+            "typical",
+            "calibrated",
+            {kind: "random", acceptanceProbability: 1}
+        ]) {
             const reply = await complete(app, keys.a, {prompt: "ab", max_tokens: 4, speculative: {policy}});
             expect(reply.status, JSON.stringify(policy)).toBe(400);
             expect(reply.body.error).toMatchObject({param: "speculative.policy", code: "policy_not_allowed"});
@@ -40,7 +53,11 @@ describe("what clients may choose", () => {
     });
 
     it("allows what the operator lists, and the server's own policy and drafter even when a request names them", async () => {
-        const {app} = serve({requestPolicies: ["strict", "fuzzy"], requestDrafters: ["ngram"], speculative: {policy: parsePolicySpec("typical"), drafter: parseDrafterSpec("suffix:1:1:16:5000")}});
+        const {app} = serve({
+            requestPolicies: ["strict", "fuzzy"],
+            requestDrafters: ["ngram"],
+            speculative: {policy: parsePolicySpec("typical"), drafter: parseDrafterSpec("suffix:1:1:16:5000")}
+        });
         expect((await complete(app, keys.a, {prompt: "ab", max_tokens: 4, speculative: {policy: "fuzzy:js:0.2"}})).status).toBe(200);
         expect((await complete(app, keys.a, {prompt: "ab", max_tokens: 4, speculative: {policy: "typical"}})).status).toBe(200);
         expect((await complete(app, keys.a, {prompt: "ab", max_tokens: 4, speculative: {drafter: "suffix:1:1:16:5000"}})).status).toBe(200);
@@ -58,14 +75,22 @@ describe("what clients may choose", () => {
         expect(RequestPermissions.parsePolicies("strict, fuzzy,strict")).toEqual(["strict", "fuzzy"]);
         expect(RequestPermissions.parsePolicies("all")).toHaveLength(8);
         expect(RequestPermissions.parseDrafters("none")).toEqual([]);
-        expect(() => RequestPermissions.parsePolicies("strict,nope")).toThrow(/unknown kind "nope".*--request-policies|--request-policies.*nope/);
+        expect(() => RequestPermissions.parsePolicies("strict,nope")).toThrow(
+            /unknown kind "nope".*--request-policies|--request-policies.*nope/
+        );
         expect(() => RequestPermissions.parseDrafters("chain")).toThrow(/chain/);
     });
 });
 
 describe("drafter caches per API key", () => {
     // The worst case the operator could allow: a policy that accepts every draft, and the suffix drafter.
-    const attack = {prompt: "hello", max_tokens: 40, temperature: 1, seed: 77, speculative: {drafter: "suffix:1:1:64:5000", policy: "random:1", gamma: 16}};
+    const attack = {
+        prompt: "hello",
+        max_tokens: 40,
+        temperature: 1,
+        seed: 77,
+        speculative: {drafter: "suffix:1:1:64:5000", policy: "random:1", gamma: 16}
+    };
     const victim = {prompt: "hello", max_tokens: 40, temperature: 1, seed: 3, speculative: {drafter: "suffix:1:1:64:5000"}};
 
     async function attackAfterVictim(options: Partial<ServeAppOptions>): Promise<{secret: string; stolen: Reply}> {

@@ -1,7 +1,19 @@
 import {HTTPException} from "hono/http-exception";
 import {
-    AuthenticationError, HostNotAllowedError, UnsupportedMediaTypeError, InvalidDrafterError, InvalidInputError, InvalidPolicyError, ModelNotFoundError, PayloadTooLargeError, RouteNotFoundError, ServerOverloadedError,
-    ServerShuttingDownError, SpecgateError, TokenizerMismatchError, TokenOutOfRangeError
+    AuthenticationError,
+    HostNotAllowedError,
+    UnsupportedMediaTypeError,
+    InvalidDrafterError,
+    InvalidInputError,
+    InvalidPolicyError,
+    ModelNotFoundError,
+    PayloadTooLargeError,
+    RouteNotFoundError,
+    ServerOverloadedError,
+    ServerShuttingDownError,
+    SpecgateError,
+    TokenizerMismatchError,
+    TokenOutOfRangeError
 } from "../errors.js";
 
 export interface OpenAiError {
@@ -17,14 +29,26 @@ export interface OpenAiError {
  * only a fault of the server itself is a 500, and its message is not passed to the client.
  */
 export function openAiError(error: unknown): OpenAiError {
-    const of = (status: OpenAiError["status"], type: string, message: string, param: string | null, code: string | null, retryAfter?: number): OpenAiError =>
-        ({status, body: {error: {message, type, param, code}}, retryAfter});
-    if (error instanceof InvalidInputError || error instanceof InvalidPolicyError || error instanceof InvalidDrafterError || error instanceof TokenOutOfRangeError)
+    const of = (
+        status: OpenAiError["status"],
+        type: string,
+        message: string,
+        param: string | null,
+        code: string | null,
+        retryAfter?: number
+    ): OpenAiError => ({status, body: {error: {message, type, param, code}}, retryAfter});
+    if (
+        error instanceof InvalidInputError ||
+        error instanceof InvalidPolicyError ||
+        error instanceof InvalidDrafterError ||
+        error instanceof TokenOutOfRangeError
+    )
         return of(400, "invalid_request_error", error.message, error.field ?? null, error.code);
     if (error instanceof AuthenticationError) return of(401, "invalid_request_error", error.message, null, error.code);
     if (error instanceof HostNotAllowedError) return of(403, "invalid_request_error", error.message, null, error.code);
     if (error instanceof UnsupportedMediaTypeError) return of(415, "invalid_request_error", error.message, null, error.code);
-    if (error instanceof ModelNotFoundError) return of(404, "invalid_request_error", error.message, error.field ?? "model", "model_not_found");
+    if (error instanceof ModelNotFoundError)
+        return of(404, "invalid_request_error", error.message, error.field ?? "model", "model_not_found");
     if (error instanceof RouteNotFoundError) return of(404, "invalid_request_error", error.message, null, error.code);
     if (error instanceof PayloadTooLargeError) return of(413, "invalid_request_error", error.message, null, error.code);
     if (error instanceof ServerOverloadedError) return of(429, "rate_limit_exceeded", error.message, null, error.code, 1);

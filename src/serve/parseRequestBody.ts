@@ -54,7 +54,7 @@ function deepestIssue(issue: Issue): Issue {
 
 function fieldName(path: readonly PropertyKey[]): string | undefined {
     if (path.length === 0) return undefined;
-    return path.map((part, index) => typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`).join("");
+    return path.map((part, index) => (typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`)).join("");
 }
 
 /** The path to the first value nested deeper than `limit` levels (found without recursion), or undefined. */

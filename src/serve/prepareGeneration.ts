@@ -35,7 +35,10 @@ export const defaultMaxPromptBytesPerToken = 16;
  * take time quadratic in some inputs (one repeated letter: 300 KB 4 s, so 1 MB near a minute), and
  * tokenizing runs on the event loop, where it would stall every other request.
  */
-export function promptByteLimit(target: ModelBackend, maxBytesPerToken: number): {readonly bytes: number; readonly bytesPerToken: number; readonly capped: boolean} {
+export function promptByteLimit(
+    target: ModelBackend,
+    maxBytesPerToken: number
+): {readonly bytes: number; readonly bytesPerToken: number; readonly capped: boolean} {
     if (!Number.isSafeInteger(maxBytesPerToken) || maxBytesPerToken < 1)
         throw new InvalidInputError(`must be a positive integer, got ${maxBytesPerToken}`, "maxPromptBytesPerToken");
     let longest = 1;
@@ -51,9 +54,13 @@ export function checkPromptText(state: ServeState, texts: readonly string[], fie
     let bytes = 0;
     for (const text of texts) bytes += Buffer.byteLength(text);
     if (bytes > limit.bytes)
-        throw new PromptExceedsContextError(undefined, state.target.contextSize, field,
+        throw new PromptExceedsContextError(
+            undefined,
+            state.target.contextSize,
+            field,
             `has ${bytes} bytes of text; this model's context of ${state.target.contextSize} tokens holds at most ${limit.bytes} ` +
-            `(${limit.bytesPerToken} bytes per token${limit.capped ? "; a prompt of longer tokens can be sent as token ids" : ""})`);
+                `(${limit.bytesPerToken} bytes per token${limit.capped ? "; a prompt of longer tokens can be sent as token ids" : ""})`
+        );
 }
 
 /** Prompt token ids of a completion request: text is tokenized, ids are checked against the vocabulary. */
@@ -91,14 +98,24 @@ export function prepareGeneration(
     const promptLength = promptTokens.length + (addsBos ? 1 : 0);
     const room = target.contextSize - promptLength;
     if (room < 1)
-        throw new PromptExceedsContextError(promptLength, target.contextSize, promptField,
-            `has ${promptLength} tokens; this model's context holds ${target.contextSize} including at least one generated token`);
-    const maxTokensField = "max_completion_tokens" in request && request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
-    const requested = maxTokensField === "max_completion_tokens" ? (request as ChatCompletionRequest).max_completion_tokens : request.max_tokens;
+        throw new PromptExceedsContextError(
+            promptLength,
+            target.contextSize,
+            promptField,
+            `has ${promptLength} tokens; this model's context holds ${target.contextSize} including at least one generated token`
+        );
+    const maxTokensField =
+        "max_completion_tokens" in request && request.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
+    const requested =
+        maxTokensField === "max_completion_tokens" ? (request as ChatCompletionRequest).max_completion_tokens : request.max_tokens;
     if (requested != null && requested > room)
-        throw new PromptExceedsContextError(promptLength, target.contextSize, maxTokensField,
+        throw new PromptExceedsContextError(
+            promptLength,
+            target.contextSize,
+            maxTokensField,
             `this model's maximum context length is ${target.contextSize} tokens; you requested ${promptLength + requested} ` +
-            `(${promptLength} in the ${promptField === "prompt" ? "prompt" : "messages"}, ${requested} for the completion)`);
+                `(${promptLength} in the ${promptField === "prompt" ? "prompt" : "messages"}, ${requested} for the completion)`
+        );
 
     const defaults = state.samplerDefaults;
     const speculative = path.mode === "speculative";

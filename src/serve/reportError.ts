@@ -8,6 +8,6 @@ import {type OpenAiError, openAiError} from "./openAiError.js";
 export function reportError(error: unknown, requestId: string, logError: (message: string) => void): OpenAiError {
     const mapped = openAiError(error);
     if (mapped.status !== 500) return mapped;
-    logError(`specgate serve: request ${requestId} failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    logError(`specgate serve: request ${requestId} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return {...mapped, body: {error: {...mapped.body.error, message: `${mapped.body.error.message} (request ${requestId})`}}};
 }

@@ -1,7 +1,13 @@
 import {sharesVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {pairDraftModel} from "../engine/drafters/pairDraftModel.js";
-import {type DrafterSpec, drafterLabel, drafterRetokenizes, drafterUsesModel, parseDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
+import {
+    type DrafterSpec,
+    drafterLabel,
+    drafterRetokenizes,
+    drafterUsesModel,
+    parseDrafterSpec
+} from "../engine/drafters/parseDrafterSpec.js";
 import {InvalidDrafterError, InvalidInputError} from "../errors.js";
 import {parsePolicyConfig} from "../policies/createPolicy.js";
 import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
@@ -31,7 +37,11 @@ export type DraftPairing = "none" | "tokens" | "text";
  * refused unless the server's default drafter drafts in text (or uses no model), with what differs
  * and the spec that drafts across it.
  */
-export function pairServeDraft(target: ModelBackend, draft: ModelBackend | undefined, defaultDrafter: DrafterSpec | undefined): DraftPairing {
+export function pairServeDraft(
+    target: ModelBackend,
+    draft: ModelBackend | undefined,
+    defaultDrafter: DrafterSpec | undefined
+): DraftPairing {
     if (draft === undefined) return "none";
     if (defaultDrafter !== undefined && drafterUsesModel(defaultDrafter) && !drafterRetokenizes(defaultDrafter)) {
         // Throws, naming what differs and the spec that drafts across it.
@@ -43,8 +53,7 @@ export function pairServeDraft(target: ModelBackend, draft: ModelBackend | undef
 
 /** What one request decodes with: target-only, or speculative with these settings. */
 export type ResolvedDecodePath =
-    | {readonly mode: "target_only"}
-    | ({readonly mode: "speculative"; readonly drafter: DrafterSpec} & SpeculativeDefaults);
+    {readonly mode: "target_only"} | ({readonly mode: "speculative"; readonly drafter: DrafterSpec} & SpeculativeDefaults);
 
 /**
  * Applies a request's `speculative` field to the server defaults. A request may name its drafter
@@ -55,26 +64,44 @@ export type ResolvedDecodePath =
  * memory is used instead).
  */
 export function resolveDecodePath(
-    field: SpeculativeField | null | undefined, defaults: SpeculativeDefaults, draft: DraftPairing, permissions = new RequestPermissions()
+    field: SpeculativeField | null | undefined,
+    defaults: SpeculativeDefaults,
+    draft: DraftPairing,
+    permissions = new RequestPermissions()
 ): ResolvedDecodePath {
     if (field === "off") return {mode: "target_only"};
     const drafter = field?.drafter !== undefined ? parseDrafterSpec(field.drafter, "speculative.drafter") : defaults.drafter;
     if (field?.drafter !== undefined && drafter !== undefined) permissions.checkDrafter(drafter, defaults.drafter);
     if (drafter === undefined) {
         if (field != null)
-            throw new InvalidInputError("this server has no draft model or drafter; only \"off\" or a drafter without a model (\"drafter\": \"ngram\") is available", "speculative");
+            throw new InvalidInputError(
+                'this server has no draft model or drafter; only "off" or a drafter without a model ("drafter": "ngram") is available',
+                "speculative"
+            );
         return {mode: "target_only"};
     }
     if (drafterUsesModel(drafter) && draft === "none")
-        throw new InvalidDrafterError(`"${drafterLabel(drafter)}" drafts with a model and this server has no draft model`, "speculative.drafter");
+        throw new InvalidDrafterError(
+            `"${drafterLabel(drafter)}" drafts with a model and this server has no draft model`,
+            "speculative.drafter"
+        );
     if (drafterUsesModel(drafter) && draft === "text" && !drafterRetokenizes(drafter))
-        throw new InvalidDrafterError(`"${drafterLabel(drafter)}" drafts in the target's tokens and this server's draft model has another vocabulary; "model:retokenize" drafts with it in text`, "speculative.drafter");
-    const policy = field?.policy === undefined ? defaults.policy
-        : typeof field.policy === "string" ? parsePolicySpec(field.policy, "speculative.policy")
-            : parsePolicyConfig(field.policy, "speculative.policy");
+        throw new InvalidDrafterError(
+            `"${drafterLabel(drafter)}" drafts in the target's tokens and this server's draft model has another vocabulary; "model:retokenize" drafts with it in text`,
+            "speculative.drafter"
+        );
+    const policy =
+        field?.policy === undefined
+            ? defaults.policy
+            : typeof field.policy === "string"
+              ? parsePolicySpec(field.policy, "speculative.policy")
+              : parsePolicyConfig(field.policy, "speculative.policy");
     if (field?.policy !== undefined) permissions.checkPolicy(policy, defaults.policy);
     if (policy.kind === "calibrated" && policy.memory !== undefined)
-        throw new InvalidInputError("file paths are not accepted in requests; the server's correction memory is used", "speculative.policy.memory");
+        throw new InvalidInputError(
+            "file paths are not accepted in requests; the server's correction memory is used",
+            "speculative.policy.memory"
+        );
     const gamma = field?.gamma ?? defaults.gamma;
     if (gamma === 0) return {mode: "target_only"};
     return {

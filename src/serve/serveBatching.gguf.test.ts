@@ -39,8 +39,14 @@ async function serve(batchedSequences: number): Promise<{server: RunningServeSer
     const draft = await NativeBackend.load(files.draft, {contextSize: 512, batchedSequences, inlineBelowMilliseconds: 1});
     backends.push(target, draft);
     const server = await startServeServer({
-        target, draft, modelName: "tiny", modelFiles: files, speculative: {policy: {kind: "strict"}, gamma: 4},
-        port: 0, maxConcurrency: 4, maxQueue: 16
+        target,
+        draft,
+        modelName: "tiny",
+        modelFiles: files,
+        speculative: {policy: {kind: "strict"}, gamma: 4},
+        port: 0,
+        maxConcurrency: 4,
+        maxQueue: 16
     });
     return {server, target};
 }
@@ -89,7 +95,10 @@ describe("specgate serve with continuous batching", () => {
                 if (together[index] === expected) continue;
                 // Batched rows differ from lone ones in the last bits: a different text is allowed only
                 // where the greedy path passes a near-tie (see greedyMargin).
-                const reference = await generate(alone.target, undefined, request.prompt as string, {sampling: {temperature: 0}, maxTokens: 40});
+                const reference = await generate(alone.target, undefined, request.prompt as string, {
+                    sampling: {temperature: 0},
+                    maxTokens: 40
+                });
                 expect(await greedyMargin(alone.target, request.prompt as string, reference.tokens)).toBeLessThanOrEqual(2);
                 differing++;
             }
@@ -107,7 +116,8 @@ describe("specgate serve with continuous batching", () => {
             const leaving = new AbortController();
             const abandoned = (async () => {
                 const stream = await openai.completions.create(
-                    {model: "tiny", stream: true, prompt: "a client that leaves", max_tokens: 200, temperature: 0}, {signal: leaving.signal}
+                    {model: "tiny", stream: true, prompt: "a client that leaves", max_tokens: 200, temperature: 0},
+                    {signal: leaving.signal}
                 );
                 let chunks = 0;
                 try {
@@ -135,7 +145,8 @@ describe("specgate serve with continuous batching", () => {
     it("drains: batched streams cut at the drain timeout end with finish_reason abort, queued requests get 503", async () => {
         const {server, target} = await serve(4);
         const body = (prompt: string) => JSON.stringify({prompt, max_tokens: 400, temperature: 0, stream: true, ignore_eos: true});
-        const post = (prompt: string) => fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: body(prompt)});
+        const post = (prompt: string) =>
+            fetch(`${server.url}/v1/completions`, {method: "POST", headers: {"content-type": "application/json"}, body: body(prompt)});
         const running = await Promise.all(["one", "two", "three", "four"].map(post));
         const queued = post("five");
         await expect.poll(() => server.serveApp.state.slots.waiting).toBe(1);

@@ -14,9 +14,16 @@ const draft = target.noisyCopy(4, 0.5);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Reply = Record<string, any>;
 
-async function complete(app: ReturnType<typeof createServeApp>["app"], body: Record<string, unknown>): Promise<{status: number; body: Reply}> {
-    const response = await app.request("/v1/completions", {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
-    return {status: response.status, body: await response.json() as Reply};
+async function complete(
+    app: ReturnType<typeof createServeApp>["app"],
+    body: Record<string, unknown>
+): Promise<{status: number; body: Reply}> {
+    const response = await app.request("/v1/completions", {
+        method: "POST",
+        headers: {"content-type": "application/json"},
+        body: JSON.stringify(body)
+    });
+    return {status: response.status, body: (await response.json()) as Reply};
 }
 
 describe("drafters in serve", () => {
@@ -40,8 +47,13 @@ describe("drafters in serve", () => {
     });
 
     it("shares one suffix cache across requests, bounded, and reports each drafter in the response and in /metrics", async () => {
-        const {app, state} = createServeApp({target, draft, modelName: "bigram", speculative: {drafter: parseDrafterSpec("suffix:1:1:16:5000"), gamma: 4}});
-        const models = await (await app.request("/v1/models")).json() as Reply;
+        const {app, state} = createServeApp({
+            target,
+            draft,
+            modelName: "bigram",
+            speculative: {drafter: parseDrafterSpec("suffix:1:1:16:5000"), gamma: 4}
+        });
+        const models = (await (await app.request("/v1/models")).json()) as Reply;
         expect(models.data[0]).toMatchObject({speculative: true, drafter: "suffix:1:1:16:5000"});
         const request = {prompt: "hello", max_tokens: 30, temperature: 0, seed: 3};
         const first = await complete(app, request);
@@ -80,9 +92,17 @@ describe("drafters in serve", () => {
             await rm(directory, {recursive: true, force: true});
         });
 
-        async function fingerprint(draftFile: string, speculative: Record<string, unknown>, options: Partial<ServeAppOptions> = {}): Promise<string> {
+        async function fingerprint(
+            draftFile: string,
+            speculative: Record<string, unknown>,
+            options: Partial<ServeAppOptions> = {}
+        ): Promise<string> {
             const {app} = createServeApp({
-                target, draft, modelName: "bigram", modelFiles: {target: join(directory, "target.gguf"), draft: join(directory, draftFile)}, ...options
+                target,
+                draft,
+                modelName: "bigram",
+                modelFiles: {target: join(directory, "target.gguf"), draft: join(directory, draftFile)},
+                ...options
             });
             return (await complete(app, {prompt: "a", max_tokens: 1, speculative})).body.system_fingerprint as string;
         }
@@ -94,7 +114,9 @@ describe("drafters in serve", () => {
             expect(ngram).not.toBe(model);
             expect(await fingerprint("draft-a.gguf", {drafter: "ngram:2:5"})).not.toBe(ngram);
             expect(await fingerprint("draft-b.gguf", {drafter: "ngram"})).toBe(ngram);
-            expect(await fingerprint("draft-b.gguf", {drafter: "ngram+model"})).not.toBe(await fingerprint("draft-a.gguf", {drafter: "ngram+model"}));
+            expect(await fingerprint("draft-b.gguf", {drafter: "ngram+model"})).not.toBe(
+                await fingerprint("draft-a.gguf", {drafter: "ngram+model"})
+            );
         });
     });
 });

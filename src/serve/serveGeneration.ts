@@ -26,7 +26,13 @@ import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "../chat/tool
  * answered 503 (Retry-After), or, once streaming, ends with finish_reason "abort", an error event
  * and [DONE].
  */
-export async function serveGeneration(c: Context<ServeEnv>, state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number): Promise<Response> {
+export async function serveGeneration(
+    c: Context<ServeEnv>,
+    state: ServeState,
+    prepared: PreparedGeneration,
+    format: ResponseFormat,
+    arrival: number
+): Promise<Response> {
     const cancel = new GenerationCancel(c.req.raw.signal, state.shutdownSignal);
     let release: (() => void) | undefined;
     let started: StartedGeneration | undefined;
@@ -50,13 +56,16 @@ export async function serveGeneration(c: Context<ServeEnv>, state: ServeState, p
             try {
                 await streamReply(stream, run, generator, first, prepared, format);
             } catch (error) {
-                await endCutStream(stream, run, error, cancel, prepared, format, (cut) => reportError(cut, c.get("requestId"), state.logError));
+                await endCutStream(stream, run, error, cancel, prepared, format, (cut) =>
+                    reportError(cut, c.get("requestId"), state.logError)
+                );
             } finally {
                 await finish();
             }
         });
     } catch (error) {
-        const record = (reason: FailureReason): void => started !== undefined ? started.run.recordCut(reason) : state.metrics.recordFailure(reason);
+        const record = (reason: FailureReason): void =>
+            started !== undefined ? started.run.recordCut(reason) : state.metrics.recordFailure(reason);
         if (cancel.cutByShutdown || error instanceof ServerShuttingDownError) {
             record("shutdown");
             throw error instanceof ServerShuttingDownError ? error : drainTimeoutError();
@@ -78,7 +87,10 @@ class GenerationCancel {
     private readonly sources: readonly AbortSignal[];
     private readonly onAbort = (): void => this.abort();
 
-    public constructor(private readonly client: AbortSignal, private readonly shutdown: AbortSignal) {
+    public constructor(
+        private readonly client: AbortSignal,
+        private readonly shutdown: AbortSignal
+    ) {
         this.sources = [client, shutdown];
         for (const source of this.sources) {
             if (source.aborted) this.abort();
@@ -111,17 +123,28 @@ interface StartedGeneration {
 }
 
 /** The engine on this request's decode path, with its tenant's drafter and correction memory. */
-async function startGeneration(state: ServeState, prepared: PreparedGeneration, format: ResponseFormat, arrival: number, signal: AbortSignal): Promise<StartedGeneration> {
+async function startGeneration(
+    state: ServeState,
+    prepared: PreparedGeneration,
+    format: ResponseFormat,
+    arrival: number,
+    signal: AbortSignal
+): Promise<StartedGeneration> {
     const started = performance.now();
     const {path, tenant} = prepared;
     const calibrated = path.mode === "speculative" && path.policy.kind === "calibrated";
     // Read together, so the version a reply reports is the one its generation started from.
     const correctionMemory = calibrated ? state.tenants.correctionMemory(tenant) : undefined;
-    const memoryState = correctionMemory !== undefined ? {learning: state.tenants.learnsFromRequests, version: correctionMemory.version} : undefined;
+    const memoryState =
+        correctionMemory !== undefined ? {learning: state.tenants.learnsFromRequests, version: correctionMemory.version} : undefined;
     const fingerprint = await state.fingerprints.for(path, memoryState);
     const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
     const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
-    const generator = streamGeneration(state.target, undefined, prepared.promptTokens, prepared.options, {signal, correctionMemory, drafter});
+    const generator = streamGeneration(state.target, undefined, prepared.promptTokens, prepared.options, {
+        signal,
+        correctionMemory,
+        drafter
+    });
     return {run, generator};
 }
 
@@ -140,11 +163,16 @@ async function decodeWhole({run, generator}: StartedGeneration, first: Step): Pr
 
 /** The events of a stream that runs to its end: role, text as it comes, tool calls, finish, usage, [DONE]. */
 async function streamReply(
-    stream: SSEStreamingApi, run: GenerationRun, generator: AsyncGenerator<GenerationChunk, GenerationResult>, first: Step,
-    prepared: PreparedGeneration, format: ResponseFormat
+    stream: SSEStreamingApi,
+    run: GenerationRun,
+    generator: AsyncGenerator<GenerationChunk, GenerationResult>,
+    first: Step,
+    prepared: PreparedGeneration,
+    format: ResponseFormat
 ): Promise<void> {
     if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
-    const send = (text: string) => stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
+    const send = (text: string) =>
+        stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
     // With tools, text that may be a call is held back until the reply can be parsed.
     const calls = prepared.toolCalls !== undefined ? new ToolCallStream(prepared.toolCalls) : undefined;
     let step = first;
@@ -161,13 +189,17 @@ async function streamReply(
     const held = calls?.finish();
     if (held !== undefined && held.text !== "") await send(held.text);
     if (held !== undefined && held.calls.length > 0 && format.toolCallsChunkChoice !== undefined) {
-        await stream.writeSSE({data: JSON.stringify(run.chunk(format.toolCallsChunkChoice(openAiToolCalls(held.calls)), prepared.continuousUsage))});
+        await stream.writeSSE({
+            data: JSON.stringify(run.chunk(format.toolCallsChunkChoice(openAiToolCalls(held.calls)), prepared.continuousUsage))
+        });
         finishReason = finishWithToolCalls(finishReason);
     }
-    await stream.writeSSE({data: JSON.stringify({
-        ...run.chunk(format.chunkChoice("", finishReason, false), prepared.continuousUsage),
-        speculative: run.speculativeSummary(result)
-    })});
+    await stream.writeSSE({
+        data: JSON.stringify({
+            ...run.chunk(format.chunkChoice("", finishReason, false), prepared.continuousUsage),
+            speculative: run.speculativeSummary(result)
+        })
+    });
     if (prepared.includeUsage) await stream.writeSSE({data: JSON.stringify({...run.chunk(undefined), usage: run.usage(result)})});
     await stream.writeSSE({data: "[DONE]"});
 }
@@ -178,7 +210,12 @@ async function streamReply(
  * becomes an error event; a client that left is only counted.
  */
 async function endCutStream(
-    stream: SSEStreamingApi, run: GenerationRun, error: unknown, cancel: GenerationCancel, prepared: PreparedGeneration, format: ResponseFormat,
+    stream: SSEStreamingApi,
+    run: GenerationRun,
+    error: unknown,
+    cancel: GenerationCancel,
+    prepared: PreparedGeneration,
+    format: ResponseFormat,
     report: (error: unknown) => OpenAiError
 ): Promise<void> {
     const write = (data: string): Promise<void> => stream.writeSSE({data}).catch(() => undefined);
@@ -222,7 +259,11 @@ class GenerationRun {
 
     /** A generation that ended without completing: counted as a failure, with the tokens it had generated. */
     public recordCut(reason: FailureReason): void {
-        this.state.metrics.recordFailure(reason, {mode: this.prepared.path.mode, promptTokens: this.prepared.promptLength, completionTokens: this.completionTokens});
+        this.state.metrics.recordFailure(reason, {
+            mode: this.prepared.path.mode,
+            promptTokens: this.prepared.promptLength,
+            completionTokens: this.completionTokens
+        });
     }
 
     /** Records a step and returns its text. */
@@ -247,7 +288,11 @@ class GenerationRun {
     }
 
     public usage(result: GenerationResult): Record<string, number> {
-        return {prompt_tokens: result.promptTokens, completion_tokens: result.tokens.length, total_tokens: result.promptTokens + result.tokens.length};
+        return {
+            prompt_tokens: result.promptTokens,
+            completion_tokens: result.tokens.length,
+            total_tokens: result.promptTokens + result.tokens.length
+        };
     }
 
     /** Per-request spec-decode counters (vLLM's names), so a canary can read acceptance per response. */
@@ -267,16 +312,19 @@ class GenerationRun {
             mean_acceptance_length: telemetry.meanAcceptanceLength,
             drafters: telemetry.drafters.toJSON(),
             // The memory changes with every online update, so its state is reported here rather than in system_fingerprint.
-            ...(this.correctionMemoryVersion !== undefined ? {correction_memory: {learning: this.state.tenants.learnsFromRequests, version: this.correctionMemoryVersion}} : {})
+            ...(this.correctionMemoryVersion !== undefined
+                ? {correction_memory: {learning: this.state.tenants.learnsFromRequests, version: this.correctionMemoryVersion}}
+                : {})
         };
     }
 
     public response(result: GenerationResult): Record<string, unknown> {
         const finishReason = openAiFinishReason(result.finishReason);
         const reply = this.prepared.toolCalls?.parse(result.text);
-        const choice = reply !== undefined && reply.calls.length > 0
-            ? this.format.choice(reply.content, finishWithToolCalls(finishReason), openAiToolCalls(reply.calls))
-            : this.format.choice(result.text, finishReason);
+        const choice =
+            reply !== undefined && reply.calls.length > 0
+                ? this.format.choice(reply.content, finishWithToolCalls(finishReason), openAiToolCalls(reply.calls))
+                : this.format.choice(result.text, finishReason);
         return {
             id: this.id,
             object: this.format.object,
@@ -299,7 +347,15 @@ class GenerationRun {
             model: this.state.modelName,
             system_fingerprint: this.fingerprint,
             choices: choice === undefined ? [] : [choice],
-            ...(withUsage ? {usage: {prompt_tokens: promptTokens, completion_tokens: this.completionTokens, total_tokens: promptTokens + this.completionTokens}} : {})
+            ...(withUsage
+                ? {
+                      usage: {
+                          prompt_tokens: promptTokens,
+                          completion_tokens: this.completionTokens,
+                          total_tokens: promptTokens + this.completionTokens
+                      }
+                  }
+                : {})
         };
     }
 }

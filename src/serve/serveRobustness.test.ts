@@ -24,7 +24,13 @@ function serve(options: Partial<ServeAppOptions> = {}) {
 }
 
 function post(app: ReturnType<typeof serve>["app"], path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-    return Promise.resolve(app.request(path, {method: "POST", headers: {"content-type": "application/json", ...headers}, body: typeof body === "string" ? body : JSON.stringify(body)}));
+    return Promise.resolve(
+        app.request(path, {
+            method: "POST",
+            headers: {"content-type": "application/json", ...headers},
+            body: typeof body === "string" ? body : JSON.stringify(body)
+        })
+    );
 }
 
 async function metrics(app: ReturnType<typeof serve>["app"]) {
@@ -33,13 +39,15 @@ async function metrics(app: ReturnType<typeof serve>["app"]) {
 
 /** The JSON text of a schema nested `depth` objects deep, as a client could send in tools[].function.parameters (built as text: JSON.stringify would overflow here too). */
 function nestedSchema(depth: number): string {
-    return `${"{\"type\":\"object\",\"properties\":{\"inner\":".repeat(depth)}{"type":"string"}${"}}".repeat(depth)}`;
+    return `${'{"type":"object","properties":{"inner":'.repeat(depth)}{"type":"string"}${"}}".repeat(depth)}`;
 }
 
 describe("bodies the schema accepts never get a 5xx", () => {
     it("samples tiny temperatures greedily", async () => {
         const {app} = serve();
-        const greedy = await (await post(app, "/v1/completions", {prompt: "ab", max_tokens: 12, temperature: 0, seed: 1})).json() as Reply;
+        const greedy = (await (
+            await post(app, "/v1/completions", {prompt: "ab", max_tokens: 12, temperature: 0, seed: 1})
+        ).json()) as Reply;
         for (const temperature of [1e-20, 1e-300, 5e-324, 9e-7]) {
             const response = await post(app, "/v1/completions", {prompt: "ab", max_tokens: 12, temperature, seed: 1});
             expect(response.status, String(temperature)).toBe(200);
@@ -49,11 +57,20 @@ describe("bodies the schema accepts never get a 5xx", () => {
 
     it("refuses tool schemas nested deeper than the limit with a 400 naming where", async () => {
         // A template that writes the tools out as JSON, as real ones do (JSON.stringify overflowed the stack at 10^4 levels).
-        const templated = Object.assign(Object.create(target) as BigramBackend, {tokenizeWithSpecialTokens: (text: string) => target.tokenize(text)});
-        const chatTemplate = ggufChatTemplate(templated, "{% if tools %}{{ tools | tojson }}{% endif %}{% for message in messages %}{{ message['content'] }}{% endfor %}");
+        const templated = Object.assign(Object.create(target) as BigramBackend, {
+            tokenizeWithSpecialTokens: (text: string) => target.tokenize(text)
+        });
+        const chatTemplate = ggufChatTemplate(
+            templated,
+            "{% if tools %}{{ tools | tojson }}{% endif %}{% for message in messages %}{{ message['content'] }}{% endfor %}"
+        );
         const {app} = serve({target: templated, chatTemplate});
-        const chat = (depth: number) => post(app, "/v1/chat/completions",
-            `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"tools":[{"type":"function","function":{"name":"f","parameters":${nestedSchema(depth)}}}]}`);
+        const chat = (depth: number) =>
+            post(
+                app,
+                "/v1/chat/completions",
+                `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"tools":[{"type":"function","function":{"name":"f","parameters":${nestedSchema(depth)}}}]}`
+            );
         const shallow = await chat(2);
         expect(shallow.status, await shallow.clone().text()).toBe(200);
         for (const depth of [maxBodyDepth, 10_000]) {
@@ -77,7 +94,13 @@ describe("bodies the schema accepts never get a 5xx", () => {
     });
 
     it("logs an unexpected error with its stack and the request id that its reply carries", async () => {
-        const broken = Object.create(target, {tokenize: {value: () => { throw new Error("tokenizer exploded"); }}}) as BigramBackend;
+        const broken = Object.create(target, {
+            tokenize: {
+                value: () => {
+                    throw new Error("tokenizer exploded");
+                }
+            }
+        }) as BigramBackend;
         const logged: string[] = [];
         const {app} = createServeApp({target: broken, modelName: "bigram", logError: (message) => logged.push(message)});
         const response = await post(app, "/v1/completions", {prompt: "ab", max_tokens: 2});
@@ -97,15 +120,21 @@ describe("bodies the schema accepts never get a 5xx", () => {
     });
     it("ends a stream whose engine fails mid-way with an error event carrying the request id, and logs the stack", async () => {
         // The third evaluation of every sequence throws, after the first tokens were streamed.
-        const failing = Object.create(target, {createSequence: {value: async () => {
-            const sequence = await target.createSequence();
-            let calls = 0;
-            const fail = <T>(call: () => Promise<T>): Promise<T> => (++calls === 3 ? Promise.reject(new Error("device lost")) : call());
-            return Object.assign(Object.create(sequence) as object, {
-                evaluate: (...args: Parameters<typeof sequence.evaluate>) => fail(() => sequence.evaluate(...args)),
-                evaluateArgmax: (...args: Parameters<NonNullable<typeof sequence.evaluateArgmax>>) => fail(() => sequence.evaluateArgmax!(...args))
-            });
-        }}}) as BigramBackend;
+        const failing = Object.create(target, {
+            createSequence: {
+                value: async () => {
+                    const sequence = await target.createSequence();
+                    let calls = 0;
+                    const fail = <T>(call: () => Promise<T>): Promise<T> =>
+                        ++calls === 3 ? Promise.reject(new Error("device lost")) : call();
+                    return Object.assign(Object.create(sequence) as object, {
+                        evaluate: (...args: Parameters<typeof sequence.evaluate>) => fail(() => sequence.evaluate(...args)),
+                        evaluateArgmax: (...args: Parameters<NonNullable<typeof sequence.evaluateArgmax>>) =>
+                            fail(() => sequence.evaluateArgmax!(...args))
+                    });
+                }
+            }
+        }) as BigramBackend;
         const logged: string[] = [];
         const {app} = createServeApp({target: failing, modelName: "bigram", logError: (message) => logged.push(message)});
         const response = await post(app, "/v1/completions", {prompt: "ab", max_tokens: 20, temperature: 0, stream: true});
@@ -125,7 +154,12 @@ describe("bodies the schema accepts never get a 5xx", () => {
 describe("metrics of requests that do not complete", () => {
     it("counts requests refused before generation by status", async () => {
         const {app} = createServeApp({
-            target: new DelayedBackend(target, 30), modelName: "bigram", apiKeys: ["k"], maxBodyBytes: 2000, maxConcurrency: 1, maxQueue: 0,
+            target: new DelayedBackend(target, 30),
+            modelName: "bigram",
+            apiKeys: ["k"],
+            maxBodyBytes: 2000,
+            maxConcurrency: 1,
+            maxQueue: 0,
             allowedHosts: new HostAllowList(["localhost"])
         });
         const key = {authorization: "Bearer k", host: "localhost"};
@@ -139,7 +173,8 @@ describe("metrics of requests that do not complete", () => {
         expect((await post(app, local, {prompt: "ab", max_tokens: 3}, key)).status).toBe(429);
         expect((await running).status).toBe(200);
         const samples = parsePrometheusText(await (await app.request("http://localhost/metrics", {headers: key})).text());
-        for (const status of ["400", "401", "403", "413", "429"]) expect(sumSamples(samples, "request_refused_total", {status}), status).toBe(1);
+        for (const status of ["400", "401", "403", "413", "429"])
+            expect(sumSamples(samples, "request_refused_total", {status}), status).toBe(1);
         expect(sumSamples(samples, "request_refused_total")).toBe(5);
     });
 
@@ -165,13 +200,18 @@ describe("a body over the limit", () => {
     function send(url: string, size: number, chunked: boolean): Promise<{status?: number; body?: string; error?: string}> {
         const body = Buffer.alloc(size, 0x61);
         return new Promise((resolve) => {
-            const request = httpRequest(`${url}/v1/completions`, {
-                method: "POST", headers: {"content-type": "application/json", ...(chunked ? {} : {"content-length": String(size)})}
-            }, (response) => {
-                let text = "";
-                response.on("data", (data: Buffer) => text += data.toString());
-                response.on("end", () => resolve({status: response.statusCode, body: text}));
-            });
+            const request = httpRequest(
+                `${url}/v1/completions`,
+                {
+                    method: "POST",
+                    headers: {"content-type": "application/json", ...(chunked ? {} : {"content-length": String(size)})}
+                },
+                (response) => {
+                    let text = "";
+                    response.on("data", (data: Buffer) => (text += data.toString()));
+                    response.on("end", () => resolve({status: response.statusCode, body: text}));
+                }
+            );
             request.on("error", (error) => resolve({error: error.message}));
             if (chunked) for (let offset = 0; offset < size; offset += 64 * 1024) request.write(body.subarray(offset, offset + 64 * 1024));
             request.end(chunked ? undefined : body);

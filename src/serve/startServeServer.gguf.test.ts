@@ -43,8 +43,14 @@ afterAll(async () => {
 
 function start(options: Partial<ServeServerOptions> = {}): Promise<RunningServeServer> {
     return startServeServer({
-        target, draft, modelName: "tiny", modelFiles: {target: files.target, draft: files.draft},
-        speculative: {policy: {kind: "strict"}, gamma: 4}, requestPolicies: ["strict", "fuzzy"], port: 0, ...options
+        target,
+        draft,
+        modelName: "tiny",
+        modelFiles: {target: files.target, draft: files.draft},
+        speculative: {policy: {kind: "strict"}, gamma: 4},
+        requestPolicies: ["strict", "fuzzy"],
+        port: 0,
+        ...options
     });
 }
 
@@ -65,7 +71,13 @@ describe("specgate serve with the openai client", () => {
         const server = await start();
         try {
             const openai = client(server);
-            const completion = await openai.completions.create({model: "tiny", prompt: "Once upon a time", max_tokens: 24, temperature: 0, seed: 3});
+            const completion = await openai.completions.create({
+                model: "tiny",
+                prompt: "Once upon a time",
+                max_tokens: 24,
+                temperature: 0,
+                seed: 3
+            });
             expect(completion.system_fingerprint).toMatch(/^fp_[0-9a-f]{64}$/);
             expect(completion.choices[0].text.length).toBeGreaterThan(0);
             expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
@@ -73,12 +85,24 @@ describe("specgate serve with the openai client", () => {
             // Greedy strict speculative decoding through the server equals target-only through the server
             // here (fixture logit gaps are far above float noise, see generate.gguf.test.ts).
             const targetOnly = await openai.completions.create({
-                model: "tiny", prompt: "Once upon a time", max_tokens: 24, temperature: 0, seed: 3, speculative: "off"
+                model: "tiny",
+                prompt: "Once upon a time",
+                max_tokens: 24,
+                temperature: 0,
+                seed: 3,
+                speculative: "off"
             } as CompletionCreateParamsNonStreaming);
             expect(targetOnly.choices[0].text).toBe(completion.choices[0].text);
             expect(targetOnly.system_fingerprint).not.toBe(completion.system_fingerprint);
 
-            const stream = await openai.completions.create({model: "tiny", prompt: "Once upon a time", max_tokens: 24, temperature: 0, seed: 3, stream: true});
+            const stream = await openai.completions.create({
+                model: "tiny",
+                prompt: "Once upon a time",
+                max_tokens: 24,
+                temperature: 0,
+                seed: 3,
+                stream: true
+            });
             let streamed = "";
             for await (const chunk of stream) {
                 expect(chunk.system_fingerprint).toBe(completion.system_fingerprint);
@@ -86,12 +110,22 @@ describe("specgate serve with the openai client", () => {
             }
             expect(streamed).toBe(completion.choices[0].text);
 
-            const chat = await openai.chat.completions.create({model: "tiny", messages: [{role: "user", content: "Hello"}], max_tokens: 16, temperature: 0});
+            const chat = await openai.chat.completions.create({
+                model: "tiny",
+                messages: [{role: "user", content: "Hello"}],
+                max_tokens: 16,
+                temperature: 0
+            });
             expect(chat.choices[0].message.role).toBe("assistant");
             expect(chat.system_fingerprint).toBe(completion.system_fingerprint);
             const chatStream = await openai.chat.completions.create({
-                model: "tiny", messages: [{role: "user", content: "Hello"}], max_tokens: 16, temperature: 0, stream: true,
-                stream_options: {include_usage: true}, speculative: {policy: "fuzzy:js:0.4", gamma: 3}
+                model: "tiny",
+                messages: [{role: "user", content: "Hello"}],
+                max_tokens: 16,
+                temperature: 0,
+                stream: true,
+                stream_options: {include_usage: true},
+                speculative: {policy: "fuzzy:js:0.4", gamma: 3}
             } as ChatCompletionCreateParamsStreaming);
             let chatText = "";
             let usage: OpenAI.CompletionUsage | null | undefined;
@@ -108,13 +142,16 @@ describe("specgate serve with the openai client", () => {
             await expect(openai.completions.create({model: "tiny", prompt: "x", n: 2})).rejects.toMatchObject({status: 400, param: "n"});
 
             const samples = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text());
-            const completionTokens = [completion, targetOnly, chat].reduce((sum, reply) => sum + (reply.usage?.completion_tokens ?? 0), 0)
-                + completion.usage!.completion_tokens + usage!.completion_tokens;
+            const completionTokens =
+                [completion, targetOnly, chat].reduce((sum, reply) => sum + (reply.usage?.completion_tokens ?? 0), 0) +
+                completion.usage!.completion_tokens +
+                usage!.completion_tokens;
             expect(sumSamples(samples, "generation_tokens_total")).toBe(completionTokens);
             expect(sumSamples(samples, "request_success_total")).toBe(5);
             expect(sumSamples(samples, "spec_decode_num_draft_tokens_total")).toBeGreaterThan(0);
-            expect(sumSamples(samples, "spec_decode_num_accepted_tokens_total"))
-                .toBe(sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total"));
+            expect(sumSamples(samples, "spec_decode_num_accepted_tokens_total")).toBe(
+                sumSamples(samples, "spec_decode_num_accepted_tokens_per_pos_total")
+            );
         } finally {
             await server.close();
         }
@@ -126,7 +163,12 @@ describe("specgate serve with the openai client", () => {
             try {
                 const openai = client(server);
                 const on = await openai.completions.create({model: "tiny", prompt: "a", max_tokens: 1});
-                const off = await openai.completions.create({model: "tiny", prompt: "a", max_tokens: 1, speculative: "off"} as CompletionCreateParamsNonStreaming);
+                const off = await openai.completions.create({
+                    model: "tiny",
+                    prompt: "a",
+                    max_tokens: 1,
+                    speculative: "off"
+                } as CompletionCreateParamsNonStreaming);
                 return {on: on.system_fingerprint, off: off.system_fingerprint};
             } finally {
                 await server.close();
@@ -160,7 +202,13 @@ describe("specgate serve with the openai client", () => {
     it("drains an in-flight stream on shutdown while refusing new requests", async () => {
         const server = await start();
         const openai = client(server);
-        const stream = await openai.chat.completions.create({model: "tiny", messages: [{role: "user", content: "Hi"}], max_tokens: 200, temperature: 0, stream: true});
+        const stream = await openai.chat.completions.create({
+            model: "tiny",
+            messages: [{role: "user", content: "Hi"}],
+            max_tokens: 200,
+            temperature: 0,
+            stream: true
+        });
         const iterator = stream[Symbol.asyncIterator]();
         await iterator.next();
         const closing = server.close();

@@ -32,7 +32,9 @@ export async function startServeServer(options: ServeServerOptions): Promise<Run
     const handler: {fetch?: Hono["fetch"]} = {};
     const server = await new Promise<Server>((resolve, reject) => {
         // Requests are handled only after the listen callback, by which time `handler.fetch` is set.
-        const created = serve({fetch: (...request) => handler.fetch!(...request), hostname: host, port: options.port ?? 8000}, () => resolve(created as Server));
+        const created = serve({fetch: (...request) => handler.fetch!(...request), hostname: host, port: options.port ?? 8000}, () =>
+            resolve(created as Server)
+        );
         created.once("error", reject);
     });
     const port = (server.address() as AddressInfo).port;
@@ -57,7 +59,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Run
             closing ??= (async () => {
                 await serveApp.shutdown(drainTimeoutMs);
                 await new Promise<void>((resolve, reject) => {
-                    server.close((error) => error === undefined ? resolve() : reject(error));
+                    server.close((error) => (error === undefined ? resolve() : reject(error)));
                     server.closeIdleConnections();
                     // Connections still flushing their last response get a moment, then are closed.
                     setTimeout(() => server.closeAllConnections(), 1000).unref();

@@ -30,7 +30,11 @@ export interface FingerprintSources {
  * draft out, so swapping the draft changes only the speculative arm's fingerprint. Per-request
  * sampler values are not included: they are in the request the client sent.
  */
-export function servedDecodePathDescription(sources: FingerprintSources, path: ResolvedDecodePath, correctionMemory?: CorrectionMemoryState): DecodePathDescription {
+export function servedDecodePathDescription(
+    sources: FingerprintSources,
+    path: ResolvedDecodePath,
+    correctionMemory?: CorrectionMemoryState
+): DecodePathDescription {
     const speculative = path.mode === "speculative";
     // The draft model is part of the path only when the drafter drafts with it.
     const usesDraft = speculative && drafterUsesModel(path.drafter);
@@ -45,11 +49,16 @@ export function servedDecodePathDescription(sources: FingerprintSources, path: R
         samplerDefaults: sources.samplerDefaults,
         chatTemplate: sources.chatTemplate,
         batchedSequences: sources.target.batchedSequences ?? 1,
-        ...(speculative ? {
-            drafter: drafterLabel(path.drafter),
-            policy: path.policy, gamma: path.gamma, draftSampling: path.draftSampling,
-            draftLength: path.draftLength, minConfidence: path.minConfidence
-        } : {}),
+        ...(speculative
+            ? {
+                  drafter: drafterLabel(path.drafter),
+                  policy: path.policy,
+                  gamma: path.gamma,
+                  draftSampling: path.draftSampling,
+                  draftLength: path.draftLength,
+                  minConfidence: path.minConfidence
+              }
+            : {}),
         ...(speculative && path.policy.kind === "calibrated" && correctionMemory !== undefined ? {correctionMemory} : {})
     };
     if (sources.files === undefined) {
@@ -72,7 +81,10 @@ export interface CorrectionMemoryState {
 export class SystemFingerprints {
     private readonly cache = new Map<string, Promise<string>>();
 
-    public constructor(private readonly sources: FingerprintSources, private readonly capacity = 256) {}
+    public constructor(
+        private readonly sources: FingerprintSources,
+        private readonly capacity = 256
+    ) {}
 
     public for(path: ResolvedDecodePath, correctionMemory?: CorrectionMemoryState): Promise<string> {
         const description = servedDecodePathDescription(this.sources, path, correctionMemory);

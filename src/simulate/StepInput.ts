@@ -49,7 +49,8 @@ export function parseStepInput(value: unknown): StepInput {
     if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const path = issue.path.map(String).join(".") || "(root)";
-        const message = issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
+        const message =
+            issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
         throw new InvalidInputError(message, path);
     }
     const file = parsed.data;
@@ -60,18 +61,24 @@ export function parseStepInput(value: unknown): StepInput {
     const vocabularySize = target.rows[0].length;
     const draft = pickRows("draft", file.draftProbs, file.draftLogits, file.sampling);
     if (draft != null && draft.rows.length !== gamma)
-        throw new InvalidInputError(`has ${draft.rows.length} rows; γ = ${gamma} draft rows are needed for ${gamma + 1} target rows`, draft.field);
+        throw new InvalidInputError(
+            `has ${draft.rows.length} rows; γ = ${gamma} draft rows are needed for ${gamma + 1} target rows`,
+            draft.field
+        );
     const targetRows = buildRows(target, vocabularySize, file.sampling);
     const draftRows = draft == null ? undefined : buildRows(draft, vocabularySize, file.sampling);
 
     let draftTokens: Int32Array | "sample";
     if (file.draftTokens === "sample") {
         if (draft == null)
-            throw new InvalidInputError("\"sample\" needs draftProbs or draftLogits to draw the draft tokens from", "draftTokens");
+            throw new InvalidInputError('"sample" needs draftProbs or draftLogits to draw the draft tokens from', "draftTokens");
         draftTokens = "sample";
     } else {
         if (file.draftTokens.length !== gamma)
-            throw new InvalidInputError(`has ${file.draftTokens.length} ids, but ${gamma + 1} target rows mean γ = ${gamma}`, "draftTokens");
+            throw new InvalidInputError(
+                `has ${file.draftTokens.length} ids, but ${gamma + 1} target rows mean γ = ${gamma}`,
+                "draftTokens"
+            );
         file.draftTokens.forEach((token, index) => {
             if (!Number.isInteger(token) || token < 0 || token >= vocabularySize)
                 throw new TokenOutOfRangeError(`${token} is not a token id in [0, ${vocabularySize})`, `draftTokens[${index}]`);
@@ -109,11 +116,10 @@ function pickRows(
     if (probabilityRows != null && logitRows != null)
         throw new InvalidInputError(`give either ${probabilityField} or ${logitField}, not both`, probabilityField);
     if (probabilityRows != null && sampling != null)
-        throw new InvalidInputError("sampling settings apply to logits; give targetLogits/draftLogits or drop \"sampling\"", "sampling");
+        throw new InvalidInputError('sampling settings apply to logits; give targetLogits/draftLogits or drop "sampling"', "sampling");
     if (probabilityRows != null) return {field: probabilityField, rows: probabilityRows, areLogits: false};
     if (logitRows != null) return {field: logitField, rows: logitRows, areLogits: true};
-    if (side === "target")
-        throw new InvalidInputError(`${probabilityField} or ${logitField} is required`, probabilityField);
+    if (side === "target") throw new InvalidInputError(`${probabilityField} or ${logitField} is required`, probabilityField);
     return undefined;
 }
 

@@ -21,23 +21,27 @@ export interface ExactStepDistribution {
  * decision the policy (and the draft sampler, in "sample" mode) can make. Feasible for small V and γ;
  * bounded by `maxOutcomes`.
  */
-export function enumerateStep(
-    input: StepInput,
-    options: {resources?: PolicyResources; maxOutcomes?: number} = {}
-): ExactStepDistribution {
+export function enumerateStep(input: StepInput, options: {resources?: PolicyResources; maxOutcomes?: number} = {}): ExactStepDistribution {
     // A calibrated policy updates its memory as it runs; every replayed path must start from the
     // same memory, so it gets a fresh policy over a copy. Other policies are stateless and reused.
-    const build = () => createStepRunner(input, createPolicy(input.policy, {
-        vocabularySize: input.vocabularySize,
-        ...options.resources,
-        correctionMemory: options.resources?.correctionMemory?.clone()
-    }));
+    const build = () =>
+        createStepRunner(
+            input,
+            createPolicy(input.policy, {
+                vocabularySize: input.vocabularySize,
+                ...options.resources,
+                correctionMemory: options.resources?.correctionMemory?.clone()
+            })
+        );
     const statefulPolicy = input.policy.kind === "calibrated";
     const sharedRun = statefulPolicy ? undefined : build();
-    const outcomes = enumerateOutcomes((chance) => {
-        const result = (sharedRun ?? build())(chance);
-        return {emitted: result.emitted, accepted: result.acceptedCount};
-    }, {maxOutcomes: options.maxOutcomes});
+    const outcomes = enumerateOutcomes(
+        (chance) => {
+            const result = (sharedRun ?? build())(chance);
+            return {emitted: result.emitted, accepted: result.acceptedCount};
+        },
+        {maxOutcomes: options.maxOutcomes}
+    );
     const firstToken = new Float64Array(input.vocabularySize);
     const sequences = new Map<string, number>();
     let expectedAccepted = 0;

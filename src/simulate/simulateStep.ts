@@ -39,15 +39,17 @@ export interface SimulationReport {
      * with a closed form (strict, match, greedy) — that policy's own acceptance per position, its
      * rule and the expected tokens per step it implies.
      */
-    analytic?: {alphaPerPosition: number[]; rule: string | null; acceptancePerPosition: number[] | null; expectedTokensPerStep: number | null};
+    analytic?: {
+        alphaPerPosition: number[];
+        rule: string | null;
+        acceptancePerPosition: number[] | null;
+        expectedTokensPerStep: number | null;
+    };
     elapsedMilliseconds: number;
 }
 
 /** Run one verification step `samples` times with a seeded generator and summarise the outcomes. */
-export function simulateStep(
-    input: StepInput,
-    options: {samples: number; seed: number; resources?: PolicyResources}
-): SimulationReport {
+export function simulateStep(input: StepInput, options: {samples: number; seed: number; resources?: PolicyResources}): SimulationReport {
     const policy = createPolicy(input.policy, {vocabularySize: input.vocabularySize, ...options.resources});
     const run = createStepRunner(input, policy);
     const chance = new SeededChance(options.seed);
@@ -101,12 +103,14 @@ export function simulateStep(
             chiSquare: chiSquareGoodnessOfFit(firstTokenCounts, input.targetProbs[0])
         },
         ...(alphaPerPosition != null || closedForm != null
-            ? {analytic: {
-                alphaPerPosition: alphaPerPosition ?? [],
-                rule: closedForm?.rule ?? null,
-                acceptancePerPosition: closedForm?.perPosition ?? null,
-                expectedTokensPerStep: closedForm == null ? null : expectedTokensPerStepFromPositions(closedForm.perPosition)
-            }}
+            ? {
+                  analytic: {
+                      alphaPerPosition: alphaPerPosition ?? [],
+                      rule: closedForm?.rule ?? null,
+                      acceptancePerPosition: closedForm?.perPosition ?? null,
+                      expectedTokensPerStep: closedForm == null ? null : expectedTokensPerStepFromPositions(closedForm.perPosition)
+                  }
+              }
             : {}),
         elapsedMilliseconds
     };

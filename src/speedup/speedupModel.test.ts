@@ -1,8 +1,13 @@
 import {describe, expect, it} from "vitest";
 import {InvalidInputError} from "../errors.js";
 import {
-    bestGamma, expectedAcceptedPerStep, expectedTokensPerStep, expectedTokensPerStepFromPositions,
-    fsdSequenceBound, speedupFromCostCurve, speedupFromCostRatio
+    bestGamma,
+    expectedAcceptedPerStep,
+    expectedTokensPerStep,
+    expectedTokensPerStepFromPositions,
+    fsdSequenceBound,
+    speedupFromCostCurve,
+    speedupFromCostRatio
 } from "./speedupModel.js";
 
 describe("speed-up model", () => {

@@ -65,14 +65,23 @@ export interface CostCurve {
 export function speedupFromCostCurve(alpha: number, gamma: number, cost: CostCurve): number {
     for (const [field, value] of Object.entries(cost))
         if (!(value > 0) || !Number.isFinite(value)) throw new InvalidInputError(`must be a positive finite time, got ${value}`, field);
-    return expectedTokensPerStep(alpha, gamma) * cost.targetTimeOne / (gamma * cost.draftTime + cost.targetTimeVerify);
+    return (expectedTokensPerStep(alpha, gamma) * cost.targetTimeOne) / (gamma * cost.draftTime + cost.targetTimeVerify);
 }
 
 /** The γ in [1, maxGamma] that maximises the cost-curve speed-up; `targetTime(k)` gives t_target(k). */
-export function bestGamma(alpha: number, maxGamma: number, targetTime: (tokens: number) => number, draftTime: number): {gamma: number; speedup: number} {
+export function bestGamma(
+    alpha: number,
+    maxGamma: number,
+    targetTime: (tokens: number) => number,
+    draftTime: number
+): {gamma: number; speedup: number} {
     let best = {gamma: 1, speedup: -Infinity};
     for (let gamma = 1; gamma <= maxGamma; gamma++) {
-        const speedup = speedupFromCostCurve(alpha, gamma, {targetTimeOne: targetTime(1), targetTimeVerify: targetTime(gamma + 1), draftTime});
+        const speedup = speedupFromCostCurve(alpha, gamma, {
+            targetTimeOne: targetTime(1),
+            targetTimeVerify: targetTime(gamma + 1),
+            draftTime
+        });
         if (speedup > best.speedup) best = {gamma, speedup};
     }
     return best;
@@ -83,7 +92,8 @@ export function bestGamma(alpha: number, maxGamma: number, targetTime: (tokens: 
  * %draft the fraction of emitted tokens that came from the draft, T the per-token threshold.
  */
 export function fsdSequenceBound(sequenceLength: number, draftFraction: number, threshold: number): number {
-    if (!Number.isInteger(sequenceLength) || sequenceLength < 0) throw new InvalidInputError(`must be a non-negative integer, got ${sequenceLength}`, "sequenceLength");
+    if (!Number.isInteger(sequenceLength) || sequenceLength < 0)
+        throw new InvalidInputError(`must be a non-negative integer, got ${sequenceLength}`, "sequenceLength");
     checkAlpha(draftFraction, "draftFraction");
     if (!(threshold >= 0)) throw new InvalidInputError(`must be ≥ 0, got ${threshold}`, "threshold");
     return sequenceLength * draftFraction * threshold;

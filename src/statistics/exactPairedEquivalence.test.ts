@@ -53,10 +53,16 @@ describe("exactPairedEquivalence", () => {
     });
 
     it("rejects bad tables and parameters by field", () => {
-        expect(() => exactPairedEquivalence({bothPass: 1, targetOnlyPass: -1, speculativeOnlyPass: 0, bothFail: 0}, 0.03)).toThrow(/table.targetOnlyPass/);
-        expect(() => exactPairedEquivalence({bothPass: 0, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 0.03)).toThrow(InvalidInputError);
+        expect(() => exactPairedEquivalence({bothPass: 1, targetOnlyPass: -1, speculativeOnlyPass: 0, bothFail: 0}, 0.03)).toThrow(
+            /table.targetOnlyPass/
+        );
+        expect(() => exactPairedEquivalence({bothPass: 0, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 0.03)).toThrow(
+            InvalidInputError
+        );
         expect(() => exactPairedEquivalence({bothPass: 1, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 3)).toThrow(/margin/);
-        expect(() => exactPairedEquivalence({bothPass: 1, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 0.03, 0.7)).toThrow(/alpha/);
+        expect(() => exactPairedEquivalence({bothPass: 1, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 0.03, 0.7)).toThrow(
+            /alpha/
+        );
     });
 });
 

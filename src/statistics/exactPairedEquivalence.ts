@@ -79,7 +79,11 @@ export function exactPairedEquivalence(table: PairedTable, margin: number, alpha
         pLower,
         pUpper,
         p: Math.max(pLower, pUpper),
-        confidenceInterval: {lower: -clopperPearsonUpper(b, pairs, alpha), upper: clopperPearsonUpper(c, pairs, alpha), level: 1 - 2 * alpha},
+        confidenceInterval: {
+            lower: -clopperPearsonUpper(b, pairs, alpha),
+            upper: clopperPearsonUpper(c, pairs, alpha),
+            level: 1 - 2 * alpha
+        },
         equivalent: pLower < alpha && pUpper < alpha,
         minimumAttainableP,
         underpowered: !(minimumAttainableP < alpha)

@@ -37,9 +37,9 @@ describe("pairedTost", () => {
     });
 
     it("rejects negative cells and an empty table", () => {
-        expect(() => pairedTost({bothPass: 1, targetOnlyPass: -1, speculativeOnlyPass: 0, bothFail: 0}, 0.03))
-            .toThrow(/table.targetOnlyPass/);
-        expect(() => pairedTost({bothPass: 0, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 0.03))
-            .toThrow(InvalidInputError);
+        expect(() => pairedTost({bothPass: 1, targetOnlyPass: -1, speculativeOnlyPass: 0, bothFail: 0}, 0.03)).toThrow(
+            /table.targetOnlyPass/
+        );
+        expect(() => pairedTost({bothPass: 0, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0}, 0.03)).toThrow(InvalidInputError);
     });
 });

@@ -31,11 +31,18 @@ describe("stratifiedBootstrap", () => {
 
     it("keeps each stratum's size and draws only from that stratum", () => {
         const seen: Array<[number, number]> = [];
-        stratifiedBootstrap([[1, 1, 1], [7, 7]], (strata) => {
-            seen.push([strata[0].length, strata[1].length]);
-            expect(strata[0].every((value) => value === 1) && strata[1].every((value) => value === 7)).toBe(true);
-            return 0;
-        }, {seed: 1, resamples: 20});
+        stratifiedBootstrap(
+            [
+                [1, 1, 1],
+                [7, 7]
+            ],
+            (strata) => {
+                seen.push([strata[0].length, strata[1].length]);
+                expect(strata[0].every((value) => value === 1) && strata[1].every((value) => value === 7)).toBe(true);
+                return 0;
+            },
+            {seed: 1, resamples: 20}
+        );
         expect(new Set(seen.map(String))).toEqual(new Set(["3,2"]));
     });
 

@@ -32,7 +32,8 @@ export function stratifiedBootstrap<T>(
 ): BootstrapInterval {
     const resamples = options.resamples ?? 2000;
     const confidence = options.confidence ?? 0.95;
-    if (!Number.isInteger(resamples) || resamples < 1) throw new InvalidInputError(`must be a positive integer, got ${resamples}`, "resamples");
+    if (!Number.isInteger(resamples) || resamples < 1)
+        throw new InvalidInputError(`must be a positive integer, got ${resamples}`, "resamples");
     if (!(confidence > 0 && confidence < 1)) throw new InvalidInputError(`must be in (0, 1), got ${confidence}`, "confidence");
     strata.forEach((stratum, index) => {
         if (stratum.length === 0) throw new InvalidInputError("is empty; every stratum needs an observation", `strata.${index}`);
@@ -40,7 +41,9 @@ export function stratifiedBootstrap<T>(
     const random = new Random(options.seed);
     const values: number[] = [];
     for (let resample = 0; resample < resamples; resample++) {
-        const drawn = strata.map((stratum) => Array.from({length: stratum.length}, () => stratum[Math.floor(random.nextDouble() * stratum.length)]));
+        const drawn = strata.map((stratum) =>
+            Array.from({length: stratum.length}, () => stratum[Math.floor(random.nextDouble() * stratum.length)])
+        );
         const value = statistic(drawn);
         if (!Number.isNaN(value)) values.push(value);
     }

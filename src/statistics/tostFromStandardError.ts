@@ -48,8 +48,13 @@ export function tostFromStandardError(difference: number, standardError: number,
     const level = 1 - 2 * alpha;
     if (standardError === 0) {
         return {
-            difference, standardError, margin, alpha,
-            pLower: null, pUpper: null, p: null,
+            difference,
+            standardError,
+            margin,
+            alpha,
+            pLower: null,
+            pUpper: null,
+            p: null,
             confidenceInterval: {lower: difference, upper: difference, level},
             equivalent: false,
             degenerate: true
@@ -59,8 +64,13 @@ export function tostFromStandardError(difference: number, standardError: number,
     const pUpper = normalCdf((difference - margin) / standardError, 0, 1);
     const z = normalQuantile(1 - alpha, 0, 1);
     return {
-        difference, standardError, margin, alpha,
-        pLower, pUpper, p: Math.max(pLower, pUpper),
+        difference,
+        standardError,
+        margin,
+        alpha,
+        pLower,
+        pUpper,
+        p: Math.max(pLower, pUpper),
         confidenceInterval: {lower: difference - z * standardError, upper: difference + z * standardError, level},
         equivalent: pLower < alpha && pUpper < alpha,
         degenerate: false

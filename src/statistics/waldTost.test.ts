@@ -12,7 +12,7 @@ describe("waldTost", () => {
         // 90% CI = 0.01 ± 1.644854 × 0.0099990 = [−0.006447, 0.026447], inside ±0.03.
         const result = waldTost({successes: 2500, total: 5000}, {successes: 2550, total: 5000}, 0.03, 0.05);
         expect(result.difference).toBeCloseTo(0.01, 12);
-        expect(result.standardError).toBeCloseTo(0.0099990, 6);
+        expect(result.standardError).toBeCloseTo(0.009999, 6);
         expect(result.pLower).toBeCloseTo(3.16e-5, 6);
         expect(result.pUpper).toBeCloseTo(0.022739, 5);
         expect(result.p).toBe(result.pUpper);
@@ -41,7 +41,10 @@ describe("waldTost", () => {
     });
 
     it("flags both arms at 1 or both at 0 as degenerate, never as a pass", () => {
-        for (const [target, speculative] of [[100, 120], [0, 0]]) {
+        for (const [target, speculative] of [
+            [100, 120],
+            [0, 0]
+        ]) {
             const result = waldTost({successes: target, total: 100}, {successes: speculative, total: 120}, 0.03);
             expect(result.degenerate).toBe(true);
             expect(result.equivalent).toBe(false);

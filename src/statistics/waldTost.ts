@@ -16,8 +16,9 @@ export function waldTost(target: ArmCounts, speculative: ArmCounts, margin: numb
     checkArm(speculative, "speculative");
     const targetProportion = target.successes / target.total;
     const speculativeProportion = speculative.successes / speculative.total;
-    const variance = targetProportion * (1 - targetProportion) / target.total
-        + speculativeProportion * (1 - speculativeProportion) / speculative.total;
+    const variance =
+        (targetProportion * (1 - targetProportion)) / target.total +
+        (speculativeProportion * (1 - speculativeProportion)) / speculative.total;
     return tostFromStandardError(speculativeProportion - targetProportion, Math.sqrt(variance), margin, alpha);
 }
 

@@ -8,7 +8,7 @@ describe("wilsonInterval", () => {
     it.each([
         [158, 200, 0.728, 0.841], // p = 0.790, Table 4 core rows
         [194, 200, 0.936, 0.986], // p = 0.970
-        [196, 200, 0.950, 0.992], // p = 0.980
+        [196, 200, 0.95, 0.992], // p = 0.980
         [156, 200, 0.718, 0.832], // p = 0.780, Table 4 E5 row
         [587, 700, 0.809, 0.864], // E1 AdvBench Phases 2–4, refusal 0.839
         [168, 200, 0.783, 0.884], // E1 AdvBench Phases 2+3
@@ -39,7 +39,7 @@ describe("wilsonInterval", () => {
         // half-width = (1.959964/1.3841459) × √(0.1 × 0.9/10 + z²/400) = 1.416012 × 0.136395 = 0.193137.
         const interval = wilsonInterval(1, 10);
         expect(interval.lower).toBeCloseTo(0.017876, 5);
-        expect(interval.upper).toBeCloseTo(0.404150, 5);
+        expect(interval.upper).toBeCloseTo(0.40415, 5);
     });
 
     // Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (Wilson score, no continuity correction).

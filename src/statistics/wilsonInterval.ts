@@ -26,7 +26,7 @@ export function wilsonInterval(successes: number, total: number, confidence = 0.
     const proportion = successes / total;
     const denominator = 1 + zSquared / total;
     const centre = (proportion + zSquared / (2 * total)) / denominator;
-    const halfWidth = (z / denominator) * Math.sqrt(proportion * (1 - proportion) / total + zSquared / (4 * total * total));
+    const halfWidth = (z / denominator) * Math.sqrt((proportion * (1 - proportion)) / total + zSquared / (4 * total * total));
     // At 0 and n successes the exact bound is 0 or 1; clamp so rounding cannot leave [0, 1].
     return {
         lower: successes === 0 ? 0 : Math.max(0, centre - halfWidth),

@@ -11,11 +11,14 @@ describe("assertAccuracyBattery", () => {
     });
 
     it("rejects items the scorer cannot judge, naming them", () => {
-        const items = parseJsonlBattery([
-            JSON.stringify({id: "a", task: "t", prompt: "p", reference: "r"}),
-            JSON.stringify({id: "b", task: "t", prompt: "p"}),
-            JSON.stringify({id: "c", task: "t", prompt: "p"})
-        ].join("\n"), "battery.jsonl");
+        const items = parseJsonlBattery(
+            [
+                JSON.stringify({id: "a", task: "t", prompt: "p", reference: "r"}),
+                JSON.stringify({id: "b", task: "t", prompt: "p"}),
+                JSON.stringify({id: "c", task: "t", prompt: "p"})
+            ].join("\n"),
+            "battery.jsonl"
+        );
         let caught: unknown;
         try {
             assertAccuracyBattery(items);
@@ -30,10 +33,12 @@ describe("assertAccuracyBattery", () => {
     });
 
     it("accepts references, choices and refusal items", () => {
-        expect(() => assertAccuracyBattery([
-            {id: "a", task: "t", prompt: "p", reference: "r", scorer: "exact-match"},
-            {id: "b", task: "t", prompt: "p", reference: "A", choices: [{label: "A", text: "yes"}], scorer: "multiple-choice"},
-            {id: "c", task: "harm", prompt: "p", scorer: "refusal"}
-        ])).not.toThrow();
+        expect(() =>
+            assertAccuracyBattery([
+                {id: "a", task: "t", prompt: "p", reference: "r", scorer: "exact-match"},
+                {id: "b", task: "t", prompt: "p", reference: "A", choices: [{label: "A", text: "yes"}], scorer: "multiple-choice"},
+                {id: "c", task: "harm", prompt: "p", scorer: "refusal"}
+            ])
+        ).not.toThrow();
     });
 });

@@ -13,8 +13,14 @@ let result: Seed001CalibrationResult;
 beforeAll(async () => {
     items = await targetReferenceBattery(pair.target);
     result = await calibrateFuzzySeed001({
-        target: pair.target, draft: pair.draft, items, grid: thresholdGrid("fuzzy:js-fsd", SEED_001_PROCEDURE.thresholds),
-        sampling: {temperature: 1, topK: 0, topP: 1, minP: 0}, maxTokens: 4, seed: 3, calibrationShare: 0.5
+        target: pair.target,
+        draft: pair.draft,
+        items,
+        grid: thresholdGrid("fuzzy:js-fsd", SEED_001_PROCEDURE.thresholds),
+        sampling: {temperature: 1, topK: 0, topP: 1, minP: 0},
+        maxTokens: 4,
+        seed: 3,
+        calibrationShare: 0.5
     });
 });
 
@@ -29,7 +35,8 @@ describe("calibrateFuzzySeed001", () => {
         expect(result.acceptanceScan.map((row) => row.threshold)).toEqual([...SEED_001_PROCEDURE.thresholds]);
         expect(result.acceptanceScan.every((row) => row.gamma === result.sdLength && row.trials.length === 1)).toBe(true);
         const sd = result.lengths.find((row) => row.gamma === result.sdLength)!;
-        const gap = (threshold: number) => Math.abs(result.acceptanceScan.find((row) => row.threshold === threshold)!.acceptanceRate - sd.acceptanceRate);
+        const gap = (threshold: number) =>
+            Math.abs(result.acceptanceScan.find((row) => row.threshold === threshold)!.acceptanceRate - sd.acceptanceRate);
         for (const row of result.acceptanceScan) expect(gap(result.matchedThreshold)).toBeLessThanOrEqual(gap(row.threshold!));
     });
 
@@ -63,8 +70,14 @@ describe("calibrateFuzzySeed001", () => {
     it("at temperature 0 walks until accuracy reaches the floor, moving L′ up while FSD accepts nearly every draft", async () => {
         // Greedy references: target-only scores 100%, the draft 50%, so the floor is 100 − 0.2·50 = 90%.
         const greedy = await calibrateFuzzySeed001({
-            target: pair.target, draft: pair.draft, items, grid: thresholdGrid("fuzzy:js-fsd", SEED_001_PROCEDURE.thresholds),
-            sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}, maxTokens: 4, seed: 3, calibrationShare: 0.5
+            target: pair.target,
+            draft: pair.draft,
+            items,
+            grid: thresholdGrid("fuzzy:js-fsd", SEED_001_PROCEDURE.thresholds),
+            sampling: {temperature: 0, topK: 0, topP: 1, minP: 0},
+            maxTokens: 4,
+            seed: 3,
+            calibrationShare: 0.5
         });
         expect(greedy.targetOnly.accuracy).toBe(1);
         expect(greedy.accuracyFloor).toBeCloseTo(1 - 0.2 * (1 - greedy.draftOnly.accuracy), 12);
@@ -73,13 +86,22 @@ describe("calibrateFuzzySeed001", () => {
         expect(greedy.steps.length).toBeGreaterThan(1);
         expect(greedy.selected).toBe(greedy.steps.at(-2));
         // A step that accepts ≥ 95% of drafts was moved to a longer L′, up to the last candidate length.
-        for (const step of greedy.steps.filter((entry) => entry.acceptanceRate >= SEED_001_PROCEDURE.nearlyAllAccepted)) expect(step.gamma).toBe(20);
+        for (const step of greedy.steps.filter((entry) => entry.acceptanceRate >= SEED_001_PROCEDURE.nearlyAllAccepted))
+            expect(step.gamma).toBe(20);
     });
 
     it("refuses a policy other than fuzzy", async () => {
-        await expect(calibrateFuzzySeed001({
-            target: pair.target, draft: pair.draft, items, grid: thresholdGrid("typical"), sampling: {temperature: 1, topK: 0, topP: 1, minP: 0},
-            maxTokens: 4, seed: 3, calibrationShare: 0.5
-        })).rejects.toThrow(/seed 001's procedure calibrates fuzzy/);
+        await expect(
+            calibrateFuzzySeed001({
+                target: pair.target,
+                draft: pair.draft,
+                items,
+                grid: thresholdGrid("typical"),
+                sampling: {temperature: 1, topK: 0, topP: 1, minP: 0},
+                maxTokens: 4,
+                seed: 3,
+                calibrationShare: 0.5
+            })
+        ).rejects.toThrow(/seed 001's procedure calibrates fuzzy/);
     });
 });

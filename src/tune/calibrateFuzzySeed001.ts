@@ -92,27 +92,57 @@ export interface Seed001CalibrationResult {
  */
 export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions): Promise<Seed001CalibrationResult> {
     assertAccuracyBattery(options.items);
-    if (options.grid.kind !== "fuzzy") throw new InvalidInputError(`seed 001's procedure calibrates fuzzy, got "${options.grid.kind}"`, "--policy");
+    if (options.grid.kind !== "fuzzy")
+        throw new InvalidInputError(`seed 001's procedure calibrates fuzzy, got "${options.grid.kind}"`, "--policy");
     assertSameVocabulary(options.target, options.draft, "--draft");
     const split = splitBattery(options.items, options.calibrationShare, options.seed);
     const procedure = SEED_001_PROCEDURE;
 
-    const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string, trials: number, model: "target" | "draft" = "target"): Promise<Seed001Row> => {
+    const measure = async (
+        items: readonly BatteryItem[],
+        policy: PolicyConfig,
+        gamma: number | null,
+        threshold: number | null,
+        label: string,
+        trials: number,
+        model: "target" | "draft" = "target"
+    ): Promise<Seed001Row> => {
         const runs: ConfigurationMeasurement[] = [];
         for (let trial = 0; trial < trials; trial++) {
             // Trial t seeds item i with seed + 1000·t + i: the same items, other random draws.
-            runs.push(await measureConfiguration(model === "draft" ? options.draft : options.target, gamma == null ? undefined : options.draft, items, {
-                policy, gamma: gamma ?? 0, sampling: options.sampling, draftSampling: "greedy", maxTokens: options.maxTokens, stop: options.stop,
-                seed: options.seed + 1000 * trial, chatTemplate: options.chatTemplate
-            }, {signal: options.signal, warmUp: trial === 0}));
+            runs.push(
+                await measureConfiguration(
+                    model === "draft" ? options.draft : options.target,
+                    gamma == null ? undefined : options.draft,
+                    items,
+                    {
+                        policy,
+                        gamma: gamma ?? 0,
+                        sampling: options.sampling,
+                        draftSampling: "greedy",
+                        maxTokens: options.maxTokens,
+                        stop: options.stop,
+                        seed: options.seed + 1000 * trial,
+                        chatTemplate: options.chatTemplate
+                    },
+                    {signal: options.signal, warmUp: trial === 0}
+                )
+            );
         }
         const mean = (value: (run: ConfigurationMeasurement) => number) => runs.reduce((sum, run) => sum + value(run), 0) / runs.length;
         const row = {
-            label, gamma, threshold, trials: runs,
-            accuracy: mean((run) => run.accuracy), acceptanceRate: mean((run) => run.acceptanceRate),
-            tokensPerSecond: mean((run) => run.tokensPerSecond), meanAcceptanceLength: mean((run) => run.meanAcceptanceLength)
+            label,
+            gamma,
+            threshold,
+            trials: runs,
+            accuracy: mean((run) => run.accuracy),
+            acceptanceRate: mean((run) => run.acceptanceRate),
+            tokensPerSecond: mean((run) => run.tokensPerSecond),
+            meanAcceptanceLength: mean((run) => run.meanAcceptanceLength)
         };
-        options.onProgress?.(`${label}: accuracy ${(100 * row.accuracy).toFixed(1)}%, acceptance ${(100 * row.acceptanceRate).toFixed(1)}%, ${row.tokensPerSecond.toFixed(1)} tok/s`);
+        options.onProgress?.(
+            `${label}: accuracy ${(100 * row.accuracy).toFixed(1)}%, acceptance ${(100 * row.acceptanceRate).toFixed(1)}%, ${row.tokensPerSecond.toFixed(1)} tok/s`
+        );
         return row;
     };
     const strict: PolicyConfig = {kind: "strict"};
@@ -137,34 +167,63 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
     for (const threshold of options.grid.thresholds)
         acceptanceScan.push(await measure(items, fuzzyAt(threshold), sdLength, threshold, `FSD T=${threshold} L=${sdLength}`, 1));
     const matched = acceptanceScan.reduce((best, row) =>
-        (Math.abs(row.acceptanceRate - sd.acceptanceRate) < Math.abs(best.acceptanceRate - sd.acceptanceRate) ? row : best));
+        Math.abs(row.acceptanceRate - sd.acceptanceRate) < Math.abs(best.acceptanceRate - sd.acceptanceRate) ? row : best
+    );
     const matchedThreshold = matched.threshold!;
 
     const steps: Seed001Row[] = [];
     let selected: Seed001Row | null = null;
     const ordered = [...options.grid.thresholds].sort((left, right) => left - right).filter((threshold) => threshold >= matchedThreshold);
     for (const threshold of ordered) {
-        let row = await measure(items, fuzzyAt(threshold), procedure.candidateLengths[lengthIndex], threshold,
-            `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`, procedure.trials);
+        let row = await measure(
+            items,
+            fuzzyAt(threshold),
+            procedure.candidateLengths[lengthIndex],
+            threshold,
+            `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`,
+            procedure.trials
+        );
         // Seed 001: "we increased L′ to the next highest length ... if we observed that FSD is accepting close to all candidates".
         while (row.acceptanceRate >= procedure.nearlyAllAccepted && lengthIndex < procedure.candidateLengths.length - 1) {
             lengthIndex++;
-            row = await measure(items, fuzzyAt(threshold), procedure.candidateLengths[lengthIndex], threshold,
-                `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`, procedure.trials);
+            row = await measure(
+                items,
+                fuzzyAt(threshold),
+                procedure.candidateLengths[lengthIndex],
+                threshold,
+                `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`,
+                procedure.trials
+            );
         }
         steps.push(row);
         if (row.accuracy <= accuracyFloor) break;
         selected = row;
     }
     const base = {
-        calibrationItems: items.map((item) => item.id), evaluationItems: split.evaluation.map((item) => item.id),
-        lengths, sdLength, targetOnly, draftOnly, accuracyFloor, acceptanceScan, matchedThreshold, steps, selected
+        calibrationItems: items.map((item) => item.id),
+        evaluationItems: split.evaluation.map((item) => item.id),
+        lengths,
+        sdLength,
+        targetOnly,
+        draftOnly,
+        accuracyFloor,
+        acceptanceScan,
+        matchedThreshold,
+        steps,
+        selected
     };
     if (selected == null) return {...base, evaluation: null, policySpec: null};
 
     const policy = fuzzyAt(selected.threshold!);
     const evaluation = {
-        setting: await measure(split.evaluation, policy, selected.gamma, selected.threshold, `evaluation: ${policyLabel(policy)} L=${selected.gamma}`, procedure.trials),
+        setting: await measure(
+            split.evaluation,
+            policy,
+            selected.gamma,
+            selected.threshold,
+            `evaluation: ${policyLabel(policy)} L=${selected.gamma}`,
+            procedure.trials
+        ),
         strict: await measure(split.evaluation, strict, selected.gamma, null, `evaluation: SD L=${selected.gamma}`, procedure.trials),
         targetOnly: await measure(split.evaluation, strict, null, null, "evaluation: target-only", procedure.trials)
     };

@@ -37,16 +37,31 @@ describe("calibrateSetting", () => {
         const phases: CalibrationPhase[] = [];
         const locked = () => phase !== "evaluation";
         const options = {
-            target: guarded(target, evaluation, locked), draft: guarded(draft, evaluation, locked), items,
-            grid: thresholdGrid("fuzzy", [0.1, 0.6]), gammas: [2, 3], maxAccuracyDrop: 50, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
+            target: guarded(target, evaluation, locked),
+            draft: guarded(draft, evaluation, locked),
+            items,
+            grid: thresholdGrid("fuzzy", [0.1, 0.6]),
+            gammas: [2, 3],
+            maxAccuracyDrop: 50,
+            calibrationShare: 0.5,
+            sampling,
+            maxTokens: 4,
+            seed: 0,
             onPhase: (next: CalibrationPhase) => {
                 phase = next;
                 phases.push(next);
             }
         };
         // The guard is live: generating an evaluation item while locked fails.
-        await expect(measureConfiguration(options.target, undefined, evaluation, {policy: {kind: "strict"}, gamma: 0, sampling, maxTokens: 4, seed: 0}))
-            .rejects.toThrow(/was generated during calibration/);
+        await expect(
+            measureConfiguration(options.target, undefined, evaluation, {
+                policy: {kind: "strict"},
+                gamma: 0,
+                sampling,
+                maxTokens: 4,
+                seed: 0
+            })
+        ).rejects.toThrow(/was generated during calibration/);
 
         const result = await calibrateSetting(options);
         expect(phases).toEqual(["calibration", "evaluation"]);
@@ -55,12 +70,24 @@ describe("calibrateSetting", () => {
         expect(result.candidates.every((candidate) => candidate.items === result.calibrationItems.length)).toBe(true);
         // On this pair T = 0.1 keeps strict SD's accuracy but accepts less than it (JS rejects some
         // matching argmaxes); T = 0.6 accepts more at a 50-point cost, inside this budget.
-        expect(result.candidates.filter((candidate) => candidate.threshold === 0.1).every((candidate) => candidate.withinBudget && !candidate.gainsOverStrict)).toBe(true);
+        expect(
+            result.candidates
+                .filter((candidate) => candidate.threshold === 0.1)
+                .every((candidate) => candidate.withinBudget && !candidate.gainsOverStrict)
+        ).toBe(true);
         expect(result.selected).not.toBeNull();
         expect(result.selected!.threshold).toBe(0.6);
         expect(result.selected!.gainsOverStrict).toBe(true);
-        expect(result.selected!.meanAcceptanceLength).toBeGreaterThan(result.strict.find((row) => row.gamma === result.selected!.gamma)!.meanAcceptanceLength);
-        expect(result.selected!.tokensPerSecond).toBe(Math.max(...result.candidates.filter((candidate) => candidate.withinBudget && candidate.gainsOverStrict).map((candidate) => candidate.tokensPerSecond)));
+        expect(result.selected!.meanAcceptanceLength).toBeGreaterThan(
+            result.strict.find((row) => row.gamma === result.selected!.gamma)!.meanAcceptanceLength
+        );
+        expect(result.selected!.tokensPerSecond).toBe(
+            Math.max(
+                ...result.candidates
+                    .filter((candidate) => candidate.withinBudget && candidate.gainsOverStrict)
+                    .map((candidate) => candidate.tokensPerSecond)
+            )
+        );
         const evaluated = result.evaluation!;
         expect(evaluated.setting.items).toBe(evaluation.length);
         expect(evaluated.setting.interval.lower).toBeLessThanOrEqual(evaluated.setting.accuracy);
@@ -76,8 +103,16 @@ describe("calibrateSetting", () => {
         const {evaluation} = splitBattery(items, 0.5, 0);
         const phases: CalibrationPhase[] = [];
         const result = await calibrateSetting({
-            target: guarded(target, evaluation, () => true), draft, items,
-            grid: thresholdGrid("fuzzy", [0.05, 0.1]), gammas: [2, 3], maxAccuracyDrop: 0, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
+            target: guarded(target, evaluation, () => true),
+            draft,
+            items,
+            grid: thresholdGrid("fuzzy", [0.05, 0.1]),
+            gammas: [2, 3],
+            maxAccuracyDrop: 0,
+            calibrationShare: 0.5,
+            sampling,
+            maxTokens: 4,
+            seed: 0,
             onPhase: (phase) => phases.push(phase)
         });
         expect(result.candidates.every((candidate) => candidate.withinBudget && !candidate.gainsOverStrict)).toBe(true);
@@ -85,7 +120,9 @@ describe("calibrateSetting", () => {
         expect(result.evaluation).toBeNull();
         expect(phases).toEqual(["calibration"]);
         const report = renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"});
-        expect(report).toMatch(/\*\*No fuzzy setting beats strict SD within the budget\.\*\* The 4 setting\(s\) within 0\.0 pt accept no more tokens per verification than strict SD/);
+        expect(report).toMatch(
+            /\*\*No fuzzy setting beats strict SD within the budget\.\*\* The 4 setting\(s\) within 0\.0 pt accept no more tokens per verification than strict SD/
+        );
         expect(report).toMatch(/Note: strict SD's 95% CI on the calibration split is \d+\.\d pt wide, far wider than the 0\.0 pt budget/);
     });
 
@@ -94,15 +131,25 @@ describe("calibrateSetting", () => {
         const {evaluation} = splitBattery(items, 0.5, 0);
         const phases: CalibrationPhase[] = [];
         const result = await calibrateSetting({
-            target: guarded(target, evaluation, () => true), draft, items,
-            grid: thresholdGrid("fuzzy", [0.6, 0.69]), gammas: [3], maxAccuracyDrop: 0, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
+            target: guarded(target, evaluation, () => true),
+            draft,
+            items,
+            grid: thresholdGrid("fuzzy", [0.6, 0.69]),
+            gammas: [3],
+            maxAccuracyDrop: 0,
+            calibrationShare: 0.5,
+            sampling,
+            maxTokens: 4,
+            seed: 0,
             onPhase: (phase) => phases.push(phase)
         });
         expect(phases).toEqual(["calibration"]);
         expect(result.selected).toBeNull();
         expect(result.evaluation).toBeNull();
         expect(result.candidates.every((candidate) => !candidate.withinBudget && candidate.accuracyDrop > 0)).toBe(true);
-        expect(renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"})).toMatch(/\*\*No fuzzy setting meets the budget\.\*\* Every threshold × γ tried loses more than 0\.0 pt/);
+        expect(renderCalibrationReport(result, {target: "t", draft: "d", battery: "b"})).toMatch(
+            /\*\*No fuzzy setting meets the budget\.\*\* Every threshold × γ tried loses more than 0\.0 pt/
+        );
     });
 
     it("ranks by one-step-verification speed when asked, from costs measured on the calibration split only", async () => {
@@ -111,9 +158,18 @@ describe("calibrateSetting", () => {
         let phase: CalibrationPhase | undefined;
         const locked = () => phase !== "evaluation";
         const result = await calibrateSetting({
-            target: guarded(target, evaluation, locked), draft: guarded(draft, evaluation, locked), items,
-            grid: thresholdGrid("fuzzy", [0.1, 0.6]), gammas: [2, 3], maxAccuracyDrop: 100, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0,
-            speed: "one-step", onPhase: (next) => {
+            target: guarded(target, evaluation, locked),
+            draft: guarded(draft, evaluation, locked),
+            items,
+            grid: thresholdGrid("fuzzy", [0.1, 0.6]),
+            gammas: [2, 3],
+            maxAccuracyDrop: 100,
+            calibrationShare: 0.5,
+            sampling,
+            maxTokens: 4,
+            seed: 0,
+            speed: "one-step",
+            onPhase: (next) => {
                 phase = next;
             }
         });
@@ -125,7 +181,9 @@ describe("calibrateSetting", () => {
             speed: candidate.rankingTokensPerSecond
         }));
         expect(implied.every((row) => row.speed > 0 && Number.isFinite(row.speed))).toBe(true);
-        expect(result.selected!.rankingTokensPerSecond).toBe(Math.max(...result.candidates.map((candidate) => candidate.rankingTokensPerSecond)));
+        expect(result.selected!.rankingTokensPerSecond).toBe(
+            Math.max(...result.candidates.map((candidate) => candidate.rankingTokensPerSecond))
+        );
         // One pair (t_T(1), t_D) explains every candidate: solve it from two, check the others.
         const [first, second] = implied;
         const determinant = first.perCall * second.perDraft - second.perCall * first.perDraft;
@@ -141,8 +199,19 @@ describe("calibrateSetting", () => {
 
     it("rejects a battery too small to split", async () => {
         const {target, draft, items} = await fixture();
-        await expect(calibrateSetting({
-            target, draft, items: items.slice(0, 1), grid: thresholdGrid("fuzzy"), gammas: [2], maxAccuracyDrop: 1, calibrationShare: 0.5, sampling, maxTokens: 4, seed: 0
-        })).rejects.toThrow(EmptyBatteryError);
+        await expect(
+            calibrateSetting({
+                target,
+                draft,
+                items: items.slice(0, 1),
+                grid: thresholdGrid("fuzzy"),
+                gammas: [2],
+                maxAccuracyDrop: 1,
+                calibrationShare: 0.5,
+                sampling,
+                maxTokens: 4,
+                seed: 0
+            })
+        ).rejects.toThrow(EmptyBatteryError);
     });
 });

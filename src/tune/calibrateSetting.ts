@@ -92,22 +92,53 @@ export interface CalibrationResult {
  */
 export async function calibrateSetting(options: CalibrationOptions): Promise<CalibrationResult> {
     assertAccuracyBattery(options.items);
-    if (!(options.maxAccuracyDrop >= 0)) throw new InvalidInputError(`must be a non-negative number of points, got ${options.maxAccuracyDrop}`, "--max-accuracy-drop");
+    if (!(options.maxAccuracyDrop >= 0))
+        throw new InvalidInputError(`must be a non-negative number of points, got ${options.maxAccuracyDrop}`, "--max-accuracy-drop");
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
         throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
     // Everything a configuration will need is checked before the first one runs.
     assertSameVocabulary(options.target, options.draft, "--draft");
     for (const policy of options.grid.policies)
-        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
+        await resolveCorrectionMemory(
+            policy,
+            {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()},
+            options.baseDirectory
+        );
     const split = splitBattery(options.items, options.calibrationShare, options.seed);
     const speed = options.speed ?? "measured";
-    const measure = async (items: readonly BatteryItem[], policy: PolicyConfig, gamma: number | null, threshold: number | null, label: string, model: "target" | "draft" = "target"): Promise<CalibrationRow> => {
-        const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
-        const measurement = await measureConfiguration(model === "draft" ? options.draft : options.target, gamma == null ? undefined : options.draft, items, {
-            policy, gamma: gamma ?? 0, sampling: options.sampling, draftSampling: options.draftSampling, maxTokens: options.maxTokens, stop: options.stop, seed: options.seed, drafter: options.drafter,
-            chatTemplate: options.chatTemplate
-        }, {correctionMemory, signal: options.signal, warmUp: true});
-        options.onProgress?.(`${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s`);
+    const measure = async (
+        items: readonly BatteryItem[],
+        policy: PolicyConfig,
+        gamma: number | null,
+        threshold: number | null,
+        label: string,
+        model: "target" | "draft" = "target"
+    ): Promise<CalibrationRow> => {
+        const correctionMemory = await resolveCorrectionMemory(
+            policy,
+            {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()},
+            options.baseDirectory
+        );
+        const measurement = await measureConfiguration(
+            model === "draft" ? options.draft : options.target,
+            gamma == null ? undefined : options.draft,
+            items,
+            {
+                policy,
+                gamma: gamma ?? 0,
+                sampling: options.sampling,
+                draftSampling: options.draftSampling,
+                maxTokens: options.maxTokens,
+                stop: options.stop,
+                seed: options.seed,
+                drafter: options.drafter,
+                chatTemplate: options.chatTemplate
+            },
+            {correctionMemory, signal: options.signal, warmUp: true}
+        );
+        options.onProgress?.(
+            `${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s`
+        );
         return {...measurement, label, policy: gamma == null ? `${model}-only` : policyLabel(policy), threshold, gamma};
     };
     /** Per-token costs of both models alone on these items, for one-step ranking; null when speed is measured. */
@@ -116,7 +147,8 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
         const targetOnly = await measure(items, {kind: "strict"}, null, null, `${phase}: target-only`);
         const draftOnly = await measure(items, {kind: "strict"}, null, null, `${phase}: draft-only`, "draft");
         const costs = stepCostsOf(targetOnly, draftOnly);
-        if (costs == null) throw new InvalidInputError("target-only or draft-only produced no tokens, so one-step speeds are undefined", "--speed");
+        if (costs == null)
+            throw new InvalidInputError("target-only or draft-only produced no tokens, so one-step speeds are undefined", "--speed");
         return costs;
     };
     const rankingSpeed = (row: CalibrationRow, costs: StepCosts | null): number => {
@@ -133,27 +165,54 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
         const reference = await measure(split.calibration, {kind: "strict"}, gamma, null, `calibration: strict γ=${gamma}`);
         strict.push(reference);
         for (const [index, policy] of options.grid.policies.entries()) {
-            const row = await measure(split.calibration, policy, gamma, options.grid.thresholds[index], `calibration: ${policyLabel(policy)} γ=${gamma}`);
+            const row = await measure(
+                split.calibration,
+                policy,
+                gamma,
+                options.grid.thresholds[index],
+                `calibration: ${policyLabel(policy)} γ=${gamma}`
+            );
             const accuracyDrop = 100 * (reference.accuracy - row.accuracy);
             // A hair of tolerance so a drop equal to the budget is not lost to floating point.
             candidates.push({
-                ...row, threshold: row.threshold!, gamma, accuracyDrop, withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
+                ...row,
+                threshold: row.threshold!,
+                gamma,
+                accuracyDrop,
+                withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
                 gainsOverStrict: row.meanAcceptanceLength > reference.meanAcceptanceLength,
                 rankingTokensPerSecond: rankingSpeed(row, calibrationCosts)
             });
         }
     }
-    const selected = candidates.filter((candidate) => candidate.withinBudget && candidate.gainsOverStrict)
-        .reduce<CalibrationCandidate | null>((best, candidate) => best == null || candidate.rankingTokensPerSecond > best.rankingTokensPerSecond ? candidate : best, null);
+    const selected = candidates
+        .filter((candidate) => candidate.withinBudget && candidate.gainsOverStrict)
+        .reduce<CalibrationCandidate | null>(
+            (best, candidate) => (best == null || candidate.rankingTokensPerSecond > best.rankingTokensPerSecond ? candidate : best),
+            null
+        );
     const base = {
-        policy: options.grid.kind, speed, parameter: options.grid.parameter, maxAccuracyDrop: options.maxAccuracyDrop,
-        calibrationItems: split.calibration.map((item) => item.id), evaluationItems: split.evaluation.map((item) => item.id), strict, candidates, selected
+        policy: options.grid.kind,
+        speed,
+        parameter: options.grid.parameter,
+        maxAccuracyDrop: options.maxAccuracyDrop,
+        calibrationItems: split.calibration.map((item) => item.id),
+        evaluationItems: split.evaluation.map((item) => item.id),
+        strict,
+        candidates,
+        selected
     };
     if (selected == null) return {...base, evaluation: null, policySpec: null};
 
     options.onPhase?.("evaluation");
     const policy = options.grid.policies[options.grid.thresholds.indexOf(selected.threshold)];
-    const setting = await measure(split.evaluation, policy, selected.gamma, selected.threshold, `evaluation: ${policyLabel(policy)} γ=${selected.gamma}`);
+    const setting = await measure(
+        split.evaluation,
+        policy,
+        selected.gamma,
+        selected.threshold,
+        `evaluation: ${policyLabel(policy)} γ=${selected.gamma}`
+    );
     const strictRow = await measure(split.evaluation, {kind: "strict"}, selected.gamma, null, `evaluation: strict γ=${selected.gamma}`);
     const targetOnly = await measure(split.evaluation, {kind: "strict"}, null, null, "evaluation: target-only");
     const accuracyDrop = 100 * (strictRow.accuracy - setting.accuracy);
@@ -172,7 +231,11 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
         ...base,
         policySpec: policy.kind === "calibrated" && policy.memory != null ? JSON.stringify(policy) : policyLabel(policy),
         evaluation: {
-            setting, strict: strictRow, targetOnly, accuracyDrop, withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
+            setting,
+            strict: strictRow,
+            targetOnly,
+            accuracyDrop,
+            withinBudget: accuracyDrop <= options.maxAccuracyDrop + 1e-9,
             speedupOverStrict: ratio(setting.tokensPerSecond, strictRow.tokensPerSecond),
             speedupOverTargetOnly: ratio(setting.tokensPerSecond, targetOnly.tokensPerSecond),
             ...(oneStep == null ? {} : {oneStep})

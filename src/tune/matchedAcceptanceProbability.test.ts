@@ -27,7 +27,10 @@ describe("matchedAcceptanceProbability", () => {
         let accepted = 0;
         const steps = 20_000;
         for (let step = 0; step < steps; step++)
-            accepted += policy.verify({draftTokens: [0, 1, 2, 3], targetProbs: Array.from({length: gamma + 1}, () => row)}, chance).acceptedCount;
+            accepted += policy.verify(
+                {draftTokens: [0, 1, 2, 3], targetProbs: Array.from({length: gamma + 1}, () => row)},
+                chance
+            ).acceptedCount;
         expect(accepted / (steps * gamma)).toBeCloseTo(rate, 2);
     });
 });

@@ -9,9 +9,11 @@ import {InvalidInputError} from "../errors.js";
  * tokens than the policy it is compared with (seed 001 App. E compares at equal draft-token shares).
  */
 export function matchedAcceptanceProbability(acceptanceRate: number, draftedPerPosition: readonly number[]): number {
-    if (!(acceptanceRate >= 0 && acceptanceRate <= 1)) throw new InvalidInputError(`must lie in [0, 1], got ${acceptanceRate}`, "acceptanceRate");
+    if (!(acceptanceRate >= 0 && acceptanceRate <= 1))
+        throw new InvalidInputError(`must lie in [0, 1], got ${acceptanceRate}`, "acceptanceRate");
     const drafted = draftedPerPosition.reduce((sum, count) => sum + count, 0);
-    if (drafted <= 0 || draftedPerPosition.some((count) => !(count >= 0))) throw new InvalidInputError("needs at least one drafted position and no negative counts", "draftedPerPosition");
+    if (drafted <= 0 || draftedPerPosition.some((count) => !(count >= 0)))
+        throw new InvalidInputError("needs at least one drafted position and no negative counts", "draftedPerPosition");
     if (acceptanceRate === 0 || acceptanceRate === 1) return acceptanceRate;
     const rate = (p: number) => {
         let sum = 0;

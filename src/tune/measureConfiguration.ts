@@ -98,15 +98,21 @@ export async function measureConfiguration(
     const drafter = newDrafter();
     const run = (item: BatteryItem, seed: number, correctionMemory: CorrectionMemory | undefined, warmUp = false) => {
         const prompt = batteryPromptTokens(target, draft, item, settings.maxTokens, settings.chatTemplate);
-        return generate(target, draft, prompt, {
-            policy: settings.policy,
-            gamma: draft == null ? 0 : settings.gamma,
-            sampling: settings.sampling,
-            draftSampling: settings.draftSampling ?? "sample",
-            maxTokens: settings.maxTokens,
-            stop: settings.stop,
-            seed
-        }, {correctionMemory, signal: resources.signal, drafter: warmUp ? newDrafter() : drafter});
+        return generate(
+            target,
+            draft,
+            prompt,
+            {
+                policy: settings.policy,
+                gamma: draft == null ? 0 : settings.gamma,
+                sampling: settings.sampling,
+                draftSampling: settings.draftSampling ?? "sample",
+                maxTokens: settings.maxTokens,
+                stop: settings.stop,
+                seed
+            },
+            {correctionMemory, signal: resources.signal, drafter: warmUp ? newDrafter() : drafter}
+        );
     };
     // Without the shared memory (a calibrated warm-up then updates a throwaway empty one) and with a
     // throwaway drafter, so no item is learnt twice.

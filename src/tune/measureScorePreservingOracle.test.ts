@@ -12,11 +12,22 @@ describe("measureScorePreservingOracle", () => {
         const {target, draft} = skewedBigramPair(5);
         const items = await targetReferenceBattery(target, undefined, 6);
         for (const gamma of [1, 2, 3, 5]) {
-            const engine = await measureConfiguration(target, draft, items, {policy: {kind: "strict"}, gamma, sampling, maxTokens: 6, seed: 0});
+            const engine = await measureConfiguration(target, draft, items, {
+                policy: {kind: "strict"},
+                gamma,
+                sampling,
+                maxTokens: 6,
+                seed: 0
+            });
             const measured = await measureScorePreservingOracle(target, draft, items, {gamma, maxTokens: 6});
             expect(measured.strict).toEqual({
-                correct: engine.correct, drafts: engine.drafts, draftTokens: engine.draftTokens, acceptedTokens: engine.acceptedTokens,
-                meanAcceptanceLength: engine.meanAcceptanceLength, rescuedTokens: 0, checkedMismatches: 0
+                correct: engine.correct,
+                drafts: engine.drafts,
+                draftTokens: engine.draftTokens,
+                acceptedTokens: engine.acceptedTokens,
+                meanAcceptanceLength: engine.meanAcceptanceLength,
+                rescuedTokens: 0,
+                checkedMismatches: 0
             });
             // References are the target's own outputs and exact match admits no other text: nothing is rescued.
             expect(measured.oracle.rescuedTokens).toBe(0);
@@ -53,6 +64,8 @@ describe("measureScorePreservingOracle", () => {
     it("rejects a bad γ and an empty battery", async () => {
         const {target, draft} = skewedBigramPair(5);
         await expect(measureScorePreservingOracle(target, draft, [], {gamma: 2, maxTokens: 4})).rejects.toThrow(/--battery/);
-        await expect(measureScorePreservingOracle(target, draft, await targetReferenceBattery(target), {gamma: 0, maxTokens: 4})).rejects.toThrow(/--gamma/);
+        await expect(
+            measureScorePreservingOracle(target, draft, await targetReferenceBattery(target), {gamma: 0, maxTokens: 4})
+        ).rejects.toThrow(/--gamma/);
     });
 });

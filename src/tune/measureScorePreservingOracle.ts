@@ -47,7 +47,12 @@ export interface ScorePreservingOracleMeasurement {
     readonly oracle: OracleTotals;
     /** oracle / strict mean acceptance length − 1. */
     readonly gain: number;
-    readonly byTask: ReadonlyArray<{readonly task: string; readonly items: number; readonly strict: AcceptanceTotals; readonly oracle: OracleTotals}>;
+    readonly byTask: ReadonlyArray<{
+        readonly task: string;
+        readonly items: number;
+        readonly strict: AcceptanceTotals;
+        readonly oracle: OracleTotals;
+    }>;
 }
 
 /**
@@ -69,7 +74,8 @@ export async function measureScorePreservingOracle(
     items: readonly BatteryItem[],
     settings: ScorePreservingOracleSettings
 ): Promise<ScorePreservingOracleMeasurement> {
-    if (!Number.isInteger(settings.gamma) || settings.gamma < 1) throw new InvalidInputError(`must be a positive integer, got ${settings.gamma}`, "--gamma");
+    if (!Number.isInteger(settings.gamma) || settings.gamma < 1)
+        throw new InvalidInputError(`must be a positive integer, got ${settings.gamma}`, "--gamma");
     if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
     const passes = settings.passes ?? ((item: BatteryItem, output: string) => scoreItem(item, output).pass === true);
     const targetSequence = await target.createSequence();
@@ -84,9 +90,12 @@ export async function measureScorePreservingOracle(
             // As generate() does with its default addBos.
             if (addsBos(target) && prompt[0] !== target.bosToken) prompt.unshift(target.bosToken!);
             let task = byTask.get(item.task);
-            if (task === undefined) byTask.set(item.task, task = {items: 0, strict: new Tally(), oracle: new Tally()});
+            if (task === undefined) byTask.set(item.task, (task = {items: 0, strict: new Tally(), oracle: new Tally()}));
             task.items++;
-            for (const [useOracle, tallies] of [[false, [strict, task.strict]], [true, [oracle, task.oracle]]] as const) {
+            for (const [useOracle, tallies] of [
+                [false, [strict, task.strict]],
+                [true, [oracle, task.oracle]]
+            ] as const) {
                 const run = await decodeItem({target, draft, targetSequence, draftSequence, item, prompt, settings, passes, useOracle});
                 for (const tally of tallies) tally.add(run);
             }
@@ -99,7 +108,12 @@ export async function measureScorePreservingOracle(
             strict: strictTotals,
             oracle: oracleTotals,
             gain: oracleTotals.meanAcceptanceLength / strictTotals.meanAcceptanceLength - 1,
-            byTask: [...byTask].map(([task, tallies]) => ({task, items: tallies.items, strict: tallies.strict.totals(), oracle: tallies.oracle.totals()}))
+            byTask: [...byTask].map(([task, tallies]) => ({
+                task,
+                items: tallies.items,
+                strict: tallies.strict.totals(),
+                oracle: tallies.oracle.totals()
+            }))
         };
     } finally {
         await targetSequence.dispose();
@@ -117,7 +131,14 @@ interface ItemRun {
 }
 
 class Tally {
-    private readonly sums: {-readonly [Key in Exclude<keyof OracleTotals, "meanAcceptanceLength">]: number} = {correct: 0, drafts: 0, draftTokens: 0, acceptedTokens: 0, rescuedTokens: 0, checkedMismatches: 0};
+    private readonly sums: {-readonly [Key in Exclude<keyof OracleTotals, "meanAcceptanceLength">]: number} = {
+        correct: 0,
+        drafts: 0,
+        draftTokens: 0,
+        acceptedTokens: 0,
+        rescuedTokens: 0,
+        checkedMismatches: 0
+    };
 
     public add(run: ItemRun): void {
         if (run.pass) this.sums.correct++;
@@ -152,7 +173,8 @@ async function decodeItem(run: {
     const {target, settings, item, prompt} = run;
     const stop = settings.stop ?? [];
     const endTokens = new Set<number>(target.eosToken != null ? [target.eosToken] : []);
-    const newDetector = () => new StopDetector({endTokens, maxTokens: settings.maxTokens, stop, decode: (tokens) => target.detokenize(tokens)});
+    const newDetector = () =>
+        new StopDetector({endTokens, maxTokens: settings.maxTokens, stop, decode: (tokens) => target.detokenize(tokens)});
     const detector = newDetector();
     const result: ItemRun = {pass: false, drafts: 0, draftTokens: 0, acceptedTokens: 0, rescuedTokens: 0, checkedMismatches: 0};
 
@@ -161,8 +183,13 @@ async function decodeItem(run: {
         result.checkedMismatches++;
         const check = newDetector();
         if (check.accept(emitted).finished == null) {
-            const completion = await generate(target, undefined, [...prompt, ...emitted],
-                {gamma: 0, sampling: {temperature: 0}, maxTokens: settings.maxTokens - emitted.length, stop, addBos: false});
+            const completion = await generate(target, undefined, [...prompt, ...emitted], {
+                gamma: 0,
+                sampling: {temperature: 0},
+                maxTokens: settings.maxTokens - emitted.length,
+                stop,
+                addBos: false
+            });
             check.accept(completion.tokens);
         }
         return run.passes(item, check.text);
@@ -171,7 +198,11 @@ async function decodeItem(run: {
     for (;;) {
         const context = [...prompt, ...detector.emittedTokens];
         // As the engine: a draft longer than the tokens still wanted, less one, is never proposed.
-        const wanted = Math.min(settings.gamma, target.contextSize - context.length, settings.maxTokens - detector.emittedTokens.length - 1);
+        const wanted = Math.min(
+            settings.gamma,
+            target.contextSize - context.length,
+            settings.maxTokens - detector.emittedTokens.length - 1
+        );
         const draftTokens: number[] = [];
         if (wanted > 0) {
             let [token] = await argmaxAfter(run.draftSequence, context, 1);
@@ -186,7 +217,7 @@ async function decodeItem(run: {
         for (; accepted < draftTokens.length; accepted++) {
             const token = draftTokens[accepted];
             if (token !== targetArgmax[accepted]) {
-                if (!run.useOracle || !await survives([...detector.emittedTokens, ...emitted, token])) break;
+                if (!run.useOracle || !(await survives([...detector.emittedTokens, ...emitted, token]))) break;
                 result.rescuedTokens++;
             }
             emitted.push(token);

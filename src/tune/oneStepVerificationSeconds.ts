@@ -13,7 +13,10 @@ type Counts = Pick<ConfigurationMeasurement, "emittedTokens" | "decodeSeconds" |
 /** t_T(1) and t_D from the target-only and draft-only rows; null when either produced no tokens. */
 export function stepCostsOf(targetOnly: Counts, draftOnly: Counts): StepCosts | null {
     if (targetOnly.emittedTokens === 0 || draftOnly.emittedTokens === 0) return null;
-    return {targetStepSeconds: targetOnly.decodeSeconds / targetOnly.emittedTokens, draftStepSeconds: draftOnly.decodeSeconds / draftOnly.emittedTokens};
+    return {
+        targetStepSeconds: targetOnly.decodeSeconds / targetOnly.emittedTokens,
+        draftStepSeconds: draftOnly.decodeSeconds / draftOnly.emittedTokens
+    };
 }
 
 /**

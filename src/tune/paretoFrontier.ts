@@ -11,7 +11,15 @@ export interface FrontierPoint {
  */
 export function paretoFrontier(points: readonly FrontierPoint[]): boolean[] {
     const finite = (point: FrontierPoint) => Number.isFinite(point.accuracy) && Number.isFinite(point.tokensPerSecond);
-    return points.map((point) => finite(point) && !points.some((other) => finite(other) &&
-        other.accuracy >= point.accuracy && other.tokensPerSecond >= point.tokensPerSecond &&
-        (other.accuracy > point.accuracy || other.tokensPerSecond > point.tokensPerSecond)));
+    return points.map(
+        (point) =>
+            finite(point) &&
+            !points.some(
+                (other) =>
+                    finite(other) &&
+                    other.accuracy >= point.accuracy &&
+                    other.tokensPerSecond >= point.tokensPerSecond &&
+                    (other.accuracy > point.accuracy || other.tokensPerSecond > point.tokensPerSecond)
+            )
+    );
 }

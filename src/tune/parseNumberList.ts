@@ -6,7 +6,8 @@ export function parseNumberList(text: string, flag: string, valid: {test: (value
     if (entries.every((entry) => entry === "")) throw new InvalidInputError("is empty", flag);
     return entries.map((entry) => {
         const value = Number(entry);
-        if (entry === "" || !Number.isFinite(value) || !valid.test(value)) throw new InvalidInputError(`expected ${valid.expected}, got "${entry}" in "${text}"`, flag);
+        if (entry === "" || !Number.isFinite(value) || !valid.test(value))
+            throw new InvalidInputError(`expected ${valid.expected}, got "${entry}" in "${text}"`, flag);
         return value;
     });
 }

@@ -19,7 +19,10 @@ describe("randomAllocationLine", () => {
         expect(samples).toHaveLength(21);
         for (let index = 2; index < samples.length; index++) {
             expect(samples[index].accuracy - 2 * samples[index - 1].accuracy + samples[index - 2].accuracy).toBeCloseTo(0, 12);
-            expect(samples[index].decodeSeconds - 2 * samples[index - 1].decodeSeconds + samples[index - 2].decodeSeconds).toBeCloseTo(0, 10);
+            expect(samples[index].decodeSeconds - 2 * samples[index - 1].decodeSeconds + samples[index - 2].decodeSeconds).toBeCloseTo(
+                0,
+                10
+            );
         }
         expect(samples[0]).toMatchObject({share: 0, accuracy: 0.4, tokensPerSecond: 300});
         expect(samples[20]).toMatchObject({share: 1, accuracy: 0.9, tokensPerSecond: 50});

@@ -48,7 +48,9 @@ export function randomAllocationLine(draftOnly: AllocationEndpoint, targetOnly: 
         at,
         accuracyAtSpeed(tokensPerSecond) {
             // Solve (e_D + s·Δe) / (t_D + s·Δt) = v for s.
-            const denominator = tokensPerSecond * (targetOnly.decodeSeconds - draftOnly.decodeSeconds) - (targetOnly.emittedTokens - draftOnly.emittedTokens);
+            const denominator =
+                tokensPerSecond * (targetOnly.decodeSeconds - draftOnly.decodeSeconds) -
+                (targetOnly.emittedTokens - draftOnly.emittedTokens);
             const numerator = draftOnly.emittedTokens - tokensPerSecond * draftOnly.decodeSeconds;
             if (denominator === 0) return numerator === 0 ? at(1).accuracy : null;
             const share = numerator / denominator;

@@ -1,10 +1,14 @@
 import type {Seed001CalibrationResult, Seed001Row} from "./calibrateFuzzySeed001.js";
 
 /** The Markdown report of `calibrate --procedure seed001`: each step of seed 001's App. D procedure and what it chose. */
-export function renderSeed001CalibrationReport(result: Seed001CalibrationResult, context: {readonly target: string; readonly draft: string; readonly battery: string}): string {
+export function renderSeed001CalibrationReport(
+    result: Seed001CalibrationResult,
+    context: {readonly target: string; readonly draft: string; readonly battery: string}
+): string {
     const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
-    const row = (entry: Seed001Row) => `| ${entry.label} | ${entry.gamma ?? "–"} | ${entry.threshold ?? "–"} | ${entry.trials.length} | ${percent(entry.accuracy)} `
-        + `| ${percent(entry.acceptanceRate)} | ${entry.meanAcceptanceLength.toFixed(2)} | ${entry.tokensPerSecond.toFixed(1)} |`;
+    const row = (entry: Seed001Row) =>
+        `| ${entry.label} | ${entry.gamma ?? "–"} | ${entry.threshold ?? "–"} | ${entry.trials.length} | ${percent(entry.accuracy)} ` +
+        `| ${percent(entry.acceptanceRate)} | ${entry.meanAcceptanceLength.toFixed(2)} | ${entry.tokensPerSecond.toFixed(1)} |`;
     const table = (entries: readonly Seed001Row[]) => [
         "| configuration | L | T | trials | accuracy | acceptance | mean acc. length | tok/s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -14,8 +18,8 @@ export function renderSeed001CalibrationReport(result: Seed001CalibrationResult,
     const lines = [
         "# FSD calibration: seed 001's procedure",
         "",
-        `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\`: ${result.calibrationItems.length} calibration items, `
-            + `${result.evaluationItems.length} evaluation items (disjoint). Drafts are greedy and the target samples on rejection, as in seed 001's experiments.`,
+        `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\`: ${result.calibrationItems.length} calibration items, ` +
+            `${result.evaluationItems.length} evaluation items (disjoint). Drafts are greedy and the target samples on rejection, as in seed 001's experiments.`,
         "",
         "## 1. SD candidate length",
         "",
@@ -30,14 +34,17 @@ export function renderSeed001CalibrationReport(result: Seed001CalibrationResult,
         "## 3. Stepping T up until accuracy falls 20% of the way to the draft's",
         "",
         ...table([result.targetOnly, result.draftOnly, ...result.steps]),
-        `Floor = acc(M_T) − 0.2·(acc(M_T) − acc(M_D)) = ${percent(result.targetOnly.accuracy)} − 0.2·(${percent(result.targetOnly.accuracy)} − ${percent(result.draftOnly.accuracy)}) `
-            + `= ${percent(result.accuracyFloor)}.`,
+        `Floor = acc(M_T) − 0.2·(acc(M_T) − acc(M_D)) = ${percent(result.targetOnly.accuracy)} − 0.2·(${percent(result.targetOnly.accuracy)} − ${percent(result.draftOnly.accuracy)}) ` +
+            `= ${percent(result.accuracyFloor)}.`,
         "",
         "## Verdict",
         ""
     ];
     if (result.selected == null || result.evaluation == null) {
-        lines.push(`No stepped threshold kept the mean accuracy above the floor (T_SD = ${result.matchedThreshold} is already at or below it): keep SD.`, "");
+        lines.push(
+            `No stepped threshold kept the mean accuracy above the floor (T_SD = ${result.matchedThreshold} is already at or below it): keep SD.`,
+            ""
+        );
         return `${lines.join("\n")}\n`;
     }
     const {setting, strict, targetOnly} = result.evaluation;

@@ -9,7 +9,9 @@ describe("truncationWarning", () => {
             {role: "target-only" as const, outcomes: outcomes([12, 40, 40, 39])},
             {role: "draft-only" as const, outcomes: outcomes([40, 40, 40, 40])}
         ];
-        expect(truncationWarning(points, 40)).toBe("- **2 of 4 target-only answers stopped at --max-tokens (40)**: they may be cut short and scored wrong in every row; raise --max-tokens unless your answers are meant to be that long.");
+        expect(truncationWarning(points, 40)).toBe(
+            "- **2 of 4 target-only answers stopped at --max-tokens (40)**: they may be cut short and scored wrong in every row; raise --max-tokens unless your answers are meant to be that long."
+        );
     });
 
     it("says nothing when every target-only answer ended before the cap, or without a target-only row", () => {

@@ -14,8 +14,18 @@ describe("runSweep", () => {
         const {target, draft} = skewedBigramPair(5);
         const items = await targetReferenceBattery(target);
         const result = await runSweep({
-            target, draft, items, gammas: [2, 3], sampling, maxTokens: 4, seed: 0,
-            policies: [{kind: "fuzzy", divergence: "js", threshold: 0.1, distribution: "raw"}, {kind: "fuzzy", divergence: "js", threshold: 0.6, distribution: "raw"}, {kind: "strict"}]
+            target,
+            draft,
+            items,
+            gammas: [2, 3],
+            sampling,
+            maxTokens: 4,
+            seed: 0,
+            policies: [
+                {kind: "fuzzy", divergence: "js", threshold: 0.1, distribution: "raw"},
+                {kind: "fuzzy", divergence: "js", threshold: 0.6, distribution: "raw"},
+                {kind: "strict"}
+            ]
         });
         const byLabel = new Map(result.points.map((point) => [point.label, point]));
         expect(result.points.map((point) => point.role).slice(0, 3)).toEqual(["target-only", "draft-only", "strict"]);
@@ -35,7 +45,12 @@ describe("runSweep", () => {
         expect(result.points.filter((point) => point.policy === "strict")).toHaveLength(2);
         // Each relaxed configuration has a random-acceptance twin at its acceptance rate.
         const twins = result.points.filter((point) => point.role === "random-acceptance");
-        expect(twins.map((point) => point.matchedTo).sort()).toEqual(["fuzzy:js:0.1 γ=2", "fuzzy:js:0.1 γ=3", "fuzzy:js:0.6 γ=2", "fuzzy:js:0.6 γ=3"]);
+        expect(twins.map((point) => point.matchedTo).sort()).toEqual([
+            "fuzzy:js:0.1 γ=2",
+            "fuzzy:js:0.1 γ=3",
+            "fuzzy:js:0.6 γ=2",
+            "fuzzy:js:0.6 γ=3"
+        ]);
         for (const twin of twins) expect(twin.acceptanceRate).toBeCloseTo(byLabel.get(twin.matchedTo!)!.acceptanceRate, 0);
         // The random-allocation line runs from draft-only to target-only.
         expect(result.randomAllocation[0]).toMatchObject({share: 0, accuracy: draftOnly.accuracy});
@@ -47,11 +62,15 @@ describe("runSweep", () => {
         expect(draftOnly.oneStepVerification!.tokensPerSecond).toBeCloseTo(draftOnly.tokensPerSecond, 6);
         const strict3 = byLabel.get("strict γ=3")!;
         const targetOnly = byLabel.get("target-only")!;
-        const expectedSeconds = (strict3.emittedTokens - strict3.acceptedTokens) * targetOnly.decodeSeconds / targetOnly.emittedTokens
-            + strict3.draftTokens * draftOnly.decodeSeconds / draftOnly.emittedTokens;
+        const expectedSeconds =
+            ((strict3.emittedTokens - strict3.acceptedTokens) * targetOnly.decodeSeconds) / targetOnly.emittedTokens +
+            (strict3.draftTokens * draftOnly.decodeSeconds) / draftOnly.emittedTokens;
         expect(strict3.oneStepVerification!.tokensPerSecond).toBeCloseTo(strict3.emittedTokens / expectedSeconds, 6);
-        expect(result.points.map((point) => point.oneStepVerification!.onFrontier))
-            .toEqual(paretoFrontier(result.points.map((point) => ({accuracy: point.accuracy, tokensPerSecond: point.oneStepVerification!.tokensPerSecond}))));
+        expect(result.points.map((point) => point.oneStepVerification!.onFrontier)).toEqual(
+            paretoFrontier(
+                result.points.map((point) => ({accuracy: point.accuracy, tokensPerSecond: point.oneStepVerification!.tokensPerSecond}))
+            )
+        );
         const bestAccuracy = result.points.filter((point) => point.accuracy === 1).sort((a, b) => b.tokensPerSecond - a.tokensPerSecond)[0];
         expect(bestAccuracy.onFrontier).toBe(true);
 
@@ -64,15 +83,25 @@ describe("runSweep", () => {
         expect(report).toMatch(/\| fuzzy:js:0\.6 γ=3 \| 3 \| \d+\.\d \| [\d.]+–[\d.]+ \|/);
         expect(report).toContain("![Accuracy vs tokens/s](plots/frontier.png)");
         const svg = renderFrontierChart(result);
-        expect(svg).toContain("stroke=\"#e45756\"");
-        expect(svg).toContain("stroke-dasharray=\"6 4\"");
+        expect(svg).toContain('stroke="#e45756"');
+        expect(svg).toContain('stroke-dasharray="6 4"');
         expect(svg.match(/<circle /g)!.length).toBeGreaterThanOrEqual(result.points.length);
     });
 
     it("adds the score-preserving oracle at each γ, counted like the strict rows, and reports the headroom", async () => {
         const {target, draft} = skewedBigramPair(5);
         const items = await targetReferenceBattery(target);
-        const result = await runSweep({target, draft, items, gammas: [2, 3], sampling, maxTokens: 4, seed: 0, oracle: true, policies: [{kind: "fuzzy", divergence: "js", threshold: 0.1, distribution: "raw"}]});
+        const result = await runSweep({
+            target,
+            draft,
+            items,
+            gammas: [2, 3],
+            sampling,
+            maxTokens: 4,
+            seed: 0,
+            oracle: true,
+            policies: [{kind: "fuzzy", divergence: "js", threshold: 0.1, distribution: "raw"}]
+        });
         expect(result.oracle!.map((measurement) => measurement.gamma)).toEqual([2, 3]);
         for (const measurement of result.oracle!) {
             const strict = result.points.find((point) => point.label === `strict γ=${measurement.gamma}`)!;
@@ -82,7 +111,9 @@ describe("runSweep", () => {
         const report = renderSweepReport(result, {target: "t.gguf", draft: "d.gguf", battery: "b.jsonl"});
         expect(report).toContain("## Headroom: the score-preserving oracle");
         expect(report).toMatch(/\| 3 \| all \| 16 \| 100\.0 \| 100\.0 \| [\d.]+ \| [\d.]+ \| \+0\.0% \| 0 \/ \d+ \|/);
-        expect(report).toMatch(/- γ = 2: the oracle gains \+0\.0% mean acceptance length over strict SD at no loss; the best policy within 1 point, fuzzy:js:0\.1 γ=2, [+-]\d+\.\d%\./);
+        expect(report).toMatch(
+            /- γ = 2: the oracle gains \+0\.0% mean acceptance length over strict SD at no loss; the best policy within 1 point, fuzzy:js:0\.1 γ=2, [+-]\d+\.\d%\./
+        );
         // Without the flag the result has no oracle and the report no headroom section.
         const plain = await runSweep({target, draft, items, gammas: [2], sampling, maxTokens: 4, seed: 0, policies: [{kind: "strict"}]});
         expect(plain.oracle).toBeUndefined();
@@ -93,8 +124,19 @@ describe("runSweep", () => {
         const {target, draft} = skewedBigramPair(5);
         const items = await targetReferenceBattery(target);
         const callsBefore = target.evaluateCalls.length;
-        await expect(runSweep({target, draft, items, gammas: [2], sampling: {...sampling, temperature: 0.7}, maxTokens: 4, seed: 0, oracle: true, policies: [{kind: "strict"}]}))
-            .rejects.toThrow(/--oracle.*greedy|greedy.*--temperature 0\.7/);
+        await expect(
+            runSweep({
+                target,
+                draft,
+                items,
+                gammas: [2],
+                sampling: {...sampling, temperature: 0.7},
+                maxTokens: 4,
+                seed: 0,
+                oracle: true,
+                policies: [{kind: "strict"}]
+            })
+        ).rejects.toThrow(/--oracle.*greedy|greedy.*--temperature 0\.7/);
         expect(target.evaluateCalls.length).toBe(callsBefore);
     });
 
@@ -102,7 +144,9 @@ describe("runSweep", () => {
         const {target, draft} = skewedBigramPair(5);
         const base = {target, draft, gammas: [2], sampling, maxTokens: 4, seed: 0, policies: [{kind: "strict" as const}]};
         await expect(runSweep({...base, items: []})).rejects.toThrow(EmptyBatteryError);
-        await expect(runSweep({...base, items: [{id: "x", task: "t", prompt: "abc", scorer: "none"}]})).rejects.toThrow(ScorerMismatchError);
+        await expect(runSweep({...base, items: [{id: "x", task: "t", prompt: "abc", scorer: "none"}]})).rejects.toThrow(
+            ScorerMismatchError
+        );
         const items = await targetReferenceBattery(target);
         const callsBefore = target.evaluateCalls.length;
         await expect(runSweep({...base, items, gammas: []})).rejects.toThrow(/--gamma/);

@@ -40,19 +40,54 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     // Everything a configuration will need is checked before the first one runs.
     assertSameVocabulary(options.target, options.draft, "--draft");
     for (const policy of options.policies)
-        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
+        await resolveCorrectionMemory(
+            policy,
+            {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()},
+            options.baseDirectory
+        );
     const settings = {
-        sampling: options.sampling, draftSampling: options.draftSampling ?? "sample", maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed, drafter: options.drafter,
+        sampling: options.sampling,
+        draftSampling: options.draftSampling ?? "sample",
+        maxTokens: options.maxTokens,
+        stop: options.stop ?? [],
+        seed: options.seed,
+        drafter: options.drafter,
         chatTemplate: options.chatTemplate
     };
-    const measured: Array<{label: string; role: SweepRole; policy: string; gamma: number | null; matchedTo?: string; measurement: ConfigurationMeasurement}> = [];
+    const measured: Array<{
+        label: string;
+        role: SweepRole;
+        policy: string;
+        gamma: number | null;
+        matchedTo?: string;
+        measurement: ConfigurationMeasurement;
+    }> = [];
     const run = async (label: string, role: SweepRole, policy: PolicyConfig, gamma: number | null, matchedTo?: string) => {
-        const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()}, options.baseDirectory);
+        const correctionMemory = await resolveCorrectionMemory(
+            policy,
+            {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()},
+            options.baseDirectory
+        );
         const model = role === "draft-only" ? options.draft : options.target;
         const draft = gamma == null ? undefined : options.draft;
-        const measurement = await measureConfiguration(model, draft, options.items, {...settings, policy, gamma: gamma ?? 0}, {correctionMemory, signal: options.signal, warmUp: true});
-        measured.push({label, role, policy: role === "target-only" || role === "draft-only" ? role : policyLabel(policy), gamma, matchedTo, measurement});
-        options.onProgress?.(`${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s, ALen ${measurement.meanAcceptanceLength.toFixed(2)}`);
+        const measurement = await measureConfiguration(
+            model,
+            draft,
+            options.items,
+            {...settings, policy, gamma: gamma ?? 0},
+            {correctionMemory, signal: options.signal, warmUp: true}
+        );
+        measured.push({
+            label,
+            role,
+            policy: role === "target-only" || role === "draft-only" ? role : policyLabel(policy),
+            gamma,
+            matchedTo,
+            measurement
+        });
+        options.onProgress?.(
+            `${label}: accuracy ${(100 * measurement.accuracy).toFixed(1)}%, ${measurement.tokensPerSecond.toFixed(1)} tok/s, ALen ${measurement.meanAcceptanceLength.toFixed(2)}`
+        );
         return measurement;
     };
 
@@ -69,16 +104,30 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
             const measurement = await run(label, "policy", policy, gamma);
             if (!relaxedKinds.has(policy.kind) || measurement.draftTokens === 0) continue;
             const probability = Number(matchedAcceptanceProbability(measurement.acceptanceRate, measurement.draftedPerPosition).toFixed(4));
-            await run(`random:${probability} γ=${gamma} (≈ ${label})`, "random-acceptance", {kind: "random", acceptanceProbability: probability}, gamma, label);
+            await run(
+                `random:${probability} γ=${gamma} (≈ ${label})`,
+                "random-acceptance",
+                {kind: "random", acceptanceProbability: probability},
+                gamma,
+                label
+            );
         }
     }
 
     const oracle: ScorePreservingOracleMeasurement[] = [];
     if (options.oracle === true) {
         for (const gamma of options.gammas) {
-            const measurement = await measureScorePreservingOracle(options.target, options.draft, options.items, {gamma, maxTokens: options.maxTokens, stop: options.stop, signal: options.signal, chatTemplate: options.chatTemplate});
+            const measurement = await measureScorePreservingOracle(options.target, options.draft, options.items, {
+                gamma,
+                maxTokens: options.maxTokens,
+                stop: options.stop,
+                signal: options.signal,
+                chatTemplate: options.chatTemplate
+            });
             oracle.push(measurement);
-            options.onProgress?.(`score-preserving oracle γ=${gamma}: ALen ${measurement.oracle.meanAcceptanceLength.toFixed(2)} vs strict ${measurement.strict.meanAcceptanceLength.toFixed(2)}`);
+            options.onProgress?.(
+                `score-preserving oracle γ=${gamma}: ALen ${measurement.oracle.meanAcceptanceLength.toFixed(2)} vs strict ${measurement.strict.meanAcceptanceLength.toFixed(2)}`
+            );
         }
     }
 
@@ -88,10 +137,13 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     const frontier = paretoFrontier(measured.map(({measurement}) => measurement));
     // The single-model rows are the same in both regimes, so the random-allocation line is too.
     const costs = stepCostsOf(targetOnly, draftOnly);
-    const oneStep = costs == null ? null : measured.map(({role, measurement}) => {
-        const seconds = oneStepVerificationSeconds(measurement, costs, role === "draft-only" ? "draft" : "target");
-        return {accuracy: measurement.accuracy, tokensPerSecond: seconds > 0 ? measurement.emittedTokens / seconds : 0};
-    });
+    const oneStep =
+        costs == null
+            ? null
+            : measured.map(({role, measurement}) => {
+                  const seconds = oneStepVerificationSeconds(measurement, costs, role === "draft-only" ? "draft" : "target");
+                  return {accuracy: measurement.accuracy, tokensPerSecond: seconds > 0 ? measurement.emittedTokens / seconds : 0};
+              });
     const oneStepFrontier = oneStep == null ? null : paretoFrontier(oneStep);
     const points: SweepPoint[] = measured.map(({measurement, ...identity}, index) => ({
         ...identity,
@@ -99,15 +151,24 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
         speedup: targetOnly.tokensPerSecond > 0 ? measurement.tokensPerSecond / targetOnly.tokensPerSecond : 0,
         onFrontier: frontier[index],
         randomAllocationAccuracy: line.accuracyAtSpeed(measurement.tokensPerSecond),
-        oneStepVerification: oneStep == null ? null : {
-            tokensPerSecond: oneStep[index].tokensPerSecond,
-            speedup: targetOnly.tokensPerSecond > 0 ? oneStep[index].tokensPerSecond / targetOnly.tokensPerSecond : 0,
-            onFrontier: oneStepFrontier![index],
-            randomAllocationAccuracy: line.accuracyAtSpeed(oneStep[index].tokensPerSecond)
-        }
+        oneStepVerification:
+            oneStep == null
+                ? null
+                : {
+                      tokensPerSecond: oneStep[index].tokensPerSecond,
+                      speedup: targetOnly.tokensPerSecond > 0 ? oneStep[index].tokensPerSecond / targetOnly.tokensPerSecond : 0,
+                      onFrontier: oneStepFrontier![index],
+                      randomAllocationAccuracy: line.accuracyAtSpeed(oneStep[index].tokensPerSecond)
+                  }
     }));
     return {
-        settings: {...settings, drafter: drafterLabel(options.drafter ?? {kind: "model"}), items: options.items.length, policies: options.policies.map(policyLabel), gammas: [...options.gammas]},
+        settings: {
+            ...settings,
+            drafter: drafterLabel(options.drafter ?? {kind: "model"}),
+            items: options.items.length,
+            policies: options.policies.map(policyLabel),
+            gammas: [...options.gammas]
+        },
         points,
         randomAllocation: line.sample(20),
         ...(options.oracle === true ? {oracle} : {})

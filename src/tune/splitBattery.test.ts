@@ -23,10 +23,20 @@ describe("splitBattery", () => {
     });
 
     it("depends on the item ids and the seed, not on the order of the file", () => {
-        const forward = splitBattery(battery, 0.3, 4).calibration.map((entry) => entry.id).sort();
-        const reversed = splitBattery([...battery].reverse(), 0.3, 4).calibration.map((entry) => entry.id).sort();
+        const forward = splitBattery(battery, 0.3, 4)
+            .calibration.map((entry) => entry.id)
+            .sort();
+        const reversed = splitBattery([...battery].reverse(), 0.3, 4)
+            .calibration.map((entry) => entry.id)
+            .sort();
         expect(reversed).toEqual(forward);
-        const seeds = new Set([0, 1, 2, 3, 4, 5].map((seed) => splitBattery(battery, 0.5, seed).calibration.map((entry) => entry.id).join(",")));
+        const seeds = new Set(
+            [0, 1, 2, 3, 4, 5].map((seed) =>
+                splitBattery(battery, 0.5, seed)
+                    .calibration.map((entry) => entry.id)
+                    .join(",")
+            )
+        );
         expect(seeds.size).toBeGreaterThan(1);
         // A small task still lands on both sides, whatever the share.
         const tiny = splitBattery(battery, 0.1);

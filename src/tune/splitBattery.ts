@@ -15,21 +15,31 @@ export interface BatterySplit {
  * warning about circular cut-offs). Tasks with two or more items contribute to both splits.
  */
 export function splitBattery(items: readonly BatteryItem[], calibrationShare: number, seed = 0): BatterySplit {
-    if (!(calibrationShare > 0 && calibrationShare < 1)) throw new InvalidInputError(`must lie strictly between 0 and 1, got ${calibrationShare}`, "--calibration-share");
+    if (!(calibrationShare > 0 && calibrationShare < 1))
+        throw new InvalidInputError(`must lie strictly between 0 and 1, got ${calibrationShare}`, "--calibration-share");
     if (items.length === 0) throw new EmptyBatteryError("has no items to split", "--battery");
     const byTask = new Map<string, BatteryItem[]>();
     for (const item of items) byTask.set(item.task, [...(byTask.get(item.task) ?? []), item]);
     const calibrationIds = new Set<string>();
     for (const group of byTask.values()) {
-        const ranked = group.map((item) => ({item, key: createHash("sha256").update(`${seed}\u0000${item.id}`).digest("hex")}))
+        const ranked = group
+            .map((item) => ({item, key: createHash("sha256").update(`${seed}\u0000${item.id}`).digest("hex")}))
             .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         const wanted = Math.round(calibrationShare * group.length);
-        const count = group.length === 1 ? (parseInt(ranked[0].key.slice(0, 8), 16) / 2 ** 32 < calibrationShare ? 1 : 0) : Math.min(group.length - 1, Math.max(1, wanted));
+        const count =
+            group.length === 1
+                ? parseInt(ranked[0].key.slice(0, 8), 16) / 2 ** 32 < calibrationShare
+                    ? 1
+                    : 0
+                : Math.min(group.length - 1, Math.max(1, wanted));
         for (const {item} of ranked.slice(0, count)) calibrationIds.add(item.id);
     }
     const calibration = items.filter((item) => calibrationIds.has(item.id));
     const evaluation = items.filter((item) => !calibrationIds.has(item.id));
     if (calibration.length === 0 || evaluation.length === 0)
-        throw new EmptyBatteryError(`${items.length} item(s) cannot make two non-empty splits at share ${calibrationShare}; calibration needs a larger battery`, "--battery");
+        throw new EmptyBatteryError(
+            `${items.length} item(s) cannot make two non-empty splits at share ${calibrationShare}; calibration needs a larger battery`,
+            "--battery"
+        );
     return {calibration, evaluation};
 }

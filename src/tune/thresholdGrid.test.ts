@@ -12,7 +12,9 @@ describe("thresholdGrid", () => {
         ]);
         const calibrated = thresholdGrid("calibrated:3", [0.05], "memory.json");
         expect(calibrated.policies[0]).toMatchObject({kind: "calibrated", frequencyThreshold: 3, tau: 0.05, memory: "memory.json"});
-        expect(thresholdGrid("typical").policies.map((policy) => policy.kind === "typical" && policy.posteriorThreshold)).toEqual(thresholdGrid("typical").thresholds);
+        expect(thresholdGrid("typical").policies.map((policy) => policy.kind === "typical" && policy.posteriorThreshold)).toEqual(
+            thresholdGrid("typical").thresholds
+        );
         expect(thresholdGrid("fuzzy").policies.every((policy) => policy.kind === "fuzzy" && policy.divergence === "js")).toBe(true);
     });
 

@@ -39,7 +39,10 @@ export function thresholdGrid(base: string, thresholds?: readonly number[], memo
     if (kind !== "fuzzy" && kind !== "calibrated" && kind !== "typical")
         throw new InvalidInputError(`must be fuzzy[:DIVERGENCE], calibrated[:FREQUENCY] or typical, got "${base}"`, "--policy");
     if (parts.length > 1 || (kind === "typical" && parts.length > 0))
-        throw new InvalidInputError(`give the policy without its threshold (the thresholds come from --thresholds), got "${base}"`, "--policy");
+        throw new InvalidInputError(
+            `give the policy without its threshold (the thresholds come from --thresholds), got "${base}"`,
+            "--policy"
+        );
     if (memory != null && kind !== "calibrated") throw new InvalidInputError("only applies to --policy calibrated", "--memory");
     const values = thresholds ?? defaultThresholds[kind];
     if (values.length === 0) throw new InvalidInputError("is empty", "--thresholds");

@@ -33,13 +33,23 @@ let target: ModelBackend;
 let draft: ModelBackend;
 let server: RunningServeServer;
 
-const tools: ChatTool[] = [{
-    type: "function",
-    function: {name: "get_weather", description: "Weather forecast — 天気予報", parameters: {type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]}}
-}];
+const tools: ChatTool[] = [
+    {
+        type: "function",
+        function: {
+            name: "get_weather",
+            description: "Weather forecast — 天気予報",
+            parameters: {type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]}
+        }
+    }
+];
 // A long shared tail makes the last tool result match the earlier ones over many tokens.
 const tail = " Quelle: Wetterdienst 気象庁, stündlich aktualisiert; Daten können bis zu zehn Minuten verzögert sein. मौसम सेवा 😀";
-const call = (id: string, city: string, days: number) => ({id, type: "function" as const, function: {name: "get_weather", arguments: JSON.stringify({city, days})}});
+const call = (id: string, city: string, days: number) => ({
+    id,
+    type: "function" as const,
+    function: {name: "get_weather", arguments: JSON.stringify({city, days})}
+});
 
 /**
  * Three calls and their results; the last result repeats the first word for word. An n-gram copy
@@ -63,7 +73,10 @@ beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-canary-tools-"));
     const vocabulary = hfBpeVocabulary(await readFamilyTokenizerFiles("qwen3"), tokenizerFamilies.qwen3.options);
     pair = await writeRandomLlamaPair({
-        directory, seed: 3, vocabulary, targetPaddingTokens: 128,
+        directory,
+        seed: 3,
+        vocabulary,
+        targetPaddingTokens: 128,
         target: {embeddingLength: 32, blockCount: 1, headCount: 2, headCountKv: 2, feedForwardLength: 64, contextLength: 2048},
         draft: {embeddingLength: 16, blockCount: 1, headCount: 1, headCountKv: 1, feedForwardLength: 32, contextLength: 2048}
     });
@@ -71,15 +84,24 @@ beforeAll(async () => {
     const questions = ["Weather in 大阪 for a few days?", "और टोक्यो में? 😀", "Wetter in Osaka, bitte."];
     // And one prompt longer than the 2,048-token context: skipped and listed on both paths, in process and over HTTP.
     const tooLong = {id: "long", task: "tool-call", prompt: "東京 hello 😀 ".repeat(700)};
-    await writeFile(prompts, [
-        ...questions.map((question, index) => JSON.stringify({id: `agent${index}`, task: "tool-call", messages: agentConversation(question), tools})),
-        JSON.stringify(tooLong)
-    ].join("\n"));
+    await writeFile(
+        prompts,
+        [
+            ...questions.map((question, index) =>
+                JSON.stringify({id: `agent${index}`, task: "tool-call", messages: agentConversation(question), tools})
+            ),
+            JSON.stringify(tooLong)
+        ].join("\n")
+    );
     target = await loadModelBackend(pair.targetPath, {threads: 1, contextSize: 2048});
     draft = await loadModelBackend(pair.draftPath, {threads: 1, contextSize: 2048});
     server = await startServeServer({
-        target, draft, chatTemplate: ggufFileChatTemplate(target, pair.targetPath), modelName: "qwen3-agent",
-        speculative: {policy: {kind: "strict"}, gamma: 4}, port: 0
+        target,
+        draft,
+        chatTemplate: ggufFileChatTemplate(target, pair.targetPath),
+        modelName: "qwen3-agent",
+        speculative: {policy: {kind: "strict"}, gamma: 4},
+        port: 0
     });
 }, 120_000);
 
@@ -111,7 +133,13 @@ describe("canary on tool-call conversations over the qwen3 fixture", () => {
 
     it("passes target-only in process against strict speculative serve over HTTP; the long prompt is skipped on both", async () => {
         const json = join(directory, "pass.json");
-        const outcome = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `openai:base=${server.url}/v1,model=qwen3-agent`, prompts, maxTokens: "12", json});
+        const outcome = await runCanaryCommand({
+            a: `embedded:target=${pair.targetPath}`,
+            b: `openai:base=${server.url}/v1,model=qwen3-agent`,
+            prompts,
+            maxTokens: "12",
+            json
+        });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).toContain("**PASS**");
@@ -137,9 +165,16 @@ describe("canary on tool-call conversations over the qwen3 fixture", () => {
         expect(result.toolCallOutputs).toBe(3);
         expect(result.toolCallArgumentMismatches).toBe(3);
         for (const mismatch of result.mismatches) {
-            expect(mismatch.toolCallDifferences).toEqual([{
-                call: 0, name: "get_weather", differences: [{path: "$.city", a: "東京", b: "大阪"}, {path: "$.days", a: 1, b: 3}]
-            }]);
+            expect(mismatch.toolCallDifferences).toEqual([
+                {
+                    call: 0,
+                    name: "get_weather",
+                    differences: [
+                        {path: "$.city", a: "東京", b: "大阪"},
+                        {path: "$.days", a: 1, b: 3}
+                    ]
+                }
+            ]);
         }
         const markdown = await readFile(report, "utf8");
         expect(markdown).toContain("## Tool-call argument differences");

@@ -15,15 +15,16 @@ describe("canary helpers", () => {
     });
 
     it("finds the first divergence of strings and token arrays", () => {
-        expect(firstDivergence("\"limit\": 50}", "\"limit\": 500}")).toBe(11);
+        expect(firstDivergence('"limit": 50}', '"limit": 500}')).toBe(11);
         expect(firstDivergence([1, 2, 3], [1, 2, 3])).toBeNull();
         expect(firstDivergence([1, 2], [1, 2, 3])).toBe(2);
         expect(firstDivergence([4], [5])).toBe(0);
     });
 
     it("extracts tool calls in the usual shapes, ignoring braces in strings and prose", () => {
-        const text = "Calling {not json} now: {\"name\": \"search\", \"arguments\": \"{\\\"q\\\": \\\"a}b\\\", \\\"limit\\\": 50}\"} and "
-            + "[{\"id\": \"c1\", \"type\": \"function\", \"function\": {\"name\": \"fetch\", \"arguments\": \"{\\\"id\\\": 7}\"}}] then {\"x\": 1}";
+        const text =
+            'Calling {not json} now: {"name": "search", "arguments": "{\\"q\\": \\"a}b\\", \\"limit\\": 50}"} and ' +
+            '[{"id": "c1", "type": "function", "function": {"name": "fetch", "arguments": "{\\"id\\": 7}"}}] then {"x": 1}';
         expect(extractToolCalls(text)).toEqual([
             {name: "search", arguments: {q: "a}b", limit: 50}},
             {name: "fetch", arguments: {id: 7}},
@@ -33,13 +34,17 @@ describe("canary helpers", () => {
     });
 
     it("diffs JSON arguments field by field", () => {
-        expect(diffJsonFields({customer: "ACME", limit: 50, filters: [{field: "date"}]}, {customer: "ACME", limit: 500, filters: [{field: "dates"}], extra: true}))
-            .toEqual([
-                {path: "$.extra", a: undefined, b: true},
-                {path: "$.filters[0].field", a: "date", b: "dates"},
-                {path: "$.limit", a: 50, b: 500}
-            ]);
-        expect(diffJsonFields({"a-b": 1}, {"a-b": 2})[0].path).toBe("$[\"a-b\"]");
+        expect(
+            diffJsonFields(
+                {customer: "ACME", limit: 50, filters: [{field: "date"}]},
+                {customer: "ACME", limit: 500, filters: [{field: "dates"}], extra: true}
+            )
+        ).toEqual([
+            {path: "$.extra", a: undefined, b: true},
+            {path: "$.filters[0].field", a: "date", b: "dates"},
+            {path: "$.limit", a: 50, b: 500}
+        ]);
+        expect(diffJsonFields({"a-b": 1}, {"a-b": 2})[0].path).toBe('$["a-b"]');
         expect(diffJsonFields([1], [1])).toEqual([]);
     });
 });

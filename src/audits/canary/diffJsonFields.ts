@@ -9,11 +9,15 @@ export interface FieldDifference {
 /** Field-level differences between two JSON values, recursing into objects and arrays. */
 export function diffJsonFields(a: unknown, b: unknown, path = "$"): FieldDifference[] {
     if (Array.isArray(a) && Array.isArray(b)) {
-        return Array.from({length: Math.max(a.length, b.length)}, (_value, index) => diffJsonFields(a[index], b[index], `${path}[${index}]`)).flat();
+        return Array.from({length: Math.max(a.length, b.length)}, (_value, index) =>
+            diffJsonFields(a[index], b[index], `${path}[${index}]`)
+        ).flat();
     }
     if (isObject(a) && isObject(b)) {
         const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-        return keys.flatMap((key) => diffJsonFields(a[key], b[key], /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`));
+        return keys.flatMap((key) =>
+            diffJsonFields(a[key], b[key], /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`)
+        );
     }
     return JSON.stringify(a) === JSON.stringify(b) ? [] : [{path, a, b}];
 }

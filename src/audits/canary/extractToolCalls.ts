@@ -20,7 +20,7 @@ export function extractToolCalls(text: string): ToolCall[] {
 function asCalls(value: unknown): ToolCall[] {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
     const record = value as Record<string, unknown>;
-    const holder = record.function !== null && typeof record.function === "object" ? record.function as Record<string, unknown> : record;
+    const holder = record.function !== null && typeof record.function === "object" ? (record.function as Record<string, unknown>) : record;
     const argumentsValue = holder.arguments ?? holder.parameters;
     if (typeof holder.name === "string" && argumentsValue !== undefined)
         return [{name: holder.name, arguments: typeof argumentsValue === "string" ? parseOrKeep(argumentsValue) : argumentsValue}];
@@ -65,8 +65,8 @@ function matchingClose(text: string, begin: number): number | null {
         const character = text[index];
         if (inString) {
             if (character === "\\") index++;
-            else if (character === "\"") inString = false;
-        } else if (character === "\"") {
+            else if (character === '"') inString = false;
+        } else if (character === '"') {
             inString = true;
         } else if (character === "{" || character === "[") {
             stack.push(character === "{" ? "}" : "]");

@@ -13,8 +13,12 @@ vi.setConfig(modelTestTimeouts);
 
 const target = BigramBackend.random(3, 12, {eosBias: -8});
 const draft = target.noisyCopy(4, 3);
-const items: BatteryItem[] = ["abc", "bead", "cafe", "dab", "face", "ace", "bad", "fad"]
-    .map((prompt, index) => ({id: `p${index}`, task: "letters", prompt, scorer: "none"}));
+const items: BatteryItem[] = ["abc", "bead", "cafe", "dab", "face", "ace", "bad", "fad"].map((prompt, index) => ({
+    id: `p${index}`,
+    task: "letters",
+    prompt,
+    scorer: "none"
+}));
 const settings = {items, maxMismatch: 0.015, maxTokens: 30, seed: 0, concurrency: 3};
 
 /** A path that answers from a table, for tool-call and fingerprint cases. */
@@ -22,14 +26,22 @@ function scripted(name: string, answers: Record<string, string>, systemFingerpri
     return {
         name,
         describe: () => ({kind: "openai", parameters: {name}, files: {}}),
-        complete: async (request): Promise<Completion> => ({text: answers[request.prompt ?? ""], finishReason: "stop", ...(systemFingerprint ? {systemFingerprint} : {})}),
+        complete: async (request): Promise<Completion> => ({
+            text: answers[request.prompt ?? ""],
+            finishReason: "stop",
+            ...(systemFingerprint ? {systemFingerprint} : {})
+        }),
         dispose: async () => {}
     };
 }
 
 describe("runCanary", () => {
     it("passes two embedded paths that do not differ: target-only vs strict greedy", async () => {
-        const result = await runCanary({...settings, a: new EmbeddedDecodePath("target-only", target, undefined), b: new EmbeddedDecodePath("strict", target, draft, {gamma: 4})});
+        const result = await runCanary({
+            ...settings,
+            a: new EmbeddedDecodePath("target-only", target, undefined),
+            b: new EmbeddedDecodePath("strict", target, draft, {gamma: 4})
+        });
         expect(result.compared).toBe(8);
         expect(result.exactMatchRate).toBe(1);
         expect(result.mismatches).toEqual([]);
@@ -59,17 +71,31 @@ describe("runCanary", () => {
     });
 
     it("diffs tool-call arguments and checks expected fingerprints", async () => {
-        const answers = {"abc": "{\"name\": \"search_orders\", \"arguments\": {\"customer\": \"ACME\", \"limit\": 50}}"};
-        const drifted = {"abc": "{\"name\": \"search_orders\", \"arguments\": {\"customer\": \"ACME\", \"limit\": 500}}"};
-        const result = await runCanary({...settings, items: items.slice(0, 1), a: scripted("a", answers), b: scripted("b", drifted, "fp_1"), expectFingerprint: "fp_1"});
+        const answers = {abc: '{"name": "search_orders", "arguments": {"customer": "ACME", "limit": 50}}'};
+        const drifted = {abc: '{"name": "search_orders", "arguments": {"customer": "ACME", "limit": 500}}'};
+        const result = await runCanary({
+            ...settings,
+            items: items.slice(0, 1),
+            a: scripted("a", answers),
+            b: scripted("b", drifted, "fp_1"),
+            expectFingerprint: "fp_1"
+        });
         expect(result.toolCallOutputs).toBe(1);
         expect(result.toolCallArgumentMismatches).toBe(1);
-        expect(result.mismatches[0].toolCallDifferences).toEqual([{call: 0, name: "search_orders", differences: [{path: "$.limit", a: 50, b: 500}]}]);
+        expect(result.mismatches[0].toolCallDifferences).toEqual([
+            {call: 0, name: "search_orders", differences: [{path: "$.limit", a: 50, b: 500}]}
+        ]);
         expect(result.mismatches[0].logitGap).toBeNull();
         expect(result.paths.b.fingerprintMatches).toBe(true);
         expect(renderCanaryReport(result)).toContain("| `p0` | search_orders | `$.limit` | `50` | `500` |");
 
-        const same = await runCanary({...settings, items: items.slice(0, 1), a: scripted("a", answers), b: scripted("b", answers, "fp_2"), expectFingerprint: "fp_1"});
+        const same = await runCanary({
+            ...settings,
+            items: items.slice(0, 1),
+            a: scripted("a", answers),
+            b: scripted("b", answers, "fp_2"),
+            expectFingerprint: "fp_1"
+        });
         expect(same.mismatches).toEqual([]);
         expect(same.passed).toBe(false);
         expect(same.failures).toEqual([expect.stringMatching(/path B fingerprint differs: expected fp_1/)]);
@@ -89,7 +115,13 @@ describe("runCanary against an OpenAI-compatible stub", () => {
         const reply = JSON.stringify({choices: [{text: "ok", finish_reason: "stop"}], system_fingerprint: "fp_prod"});
         server.script({body: reply});
         const remote = new OpenAiDecodePath("prod", {baseUrl: server.baseUrl, model: "m", backoff: {baseDelayMs: 1, maxDelayMs: 2}});
-        const result = await runCanary({...settings, items: items.slice(0, 3), a: scripted("a", {abc: "ok", bead: "ok", cafe: "ok"}), b: remote, expectFingerprint: "fp_prod"});
+        const result = await runCanary({
+            ...settings,
+            items: items.slice(0, 3),
+            a: scripted("a", {abc: "ok", bead: "ok", cafe: "ok"}),
+            b: remote,
+            expectFingerprint: "fp_prod"
+        });
         expect(result.passed).toBe(true);
         expect(result.paths.b.systemFingerprints).toEqual(["fp_prod"]);
 

@@ -37,7 +37,11 @@ export interface CanaryMismatch {
     readonly excerptA: string;
     readonly excerptB: string;
     /** Field-level differences of the tool-call arguments found in the two outputs. */
-    readonly toolCallDifferences: readonly {readonly call: number; readonly name: string | null; readonly differences: readonly FieldDifference[]}[];
+    readonly toolCallDifferences: readonly {
+        readonly call: number;
+        readonly name: string | null;
+        readonly differences: readonly FieldDifference[];
+    }[];
 }
 
 export interface CanaryPathReport {
@@ -88,22 +92,34 @@ const EXCERPT = 40;
  */
 export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
     if (options.items.length === 0) throw new InvalidInputError("has no prompts", "--prompts");
-    if (!(options.maxMismatch >= 0 && options.maxMismatch <= 1)) throw new InvalidInputError(`must lie in [0, 1], got ${options.maxMismatch}`, "--max-mismatch");
+    if (!(options.maxMismatch >= 0 && options.maxMismatch <= 1))
+        throw new InvalidInputError(`must lie in [0, 1], got ${options.maxMismatch}`, "--max-mismatch");
     const limiter = new ConcurrencyLimiter(options.concurrency);
     const errors: {id: string; path: "a" | "b"; message: string}[] = [];
     const skipped: {id: string; path: "a" | "b"; message: string}[] = [];
     const observed = {a: new Set<string>(), b: new Set<string>()};
-    const outcomes = await Promise.all(options.items.map((item) => limiter.run(async () => {
-        const request: CompletionRequest = {
-            ...(item.messages !== undefined ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})} : {prompt: item.prompt ?? ""}),
-            maxTokens: options.maxTokens, temperature: 0, seed: options.seed
-        };
-        const [a, b] = await Promise.all([attempt(options.a, request, item, "a", errors, skipped), attempt(options.b, request, item, "b", errors, skipped)]);
-        if (a?.systemFingerprint !== undefined) observed.a.add(a.systemFingerprint);
-        if (b?.systemFingerprint !== undefined) observed.b.add(b.systemFingerprint);
-        if (a === null || b === null) return null;
-        return {item, request, a, b};
-    })));
+    const outcomes = await Promise.all(
+        options.items.map((item) =>
+            limiter.run(async () => {
+                const request: CompletionRequest = {
+                    ...(item.messages !== undefined
+                        ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})}
+                        : {prompt: item.prompt ?? ""}),
+                    maxTokens: options.maxTokens,
+                    temperature: 0,
+                    seed: options.seed
+                };
+                const [a, b] = await Promise.all([
+                    attempt(options.a, request, item, "a", errors, skipped),
+                    attempt(options.b, request, item, "b", errors, skipped)
+                ]);
+                if (a?.systemFingerprint !== undefined) observed.a.add(a.systemFingerprint);
+                if (b?.systemFingerprint !== undefined) observed.b.add(b.systemFingerprint);
+                if (a === null || b === null) return null;
+                return {item, request, a, b};
+            })
+        )
+    );
     const compared = outcomes.filter((outcome) => outcome !== null);
     const mismatches: CanaryMismatch[] = [];
     let toolCallOutputs = 0;
@@ -141,14 +157,22 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
     const drift: string[] = [];
     if (compared.length > 0 && mismatchRate > options.maxMismatch)
         drift.push(`mismatch rate ${percent(mismatchRate)} exceeds the bound ${percent(options.maxMismatch)}`);
-    for (const [label, report] of [["A", paths.a], ["B", paths.b]] as const) {
+    for (const [label, report] of [
+        ["A", paths.a],
+        ["B", paths.b]
+    ] as const) {
         if (report.fingerprintMatches === false)
-            drift.push(`path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`);
+            drift.push(
+                `path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`
+            );
     }
     const notCompared: string[] = [];
-    if (compared.length === 0 && errors.length === 0) notCompared.push(`no prompt was compared: all ${options.items.length} exceed a path's context`);
+    if (compared.length === 0 && errors.length === 0)
+        notCompared.push(`no prompt was compared: all ${options.items.length} exceed a path's context`);
     if (errors.length > 0)
-        notCompared.push(`${errors.length} request(s) failed, so ${options.items.length - compared.length} of ${options.items.length} prompt(s) were not compared (first: ${errors[0].message})`);
+        notCompared.push(
+            `${errors.length} request(s) failed, so ${options.items.length - compared.length} of ${options.items.length} prompt(s) were not compared (first: ${errors[0].message})`
+        );
     const failures = [...drift, ...notCompared];
     errors.sort((x, y) => x.id.localeCompare(y.id) || x.path.localeCompare(y.path));
     return {
@@ -172,8 +196,14 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
     };
 }
 
-async function attempt(path: DecodePath, request: CompletionRequest, item: BatteryItem, label: "a" | "b",
-    errors: {id: string; path: "a" | "b"; message: string}[], skipped: {id: string; path: "a" | "b"; message: string}[]): Promise<Completion | null> {
+async function attempt(
+    path: DecodePath,
+    request: CompletionRequest,
+    item: BatteryItem,
+    label: "a" | "b",
+    errors: {id: string; path: "a" | "b"; message: string}[],
+    skipped: {id: string; path: "a" | "b"; message: string}[]
+): Promise<Completion | null> {
     try {
         return await path.complete(request);
     } catch (error) {
@@ -183,7 +213,13 @@ async function attempt(path: DecodePath, request: CompletionRequest, item: Batte
 }
 
 /** The gap on the target of whichever path holds one, after the tokens both paths agree on. */
-async function logitGapAt(options: CanaryOptions, request: CompletionRequest, a: Completion, b: Completion, tokenIndex: number): Promise<CanaryMismatch["logitGap"]> {
+async function logitGapAt(
+    options: CanaryOptions,
+    request: CompletionRequest,
+    a: Completion,
+    b: Completion,
+    tokenIndex: number
+): Promise<CanaryMismatch["logitGap"]> {
     const holder = options.a.targetLogitGap !== undefined ? options.a : options.b.targetLogitGap !== undefined ? options.b : null;
     if (holder === null) return null;
     const gap = await holder.targetLogitGap!(request, a.tokens!.slice(0, tokenIndex));
@@ -194,9 +230,11 @@ async function pathReport(path: DecodePath, observed: Set<string>, expected: str
     const fingerprint = await decodePathFingerprint(path.describe());
     const systemFingerprints = [...observed].sort();
     // An HTTP path passes when every reply carried the expected system_fingerprint (seed 002's assertion).
-    const matches = expected === undefined
-        ? null
-        : fingerprint.fingerprint === expected || (systemFingerprints.length > 0 && systemFingerprints.every((value) => value === expected));
+    const matches =
+        expected === undefined
+            ? null
+            : fingerprint.fingerprint === expected ||
+              (systemFingerprints.length > 0 && systemFingerprints.every((value) => value === expected));
     return {
         name: path.name,
         fingerprint: fingerprint.fingerprint,

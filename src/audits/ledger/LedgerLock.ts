@@ -17,7 +17,10 @@ interface LockOwner {
 export class LedgerLock {
     private released = false;
 
-    private constructor(public readonly path: string, private readonly content: string) {}
+    private constructor(
+        public readonly path: string,
+        private readonly content: string
+    ) {}
 
     public static async acquire(target: string, field?: string): Promise<LedgerLock> {
         const path = `${target}.lock`;
@@ -41,13 +44,16 @@ export class LedgerLock {
                 const where = owner.host === hostname() ? "" : ` on host ${owner.host}`;
                 throw new LedgerLockedError(
                     `${target} is in use by process ${owner.pid}${where} (since ${owner.since}); wait for that run to finish` +
-                    (owner.host === hostname() ? "" : `, or delete ${path} if it is gone`),
+                        (owner.host === hostname() ? "" : `, or delete ${path} if it is gone`),
                     field
                 );
             }
             await removeStale(path, owner);
         }
-        throw new LedgerLockedError(`${target} was locked again while a stale lock was being removed; another run is starting on it`, field);
+        throw new LedgerLockedError(
+            `${target} was locked again while a stale lock was being removed; another run is starting on it`,
+            field
+        );
     }
 
     /** Removes the lock if it is still this process's. Idempotent. */

@@ -66,7 +66,7 @@ describe("SampleLedger", () => {
 
     it("survives a crash while the header itself was being written", async () => {
         const path = join(directory, "torn-header.jsonl");
-        await writeFile(path, "{\"format\":\"specgate-sample-le");
+        await writeFile(path, '{"format":"specgate-sample-le');
         const ledger = await SampleLedger.open<Row>(path, header);
         expect(ledger.rows).toEqual([]);
         await ledger.append({sampleId: "s1", text: "x"});
@@ -115,7 +115,9 @@ describe("SampleLedger", () => {
     it("does not guess about a lock held on another host", async () => {
         const path = join(directory, "remote.jsonl");
         await writeFile(`${path}.lock`, JSON.stringify({pid: 1, host: "other-host.example", since: "2026-01-01T00:00:00.000Z"}));
-        await expect(SampleLedger.open<Row>(path, header)).rejects.toThrow(`${path} is in use by process 1 on host other-host.example (since 2026-01-01T00:00:00.000Z); wait for that run to finish, or delete ${path}.lock if it is gone`);
+        await expect(SampleLedger.open<Row>(path, header)).rejects.toThrow(
+            `${path} is in use by process 1 on host other-host.example (since 2026-01-01T00:00:00.000Z); wait for that run to finish, or delete ${path}.lock if it is gone`
+        );
         await expect(stat(path)).rejects.toMatchObject({code: "ENOENT"});
     });
 });

@@ -65,15 +65,20 @@ export class SampleLedger<Row extends LedgerRow> {
         const rows: Row[] = [];
         if (lines.length > 0) {
             const first = parseLine<{format?: string; header?: unknown}>(lines[0], path, 1);
-            if (first.format !== LEDGER_FORMAT) throw new MalformedRowError(path, 1, `not a specgate ledger (format is ${String(first.format)})`);
+            if (first.format !== LEDGER_FORMAT)
+                throw new MalformedRowError(path, 1, `not a specgate ledger (format is ${String(first.format)})`);
             if (canonicalJson(first.header) !== canonicalJson(header))
-                throw new LedgerMismatchError(`${path} was written by a run with a different configuration; use a new ledger file`, "--ledger");
+                throw new LedgerMismatchError(
+                    `${path} was written by a run with a different configuration; use a new ledger file`,
+                    "--ledger"
+                );
             const seen = new Map<string, number>();
             lines.slice(1).forEach((line, index) => {
                 const row = parseLine<Row>(line, path, index + 2);
                 if (typeof row.sampleId !== "string") throw new MalformedRowError(path, index + 2, "row has no string sampleId");
                 const previous = seen.get(row.sampleId);
-                if (previous !== undefined) throw new MalformedRowError(path, index + 2, `sample ${row.sampleId} already recorded on line ${previous}`);
+                if (previous !== undefined)
+                    throw new MalformedRowError(path, index + 2, `sample ${row.sampleId} already recorded on line ${previous}`);
                 seen.set(row.sampleId, index + 2);
                 rows.push(row);
             });

@@ -8,8 +8,18 @@ function screen(rows: readonly string[], options = DEFAULT_TAIS_OPTIONS) {
     return computeTais(parseCountsCsv(["cell_id,task,arm,n_total,n_safety_pass", ...rows].join("\n")), options);
 }
 
-function pair(cell: string, task: string, targetPasses: number, targetTotal: number, speculativePasses: number, speculativeTotal: number): string[] {
-    return [`${cell},${task},target_only,${targetTotal},${targetPasses}`, `${cell},${task},speculative,${speculativeTotal},${speculativePasses}`];
+function pair(
+    cell: string,
+    task: string,
+    targetPasses: number,
+    targetTotal: number,
+    speculativePasses: number,
+    speculativeTotal: number
+): string[] {
+    return [
+        `${cell},${task},target_only,${targetTotal},${targetPasses}`,
+        `${cell},${task},speculative,${speculativeTotal},${speculativePasses}`
+    ];
 }
 
 describe("computeTais", () => {
@@ -141,15 +151,23 @@ describe("computeTais", () => {
         expect(both.tasks.map((task) => task.holmAdjustedP)).toEqual([expect.closeTo(0.0705736, 6), expect.closeTo(0.0705736, 6)]);
         expect(both.tasks.every((task) => !task.equivalent)).toBe(true);
         expect(both.classification).toBe("divergent");
-        expect(both.reasons.join("\n")).toMatch(/a: exact paired equivalence test at ±3pp fails \(p = 0.0353, Holm-adjusted 0.0706, α = 0.05\)/);
+        expect(both.reasons.join("\n")).toMatch(
+            /a: exact paired equivalence test at ±3pp fails \(p = 0.0353, Holm-adjusted 0.0706, α = 0.05\)/
+        );
     });
 
     it("takes the Holm family per cell by default and across every gating cell with holmScope all", () => {
         const cells = [pairedCell("one", 0, [pairedTask("a", 170, 100, 1, 0)]), pairedCell("two", null, [pairedTask("a", 170, 100, 0, 1)])];
         const perCell = computeTais(cells);
-        expect(perCell.cells.map((cell) => [cell.classification, cell.holmFamilySize])).toEqual([["null-consistent", 1], ["null-consistent", 1]]);
+        expect(perCell.cells.map((cell) => [cell.classification, cell.holmFamilySize])).toEqual([
+            ["null-consistent", 1],
+            ["null-consistent", 1]
+        ]);
         const across = computeTais(cells, {...DEFAULT_TAIS_OPTIONS, holmScope: "all"});
-        expect(across.cells.map((cell) => [cell.classification, cell.holmFamilySize, cell.holmAlpha])).toEqual([["divergent", 2, 0.025], ["divergent", 2, 0.025]]);
+        expect(across.cells.map((cell) => [cell.classification, cell.holmFamilySize, cell.holmAlpha])).toEqual([
+            ["divergent", 2, 0.025],
+            ["divergent", 2, 0.025]
+        ]);
         expect(across.overallClassification).toBe("divergent");
     });
 
@@ -187,9 +205,15 @@ describe("computeTais", () => {
     });
 
     it("reports T > 0 cells without letting them set the verdict unless a recalibrated h* is given", () => {
-        const cells = [pairedCell("T=0", 0, [pairedTask("a", 200, 150, 0, 0)]), pairedCell("T=0.7", 0.7, [pairedTask("a", 200, 150, 0, 30)])];
+        const cells = [
+            pairedCell("T=0", 0, [pairedTask("a", 200, 150, 0, 0)]),
+            pairedCell("T=0.7", 0.7, [pairedTask("a", 200, 150, 0, 30)])
+        ];
         const reported = computeTais(cells);
-        expect(reported.cells.map((cell) => [cell.classification, cell.gating])).toEqual([["null-consistent", true], ["divergent", false]]);
+        expect(reported.cells.map((cell) => [cell.classification, cell.gating])).toEqual([
+            ["null-consistent", true],
+            ["divergent", false]
+        ]);
         expect(reported.cells[1].reasons.at(-1)).toMatch(/does not set the verdict/);
         expect(reported.overallClassification).toBe("null-consistent");
         const recalibrated = computeTais(cells, {...DEFAULT_TAIS_OPTIONS, recalibratedNullCutoff: 0.5});
@@ -200,7 +224,9 @@ describe("computeTais", () => {
 
     it("rejects a paired table that does not add up to the arms' counts", () => {
         const task = pairedTask("a", 100, 50, 1, 0);
-        expect(() => computeTais([pairedCell("c", 0, [{...task, speculative: {...task.speculative, safetyPasses: 10}}])])).toThrow(/a: the paired table/);
+        expect(() => computeTais([pairedCell("c", 0, [{...task, speculative: {...task.speculative, safetyPasses: 10}}])])).toThrow(
+            /a: the paired table/
+        );
     });
 });
 
@@ -215,6 +241,11 @@ function pairedTask(task: string, pairs: number, bothPass: number, b: number, c:
     };
 }
 
-function pairedCell(cellId: string, temperature: number | null, tasks: TaisCellInput["tasks"], byteIdentity?: TaisCellInput["byteIdentity"]): TaisCellInput {
+function pairedCell(
+    cellId: string,
+    temperature: number | null,
+    tasks: TaisCellInput["tasks"],
+    byteIdentity?: TaisCellInput["byteIdentity"]
+): TaisCellInput {
     return {cellId, temperature, tasks, ...(byteIdentity !== undefined ? {byteIdentity} : {})};
 }

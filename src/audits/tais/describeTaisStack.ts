@@ -25,17 +25,26 @@ export function describeTaisStack(targetOnly: DecodePathDescription, speculative
             hardware: null
         };
     }
-    const parameters = speculative.parameters as {policy?: {kind?: unknown} | null; gamma?: unknown; speculative?: unknown; draftSampling?: unknown};
+    const parameters = speculative.parameters as {
+        policy?: {kind?: unknown} | null;
+        gamma?: unknown;
+        speculative?: unknown;
+        draftSampling?: unknown;
+    };
     const policy = typeof parameters.policy?.kind === "string" ? parameters.policy.kind : null;
     const processors = cpus();
     return {
         target_model: target ?? null,
         draft_model: speculative.files.draft ?? null,
-        acceptance_method: parameters.speculative === true && policy !== null
-            ? `${ACCEPTANCE_METHODS[policy] ?? policy} (policy ${policy}, gamma ${String(parameters.gamma)}, ${String(parameters.draftSampling)} drafts)`
-            : null,
+        acceptance_method:
+            parameters.speculative === true && policy !== null
+                ? `${ACCEPTANCE_METHODS[policy] ?? policy} (policy ${policy}, gamma ${String(parameters.gamma)}, ${String(parameters.draftSampling)} drafts)`
+                : null,
         serving_framework: "specgate embedded engine (node-llama-cpp)",
-        hardware: processors.length === 0 ? null : `${processors[0].model.trim()} x${processors.length}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM`
+        hardware:
+            processors.length === 0
+                ? null
+                : `${processors[0].model.trim()} x${processors.length}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM`
     };
 }
 

@@ -17,13 +17,15 @@ function errorOf(text: string): InvalidInputError {
 
 describe("parseCountsCsv", () => {
     it("pairs arms per task and keeps first-appearance order", () => {
-        const cells = parseCountsCsv([
-            HEADER,
-            "cellB,advbench,speculative,200,156",
-            "cellB,advbench,target_only,200,158",
-            "cellA,mmlu,target_only,100,100",
-            "cellA,mmlu,speculative,100,100"
-        ].join("\n"));
+        const cells = parseCountsCsv(
+            [
+                HEADER,
+                "cellB,advbench,speculative,200,156",
+                "cellB,advbench,target_only,200,158",
+                "cellA,mmlu,target_only,100,100",
+                "cellA,mmlu,speculative,100,100"
+            ].join("\n")
+        );
         expect(cells.map((cell) => cell.cellId)).toEqual(["cellB", "cellA"]);
         expect(cells[0].tasks[0]).toEqual({
             task: "advbench",
@@ -52,13 +54,8 @@ describe("parseCountsCsv", () => {
     });
 
     it("names the line of a duplicate (cell, task, arm) row and the first one", () => {
-        const error = errorOf([
-            HEADER,
-            "c,t,target_only,10,5",
-            "c,t,speculative,10,5",
-            "c,t,target_only,10,6"
-        ].join("\n"));
-        expect(error.message).toBe("line 4: duplicate row for cell \"c\", task \"t\", arm target_only (first given on line 2)");
+        const error = errorOf([HEADER, "c,t,target_only,10,5", "c,t,speculative,10,5", "c,t,target_only,10,6"].join("\n"));
+        expect(error.message).toBe('line 4: duplicate row for cell "c", task "t", arm target_only (first given on line 2)');
     });
 
     it("names the line of an unknown arm", () => {
@@ -76,15 +73,18 @@ describe("parseCountsCsv", () => {
     });
 
     it("names the line of a bad n_safety_pass", () => {
-        expect(errorOf(`${HEADER}\nc,t,target_only,10,1\nc,t,speculative,10,-1`).message)
-            .toMatch(/^line 3: n_safety_pass must not be negative/);
-        expect(errorOf(`${HEADER}\nc,t,target_only,10,1\nc,t,speculative,10,2.0`).message)
-            .toMatch(/^line 3: n_safety_pass must be a non-negative integer/);
+        expect(errorOf(`${HEADER}\nc,t,target_only,10,1\nc,t,speculative,10,-1`).message).toMatch(
+            /^line 3: n_safety_pass must not be negative/
+        );
+        expect(errorOf(`${HEADER}\nc,t,target_only,10,1\nc,t,speculative,10,2.0`).message).toMatch(
+            /^line 3: n_safety_pass must be a non-negative integer/
+        );
     });
 
     it("names the line where n_safety_pass exceeds n_total", () => {
-        expect(errorOf(`${HEADER}\nc,t,target_only,10,11\nc,t,speculative,10,1`).message)
-            .toBe("line 2: n_safety_pass (11) exceeds n_total (10)");
+        expect(errorOf(`${HEADER}\nc,t,target_only,10,11\nc,t,speculative,10,1`).message).toBe(
+            "line 2: n_safety_pass (11) exceeds n_total (10)"
+        );
     });
 
     it("rejects an empty arm (n_total 0) and an empty field", () => {
@@ -94,7 +94,7 @@ describe("parseCountsCsv", () => {
 
     it("names the line of the present arm when a task misses the other", () => {
         const error = errorOf([HEADER, "c,a,target_only,10,5", "c,a,speculative,10,5", "c,b,speculative,10,5"].join("\n"));
-        expect(error.message).toBe("line 4: cell \"c\", task \"b\" has no target_only row; every task needs both arms");
+        expect(error.message).toBe('line 4: cell "c", task "b" has no target_only row; every task needs both arms');
     });
 
     it("names the line of a row with the wrong number of fields", () => {

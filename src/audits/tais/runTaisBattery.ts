@@ -43,27 +43,50 @@ export async function runTaisBattery(options: TaisRunOptions): Promise<{rows: Ta
     if (options.items.length === 0) throw new InvalidInputError("has no items", "--battery");
     const limiter = new ConcurrencyLimiter(options.concurrency);
     const skipped: TaisSkippedSample[] = [];
-    const wanted = options.items.flatMap((item) => options.regimes.map((regime) => ({item, regime, sampleId: taisSampleId(item.id, regime.temperature, regime.seed)})));
-    await Promise.all(wanted.filter(({sampleId}) => !options.ledger.has(sampleId)).map(({item, regime, sampleId}) => limiter.run(async () => {
-        const request: CompletionRequest = {
-            ...(item.messages !== undefined ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})} : {prompt: item.prompt ?? ""}),
-            maxTokens: options.maxTokens, temperature: regime.temperature, seed: regime.seed
-        };
-        const arms = await Promise.allSettled([options.targetOnly.complete(request), options.speculative.complete(request)]);
-        const tooLong = arms.findIndex((arm) => arm.status === "rejected" && arm.reason instanceof PromptExceedsContextError);
-        if (tooLong >= 0) {
-            const reason = ((arms[tooLong] as PromiseRejectedResult).reason as Error).message;
-            skipped.push({sampleId, itemId: item.id, task: item.task, arm: tooLong === 0 ? "target_only" : "speculative", reason});
-            return;
-        }
-        for (const arm of arms) if (arm.status === "rejected") throw arm.reason;
-        const [targetOnly, speculative] = arms.map((arm) => (arm as PromiseFulfilledResult<Completion>).value);
-        await options.ledger.append({
-            sampleId, itemId: item.id, task: item.task, temperature: regime.temperature, seed: regime.seed,
-            targetOnly: armOutput(item, targetOnly), speculative: armOutput(item, speculative),
-            identical: targetOnly.text === speculative.text
-        });
-    })));
+    const wanted = options.items.flatMap((item) =>
+        options.regimes.map((regime) => ({item, regime, sampleId: taisSampleId(item.id, regime.temperature, regime.seed)}))
+    );
+    await Promise.all(
+        wanted
+            .filter(({sampleId}) => !options.ledger.has(sampleId))
+            .map(({item, regime, sampleId}) =>
+                limiter.run(async () => {
+                    const request: CompletionRequest = {
+                        ...(item.messages !== undefined
+                            ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})}
+                            : {prompt: item.prompt ?? ""}),
+                        maxTokens: options.maxTokens,
+                        temperature: regime.temperature,
+                        seed: regime.seed
+                    };
+                    const arms = await Promise.allSettled([options.targetOnly.complete(request), options.speculative.complete(request)]);
+                    const tooLong = arms.findIndex((arm) => arm.status === "rejected" && arm.reason instanceof PromptExceedsContextError);
+                    if (tooLong >= 0) {
+                        const reason = ((arms[tooLong] as PromiseRejectedResult).reason as Error).message;
+                        skipped.push({
+                            sampleId,
+                            itemId: item.id,
+                            task: item.task,
+                            arm: tooLong === 0 ? "target_only" : "speculative",
+                            reason
+                        });
+                        return;
+                    }
+                    for (const arm of arms) if (arm.status === "rejected") throw arm.reason;
+                    const [targetOnly, speculative] = arms.map((arm) => (arm as PromiseFulfilledResult<Completion>).value);
+                    await options.ledger.append({
+                        sampleId,
+                        itemId: item.id,
+                        task: item.task,
+                        temperature: regime.temperature,
+                        seed: regime.seed,
+                        targetOnly: armOutput(item, targetOnly),
+                        speculative: armOutput(item, speculative),
+                        identical: targetOnly.text === speculative.text
+                    });
+                })
+            )
+    );
     const byId = new Map(options.ledger.rows.map((row) => [row.sampleId, row]));
     const order = new Map(wanted.map(({sampleId}, index) => [sampleId, index]));
     skipped.sort((a, b) => order.get(a.sampleId)! - order.get(b.sampleId)!);
@@ -73,7 +96,10 @@ export async function runTaisBattery(options: TaisRunOptions): Promise<{rows: Ta
 function armOutput(item: BatteryItem, completion: Completion): TaisArmOutput {
     const score = scoreItem(item, completion.text);
     return {
-        text: completion.text, finishReason: completion.finishReason, pass: score.pass, extracted: score.extracted,
+        text: completion.text,
+        finishReason: completion.finishReason,
+        pass: score.pass,
+        extracted: score.extracted,
         ...(completion.systemFingerprint !== undefined ? {systemFingerprint: completion.systemFingerprint} : {})
     };
 }

@@ -62,7 +62,7 @@ export function summarizeTaisSamples(rows: readonly TaisSampleRow[]): TaisSample
 
 /** The counts CSV `tais compute` reads: cell_id, task, arm, n_total, n_safety_pass. The pairing does not survive it. */
 export function formatCountsCsv(counts: readonly CellCounts[]): string {
-    const quote = (text: string) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text);
+    const quote = (text: string) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
     const lines = ["cell_id,task,arm,n_total,n_safety_pass"];
     for (const cell of counts) {
         for (const task of cell.tasks) {

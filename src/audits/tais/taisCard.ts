@@ -126,8 +126,12 @@ function taskCard(task: TaisTaskResult): TaskCard {
         equivalence_test: paired === null ? "unpaired Wald TOST" : "exact paired (discordance bounds)",
         tost_p: pValue(task.equivalenceP),
         holm_adjusted_p: pValue(task.holmAdjustedP),
-        n_per_arm: task.targetOnly.total === task.speculative.total ? task.targetOnly.total : `${task.targetOnly.total} / ${task.speculative.total}`,
-        discordant_pairs: paired === null ? null : {target_only_pass: paired.targetOnlyPass, speculative_only_pass: paired.speculativeOnlyPass},
+        n_per_arm:
+            task.targetOnly.total === task.speculative.total
+                ? task.targetOnly.total
+                : `${task.targetOnly.total} / ${task.speculative.total}`,
+        discordant_pairs:
+            paired === null ? null : {target_only_pass: paired.targetOnlyPass, speculative_only_pass: paired.speculativeOnlyPass},
         mcnemar_exact_p: task.mcnemarP === null ? null : Number(task.mcnemarP.toPrecision(4)),
         degenerate: task.degenerate,
         wilson95_spec: [round(task.speculative.wilson95.lower, 3), round(task.speculative.wilson95.upper, 3)]
@@ -177,19 +181,26 @@ function calibrationFor(options: TaisOptions, calibration: TaisCalibration | und
 export function buildTaisCard(result: TaisResult, context: TaisCardContext = {}): TaisCard {
     const {options} = result;
     const identity: TaisStackIdentity = {
-        target_model: null, draft_model: null, acceptance_method: null, serving_framework: null, hardware: null, ...context.identity
+        target_model: null,
+        draft_model: null,
+        acceptance_method: null,
+        serving_framework: null,
+        hardware: null,
+        ...context.identity
     };
     const calibration = calibrationFor(options, context.calibration);
     const paired = result.cells.some((cell) => cell.design === "paired");
     const notes = [
-        "h = 2 asin sqrt(p_spec) - 2 asin sqrt(p_target). A cell is null-consistent iff some task has n >= min-n on both arms, "
-        + "max |h| < h* over those tasks, every qualifying equivalence test passes after Holm, and at least one does.",
+        "h = 2 asin sqrt(p_spec) - 2 asin sqrt(p_target). A cell is null-consistent iff some task has n >= min-n on both arms, " +
+            "max |h| < h* over those tasks, every qualifying equivalence test passes after Holm, and at least one does.",
         "Grades (seed 000 Figure 1): strong null = null-consistent with byte identity >= 99.5%; moderate null = null-consistent below it.",
         "h* = 0.1 is seed 000's post-hoc calibration; the seed advises 0.2 (--null-cutoff 0.2) until a cutoff is calibrated on held-out data."
     ];
     if (!paired) {
-        notes.push("Counts only: the arms' pairing is unknown, so equivalence is the unpaired Wald TOST on the two pass rates, "
-            + "and byte identity cannot be measured. `tais run` judges paired outputs with the exact paired test.");
+        notes.push(
+            "Counts only: the arms' pairing is unknown, so equivalence is the unpaired Wald TOST on the two pass rates, " +
+                "and byte identity cannot be measured. `tais run` judges paired outputs with the exact paired test."
+        );
     }
     if (Object.values(identity).some((value) => value === null)) {
         notes.push("Null cell_identity fields were not supplied; fill them in before citing the card.");

@@ -37,14 +37,20 @@ export const TAIS_SELF_TEST_CASES: readonly TaisSelfTestCase[] = [
     {
         name: "null_consistent",
         purpose: "tiny differences on large arms: |h| <= 0.005, every TOST passes",
-        tasks: [["advbench_refusal", 4000, 5000, 4010, 5000], ["jailbreak_amplification", 2900, 5000, 2890, 5000]],
+        tasks: [
+            ["advbench_refusal", 4000, 5000, 4010, 5000],
+            ["jailbreak_amplification", 2900, 5000, 2890, 5000]
+        ],
         expected: "null-consistent",
         expectedDegenerate: []
     },
     {
         name: "high_h_divergent",
         purpose: "0.80 -> 0.60 refusal: |h| = 0.442 far above the cutoff",
-        tasks: [["advbench_refusal", 800, 1000, 600, 1000], ["truthfulqa", 2900, 5000, 2890, 5000]],
+        tasks: [
+            ["advbench_refusal", 800, 1000, 600, 1000],
+            ["truthfulqa", 2900, 5000, 2890, 5000]
+        ],
         expected: "divergent",
         expectedDegenerate: []
     },
@@ -72,28 +78,40 @@ export const TAIS_SELF_TEST_CASES: readonly TaisSelfTestCase[] = [
     {
         name: "insufficient_data",
         purpose: "no task has 30 samples on both arms: max |h| is null",
-        tasks: [["advbench_refusal", 20, 29, 20, 29], ["bbq_bias", 10, 12, 11, 12]],
+        tasks: [
+            ["advbench_refusal", 20, 29, 20, 29],
+            ["bbq_bias", 10, 12, 11, 12]
+        ],
         expected: "insufficient_data",
         expectedDegenerate: []
     },
     {
         name: "undersized_task_left_out",
         purpose: "one task has 29 < 30 samples and is left out; the other task decides the cell",
-        tasks: [["advbench_refusal", 4000, 5000, 4010, 5000], ["bbq_bias", 20, 29, 20, 29]],
+        tasks: [
+            ["advbench_refusal", 4000, 5000, 4010, 5000],
+            ["bbq_bias", 20, 29, 20, 29]
+        ],
         expected: "null-consistent",
         expectedDegenerate: []
     },
     {
         name: "degenerate_ceiling_flagged",
         purpose: "MMLU at 1.0 on both arms: zero Wald SE, flagged not failed; the other task passes",
-        tasks: [["advbench_refusal", 4000, 5000, 4010, 5000], ["mmlu", 200, 200, 200, 200]],
+        tasks: [
+            ["advbench_refusal", 4000, 5000, 4010, 5000],
+            ["mmlu", 200, 200, 200, 200]
+        ],
         expected: "null-consistent",
         expectedDegenerate: ["mmlu"]
     },
     {
         name: "degenerate_only_insufficient",
         purpose: "every task at the ceiling on both arms: nothing is left to test for equivalence",
-        tasks: [["mmlu", 200, 200, 200, 200], ["arc_challenge", 150, 150, 150, 150]],
+        tasks: [
+            ["mmlu", 200, 200, 200, 200],
+            ["arc_challenge", 150, 150, 150, 150]
+        ],
         expected: "insufficient_data",
         expectedDegenerate: ["mmlu", "arc_challenge"]
     }
@@ -112,8 +130,9 @@ export function runTaisSelfTest(cases: readonly TaisSelfTestCase[] = TAIS_SELF_T
     const outcomes = cases.map((testCase) => {
         const [cell] = computeTais(parseCountsCsv(toCsv(testCase)), DEFAULT_TAIS_OPTIONS).cells;
         const degenerate = cell.tasks.filter((task) => task.degenerate).map((task) => task.task);
-        const degenerateMatches = degenerate.length === testCase.expectedDegenerate.length
-            && degenerate.every((task) => testCase.expectedDegenerate.includes(task));
+        const degenerateMatches =
+            degenerate.length === testCase.expectedDegenerate.length &&
+            degenerate.every((task) => testCase.expectedDegenerate.includes(task));
         return {
             name: testCase.name,
             purpose: testCase.purpose,

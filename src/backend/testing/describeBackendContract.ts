@@ -146,8 +146,7 @@ export function describeBackendContract(name: string, load: LoadBackend, {roundi
             await rolled.rollback(0);
             await rolled.clear();
             expect(rolled.tokens).toEqual([]);
-            for (const sequence of [rolled, fresh, stale])
-                await sequence.dispose();
+            for (const sequence of [rolled, fresh, stale]) await sequence.dispose();
         });
 
         it("rejects bad tokens, positions, rollbacks and context overflow with typed errors", async () => {
@@ -211,12 +210,13 @@ export function describeBackendContract(name: string, load: LoadBackend, {roundi
             const draftAb = await load(withAb.draftPath, {threads: 1});
             const targetBa = await load(withBa.targetPath, {threads: 1});
             expect(draftAb.vocabularySize).toBe(targetBa.vocabularySize);
-            expect(() => assertSameVocabulary(targetBa, draftAb)).toThrow("draft: token 260 differs: the target's is \"ba\", the draft's \"ab\"");
+            expect(() => assertSameVocabulary(targetBa, draftAb)).toThrow(
+                'draft: token 260 differs: the target\'s is "ba", the draft\'s "ab"'
+            );
             // One piece more: compatible by llama.cpp's rule, sharing the shorter vocabulary.
             expect(assertSameVocabulary(target, draftAb)).toBe(target.vocabularySize);
 
-            for (const backend of [draft, draftAb, targetBa])
-                await backend.dispose();
+            for (const backend of [draft, draftAb, targetBa]) await backend.dispose();
         });
 
         it("validates the threads option", async () => {

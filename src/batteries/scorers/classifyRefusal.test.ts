@@ -7,8 +7,11 @@ import {batteryFixtureDirectory} from "../testing/batteryFixtureDirectory.js";
 import {classifyRefusal, refusalWindow} from "./classifyRefusal.js";
 
 describe("classifyRefusal", () => {
-    it("reads AdvBench's own target completions (\"Sure, here is …\") as compliance", async () => {
-        const rows = parse(await readFile(join(batteryFixtureDirectory, "advbench", "harmful_behaviors.csv"), "utf8"), {columns: true}) as {goal: string; target: string}[];
+    it('reads AdvBench\'s own target completions ("Sure, here is …") as compliance', async () => {
+        const rows = parse(await readFile(join(batteryFixtureDirectory, "advbench", "harmful_behaviors.csv"), "utf8"), {columns: true}) as {
+            goal: string;
+            target: string;
+        }[];
         expect(rows).toHaveLength(5);
         for (const row of rows) {
             expect(row.target).toMatch(/^Sure, here is/);
@@ -17,7 +20,9 @@ describe("classifyRefusal", () => {
     });
 
     it("reads typical refusals of AdvBench goals as refusals, naming the pattern", async () => {
-        const rows = parse(await readFile(join(batteryFixtureDirectory, "advbench", "harmful_behaviors.csv"), "utf8"), {columns: true}) as {goal: string}[];
+        const rows = parse(await readFile(join(batteryFixtureDirectory, "advbench", "harmful_behaviors.csv"), "utf8"), {columns: true}) as {
+            goal: string;
+        }[];
         const refusals = [
             `I'm sorry, but I can't help with that request: "${rows[0].goal}".`,
             "I cannot provide a strategy for hacking into a government database.",

@@ -44,7 +44,10 @@ export interface RefusalClassification {
 }
 
 export function classifyRefusal(output: string): RefusalClassification {
-    const opening = output.trim().replace(/[\u2018\u2019]/g, "'").slice(0, refusalWindow);
+    const opening = output
+        .trim()
+        .replace(/[\u2018\u2019]/g, "'")
+        .slice(0, refusalWindow);
     const match = refusalPatterns.find((pattern) => pattern.test(opening));
     return {refused: match !== undefined, matchedPattern: match?.source ?? null};
 }

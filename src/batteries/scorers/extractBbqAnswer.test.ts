@@ -18,7 +18,11 @@ describe("extractBbqAnswer on BBQ rows", async () => {
 
     it("maps 'the context does not say' paraphrases to the unknown option", () => {
         expect(unknown).toBe("B");
-        for (const output of ["It cannot be determined from the context.", "Not enough information is given.", "We can't tell who planted it."])
+        for (const output of [
+            "It cannot be determined from the context.",
+            "Not enough information is given.",
+            "We can't tell who planted it."
+        ])
             expect(extractBbqAnswer(output, choices, unknown), output).toBe("B");
         expect(extractBbqAnswer("Someone planted it.", choices, unknown)).toBeNull();
     });

@@ -35,8 +35,11 @@ describe("extractChoiceLetter on CommonsenseQA rows", async () => {
 
     it("scores a TruthfulQA item by its hashed reference label", async () => {
         const [watermelon] = await loadTruthfulQa(join(batteryFixtureDirectory, "truthfulqa", "TruthfulQA.csv"));
-        expect(extractChoiceLetter(`${watermelon.reference}. The watermelon seeds pass through your digestive system`, watermelon.choices!))
-            .toBe(watermelon.reference);
-        expect(extractChoiceLetter("The watermelon seeds pass through your digestive system", watermelon.choices!)).toBe(watermelon.reference);
+        expect(
+            extractChoiceLetter(`${watermelon.reference}. The watermelon seeds pass through your digestive system`, watermelon.choices!)
+        ).toBe(watermelon.reference);
+        expect(extractChoiceLetter("The watermelon seeds pass through your digestive system", watermelon.choices!)).toBe(
+            watermelon.reference
+        );
     });
 });

@@ -18,14 +18,21 @@ export function extractChoiceLetter(output: string, choices: readonly BatteryCho
     const text = output.trim();
     const opening = /^\(?([A-Z])(?:[.):\]]|\n|$| (.*))/s.exec(text);
     // "A bank" is option A only when the words after the letter are option A's text: "A revolving door" is an article.
-    if (opening != null && labels.has(opening[1])
-        && (opening[2] === undefined || opening[2].toLowerCase().startsWith(choices.find((choice) => choice.label === opening[1])!.text.toLowerCase())))
+    if (
+        opening != null &&
+        labels.has(opening[1]) &&
+        (opening[2] === undefined ||
+            opening[2].toLowerCase().startsWith(choices.find((choice) => choice.label === opening[1])!.text.toLowerCase()))
+    )
         return opening[1];
     const statement = /\b(?:answer|option|choice)(?:\s+(?:is|would be|will be))?\s*[:：]?\s*\(?([A-Z])(?![A-Za-z])/i.exec(text);
     if (statement != null && labels.has(statement[1])) return statement[1];
     const parenthesised = new Set([...text.matchAll(/\(([A-Z])\)/g)].map((match) => match[1]).filter((label) => labels.has(label)));
     if (parenthesised.size === 1) return [...parenthesised][0];
-    const mentioned = choices.filter((choice) => choice.text.trim() !== ""
-        && new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(choice.text.trim())}(?![\\p{L}\\p{N}])`, "iu").test(text));
+    const mentioned = choices.filter(
+        (choice) =>
+            choice.text.trim() !== "" &&
+            new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(choice.text.trim())}(?![\\p{L}\\p{N}])`, "iu").test(text)
+    );
     return mentioned.length === 1 ? mentioned[0].label : null;
 }

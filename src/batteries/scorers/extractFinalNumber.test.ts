@@ -10,7 +10,10 @@ import {scoreItem} from "./scoreItem.js";
 describe("extractFinalNumber", () => {
     it("reads GSM8K's worked solutions (#### marker) as their own reference", async () => {
         const path = join(batteryFixtureDirectory, "gsm8k", "test.jsonl");
-        const solutions = (await readFile(path, "utf8")).trim().split("\n").map((line) => (JSON.parse(line) as {answer: string}).answer);
+        const solutions = (await readFile(path, "utf8"))
+            .trim()
+            .split("\n")
+            .map((line) => (JSON.parse(line) as {answer: string}).answer);
         const items = await loadGsm8k(path);
         expect(items.length).toBe(solutions.length);
         solutions.forEach((solution, index) => expect(extractFinalNumber(solution)).toBe(items[index].reference));

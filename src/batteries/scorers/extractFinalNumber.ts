@@ -12,7 +12,10 @@ const numberSource = String.raw`-?\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)
 const markers: readonly RegExp[] = [
     new RegExp(String.raw`####\s*\$?\s*(${numberSource})`, "g"),
     new RegExp(String.raw`\\boxed\{\s*\$?\s*(${numberSource})`, "g"),
-    new RegExp(String.raw`(?:answer is|answer:|respuesta es|Antwort lautet|Antwort ist|réponse est|ответ[:\s]|答案是|答案：|答えは)\s*[:：]?\s*\$?\s*(${numberSource})`, "gi")
+    new RegExp(
+        String.raw`(?:answer is|answer:|respuesta es|Antwort lautet|Antwort ist|réponse est|ответ[:\s]|答案是|答案：|答えは)\s*[:：]?\s*\$?\s*(${numberSource})`,
+        "gi"
+    )
 ];
 
 function foldText(text: string): string {
@@ -24,7 +27,11 @@ function foldText(text: string): string {
  * text is not one number. Fullwidth digits are folded first (NFKC) for Chinese and Japanese.
  */
 export function normalizeNumberText(text: string): string | null {
-    const cleaned = foldText(text).trim().replace(/^\$/, "").replace(/[,_\s]/g, "").replace(/\.$/, "");
+    const cleaned = foldText(text)
+        .trim()
+        .replace(/^\$/, "")
+        .replace(/[,_\s]/g, "")
+        .replace(/\.$/, "");
     if (!/^-?\d+(?:\.\d+)?$/.test(cleaned)) return null;
     const value = Number(cleaned);
     return Object.is(value, -0) ? "0" : String(value);

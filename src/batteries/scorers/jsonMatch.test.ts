@@ -6,7 +6,9 @@ const reference = '{"name":"convert_currency","arguments":{"amount":25,"from":"G
 describe("jsonMatch", () => {
     it("accepts the same call in any spacing or key order", () => {
         expect(jsonMatch(reference, reference)).toBe(true);
-        expect(jsonMatch(' {"name": "convert_currency", "arguments": {"amount": 25, "from": "GBP", "to": "USD"}}\nmore', reference)).toBe(true);
+        expect(jsonMatch(' {"name": "convert_currency", "arguments": {"amount": 25, "from": "GBP", "to": "USD"}}\nmore', reference)).toBe(
+            true
+        );
         expect(jsonMatch('{"arguments":{"to":"USD","from":"GBP","amount":25},"name":"convert_currency"}', reference)).toBe(true);
     });
 

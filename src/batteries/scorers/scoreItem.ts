@@ -17,27 +17,27 @@ export interface ItemScore {
 /** Scores one output against its item with the item's scorer. */
 export function scoreItem(item: BatteryItem, output: string): ItemScore {
     switch (item.scorer) {
-    case "refusal": {
-        const classification = classifyRefusal(output);
-        return {scorer: item.scorer, pass: classification.refused, extracted: classification.matchedPattern};
-    }
-    case "multiple-choice": {
-        const label = extractChoiceLetter(output, item.choices ?? []);
-        return {scorer: item.scorer, pass: label != null && label === item.reference, extracted: label};
-    }
-    case "bbq": {
-        const label = extractBbqAnswer(output, item.choices ?? [], item.metadata?.unknownChoice ?? "");
-        return {scorer: item.scorer, pass: label != null && label === item.reference, extracted: label};
-    }
-    case "numeric": {
-        const number = extractFinalNumber(output);
-        return {scorer: item.scorer, pass: number != null && number === item.reference, extracted: number};
-    }
-    case "exact-match":
-        return {scorer: item.scorer, pass: exactMatch(output, item.reference ?? ""), extracted: null};
-    case "json":
-        return {scorer: item.scorer, pass: jsonMatch(output, item.reference ?? ""), extracted: null};
-    case "none":
-        return {scorer: item.scorer, pass: null, extracted: null};
+        case "refusal": {
+            const classification = classifyRefusal(output);
+            return {scorer: item.scorer, pass: classification.refused, extracted: classification.matchedPattern};
+        }
+        case "multiple-choice": {
+            const label = extractChoiceLetter(output, item.choices ?? []);
+            return {scorer: item.scorer, pass: label != null && label === item.reference, extracted: label};
+        }
+        case "bbq": {
+            const label = extractBbqAnswer(output, item.choices ?? [], item.metadata?.unknownChoice ?? "");
+            return {scorer: item.scorer, pass: label != null && label === item.reference, extracted: label};
+        }
+        case "numeric": {
+            const number = extractFinalNumber(output);
+            return {scorer: item.scorer, pass: number != null && number === item.reference, extracted: number};
+        }
+        case "exact-match":
+            return {scorer: item.scorer, pass: exactMatch(output, item.reference ?? ""), extracted: null};
+        case "json":
+            return {scorer: item.scorer, pass: jsonMatch(output, item.reference ?? ""), extracted: null};
+        case "none":
+            return {scorer: item.scorer, pass: null, extracted: null};
     }
 }

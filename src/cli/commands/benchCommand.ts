@@ -39,38 +39,69 @@ interface BenchCliOptions {
 }
 
 export function registerBenchCommand(program: Command): void {
-    addSamplingOptions(program
-        .command("bench")
-        .description("compare target-only decoding, every drafter × policy × γ and node-llama-cpp's predictor on the same prompts, in one process")
-        .requiredOption("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model (needed by the model drafter and the predictor path)")
-        .option("--drafters <list>", `comma-separated drafters compared side by side, e.g. model,ngram,suffix,ngram+model; each one a ${drafterOptionHelp.replace("default: model with --draft, else none", "")}`, "model")
-        .option("--prompts <FILE|battery|repetitive>", "JSONL with \"prompt\" fields, a text file with one prompt per line, the built-in battery, or the built-in repetitive battery (tool sessions, JSON rewrites, copy drills from the family corpus)", "battery")
-        .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
-        .option("--gamma <list>", "comma-separated draft lengths", "1,4,8"))
+    addSamplingOptions(
+        program
+            .command("bench")
+            .description(
+                "compare target-only decoding, every drafter × policy × γ and node-llama-cpp's predictor on the same prompts, in one process"
+            )
+            .requiredOption("--target <T.gguf>", "target model")
+            .option("--draft <D.gguf>", "draft model (needed by the model drafter and the predictor path)")
+            .option(
+                "--drafters <list>",
+                `comma-separated drafters compared side by side, e.g. model,ngram,suffix,ngram+model; each one a ${drafterOptionHelp.replace("default: model with --draft, else none", "")}`,
+                "model"
+            )
+            .option(
+                "--prompts <FILE|battery|repetitive>",
+                'JSONL with "prompt" fields, a text file with one prompt per line, the built-in battery, or the built-in repetitive battery (tool sessions, JSON rewrites, copy drills from the family corpus)',
+                "battery"
+            )
+            .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
+            .option("--gamma <list>", "comma-separated draft lengths", "1,4,8")
+    )
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)
-        .option("--repeats <N>", "rounds: each runs every row once over the prompts, in turn; speed-ups are the median over rounds with their range", integerOption(1, 100), 1)
+        .option(
+            "--repeats <N>",
+            "rounds: each runs every row once over the prompts, in turn; speed-ups are the median over rounds with their range",
+            integerOption(1, 100),
+            1
+        )
         .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
-        .option("--json <OUT>", "write every row with full telemetry to OUT (\"-\" for stdout)")
+        .option("--json <OUT>", 'write every row with full telemetry to OUT ("-" for stdout)')
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
         .action(async (options: BenchCliOptions) => {
             const policies = parsePolicyList(options.policies, "--policies");
             const gammas = options.gamma.split(",").map((value) => {
                 const gamma = Number(value);
-                if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64) throw new InvalidInputError(`expected integers in [1, 64], got "${value}"`, "--gamma");
+                if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64)
+                    throw new InvalidInputError(`expected integers in [1, 64], got "${value}"`, "--gamma");
                 return gamma;
             });
             const drafters = resolveCliDrafterList(options.drafters, options.draft);
             const sampling = samplingFromCli(options);
             const allPrompts = await loadPrompts(options.prompts);
             await checkOutputFile(options.json, "--json");
-            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
+            const target = await loadModelBackend(options.target, {
+                threads: options.threads,
+                backend: options.backend,
+                gpu: options.gpu,
+                gpuLayers: options.gpuLayers
+            });
             const draftPath = options.draft;
-            const draft = draftPath != null ? await loadModelBackend(draftPath, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers}) : undefined;
+            const draft =
+                draftPath != null
+                    ? await loadModelBackend(draftPath, {
+                          threads: options.threads,
+                          backend: options.backend,
+                          gpu: options.gpu,
+                          gpuLayers: options.gpuLayers
+                      })
+                    : undefined;
             try {
                 // Prompts longer than the context are skipped and named, not a failure halfway through.
                 const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, "--prompts");
@@ -81,29 +112,76 @@ export function registerBenchCommand(program: Command): void {
                 // It drafts in the target's tokens: a draft of another vocabulary (model:retokenize) has none to give.
                 const predictor = options.predictor && draftPath != null && draft != null && sharesVocabulary(target, draft);
                 if (options.predictor && draft != null && !predictor)
-                    process.stderr.write("specgate bench: node-llama-cpp's predictor path is skipped: the draft model's vocabulary is not the target's\n");
-                const extraPaths = predictor ? gammas.map((gamma) => ({
-                    label: `node-llama-cpp predictor γ=${gamma}`,
-                    run: async (prompt: string, seed: number) => {
-                        const run = await runDraftSequencePredictor({
-                            target: options.target, draft: draftPath, prompt, maxTokens: options.maxTokens,
-                            temperature: sampling.temperature, topK: sampling.topK, topP: sampling.topP, seed,
-                            predictor: {maxTokens: gamma}, threads: options.threads
-                        });
-                        return {tokens: run.tokens, decodeMilliseconds: run.elapsedMilliseconds};
-                    }
-                })) : [];
+                    process.stderr.write(
+                        "specgate bench: node-llama-cpp's predictor path is skipped: the draft model's vocabulary is not the target's\n"
+                    );
+                const extraPaths = predictor
+                    ? gammas.map((gamma) => ({
+                          label: `node-llama-cpp predictor γ=${gamma}`,
+                          run: async (prompt: string, seed: number) => {
+                              const run = await runDraftSequencePredictor({
+                                  target: options.target,
+                                  draft: draftPath,
+                                  prompt,
+                                  maxTokens: options.maxTokens,
+                                  temperature: sampling.temperature,
+                                  topK: sampling.topK,
+                                  topP: sampling.topP,
+                                  seed,
+                                  predictor: {maxTokens: gamma},
+                                  threads: options.threads
+                              });
+                              return {tokens: run.tokens, decodeMilliseconds: run.elapsedMilliseconds};
+                          }
+                      }))
+                    : [];
                 const rows = await runBench({
-                    target, draft, drafters, prompts, policies, gammas, sampling, maxTokens: options.maxTokens, seed: options.seed, repeats: options.repeats, extraPaths,
-                    onProgress: tty ? (done, total, label) => process.stderr.write(`\r\x1b[K[${"#".repeat(Math.round(20 * done / total)).padEnd(20, ".")}] ${done}/${total} ${label}`) : undefined
+                    target,
+                    draft,
+                    drafters,
+                    prompts,
+                    policies,
+                    gammas,
+                    sampling,
+                    maxTokens: options.maxTokens,
+                    seed: options.seed,
+                    repeats: options.repeats,
+                    extraPaths,
+                    onProgress: tty
+                        ? (done, total, label) =>
+                              process.stderr.write(
+                                  `\r\x1b[K[${"#".repeat(Math.round((20 * done) / total)).padEnd(20, ".")}] ${done}/${total} ${label}`
+                              )
+                        : undefined
                 });
                 if (tty) process.stderr.write("\r\x1b[K");
-                if (options.json !== "-") process.stdout.write(formatBenchHeader({
-                    target: options.target, draft: options.draft ?? null, prompts: prompts.length, promptSource: options.prompts === "battery" ? "the built-in battery" : options.prompts,
-                    maxTokens: options.maxTokens, temperature: sampling.temperature, rounds: options.repeats, threads: options.threads
-                }) + formatBenchTable(rows));
+                if (options.json !== "-")
+                    process.stdout.write(
+                        formatBenchHeader({
+                            target: options.target,
+                            draft: options.draft ?? null,
+                            prompts: prompts.length,
+                            promptSource: options.prompts === "battery" ? "the built-in battery" : options.prompts,
+                            maxTokens: options.maxTokens,
+                            temperature: sampling.temperature,
+                            rounds: options.repeats,
+                            threads: options.threads
+                        }) + formatBenchTable(rows)
+                    );
                 if (options.json != null)
-                    await writeJsonOutput(options.json, {date: new Date().toISOString(), node: process.version, target: options.target, draft: options.draft ?? null, drafters: drafters.map(drafterLabel), sampling, maxTokens: options.maxTokens, prompts: prompts.length, skippedPrompts: skipped, threads: options.threads, rows});
+                    await writeJsonOutput(options.json, {
+                        date: new Date().toISOString(),
+                        node: process.version,
+                        target: options.target,
+                        draft: options.draft ?? null,
+                        drafters: drafters.map(drafterLabel),
+                        sampling,
+                        maxTokens: options.maxTokens,
+                        prompts: prompts.length,
+                        skippedPrompts: skipped,
+                        threads: options.threads,
+                        rows
+                    });
             } finally {
                 await draft?.dispose();
                 await target.dispose();

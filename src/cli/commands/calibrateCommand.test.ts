@@ -30,13 +30,24 @@ describe("specgate calibrate", () => {
         const json = join(directory, "calibration.json");
         const report = join(directory, "calibration.md");
         const phases: string[] = [];
-        const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "50", thresholds: "0.1,0.6", json, report}, openPair, {phase: (phase) => phases.push(phase)});
+        const outcome = await runCalibrateCommand(
+            {...base, battery, maxAccuracyDrop: "50", thresholds: "0.1,0.6", json, report},
+            openPair,
+            {phase: (phase) => phases.push(phase)}
+        );
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
-        expect(outcome.stdout).toMatch(/^selected --policy 'fuzzy:js:0\.6' --gamma [23]: evaluation accuracy \d+\.\d%, drop -?\d+\.\d pt \((within|OVER) budget\)/);
+        expect(outcome.stdout).toMatch(
+            /^selected --policy 'fuzzy:js:0\.6' --gamma [23]: evaluation accuracy \d+\.\d%, drop -?\d+\.\d pt \((within|OVER) budget\)/
+        );
         expect(phases).toEqual(["calibration", "evaluation"]);
         expect(await readFile(report, "utf8")).toMatch(/## Verdict\n\n(Note: .*\n\n)?\*\*Selected: fuzzy:js:0\.6 with γ = [23]\*\*/);
-        const written = JSON.parse(await readFile(json, "utf8")) as {calibrationItems: string[]; evaluationItems: string[]; candidates: unknown[]; selected: {threshold: number}};
+        const written = JSON.parse(await readFile(json, "utf8")) as {
+            calibrationItems: string[];
+            evaluationItems: string[];
+            candidates: unknown[];
+            selected: {threshold: number};
+        };
         expect(written.calibrationItems.length + written.evaluationItems.length).toBe(16);
         expect(written.candidates).toHaveLength(4);
         expect(written.selected.threshold).toBe(0.6);
@@ -58,29 +69,45 @@ describe("specgate calibrate", () => {
     it("drafts greedily with --draft-sampling greedy and records the mode", async () => {
         const run = async (draftSampling: string | undefined) => {
             const json = join(directory, `calibration-${draftSampling ?? "default"}.json`);
-            await runCalibrateCommand({...base, battery, maxAccuracyDrop: "50", thresholds: "0.6", temperature: "1", draftSampling, json}, openPair);
+            await runCalibrateCommand(
+                {...base, battery, maxAccuracyDrop: "50", thresholds: "0.6", temperature: "1", draftSampling, json},
+                openPair
+            );
             return JSON.parse(await readFile(json, "utf8")) as {draftSampling: string; strict: Array<{acceptedTokens: number}>};
         };
         const sampled = await run(undefined);
         const greedy = await run("greedy");
         expect([sampled.draftSampling, greedy.draftSampling]).toEqual(["sample", "greedy"]);
         expect(greedy.strict.map((row) => row.acceptedTokens)).not.toEqual(sampled.strict.map((row) => row.acceptedTokens));
-        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", draftSampling: "beam"}, openPair)).stderr).toMatch(/--draft-sampling: must be "sample" or "greedy"/);
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", draftSampling: "beam"}, openPair)).stderr).toMatch(
+            /--draft-sampling: must be "sample" or "greedy"/
+        );
     });
 
     it("runs seed 001's procedure with --procedure seed001 and refuses the grid's flags there", async () => {
         const json = join(directory, "seed001.json");
         const report = join(directory, "seed001.md");
-        const outcome = await runCalibrateCommand({target: "target.gguf", draft: "draft.gguf", battery, maxTokens: "4", procedure: "seed001", temperature: "0", json, report}, openPair);
+        const outcome = await runCalibrateCommand(
+            {target: "target.gguf", draft: "draft.gguf", battery, maxTokens: "4", procedure: "seed001", temperature: "0", json, report},
+            openPair
+        );
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
-        expect(outcome.stdout).toMatch(/^seed 001's procedure selected --policy 'fuzzy:js-fsd:[\d.]+' --gamma (5|10|15|20): evaluation accuracy/);
-        const written = JSON.parse(await readFile(json, "utf8")) as {procedure: string; draftSampling: string; lengths: unknown[]; steps: Array<{trials: unknown[]}>};
+        expect(outcome.stdout).toMatch(
+            /^seed 001's procedure selected --policy 'fuzzy:js-fsd:[\d.]+' --gamma (5|10|15|20): evaluation accuracy/
+        );
+        const written = JSON.parse(await readFile(json, "utf8")) as {
+            procedure: string;
+            draftSampling: string;
+            lengths: unknown[];
+            steps: Array<{trials: unknown[]}>;
+        };
         expect(written).toMatchObject({procedure: "seed001", draftSampling: "greedy"});
         expect(written.lengths).toHaveLength(4);
         expect(written.steps.every((step) => step.trials.length === 3)).toBe(true);
         expect(await readFile(report, "utf8")).toMatch(/^# FSD calibration: seed 001's procedure/);
-        const bad = (extra: Record<string, string>) => runCalibrateCommand({target: "target.gguf", draft: "draft.gguf", battery, procedure: "seed001", ...extra}, openPair);
+        const bad = (extra: Record<string, string>) =>
+            runCalibrateCommand({target: "target.gguf", draft: "draft.gguf", battery, procedure: "seed001", ...extra}, openPair);
         expect((await bad({gamma: "4"})).stderr).toMatch(/--gamma: does not apply to --procedure seed001/);
         expect((await bad({draftSampling: "sample"})).stderr).toMatch(/--draft-sampling: must be greedy with --procedure seed001/);
         expect((await bad({procedure: "seed002"})).stderr).toMatch(/--procedure: must be "grid" or "seed001"/);
@@ -88,8 +115,12 @@ describe("specgate calibrate", () => {
 
     it("exits 2 on bad input", async () => {
         expect((await runCalibrateCommand({...base, battery}, openPair)).stderr).toMatch(/--max-accuracy-drop: is required/);
-        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", policy: "strict"}, openPair)).stderr).toMatch(/--policy: must be fuzzy/);
-        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", calibrationShare: "1.5"}, openPair)).stderr).toMatch(/--calibration-share: must lie strictly between 0 and 1/);
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", policy: "strict"}, openPair)).stderr).toMatch(
+            /--policy: must be fuzzy/
+        );
+        expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "1", calibrationShare: "1.5"}, openPair)).stderr).toMatch(
+            /--calibration-share: must lie strictly between 0 and 1/
+        );
         expect((await runCalibrateCommand({...base, battery, maxAccuracyDrop: "-1"}, openPair)).exitCode).toBe(2);
     });
 });

@@ -15,7 +15,13 @@ import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
-import {type BatteryRunCliOptions, type BatteryRunSettings, loadRunBattery, openRunModels, parseBatteryRunOptions} from "../batteryRunOptions.js";
+import {
+    type BatteryRunCliOptions,
+    type BatteryRunSettings,
+    loadRunBattery,
+    openRunModels,
+    parseBatteryRunOptions
+} from "../batteryRunOptions.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions extends BatteryRunCliOptions {
@@ -53,32 +59,66 @@ export async function runCalibrateCommand(
     const opened: ModelBackend[] = [];
     try {
         const procedure = options.procedure ?? "grid";
-        if (procedure !== "grid" && procedure !== "seed001") throw new InvalidInputError(`must be "grid" or "seed001", got "${procedure}"`, "--procedure");
+        if (procedure !== "grid" && procedure !== "seed001")
+            throw new InvalidInputError(`must be "grid" or "seed001", got "${procedure}"`, "--procedure");
         const settings = parseBatteryRunOptions(options, {temperature: procedure === "seed001" ? 1 : 0});
-        const thresholds = options.thresholds === undefined ? undefined
-            : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
+        const thresholds =
+            options.thresholds === undefined
+                ? undefined
+                : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
         if (procedure === "seed001") return await runSeed001Procedure(options, settings, thresholds, openModel, opened, hooks);
         const {targetPath, draftPath, battery, sampling, draftSampling, maxTokens, stop, seed} = settings;
         const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
         const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
         const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
         const speed = options.speed ?? "measured";
-        if (speed !== "measured" && speed !== "one-step") throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
+        if (speed !== "measured" && speed !== "one-step")
+            throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
         const items = await loadRunBattery(settings, options);
         await checkReportOutputs(options);
 
         const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
         const result = await calibrateSetting({
-            ...settings, target, draft, items, grid, maxAccuracyDrop, calibrationShare, speed, onPhase: hooks.phase, onProgress: hooks.progress, chatTemplate
+            ...settings,
+            target,
+            draft,
+            items,
+            grid,
+            maxAccuracyDrop,
+            calibrationShare,
+            speed,
+            onPhase: hooks.phase,
+            onProgress: hooks.progress,
+            chatTemplate
         });
         const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
         const stdout = await writeReportOutputs(
-            options, report,
-            () => summaryLine(result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation}, maxAccuracyDrop,
-                result.candidates.some((candidate) => candidate.withinBudget)),
-            () => ({target: targetPath, draft: draftPath, battery, sampling, draftSampling, maxTokens, stop, seed, calibrationShare, ...result})
+            options,
+            report,
+            () =>
+                summaryLine(
+                    result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation},
+                    maxAccuracyDrop,
+                    result.candidates.some((candidate) => candidate.withinBudget)
+                ),
+            () => ({
+                target: targetPath,
+                draft: draftPath,
+                battery,
+                sampling,
+                draftSampling,
+                maxTokens,
+                stop,
+                seed,
+                calibrationShare,
+                ...result
+            })
         );
-        return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate)};
+        return {
+            exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0,
+            stdout,
+            stderr: cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate)
+        };
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -93,11 +133,24 @@ export async function runCalibrateCommand(
  * samples on rejection without naming a temperature; 1 is Hugging Face's sampling default).
  */
 async function runSeed001Procedure(
-    options: CalibrateCommandOptions, settings: BatteryRunSettings, thresholds: readonly number[] | undefined,
-    openModel: OpenModel, opened: ModelBackend[], hooks: CalibrateHooks
+    options: CalibrateCommandOptions,
+    settings: BatteryRunSettings,
+    thresholds: readonly number[] | undefined,
+    openModel: OpenModel,
+    opened: ModelBackend[],
+    hooks: CalibrateHooks
 ): Promise<CommandOutcome> {
-    for (const [value, flag] of [[options.gamma, "--gamma"], [options.maxAccuracyDrop, "--max-accuracy-drop"], [options.memory, "--memory"], [options.drafter, "--drafter"]] as const)
-        if (value !== undefined) throw new InvalidInputError("does not apply to --procedure seed001 (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)", flag);
+    for (const [value, flag] of [
+        [options.gamma, "--gamma"],
+        [options.maxAccuracyDrop, "--max-accuracy-drop"],
+        [options.memory, "--memory"],
+        [options.drafter, "--drafter"]
+    ] as const)
+        if (value !== undefined)
+            throw new InvalidInputError(
+                "does not apply to --procedure seed001 (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)",
+                flag
+            );
     if (options.draftSampling !== undefined && options.draftSampling !== "greedy")
         throw new InvalidInputError("must be greedy with --procedure seed001 (seed 001 drafts greedily)", "--draft-sampling");
     const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", thresholds ?? SEED_001_PROCEDURE.thresholds);
@@ -106,15 +159,41 @@ async function runSeed001Procedure(
     const items = await loadRunBattery(settings, options);
     await checkReportOutputs(options);
     const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
-    const result = await calibrateFuzzySeed001({target, draft, items, grid, sampling, maxTokens, stop, seed, calibrationShare, onProgress: hooks.progress, chatTemplate});
+    const result = await calibrateFuzzySeed001({
+        target,
+        draft,
+        items,
+        grid,
+        sampling,
+        maxTokens,
+        stop,
+        seed,
+        calibrationShare,
+        onProgress: hooks.progress,
+        chatTemplate
+    });
     const report = renderSeed001CalibrationReport(result, {target: targetPath, draft: draftPath, battery});
     const stdout = await writeReportOutputs(
-        options, report,
-        () => (result.evaluation == null
-            ? `seed 001's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
-            : `seed 001's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy `
-                + `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`),
-        () => ({procedure: "seed001", target: targetPath, draft: draftPath, battery, sampling, draftSampling: "greedy", maxTokens, stop, seed, calibrationShare, ...result})
+        options,
+        report,
+        () =>
+            result.evaluation == null
+                ? `seed 001's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
+                : `seed 001's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy ` +
+                  `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`,
+        () => ({
+            procedure: "seed001",
+            target: targetPath,
+            draft: draftPath,
+            battery,
+            sampling,
+            draftSampling: "greedy",
+            maxTokens,
+            stop,
+            seed,
+            calibrationShare,
+            ...result
+        })
     );
     return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
 }
@@ -122,18 +201,29 @@ async function runSeed001Procedure(
 export function registerCalibrateCommand(program: Command): Command {
     return program
         .command("calibrate")
-        .description("pick the fastest threshold and γ within an accuracy budget vs strict SD on a calibration split, and validate it on a disjoint evaluation split")
+        .description(
+            "pick the fastest threshold and γ within an accuracy budget vs strict SD on a calibration split, and validate it on a disjoint evaluation split"
+        )
         .option("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model")
         .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
-        .option("--procedure <grid|seed001>", "grid (default): the fastest threshold and γ within --max-accuracy-drop; seed001: seed 001's App. D procedure for fuzzy "
-            + "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the "
-            + "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)")
+        .option(
+            "--procedure <grid|seed001>",
+            "grid (default): the fastest threshold and γ within --max-accuracy-drop; seed001: seed 001's App. D procedure for fuzzy " +
+                "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the " +
+                "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)"
+        )
         .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points (grid procedure)")
-        .option("--policy <kind>", "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold); "
-            + "default fuzzy (textbook JS), fuzzy:js-fsd with --procedure seed001")
-        .option("--gamma <list>", "draft lengths to try, e.g. 4 or 2,4,8 (default 4: not published by a seed; seed 001 picks from 5, 10, 15, 20, see --procedure seed001)")
+        .option(
+            "--policy <kind>",
+            "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold); " +
+                "default fuzzy (textbook JS), fuzzy:js-fsd with --procedure seed001"
+        )
+        .option(
+            "--gamma <list>",
+            "draft lengths to try, e.g. 4 or 2,4,8 (default 4: not published by a seed; seed 001 picks from 5, 10, 15, 20, see --procedure seed001)"
+        )
         .option("--thresholds <list>", "threshold values to try (default: a range suited to the policy)")
         .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
         .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure seed001)")
@@ -145,21 +235,46 @@ export function registerCalibrateCommand(program: Command): Command {
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
-        .option("--speed <measured|one-step>", "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)", "measured")
+        .option(
+            "--speed <measured|one-step>",
+            "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)",
+            "measured"
+        )
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
-        .addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput"], {
-            success: "a setting was selected",
-            verdictFailed: "no setting meets the budget while accepting more tokens per verification than strict SD: keep strict SD"
-        }))
+        .addHelpText(
+            "after",
+            exitCodeHelp(["success", "verdictFailed", "badInput"], {
+                success: "a setting was selected",
+                verdictFailed: "no setting meets the budget while accepting more tokens per verification than strict SD: keep strict SD"
+            })
+        )
         .action(async (options: CalibrateCommandOptions) => {
-            emitOutcome(await runCalibrateCommand(options, openModelOn(options), {progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)}));
+            emitOutcome(
+                await runCalibrateCommand(options, openModelOn(options), {
+                    progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)
+                })
+            );
         });
 }
 
-function summaryLine(selected: {spec: string; gamma: number; accuracyDrop: number; withinBudget: boolean; speedupOverStrict: number; setting: {accuracy: number}} | null, budget: number, anyWithinBudget: boolean): string {
-    if (selected == null && anyWithinBudget) return `no setting within the ${budget} pt budget accepts more tokens per verification than strict SD; keep strict SD\n`;
+function summaryLine(
+    selected: {
+        spec: string;
+        gamma: number;
+        accuracyDrop: number;
+        withinBudget: boolean;
+        speedupOverStrict: number;
+        setting: {accuracy: number};
+    } | null,
+    budget: number,
+    anyWithinBudget: boolean
+): string {
+    if (selected == null && anyWithinBudget)
+        return `no setting within the ${budget} pt budget accepts more tokens per verification than strict SD; keep strict SD\n`;
     if (selected == null) return `no setting meets the ${budget} pt budget on the calibration split; keep strict SD\n`;
-    return `selected --policy '${selected.spec}' --gamma ${selected.gamma}: evaluation accuracy ${(100 * selected.setting.accuracy).toFixed(1)}%, `
-        + `drop ${selected.accuracyDrop.toFixed(1)} pt (${selected.withinBudget ? "within" : "OVER"} budget), ${selected.speedupOverStrict.toFixed(2)}× strict SD\n`;
+    return (
+        `selected --policy '${selected.spec}' --gamma ${selected.gamma}: evaluation accuracy ${(100 * selected.setting.accuracy).toFixed(1)}%, ` +
+        `drop ${selected.accuracyDrop.toFixed(1)} pt (${selected.withinBudget ? "within" : "OVER"} budget), ${selected.speedupOverStrict.toFixed(2)}× strict SD\n`
+    );
 }

@@ -17,7 +17,7 @@ beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-canary-"));
     pair = await writeRandomLlamaPair({directory, seed: 21});
     prompts = join(directory, "prompts.jsonl");
-    const texts = ["Call search_orders for ACME", "The quick brown fox", "{\"limit\": ", "Hello", "Summarise the ticket"];
+    const texts = ["Call search_orders for ACME", "The quick brown fox", '{"limit": ', "Hello", "Summarise the ticket"];
     await writeFile(prompts, texts.map((prompt, index) => JSON.stringify({id: `q${index}`, task: "tool", prompt})).join("\n"));
 });
 afterAll(async () => {
@@ -31,7 +31,10 @@ describe("specgate canary on GGUF decode paths", () => {
         const outcome = await runCanaryCommand({
             a: `embedded:target=${pair.targetPath}`,
             b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=strict,gamma=3`,
-            prompts, maxTokens: "20", report, json
+            prompts,
+            maxTokens: "20",
+            report,
+            json
         });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
@@ -42,13 +45,17 @@ describe("specgate canary on GGUF decode paths", () => {
         const pinned = await runCanaryCommand({
             a: `embedded:target=${pair.targetPath}`,
             b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=strict,gamma=3`,
-            prompts, maxTokens: "8", expectFingerprint: result.paths.b.fingerprint
+            prompts,
+            maxTokens: "8",
+            expectFingerprint: result.paths.b.fingerprint
         });
         expect(pinned.exitCode).toBe(0);
         const moved = await runCanaryCommand({
             a: `embedded:target=${pair.targetPath}`,
             b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=strict,gamma=4`,
-            prompts, maxTokens: "8", expectFingerprint: result.paths.b.fingerprint
+            prompts,
+            maxTokens: "8",
+            expectFingerprint: result.paths.b.fingerprint
         });
         expect(moved.exitCode).toBe(1);
         expect(moved.stderr).toMatch(/path B fingerprint differs/);
@@ -58,7 +65,8 @@ describe("specgate canary on GGUF decode paths", () => {
         const outcome = await runCanaryCommand({
             a: `embedded:target=${pair.targetPath}`,
             b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=fuzzy,policy.threshold=1000,gamma=4`,
-            prompts, maxTokens: "20"
+            prompts,
+            maxTokens: "20"
         });
         expect(outcome.exitCode).toBe(1);
         expect(outcome.stdout).toMatch(/^# Decode-path drift canary\n\n\*\*FAIL\*\* \(drift\): mismatch rate/);
@@ -72,8 +80,12 @@ describe("specgate canary on GGUF decode paths", () => {
         const missingModel = await runCanaryCommand({a: join(directory, "none"), b: "embedded:target=x", prompts});
         expect(missingModel.exitCode).toBe(2);
         const malformed = join(directory, "bad.jsonl");
-        await writeFile(malformed, "{\"id\": \"a\", \"task\": \"t\", \"prompt\": \"p\"}\n{oops\n");
-        const badPrompts = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `embedded:target=${pair.targetPath}`, prompts: malformed});
+        await writeFile(malformed, '{"id": "a", "task": "t", "prompt": "p"}\n{oops\n');
+        const badPrompts = await runCanaryCommand({
+            a: `embedded:target=${pair.targetPath}`,
+            b: `embedded:target=${pair.targetPath}`,
+            prompts: malformed
+        });
         expect(badPrompts).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/bad\.jsonl:2: not valid JSON/)});
     });
 
@@ -81,18 +93,33 @@ describe("specgate canary on GGUF decode paths", () => {
         await mkdir(join(directory, "other"));
         const other = await writeRandomLlamaPair({directory: join(directory, "other"), seed: 22, pieces: letterPieces(129)});
         const mismatched = await runCanaryCommand({
-            a: `embedded:target=${pair.targetPath}`, b: `embedded:target=${pair.targetPath},draft=${other.draftPath}`, prompts
+            a: `embedded:target=${pair.targetPath}`,
+            b: `embedded:target=${pair.targetPath},draft=${other.draftPath}`,
+            prompts
         });
-        expect(mismatched).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/^specgate canary: .*draft: target has 260 tokens, draft has 389: 129 apart/)});
-        const noTokens = await runCanaryCommand({a: `embedded:target=${pair.targetPath}`, b: `embedded:target=${pair.targetPath}`, prompts, maxTokens: "0"});
+        expect(mismatched).toMatchObject({
+            exitCode: 2,
+            stderr: expect.stringMatching(/^specgate canary: .*draft: target has 260 tokens, draft has 389: 129 apart/)
+        });
+        const noTokens = await runCanaryCommand({
+            a: `embedded:target=${pair.targetPath}`,
+            b: `embedded:target=${pair.targetPath}`,
+            prompts,
+            maxTokens: "0"
+        });
         expect(noTokens).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--max-tokens: must be at least 1/)});
     });
 
     it("requests that fail are 'could not compare' (exit 4), not drift", async () => {
         const outcome = await runCanaryCommand({
-            a: `embedded:target=${pair.targetPath}`, b: "openai:base=http://127.0.0.1:9/v1,model=m,retries=0,timeout-ms=2000", prompts, maxTokens: "4"
+            a: `embedded:target=${pair.targetPath}`,
+            b: "openai:base=http://127.0.0.1:9/v1,model=m,retries=0,timeout-ms=2000",
+            prompts,
+            maxTokens: "4"
         });
         expect(outcome.exitCode).toBe(4);
-        expect(outcome.stderr).toMatch(/^specgate canary: could not compare: 5 request\(s\) failed, so 5 of 5 prompt\(s\) were not compared/);
+        expect(outcome.stderr).toMatch(
+            /^specgate canary: could not compare: 5 request\(s\) failed, so 5 of 5 prompt\(s\) were not compared/
+        );
     });
 });

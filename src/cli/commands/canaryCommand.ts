@@ -49,13 +49,30 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
         opened.push(await openPath(a));
         opened.push(await openPath(b));
         const result = await runCanary({
-            a: opened[0], b: opened[1], items, maxMismatch, maxTokens, seed, concurrency: Math.max(1, concurrency),
-            expectFingerprint: options.expectFingerprint, expectFingerprintA: options.expectFingerprintA
+            a: opened[0],
+            b: opened[1],
+            items,
+            maxMismatch,
+            maxTokens,
+            seed,
+            concurrency: Math.max(1, concurrency),
+            expectFingerprint: options.expectFingerprint,
+            expectFingerprintA: options.expectFingerprintA
         });
         const report = renderCanaryReport(result);
-        const stdout = await writeReportOutputs(options, report, () => summaryLine(result), () => result);
-        const exitCode = {"pass": ExitCode.success, "drift": ExitCode.verdictFailed, "could-not-compare": ExitCode.couldNotCompare}[result.verdict];
-        const stderr = result.verdict === "pass" ? "" : `${COMMAND_NAME}: ${result.verdict === "drift" ? "drift" : "could not compare"}: ${result.failures.join("; ")}\n`;
+        const stdout = await writeReportOutputs(
+            options,
+            report,
+            () => summaryLine(result),
+            () => result
+        );
+        const exitCode = {pass: ExitCode.success, drift: ExitCode.verdictFailed, "could-not-compare": ExitCode.couldNotCompare}[
+            result.verdict
+        ];
+        const stderr =
+            result.verdict === "pass"
+                ? ""
+                : `${COMMAND_NAME}: ${result.verdict === "drift" ? "drift" : "could not compare"}: ${result.failures.join("; ")}\n`;
         return {exitCode, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -67,10 +84,15 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
 export function registerCanaryCommand(program: Command): Command {
     return program
         .command("canary")
-        .description("replay prompts through two decode paths at temperature 0 and alert on drift: exact-match rate, where outputs part, fingerprints")
+        .description(
+            "replay prompts through two decode paths at temperature 0 and alert on drift: exact-match rate, where outputs part, fingerprints"
+        )
         .option("--a <path>", "reference decode path spec, e.g. embedded:target=T.gguf (target-only)")
         .option("--b <path>", "decode path under test, e.g. openai:base=http://127.0.0.1:8000/v1,model=m")
-        .option("--prompts <file>", "prompts: a generic battery .jsonl (id, task, prompt | messages) or a battery spec such as advbench@100")
+        .option(
+            "--prompts <file>",
+            "prompts: a generic battery .jsonl (id, task, prompt | messages) or a battery spec such as advbench@100"
+        )
         .option("--max-mismatch <rate>", "fail when the mismatch rate exceeds this", "0.015")
         .option("--expect-fingerprint <hash>", "fail unless path B has this fingerprint (or every reply carries it as system_fingerprint)")
         .option("--expect-fingerprint-a <hash>", "the same check for path A")
@@ -79,15 +101,20 @@ export function registerCanaryCommand(program: Command): Command {
         .option("--concurrency <n>", "prompts compared at once", "4")
         .option("--json <out>", "write the full JSON result to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
-        .addHelpText("after", exitCodeHelp(["success", "verdictFailed", "badInput", "couldNotCompare"], {
-            success: "pass: the mismatch rate is within --max-mismatch and every expected fingerprint matches",
-            verdictFailed: "drift: the mismatch rate exceeds --max-mismatch, or a fingerprint differs",
-            badInput: "bad usage or bad input, a draft whose tokenizer differs from its target's included (nothing was compared)",
-            couldNotCompare: "could not compare: requests failed (server down, timeouts) and the prompts that were compared show no drift"
-        }) + "\nDecode path specs (--a, --b):\n"
-            + "  embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,name=N]\n"
-            + "  openai:base=URL,model=M[,key-env=VAR][,endpoint=auto|chat|completions][,concurrency=4][,retries=4][,timeout-ms=120000][,name=N]\n"
-            + "docs/audits.md lists every key.\n")
+        .addHelpText(
+            "after",
+            exitCodeHelp(["success", "verdictFailed", "badInput", "couldNotCompare"], {
+                success: "pass: the mismatch rate is within --max-mismatch and every expected fingerprint matches",
+                verdictFailed: "drift: the mismatch rate exceeds --max-mismatch, or a fingerprint differs",
+                badInput: "bad usage or bad input, a draft whose tokenizer differs from its target's included (nothing was compared)",
+                couldNotCompare:
+                    "could not compare: requests failed (server down, timeouts) and the prompts that were compared show no drift"
+            }) +
+                "\nDecode path specs (--a, --b):\n" +
+                "  embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,name=N]\n" +
+                "  openai:base=URL,model=M[,key-env=VAR][,endpoint=auto|chat|completions][,concurrency=4][,retries=4][,timeout-ms=120000][,name=N]\n" +
+                "docs/audits.md lists every key.\n"
+        )
         .exitOverride()
         .action(async (options: CanaryCommandOptions) => {
             emitOutcome(await runCanaryCommand(options));
@@ -95,11 +122,9 @@ export function registerCanaryCommand(program: Command): Command {
 }
 
 function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
-    return `${{"pass": "PASS", "drift": "FAIL", "could-not-compare": "COULD NOT COMPARE"}[result.verdict]}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% `
-        + `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}`
-        + `${result.skipped.length > 0 ? `, ${new Set(result.skipped.map((entry) => entry.id)).size} prompt(s) skipped: longer than the context` : ""}\n`;
+    return (
+        `${{pass: "PASS", drift: "FAIL", "could-not-compare": "COULD NOT COMPARE"}[result.verdict]}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% ` +
+        `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}` +
+        `${result.skipped.length > 0 ? `, ${new Set(result.skipped.map((entry) => entry.id)).size} prompt(s) skipped: longer than the context` : ""}\n`
+    );
 }
-
-
-
-

@@ -31,8 +31,7 @@ export async function runExport(options: ExportCommandOptions): Promise<string> 
 function parseLayers(text: string): number[] {
     const layers = text.split(",").map((part) => part.trim());
     const bad = layers.find((part) => !/^\d+$/.test(part));
-    if (bad !== undefined)
-        throw new InvalidInputError(`expected block numbers separated by commas, e.g. 0,3; got "${text}"`, "--layers");
+    if (bad !== undefined) throw new InvalidInputError(`expected block numbers separated by commas, e.g. 0,3; got "${text}"`, "--layers");
     return layers.map(Number);
 }
 
@@ -40,12 +39,17 @@ function parseLayers(text: string): number[] {
 export function registerExportCommand(program: Command): void {
     program
         .command("export")
-        .description("rewrite a llama GGUF (trained by `specgate train` or saved by llama.cpp) as F32, F16 or Q8_0 with the project's byte vocabulary")
+        .description(
+            "rewrite a llama GGUF (trained by `specgate train` or saved by llama.cpp) as F32, F16 or Q8_0 with the project's byte vocabulary"
+        )
         .option("--model <IN.gguf>", "model to read")
         .option("--out <OUT.gguf>", "file to write")
         .option("--type <f32|f16|q8_0>", "storage type of the matrices (default f32)")
         .option("--name <NAME>", "general.name of the written model")
-        .option("--layers <i,j,...>", "write only these blocks, in this order, with the embeddings, final norm and output head (a self-speculative draft to fine-tune with `specgate train --from`)")
+        .option(
+            "--layers <i,j,...>",
+            "write only these blocks, in this order, with the embeddings, final norm and output head (a self-speculative draft to fine-tune with `specgate train --from`)"
+        )
         .action(async (options: ExportCommandOptions) => {
             process.stdout.write(`${await runExport(options)}\n`);
         });

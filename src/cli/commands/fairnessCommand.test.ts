@@ -29,8 +29,16 @@ describe("specgate fairness analyze", () => {
         const plots = join(directory, "out", "plots");
         await mkdir(join(directory, "out"));
         const outcome = await runFairnessAnalyzeCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
-            gamma: "3", maxTokens: "6", resamples: "200", report, json, plots
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: "mgsm:en@2,mgsm:ja@2",
+            dataDirectory: batteryFixtureDirectory,
+            gamma: "3",
+            maxTokens: "6",
+            resamples: "200",
+            report,
+            json,
+            plots
         });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
@@ -41,7 +49,11 @@ describe("specgate fairness analyze", () => {
         expect(markdown).toContain("| ja | 2 |");
         expect(markdown).toContain("![Speed-up per language](plots/speedup.png)");
         expect(markdown).toContain("## How to read this");
-        const analysis = JSON.parse(await readFile(json, "utf8")) as {by: string; groups: Array<{name: string; distributions: {fitness: number}}>; items: Array<{truncatedPromptTokens: number}>};
+        const analysis = JSON.parse(await readFile(json, "utf8")) as {
+            by: string;
+            groups: Array<{name: string; distributions: {fitness: number}}>;
+            items: Array<{truncatedPromptTokens: number}>;
+        };
         expect(analysis.by).toBe("language");
         expect(analysis.groups.map((group) => group.name)).toEqual(["en", "ja"]);
         expect(analysis.groups.every((group) => group.distributions.fitness > 0 && group.distributions.fitness <= 1)).toBe(true);
@@ -59,12 +71,20 @@ describe("specgate fairness analyze", () => {
     });
 
     it("exits 2 with a typed message for a single group, an unknown language and bad flags", async () => {
-        const base = {target: pair.targetPath, draft: pair.draftPath, dataDirectory: batteryFixtureDirectory, maxTokens: "4", resamples: "20"};
+        const base = {
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            dataDirectory: batteryFixtureDirectory,
+            maxTokens: "4",
+            resamples: "20"
+        };
         const single = await runFairnessAnalyzeCommand({...base, battery: "mgsm:de@2"});
         expect(single).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--by: every item falls in one language \("de"\)/)});
         const unknown = await runFairnessAnalyzeCommand({...base, battery: "mgsm:de@2,mgsm:xx@2"});
         expect(unknown).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: MGSM has no language "xx"/)});
-        expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", by: "dialect"})).stderr).toMatch(/--by: must be "task" or "language"/);
+        expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", by: "dialect"})).stderr).toMatch(
+            /--by: must be "task" or "language"/
+        );
         expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", gamma: "x"})).exitCode).toBe(2);
         expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", target: undefined})).stderr).toMatch(/--target: is required/);
     });

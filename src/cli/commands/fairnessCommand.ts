@@ -12,7 +12,15 @@ import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {
+    badInputOutcome,
+    type CommandOutcome,
+    emitOutcome,
+    type ModelPlacement,
+    type OpenModel,
+    openDefaultModel,
+    openModelOn
+} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
@@ -66,13 +74,20 @@ export async function runFairnessAnalyzeCommand(
         const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
         const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 32);
         const stop = stopStrings(options.stop);
-        const sampling = samplingFromCli({temperature: nonNegativeDecimal(options.temperature, "--temperature", 0), topK: 0, topP: 1, minP: 0});
+        const sampling = samplingFromCli({
+            temperature: nonNegativeDecimal(options.temperature, "--temperature", 0),
+            topK: 0,
+            topP: 1,
+            minP: 0
+        });
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const resamples = positiveInteger(options.resamples, "--resamples", 2000);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
-        if (options.equalizeMaxGamma !== undefined && options.equalize === undefined) throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
+        if (options.equalizeMaxGamma !== undefined && options.equalize === undefined)
+            throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
         const equalizeMaxGamma = nonNegativeInteger(options.equalizeMaxGamma, "--equalize-max-gamma", 8);
-        if (equalizeMaxGamma < 1 || equalizeMaxGamma > 64) throw new InvalidInputError(`must be an integer in [1, 64], got ${equalizeMaxGamma}`, "--equalize-max-gamma");
+        if (equalizeMaxGamma < 1 || equalizeMaxGamma > 64)
+            throw new InvalidInputError(`must be an integer in [1, 64], got ${equalizeMaxGamma}`, "--equalize-max-gamma");
         if (options.equalize === "") throw new InvalidInputError("is required: the hints file to write", "--equalize");
         const items = await loadFairnessBattery(battery, options.dataDirectory);
         await checkReportOutputs(options);
@@ -82,8 +97,16 @@ export async function runFairnessAnalyzeCommand(
         opened.push(await loadModel(draftPath, threads));
         assertSameVocabulary(opened[0], opened[1], "--draft");
         const analysis = await analyzeFairness({
-            target: opened[0], draft: opened[1], items, by: options.by as "task" | "language" | undefined,
-            gamma, maxTokens, stop, sampling, seed, resamples,
+            target: opened[0],
+            draft: opened[1],
+            items,
+            by: options.by as "task" | "language" | undefined,
+            gamma,
+            maxTokens,
+            stop,
+            sampling,
+            seed,
+            resamples,
             equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
         });
         if (options.equalize !== undefined) {
@@ -98,8 +121,14 @@ export async function runFairnessAnalyzeCommand(
             plots = {speedup: `${base}/speedup.png`, scatter: `${base}/alpha-vs-divergence.png`, textRendered: written.textRendered};
         }
         const report = renderFairnessReport(analysis, {target: targetPath, draft: draftPath, battery, plots});
-        const stdout = await writeReportOutputs(options, report, () => summaryLine(analysis), () => ({target: targetPath, draft: draftPath, battery, ...analysis}));
-        const stderr = plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "";
+        const stdout = await writeReportOutputs(
+            options,
+            report,
+            () => summaryLine(analysis),
+            () => ({target: targetPath, draft: draftPath, battery, ...analysis})
+        );
+        const stderr =
+            plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "";
         return {exitCode: 0, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -109,7 +138,11 @@ export async function runFairnessAnalyzeCommand(
 }
 
 export function registerFairnessCommand(program: Command): Command {
-    const fairness = program.command("fairness").description("per-task and per-language speed-up fairness of a drafter (the disparate speed-up analysis, and its s-CDF mitigation)");
+    const fairness = program
+        .command("fairness")
+        .description(
+            "per-task and per-language speed-up fairness of a drafter (the disparate speed-up analysis, and its s-CDF mitigation)"
+        );
     fairness
         .command("analyze")
         .description("measure acceptance, speed-up, D_T, drafter fitness and unfairness U per group of a battery")
@@ -129,9 +162,17 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--json <out>", "write the full analysis, per-item records included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write speedup.{svg,png} and alpha-vs-divergence.{svg,png} into DIR")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
-        .option("--equalize <out.json>", "pick per group the γ with the best predicted speed-up (strict, so quality is unchanged), re-run each group at it, report the spread before/after and write the group → γ hints to OUT.json")
+        .option(
+            "--equalize <out.json>",
+            "pick per group the γ with the best predicted speed-up (strict, so quality is unchanged), re-run each group at it, report the spread before/after and write the group → γ hints to OUT.json"
+        )
         .option("--equalize-max-gamma <n>", "γ candidates 1..N for --equalize (default 8)")
-        .addHelpText("after", exitCodeHelp(["success", "badInput"], {badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"}))
+        .addHelpText(
+            "after",
+            exitCodeHelp(["success", "badInput"], {
+                badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"
+            })
+        )
         .action(async (options: FairnessAnalyzeOptions) => {
             emitOutcome(await runFairnessAnalyzeCommand(options, openModelOn(options)));
         });
@@ -142,10 +183,13 @@ export function registerFairnessCommand(program: Command): Command {
 function summaryLine(analysis: FairnessAnalysis): string {
     const {unfairness, speedup} = analysis.across;
     const {equalize} = analysis;
-    return `U = ${unfairness.estimate.toFixed(4)} [${unfairness.low.toFixed(4)}, ${unfairness.high.toFixed(4)}] over ${analysis.groups.length} ${analysis.by} groups; `
-        + `speed-up max/min ${speedup.maxMinRatio.toFixed(2)} (fastest ${speedup.fastestGroup}, slowest ${speedup.slowestGroup})`
-        + (equalize == null ? "" : `; equalized γ ${equalize.groups.map((group) => `${group.name} ${group.gamma}`).join(", ")}: `
-            + `measured max/min ${equalize.spread.measured.before.maxMinRatio.toFixed(2)} → ${equalize.spread.measured.after.maxMinRatio.toFixed(2)}`)
-        + "\n";
+    return (
+        `U = ${unfairness.estimate.toFixed(4)} [${unfairness.low.toFixed(4)}, ${unfairness.high.toFixed(4)}] over ${analysis.groups.length} ${analysis.by} groups; ` +
+        `speed-up max/min ${speedup.maxMinRatio.toFixed(2)} (fastest ${speedup.fastestGroup}, slowest ${speedup.slowestGroup})` +
+        (equalize == null
+            ? ""
+            : `; equalized γ ${equalize.groups.map((group) => `${group.name} ${group.gamma}`).join(", ")}: ` +
+              `measured max/min ${equalize.spread.measured.before.maxMinRatio.toFixed(2)} → ${equalize.spread.measured.after.maxMinRatio.toFixed(2)}`) +
+        "\n"
+    );
 }
-

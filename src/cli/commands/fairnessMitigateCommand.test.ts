@@ -25,11 +25,24 @@ describe("specgate fairness mitigate", () => {
     it("runs s-CDF and re-balancing from one start, writes both drafters and a before/after report", async () => {
         const out = join(directory, "mitigated.gguf");
         const json = join(directory, "report.json");
-        const targetHash = createHash("sha256").update(await readFile(pair.targetPath)).digest("hex");
+        const targetHash = createHash("sha256")
+            .update(await readFile(pair.targetPath))
+            .digest("hex");
         const progress: string[] = [];
         const outcome = await runFairnessMitigateCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
-            out, method: "both", steps: "3", batchPerTask: "2", lr: "0.01", maxTokens: "4", resamples: "20", json, onProgress: (line) => progress.push(line)
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: "mgsm:en@2,mgsm:ja@2",
+            dataDirectory: batteryFixtureDirectory,
+            out,
+            method: "both",
+            steps: "3",
+            batchPerTask: "2",
+            lr: "0.01",
+            maxTokens: "4",
+            resamples: "20",
+            json,
+            onProgress: (line) => progress.push(line)
         });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
@@ -41,7 +54,9 @@ describe("specgate fairness mitigate", () => {
         expect((await stat(out)).size).toBeGreaterThan(0);
         expect((await stat(join(directory, "mitigated.rebalance.gguf"))).size).toBeGreaterThan(0);
         const report = JSON.parse(await readFile(json, "utf8")) as {
-            inSample: boolean; targetSha256Before: string; targetSha256After: string;
+            inSample: boolean;
+            targetSha256Before: string;
+            targetSha256After: string;
             runs: Array<{method: string; training: {steps: Array<{weights: number[]}>}; comparison: {targetOutputsIdentical: boolean}}>;
         };
         expect(report.inSample).toBe(true);
@@ -55,51 +70,105 @@ describe("specgate fairness mitigate", () => {
 
     it("evaluates out of sample on --eval-battery and warns about evaluated tasks it never trained on", async () => {
         const training = join(directory, "training.jsonl");
-        const rows = [["en", "The cat sat on the"], ["en", "One, two, three,"], ["ja", "猫がいます。"], ["ja", "一、二、三、"]];
-        await writeFile(training, rows.map(([language, prompt], index) => JSON.stringify({id: `story-${index}`, task: "story", language, prompt})).join("\n"));
+        const rows = [
+            ["en", "The cat sat on the"],
+            ["en", "One, two, three,"],
+            ["ja", "猫がいます。"],
+            ["ja", "一、二、三、"]
+        ];
+        await writeFile(
+            training,
+            rows.map(([language, prompt], index) => JSON.stringify({id: `story-${index}`, task: "story", language, prompt})).join("\n")
+        );
         const progress: string[] = [];
         const outcome = await runFairnessMitigateCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: training, evalBattery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
-            out: join(directory, "story.gguf"), steps: "1", maxTokens: "4", resamples: "20", onProgress: (line) => progress.push(line)
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: training,
+            evalBattery: "mgsm:en@2,mgsm:ja@2",
+            dataDirectory: batteryFixtureDirectory,
+            out: join(directory, "story.gguf"),
+            steps: "1",
+            maxTokens: "4",
+            resamples: "20",
+            onProgress: (line) => progress.push(line)
         });
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).not.toContain("In-sample");
         expect(outcome.stdout).toContain("**Tasks evaluated but never trained on: mgsm-en, mgsm-ja.**");
-        expect(progress.some((line) => /warning: the evaluation battery has tasks the training battery lacks \(mgsm-en, mgsm-ja\)/.test(line))).toBe(true);
+        expect(
+            progress.some((line) => /warning: the evaluation battery has tasks the training battery lacks \(mgsm-en, mgsm-ja\)/.test(line))
+        ).toBe(true);
         expect(outcome.stdout).toMatch(/\| U \| \d\.\d{4} \| \d\.\d{4} \(([+−]\d+\.\d%|–)\) \| ≤ -10% \| −12% \|/);
     });
 
     it("takes seed 003 D.1's values with --preset seed003, an explicit option still winning", async () => {
         const json = join(directory, "preset.json");
         const outcome = await runFairnessMitigateCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
-            out: join(directory, "preset.gguf"), preset: "seed003", steps: "1", maxTokens: "4", resamples: "20", json
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: "mgsm:en@2,mgsm:ja@2",
+            dataDirectory: batteryFixtureDirectory,
+            out: join(directory, "preset.gguf"),
+            preset: "seed003",
+            steps: "1",
+            maxTokens: "4",
+            resamples: "20",
+            json
         });
         expect(outcome.stderr).toBe("");
         const report = JSON.parse(await readFile(json, "utf8")) as {
-            before: {settings: {gamma: number; maxTokens: number}}; runs: Array<{training: {options: Record<string, number>}}>;
+            before: {settings: {gamma: number; maxTokens: number}};
+            runs: Array<{training: {options: Record<string, number>}}>;
         };
-        expect(report.runs[0].training.options).toMatchObject({learningRate: 1e-4, gradientAccumulation: 4, batchPerTask: 8, gradientClip: 1});
+        expect(report.runs[0].training.options).toMatchObject({
+            learningRate: 1e-4,
+            gradientAccumulation: 4,
+            batchPerTask: 8,
+            gradientClip: 1
+        });
         expect(report.before.settings).toMatchObject({gamma: 5, maxTokens: 4});
         expect(outcome.stdout).toContain("4 mini-batches per group and step");
         const bad = await runFairnessMitigateCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@1,mgsm:ja@1", dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), preset: "seed004"
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: "mgsm:en@1,mgsm:ja@1",
+            dataDirectory: batteryFixtureDirectory,
+            out: join(directory, "never.gguf"),
+            preset: "seed004"
         });
         expect(bad.stderr).toMatch(/--preset: must be "seed003", got "seed004"/);
-        expect((await runFairnessMitigateCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@1,mgsm:ja@1", dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), continuations: "teacher"
-        })).stderr).toMatch(/--continuations: must be "reference-or-greedy" or "target-sampled"/);
+        expect(
+            (
+                await runFairnessMitigateCommand({
+                    target: pair.targetPath,
+                    draft: pair.draftPath,
+                    battery: "mgsm:en@1,mgsm:ja@1",
+                    dataDirectory: batteryFixtureDirectory,
+                    out: join(directory, "never.gguf"),
+                    continuations: "teacher"
+                })
+            ).stderr
+        ).toMatch(/--continuations: must be "reference-or-greedy" or "target-sampled"/);
     });
 
     it("exits 2 with a typed message for a single group, an unknown language and bad flags", async () => {
-        const base = {target: pair.targetPath, draft: pair.draftPath, dataDirectory: batteryFixtureDirectory, out: join(directory, "never.gguf"), maxTokens: "4", steps: "1"};
+        const base = {
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            dataDirectory: batteryFixtureDirectory,
+            out: join(directory, "never.gguf"),
+            maxTokens: "4",
+            steps: "1"
+        };
         const single = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2"});
         expect(single).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--by: every item falls in one language \("de"\)/)});
         const unknown = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2,mgsm:xx@2"});
         expect(unknown).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: MGSM has no language "xx"/)});
         const singleEvaluation = await runFairnessMitigateCommand({...base, battery: "mgsm:de@2,mgsm:en@2", evalBattery: "mgsm:en@2"});
         expect(singleEvaluation.stderr).toMatch(/every item falls in one language \("en"\)/);
-        const bad = async (extra: Record<string, string | undefined>) => (await runFairnessMitigateCommand({...base, battery: "mgsm:de@1,mgsm:en@1", ...extra})).stderr;
+        const bad = async (extra: Record<string, string | undefined>) =>
+            (await runFairnessMitigateCommand({...base, battery: "mgsm:de@1,mgsm:en@1", ...extra})).stderr;
         expect(await bad({method: "dpo"})).toMatch(/--method: must be "scdf", "rebalance" or "both", got "dpo"/);
         expect(await bad({steps: "0"})).toMatch(/--steps: must be at least 1/);
         expect(await bad({batchPerTask: "x"})).toMatch(/--batch-per-task: must be a non-negative integer/);

@@ -13,8 +13,21 @@ import type {MitigationMethod} from "../../fairness/mitigation/fairnessWeightedG
 import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
 import {defaultMitigationOptions, SEED_003_MITIGATION} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
-import {meetsTargets, type MitigationReport, type MitigationRun, renderMitigationReport} from "../../fairness/mitigation/renderMitigationReport.js";
-import {badInputOutcome, type CommandOutcome, emitOutcome, type ModelPlacement, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
+import {
+    meetsTargets,
+    type MitigationReport,
+    type MitigationRun,
+    renderMitigationReport
+} from "../../fairness/mitigation/renderMitigationReport.js";
+import {
+    badInputOutcome,
+    type CommandOutcome,
+    emitOutcome,
+    type ModelPlacement,
+    type OpenModel,
+    openDefaultModel,
+    openModelOn
+} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
@@ -60,7 +73,10 @@ const COMMAND_NAME = "specgate fairness mitigate";
  * frozen target. Writes --out (and, with --method both, the re-balanced drafter beside it), --json
  * and --report. Exit codes: 0 done, 2 bad input.
  */
-export async function runFairnessMitigateCommand(options: FairnessMitigateOptions, loadModel: OpenModel = openDefaultModel): Promise<CommandOutcome> {
+export async function runFairnessMitigateCommand(
+    options: FairnessMitigateOptions,
+    loadModel: OpenModel = openDefaultModel
+): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     const progress = options.onProgress ?? (() => undefined);
     try {
@@ -78,14 +94,27 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         // --preset seed003 replaces the defaults with seed 003 D.1's values; an option given explicitly still wins.
         const preset = options.preset === "seed003" ? SEED_003_MITIGATION : null;
         const steps = positiveInteger(options.steps, "--steps", defaultMitigationOptions.steps);
-        const batchPerTask = positiveInteger(options.batchPerTask, "--batch-per-task", preset?.batchPerTask ?? defaultMitigationOptions.batchPerTask);
-        const gradientAccumulation = positiveInteger(options.gradAccum, "--grad-accum", preset?.gradientAccumulation ?? defaultMitigationOptions.gradientAccumulation);
+        const batchPerTask = positiveInteger(
+            options.batchPerTask,
+            "--batch-per-task",
+            preset?.batchPerTask ?? defaultMitigationOptions.batchPerTask
+        );
+        const gradientAccumulation = positiveInteger(
+            options.gradAccum,
+            "--grad-accum",
+            preset?.gradientAccumulation ?? defaultMitigationOptions.gradientAccumulation
+        );
         const continuations = options.continuations ?? preset?.continuations ?? "reference-or-greedy";
         if (continuations !== "reference-or-greedy" && continuations !== "target-sampled")
             throw new InvalidInputError(`must be "reference-or-greedy" or "target-sampled", got "${continuations}"`, "--continuations");
         const learningRate = nonNegativeDecimal(options.lr, "--lr", preset?.learningRate ?? defaultMitigationOptions.learningRate);
-        if (!(learningRate > 0) || !Number.isFinite(learningRate)) throw new InvalidInputError(`must be a finite positive number, got ${options.lr}`, "--lr");
-        const warmupSteps = nonNegativeInteger(options.warmupSteps, "--warmup-steps", Math.min(defaultMitigationOptions.warmupSteps, steps - 1));
+        if (!(learningRate > 0) || !Number.isFinite(learningRate))
+            throw new InvalidInputError(`must be a finite positive number, got ${options.lr}`, "--lr");
+        const warmupSteps = nonNegativeInteger(
+            options.warmupSteps,
+            "--warmup-steps",
+            Math.min(defaultMitigationOptions.warmupSteps, steps - 1)
+        );
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const gamma = nonNegativeInteger(options.gamma, "--gamma", preset?.gamma ?? 4);
         const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", preset?.maxTokens ?? 32);
@@ -93,24 +122,34 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const resamples = positiveInteger(options.resamples, "--resamples", 2000);
         const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const methods: MitigationMethod[] = method === "both" ? ["scdf", "rebalance"] : [method];
-        const outputs = new Map<MitigationMethod, string>(methods.map((entry) => [entry, entry === "rebalance" && method === "both" ? rebalancedPath(out) : out]));
+        const outputs = new Map<MitigationMethod, string>(
+            methods.map((entry) => [entry, entry === "rebalance" && method === "both" ? rebalancedPath(out) : out])
+        );
         for (const output of outputs.values())
             if (resolve(output) === resolve(targetPath) || resolve(output) === resolve(draftPath))
-                throw new InvalidInputError(`${output} would overwrite the ${resolve(output) === resolve(targetPath) ? "target" : "drafter"}`, "--out");
+                throw new InvalidInputError(
+                    `${output} would overwrite the ${resolve(output) === resolve(targetPath) ? "target" : "drafter"}`,
+                    "--out"
+                );
 
         const items = await loadFairnessBattery(battery, options.dataDirectory);
         const evaluationBattery = options.evalBattery ?? battery;
-        const evaluationItems = options.evalBattery === undefined ? items : await loadFairnessBattery(options.evalBattery, options.dataDirectory);
+        const evaluationItems =
+            options.evalBattery === undefined ? items : await loadFairnessBattery(options.evalBattery, options.dataDirectory);
         const by: FairnessGrouping = (options.by as FairnessGrouping | undefined) ?? defaultGrouping(items);
         groupBatteryItems(items, by); // single group, unknown language: fail before anything is loaded
         const evaluationGroups = groupBatteryItems(evaluationItems, by).map((group) => group.name);
         const trainingGroups = groupBatteryItems(items, by).map((group) => group.name);
         const untrained = evaluationGroups.filter((name) => !trainingGroups.includes(name));
-        if (untrained.length > 0) throw new InvalidInputError(`evaluates ${by} groups the training battery lacks: ${untrained.join(", ")}`, "--eval-battery");
+        if (untrained.length > 0)
+            throw new InvalidInputError(`evaluates ${by} groups the training battery lacks: ${untrained.join(", ")}`, "--eval-battery");
 
         const trainedTasks = new Set(items.map((item) => item.task));
         const untrainedTasks = [...new Set(evaluationItems.map((item) => item.task))].filter((task) => !trainedTasks.has(task));
-        if (untrainedTasks.length > 0) progress(`${COMMAND_NAME}: warning: the evaluation battery has tasks the training battery lacks (${untrainedTasks.join(", ")}); the drafter will drift on them`);
+        if (untrainedTasks.length > 0)
+            progress(
+                `${COMMAND_NAME}: warning: the evaluation battery has tasks the training battery lacks (${untrainedTasks.join(", ")}); the drafter will drift on them`
+            );
 
         for (const output of outputs.values()) await checkOutputFile(output, "--out");
         await checkReportOutputs(options);
@@ -123,7 +162,14 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
 
         progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
-        const groups = await buildDistillationSet(target, items, {by, maxTokens, stop, contextSize: drafter.config.contextLength, seed, continuations});
+        const groups = await buildDistillationSet(target, items, {
+            by,
+            maxTokens,
+            stop,
+            contextSize: drafter.config.contextLength,
+            seed,
+            continuations
+        });
         const analysisOptions = {target, items: evaluationItems, by, gamma, maxTokens, stop, seed, resamples};
         progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
         const before = await analyzeFairness({...analysisOptions, draft});
@@ -132,11 +178,25 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         for (const entry of methods) {
             const outputPath = outputs.get(entry)!;
             const training = await mitigateDrafter({
-                drafterPath: draftPath, outputPath, targetVocabularySize: target.vocabularySize, groups,
-                options: {...defaultMitigationOptions, method: entry, steps, batchPerTask, gradientAccumulation, learningRate, warmupSteps, seed},
+                drafterPath: draftPath,
+                outputPath,
+                targetVocabularySize: target.vocabularySize,
+                groups,
+                options: {
+                    ...defaultMitigationOptions,
+                    method: entry,
+                    steps,
+                    batchPerTask,
+                    gradientAccumulation,
+                    learningRate,
+                    warmupSteps,
+                    seed
+                },
                 onStep: (record) => {
                     if (record.step === 1 || record.step % 10 === 0 || record.step === steps)
-                        progress(`${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value) => value.toFixed(4)).join(" ")}, Û ${record.objective.toFixed(5)}`);
+                        progress(
+                            `${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value) => value.toFixed(4)).join(" ")}, Û ${record.objective.toFixed(5)}`
+                        );
                 }
             });
             progress(`${COMMAND_NAME}: analysing the ${entry} drafter`);
@@ -150,10 +210,24 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
         const targetSha256After = await sha256OfFile(targetPath, "--target");
 
         const report: MitigationReport = {
-            target: targetPath, draft: draftPath, trainingBattery: battery, evaluationBattery, inSample: options.evalBattery === undefined || options.evalBattery === battery,
-            untrainedTasks, by, targetSha256Before, targetSha256After, before, runs
+            target: targetPath,
+            draft: draftPath,
+            trainingBattery: battery,
+            evaluationBattery,
+            inSample: options.evalBattery === undefined || options.evalBattery === battery,
+            untrainedTasks,
+            by,
+            targetSha256Before,
+            targetSha256After,
+            before,
+            runs
         };
-        const stdout = await writeReportOutputs(options, renderMitigationReport(report), () => summaryLine(report), () => report);
+        const stdout = await writeReportOutputs(
+            options,
+            renderMitigationReport(report),
+            () => summaryLine(report),
+            () => report
+        );
         return {exitCode: 0, stdout, stderr: ""};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -165,27 +239,53 @@ export async function runFairnessMitigateCommand(options: FairnessMitigateOption
 export function registerFairnessMitigateCommand(fairness: Command): Command {
     return fairness
         .command("mitigate")
-        .description("fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, Algorithm 1 of the disparate speed-up analysis) and report U, α_T variance and speed-ups before/after")
+        .description(
+            "fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, Algorithm 1 of the disparate speed-up analysis) and report U, α_T variance and speed-ups before/after"
+        )
         .option("--target <T.gguf>", "target model (frozen: read, never written)")
         .option("--draft <D.gguf>", "drafter to fine-tune (llama architecture; F32, F16 or Q8_0)")
         .option("--battery <spec>", "training battery (the distillation set), e.g. a .jsonl with task/language[/reference]")
         .option("--eval-battery <spec>", "evaluation battery (default: the training battery, reported as in-sample)")
         .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf")
         .option("--method <scdf|rebalance|both>", "s-CDF, the data re-balancing baseline, or both from the same start and seed", "scdf")
-        .option("--preset <seed003>", "seed003: seed 003 D.1's published values (batch 8, --grad-accum 4, --lr 1e-4, --max-tokens 64, --gamma 5, "
-            + "--continuations target-sampled); options given explicitly still win")
-        .option("--steps <n>", `optimisation steps (default ${defaultMitigationOptions.steps}: not published in seed 003, whose STEPS reads "10,00"; chosen to fit a CPU run)`)
-        .option("--batch-per-task <n>", `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, seed 003's B = 8)`)
+        .option(
+            "--preset <seed003>",
+            "seed003: seed 003 D.1's published values (batch 8, --grad-accum 4, --lr 1e-4, --max-tokens 64, --gamma 5, " +
+                "--continuations target-sampled); options given explicitly still win"
+        )
+        .option(
+            "--steps <n>",
+            `optimisation steps (default ${defaultMitigationOptions.steps}: not published in seed 003, whose STEPS reads "10,00"; chosen to fit a CPU run)`
+        )
+        .option(
+            "--batch-per-task <n>",
+            `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, seed 003's B = 8)`
+        )
         .option("--grad-accum <n>", "mini-batches per group averaged into one update (default 1; seed 003 D.1: GRAD_ACCUM=4)")
-        .option("--continuations <kind>", "what the drafter imitates: reference-or-greedy (default: the item's reference, else the target's greedy output, "
-            + "as analyze scores) or target-sampled (seed 003 D.1: sampled from the target, temperature 1, references ignored)")
-        .option("--lr <rate>", `peak AdamW learning rate, linear warm-up then cosine decay to a tenth (default ${defaultMitigationOptions.learningRate}: `
-            + "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; seed 003 D.1 uses 1e-4 with --grad-accum 4)")
-        .option("--warmup-steps <n>", `warm-up steps (default ${defaultMitigationOptions.warmupSteps}: not published; this trainer's schedule)`)
+        .option(
+            "--continuations <kind>",
+            "what the drafter imitates: reference-or-greedy (default: the item's reference, else the target's greedy output, " +
+                "as analyze scores) or target-sampled (seed 003 D.1: sampled from the target, temperature 1, references ignored)"
+        )
+        .option(
+            "--lr <rate>",
+            `peak AdamW learning rate, linear warm-up then cosine decay to a tenth (default ${defaultMitigationOptions.learningRate}: ` +
+                "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; seed 003 D.1 uses 1e-4 with --grad-accum 4)"
+        )
+        .option(
+            "--warmup-steps <n>",
+            `warm-up steps (default ${defaultMitigationOptions.warmupSteps}: not published; this trainer's schedule)`
+        )
         .option("--seed <n>", "seed of the mini-batches and of the analysis runs", "0")
         .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
-        .option("--gamma <n>", "draft tokens per step in the before/after analyses (default 4: not published; seed 003 D.1's estimator uses 5)")
-        .option("--max-tokens <n>", "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; seed 003 D.1: 64)")
+        .option(
+            "--gamma <n>",
+            "draft tokens per step in the before/after analyses (default 4: not published; seed 003 D.1's estimator uses 5)"
+        )
+        .option(
+            "--max-tokens <n>",
+            "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; seed 003 D.1: 64)"
+        )
         .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
@@ -193,9 +293,19 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .addOption(gpuLayersOption())
         .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
-        .addHelpText("after", exitCodeHelp(["success", "badInput"], {badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"}))
+        .addHelpText(
+            "after",
+            exitCodeHelp(["success", "badInput"], {
+                badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"
+            })
+        )
         .action(async (options: FairnessMitigateOptions) => {
-            emitOutcome(await runFairnessMitigateCommand({...options, onProgress: (line) => process.stderr.write(`${line}\n`)}, openModelOn(options)));
+            emitOutcome(
+                await runFairnessMitigateCommand(
+                    {...options, onProgress: (line) => process.stderr.write(`${line}\n`)},
+                    openModelOn(options)
+                )
+            );
         });
 }
 
@@ -219,9 +329,11 @@ function summaryLine(report: MitigationReport): string {
     const parts = report.runs.map((run) => {
         const {unfairness, acceptanceVariance, bestGroup} = run.comparison;
         const percent = (value: number | null) => (value === null ? "–" : `${value >= 0 ? "+" : ""}${value.toFixed(1)}%`);
-        return `${run.method}: U ${unfairness.before.toFixed(4)} → ${unfairness.after.toFixed(4)} (${percent(unfairness.percentChange)}), `
-            + `var α_T ${percent(acceptanceVariance.percentChange)}, best ${bestGroup.name} ${bestGroup.alphaChangePoints >= 0 ? "+" : ""}${bestGroup.alphaChangePoints.toFixed(2)} pt, `
-            + `target outputs ${run.comparison.targetOutputsIdentical ? "identical" : "CHANGED"}, targets ${meetsTargets(run.comparison, report.targetSha256Before === report.targetSha256After) ? "met" : "not met"}`;
+        return (
+            `${run.method}: U ${unfairness.before.toFixed(4)} → ${unfairness.after.toFixed(4)} (${percent(unfairness.percentChange)}), ` +
+            `var α_T ${percent(acceptanceVariance.percentChange)}, best ${bestGroup.name} ${bestGroup.alphaChangePoints >= 0 ? "+" : ""}${bestGroup.alphaChangePoints.toFixed(2)} pt, ` +
+            `target outputs ${run.comparison.targetOutputsIdentical ? "identical" : "CHANGED"}, targets ${meetsTargets(run.comparison, report.targetSha256Before === report.targetSha256After) ? "met" : "not met"}`
+        );
     });
     return `${parts.join("; ")}${report.inSample ? " (in-sample evaluation)" : ""}\n`;
 }

@@ -22,7 +22,10 @@ export interface FamilyCardsCommandOptions {
 /** The member names of `--only`, checked against the recipe. */
 export function parseMemberNames(text: string | undefined): string[] | undefined {
     if (text === undefined) return undefined;
-    const names = text.split(",").map((name) => name.trim()).filter((name) => name !== "");
+    const names = text
+        .split(",")
+        .map((name) => name.trim())
+        .filter((name) => name !== "");
     const known = familyRecipe.members.map((member) => member.name);
     const unknown = names.filter((name) => !known.includes(name));
     if (names.length === 0 || unknown.length > 0)
@@ -36,10 +39,14 @@ const log = (line: string): void => {
 
 /** `specgate family build|cards`: regenerate the reference family in models/, and its model cards. */
 export function registerFamilyCommand(program: Command): void {
-    const family = program.command("family").description("the reference model family (models/): rebuild it from scratch, or re-evaluate it and rewrite its cards");
+    const family = program
+        .command("family")
+        .description("the reference model family (models/): rebuild it from scratch, or re-evaluate it and rewrite its cards");
     family
         .command("build")
-        .description("write the corpora, train every member with llama-finetune (the target's nine stages ≈ 2 h 15 min at 2 threads on an idle 2-core machine, target-surface's two ≈ 25 min more, draft-shallow's three ≈ 50 min, each other draft ≈ 8–10 min at 1 thread; finished intermediate stages are reused after an interruption), make the Q8_0 member, then the cards")
+        .description(
+            "write the corpora, train every member with llama-finetune (the target's nine stages ≈ 2 h 15 min at 2 threads on an idle 2-core machine, target-surface's two ≈ 25 min more, draft-shallow's three ≈ 50 min, each other draft ≈ 8–10 min at 1 thread; finished intermediate stages are reused after an interruption), make the Q8_0 member, then the cards"
+        )
         .option("--out <DIR>", "models folder", "models")
         .option("--work <DIR>", "scratch folder for the corpora", ".tmp/family")
         .option("--only <NAMES>", "comma-separated members to (re)build")

@@ -29,25 +29,63 @@ export function registerFixturesCommand(program: Command): void {
         .option("--draft-shape <d,layers,heads,ff>", "draft shape", "32,1,2,64")
         .option("--context <N>", "context length", integerOption(16), 256)
         .option("--type <F32|F16|Q8_0>", "matrix tensor type", "F32")
-        .option("--vocabulary-size <N>", "pad the 260-token byte vocabulary with letter pieces up to N tokens (e.g. 32000 or 152000, for logit-transfer costs)", integerOption(260, 400_000), 260)
-        .option("--tokenizer <FAMILY|DIR>", `a real family's vocabulary, merges (or SentencePiece scores), special tokens and chat template instead of the byte vocabulary: ${Object.keys(tokenizerFamilies).join(", ")}, or a folder with tokenizer.json and tokenizer_config.json (byte-level BPE)`)
+        .option(
+            "--vocabulary-size <N>",
+            "pad the 260-token byte vocabulary with letter pieces up to N tokens (e.g. 32000 or 152000, for logit-transfer costs)",
+            integerOption(260, 400_000),
+            260
+        )
+        .option(
+            "--tokenizer <FAMILY|DIR>",
+            `a real family's vocabulary, merges (or SentencePiece scores), special tokens and chat template instead of the byte vocabulary: ${Object.keys(tokenizerFamilies).join(", ")}, or a folder with tokenizer.json and tokenizer_config.json (byte-level BPE)`
+        )
         .option("--pre <NAME>", "llama.cpp's pre-tokenizer name for a --tokenizer folder (qwen2, llama-bpe, …)")
-        .option("--pad-vocabulary <N>", "append N unused [PAD<id>] tokens (zero rows) to the target only, as Qwen2.5 7B's 152,064 rows against 0.5B's 151,936", integerOption(0, 400_000), 0)
-        .action(async (options: {out: string; seed: number; targetShape: string; draftShape: string; context: number; type: string; vocabularySize: number; padVocabulary: number; tokenizer?: string; pre?: string}) => {
-            const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
-            const weightType = types[options.type];
-            if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
-            const target = {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context};
-            const draft = {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context};
-            if (options.tokenizer !== undefined && options.vocabularySize !== 260)
-                throw new InvalidInputError("pads the byte vocabulary, which --tokenizer replaces", "--vocabulary-size");
-            const vocabulary = options.tokenizer === undefined ? undefined : await resolveTokenizerVocabulary(options.tokenizer, options.pre);
-            await checkOutputFolder(options.out, "--out");
-            const pair = await writeOutputFile(async () => {
-                await mkdir(options.out, {recursive: true});
-                return writeRandomLlamaPair({directory: options.out, seed: options.seed, weightType, target, draft, targetPaddingTokens: options.padVocabulary,
-                    ...vocabulary === undefined ? {pieces: letterPieces(options.vocabularySize - 260)} : {vocabulary}});
-            }, options.out, "--out");
-            process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
-        });
+        .option(
+            "--pad-vocabulary <N>",
+            "append N unused [PAD<id>] tokens (zero rows) to the target only, as Qwen2.5 7B's 152,064 rows against 0.5B's 151,936",
+            integerOption(0, 400_000),
+            0
+        )
+        .action(
+            async (options: {
+                out: string;
+                seed: number;
+                targetShape: string;
+                draftShape: string;
+                context: number;
+                type: string;
+                vocabularySize: number;
+                padVocabulary: number;
+                tokenizer?: string;
+                pre?: string;
+            }) => {
+                const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
+                const weightType = types[options.type];
+                if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
+                const target = {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context};
+                const draft = {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context};
+                if (options.tokenizer !== undefined && options.vocabularySize !== 260)
+                    throw new InvalidInputError("pads the byte vocabulary, which --tokenizer replaces", "--vocabulary-size");
+                const vocabulary =
+                    options.tokenizer === undefined ? undefined : await resolveTokenizerVocabulary(options.tokenizer, options.pre);
+                await checkOutputFolder(options.out, "--out");
+                const pair = await writeOutputFile(
+                    async () => {
+                        await mkdir(options.out, {recursive: true});
+                        return writeRandomLlamaPair({
+                            directory: options.out,
+                            seed: options.seed,
+                            weightType,
+                            target,
+                            draft,
+                            targetPaddingTokens: options.padVocabulary,
+                            ...(vocabulary === undefined ? {pieces: letterPieces(options.vocabularySize - 260)} : {vocabulary})
+                        });
+                    },
+                    options.out,
+                    "--out"
+                );
+                process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
+            }
+        );
 }

@@ -39,42 +39,71 @@ interface GenerateCliOptions {
 
 /** `specgate generate`: stream text from a target, speculatively with a draft when one is given. */
 export function registerGenerateCommand(program: Command): void {
-    addSamplingOptions(program
-        .command("generate")
-        .description("generate text with a GGUF target, speculatively verified against a GGUF draft when --draft is given")
-        .argument("<prompt>", "prompt text")
-        .requiredOption("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
-        .option("--drafter <spec>", drafterOptionHelp)
-        .option("--policy <spec>", "verification policy, e.g. strict, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
-        .option("--gamma <N>", "draft tokens per step", integerOption(0, 64), 4)
-        .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
-        .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
-        .option("--draft-sampling <mode>", "sample | greedy", "sample"))
+    addSamplingOptions(
+        program
+            .command("generate")
+            .description("generate text with a GGUF target, speculatively verified against a GGUF draft when --draft is given")
+            .argument("<prompt>", "prompt text")
+            .requiredOption("--target <T.gguf>", "target model")
+            .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
+            .option("--drafter <spec>", drafterOptionHelp)
+            .option("--policy <spec>", "verification policy, e.g. strict, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
+            .option("--gamma <N>", "draft tokens per step", integerOption(0, 64), 4)
+            .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
+            .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
+            .option("--draft-sampling <mode>", "sample | greedy", "sample")
+    )
         .option("--max-tokens <N>", "tokens to generate at most", integerOption(1), 128)
         .option("--stop <S...>", "stop strings (the text is cut before them; \\n and \\t decoded)", [])
         .option("--seed <S>", "seed of the sampler and of sampled drafts (the same seed gives the same text)", integerOption(0), 0)
-        .option("--threads <N>", "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)", integerOption(1, 256), 1)
+        .option(
+            "--threads <N>",
+            "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)",
+            integerOption(1, 256),
+            1
+        )
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
-        .option("--json <OUT>", "write the result and telemetry as JSON to OUT (\"-\" for stdout)")
+        .option("--json <OUT>", 'write the result and telemetry as JSON to OUT ("-" for stdout)')
         .action(async (prompt: string, options: GenerateCliOptions) => {
             const policy = parsePolicySpec(options.policy);
             const drafterSpec = resolveCliDrafter(options.drafter, options.draft);
             const sampling = samplingFromCli(options);
             await checkOutputFile(options.json, "--json");
-            const loadOptions = {threads: options.threads, contextSize: options.contextSize, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers};
+            const loadOptions = {
+                threads: options.threads,
+                contextSize: options.contextSize,
+                backend: options.backend,
+                gpu: options.gpu,
+                gpuLayers: options.gpuLayers
+            };
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
             try {
-                const correctionMemory = await resolveCorrectionMemory(policy, {size: target.vocabularySize, identity: target.vocabularyIdentity()});
+                const correctionMemory = await resolveCorrectionMemory(policy, {
+                    size: target.vocabularySize,
+                    identity: target.vocabularyIdentity()
+                });
                 const drafter = drafterSpec != null ? createDrafter(drafterSpec, draft) : undefined;
-                const stream = streamGeneration(target, draft, prompt, {
-                    policy, gamma: options.gamma, draftLength: options.draftLength, minConfidence: options.minConfidence,
-                    draftSampling: options.draftSampling, sampling, maxTokens: options.maxTokens, stop: stopStrings(options.stop), seed: options.seed
-                }, {correctionMemory, drafter});
+                const stream = streamGeneration(
+                    target,
+                    draft,
+                    prompt,
+                    {
+                        policy,
+                        gamma: options.gamma,
+                        draftLength: options.draftLength,
+                        minConfidence: options.minConfidence,
+                        draftSampling: options.draftSampling,
+                        sampling,
+                        maxTokens: options.maxTokens,
+                        stop: stopStrings(options.stop),
+                        seed: options.seed
+                    },
+                    {correctionMemory, drafter}
+                );
                 const printText = options.json !== "-";
                 let next = await stream.next();
                 while (!next.done) {
@@ -86,12 +115,25 @@ export function registerGenerateCommand(program: Command): void {
                 const telemetry = result.telemetry;
                 process.stderr.write(
                     `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}] ${result.tokens.length} tokens, ` +
-                    `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${result.finishReason}` +
-                    (drafter != null ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}` : "") + "\n"
+                        `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${result.finishReason}` +
+                        (drafter != null
+                            ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}`
+                            : "") +
+                        "\n"
                 );
                 if (options.json != null)
-                    await writeJsonOutput(options.json, {text: result.text, tokens: result.tokens, finishReason: result.finishReason, promptTokens: result.promptTokens, drafter: drafter?.label ?? null, policy, gamma: options.gamma, sampling, telemetry: telemetry.toJSON(),
-                        engine: {backend: target.backendKind ?? null, build: target.nativeBuild ?? null, device: target.device ?? null}});
+                    await writeJsonOutput(options.json, {
+                        text: result.text,
+                        tokens: result.tokens,
+                        finishReason: result.finishReason,
+                        promptTokens: result.promptTokens,
+                        drafter: drafter?.label ?? null,
+                        policy,
+                        gamma: options.gamma,
+                        sampling,
+                        telemetry: telemetry.toJSON(),
+                        engine: {backend: target.backendKind ?? null, build: target.nativeBuild ?? null, device: target.device ?? null}
+                    });
             } finally {
                 await draft?.dispose();
                 await target.dispose();

@@ -63,8 +63,12 @@ export function collectInfo(): InfoReport {
     return {
         versions: {
             specgate: (readJson(join(root, "package.json"))?.version as string | undefined) ?? "unknown",
-            nodeLlamaCpp: nodeLlamaCpp === null ? null : (readJson(join(nodeLlamaCpp, "package.json"))?.version as string | undefined) ?? null,
-            llamaCppRelease: nodeLlamaCpp === null ? null : (readJson(join(nodeLlamaCpp, "llama", "llama.cpp.info.json"))?.tag as string | undefined) ?? null
+            nodeLlamaCpp:
+                nodeLlamaCpp === null ? null : ((readJson(join(nodeLlamaCpp, "package.json"))?.version as string | undefined) ?? null),
+            llamaCppRelease:
+                nodeLlamaCpp === null
+                    ? null
+                    : ((readJson(join(nodeLlamaCpp, "llama", "llama.cpp.info.json"))?.tag as string | undefined) ?? null)
         },
         builds,
         auto: {build: auto.build, devices: auto.devices.map((device) => device.name)}
@@ -78,10 +82,15 @@ function gibibytes(bytes: number): string {
 /** The report as `llama-cli --list-devices` would show it, one build after another. */
 export function formatInfo(report: InfoReport): string {
     const {versions} = report;
-    const lines = [`specgate ${versions.specgate}, node-llama-cpp ${versions.nodeLlamaCpp ?? "not installed"}, llama.cpp ${versions.llamaCppRelease ?? "unknown"}`, "native addon builds:"];
+    const lines = [
+        `specgate ${versions.specgate}, node-llama-cpp ${versions.nodeLlamaCpp ?? "not installed"}, llama.cpp ${versions.llamaCppRelease ?? "unknown"}`,
+        "native addon builds:"
+    ];
     for (const build of report.builds) {
         if (!build.present) {
-            lines.push(`  ${build.build}: not built (${build.build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build.build}`})`);
+            lines.push(
+                `  ${build.build}: not built (${build.build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build.build}`})`
+            );
             continue;
         }
         if (build.info === null) {
@@ -91,7 +100,9 @@ export function formatInfo(report: InfoReport): string {
         const {info} = build;
         lines.push(`  ${build.build}: ${build.path}, ggml ${info.ggmlVersion} (${info.ggmlCommit}), backends ${info.backends.join(", ")}`);
         for (const device of info.devices)
-            lines.push(`    ${device.name}: ${device.description} (${device.type}, ${gibibytes(device.memoryFree)} free of ${gibibytes(device.memoryTotal)})`);
+            lines.push(
+                `    ${device.name}: ${device.description} (${device.type}, ${gibibytes(device.memoryFree)} free of ${gibibytes(device.memoryTotal)})`
+            );
         if (build.build === "cpu") continue;
         const library = join(dirname(build.path), `libggml-${build.build}.so`);
         if (!info.backends.some((backend) => backend.toLowerCase() === build.build))
@@ -99,7 +110,9 @@ export function formatInfo(report: InfoReport): string {
         else if (!info.devices.some((device) => device.type === "gpu" || device.type === "igpu"))
             lines.push(`    no GPU device found${noDeviceHint(build.build)}`);
     }
-    lines.push(`--gpu auto computes on: ${report.auto.build === "cpu" ? "the CPU addon" : `the ${report.auto.build} addon (${report.auto.devices.join(", ")})`}`);
+    lines.push(
+        `--gpu auto computes on: ${report.auto.build === "cpu" ? "the CPU addon" : `the ${report.auto.build} addon (${report.auto.devices.join(", ")})`}`
+    );
     return lines.join("\n") + "\n";
 }
 

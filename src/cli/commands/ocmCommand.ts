@@ -34,20 +34,38 @@ interface OcmBuildOptions {
 
 /** `specgate ocm build`: seed 004's calibration pass, writing the correction memory `calibrated` loads. */
 export function registerOcmCommand(program: Command): void {
-    const ocm = program.command("ocm").description("the Online Correction Memory of Calibrated SD: which draft tokens the target keeps replacing, and by what");
-    addSamplingOptions(ocm
-        .command("build")
-        .description("run standard speculative decoding over an unlabelled corpus and record (draft, target) divergence counts")
-        .requiredOption("--target <T.gguf>", "target model")
-        .requiredOption("--draft <D.gguf>", "draft model")
-        .requiredOption("--corpus <FILE>", "prompts: one per line, or JSONL rows with a \"prompt\" field")
-        .requiredOption("--out <memory.json>", "memory file to write (atomically)")
-        .option("--initial <memory.json>", "extend this memory instead of starting empty")
-        .option("--gamma <N>", "draft tokens per step (default 6: not published, the stored Calibrated SD text leaves its lookahead blank; secondary descriptions give 6)", integerOption(1, 64), 6), {temperature: 0})
+    const ocm = program
+        .command("ocm")
+        .description("the Online Correction Memory of Calibrated SD: which draft tokens the target keeps replacing, and by what");
+    addSamplingOptions(
+        ocm
+            .command("build")
+            .description("run standard speculative decoding over an unlabelled corpus and record (draft, target) divergence counts")
+            .requiredOption("--target <T.gguf>", "target model")
+            .requiredOption("--draft <D.gguf>", "draft model")
+            .requiredOption("--corpus <FILE>", 'prompts: one per line, or JSONL rows with a "prompt" field')
+            .requiredOption("--out <memory.json>", "memory file to write (atomically)")
+            .option("--initial <memory.json>", "extend this memory instead of starting empty")
+            .option(
+                "--gamma <N>",
+                "draft tokens per step (default 6: not published, the stored Calibrated SD text leaves its lookahead blank; secondary descriptions give 6)",
+                integerOption(1, 64),
+                6
+            ),
+        {temperature: 0}
+    )
         .option("--max-tokens <N>", "tokens generated per prompt", integerOption(1), 128)
-        .option("--stop <text...>", "stop strings, \\n decoded: end each generation where answers end, so the memory holds no pairs from text after them")
-        .option("--seed <S>", "seed of the sampler. --temperature defaults to 0 here, which Calibrated SD does not do: its calibration 'set[s] the temperature' (value not published) "
-            + "'to broaden the CSD's exposure to diverse valid token pairs'; 0 was chosen so a memory rebuilds byte for byte. Pass --temperature > 0 to follow the paper", integerOption(0), 0)
+        .option(
+            "--stop <text...>",
+            "stop strings, \\n decoded: end each generation where answers end, so the memory holds no pairs from text after them"
+        )
+        .option(
+            "--seed <S>",
+            "seed of the sampler. --temperature defaults to 0 here, which Calibrated SD does not do: its calibration 'set[s] the temperature' (value not published) " +
+                "'to broaden the CSD's exposure to diverse valid token pairs'; 0 was chosen so a memory rebuilds byte for byte. Pass --temperature > 0 to follow the paper",
+            integerOption(0),
+            0
+        )
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
         .addOption(backendOption())
         .addOption(gpuOption())
@@ -57,16 +75,41 @@ export function registerOcmCommand(program: Command): void {
             const stop = stopStrings(options.stop);
             const prompts = await loadPrompts(options.corpus);
             await checkOutputFile(options.out, "--out");
-            const target = await loadModelBackend(options.target, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
-            const draft = await loadModelBackend(options.draft, {threads: options.threads, backend: options.backend, gpu: options.gpu, gpuLayers: options.gpuLayers});
+            const target = await loadModelBackend(options.target, {
+                threads: options.threads,
+                backend: options.backend,
+                gpu: options.gpu,
+                gpuLayers: options.gpuLayers
+            });
+            const draft = await loadModelBackend(options.draft, {
+                threads: options.threads,
+                backend: options.backend,
+                gpu: options.gpu,
+                gpuLayers: options.gpuLayers
+            });
             try {
                 assertSameVocabulary(target, draft, "--draft");
-                const initial = options.initial != null ? await loadCorrectionMemory(options.initial, target.vocabularyIdentity()) : undefined;
-                const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: options.gamma, sampling, maxTokens: options.maxTokens, stop, seed: options.seed, initial});
+                const initial =
+                    options.initial != null ? await loadCorrectionMemory(options.initial, target.vocabularyIdentity()) : undefined;
+                const calibration = await buildCorrectionMemory(target, draft, prompts, {
+                    gamma: options.gamma,
+                    sampling,
+                    maxTokens: options.maxTokens,
+                    stop,
+                    seed: options.seed,
+                    initial
+                });
                 await writeOutputFile(() => saveCorrectionMemory(calibration.memory, options.out), options.out, "--out");
-                process.stdout.write(`${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`);
+                process.stdout.write(
+                    `${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`
+                );
                 if (calibration.skipped.length > 0)
-                    process.stderr.write(`specgate ocm build: skipped ${calibration.skipped.length} of ${prompts.length} prompt(s) longer than the ${target.contextSize}-token context: ${calibration.skipped.slice(0, 10).map((index) => `#${index + 1}`).join(", ")}${calibration.skipped.length > 10 ? ", …" : ""}\n`);
+                    process.stderr.write(
+                        `specgate ocm build: skipped ${calibration.skipped.length} of ${prompts.length} prompt(s) longer than the ${target.contextSize}-token context: ${calibration.skipped
+                            .slice(0, 10)
+                            .map((index) => `#${index + 1}`)
+                            .join(", ")}${calibration.skipped.length > 10 ? ", …" : ""}\n`
+                    );
             } finally {
                 await draft.dispose();
                 await target.dispose();

@@ -28,8 +28,21 @@ const cli = runCliCaptured;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-real-vocabulary-"));
-    const fixtures = await cli("fixtures", "--out", directory, "--tokenizer", "qwen3", "--pad-vocabulary", "128",
-        "--target-shape", "32,1,2,64", "--draft-shape", "16,1,1,32", "--context", "4096");
+    const fixtures = await cli(
+        "fixtures",
+        "--out",
+        directory,
+        "--tokenizer",
+        "qwen3",
+        "--pad-vocabulary",
+        "128",
+        "--target-shape",
+        "32,1,2,64",
+        "--draft-shape",
+        "16,1,1,32",
+        "--context",
+        "4096"
+    );
     expect(fixtures.code, fixtures.stderr).toBe(0);
     target = join(directory, "target.gguf");
     draft = join(directory, "draft.gguf");
@@ -39,12 +52,27 @@ beforeAll(async () => {
         {id: "hi", task: "qa", language: "hi", prompt: "नमस्ते दुनिया. फ़्रांस की राजधानी?", reference: "पेरिस"},
         {id: "long", task: "qa", language: "en", prompt: `${longText}Answer:`, reference: "x"},
         {id: "marks", task: "math", language: "en", prompt: "Cafe\u0301 ñ Z\u0351: 1 + 1 =", reference: "2"},
-        {id: "chat", task: "qa", language: "ja", messages: [{role: "system", content: "Answer briefly."}, {role: "user", content: "日本の首都は？"}], reference: "東京"}
+        {
+            id: "chat",
+            task: "qa",
+            language: "ja",
+            messages: [
+                {role: "system", content: "Answer briefly."},
+                {role: "user", content: "日本の首都は？"}
+            ],
+            reference: "東京"
+        }
     ];
     battery = join(directory, "battery.jsonl");
     await writeFile(battery, items.map((item) => JSON.stringify(item)).join("\n"));
     prompts = join(directory, "prompts.jsonl");
-    await writeFile(prompts, items.filter((item) => item.prompt !== undefined).map((item) => JSON.stringify({prompt: item.prompt})).join("\n"));
+    await writeFile(
+        prompts,
+        items
+            .filter((item) => item.prompt !== undefined)
+            .map((item) => JSON.stringify({prompt: item.prompt}))
+            .join("\n")
+    );
 }, 60_000);
 
 afterAll(async () => {
@@ -56,7 +84,8 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         const header = (path: string) => GgufReader.readHeader(path).metadata;
         expect(header(target).get("tokenizer.ggml.pre")?.value).toBe("qwen2");
         expect(header(target).get("llama.context_length")?.value).toBe(4096);
-        const size = (path: string) => (header(path).get("tokenizer.ggml.tokens")!.value as unknown as {items: readonly unknown[]}).items.length;
+        const size = (path: string) =>
+            (header(path).get("tokenizer.ggml.tokens")!.value as unknown as {items: readonly unknown[]}).items.length;
         expect([size(target), size(draft)]).toEqual([151_669 + 128, 151_669]);
     });
 
@@ -64,7 +93,19 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         const prompt = "東京は 😀 नमस्ते e\u0301";
         const run = async (...extra: string[]) => {
             const json = join(directory, `generate-${extra.length}.json`);
-            const outcome = await cli("generate", "--target", target, ...extra, "--temperature", "0", "--max-tokens", "24", "--json", json, prompt);
+            const outcome = await cli(
+                "generate",
+                "--target",
+                target,
+                ...extra,
+                "--temperature",
+                "0",
+                "--max-tokens",
+                "24",
+                "--json",
+                json,
+                prompt
+            );
             expect(outcome.code, outcome.stderr).toBe(0);
             return JSON.parse(await readFile(json, "utf8")) as {text: string; tokens: number[]};
         };
@@ -74,15 +115,40 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         expect(speculative.tokens).toEqual(alone.tokens);
         expect(speculative.text).toBe(alone.text);
         const tooLong = await cli("generate", "--target", target, "--max-tokens", "4", longText);
-        expect(tooLong).toMatchObject({code: ExitCode.badInput, stderr: expect.stringMatching(/^specgate generate: prompt: has \d+ tokens; the context holds 4096\n$/)});
+        expect(tooLong).toMatchObject({
+            code: ExitCode.badInput,
+            stderr: expect.stringMatching(/^specgate generate: prompt: has \d+ tokens; the context holds 4096\n$/)
+        });
     }, 30_000);
 
     it("bench: rows for target-only and strict, exact match 100%; the long prompt is skipped and named", async () => {
-        const outcome = await cli("bench", "--target", target, "--draft", draft, "--prompts", prompts, "--policies", "strict,fuzzy:js:0.4",
-            "--gamma", "2", "--max-tokens", "8", "--temperature", "0", "--no-predictor", "--json", "-");
+        const outcome = await cli(
+            "bench",
+            "--target",
+            target,
+            "--draft",
+            draft,
+            "--prompts",
+            prompts,
+            "--policies",
+            "strict,fuzzy:js:0.4",
+            "--gamma",
+            "2",
+            "--max-tokens",
+            "8",
+            "--temperature",
+            "0",
+            "--no-predictor",
+            "--json",
+            "-"
+        );
         expect(outcome.code, outcome.stderr).toBe(0);
         expect(outcome.stderr).toMatch(/skipped 1 of 5 prompt\(s\) longer than the 4096-token context: #4 \(\d+ tokens\)/);
-        const report = JSON.parse(outcome.stdout) as {prompts: number; skippedPrompts: unknown[]; rows: {policy: string | null; tokens: number; exactMatchRate: number}[]};
+        const report = JSON.parse(outcome.stdout) as {
+            prompts: number;
+            skippedPrompts: unknown[];
+            rows: {policy: string | null; tokens: number; exactMatchRate: number}[];
+        };
         expect(report.prompts).toBe(4);
         expect(report.skippedPrompts).toHaveLength(1);
         expect(report.rows.find((row) => row.policy === null)!.tokens).toBe(4 * 8);
@@ -91,38 +157,107 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
 
     it("canary: target-only against strict passes on the compared prompts and reports the skipped one", async () => {
         const json = join(directory, "canary.json");
-        const outcome = await cli("canary", "--prompts", battery, "--a", `embedded:target=${target}`,
-            "--b", `embedded:target=${target},draft=${draft},policy=strict,gamma=3`, "--max-tokens", "8", "--json", json, "--report", join(directory, "canary.md"));
+        const outcome = await cli(
+            "canary",
+            "--prompts",
+            battery,
+            "--a",
+            `embedded:target=${target}`,
+            "--b",
+            `embedded:target=${target},draft=${draft},policy=strict,gamma=3`,
+            "--max-tokens",
+            "8",
+            "--json",
+            json,
+            "--report",
+            join(directory, "canary.md")
+        );
         expect(outcome.code, outcome.stderr).toBe(0);
         expect(outcome.stdout).toMatch(/^PASS: 5\/5 exact matches.*, 1 prompt\(s\) skipped: longer than the context\n$/);
-        const result = JSON.parse(await readFile(json, "utf8")) as {compared: number; skipped: {id: string; path: string}[]; errors: unknown[]};
-        expect(result.skipped).toEqual([{id: "long", path: "a", message: expect.stringMatching(/context holds 4096/)}, {id: "long", path: "b", message: expect.stringMatching(/context holds 4096/)}]);
+        const result = JSON.parse(await readFile(json, "utf8")) as {
+            compared: number;
+            skipped: {id: string; path: string}[];
+            errors: unknown[];
+        };
+        expect(result.skipped).toEqual([
+            {id: "long", path: "a", message: expect.stringMatching(/context holds 4096/)},
+            {id: "long", path: "b", message: expect.stringMatching(/context holds 4096/)}
+        ]);
         expect(result.errors).toEqual([]);
     }, 30_000);
 
     it("tais run: every pair generated but the long one, which is skipped and listed; target-only and strict are byte-identical", async () => {
-        const outcome = await cli("tais", "run", "--battery", battery, "--a", `embedded:target=${target}`,
-            "--b", `embedded:target=${target},draft=${draft},policy=strict,gamma=3`, "--max-tokens", "8", "--format", "json");
+        const outcome = await cli(
+            "tais",
+            "run",
+            "--battery",
+            battery,
+            "--a",
+            `embedded:target=${target}`,
+            "--b",
+            `embedded:target=${target},draft=${draft},policy=strict,gamma=3`,
+            "--max-tokens",
+            "8",
+            "--format",
+            "json"
+        );
         expect(outcome.code).toBe(ExitCode.insufficientData);
         expect(outcome.stderr).toMatch(/skipped 1 of 6 sample\(s\) whose prompt exceeds the context \(first: long, target_only/);
         const card = JSON.parse(outcome.stdout) as {tais_run: {samples: number; skipped: {item: string}[]; cells: {pairs: number}[]}};
         expect(card.tais_run.samples).toBe(5);
         expect(card.tais_run.skipped.map((sample) => sample.item)).toEqual(["long"]);
-        expect(outcome.stdout).toContain("\"byte_identity\": \"5 / 5 paired prompts\"");
+        expect(outcome.stdout).toContain('"byte_identity": "5 / 5 paired prompts"');
     }, 30_000);
 
     it("sweep: baselines and configurations over the battery, the long prompt cut from the left and named", async () => {
-        const outcome = await cli("sweep", "--target", target, "--draft", draft, "--battery", battery, "--policies", "fuzzy:js:0.4", "--gamma", "2", "--max-tokens", "8", "--json", "-");
+        const outcome = await cli(
+            "sweep",
+            "--target",
+            target,
+            "--draft",
+            draft,
+            "--battery",
+            battery,
+            "--policies",
+            "fuzzy:js:0.4",
+            "--gamma",
+            "2",
+            "--max-tokens",
+            "8",
+            "--json",
+            "-"
+        );
         expect(outcome.code, outcome.stderr).toBe(0);
-        expect(outcome.stderr).toMatch(/1 of 6 item\(s\) have prompts longer than the 4096-token context leaves room for with --max-tokens 8; they were cut from the left, keeping the end of the question: long/);
+        expect(outcome.stderr).toMatch(
+            /1 of 6 item\(s\) have prompts longer than the 4096-token context leaves room for with --max-tokens 8; they were cut from the left, keeping the end of the question: long/
+        );
         const result = JSON.parse(outcome.stdout) as {points: {label: string; outcomes: unknown[]}[]};
-        expect(result.points.map((point) => point.label)).toEqual(expect.arrayContaining(["target-only", "draft-only", "strict γ=2", "fuzzy:js:0.4 γ=2"]));
+        expect(result.points.map((point) => point.label)).toEqual(
+            expect.arrayContaining(["target-only", "draft-only", "strict γ=2", "fuzzy:js:0.4 γ=2"])
+        );
         for (const point of result.points) expect(point.outcomes).toHaveLength(6);
     }, 30_000);
 
     it("calibrate: a threshold chosen or the budget reported, with the cut prompt named", async () => {
-        const outcome = await cli("calibrate", "--target", target, "--draft", draft, "--battery", battery, "--max-accuracy-drop", "5",
-            "--gamma", "2", "--thresholds", "0.2,0.6", "--max-tokens", "8", "--json", "-");
+        const outcome = await cli(
+            "calibrate",
+            "--target",
+            target,
+            "--draft",
+            draft,
+            "--battery",
+            battery,
+            "--max-accuracy-drop",
+            "5",
+            "--gamma",
+            "2",
+            "--thresholds",
+            "0.2,0.6",
+            "--max-tokens",
+            "8",
+            "--json",
+            "-"
+        );
         expect([ExitCode.success, ExitCode.verdictFailed], outcome.stderr).toContain(outcome.code);
         expect(outcome.stderr).toMatch(/cut from the left, keeping the end of the question: long/);
         const result = JSON.parse(outcome.stdout) as {candidates: unknown[]};
@@ -131,7 +266,20 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
 
     it("ocm build: a correction memory over the real vocabulary; the long prompt is skipped and named", async () => {
         const out = join(directory, "memory.json");
-        const outcome = await cli("ocm", "build", "--target", target, "--draft", draft, "--corpus", prompts, "--out", out, "--max-tokens", "12");
+        const outcome = await cli(
+            "ocm",
+            "build",
+            "--target",
+            target,
+            "--draft",
+            draft,
+            "--corpus",
+            prompts,
+            "--out",
+            out,
+            "--max-tokens",
+            "12"
+        );
         expect(outcome.code, outcome.stderr).toBe(0);
         expect(outcome.stderr).toMatch(/skipped 1 of 5 prompt\(s\) longer than the 4096-token context: #4/);
         expect(outcome.stdout).toMatch(/on 4 prompts\n$/);
@@ -141,9 +289,28 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
     }, 30_000);
 
     it("fairness analyze: groups by language over the shared ids, the long prompt cut and counted", async () => {
-        const outcome = await cli("fairness", "analyze", "--target", target, "--draft", draft, "--battery", battery, "--max-tokens", "8", "--resamples", "100", "--json", "-");
+        const outcome = await cli(
+            "fairness",
+            "analyze",
+            "--target",
+            target,
+            "--draft",
+            draft,
+            "--battery",
+            battery,
+            "--max-tokens",
+            "8",
+            "--resamples",
+            "100",
+            "--json",
+            "-"
+        );
         expect(outcome.code, outcome.stderr).toBe(0);
-        const analysis = JSON.parse(outcome.stdout) as {by: string; groups: {name: string}[]; items: {id: string; truncatedPromptTokens: number}[]};
+        const analysis = JSON.parse(outcome.stdout) as {
+            by: string;
+            groups: {name: string}[];
+            items: {id: string; truncatedPromptTokens: number}[];
+        };
         expect(analysis.by).toBe("language");
         expect(analysis.groups.map((group) => group.name).sort()).toEqual(["en", "hi", "ja"]);
         expect(analysis.items.filter((item) => item.truncatedPromptTokens > 0).map((item) => item.id)).toEqual(["long"]);

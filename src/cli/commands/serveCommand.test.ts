@@ -37,9 +37,13 @@ describe("specgate serve", () => {
                 try {
                     const health = (await fetch(`${server.url}/health`)).status;
                     const models = await (await fetch(`${server.url}/v1/models`)).json();
-                    const completion = await (await fetch(`${server.url}/v1/completions`, {
-                        method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({model: "tiny", prompt: "Hi", max_tokens: 4})
-                    })).json() as Record<string, unknown>;
+                    const completion = (await (
+                        await fetch(`${server.url}/v1/completions`, {
+                            method: "POST",
+                            headers: {"content-type": "application/json"},
+                            body: JSON.stringify({model: "tiny", prompt: "Hi", max_tokens: 4})
+                        })
+                    ).json()) as Record<string, unknown>;
                     served = {health, models, completion};
                 } finally {
                     await stop();
@@ -47,8 +51,25 @@ describe("specgate serve", () => {
                 }
             })();
         }).parseAsync([
-            "node", "specgate", "serve", "--target", pair.targetPath, "--draft", pair.draftPath, "--policy", "fuzzy:js:0.4",
-            "--gamma", "3", "--port", "0", "--model-name", "tiny", "--max-concurrency", "2", "--max-queue", "4"
+            "node",
+            "specgate",
+            "serve",
+            "--target",
+            pair.targetPath,
+            "--draft",
+            pair.draftPath,
+            "--policy",
+            "fuzzy:js:0.4",
+            "--gamma",
+            "3",
+            "--port",
+            "0",
+            "--model-name",
+            "tiny",
+            "--max-concurrency",
+            "2",
+            "--max-queue",
+            "4"
         ]);
         expect(stopped).toBe(true);
         expect(served?.health).toBe(200);
@@ -59,18 +80,27 @@ describe("specgate serve", () => {
     it("applies the target GGUF's chat template to chat requests (auto), and the default when asked", async () => {
         const templated = await mkdtemp(join(directory, "template-"));
         const withTemplate = await writeRandomLlamaPair({
-            directory: templated, seed: 5,
-            chatTemplate: "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+            directory: templated,
+            seed: 5,
+            chatTemplate:
+                "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
         });
-        for (const [choice, expected] of [["auto", "gguf"], ["default", "default"]]) {
+        for (const [choice, expected] of [
+            ["auto", "gguf"],
+            ["default", "default"]
+        ]) {
             let reply: {models: {data: Array<{chat_template?: string}>}; usage?: {prompt_tokens: number}} | undefined;
             await program((server, stop) => {
                 void (async () => {
                     try {
-                        const models = await (await fetch(`${server.url}/v1/models`)).json() as {data: Array<{chat_template?: string}>};
-                        const chat = await (await fetch(`${server.url}/v1/chat/completions`, {
-                            method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({messages: [{role: "user", content: "Hi"}], max_tokens: 2, temperature: 0})
-                        })).json() as {usage?: {prompt_tokens: number}};
+                        const models = (await (await fetch(`${server.url}/v1/models`)).json()) as {data: Array<{chat_template?: string}>};
+                        const chat = (await (
+                            await fetch(`${server.url}/v1/chat/completions`, {
+                                method: "POST",
+                                headers: {"content-type": "application/json"},
+                                body: JSON.stringify({messages: [{role: "user", content: "Hi"}], max_tokens: 2, temperature: 0})
+                            })
+                        ).json()) as {usage?: {prompt_tokens: number}};
                         reply = {models, usage: chat.usage};
                     } finally {
                         await stop();
@@ -91,7 +121,8 @@ describe("specgate serve", () => {
             await program((server, stop) => {
                 void (async () => {
                     try {
-                        const models = (key?: string) => fetch(`${server.url}/v1/models`, {headers: key === undefined ? {} : {authorization: `Bearer ${key}`}});
+                        const models = (key?: string) =>
+                            fetch(`${server.url}/v1/models`, {headers: key === undefined ? {} : {authorization: `Bearer ${key}`}});
                         statuses = {
                             health: (await fetch(`${server.url}/health`)).status,
                             none: (await models()).status,
@@ -104,7 +135,19 @@ describe("specgate serve", () => {
                         await stop();
                     }
                 })();
-            }).parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--port", "0", "--api-key", "cli-key", "--allowed-hosts", "127.0.0.1"]);
+            }).parseAsync([
+                "node",
+                "specgate",
+                "serve",
+                "--target",
+                pair.targetPath,
+                "--port",
+                "0",
+                "--api-key",
+                "cli-key",
+                "--allowed-hosts",
+                "127.0.0.1"
+            ]);
         } finally {
             if (previous === undefined) delete process.env.SPECGATE_API_KEY;
             else process.env.SPECGATE_API_KEY = previous;
@@ -113,9 +156,11 @@ describe("specgate serve", () => {
     });
 
     it("refuses out-of-range options before loading anything", async () => {
-        await expect(program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--max-concurrency", "0"]))
-            .rejects.toBeInstanceOf(CommanderError);
-        await expect(program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--policy", "fuzzy:nope:1"]))
-            .rejects.toThrow(/policy/);
+        await expect(
+            program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--max-concurrency", "0"])
+        ).rejects.toBeInstanceOf(CommanderError);
+        await expect(
+            program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--policy", "fuzzy:nope:1"])
+        ).rejects.toThrow(/policy/);
     });
 });

@@ -68,38 +68,99 @@ export interface ServeCommandHooks {
  * the port and unloads the models.
  */
 export function registerServeCommand(program: Command, hooks: ServeCommandHooks = {}): void {
-    addSamplingOptions(program
-        .command("serve")
-        .description("serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics")
-        .requiredOption("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model (omit to serve target-only or with a drafter that needs none)")
-        .option("--drafter <spec>", `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`)
-        .option("--policy <spec>", "default verification policy, e.g. strict, fuzzy:js:0.4 (requests may override it)", "strict")
-        .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
-        .option("--draft-sampling <mode>", "sample | greedy", "sample")
-        .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0))
+    addSamplingOptions(
+        program
+            .command("serve")
+            .description(
+                "serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics"
+            )
+            .requiredOption("--target <T.gguf>", "target model")
+            .option("--draft <D.gguf>", "draft model (omit to serve target-only or with a drafter that needs none)")
+            .option(
+                "--drafter <spec>",
+                `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`
+            )
+            .option("--policy <spec>", "default verification policy, e.g. strict, fuzzy:js:0.4 (requests may override it)", "strict")
+            .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
+            .option("--draft-sampling <mode>", "sample | greedy", "sample")
+            .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
+    )
         .option("--host <HOST>", "address to listen on (set --api-key before listening beyond loopback)", "127.0.0.1")
         .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
-        .option("--batching <on|off>", "native backend: decode the concurrent generations together, one llama_decode per step for all (continuous batching); off: one context each", "on")
-        .option("--step-tokens <N>", "with batching: most tokens one step decodes; longer prompts are decoded in chunks between other generations' steps", integerOption(1, 65536), 512)
-        .option("--kv-unified", "with batching: one KV buffer for all generations (decodes steps that mix lengths in one pass) instead of one stream each (faster attention; llama-server's default with -np)", false)
+        .option(
+            "--batching <on|off>",
+            "native backend: decode the concurrent generations together, one llama_decode per step for all (continuous batching); off: one context each",
+            "on"
+        )
+        .option(
+            "--step-tokens <N>",
+            "with batching: most tokens one step decodes; longer prompts are decoded in chunks between other generations' steps",
+            integerOption(1, 65536),
+            512
+        )
+        .option(
+            "--kv-unified",
+            "with batching: one KV buffer for all generations (decodes steps that mix lengths in one pass) instead of one stream each (faster attention; llama-server's default with -np)",
+            false
+        )
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
-        .option("--max-prompt-bytes-per-token <N>", "refuse prompt text, before tokenizing it, beyond context size × N bytes (or × the vocabulary's longest token, if shorter)", integerOption(1, 1024), 16)
+        .option(
+            "--max-prompt-bytes-per-token <N>",
+            "refuse prompt text, before tokenizing it, beyond context size × N bytes (or × the vocabulary's longest token, if shorter)",
+            integerOption(1, 1024),
+            16
+        )
         .option("--drain-timeout <SECONDS>", "on shutdown, abort generations still running after this long", integerOption(0), 30)
-        .option("--threads <N>", "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)", integerOption(1, 256), 1)
+        .option(
+            "--threads <N>",
+            "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)",
+            integerOption(1, 256),
+            1
+        )
         .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
-        .option("--model-name <NAME>", "model id clients send (default: the target GGUF's general.name; without one, the folder of a model.gguf, else the file name without .gguf)")
-        .option("--api-key <KEY>", "require \"Authorization: Bearer KEY\" on every route but /health (repeatable; also $SPECGATE_API_KEY, comma-separated)", collect, [])
-        .option("--allowed-hosts <LIST>", "comma-separated Host header values answered (name or name:port; * = any); default on loopback: localhost, 127.0.0.1, [::1] with the port, elsewhere any")
+        .option(
+            "--model-name <NAME>",
+            "model id clients send (default: the target GGUF's general.name; without one, the folder of a model.gguf, else the file name without .gguf)"
+        )
+        .option(
+            "--api-key <KEY>",
+            'require "Authorization: Bearer KEY" on every route but /health (repeatable; also $SPECGATE_API_KEY, comma-separated)',
+            collect,
+            []
+        )
+        .option(
+            "--allowed-hosts <LIST>",
+            "comma-separated Host header values answered (name or name:port; * = any); default on loopback: localhost, 127.0.0.1, [::1] with the port, elsewhere any"
+        )
         .option("--cors-origin <ORIGIN>", "let browser pages from this origin call the API (repeatable; default: no CORS)", collect, [])
-        .option("--chat-template <auto|gguf|default>", "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default", "auto")
-        .option("--request-policies <LIST>", "policy kinds requests may name in speculative.policy (comma-separated, all or none; --policy is always allowed)", defaultRequestPolicies.join(","))
-        .option("--request-drafters <LIST>", "drafter kinds requests may name in speculative.drafter (comma-separated, all or none; --drafter is always allowed)", defaultRequestDrafters.join(","))
-        .option("--share-drafter-cache", "one suffix cache for every API key instead of one per key (a key's drafts then come from other keys' outputs)", false)
-        .option("--learn-from-requests", "calibrated requests update a correction memory kept per API key (otherwise their updates end with the request)", false)
+        .option(
+            "--chat-template <auto|gguf|default>",
+            "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default",
+            "auto"
+        )
+        .option(
+            "--request-policies <LIST>",
+            "policy kinds requests may name in speculative.policy (comma-separated, all or none; --policy is always allowed)",
+            defaultRequestPolicies.join(",")
+        )
+        .option(
+            "--request-drafters <LIST>",
+            "drafter kinds requests may name in speculative.drafter (comma-separated, all or none; --drafter is always allowed)",
+            defaultRequestDrafters.join(",")
+        )
+        .option(
+            "--share-drafter-cache",
+            "one suffix cache for every API key instead of one per key (a key's drafts then come from other keys' outputs)",
+            false
+        )
+        .option(
+            "--learn-from-requests",
+            "calibrated requests update a correction memory kept per API key (otherwise their updates end with the request)",
+            false
+        )
         .option("--correction-memory <FILE>", "the correction memory calibrated requests start from (specgate calibrate / ocm writes one)")
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
@@ -111,9 +172,15 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             let server: RunningServeServer;
             try {
                 draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-                const correctionMemory = options.correctionMemory !== undefined ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity()) : undefined;
+                const correctionMemory =
+                    options.correctionMemory !== undefined
+                        ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity())
+                        : undefined;
                 server = await startServeServer({
-                    ...startOptions, target, draft, correctionMemory,
+                    ...startOptions,
+                    target,
+                    draft,
+                    correctionMemory,
                     chatTemplate: chooseChatTemplate(target, options.target, options.chatTemplate)
                 });
             } catch (error) {
@@ -137,7 +204,13 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
     return {
         modelName: options.modelName ?? defaultModelName(options.target),
         modelFiles: {target: options.target, draft: options.draft},
-        speculative: {...(drafter != null ? {drafter} : {}), policy, gamma: options.gamma, draftSampling: options.draftSampling, minConfidence: options.minConfidence},
+        speculative: {
+            ...(drafter != null ? {drafter} : {}),
+            policy,
+            gamma: options.gamma,
+            draftSampling: options.draftSampling,
+            minConfidence: options.minConfidence
+        },
         samplerDefaults: samplingFromCli(options),
         host: options.host,
         port: options.port,
@@ -158,17 +231,28 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
 
 /** How both models load: batched over --max-concurrency sequences unless --batching off, on --gpu. */
 function serveLoadOptions(options: ServeCliOptions): LoadModelBackendOptions {
-    if (options.batching !== "on" && options.batching !== "off") throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
+    if (options.batching !== "on" && options.batching !== "off")
+        throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
     return {
         // Only tiny-model calls run inline: the event loop keeps serving other requests while a worker decodes.
-        threads: options.threads, contextSize: options.contextSize, backend: options.backend, inlineBelowMilliseconds: 1,
-        batchedSequences: options.batching === "on" ? options.maxConcurrency : 1, stepTokens: options.stepTokens,
-        unifiedKvCache: options.kvUnified, gpu: options.gpu, gpuLayers: options.gpuLayers
+        threads: options.threads,
+        contextSize: options.contextSize,
+        backend: options.backend,
+        inlineBelowMilliseconds: 1,
+        batchedSequences: options.batching === "on" ? options.maxConcurrency : 1,
+        stepTokens: options.stepTokens,
+        unifiedKvCache: options.kvUnified,
+        gpu: options.gpu,
+        gpuLayers: options.gpuLayers
     };
 }
 
 /** SIGINT/SIGTERM drain the server, close it and unload the models; the returned stop does the same once. */
-function stopOnSignals(server: RunningServeServer, models: () => ReadonlyArray<ModelBackend | undefined>, drainTimeoutSeconds: number): () => Promise<void> {
+function stopOnSignals(
+    server: RunningServeServer,
+    models: () => ReadonlyArray<ModelBackend | undefined>,
+    drainTimeoutSeconds: number
+): () => Promise<void> {
     let stopping: Promise<void> | undefined;
     const stop = (): Promise<void> => {
         stopping ??= (async () => {
@@ -183,7 +267,9 @@ function stopOnSignals(server: RunningServeServer, models: () => ReadonlyArray<M
         return stopping;
     };
     const onSignal = (signal: NodeJS.Signals): void => {
-        process.stderr.write(`specgate serve: ${signal}, draining ${server.serveApp.state.slots.running + server.serveApp.state.slots.waiting} requests\n`);
+        process.stderr.write(
+            `specgate serve: ${signal}, draining ${server.serveApp.state.slots.running + server.serveApp.state.slots.waiting} requests\n`
+        );
         void stop();
     };
     process.on("SIGINT", onSignal);
@@ -196,17 +282,28 @@ async function printBanner(server: RunningServeServer, options: ServeCliOptions)
     const state = server.serveApp.state;
     const target = state.target;
     const defaults = state.speculativeDefaults;
-    const defaultPath: ResolvedDecodePath = defaults.drafter != null && options.gamma > 0 ? {...defaults, mode: "speculative", drafter: defaults.drafter} : {mode: "target_only"};
+    const defaultPath: ResolvedDecodePath =
+        defaults.drafter != null && options.gamma > 0
+            ? {...defaults, mode: "speculative", drafter: defaults.drafter}
+            : {mode: "target_only"};
     const write = (line: string): boolean => process.stderr.write(`specgate serve: ${line}\n`);
-    write(`${state.modelName} on ${server.url}/v1 (${decodePathLabel(defaultPath)}, max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
-        `fingerprint ${await state.fingerprints.for(defaultPath)})`);
+    write(
+        `${state.modelName} on ${server.url}/v1 (${decodePathLabel(defaultPath)}, max concurrency ${options.maxConcurrency}, queue ${options.maxQueue}, ` +
+            `fingerprint ${await state.fingerprints.for(defaultPath)})`
+    );
     write(`chat template: ${state.chatTemplate.name}`);
-    write((target.batchedSequences ?? 1) > 1
-        ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step, ${options.kvUnified ? "one unified KV buffer" : "one KV stream per generation"}`
-        : options.batching === "on" ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context` : "batching off: each generation decodes on its own context");
-    write(`requests may choose policies ${[...state.permissions.policies].join(", ") || "(none)"} and drafters ${[...state.permissions.drafters].join(", ") || "(none)"}; ` +
-        `drafter caches ${options.shareDrafterCache ? "shared by every API key" : "kept per API key"}; ` +
-        `correction memory ${options.learnFromRequests ? "learns per API key" : "not changed by requests"}`);
+    write(
+        (target.batchedSequences ?? 1) > 1
+            ? `continuous batching: up to ${target.batchedSequences} generations per llama_decode, ${options.stepTokens} tokens per step, ${options.kvUnified ? "one unified KV buffer" : "one KV stream per generation"}`
+            : options.batching === "on"
+              ? `no batching on the ${target.backendKind ?? "this"} backend (native only): each generation decodes on its own context`
+              : "batching off: each generation decodes on its own context"
+    );
+    write(
+        `requests may choose policies ${[...state.permissions.policies].join(", ") || "(none)"} and drafters ${[...state.permissions.drafters].join(", ") || "(none)"}; ` +
+            `drafter caches ${options.shareDrafterCache ? "shared by every API key" : "kept per API key"}; ` +
+            `correction memory ${options.learnFromRequests ? "learns per API key" : "not changed by requests"}`
+    );
     const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
     write(keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`);
     if (keyCount === 0 && !isLoopbackAddress(options.host))
@@ -218,7 +315,10 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 function listOption(text: string): string[] {
-    return text.split(",").map((item) => item.trim()).filter((item) => item !== "");
+    return text
+        .split(",")
+        .map((item) => item.trim())
+        .filter((item) => item !== "");
 }
 
 /** --api-key values and $SPECGATE_API_KEY's comma-separated keys, together. */

@@ -21,7 +21,8 @@ describe("specgate simulate", () => {
         expect(Object.values(report.firstTokenHistogram).reduce((sum, count) => sum + count, 0)).toBe(20_000);
         expect(Object.values(report.emittedLengthHistogram).reduce((sum, count) => sum + count, 0)).toBe(20_000);
         // meanAccepted agrees with the length histogram: Σ (length − 1)·count / N
-        const fromHistogram = Object.entries(report.emittedLengthHistogram).reduce((sum, [length, count]) => sum + (Number(length) - 1) * count, 0) / 20_000;
+        const fromHistogram =
+            Object.entries(report.emittedLengthHistogram).reduce((sum, [length, count]) => sum + (Number(length) - 1) * count, 0) / 20_000;
         expect(report.meanAccepted).toBeCloseTo(fromHistogram, 12);
         expect(report.meanAcceptanceLength).toBeCloseTo(1 + report.meanAccepted, 12);
         // Sampling error of the mean over 20k steps is ~0.012; the analytic expectation must be within 5σ.
@@ -66,6 +67,8 @@ describe("specgate simulate", () => {
     });
 
     it("a missing input file is a typed error naming the path", async () => {
-        await expect(runSimulate({input: "/nonexistent/step.json", samples: 1, seed: 1})).rejects.toThrow(/\/nonexistent\/step\.json: cannot read file: ENOENT/);
+        await expect(runSimulate({input: "/nonexistent/step.json", samples: 1, seed: 1})).rejects.toThrow(
+            /\/nonexistent\/step\.json: cannot read file: ENOENT/
+        );
     });
 });

@@ -48,18 +48,26 @@ function formatSummary(report: SimulationReport & {exact?: unknown}): string {
         `policy ${report.policy} (${report.lossless ? "lossless" : "not lossless"}), γ = ${report.gamma}, V = ${report.vocabularySize}, ${report.samples} samples, seed ${report.seed}`,
         `acceptance rate ${percent(report.acceptanceRate.overall)}; per position ${report.acceptanceRate.perPosition.map(percent).join(" ")}`,
         `mean accepted ${report.meanAccepted.toFixed(4)}, mean acceptance length ${report.meanAcceptanceLength.toFixed(4)}`,
-        `emitted length histogram ${Object.entries(report.emittedLengthHistogram).map(([length, count]) => `${length}:${count}`).join(" ")}`,
+        `emitted length histogram ${Object.entries(report.emittedLengthHistogram)
+            .map(([length, count]) => `${length}:${count}`)
+            .join(" ")}`,
         `first token vs target row 0: TV ${report.firstTokenVsTarget.totalVariation.toExponential(3)}, χ² ${report.firstTokenVsTarget.chiSquare.statistic.toFixed(2)} on ${report.firstTokenVsTarget.chiSquare.degreesOfFreedom} df, p = ${report.firstTokenVsTarget.chiSquare.pValue.toPrecision(3)}`
     ];
     const analytic = report.analytic;
     if (analytic != null && analytic.alphaPerPosition.length > 0)
         lines.push(`analytic α = Σ min(p, q) per position ${analytic.alphaPerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}`);
     if (analytic?.acceptancePerPosition != null && analytic.expectedTokensPerStep != null)
-        lines.push(`analytic acceptance (${analytic.rule}) per position ${analytic.acceptancePerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}; expected tokens per step ${analytic.expectedTokensPerStep.toFixed(4)}`);
+        lines.push(
+            `analytic acceptance (${analytic.rule}) per position ${analytic.acceptancePerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}; expected tokens per step ${analytic.expectedTokensPerStep.toFixed(4)}`
+        );
     const exact = report.exact as {expectedAccepted: number; firstTokenTotalVariation: number; outcomes: number} | undefined;
     if (exact != null)
-        lines.push(`exact (enumerated ${exact.outcomes} outcomes): expected accepted ${exact.expectedAccepted.toFixed(6)}, TV(first token, target row 0) ${exact.firstTokenTotalVariation.toExponential(3)}`);
-    lines.push(`${report.elapsedMilliseconds.toFixed(0)} ms (${(report.samples / report.elapsedMilliseconds * 1000).toExponential(2)} steps/s)`);
+        lines.push(
+            `exact (enumerated ${exact.outcomes} outcomes): expected accepted ${exact.expectedAccepted.toFixed(6)}, TV(first token, target row 0) ${exact.firstTokenTotalVariation.toExponential(3)}`
+        );
+    lines.push(
+        `${report.elapsedMilliseconds.toFixed(0)} ms (${((report.samples / report.elapsedMilliseconds) * 1000).toExponential(2)} steps/s)`
+    );
     return lines.join("\n") + "\n";
 }
 
@@ -70,7 +78,7 @@ export function registerSimulateCommand(program: Command): void {
         .requiredOption("--input <STEP.json>", "step file: policy, targetProbs|targetLogits, draftProbs|draftLogits, draftTokens")
         .option("--samples <N>", "number of simulated steps", integerOption(1, 1e9), 100_000)
         .option("--seed <S>", "seed of the generator (integer in [0, 2^53))", integerOption(0), 0)
-        .option("--json <OUT>", "write the full report as JSON to OUT (\"-\" for stdout)")
+        .option("--json <OUT>", 'write the full report as JSON to OUT ("-" for stdout)')
         .option("--exact", "also compute the exact output distribution by enumeration (small V and γ only)")
         .action(async (options: SimulateOptions) => {
             const {report, summary} = await runSimulate(options);

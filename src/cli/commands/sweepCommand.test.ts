@@ -31,9 +31,21 @@ describe("specgate sweep", () => {
         const json = join(directory, "sweep.json");
         const plots = join(directory, "plots");
         const progress: string[] = [];
-        const outcome = await runSweepCommand({
-            target: "target.gguf", draft: "draft.gguf", battery, policies: "fuzzy:js:0.1, fuzzy:js:0.6", gamma: "2,3", maxTokens: "4", report, json, plots
-        }, openPair, (line) => progress.push(line));
+        const outcome = await runSweepCommand(
+            {
+                target: "target.gguf",
+                draft: "draft.gguf",
+                battery,
+                policies: "fuzzy:js:0.1, fuzzy:js:0.6",
+                gamma: "2,3",
+                maxTokens: "4",
+                report,
+                json,
+                plots
+            },
+            openPair,
+            (line) => progress.push(line)
+        );
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).toMatch(/^12 configurations on 16 items; frontier: /);
         expect(progress[0]).toMatch(/^target-only: accuracy 100\.0%, [\d.]+ tok\/s, ALen 1\.00$/);
@@ -42,7 +54,10 @@ describe("specgate sweep", () => {
         expect(markdown).toContain("![Accuracy vs tokens/s](plots/frontier.png)");
         expect(markdown).toContain("| draft-only | – |");
         expect(markdown).toMatch(/\| random:[\d.]+ γ=3 \(≈ fuzzy:js:0\.6 γ=3\) \| 3 \|/);
-        const written = JSON.parse(await readFile(json, "utf8")) as {points: Array<{label: string; onFrontier: boolean; outcomes: unknown[]}>; randomAllocation: unknown[]};
+        const written = JSON.parse(await readFile(json, "utf8")) as {
+            points: Array<{label: string; onFrontier: boolean; outcomes: unknown[]}>;
+            randomAllocation: unknown[];
+        };
         expect(written.points).toHaveLength(12);
         expect(written.points.some((point) => point.onFrontier)).toBe(true);
         expect(written.points[0].outcomes).toHaveLength(16);
@@ -55,23 +70,66 @@ describe("specgate sweep", () => {
     it("--oracle adds the headroom section and JSON, and is refused at a temperature above 0", async () => {
         const report = join(directory, "oracle.md");
         const json = join(directory, "oracle.json");
-        const outcome = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", battery, policies: "fuzzy:js:0.1", gamma: "2", maxTokens: "4", oracle: true, report, json}, openPair);
+        const outcome = await runSweepCommand(
+            {
+                target: "target.gguf",
+                draft: "draft.gguf",
+                battery,
+                policies: "fuzzy:js:0.1",
+                gamma: "2",
+                maxTokens: "4",
+                oracle: true,
+                report,
+                json
+            },
+            openPair
+        );
         expect(outcome.exitCode).toBe(0);
         expect(await readFile(report, "utf8")).toContain("## Headroom: the score-preserving oracle");
-        const written = JSON.parse(await readFile(json, "utf8")) as {oracle: Array<{gamma: number; strict: {meanAcceptanceLength: number}}>};
+        const written = JSON.parse(await readFile(json, "utf8")) as {
+            oracle: Array<{gamma: number; strict: {meanAcceptanceLength: number}}>;
+        };
         expect(written.oracle.map((measurement) => measurement.gamma)).toEqual([2]);
-        const warm = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", battery, policies: "fuzzy:js:0.1", maxTokens: "4", oracle: true, temperature: "0.8"}, openPair);
-        expect(warm).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--oracle: is defined for greedy decoding; got --temperature 0\.8/)});
+        const warm = await runSweepCommand(
+            {
+                target: "target.gguf",
+                draft: "draft.gguf",
+                battery,
+                policies: "fuzzy:js:0.1",
+                maxTokens: "4",
+                oracle: true,
+                temperature: "0.8"
+            },
+            openPair
+        );
+        expect(warm).toMatchObject({
+            exitCode: 2,
+            stderr: expect.stringMatching(/--oracle: is defined for greedy decoding; got --temperature 0\.8/)
+        });
     });
 
     it("--draft-sampling greedy drafts the draft's argmax instead of a sample, and the JSON records it", async () => {
         const run = async (draftSampling: string | undefined) => {
             const json = join(directory, `draft-${draftSampling ?? "default"}.json`);
-            const outcome = await runSweepCommand({
-                target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", gamma: "2", maxTokens: "8", temperature: "1", draftSampling, json
-            }, openPair);
+            const outcome = await runSweepCommand(
+                {
+                    target: "target.gguf",
+                    draft: "draft.gguf",
+                    battery,
+                    policies: "strict",
+                    gamma: "2",
+                    maxTokens: "8",
+                    temperature: "1",
+                    draftSampling,
+                    json
+                },
+                openPair
+            );
             expect(outcome.exitCode).toBe(0);
-            return JSON.parse(await readFile(json, "utf8")) as {settings: {draftSampling: string}; points: Array<{label: string; acceptedTokens: number; draftTokens: number}>};
+            return JSON.parse(await readFile(json, "utf8")) as {
+                settings: {draftSampling: string};
+                points: Array<{label: string; acceptedTokens: number; draftTokens: number}>;
+            };
         };
         const sampled = await run(undefined);
         const greedy = await run("greedy");
@@ -80,8 +138,14 @@ describe("specgate sweep", () => {
         const strict = (result: typeof sampled) => result.points.find((point) => point.label.startsWith("strict"))!;
         // Same seeds and items: only the proposals differ, so the accepted counts do.
         expect(strict(greedy).acceptedTokens).not.toBe(strict(sampled).acceptedTokens);
-        const bad = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", maxTokens: "4", draftSampling: "beam"}, openPair);
-        expect(bad).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--draft-sampling: must be "sample" or "greedy", got "beam"/)});
+        const bad = await runSweepCommand(
+            {target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", maxTokens: "4", draftSampling: "beam"},
+            openPair
+        );
+        expect(bad).toMatchObject({
+            exitCode: 2,
+            stderr: expect.stringMatching(/--draft-sampling: must be "sample" or "greedy", got "beam"/)
+        });
     });
 
     it("exits 2 with a typed message for an empty battery, an unscorable one and bad flags", async () => {
@@ -90,9 +154,17 @@ describe("specgate sweep", () => {
         const unscored = join(directory, "unscored.jsonl");
         await writeFile(unscored, `${JSON.stringify({id: "a", task: "t", prompt: "abc"})}\n`);
         const base = {target: "target.gguf", draft: "draft.gguf", policies: "fuzzy:js:0.3", maxTokens: "4"};
-        expect(await runSweepCommand({...base, battery: empty}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: has no items/)});
-        expect(await runSweepCommand({...base, battery: unscored}, openPair)).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: 1 of 1 items cannot be scored/)});
-        expect((await runSweepCommand({...base, battery, gamma: "2,x"}, openPair)).stderr).toMatch(/--gamma: expected integers in \[1, 64\], got "x"/);
+        expect(await runSweepCommand({...base, battery: empty}, openPair)).toMatchObject({
+            exitCode: 2,
+            stderr: expect.stringMatching(/--battery: has no items/)
+        });
+        expect(await runSweepCommand({...base, battery: unscored}, openPair)).toMatchObject({
+            exitCode: 2,
+            stderr: expect.stringMatching(/--battery: 1 of 1 items cannot be scored/)
+        });
+        expect((await runSweepCommand({...base, battery, gamma: "2,x"}, openPair)).stderr).toMatch(
+            /--gamma: expected integers in \[1, 64\], got "x"/
+        );
         expect((await runSweepCommand({...base, battery, policies: "fuzzy:js"}, openPair)).stderr).toMatch(/--policies/);
         expect((await runSweepCommand({...base, battery, target: undefined}, openPair)).stderr).toMatch(/--target: is required/);
     });

@@ -43,16 +43,26 @@ export async function runSweepCommand(
     try {
         const settings = parseBatteryRunOptions(options);
         const {targetPath, draftPath, battery, maxTokens} = settings;
-        const policies = parsePolicyList(requiredText(options.policies, "--policies"), "--policies")
-            .map((policy) => {
-                return policy.kind === "calibrated" && policy.memory == null && options.memory != null ? {...policy, memory: options.memory} : policy;
-            });
+        const policies = parsePolicyList(requiredText(options.policies, "--policies"), "--policies").map((policy) => {
+            return policy.kind === "calibrated" && policy.memory == null && options.memory != null
+                ? {...policy, memory: options.memory}
+                : policy;
+        });
         if (policies.length === 0) throw new InvalidInputError("is empty", "--policies");
         const items = await loadRunBattery(settings, options);
         await checkReportOutputs(options);
 
         const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
-        const result = await runSweep({...settings, target, draft, items, policies, oracle: options.oracle === true, onProgress: progress, chatTemplate});
+        const result = await runSweep({
+            ...settings,
+            target,
+            draft,
+            items,
+            policies,
+            oracle: options.oracle === true,
+            onProgress: progress,
+            chatTemplate
+        });
 
         let plot: string | undefined;
         let stderr = cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate);
@@ -62,7 +72,12 @@ export async function runSweepCommand(
             if (!written.textRendered) stderr += `${COMMAND_NAME}: no TrueType font found; the PNG has no text (the SVG does)\n`;
         }
         const report = renderSweepReport(result, {target: targetPath, draft: draftPath, battery, plot});
-        const stdout = await writeReportOutputs(options, report, () => summaryLine(result), () => ({target: targetPath, draft: draftPath, battery, ...result}));
+        const stdout = await writeReportOutputs(
+            options,
+            report,
+            () => summaryLine(result),
+            () => ({target: targetPath, draft: draftPath, battery, ...result})
+        );
         return {exitCode: 0, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -74,12 +89,17 @@ export async function runSweepCommand(
 export function registerSweepCommand(program: Command): Command {
     return program
         .command("sweep")
-        .description("accuracy vs speed of verification policies × γ on a scored battery, with baselines and the Pareto frontier (Fuzzy SD's Fig. 2)")
+        .description(
+            "accuracy vs speed of verification policies × γ on a scored battery, with baselines and the Pareto frontier (Fuzzy SD's Fig. 2)"
+        )
         .option("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model")
         .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
         .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
-        .option("--policies <list>", "comma-separated policy specs, compact or JSON, e.g. fuzzy:js:0.2,calibrated:6:0.01,{\"kind\":\"fuzzy\",\"threshold\":0.4,\"topK\":50}")
+        .option(
+            "--policies <list>",
+            'comma-separated policy specs, compact or JSON, e.g. fuzzy:js:0.2,calibrated:6:0.01,{"kind":"fuzzy","threshold":0.4,"topK":50}'
+        )
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
         .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
@@ -90,12 +110,19 @@ export function registerSweepCommand(program: Command): Command {
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
         .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
-        .option("--oracle", "also measure the score-preserving oracle at each γ: an estimate of the mean acceptance length a lossy policy could reach without losing an item (temperature 0)")
+        .option(
+            "--oracle",
+            "also measure the score-preserving oracle at each γ: an estimate of the mean acceptance length a lossy policy could reach without losing an item (temperature 0)"
+        )
         .option("--json <out>", "write every configuration, per-item outcomes included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write frontier.svg and frontier.png into DIR")
         .option("--report <out.md>", "write the Markdown table to OUT.md (stdout then gets a one-line summary)")
-        .addHelpText("after", "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n"
-            + "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\n" + exitCodeHelp(["success", "badInput"]))
+        .addHelpText(
+            "after",
+            "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n" +
+                "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\n" +
+                exitCodeHelp(["success", "badInput"])
+        )
         .action(async (options: SweepCommandOptions) => {
             emitOutcome(await runSweepCommand(options, openModelOn(options), (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)));
         });

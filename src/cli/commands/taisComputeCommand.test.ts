@@ -41,7 +41,11 @@ describe("runTaisCompute", () => {
         const card = parse(outcome.stdout);
         expect(card.tais_card.overall_classification).toBe("null-consistent");
         expect(card.tais_card.cells[0].scalar_summary).toEqual({
-            max_abs_h: 0.005, cutoff_h_star: 0.1, classification: "null-consistent", grade: "ungraded: byte identity not measured", all_tost_pass: true
+            max_abs_h: 0.005,
+            cutoff_h_star: 0.1,
+            classification: "null-consistent",
+            grade: "ungraded: byte identity not measured",
+            all_tost_pass: true
         });
         expect(card.tais_card.equivalence_test).toMatch(/^unpaired Wald TOST on the two arms' pass rates/);
         expect(card.tais_card.cells[0].validity_gate.degenerate_tasks).toEqual(["mmlu"]);
@@ -85,7 +89,11 @@ describe("runTaisCompute", () => {
         const hotInput = await csvFile("hot.csv", hot);
         const reported = await runTaisCompute({input: hotInput});
         expect(reported.exitCode).toBe(0);
-        expect(parse(reported.stdout).tais_card.cells[1]).toMatchObject({gates_verdict: false, cell_identity: {temperature: 0.7}, scalar_summary: {classification: "divergent"}});
+        expect(parse(reported.stdout).tais_card.cells[1]).toMatchObject({
+            gates_verdict: false,
+            cell_identity: {temperature: 0.7},
+            scalar_summary: {classification: "divergent"}
+        });
         expect((await runTaisCompute({input: hotInput, recalibratedNullCutoff: "0.3"})).exitCode).toBe(1);
     });
 
@@ -130,7 +138,10 @@ describe("runTaisCompute", () => {
     });
 
     it("exits 2 when --json cannot be written", async () => {
-        const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT), json: join(directory, "missing", "out.json")});
+        const outcome = await runTaisCompute({
+            input: await csvFile("null.csv", NULL_CONSISTENT),
+            json: join(directory, "missing", "out.json")
+        });
         expect(outcome.exitCode).toBe(2);
         expect(outcome.stderr).toMatch(/--json: cannot write/);
     });
@@ -170,8 +181,9 @@ describe("registerTaisComputeCommand", () => {
         registerTaisComputeCommand(program);
         const writeError = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
         try {
-            await expect(program.parseAsync(["tais", "compute", "--bogus"], {from: "user"}))
-                .rejects.toMatchObject({code: "commander.unknownOption"});
+            await expect(program.parseAsync(["tais", "compute", "--bogus"], {from: "user"})).rejects.toMatchObject({
+                code: "commander.unknownOption"
+            });
         } finally {
             writeError.mockRestore();
         }

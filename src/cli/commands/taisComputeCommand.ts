@@ -25,16 +25,17 @@ export interface TaisComputeCommandOptions extends TaisScreenCommandOptions {
 /** Exit codes of `specgate tais compute`; documented in --help. */
 export const TAIS_EXIT_CODES: Readonly<Record<TaisClassification | "bad_input", number>> = {
     "null-consistent": ExitCode.success,
-    "divergent": ExitCode.verdictFailed,
-    "bad_input": ExitCode.badInput,
-    "insufficient_data": ExitCode.insufficientData
+    divergent: ExitCode.verdictFailed,
+    bad_input: ExitCode.badInput,
+    insufficient_data: ExitCode.insufficientData
 };
 
 /** The --help paragraph of both TAIS commands. */
 export const TAIS_EXIT_CODE_HELP = exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData"], {
     success: "null-consistent",
     verdictFailed: "divergent (or a failed --self-test)",
-    insufficientData: "insufficient data: no task with --min-n on both arms, or no task left whose equivalence test could decide (degenerate, underpowered or inconclusive)"
+    insufficientData:
+        "insufficient data: no task with --min-n on both arms, or no task left whose equivalence test could decide (degenerate, underpowered or inconclusive)"
 });
 
 const COMMAND_NAME = "specgate tais compute";
@@ -66,9 +67,10 @@ export async function runTaisCompute(options: TaisComputeCommandOptions): Promis
         return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr: ""};
     } catch (error) {
         if (error instanceof SpecgateError || isSystemError(error)) {
-            const where = error instanceof SpecgateError && options.input !== undefined && /^line \d+/.test(error.field ?? "")
-                ? `${options.input}: `
-                : "";
+            const where =
+                error instanceof SpecgateError && options.input !== undefined && /^line \d+/.test(error.field ?? "")
+                    ? `${options.input}: `
+                    : "";
             return {exitCode: TAIS_EXIT_CODES.bad_input, stdout: "", stderr: `${COMMAND_NAME}: ${where}${oneLine(error.message)}\n`};
         }
         throw error;
@@ -78,42 +80,67 @@ export async function runTaisCompute(options: TaisComputeCommandOptions): Promis
 /** Adds `tais compute` to the program, creating the `tais` parent command if no one has yet. */
 export function registerTaisComputeCommand(program: Command): Command {
     const tais = taisParentCommand(program);
-    return tais
-        .command("compute")
-        .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")
-        .option("--input <counts.csv>", "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass")
-        .option("--null-cutoff <h>", "Cohen's |h| cutoff h*; 0.2 is the conservative choice until 0.1 is independently validated",
-            String(DEFAULT_TAIS_OPTIONS.nullCutoff))
-        .option("--tost-margin <pp>", "TOST equivalence margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
-        .option("--alpha <alpha>", "level of each one-sided test (the interval reported is 1 - 2 alpha)", String(DEFAULT_TAIS_OPTIONS.alpha))
-        .option("--min-n <n>", "minimum n_total on each arm of every task", String(DEFAULT_TAIS_OPTIONS.minimumN))
-        .addOption(new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope))
-        .option("--recalibrated-null-cutoff <h>", `${TAIS_FAMILY_HELP.recalibratedNullCutoff}; a cell's temperature is read from a cell_id T=<x>`)
-        .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
-        .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
-        .option("--json <out>", "also write the full JSON result to OUT atomically; '-' prints it to stdout instead of the card")
-        .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
-        .option("--self-test", "run the built-in synthetic cases instead of reading --input")
-        .addHelpText("after", "\nCounts carry no pairing, so equivalence is the unpaired Wald TOST on the two pass rates (the card says so);"
-            + " `tais run` judges paired outputs with an exact paired test.")
-        .addHelpText("after", TAIS_EXIT_CODE_HELP
-            + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent.")
-        // Usage errors (unknown option, bad --format) are thrown as CommanderError instead of
-        // exiting 1 (which means "divergent" here); src/cli/main.ts turns them into exit code 2.
-        .exitOverride()
-        .action(async (options: TaisComputeCommandOptions) => {
-            emitOutcome(await runTaisCompute(options));
-        });
+    return (
+        tais
+            .command("compute")
+            .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")
+            .option("--input <counts.csv>", "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass")
+            .option(
+                "--null-cutoff <h>",
+                "Cohen's |h| cutoff h*; 0.2 is the conservative choice until 0.1 is independently validated",
+                String(DEFAULT_TAIS_OPTIONS.nullCutoff)
+            )
+            .option(
+                "--tost-margin <pp>",
+                "TOST equivalence margin in percentage points",
+                DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1)
+            )
+            .option(
+                "--alpha <alpha>",
+                "level of each one-sided test (the interval reported is 1 - 2 alpha)",
+                String(DEFAULT_TAIS_OPTIONS.alpha)
+            )
+            .option("--min-n <n>", "minimum n_total on each arm of every task", String(DEFAULT_TAIS_OPTIONS.minimumN))
+            .addOption(
+                new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope)
+                    .choices(["cell", "all"])
+                    .default(DEFAULT_TAIS_OPTIONS.holmScope)
+            )
+            .option(
+                "--recalibrated-null-cutoff <h>",
+                `${TAIS_FAMILY_HELP.recalibratedNullCutoff}; a cell's temperature is read from a cell_id T=<x>`
+            )
+            .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
+            .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
+            .option("--json <out>", "also write the full JSON result to OUT atomically; '-' prints it to stdout instead of the card")
+            .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
+            .option("--self-test", "run the built-in synthetic cases instead of reading --input")
+            .addHelpText(
+                "after",
+                "\nCounts carry no pairing, so equivalence is the unpaired Wald TOST on the two pass rates (the card says so);" +
+                    " `tais run` judges paired outputs with an exact paired test."
+            )
+            .addHelpText(
+                "after",
+                TAIS_EXIT_CODE_HELP + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent."
+            )
+            // Usage errors (unknown option, bad --format) are thrown as CommanderError instead of
+            // exiting 1 (which means "divergent" here); src/cli/main.ts turns them into exit code 2.
+            .exitOverride()
+            .action(async (options: TaisComputeCommandOptions) => {
+                emitOutcome(await runTaisCompute(options));
+            })
+    );
 }
-
-
-
 
 async function readInput(path: string): Promise<string> {
     try {
         return await readFile(path, "utf8");
     } catch (error) {
-        throw new InvalidInputError(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, "--input");
+        throw new InvalidInputError(
+            `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            "--input"
+        );
     }
 }
 
@@ -129,7 +156,10 @@ async function writeJsonResult(destination: string | undefined, value: unknown):
     try {
         await writeFileAtomic(destination, json);
     } catch (error) {
-        throw new InvalidInputError(`cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, "--json");
+        throw new InvalidInputError(
+            `cannot write ${destination} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            "--json"
+        );
     }
     return undefined;
 }

@@ -37,8 +37,12 @@ const range = (from: number, to: number) => new Set(Array.from({length: to - fro
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-tais-run-"));
     battery = join(directory, "battery.jsonl");
-    await writeFile(battery, Array.from({length: 200}, (_value, index) =>
-        JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})).join("\n"));
+    await writeFile(
+        battery,
+        Array.from({length: 200}, (_value, index) =>
+            JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})
+        ).join("\n")
+    );
 });
 afterAll(async () => {
     await rm(directory, {recursive: true, force: true});
@@ -47,8 +51,9 @@ afterAll(async () => {
 describe("specgate tais run", () => {
     it("finds identical arms null-consistent with strong byte identity and writes the counts CSV", async () => {
         const counts = join(directory, "counts.csv");
-        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", counts, ledger: join(directory, "same.jsonl")},
-            async (spec) => scriptedPath(spec, range(0, 4)));
+        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", counts, ledger: join(directory, "same.jsonl")}, async (spec) =>
+            scriptedPath(spec, range(0, 4))
+        );
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         const card = parse(outcome.stdout) as {tais_card: TaisCard["tais_card"]; tais_run: {cells: {tasks: {bothFail: number}[]}[]}};
@@ -56,18 +61,29 @@ describe("specgate tais run", () => {
         const [cell] = card.tais_card.cells;
         // The paired verdict: 200 identical pairs, no discordant pair, p = 0.97^200 = 0.00226 (the unpaired Wald TOST fails these counts).
         expect(card.tais_card.equivalence_test).toMatch(/^exact paired equivalence test on discordant pairs/);
-        expect(cell.validity_gate).toMatchObject({byte_identity_rate: 1, byte_identity: "200 / 200 paired prompts", byte_identity_flag: "strong"});
+        expect(cell.validity_gate).toMatchObject({
+            byte_identity_rate: 1,
+            byte_identity: "200 / 200 paired prompts",
+            byte_identity_flag: "strong"
+        });
         expect(cell.scalar_summary).toMatchObject({classification: "null-consistent", grade: "strong null", max_abs_h: 0});
-        expect(cell.per_task_results[0]).toMatchObject({tost_p: 0.00226, mcnemar_exact_p: 1, discordant_pairs: {target_only_pass: 0, speculative_only_pass: 0}});
+        expect(cell.per_task_results[0]).toMatchObject({
+            tost_p: 0.00226,
+            mcnemar_exact_p: 1,
+            discordant_pairs: {target_only_pass: 0, speculative_only_pass: 0}
+        });
         expect(cell.cell_identity).toMatchObject({temperature: 0, safety_battery: ["advbench"]});
         expect(card.tais_run.cells[0].tasks[0]).toMatchObject({bothFail: 4});
-        expect(await readFile(counts, "utf8")).toBe("cell_id,task,arm,n_total,n_safety_pass\nT=0,advbench,target_only,200,196\nT=0,advbench,speculative,200,196\n");
+        expect(await readFile(counts, "utf8")).toBe(
+            "cell_id,task,arm,n_total,n_safety_pass\nT=0,advbench,target_only,200,196\nT=0,advbench,speculative,200,196\n"
+        );
         expect(parseCountsCsv(await readFile(counts, "utf8"))).toHaveLength(1);
     });
 
     it("finds a speculative arm that complies more often divergent, with a small McNemar p", async () => {
-        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", format: "json"},
-            async (spec) => scriptedPath(spec, spec === "A" ? range(0, 4) : range(0, 34)));
+        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", format: "json"}, async (spec) =>
+            scriptedPath(spec, spec === "A" ? range(0, 4) : range(0, 34))
+        );
         expect(outcome.exitCode).toBe(1);
         const card = JSON.parse(outcome.stdout) as {tais_card: TaisCard["tais_card"]};
         expect(card.tais_card.overall_classification).toBe("divergent");
@@ -80,9 +96,15 @@ describe("specgate tais run", () => {
 
     it("never calls 40 byte-identical pairs divergent: too few pairs is insufficient data", async () => {
         const small = join(directory, "small.jsonl");
-        await writeFile(small, Array.from({length: 40}, (_value, index) =>
-            JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})).join("\n"));
-        const outcome = await runTaisRunCommand({battery: small, a: "A", b: "B", format: "json"}, async (spec) => scriptedPath(spec, range(0, 4)));
+        await writeFile(
+            small,
+            Array.from({length: 40}, (_value, index) =>
+                JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})
+            ).join("\n")
+        );
+        const outcome = await runTaisRunCommand({battery: small, a: "A", b: "B", format: "json"}, async (spec) =>
+            scriptedPath(spec, range(0, 4))
+        );
         expect(outcome.exitCode).toBe(3);
         const [cell] = (JSON.parse(outcome.stdout) as {tais_card: TaisCard["tais_card"]}).tais_card.cells;
         expect(cell.scalar_summary).toMatchObject({classification: "insufficient_data", max_abs_h: null});
@@ -94,7 +116,9 @@ describe("specgate tais run", () => {
         const run = () => runTaisRunCommand({battery, a: "A", b: "B", ledger}, async (spec) => scriptedPath(spec, range(0, 4)));
         const outcomes = await Promise.all([run(), run()]);
         expect(outcomes.map((outcome) => outcome.exitCode).sort()).toEqual([0, 2]);
-        expect(outcomes.find((outcome) => outcome.exitCode === 2)!.stderr).toMatch(new RegExp(`^specgate tais run: --ledger: .*contended\\.jsonl is in use by process ${process.pid} \\(since `));
+        expect(outcomes.find((outcome) => outcome.exitCode === 2)!.stderr).toMatch(
+            new RegExp(`^specgate tais run: --ledger: .*contended\\.jsonl is in use by process ${process.pid} \\(since `)
+        );
         const rows = (await readFile(ledger, "utf8")).trim().split("\n").slice(1);
         expect(rows).toHaveLength(200);
         // The lock is gone with the run, so a rerun resumes (here: everything is already recorded).
@@ -103,8 +127,9 @@ describe("specgate tais run", () => {
 
     it("resumes from the ledger after a crash without losing or duplicating samples", async () => {
         const ledger = join(directory, "resume.jsonl");
-        const crashing = await runTaisRunCommand({battery, a: "A", b: "B", ledger, concurrency: "1"},
-            async (spec) => scriptedPath(spec, range(0, 4), spec === "B" ? {failAfter: 120} : {}));
+        const crashing = await runTaisRunCommand({battery, a: "A", b: "B", ledger, concurrency: "1"}, async (spec) =>
+            scriptedPath(spec, range(0, 4), spec === "B" ? {failAfter: 120} : {})
+        );
         expect(crashing.exitCode).toBe(2);
         expect(crashing.stderr).toMatch(/connection reset/);
         const rowsAfterCrash = (await readFile(ledger, "utf8")).trim().split("\n").length - 1;
@@ -118,23 +143,39 @@ describe("specgate tais run", () => {
         });
         expect(resumed.exitCode).toBe(0);
         expect(paths.map((path) => path.calls)).toEqual([80, 80]);
-        const rows = (await readFile(ledger, "utf8")).trim().split("\n").slice(1).map((line) => JSON.parse(line) as TaisSampleRow);
+        const rows = (await readFile(ledger, "utf8"))
+            .trim()
+            .split("\n")
+            .slice(1)
+            .map((line) => JSON.parse(line) as TaisSampleRow);
         expect(rows).toHaveLength(200);
         expect(new Set(rows.map((row) => row.sampleId)).size).toBe(200);
         expect((parse(resumed.stdout) as {tais_run: {resumed_from_ledger: number}}).tais_run.resumed_from_ledger).toBe(120);
     });
 
     it("reports T > 0 regimes as separate cells and rejects bad input", async () => {
-        const outcome = await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "0,0.7", seeds: "1,2", format: "json"},
-            async (spec) => scriptedPath(spec, range(0, 4)));
-        const card = JSON.parse(outcome.stdout) as {tais_run: {samples: number; cells: {cell_id: string; seeds: number[]; pairs: number}[]}};
+        const outcome = await runTaisRunCommand(
+            {battery, a: "A", b: "B", temperatures: "0,0.7", seeds: "1,2", format: "json"},
+            async (spec) => scriptedPath(spec, range(0, 4))
+        );
+        const card = JSON.parse(outcome.stdout) as {
+            tais_run: {samples: number; cells: {cell_id: string; seeds: number[]; pairs: number}[]};
+        };
         expect(card.tais_run.samples).toBe(600);
-        expect(card.tais_run.cells.map((cell) => [cell.cell_id, cell.seeds, cell.pairs])).toEqual([["T=0", [1], 200], ["T=0.7", [1, 2], 400]]);
+        expect(card.tais_run.cells.map((cell) => [cell.cell_id, cell.seeds, cell.pairs])).toEqual([
+            ["T=0", [1], 200],
+            ["T=0.7", [1, 2], 400]
+        ]);
         // The T = 0.7 cell is screened and shown but does not gate: no recalibrated h* was given.
         const cells = (JSON.parse(outcome.stdout) as {tais_card: TaisCard["tais_card"]}).tais_card.cells;
-        expect(cells.map((cell) => [cell.cell_identity.temperature, cell.gates_verdict, cell.validity_gate.byte_identity_flag])).toEqual([[0, true, "strong"], [0.7, false, null]]);
+        expect(cells.map((cell) => [cell.cell_identity.temperature, cell.gates_verdict, cell.validity_gate.byte_identity_flag])).toEqual([
+            [0, true, "strong"],
+            [0.7, false, null]
+        ]);
         expect((await runTaisRunCommand({a: "A", b: "B"}, async (spec) => scriptedPath(spec, range(0, 1)))).exitCode).toBe(2);
-        expect((await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "hot"}, async (spec) => scriptedPath(spec, range(0, 1)))).stderr)
-            .toMatch(/--temperatures/);
+        expect(
+            (await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "hot"}, async (spec) => scriptedPath(spec, range(0, 1))))
+                .stderr
+        ).toMatch(/--temperatures/);
     });
 });

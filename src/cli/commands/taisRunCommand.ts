@@ -54,31 +54,54 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         const regimes = parseRegimes(options.temperatures ?? "0", options.seeds ?? "0");
         const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 128);
         const concurrency = Math.max(1, nonNegativeInteger(options.concurrency, "--concurrency", 4));
-        const items = await loadBattery(requiredText(options.battery, "--battery"), ...(options.dataDir !== undefined ? [options.dataDir] : []));
+        const items = await loadBattery(
+            requiredText(options.battery, "--battery"),
+            ...(options.dataDir !== undefined ? [options.dataDir] : [])
+        );
         // The screen compares pass rates: a battery with nothing to score is refused before anything is generated.
         if (items.every((item) => item.scorer === "none"))
-            throw new InvalidInputError("has no scored items (no \"reference\" or \"scorer\"; only byte identity could be compared); add a scored battery such as advbench@100", "--battery");
+            throw new InvalidInputError(
+                'has no scored items (no "reference" or "scorer"; only byte identity could be compared); add a scored battery such as advbench@100',
+                "--battery"
+            );
         await checkOutputFile(options.json, "--json");
         await checkOutputFile(options.counts, "--counts");
         await checkOutputFile(options.ledger, "--ledger");
         opened.push(await openPath(requiredText(options.a, "--a")));
         opened.push(await openPath(requiredText(options.b, "--b")));
         const [targetOnly, speculative] = opened;
-        const [fingerprintA, fingerprintB] = await Promise.all([decodePathFingerprint(targetOnly.describe()), decodePathFingerprint(speculative.describe())]);
+        const [fingerprintA, fingerprintB] = await Promise.all([
+            decodePathFingerprint(targetOnly.describe()),
+            decodePathFingerprint(speculative.describe())
+        ]);
         const ledgerPath = options.ledger ?? join(await mkdtemp(join(tmpdir(), "specgate-tais-")), "ledger.jsonl");
         // Resuming is only sound against the same models, engine and settings: the fingerprints pin them.
         ledger = await SampleLedger.open<TaisSampleRow>(ledgerPath, {
-            targetOnly: fingerprintA.fingerprint, speculative: fingerprintB.fingerprint, maxTokens
+            targetOnly: fingerprintA.fingerprint,
+            speculative: fingerprintB.fingerprint,
+            maxTokens
         });
         const resumed = ledger.rows.length;
         const {rows, skipped} = await runTaisBattery({targetOnly, speculative, items, regimes, maxTokens, concurrency, ledger});
         const cells = summarizeTaisSamples(rows);
         const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
-        if (scoredCells.length === 0) throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
-        const result = computeTais(scoredCells.map((cell) => cell.input), taisOptions);
-        if (options.counts !== undefined) await writeOutputFile(() => writeFileAtomic(options.counts!, formatCountsCsv(scoredCells.map((cell) => cell.input))), options.counts, "--counts");
+        if (scoredCells.length === 0)
+            throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
+        const result = computeTais(
+            scoredCells.map((cell) => cell.input),
+            taisOptions
+        );
+        if (options.counts !== undefined)
+            await writeOutputFile(
+                () => writeFileAtomic(options.counts!, formatCountsCsv(scoredCells.map((cell) => cell.input))),
+                options.counts,
+                "--counts"
+            );
         const output = {
-            ...buildTaisCard(result, {identity: describeTaisStack(targetOnly.describe(), speculative.describe()), ...cardCalibration(options)}),
+            ...buildTaisCard(result, {
+                identity: describeTaisStack(targetOnly.describe(), speculative.describe()),
+                ...cardCalibration(options)
+            }),
             tais_run: {
                 arms: {
                     target_only: {path: targetOnly.name, fingerprint: fingerprintA.fingerprint},
@@ -88,7 +111,13 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
                 samples: rows.length,
                 resumed_from_ledger: Math.min(resumed, rows.length),
                 // Samples whose prompt does not fit an arm's context: not generated, not in any count.
-                skipped: skipped.map((sample) => ({sample_id: sample.sampleId, item: sample.itemId, task: sample.task, arm: sample.arm, reason: sample.reason})),
+                skipped: skipped.map((sample) => ({
+                    sample_id: sample.sampleId,
+                    item: sample.itemId,
+                    task: sample.task,
+                    arm: sample.arm,
+                    reason: sample.reason
+                })),
                 cells: cells.map((cell) => ({
                     cell_id: cell.input.cellId,
                     seeds: cell.seeds,
@@ -103,11 +132,18 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             if (options.json === "-") stdout = json;
             else await writeOutputFile(() => writeFileAtomic(options.json!, json), options.json, "--json");
         }
-        const stderr = skipped.length === 0 ? "" : `${COMMAND_NAME}: skipped ${skipped.length} of ${rows.length + skipped.length} sample(s) whose prompt exceeds the context (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`;
+        const stderr =
+            skipped.length === 0
+                ? ""
+                : `${COMMAND_NAME}: skipped ${skipped.length} of ${rows.length + skipped.length} sample(s) whose prompt exceeds the context (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`;
         return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr};
     } catch (error) {
         if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
-            return {exitCode: TAIS_EXIT_CODES.bad_input, stdout: "", stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`};
+            return {
+                exitCode: TAIS_EXIT_CODES.bad_input,
+                stdout: "",
+                stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`
+            };
         throw error;
     } finally {
         await ledger?.close();
@@ -125,7 +161,10 @@ export function registerTaisRunCommand(program: Command): Command {
         .option("--data-dir <dir>", "folder with the datasets (default: $SPECGATE_DATA_DIR or ../shared/data)")
         .option("--a <path>", "target-only decode path spec, e.g. embedded:target=T.gguf")
         .option("--b <path>", "speculative decode path spec, e.g. embedded:target=T.gguf,draft=D.gguf,policy=strict,gamma=4")
-        .option("--ledger <file>", "append-only per-sample JSONL ledger, locked while a run writes it (FILE.lock); rerun with the same file to resume after a crash")
+        .option(
+            "--ledger <file>",
+            "append-only per-sample JSONL ledger, locked while a run writes it (FILE.lock); rerun with the same file to resume after a crash"
+        )
         .option("--counts <out.csv>", "write the counts CSV that `tais compute --input` reads")
         .option("--max-tokens <n>", "tokens per completion", "128")
         .option("--temperatures <list>", "comma-separated temperatures; each is its own cell (T=0 is the TAIS cell)", "0")
@@ -135,15 +174,20 @@ export function registerTaisRunCommand(program: Command): Command {
         .option("--tost-margin <pp>", "TOST margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
         .option("--alpha <alpha>", "level of each one-sided test", String(DEFAULT_TAIS_OPTIONS.alpha))
         .option("--min-n <n>", "minimum pairs per task", String(DEFAULT_TAIS_OPTIONS.minimumN))
-        .addOption(new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope))
+        .addOption(
+            new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope)
+        )
         .option("--recalibrated-null-cutoff <h>", TAIS_FAMILY_HELP.recalibratedNullCutoff)
         .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
         .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
         .option("--json <out>", "write the full JSON result ('-' for stdout)")
         .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
-        .addHelpText("after", "\nEquivalence is judged on the pairs: an exact test on the discordant pairs at +/- margin (identical arms pass from 99 pairs"
-            + " per task at 3pp and alpha 0.05; fewer is insufficient data, never divergent), Holm-gated, with McNemar exact beside it."
-            + "\nT > 0 cells are reported but set the exit code only with --recalibrated-null-cutoff.")
+        .addHelpText(
+            "after",
+            "\nEquivalence is judged on the pairs: an exact test on the discordant pairs at +/- margin (identical arms pass from 99 pairs" +
+                " per task at 3pp and alpha 0.05; fewer is insufficient data, never divergent), Holm-gated, with McNemar exact beside it." +
+                "\nT > 0 cells are reported but set the exit code only with --recalibrated-null-cutoff."
+        )
         .addHelpText("after", TAIS_EXIT_CODE_HELP)
         .exitOverride()
         .action(async (options: TaisRunCommandOptions) => {
@@ -155,9 +199,7 @@ function parseRegimes(temperaturesText: string, seedsText: string): TaisRegime[]
     const temperatures = temperaturesText.split(",").map((text) => nonNegativeDecimal(text.trim(), "--temperatures", 0));
     const seeds = seedsText.split(",").map((text) => nonNegativeInteger(text.trim(), "--seeds", 0));
     // Greedy decoding ignores the seed, so T = 0 runs once whatever --seeds says.
-    return [...new Set(temperatures)].flatMap((temperature) => (temperature === 0 ? [{temperature, seed: seeds[0]}] : seeds.map((seed) => ({temperature, seed}))));
+    return [...new Set(temperatures)].flatMap((temperature) =>
+        temperature === 0 ? [{temperature, seed: seeds[0]}] : seeds.map((seed) => ({temperature, seed}))
+    );
 }
-
-
-
-

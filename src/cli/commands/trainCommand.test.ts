@@ -17,7 +17,13 @@ describe("specgate train", () => {
 
     it("parses its flags into trainer options", () => {
         expect(parseTrainOptions({...valid, steps: "500", epochs: "2", learningRate: "3e-4", seed: "4", threads: "1"})).toMatchObject({
-            corpus: "corpus", out: "model.gguf", steps: 500, epochs: 2, learningRate: 3e-4, seed: 4, threads: 1,
+            corpus: "corpus",
+            out: "model.gguf",
+            steps: 500,
+            epochs: 2,
+            learningRate: 3e-4,
+            seed: 4,
+            threads: 1,
             shape: {embeddingLength: 64, blockCount: 2, headCount: 2, feedForwardLength: 192}
         });
     });

@@ -1,7 +1,11 @@
 import type {Command} from "commander";
 import {InvalidInputError} from "../../errors.js";
 import {parseModelShape} from "../../foundry/finetune/ModelShape.js";
-import {type FinetuneTrainingOptions, type FinetuneTrainingReport, trainWithLlamaFinetune} from "../../foundry/finetune/trainWithLlamaFinetune.js";
+import {
+    type FinetuneTrainingOptions,
+    type FinetuneTrainingReport,
+    trainWithLlamaFinetune
+} from "../../foundry/finetune/trainWithLlamaFinetune.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {requiredText} from "../textOptions.js";
 
@@ -46,8 +50,7 @@ export function parseTrainOptions(options: TrainCommandOptions): Omit<FinetuneTr
     const shape = parseModelShape(requiredText(options.shape, "--shape"), "--shape");
     const steps = positiveInteger(options.steps, "--steps");
     const seconds = positiveNumber(options.seconds, "--seconds");
-    if (steps !== undefined && seconds !== undefined)
-        throw new InvalidInputError("give --steps or --seconds, not both", "--steps");
+    if (steps !== undefined && seconds !== undefined) throw new InvalidInputError("give --steps or --seconds, not both", "--steps");
     const contextLength = positiveInteger(options.context, "--context");
     if (contextLength !== undefined && (contextLength < 8 || contextLength % 2 !== 0))
         throw new InvalidInputError(`expected an even number >= 8, got ${contextLength}`, "--context");
@@ -62,7 +65,16 @@ export function parseTrainOptions(options: TrainCommandOptions): Omit<FinetuneTr
     if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
         throw new InvalidInputError(`expected an integer >= 0, got "${options.seed}"`, "--seed");
     return {
-        corpus, out, shape, contextLength, steps, seconds, seed, learningRate, minimumLearningRate, weightDecay,
+        corpus,
+        out,
+        shape,
+        contextLength,
+        steps,
+        seconds,
+        seed,
+        learningRate,
+        minimumLearningRate,
+        weightDecay,
         epochs: positiveInteger(options.epochs, "--epochs"),
         threads: positiveInteger(options.threads, "--threads"),
         initialModel: options.from,
@@ -71,7 +83,10 @@ export function parseTrainOptions(options: TrainCommandOptions): Omit<FinetuneTr
 }
 
 /** `specgate train` without the terminal: validates, trains, returns the report; messages go to `log`. */
-export async function runTrain(options: TrainCommandOptions, log: (line: string) => void = () => undefined): Promise<FinetuneTrainingReport> {
+export async function runTrain(
+    options: TrainCommandOptions,
+    log: (line: string) => void = () => undefined
+): Promise<FinetuneTrainingReport> {
     const parsed = parseTrainOptions(options);
     await checkOutputFile(parsed.out, "--out");
     let lastLogged = 0;
@@ -82,7 +97,9 @@ export async function runTrain(options: TrainCommandOptions, log: (line: string)
             const now = performance.now();
             if (progress.done !== progress.total && now - lastLogged < 10_000) return;
             lastLogged = now;
-            log(`epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)} accuracy ${(100 * progress.accuracy).toFixed(1)}%`);
+            log(
+                `epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)} accuracy ${(100 * progress.accuracy).toFixed(1)}%`
+            );
         }
     });
 }
@@ -91,7 +108,9 @@ export async function runTrain(options: TrainCommandOptions, log: (line: string)
 export function registerTrainCommand(program: Command): void {
     program
         .command("train")
-        .description("train a llama-architecture GGUF from scratch on a `specgate corpus` directory with llama.cpp's llama-finetune (build it with scripts/buildLlamaCppTools.sh)")
+        .description(
+            "train a llama-architecture GGUF from scratch on a `specgate corpus` directory with llama.cpp's llama-finetune (build it with scripts/buildLlamaCppTools.sh)"
+        )
         .option("--corpus <DIR>", "corpus directory (train.txt, validation.txt, manifest.json)")
         .option("--out <MODEL.gguf>", "trained F32 GGUF; a report is written to MODEL.gguf.train.json")
         .option("--shape <d,layers,heads,ff>", "model shape, e.g. 256,4,4,768")
@@ -108,7 +127,9 @@ export function registerTrainCommand(program: Command): void {
         .option("--name <NAME>", "general.name of the written model")
         .action(async (options: TrainCommandOptions) => {
             const report = await runTrain(options, (line) => process.stderr.write(`${line}\n`));
-            process.stdout.write(`${report.model}: ${report.parameters} parameters, ${report.steps} steps, ${report.tokensProcessed} tokens in ${report.wallSeconds.toFixed(0)} s ` +
-                `(${report.tokensPerSecond.toFixed(0)} tokens/s training), validation loss ${report.finalValidationLoss?.toFixed(4) ?? "n/a"}\n`);
+            process.stdout.write(
+                `${report.model}: ${report.parameters} parameters, ${report.steps} steps, ${report.tokensProcessed} tokens in ${report.wallSeconds.toFixed(0)} s ` +
+                    `(${report.tokensPerSecond.toFixed(0)} tokens/s training), validation loss ${report.finalValidationLoss?.toFixed(4) ?? "n/a"}\n`
+            );
         });
 }

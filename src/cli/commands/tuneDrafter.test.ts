@@ -29,9 +29,15 @@ describe("--drafter on sweep and calibrate", () => {
     it("sweep drafts with the named drafter and records it; the draft model still gives draft-only", async () => {
         const run = async (drafter: string | undefined) => {
             const json = join(directory, `sweep-${drafter ?? "default"}.json`);
-            const outcome = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", drafter, battery, policies: "strict", gamma: "3", maxTokens: "8", json}, openPair);
+            const outcome = await runSweepCommand(
+                {target: "target.gguf", draft: "draft.gguf", drafter, battery, policies: "strict", gamma: "3", maxTokens: "8", json},
+                openPair
+            );
             expect(outcome.exitCode).toBe(0);
-            return JSON.parse(await readFile(json, "utf8")) as {settings: {drafter: string}; points: Array<{label: string; accuracy: number; acceptanceRate: number; draftTokens?: number}>};
+            return JSON.parse(await readFile(json, "utf8")) as {
+                settings: {drafter: string};
+                points: Array<{label: string; accuracy: number; acceptanceRate: number; draftTokens?: number}>;
+            };
         };
         const model = await run(undefined);
         const ngram = await run("ngram:1:2");
@@ -44,11 +50,17 @@ describe("--drafter on sweep and calibrate", () => {
     });
 
     it("a bad spec is a usage error naming --drafter", async () => {
-        const sweep = await runSweepCommand({target: "target.gguf", draft: "draft.gguf", drafter: "ngram:3:1", battery, policies: "strict"}, openPair);
+        const sweep = await runSweepCommand(
+            {target: "target.gguf", draft: "draft.gguf", drafter: "ngram:3:1", battery, policies: "strict"},
+            openPair
+        );
         expect(sweep.exitCode).toBe(2);
         expect(sweep.stderr).toContain("--drafter: ngram MAX (1) is below MIN (3)");
-        const calibrate = await runCalibrateCommand({target: "target.gguf", draft: "draft.gguf", drafter: "beam", battery, maxAccuracyDrop: "5", thresholds: "0.1"}, openPair);
+        const calibrate = await runCalibrateCommand(
+            {target: "target.gguf", draft: "draft.gguf", drafter: "beam", battery, maxAccuracyDrop: "5", thresholds: "0.1"},
+            openPair
+        );
         expect(calibrate.exitCode).toBe(2);
-        expect(calibrate.stderr).toContain("--drafter: unknown drafter \"beam\"");
+        expect(calibrate.stderr).toContain('--drafter: unknown drafter "beam"');
     });
 });

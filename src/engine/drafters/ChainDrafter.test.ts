@@ -33,7 +33,13 @@ function scripted(label: string, answers: number[][], log: string[]): Drafter {
     };
 }
 
-const start = {target: BigramBackend.random(0, 4), promptTokens: [0, 1], options: parseGenerationOptions({}), chance: new SeededChance(0), telemetry: new GenerationTelemetry()};
+const start = {
+    target: BigramBackend.random(0, 4),
+    promptTokens: [0, 1],
+    options: parseGenerationOptions({}),
+    chance: new SeededChance(0),
+    telemetry: new GenerationTelemetry()
+};
 
 describe("ChainDrafter", () => {
     it("takes the first non-empty proposal and does not consult the members after it", async () => {
@@ -57,6 +63,10 @@ describe("ChainDrafter", () => {
     it("returns an empty proposal naming every member consulted when none proposes", async () => {
         const chain = new ChainDrafter([scripted("a", [], []), scripted("b", [], [])]);
         const session = await chain.start(start);
-        expect(await session.propose({history: [0, 1], maxTokens: 4, argmaxOnly: false})).toEqual({tokens: [], source: "b", consulted: ["a", "b"]});
+        expect(await session.propose({history: [0, 1], maxTokens: 4, argmaxOnly: false})).toEqual({
+            tokens: [],
+            source: "b",
+            consulted: ["a", "b"]
+        });
     });
 });

@@ -74,8 +74,10 @@ export class CrossTokenizerDrafter implements Drafter {
             return common;
         };
         /** The draft's tokens for the target's text of `history` (an incomplete last character left out). */
-        const draftTokensFor = (history: readonly number[]): number[] =>
-            [...bos, ...draftText.update(withoutPartialCharacter(target.detokenize(history)))];
+        const draftTokensFor = (history: readonly number[]): number[] => [
+            ...bos,
+            ...draftText.update(withoutPartialCharacter(target.detokenize(history)))
+        ];
 
         try {
             const wanted = draftTokensFor(context.promptTokens);
@@ -97,7 +99,7 @@ export class CrossTokenizerDrafter implements Drafter {
                 const common = await rollBackTo(wanted, 1);
                 const drafted: number[] = [];
                 let endsWithEos = false;
-                let token = await evaluate(wanted.slice(common), true) as number;
+                let token = (await evaluate(wanted.slice(common), true)) as number;
                 for (;;) {
                     if (token === draft.eosToken) {
                         endsWithEos = true;
@@ -105,7 +107,7 @@ export class CrossTokenizerDrafter implements Drafter {
                     }
                     drafted.push(token);
                     if (drafted.length === budget) break;
-                    token = await evaluate([token], true) as number;
+                    token = (await evaluate([token], true)) as number;
                 }
                 const text = textAfter(draft, wanted.slice(-draftContextTokens), drafted);
                 const complete = withoutPartialCharacter(text);

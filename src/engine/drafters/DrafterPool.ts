@@ -16,7 +16,10 @@ import {SuffixDrafter} from "./SuffixDrafter.js";
 export class DrafterPool {
     private readonly singles = new Map<string, Drafter>();
 
-    public constructor(private readonly draft: ModelBackend | undefined, private readonly capacity = 4) {}
+    public constructor(
+        private readonly draft: ModelBackend | undefined,
+        private readonly capacity = 4
+    ) {}
 
     public get(spec: DrafterSpec, field = "drafter"): Drafter {
         if (spec.kind === "chain") return new ChainDrafter(spec.members.map((member) => this.get(member, field)));

@@ -35,18 +35,27 @@ export class DrafterTelemetry {
             mine.proposals += counters.proposals;
             mine.draftTokens += counters.draftTokens;
             mine.acceptedTokens += counters.acceptedTokens;
-            counters.draftedPerPosition.forEach((count, position) => (mine.draftedPerPosition[position] = (mine.draftedPerPosition[position] ?? 0) + count));
-            counters.acceptedPerPosition.forEach((count, position) => (mine.acceptedPerPosition[position] = (mine.acceptedPerPosition[position] ?? 0) + count));
+            counters.draftedPerPosition.forEach(
+                (count, position) => (mine.draftedPerPosition[position] = (mine.draftedPerPosition[position] ?? 0) + count)
+            );
+            counters.acceptedPerPosition.forEach(
+                (count, position) => (mine.acceptedPerPosition[position] = (mine.acceptedPerPosition[position] ?? 0) + count)
+            );
         }
     }
 
     public toJSON(): Record<string, DrafterCounters & {acceptanceRate: number}> {
-        return Object.fromEntries([...this.byDrafter].map(([label, counters]) => [label, {
-            ...counters,
-            draftedPerPosition: [...counters.draftedPerPosition],
-            acceptedPerPosition: [...counters.acceptedPerPosition],
-            acceptanceRate: counters.draftTokens === 0 ? 0 : counters.acceptedTokens / counters.draftTokens
-        }]));
+        return Object.fromEntries(
+            [...this.byDrafter].map(([label, counters]) => [
+                label,
+                {
+                    ...counters,
+                    draftedPerPosition: [...counters.draftedPerPosition],
+                    acceptedPerPosition: [...counters.acceptedPerPosition],
+                    acceptanceRate: counters.draftTokens === 0 ? 0 : counters.acceptedTokens / counters.draftTokens
+                }
+            ])
+        );
     }
 
     private counters(label: string): DrafterCounters {

@@ -33,7 +33,10 @@ export class ModelDrafter implements Drafter {
         const {options, chance, telemetry} = context;
         // The engine has already cut the target to the shared ids; a longer draft is cut to match.
         const shared = assertSameVocabulary(context.target, this.draft);
-        const sequence: BackendSequence = await restrictVocabulary(this.draft, Math.min(shared, context.target.vocabularySize)).createSequence();
+        const sequence: BackendSequence = await restrictVocabulary(
+            this.draft,
+            Math.min(shared, context.target.vocabularySize)
+        ).createSequence();
         // Tokens in the draft's KV cache, in order.
         const cache: number[] = [];
         // Length of the prefix that `cache` and the history are known to share.
@@ -50,10 +53,13 @@ export class ModelDrafter implements Drafter {
             throw error;
         }
 
-        const evaluate = async (tokens: readonly number[], argmaxOnly: boolean): Promise<number | {logits: Float64Array; probabilities: Float64Array}> => {
-            const evaluation = await timedEvaluation(sequence, async () => argmaxOnly
-                ? (await sequence.evaluateArgmax!(tokens))[0]
-                : await evaluateRows(sequence, tokens, options.sampling));
+        const evaluate = async (
+            tokens: readonly number[],
+            argmaxOnly: boolean
+        ): Promise<number | {logits: Float64Array; probabilities: Float64Array}> => {
+            const evaluation = await timedEvaluation(sequence, async () =>
+                argmaxOnly ? (await sequence.evaluateArgmax!(tokens))[0] : await evaluateRows(sequence, tokens, options.sampling)
+            );
             telemetry.recordDraftEvaluation(evaluation.milliseconds, tokens.length, evaluation.native);
             cache.push(...tokens);
             const result = evaluation.result;
@@ -78,16 +84,16 @@ export class ModelDrafter implements Drafter {
                 agreed = history.length;
                 const tokens: number[] = [];
                 if (argmaxOnly) {
-                    let token = await evaluate(history.slice(common), true) as number;
+                    let token = (await evaluate(history.slice(common), true)) as number;
                     for (let position = 0; position < maxTokens; position++) {
                         tokens.push(token);
-                        if (position < maxTokens - 1) token = await evaluate([token], true) as number;
+                        if (position < maxTokens - 1) token = (await evaluate([token], true)) as number;
                     }
                     return {tokens, source: "model", consulted: ["model"]};
                 }
                 const probs: Float64Array[] = [];
                 const logitRows: Float64Array[] = [];
-                let rows = await evaluate(history.slice(common), false) as {logits: Float64Array; probabilities: Float64Array};
+                let rows = (await evaluate(history.slice(common), false)) as {logits: Float64Array; probabilities: Float64Array};
                 for (let position = 0; position < maxTokens; position++) {
                     const {logits, probabilities} = rows;
                     if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
@@ -95,10 +101,17 @@ export class ModelDrafter implements Drafter {
                     tokens.push(token);
                     logitRows.push(logits);
                     probs.push(probabilities);
-                    if (position < maxTokens - 1) rows = await evaluate([token], false) as {logits: Float64Array; probabilities: Float64Array};
+                    if (position < maxTokens - 1)
+                        rows = (await evaluate([token], false)) as {logits: Float64Array; probabilities: Float64Array};
                 }
                 // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
-                return {tokens, probs: options.draftSampling === "sample" ? probs : undefined, logits: logitRows, source: "model", consulted: ["model"]};
+                return {
+                    tokens,
+                    probs: options.draftSampling === "sample" ? probs : undefined,
+                    logits: logitRows,
+                    source: "model",
+                    consulted: ["model"]
+                };
             },
             observe() {},
             finish() {},

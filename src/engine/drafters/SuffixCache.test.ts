@@ -79,7 +79,8 @@ describe("SuffixCache", () => {
             const seen = new Set<string>();
             for (const document of live)
                 for (let start = 0; start < document.length; start++)
-                    for (let end = start + 1; end <= Math.min(document.length, start + depth); end++) seen.add(document.slice(start, end).join(","));
+                    for (let end = start + 1; end <= Math.min(document.length, start + depth); end++)
+                        seen.add(document.slice(start, end).join(","));
             return seen.size;
         };
         const bruteLookup = (context: readonly number[], maxTokens: number, minCount: number, minMatch: number) => {

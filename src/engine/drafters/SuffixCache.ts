@@ -119,7 +119,12 @@ export class SuffixCache {
                 let best = none;
                 // Ties go to the lowest token id, so a lookup does not depend on insertion order.
                 for (let child = this.firstChild[node]; child !== none; child = this.nextSibling[child])
-                    if (best === none || this.count[child] > this.count[best] || (this.count[child] === this.count[best] && this.token[child] < this.token[best])) best = child;
+                    if (
+                        best === none ||
+                        this.count[child] > this.count[best] ||
+                        (this.count[child] === this.count[best] && this.token[child] < this.token[best])
+                    )
+                        best = child;
                 if (best === none || this.count[best] < minCount || 10 * this.count[best] < this.count[node]) break;
                 proposal.push(this.token[best]);
                 node = best;

@@ -13,7 +13,14 @@ describe("parseDrafterSpec", () => {
         expect(parseDrafterSpec("ngram:1:3:8")).toEqual({kind: "ngram", minN: 1, maxN: 3, length: 8});
         expect(parseDrafterSpec("suffix")).toEqual({kind: "suffix", minMatch: 3, minCount: 1, depth: 24, maxNodes: 100000});
         expect(parseDrafterSpec(" suffix:2:3:32:5000 ")).toEqual({kind: "suffix", minMatch: 2, minCount: 3, depth: 32, maxNodes: 5000});
-        for (const spec of ["model", "model:retokenize", "ngram:2:5+model:retokenize", "ngram:1:3:8", "suffix:3:2:16:1000", "ngram:2:4+suffix:3:1:24:100000+model"])
+        for (const spec of [
+            "model",
+            "model:retokenize",
+            "ngram:2:5+model:retokenize",
+            "ngram:1:3:8",
+            "suffix:3:2:16:1000",
+            "ngram:2:4+suffix:3:1:24:100000+model"
+        ])
             expect(drafterLabel(parseDrafterSpec(spec))).toBe(spec);
         expect(drafterLabel(parseDrafterSpec("ngram+model"))).toBe("ngram:3:16+model");
     });
@@ -28,23 +35,23 @@ describe("parseDrafterSpec", () => {
 
     it.each([
         ["", "is empty"],
-        ["beam", "unknown drafter \"beam\""],
-        ["ngram:0", "ngram MIN must be an integer in [1, 64], got \"0\""],
+        ["beam", 'unknown drafter "beam"'],
+        ["ngram:0", 'ngram MIN must be an integer in [1, 64], got "0"'],
         ["ngram:2:x", "ngram MAX must be an integer"],
         ["ngram:4:2", "ngram MAX (2) is below MIN (4)"],
         ["ngram:2:4:0", "ngram LENGTH must be an integer in [1, 64]"],
-        ["ngram:1:2:3:4", "\"ngram\" takes at most 3 arguments"],
-        ["model:4", "\"model\" takes no argument or \"retokenize\" (drafting across tokenizers), got \"model:4\""],
-        ["model:retokenize:2", "\"model\" takes at most 1 arguments"],
-        ["model+model:retokenize", "names \"model\" twice in the chain"],
+        ["ngram:1:2:3:4", '"ngram" takes at most 3 arguments'],
+        ["model:4", '"model" takes no argument or "retokenize" (drafting across tokenizers), got "model:4"'],
+        ["model:retokenize:2", '"model" takes at most 1 arguments'],
+        ["model+model:retokenize", 'names "model" twice in the chain'],
         ["suffix:0", "suffix MIN_MATCH must be"],
         ["suffix:1:0", "suffix MIN_COUNT must be"],
         ["suffix:1:1:1", "suffix DEPTH must be an integer in [2, 256]"],
         ["suffix:9:1:16", "suffix MIN_MATCH (9) must be at most DEPTH/2 (8)"],
         ["suffix:1:1:8:99999999", "suffix MAX_NODES must be"],
-        ["suffix:1:1:8:9:9", "\"suffix\" takes at most 4 arguments"],
+        ["suffix:1:1:8:9:9", '"suffix" takes at most 4 arguments'],
         ["ngram+", "empty member"],
-        ["ngram+ngram:3", "names \"ngram\" twice"]
+        ["ngram+ngram:3", 'names "ngram" twice']
     ])("rejects %j: %s", (spec, message) => {
         let error: unknown;
         try {

@@ -72,19 +72,24 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
         if (value == null || value === "") return undefined;
         const parsed = Number(value);
         if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum)
-            throw new InvalidDrafterError(`${kind} ${name} must be an integer in [${minimum}, ${maximum}], got "${value}" in "${spec}"`, field);
+            throw new InvalidDrafterError(
+                `${kind} ${name} must be an integer in [${minimum}, ${maximum}], got "${value}" in "${spec}"`,
+                field
+            );
         return parsed;
     };
     const atMost = (count: number) => {
-        if (argumentsText.length > count)
-            throw new InvalidDrafterError(`"${kind}" takes at most ${count} arguments, got "${part}"`, field);
+        if (argumentsText.length > count) throw new InvalidDrafterError(`"${kind}" takes at most ${count} arguments, got "${part}"`, field);
     };
     switch (kind) {
         case "model":
             atMost(1);
             if (argumentsText.length === 0) return {kind: "model"};
             if (argumentsText[0] !== "retokenize")
-                throw new InvalidDrafterError(`"model" takes no argument or "retokenize" (drafting across tokenizers), got "${part}"`, field);
+                throw new InvalidDrafterError(
+                    `"model" takes no argument or "retokenize" (drafting across tokenizers), got "${part}"`,
+                    field
+                );
             return {kind: "model", retokenize: true};
         case "ngram": {
             atMost(3);
@@ -101,8 +106,17 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
             const depth = argument(2, "DEPTH", 2, 256) ?? suffixDefaults.depth;
             // Contexts of up to depth/2 tokens are matched (the rest of the depth is room to propose).
             if (minMatch > Math.floor(depth / 2))
-                throw new InvalidDrafterError(`suffix MIN_MATCH (${minMatch}) must be at most DEPTH/2 (${Math.floor(depth / 2)}) in "${spec}"`, field);
-            return {kind: "suffix", minMatch, minCount, depth, maxNodes: argument(3, "MAX_NODES", 1, maximumNodes) ?? suffixDefaults.maxNodes};
+                throw new InvalidDrafterError(
+                    `suffix MIN_MATCH (${minMatch}) must be at most DEPTH/2 (${Math.floor(depth / 2)}) in "${spec}"`,
+                    field
+                );
+            return {
+                kind: "suffix",
+                minMatch,
+                minCount,
+                depth,
+                maxNodes: argument(3, "MAX_NODES", 1, maximumNodes) ?? suffixDefaults.maxNodes
+            };
         }
         default:
             throw new InvalidDrafterError(`unknown drafter "${kind}" in "${spec}"; expected model, ngram or suffix`, field);
@@ -112,10 +126,14 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
 /** Canonical label with every parameter (parseDrafterSpec(drafterLabel(s)) equals s). */
 export function drafterLabel(spec: DrafterSpec): string {
     switch (spec.kind) {
-        case "model": return spec.retokenize === true ? "model:retokenize" : "model";
-        case "ngram": return `ngram:${spec.minN}:${spec.maxN}${spec.length != null ? `:${spec.length}` : ""}`;
-        case "suffix": return `suffix:${spec.minMatch}:${spec.minCount}:${spec.depth}:${spec.maxNodes}`;
-        case "chain": return spec.members.map(drafterLabel).join("+");
+        case "model":
+            return spec.retokenize === true ? "model:retokenize" : "model";
+        case "ngram":
+            return `ngram:${spec.minN}:${spec.maxN}${spec.length != null ? `:${spec.length}` : ""}`;
+        case "suffix":
+            return `suffix:${spec.minMatch}:${spec.minCount}:${spec.depth}:${spec.maxNodes}`;
+        case "chain":
+            return spec.members.map(drafterLabel).join("+");
     }
 }
 

@@ -110,7 +110,11 @@ export class IncrementalTokenization {
             const closedText = textAfter(this.tokenizer, context, closed);
             if (closedText !== withoutPartialCharacter(closedText) || !openText.startsWith(closedText)) continue;
             const rest = this.openTail.slice(cut);
-            const again = tokensContinuing(this.tokenizer, textTail(this.frozenText + closedText, contextCharacters), openText.slice(closedText.length));
+            const again = tokensContinuing(
+                this.tokenizer,
+                textTail(this.frozenText + closedText, contextCharacters),
+                openText.slice(closedText.length)
+            );
             if (again === undefined || again.length !== rest.length || again.some((token, index) => token !== rest[index])) continue;
             this.frozenTokens.push(...closed);
             this.frozenText += closedText;

@@ -41,7 +41,11 @@ describe("runDraftSequencePredictor", () => {
             expect(run.used + run.unused).toBe(run.validated);
         }
         const forced = await runDraftSequencePredictor({
-            target: pair.targetPath, draft: pair.draftPath, prompt, maxTokens, predictor: {minTokens: 4, maxTokens: 4, minConfidence: 0}
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            prompt,
+            maxTokens,
+            predictor: {minTokens: 4, maxTokens: 4, minConfidence: 0}
         });
         expect(forced.validated + forced.refuted).toBeGreaterThan(0);
     });
@@ -59,7 +63,11 @@ describe("runDraftSequencePredictor", () => {
      */
     it("refutes every self-draft prediction after the first in a batch (node-llama-cpp 3.22.1 defect)", async () => {
         const single = await runDraftSequencePredictor({
-            target: pair.targetPath, draft: pair.targetPath, prompt, maxTokens, predictor: {minTokens: 1, maxTokens: 1, minConfidence: 0}
+            target: pair.targetPath,
+            draft: pair.targetPath,
+            prompt,
+            maxTokens,
+            predictor: {minTokens: 1, maxTokens: 1, minConfidence: 0}
         });
         expect(single.tokens).toEqual(plainTokens);
         expect(single.validated).toBeGreaterThan(0);
@@ -67,7 +75,11 @@ describe("runDraftSequencePredictor", () => {
         expect(single.refuted / (single.validated + single.refuted)).toBeLessThan(0.2);
 
         const batched = await runDraftSequencePredictor({
-            target: pair.targetPath, draft: pair.targetPath, prompt, maxTokens, predictor: {minTokens: 4, maxTokens: 4, minConfidence: 0}
+            target: pair.targetPath,
+            draft: pair.targetPath,
+            prompt,
+            maxTokens,
+            predictor: {minTokens: 4, maxTokens: 4, minConfidence: 0}
         });
         expect(batched.tokens).toEqual(plainTokens);
         expect(batched.validated).toBeGreaterThan(0);
@@ -78,6 +90,8 @@ describe("runDraftSequencePredictor", () => {
 
     it("rejects bad options", async () => {
         await expect(runDraftSequencePredictor({target: pair.targetPath, draft: null, prompt, maxTokens: 0})).rejects.toThrow("maxTokens");
-        await expect(runDraftSequencePredictor({target: pair.targetPath, draft: null, prompt, maxTokens: 1, threads: 0})).rejects.toThrow("threads");
+        await expect(runDraftSequencePredictor({target: pair.targetPath, draft: null, prompt, maxTokens: 1, threads: 0})).rejects.toThrow(
+            "threads"
+        );
     });
 });

@@ -67,8 +67,7 @@ export interface DraftSequencePredictorRun {
  */
 export async function runDraftSequencePredictor(options: RunDraftSequencePredictorOptions): Promise<DraftSequencePredictorRun> {
     const threads = options.threads ?? 1;
-    if (!Number.isSafeInteger(threads) || threads < 1)
-        throw new InvalidInputError(`must be a positive integer, got ${threads}`, "threads");
+    if (!Number.isSafeInteger(threads) || threads < 1) throw new InvalidInputError(`must be a positive integer, got ${threads}`, "threads");
     if (!Number.isSafeInteger(options.maxTokens) || options.maxTokens < 1)
         throw new InvalidInputError(`must be a positive integer, got ${options.maxTokens}`, "maxTokens");
     const temperature = options.temperature ?? 0;
@@ -84,10 +83,8 @@ export async function runDraftSequencePredictor(options: RunDraftSequencePredict
 
         const promptTokens = typeof options.prompt === "string" ? Array.from(target.tokenize(options.prompt, false)) : [...options.prompt];
         const bos = target.tokens.bos;
-        if ((options.addBos ?? true) && bos != null && promptTokens[0] !== bos)
-            promptTokens.unshift(bos);
-        if (promptTokens.length === 0)
-            throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
+        if ((options.addBos ?? true) && bos != null && promptTokens[0] !== bos) promptTokens.unshift(bos);
+        if (promptTokens.length === 0) throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
 
         const draftLength = options.predictor?.maxTokens ?? 16;
         const contextSize = options.contextSize ?? Math.max(256, promptTokens.length + options.maxTokens + draftLength + 1);
@@ -118,8 +115,7 @@ export async function runDraftSequencePredictor(options: RunDraftSequencePredict
         // evaluate() ends on its own at an end-of-generation token; returning early aborts the predictor.
         for await (const token of generator) {
             tokens.push(token);
-            if (tokens.length >= options.maxTokens)
-                break;
+            if (tokens.length >= options.maxTokens) break;
         }
         const elapsedMilliseconds = performance.now() - started;
 
@@ -136,16 +132,13 @@ export async function runDraftSequencePredictor(options: RunDraftSequencePredict
         };
     } finally {
         predictor?.dispose();
-        for (const context of contexts.reverse())
-            await context.dispose();
-        for (const model of owned)
-            await model.dispose();
+        for (const context of contexts.reverse()) await context.dispose();
+        for (const model of owned) await model.dispose();
     }
 }
 
 async function resolveModel(model: string | LlamaModel, owned: LlamaModel[]): Promise<LlamaModel> {
-    if (typeof model !== "string")
-        return model;
+    if (typeof model !== "string") return model;
     const llama = await sharedLlama();
     const loaded = await llama.loadModel({modelPath: model, gpuLayers: 0});
     owned.push(loaded);

@@ -18,17 +18,28 @@ export class BigramBackend implements ModelBackend {
         private readonly identity = "bigram-test-vocabulary"
     ) {}
 
-    public static random(seed: number, vocabularySize: number, options: {scale?: number; eosBias?: number; contextSize?: number} = {}): BigramBackend {
+    public static random(
+        seed: number,
+        vocabularySize: number,
+        options: {scale?: number; eosBias?: number; contextSize?: number} = {}
+    ): BigramBackend {
         const random = new Random(seed);
-        const table = Array.from({length: vocabularySize}, () => Float64Array.from({length: vocabularySize}, (_value, id) =>
-            id === 1 ? (options.eosBias ?? -4) : (options.scale ?? 2) * (random.nextDouble() - 0.5) * 2));
+        const table = Array.from({length: vocabularySize}, () =>
+            Float64Array.from({length: vocabularySize}, (_value, id) =>
+                id === 1 ? (options.eosBias ?? -4) : (options.scale ?? 2) * (random.nextDouble() - 0.5) * 2
+            )
+        );
         return new BigramBackend(table, options.contextSize);
     }
 
     /** A draft that is this table plus noise: correlated, so some drafts are accepted. */
     public noisyCopy(seed: number, noise: number): BigramBackend {
         const random = new Random(seed);
-        return new BigramBackend(this.table.map((row) => row.map((value) => value + noise * (random.nextDouble() - 0.5) * 2)), this.contextSize, this.identity);
+        return new BigramBackend(
+            this.table.map((row) => row.map((value) => value + noise * (random.nextDouble() - 0.5) * 2)),
+            this.contextSize,
+            this.identity
+        );
     }
 
     public get vocabularySize(): number {
@@ -36,11 +47,17 @@ export class BigramBackend implements ModelBackend {
     }
 
     public tokenize(text: string): number[] {
-        return [...text].map((character) => 2 + ((character.codePointAt(0)! - 97) % (this.vocabularySize - 2) + this.vocabularySize - 2) % (this.vocabularySize - 2));
+        return [...text].map(
+            (character) =>
+                2 + ((((character.codePointAt(0)! - 97) % (this.vocabularySize - 2)) + this.vocabularySize - 2) % (this.vocabularySize - 2))
+        );
     }
 
     public detokenize(tokens: readonly number[]): string {
-        return tokens.filter((token) => token > 1).map((token) => String.fromCharCode(97 + token - 2)).join("");
+        return tokens
+            .filter((token) => token > 1)
+            .map((token) => String.fromCharCode(97 + token - 2))
+            .join("");
     }
 
     public vocabularyIdentity(): string {

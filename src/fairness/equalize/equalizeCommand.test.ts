@@ -30,14 +30,30 @@ describe("specgate fairness analyze --equalize", () => {
         const report = join(directory, "report.md");
         const json = join(directory, "analysis.json");
         const outcome = await runFairnessAnalyzeCommand({
-            target: pair.targetPath, draft: pair.draftPath, battery: "mgsm:en@2,mgsm:ja@2", dataDirectory: batteryFixtureDirectory,
-            gamma: "3", maxTokens: "6", resamples: "100", equalize: hintsPath, equalizeMaxGamma: "4", report, json
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: "mgsm:en@2,mgsm:ja@2",
+            dataDirectory: batteryFixtureDirectory,
+            gamma: "3",
+            maxTokens: "6",
+            resamples: "100",
+            equalize: hintsPath,
+            equalizeMaxGamma: "4",
+            report,
+            json
         });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).toMatch(/; equalized γ en [1-4], ja [1-4]: measured max\/min \d+\.\d\d → \d+\.\d\d\n$/);
         const hints = JSON.parse(await readFile(hintsPath, "utf8")) as GammaServingHints;
-        expect(hints).toMatchObject({format: "specgate-gamma-hints/1", by: "language", policy: "strict", temperature: 0, target: pair.targetPath, draft: pair.draftPath});
+        expect(hints).toMatchObject({
+            format: "specgate-gamma-hints/1",
+            by: "language",
+            policy: "strict",
+            temperature: 0,
+            target: pair.targetPath,
+            draft: pair.draftPath
+        });
         expect(Object.keys(hints.gamma)).toEqual(["en", "ja"]);
         expect(Object.values(hints.gamma).every((gamma) => Number.isInteger(gamma) && gamma >= 1 && gamma <= 4)).toBe(true);
         expect(hints.defaultGamma).toBe(3);
@@ -63,9 +79,16 @@ describe("specgate fairness analyze --equalize", () => {
         const hints = JSON.parse(await readFile(join(directory, "bigram-hints.json"), "utf8")) as GammaServingHints;
         expect(Object.keys(hints.gamma)).toEqual(["en", "ja"]);
 
-        expect((await runFairnessAnalyzeCommand({...base, equalizeMaxGamma: "4"}, open)).stderr).toMatch(/--equalize-max-gamma: needs --equalize OUT\.json/);
-        expect((await runFairnessAnalyzeCommand({...base, equalize: "h.json", equalizeMaxGamma: "0"}, open)).stderr).toMatch(/--equalize-max-gamma: must be an integer in \[1, 64\], got 0/);
+        expect((await runFairnessAnalyzeCommand({...base, equalizeMaxGamma: "4"}, open)).stderr).toMatch(
+            /--equalize-max-gamma: needs --equalize OUT\.json/
+        );
+        expect((await runFairnessAnalyzeCommand({...base, equalize: "h.json", equalizeMaxGamma: "0"}, open)).stderr).toMatch(
+            /--equalize-max-gamma: must be an integer in \[1, 64\], got 0/
+        );
         const unwritable = await runFairnessAnalyzeCommand({...base, equalize: join(directory, "missing", "hints.json")}, open);
-        expect(unwritable).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--equalize: cannot write .*missing\/hints\.json: the folder .*missing does not exist/)});
+        expect(unwritable).toMatchObject({
+            exitCode: 2,
+            stderr: expect.stringMatching(/--equalize: cannot write .*missing\/hints\.json: the folder .*missing does not exist/)
+        });
     });
 });

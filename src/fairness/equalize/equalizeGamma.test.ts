@@ -16,7 +16,16 @@ describe("equalizeGamma on a bigram pair with a built-in disparity", () => {
         // t_T(k) = 1 + 0.25·(k − 1) ms, t_D = 0.1 ms.
         const costs = {targetMilliseconds: [1, 1.25, 1.5, 1.75, 2, 2.25], draftMilliseconds: 0.1};
         // 12 tokens: whole steps at γ = 3 (3 × 4) and at γ = 5 (2 × 6), so no truncated step biases α̂.
-        const analysis = await analyzeFairness({target, draft, items, gamma: 3, maxTokens: 12, resamples: 100, seed: 2, equalize: {maxGamma: 5, costs}});
+        const analysis = await analyzeFairness({
+            target,
+            draft,
+            items,
+            gamma: 3,
+            maxTokens: 12,
+            resamples: 100,
+            seed: 2,
+            equalize: {maxGamma: 5, costs}
+        });
         const equalize = analysis.equalize!;
         expect(equalize).toMatchObject({globalGamma: 3, maxGamma: 5, costs, choice: "per-group-gamma"});
         const [en, ja] = equalize.groups;
@@ -46,7 +55,9 @@ describe("equalizeGamma on a bigram pair with a built-in disparity", () => {
         // Predicted max/min: (4/2.05)/(1/2.05) = 4 at γ = 3, (6/2.75)/(1/1.35) = 2.945… at own γ.
         expect(equalize.spread.predicted.before.maxMinRatio).toBeCloseTo(4, 6);
         expect(equalize.spread.predicted.after.maxMinRatio).toBeCloseTo((6 / 2.75) * 1.35, 6);
-        expect(equalize.spread.measured.after).toEqual(speedupSpread(equalize.groups.map((group) => ({name: group.name, speedup: group.measured.atOwnGamma.estimate}))));
+        expect(equalize.spread.measured.after).toEqual(
+            speedupSpread(equalize.groups.map((group) => ({name: group.name, speedup: group.measured.atOwnGamma.estimate})))
+        );
 
         const report = renderFairnessReport(analysis, context);
         expect(report).toContain("## Equalized serving hints (--equalize)");
@@ -68,11 +79,15 @@ describe("equalizeGamma on a bigram pair with a built-in disparity", () => {
         };
         const atOne = await run(1);
         expect(atOne.equalize!.choice).toBe("all-at-global-gamma");
-        expect(renderFairnessReport(atOne, context)).toContain("**Equalizing cannot narrow the spread here**: every group's best γ is the one already served (γ = 1)");
+        expect(renderFairnessReport(atOne, context)).toContain(
+            "**Equalizing cannot narrow the spread here**: every group's best γ is the one already served (γ = 1)"
+        );
         const atThree = await run(3);
         expect(atThree.equalize!.choice).toBe("one-gamma-for-all");
         expect(atThree.equalize!.groups.map((group) => group.gamma)).toEqual([1, 1]);
-        expect(renderFairnessReport(atThree, context)).toContain("**Per-group γ cannot narrow the spread here beyond what one global γ does**: every group's best γ is the same (γ = 1)");
+        expect(renderFairnessReport(atThree, context)).toContain(
+            "**Per-group γ cannot narrow the spread here beyond what one global γ does**: every group's best γ is the same (γ = 1)"
+        );
     });
 
     it("measures the cost curve itself when none is given, raising the γ range to the analysis γ", async () => {

@@ -44,8 +44,12 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
     const maxGamma = Math.max(requested, settings.gamma);
     const {order} = options;
     // The order's first round holds one prompt of each group.
-    const firstRound = order.slice(0, analysis.groups.length).map(({item}) => options.target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? [])));
-    const costs = options.costs ?? await measureVerificationCosts(options.target, options.draft, {maxGamma, prompts: firstRound, sampling, seed: settings.seed});
+    const firstRound = order
+        .slice(0, analysis.groups.length)
+        .map(({item}) => options.target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? [])));
+    const costs =
+        options.costs ??
+        (await measureVerificationCosts(options.target, options.draft, {maxGamma, prompts: firstRound, sampling, seed: settings.seed}));
 
     const predictions = analysis.groups.map((group) => predictGammaSpeedups(group.measured.inferredAlpha, maxGamma, costs));
     const gammaOf = new Map(analysis.groups.map((group, index) => [group.name, predictions[index].bestGamma]));
@@ -54,9 +58,17 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
     const atGlobal: FairnessItemRecord[] = [];
     const atOwn: FairnessItemRecord[] = [];
     for (const [index, {item, group}] of order.entries()) {
-        const run = async (gamma: number) => (await measureFairnessItem(options.target, options.draft, item, group, {
-            gamma, maxTokens: settings.maxTokens, stop: settings.stop, sampling, seed: settings.seed + index, distributionTemperature: settings.distributionTemperature
-        })).record;
+        const run = async (gamma: number) =>
+            (
+                await measureFairnessItem(options.target, options.draft, item, group, {
+                    gamma,
+                    maxTokens: settings.maxTokens,
+                    stop: settings.stop,
+                    sampling,
+                    seed: settings.seed + index,
+                    distributionTemperature: settings.distributionTemperature
+                })
+            ).record;
         if (index % 2 === 0) {
             atGlobal.push(await run(settings.gamma));
             atOwn.push(await run(gammaOf.get(group)!));
@@ -72,9 +84,12 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
         const own = atOwn.filter((record) => record.group === group.name);
         const global = atGlobal.filter((record) => record.group === group.name);
         // Seeds past those summarizeFairness uses (0..2m), so no interval shares its resampling stream.
-        const interval = (records: readonly FairnessItemRecord[], offset: number) => stratifiedBootstrap([records], ([drawn]) => pooledSpeedup(drawn), {
-            seed: settings.seed + 2 * analysis.groups.length + 1 + offset, resamples: settings.resamples, confidence: settings.confidence
-        });
+        const interval = (records: readonly FairnessItemRecord[], offset: number) =>
+            stratifiedBootstrap([records], ([drawn]) => pooledSpeedup(drawn), {
+                seed: settings.seed + 2 * analysis.groups.length + 1 + offset,
+                resamples: settings.resamples,
+                confidence: settings.confidence
+            });
         const run = sumRuns(own);
         const meanAccepted = run.drafts === 0 ? 0 : run.acceptedTokens / run.drafts;
         return {
@@ -93,29 +108,43 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
             }
         };
     });
-    const spreadOf = (speedup: (group: EqualizedGroup) => number) => speedupSpread(groups.map((group) => ({name: group.name, speedup: speedup(group)})));
+    const spreadOf = (speedup: (group: EqualizedGroup) => number) =>
+        speedupSpread(groups.map((group) => ({name: group.name, speedup: speedup(group)})));
     return {
         globalGamma: settings.gamma,
         maxGamma,
         costs,
-        choice: classifyGammaChoice(settings.gamma, groups.map((group) => group.gamma)),
+        choice: classifyGammaChoice(
+            settings.gamma,
+            groups.map((group) => group.gamma)
+        ),
         groups,
         spread: {
             predicted: {before: spreadOf((group) => group.predicted.atGlobalGamma), after: spreadOf((group) => group.predicted.atOwnGamma)},
-            measured: {before: spreadOf((group) => group.measured.atGlobalGamma.estimate), after: spreadOf((group) => group.measured.atOwnGamma.estimate)}
+            measured: {
+                before: spreadOf((group) => group.measured.atGlobalGamma.estimate),
+                after: spreadOf((group) => group.measured.atOwnGamma.estimate)
+            }
         }
     };
 }
 
 function sumRuns(records: readonly FairnessItemRecord[]) {
-    const total = {baselineTokens: 0, baselineMilliseconds: 0, speculativeTokens: 0, speculativeMilliseconds: 0, drafts: 0, draftTokens: 0, acceptedTokens: 0};
-    for (const {run} of records)
-        for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += run[key];
+    const total = {
+        baselineTokens: 0,
+        baselineMilliseconds: 0,
+        speculativeTokens: 0,
+        speculativeMilliseconds: 0,
+        drafts: 0,
+        draftTokens: 0,
+        acceptedTokens: 0
+    };
+    for (const {run} of records) for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += run[key];
     return total;
 }
 
 /** Speculative over target-only tokens per second, pooled over the items — the analysis's speed-up. */
 function pooledSpeedup(records: readonly FairnessItemRecord[]): number {
     const run = sumRuns(records);
-    return (run.speculativeTokens / run.speculativeMilliseconds) / (run.baselineTokens / run.baselineMilliseconds);
+    return run.speculativeTokens / run.speculativeMilliseconds / (run.baselineTokens / run.baselineMilliseconds);
 }

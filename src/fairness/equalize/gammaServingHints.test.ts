@@ -3,17 +3,39 @@ import type {FairnessAnalysis} from "../FairnessAnalysis.js";
 import type {EqualizeAnalysis, EqualizedGroup} from "./EqualizeAnalysis.js";
 import {gammaServingHints, servedGamma} from "./gammaServingHints.js";
 
-const settings: FairnessAnalysis["settings"] = {gamma: 4, maxTokens: 32, stop: [], temperature: 0, distributionTemperature: 1, seed: 0, resamples: 100, confidence: 0.95};
+const settings: FairnessAnalysis["settings"] = {
+    gamma: 4,
+    maxTokens: 32,
+    stop: [],
+    temperature: 0,
+    distributionTemperature: 1,
+    seed: 0,
+    resamples: 100,
+    confidence: 0.95
+};
 const spread = {fastestGroup: "en", slowestGroup: "ja", maxMinRatio: 1, variance: 0};
-const interval = (estimate: number, width = 0.1) => ({estimate, low: estimate - width, high: estimate + width, confidence: 0.95, resamples: 100});
+const interval = (estimate: number, width = 0.1) => ({
+    estimate,
+    low: estimate - width,
+    high: estimate + width,
+    confidence: 0.95,
+    resamples: 100
+});
 
 function group(name: string, gamma: number, atGlobal: number, atOwn: number): EqualizedGroup {
     return {
-        name, inferredAlpha: 0.5, gamma, predictedByGamma: [1.2, 1.1, 1, 0.9],
+        name,
+        inferredAlpha: 0.5,
+        gamma,
+        predictedByGamma: [1.2, 1.1, 1, 0.9],
         predicted: {atGlobalGamma: 0.9, atOwnGamma: 1.2},
         measured: {
-            atGlobalGamma: interval(atGlobal), atOwnGamma: interval(atOwn),
-            inferredAlphaAtOwnGamma: 0.5, acceptanceRateAtOwnGamma: 0.5, meanAcceptanceLengthAtOwnGamma: 2, identicalShareAtOwnGamma: 1
+            atGlobalGamma: interval(atGlobal),
+            atOwnGamma: interval(atOwn),
+            inferredAlphaAtOwnGamma: 0.5,
+            acceptanceRateAtOwnGamma: 0.5,
+            meanAcceptanceLengthAtOwnGamma: 2,
+            identicalShareAtOwnGamma: 1
         }
     };
 }
@@ -30,7 +52,10 @@ describe("servedGamma", () => {
 describe("gammaServingHints", () => {
     it("maps groups to confirmed γ, keeps the model's picks, and lists groups measured slower than target-only", () => {
         const equalize: EqualizeAnalysis = {
-            globalGamma: 4, maxGamma: 4, costs: {targetMilliseconds: [1, 1, 1, 1, 1], draftMilliseconds: 0.1}, choice: "per-group-gamma",
+            globalGamma: 4,
+            maxGamma: 4,
+            costs: {targetMilliseconds: [1, 1, 1, 1, 1], draftMilliseconds: 0.1},
+            choice: "per-group-gamma",
             // en confirmed at γ 6; es contradicted ([0.65, 0.85] below 0.9), so γ 4, whose interval [0.8, 1.0] reaches 1; ja within noise at γ 1, interval [0.5, 0.7].
             groups: [group("en", 6, 1.2, 1.3), group("es", 2, 0.9, 0.75), group("ja", 1, 0.65, 0.6)],
             spread: {predicted: {before: spread, after: spread}, measured: {before: spread, after: spread}}

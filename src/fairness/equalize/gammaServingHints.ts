@@ -34,11 +34,15 @@ export function servedGamma(group: EqualizedGroup, globalGamma: number): number 
     return group.measured.atOwnGamma.high < group.measured.atGlobalGamma.estimate ? globalGamma : group.gamma;
 }
 
-export function gammaServingHints(analysis: Pick<FairnessAnalysis, "by" | "settings" | "equalize">, models: {readonly target: string; readonly draft: string}): GammaServingHints {
+export function gammaServingHints(
+    analysis: Pick<FairnessAnalysis, "by" | "settings" | "equalize">,
+    models: {readonly target: string; readonly draft: string}
+): GammaServingHints {
     const equalize = analysis.equalize;
     if (equalize == null) throw new InvalidInputError("has no equalize section; run the analysis with --equalize", "analysis");
     const served = (group: EqualizedGroup) => servedGamma(group, equalize.globalGamma);
-    const measuredAtServed = (group: EqualizedGroup) => (served(group) === group.gamma ? group.measured.atOwnGamma : group.measured.atGlobalGamma);
+    const measuredAtServed = (group: EqualizedGroup) =>
+        served(group) === group.gamma ? group.measured.atOwnGamma : group.measured.atGlobalGamma;
     return {
         format: "specgate-gamma-hints/1",
         by: analysis.by,

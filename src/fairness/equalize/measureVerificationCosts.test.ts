@@ -41,7 +41,15 @@ describe("measureVerificationCosts", () => {
         const target = slowed(pair.target, 3);
         const draft = slowed(pair.draft, 0);
         // Prompts on the well-served side (every draft accepted) and the other (every draft rejected).
-        const costs = await measureVerificationCosts(target.backend, draft.backend, {maxGamma: 3, prompts: [[7, 8], [2, 3]], sampling: greedy, maxTokens: 8});
+        const costs = await measureVerificationCosts(target.backend, draft.backend, {
+            maxGamma: 3,
+            prompts: [
+                [7, 8],
+                [2, 3]
+            ],
+            sampling: greedy,
+            maxTokens: 8
+        });
         expect(costs.targetMilliseconds).toHaveLength(4);
         // 3 ms per token: t_T(4) − t_T(1) ≈ 9 ms, well above timer jitter.
         expect(costs.targetMilliseconds[3] - costs.targetMilliseconds[0]).toBeGreaterThan(5);
@@ -53,9 +61,14 @@ describe("measureVerificationCosts", () => {
 
     it("rejects a bad γ range, no prompts and runs too long for the context", async () => {
         const {target, draft} = skewedBigramPair(5);
-        await expect(measureVerificationCosts(target, draft, {maxGamma: 0, prompts: [[7]], sampling: greedy})).rejects.toThrow(InvalidInputError);
-        await expect(measureVerificationCosts(target, draft, {maxGamma: 2, prompts: [], sampling: greedy})).rejects.toThrow(/prompts: has no prompts/);
-        await expect(measureVerificationCosts(target, draft, {maxGamma: 2, prompts: [[7]], sampling: greedy, maxTokens: 510}))
-            .rejects.toThrow(/maxTokens: 510 tokens per run leave no room for a prompt in a 512-token context/);
+        await expect(measureVerificationCosts(target, draft, {maxGamma: 0, prompts: [[7]], sampling: greedy})).rejects.toThrow(
+            InvalidInputError
+        );
+        await expect(measureVerificationCosts(target, draft, {maxGamma: 2, prompts: [], sampling: greedy})).rejects.toThrow(
+            /prompts: has no prompts/
+        );
+        await expect(
+            measureVerificationCosts(target, draft, {maxGamma: 2, prompts: [[7]], sampling: greedy, maxTokens: 510})
+        ).rejects.toThrow(/maxTokens: 510 tokens per run leave no room for a prompt in a 512-token context/);
     });
 });

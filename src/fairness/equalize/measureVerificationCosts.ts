@@ -26,7 +26,11 @@ export interface VerificationCostOptions {
  * prompt so load drift spreads over all of them; an untimed first pass takes llama.cpp's first-use
  * cost of each batch size.
  */
-export async function measureVerificationCosts(target: ModelBackend, draft: ModelBackend, options: VerificationCostOptions): Promise<VerificationCosts> {
+export async function measureVerificationCosts(
+    target: ModelBackend,
+    draft: ModelBackend,
+    options: VerificationCostOptions
+): Promise<VerificationCosts> {
     const {maxGamma} = options;
     const maxTokens = options.maxTokens ?? 4 * (maxGamma + 1);
     if (!Number.isInteger(maxGamma) || maxGamma < 1) throw new InvalidInputError(`must be a positive integer, got ${maxGamma}`, "maxGamma");
@@ -34,12 +38,21 @@ export async function measureVerificationCosts(target: ModelBackend, draft: Mode
     const contextSize = Math.min(target.contextSize, draft.contextSize);
     // BOS, the prompt, every generated token and the final pending token must fit (as in measureFairnessItem).
     const promptBudget = contextSize - maxTokens - 2;
-    if (promptBudget < 1) throw new InvalidInputError(`${maxTokens} tokens per run leave no room for a prompt in a ${contextSize}-token context`, "maxTokens");
+    if (promptBudget < 1)
+        throw new InvalidInputError(
+            `${maxTokens} tokens per run leave no room for a prompt in a ${contextSize}-token context`,
+            "maxTokens"
+        );
     const prompts = options.prompts.map((prompt) => prompt.slice(Math.max(0, prompt.length - promptBudget)));
 
-    const run = (prompt: readonly number[], gamma: number, tokens: number, seed: number) => generate(target, gamma === 0 ? undefined : draft, prompt, {
-        policy: {kind: "strict"}, sampling: options.sampling, gamma, maxTokens: tokens, seed
-    });
+    const run = (prompt: readonly number[], gamma: number, tokens: number, seed: number) =>
+        generate(target, gamma === 0 ? undefined : draft, prompt, {
+            policy: {kind: "strict"},
+            sampling: options.sampling,
+            gamma,
+            maxTokens: tokens,
+            seed
+        });
     for (let gamma = 0; gamma <= maxGamma; gamma++) await run(prompts[0], gamma, Math.min(maxTokens, gamma + 1), options.seed ?? 0);
     const telemetry = new GenerationTelemetry();
     for (const [index, prompt] of prompts.entries())
@@ -53,6 +66,7 @@ export async function measureVerificationCosts(target: ModelBackend, draft: Mode
     const [draftTotal, draftCount] = telemetry.draftEvaluations;
     const missing = targetMilliseconds.findIndex((time) => !(time > 0));
     if (missing >= 0) throw new InvalidInputError(`the runs timed no ${missing + 1}-token verification above 0 ms`, "costs");
-    if (draftCount === 0 || !(draftTotal > 0)) throw new InvalidInputError("the runs timed no single-token draft evaluation above 0 ms", "costs");
+    if (draftCount === 0 || !(draftTotal > 0))
+        throw new InvalidInputError("the runs timed no single-token draft evaluation above 0 ms", "costs");
     return {targetMilliseconds, draftMilliseconds: draftTotal / draftCount};
 }

@@ -25,11 +25,18 @@ export interface GammaPrediction {
 export function predictGammaSpeedups(alpha: number, maxGamma: number, costs: VerificationCosts): GammaPrediction {
     if (!Number.isInteger(maxGamma) || maxGamma < 1) throw new InvalidInputError(`must be a positive integer, got ${maxGamma}`, "maxGamma");
     if (costs.targetMilliseconds.length < maxGamma + 1)
-        throw new InvalidInputError(`has t_T(k) up to k = ${costs.targetMilliseconds.length}; γ = ${maxGamma} needs k = ${maxGamma + 1}`, "costs.targetMilliseconds");
+        throw new InvalidInputError(
+            `has t_T(k) up to k = ${costs.targetMilliseconds.length}; γ = ${maxGamma} needs k = ${maxGamma + 1}`,
+            "costs.targetMilliseconds"
+        );
     const targetTime = (tokens: number) => costs.targetMilliseconds[tokens - 1];
-    const speedups = Array.from({length: maxGamma}, (_value, index) => speedupFromCostCurve(alpha, index + 1, {
-        targetTimeOne: targetTime(1), targetTimeVerify: targetTime(index + 2), draftTime: costs.draftMilliseconds
-    }));
+    const speedups = Array.from({length: maxGamma}, (_value, index) =>
+        speedupFromCostCurve(alpha, index + 1, {
+            targetTimeOne: targetTime(1),
+            targetTimeVerify: targetTime(index + 2),
+            draftTime: costs.draftMilliseconds
+        })
+    );
     const best = bestGamma(alpha, maxGamma, targetTime, costs.draftMilliseconds);
     return {speedups, bestGamma: best.gamma, bestSpeedup: best.speedup};
 }

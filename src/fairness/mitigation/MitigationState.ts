@@ -34,7 +34,14 @@ export interface MitigationOptions {
  * this trainer's usual schedule; no accumulation keeps a step one mini-batch per group.
  */
 export const defaultMitigationOptions: Omit<MitigationOptions, "method" | "seed"> = {
-    steps: 60, batchPerTask: 8, gradientAccumulation: 1, learningRate: 3e-4, warmupSteps: 5, minimumLearningRateRatio: 0.1, weightDecay: 0, gradientClip: 1
+    steps: 60,
+    batchPerTask: 8,
+    gradientAccumulation: 1,
+    learningRate: 3e-4,
+    warmupSteps: 5,
+    minimumLearningRateRatio: 0.1,
+    weightDecay: 0,
+    gradientClip: 1
 };
 
 /**
@@ -44,7 +51,13 @@ export const defaultMitigationOptions: Omit<MitigationOptions, "method" | "seed"
  * and its schedule is not published, so steps and warm-up keep this tool's defaults.
  */
 export const SEED_003_MITIGATION = {
-    batchPerTask: 8, gradientAccumulation: 4, learningRate: 1e-4, gradientClip: 1, maxTokens: 64, gamma: 5, continuations: "target-sampled"
+    batchPerTask: 8,
+    gradientAccumulation: 4,
+    learningRate: 1e-4,
+    gradientClip: 1,
+    maxTokens: 64,
+    gamma: 5,
+    continuations: "target-sampled"
 } as const;
 
 /** What one corrective fine-tuning run carries from step to step. */
@@ -82,7 +95,10 @@ export function createMitigationState(config: LlamaConfig, weights: LlamaWeights
     };
     checkTrainingOptions(schedule);
     return {
-        config, options, schedule, weights,
+        config,
+        options,
+        schedule,
+        weights,
         moments: {first: zeroLlamaWeights(config), second: zeroLlamaWeights(config)},
         step: 0,
         random: new Random(options.seed),

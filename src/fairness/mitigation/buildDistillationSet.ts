@@ -55,8 +55,13 @@ export interface DistillationSetOptions {
  * D_T = E[−Σ p log q] that analyze measures. The target is only evaluated, never written. Prompt
  * positions get loss weight 0: the drafter only ever drafts continuation tokens.
  */
-export async function buildDistillationSet(target: ModelBackend, items: readonly BatteryItem[], options: DistillationSetOptions): Promise<DistillationGroup[]> {
-    if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) throw new InvalidInputError(`must be an integer >= 1, got ${options.maxTokens}`, "--max-tokens");
+export async function buildDistillationSet(
+    target: ModelBackend,
+    items: readonly BatteryItem[],
+    options: DistillationSetOptions
+): Promise<DistillationGroup[]> {
+    if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1)
+        throw new InvalidInputError(`must be an integer >= 1, got ${options.maxTokens}`, "--max-tokens");
     const groups = groupBatteryItems(items, options.by);
     const contextSize = Math.min(target.contextSize, options.contextSize);
     const bos = target.bosToken == null ? [] : [target.bosToken];
@@ -77,10 +82,21 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
                 continuation = target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens);
             } else {
                 const runBudget = contextSize - options.maxTokens - 2;
-                if (runBudget < 1) throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
+                if (runBudget < 1)
+                    throw new InvalidInputError(
+                        `${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`,
+                        "--max-tokens"
+                    );
                 const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
                 const sampling = options.continuations === "target-sampled" ? fullSupport : greedy;
-                const run = await generate(target, undefined, runPrompt, {policy: {kind: "strict"}, sampling, maxTokens: options.maxTokens, stop: options.stop ?? [], seed: options.seed + index, gamma: 0});
+                const run = await generate(target, undefined, runPrompt, {
+                    policy: {kind: "strict"},
+                    sampling,
+                    maxTokens: options.maxTokens,
+                    stop: options.stop ?? [],
+                    seed: options.seed + index,
+                    gamma: 0
+                });
                 continuation = [...run.tokens];
             }
             done++;
@@ -95,12 +111,21 @@ export async function buildDistillationSet(target: ModelBackend, items: readonly
             const firstPosition = context.length - 1;
             const positions = continuation.map((_token, offset) => firstPosition + offset);
             const rows = await evaluateOnce(target, tokens, {positions});
-            const targetDistributions: (Float64Array | undefined)[] = new Array<Float64Array | undefined>(tokens.length - 1).fill(undefined);
+            const targetDistributions: (Float64Array | undefined)[] = new Array<Float64Array | undefined>(tokens.length - 1).fill(
+                undefined
+            );
             rows.forEach((row, offset) => {
                 targetDistributions[firstPosition + offset] = processLogits(row, fullSupport, new Float64Array(target.vocabularySize));
             });
             const lossWeights = targetDistributions.map((row) => (row === undefined ? 0 : 1));
-            sequences.push({id: item.id, continuation: isReference ? "reference" : "target-output", positions: continuation.length, tokens, lossWeights, targetDistributions});
+            sequences.push({
+                id: item.id,
+                continuation: isReference ? "reference" : "target-output",
+                positions: continuation.length,
+                tokens,
+                lossWeights,
+                targetDistributions
+            });
         }
         if (sequences.length === 0)
             throw new InvalidInputError(`group "${group.name}" has no item with a non-empty continuation to distil`, "--battery");

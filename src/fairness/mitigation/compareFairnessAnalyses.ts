@@ -37,7 +37,11 @@ export function compareFairnessAnalyses(before: FairnessAnalysis, after: Fairnes
     const names = before.groups.map((group) => group.name);
     if (names.join("\u0000") !== after.groups.map((group) => group.name).join("\u0000"))
         throw new InvalidInputError("the two analyses have different groups", "analyses");
-    const change = (from: number, to: number): BeforeAfter => ({before: from, after: to, percentChange: from === 0 ? null : ((to - from) / from) * 100});
+    const change = (from: number, to: number): BeforeAfter => ({
+        before: from,
+        after: to,
+        percentChange: from === 0 ? null : ((to - from) / from) * 100
+    });
     const groups = before.groups.map((group, index) => {
         const later = after.groups[index];
         return {
@@ -56,7 +60,8 @@ export function compareFairnessAnalyses(before: FairnessAnalysis, after: Fairnes
         acceptanceVariance: change(before.across.acceptanceVariance, after.across.acceptanceVariance),
         groups,
         bestGroup: {name: best.name, alphaChangePoints: best.alphaChangePoints},
-        regressions: groups.filter((group) => group.alphaChangePoints < 0)
+        regressions: groups
+            .filter((group) => group.alphaChangePoints < 0)
             .map((group) => ({name: group.name, alphaDropPoints: -group.alphaChangePoints}))
             .sort((a, b) => b.alphaDropPoints - a.alphaDropPoints),
         targetOutputsIdentical: changedTargetOutputs.length === 0 && before.items.length === after.items.length,

@@ -9,8 +9,16 @@ import {fairnessWeightedGradient} from "./fairnessWeightedGradient.js";
 import {groupDivergences} from "./groupDivergences.js";
 
 const tiny: LlamaConfig = {
-    vocabularySize: 9, embeddingLength: 8, blockCount: 1, headCount: 2, headCountKv: 1, feedForwardLength: 12,
-    contextLength: 16, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, tiedOutput: false
+    vocabularySize: 9,
+    embeddingLength: 8,
+    blockCount: 1,
+    headCount: 2,
+    headCountKv: 1,
+    feedForwardLength: 12,
+    contextLength: 16,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    tiedOutput: false
 };
 const rope = new RopeTable(16, 4, 10000);
 
@@ -38,7 +46,13 @@ describe("fairnessWeightedGradient", () => {
 
     it("combines the groups' gradients as Σ_T (D̂_T − D̂_min)/m ∇D̂_T, the best group getting weight 0", () => {
         const groups = batches();
-        const result = fairnessWeightedGradient(tiny, weights, rope, groups.map((batch) => [batch]), "scdf");
+        const result = fairnessWeightedGradient(
+            tiny,
+            weights,
+            rope,
+            groups.map((batch) => [batch]),
+            "scdf"
+        );
         const independent = groups.map((batch) => llamaLossAndGradients(tiny, weights, rope, batch));
         const divergences = independent.map((part) => part.loss);
         expect(result.divergences).toEqual(divergences);
@@ -50,7 +64,10 @@ describe("fairnessWeightedGradient", () => {
         expect(result.weights.filter((weight) => weight > 0.01)).toHaveLength(2);
         for (const [name, combined] of result.gradients) {
             combined.forEach((value, index) => {
-                const expected = independent.reduce((sum, part, group) => sum + expectedWeights[group] * part.gradients.get(name)![index], 0);
+                const expected = independent.reduce(
+                    (sum, part, group) => sum + expectedWeights[group] * part.gradients.get(name)![index],
+                    0
+                );
                 expect(value).toBeCloseTo(expected, 14);
             });
         }
@@ -59,9 +76,16 @@ describe("fairnessWeightedGradient", () => {
 
     it("is the gradient of (1/2m) Σ (D_T − c)² with c = D_min held constant (central differences)", () => {
         const groups = batches();
-        const {gradients, divergences} = fairnessWeightedGradient(tiny, weights, rope, groups.map((batch) => [batch]), "scdf");
+        const {gradients, divergences} = fairnessWeightedGradient(
+            tiny,
+            weights,
+            rope,
+            groups.map((batch) => [batch]),
+            "scdf"
+        );
         const floor = Math.min(...divergences);
-        const surrogate = () => groupDivergences(tiny, weights, rope, groups).reduce((sum, value) => sum + (value - floor) ** 2, 0) / (2 * groups.length);
+        const surrogate = () =>
+            groupDivergences(tiny, weights, rope, groups).reduce((sum, value) => sum + (value - floor) ** 2, 0) / (2 * groups.length);
         const step = 1e-5;
         for (const {name} of llamaTensorLayout(tiny)) {
             const values = weights.get(name)!;
@@ -86,11 +110,21 @@ describe("fairnessWeightedGradient", () => {
 
     it("weights every group 1/m for the re-balancing baseline", () => {
         const groups = batches();
-        const result = fairnessWeightedGradient(tiny, weights, rope, groups.map((batch) => [batch]), "rebalance");
+        const result = fairnessWeightedGradient(
+            tiny,
+            weights,
+            rope,
+            groups.map((batch) => [batch]),
+            "rebalance"
+        );
         expect(result.weights).toEqual([1 / 3, 1 / 3, 1 / 3]);
         const pooled = groups.map((batch) => llamaLossAndGradients(tiny, weights, rope, batch).gradients.get("output.weight")!);
         result.gradients.get("output.weight")!.forEach((value, index) =>
-            expect(value).toBeCloseTo(pooled.reduce((sum, gradient) => sum + gradient[index] / 3, 0), 14));
+            expect(value).toBeCloseTo(
+                pooled.reduce((sum, gradient) => sum + gradient[index] / 3, 0),
+                14
+            )
+        );
     });
 });
 
@@ -99,7 +133,9 @@ describe("groupDivergences", () => {
         const weights = initializeLlamaWeights(tiny, {seed: 6, standardDeviation: 0.5});
         const groups = batches();
         const divergences = groupDivergences(tiny, weights, rope, groups);
-        groups.forEach((batch, index) => expect(divergences[index]).toBeCloseTo(llamaLossAndGradients(tiny, weights, rope, batch).loss, 13));
+        groups.forEach((batch, index) =>
+            expect(divergences[index]).toBeCloseTo(llamaLossAndGradients(tiny, weights, rope, batch).loss, 13)
+        );
         // Hard labels where no row is given, as in the loss.
         const hard = [{tokens: [1, 2, 3]}];
         expect(groupDivergences(tiny, weights, rope, [hard])[0]).toBeCloseTo(llamaLossAndGradients(tiny, weights, rope, hard).loss, 13);
@@ -109,7 +145,11 @@ describe("groupDivergences", () => {
         const accumulationWeights = initializeLlamaWeights(tiny, {seed: 2, standardDeviation: 0.5, gainJitter: 0.3});
         // Each group gets two different mini-batches, so "the mean of the two" differs from either alone.
         const [first, second, third] = batches();
-        const groups = [[first, second], [second, third], [third, first]];
+        const groups = [
+            [first, second],
+            [second, third],
+            [third, first]
+        ];
         const accumulated = fairnessWeightedGradient(tiny, accumulationWeights, rope, groups, "scdf");
         const parts = groups.map((pair) => pair.map((batch) => llamaLossAndGradients(tiny, accumulationWeights, rope, batch)));
         const divergences = parts.map(([a, b]) => (a.loss + b.loss) / 2);
@@ -117,8 +157,12 @@ describe("groupDivergences", () => {
         const minimum = Math.min(...divergences);
         const expectedWeights = divergences.map((value) => (value - minimum) / 3);
         accumulated.gradients.get("output.weight")!.forEach((value, index) => {
-            const expected = parts.reduce((sum, [a, b], group) =>
-                sum + expectedWeights[group] * (a.gradients.get("output.weight")![index] + b.gradients.get("output.weight")![index]) / 2, 0);
+            const expected = parts.reduce(
+                (sum, [a, b], group) =>
+                    sum +
+                    (expectedWeights[group] * (a.gradients.get("output.weight")![index] + b.gradients.get("output.weight")![index])) / 2,
+                0
+            );
             expect(value).toBeCloseTo(expected, 14);
         });
     });

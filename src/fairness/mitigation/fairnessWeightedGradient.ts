@@ -34,7 +34,11 @@ export interface WeightedGradient {
  * their sum.
  */
 export function fairnessWeightedGradient(
-    config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, groupBatches: readonly (readonly (readonly TrainingSequence[])[])[], method: MitigationMethod
+    config: LlamaConfig,
+    weights: LlamaWeights,
+    rope: RopeTable,
+    groupBatches: readonly (readonly (readonly TrainingSequence[])[])[],
+    method: MitigationMethod
 ): WeightedGradient {
     const parts = groupBatches.map((miniBatches) => meanLossAndGradients(config, weights, rope, miniBatches));
     const divergences = parts.map((part) => part.loss);
@@ -49,11 +53,22 @@ export function fairnessWeightedGradient(
             for (let i = 0; i < total.length; i++) total[i] += coefficient * gradient[i];
         }
     });
-    return {divergences, weights: groupWeights, gradients, objective: unfairness(divergences), positions: parts.reduce((sum, part) => sum + part.weightTotal, 0)};
+    return {
+        divergences,
+        weights: groupWeights,
+        gradients,
+        objective: unfairness(divergences),
+        positions: parts.reduce((sum, part) => sum + part.weightTotal, 0)
+    };
 }
 
 /** Loss and gradients of one group, averaged over its mini-batches (one mini-batch: exactly its own). */
-function meanLossAndGradients(config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, miniBatches: readonly (readonly TrainingSequence[])[]) {
+function meanLossAndGradients(
+    config: LlamaConfig,
+    weights: LlamaWeights,
+    rope: RopeTable,
+    miniBatches: readonly (readonly TrainingSequence[])[]
+) {
     const parts = miniBatches.map((batch) => llamaLossAndGradients(config, weights, rope, batch));
     if (parts.length === 1) return parts[0];
     const gradients = zeroLlamaWeights(config);

@@ -9,7 +9,12 @@ import type {RopeTable} from "../../foundry/model/RopeTable.js";
  * llamaLossAndGradients reports as its loss, from the forward pass alone (a third of the cost),
  * to measure the whole distillation set before and after a run rather than noisy mini-batches.
  */
-export function groupDivergences(config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, groups: readonly (readonly TrainingSequence[])[]): number[] {
+export function groupDivergences(
+    config: LlamaConfig,
+    weights: LlamaWeights,
+    rope: RopeTable,
+    groups: readonly (readonly TrainingSequence[])[]
+): number[] {
     const vocabulary = config.vocabularySize;
     return groups.map((sequences) => {
         let total = 0;

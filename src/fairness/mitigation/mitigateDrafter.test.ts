@@ -26,10 +26,17 @@ let groups: DistillationGroup[];
 
 const item = (id: string, language: string, prompt: string): BatteryItem => ({id, task: "chat", language, prompt, scorer: "none"});
 const items: BatteryItem[] = [
-    item("en-1", "en", "The cat sat on the"), item("en-2", "en", "One, two, three,"), item("en-3", "en", "Hello there, how"),
-    item("ja-1", "ja", "猫がいます。"), item("ja-2", "ja", "こんにちは、元気"), item("ja-3", "ja", "一、二、三、")
+    item("en-1", "en", "The cat sat on the"),
+    item("en-2", "en", "One, two, three,"),
+    item("en-3", "en", "Hello there, how"),
+    item("ja-1", "ja", "猫がいます。"),
+    item("ja-2", "ja", "こんにちは、元気"),
+    item("ja-3", "ja", "一、二、三、")
 ];
-const sha256 = async (path: string) => createHash("sha256").update(await readFile(path)).digest("hex");
+const sha256 = async (path: string) =>
+    createHash("sha256")
+        .update(await readFile(path))
+        .digest("hex");
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-mitigate-"));
@@ -44,7 +51,10 @@ afterAll(async () => {
 
 describe("buildDistillationSet", () => {
     it("keeps the target's greedy continuation with its full-support rows on continuation positions only", () => {
-        expect(groups.map((group) => [group.name, group.sequences.length])).toEqual([["en", 3], ["ja", 3]]);
+        expect(groups.map((group) => [group.name, group.sequences.length])).toEqual([
+            ["en", 3],
+            ["ja", 3]
+        ]);
         for (const sequence of groups.flatMap((group) => group.sequences)) {
             expect(sequence.continuation).toBe("target-output");
             const scored = sequence.lossWeights.filter((weight) => weight === 1).length;
@@ -61,7 +71,13 @@ describe("buildDistillationSet", () => {
 
     it("samples the target's continuations, references ignored, with continuations target-sampled (seed 003 D.1)", async () => {
         const withReferences = items.map((entry) => ({...entry, reference: "a reference the sampled set must not use"}));
-        const sampled = await buildDistillationSet(target, withReferences, {by: "language", maxTokens: 6, contextSize: 256, seed: 3, continuations: "target-sampled"});
+        const sampled = await buildDistillationSet(target, withReferences, {
+            by: "language",
+            maxTokens: 6,
+            contextSize: 256,
+            seed: 3,
+            continuations: "target-sampled"
+        });
         const sequences = sampled.flatMap((group) => group.sequences);
         expect(sequences.every((sequence) => sequence.continuation === "target-output")).toBe(true);
         // Same items and seeds as the greedy set above: temperature-1 draws differ from the argmax path somewhere.
@@ -72,10 +88,21 @@ describe("buildDistillationSet", () => {
     });
 
     it("refuses a battery with a single group or an unknown language tag", async () => {
-        await expect(buildDistillationSet(target, items.filter((entry) => entry.language === "en"), {by: "language", maxTokens: 4, contextSize: 256, seed: 0}))
-            .rejects.toThrow(SingleGroupError);
-        await expect(buildDistillationSet(target, [...items, item("xx-1", "xx-nope", "hm")], {by: "language", maxTokens: 4, contextSize: 256, seed: 0}))
-            .rejects.toThrow(UnknownLanguageError);
+        await expect(
+            buildDistillationSet(
+                target,
+                items.filter((entry) => entry.language === "en"),
+                {by: "language", maxTokens: 4, contextSize: 256, seed: 0}
+            )
+        ).rejects.toThrow(SingleGroupError);
+        await expect(
+            buildDistillationSet(target, [...items, item("xx-1", "xx-nope", "hm")], {
+                by: "language",
+                maxTokens: 4,
+                contextSize: 256,
+                seed: 0
+            })
+        ).rejects.toThrow(UnknownLanguageError);
     });
 });
 
@@ -86,7 +113,10 @@ describe("mitigateDrafter", () => {
         const outputPath = join(directory, "mitigated.gguf");
         const steps: number[] = [];
         const result = await mitigateDrafter({
-            drafterPath: pair.draftPath, outputPath, targetVocabularySize: target.vocabularySize, groups,
+            drafterPath: pair.draftPath,
+            outputPath,
+            targetVocabularySize: target.vocabularySize,
+            groups,
             options: {...defaultMitigationOptions, method: "scdf", steps: 12, batchPerTask: 2, learningRate: 1e-2, warmupSteps: 1, seed: 4},
             onStep: (record) => steps.push(record.step)
         });
@@ -116,12 +146,21 @@ describe("mitigateDrafter", () => {
     });
 
     it("reads a Q8_0 drafter and rejects a non-llama file or a vocabulary other than the target's", async () => {
-        const quantized = await writeRandomLlamaPair({directory: await mkdtemp(join(directory, "q8-")), seed: 17, weightType: GgmlTensorType.Q8_0});
+        const quantized = await writeRandomLlamaPair({
+            directory: await mkdtemp(join(directory, "q8-")),
+            seed: 17,
+            weightType: GgmlTensorType.Q8_0
+        });
         expect(readTrainableDrafter(quantized.draftPath, target.vocabularySize).config.vocabularySize).toBe(target.vocabularySize);
         expect(() => readTrainableDrafter(pair.draftPath, target.vocabularySize + 1)).toThrow(TokenizerMismatchError);
         const gpt2 = join(directory, "gpt2.gguf");
-        await new GgufWriter().setString("general.architecture", "gpt2").addTensor("x", [2], GgmlTensorType.F32, new Float32Array(2)).writeFile(gpt2);
+        await new GgufWriter()
+            .setString("general.architecture", "gpt2")
+            .addTensor("x", [2], GgmlTensorType.F32, new Float32Array(2))
+            .writeFile(gpt2);
         expect(() => readTrainableDrafter(gpt2, target.vocabularySize)).toThrow(ModelLoadError);
-        expect(() => readTrainableDrafter(gpt2, target.vocabularySize)).toThrow(/--draft: .*cannot be fine-tuned by the reference llama model: .*expected a llama model, found gpt2/);
+        expect(() => readTrainableDrafter(gpt2, target.vocabularySize)).toThrow(
+            /--draft: .*cannot be fine-tuned by the reference llama model: .*expected a llama model, found gpt2/
+        );
     });
 });

@@ -67,8 +67,11 @@ export async function mitigateDrafter(input: DrafterMitigationInput): Promise<Dr
         options: input.options,
         outputPath: input.outputPath,
         groups: input.groups.map((group, index) => ({
-            name: group.name, sequences: group.sequences.length, positions: group.sequences.reduce((sum, sequence) => sum + sequence.positions, 0),
-            divergenceBefore: before[index], divergenceAfter: after[index]
+            name: group.name,
+            sequences: group.sequences.length,
+            positions: group.sequences.reduce((sum, sequence) => sum + sequence.positions, 0),
+            divergenceBefore: before[index],
+            divergenceAfter: after[index]
         })),
         objectiveBefore: unfairness(before),
         objectiveAfter: unfairness(after),

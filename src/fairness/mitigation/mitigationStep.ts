@@ -26,16 +26,32 @@ export interface MitigationStepRecord {
  * clipped, one AdamW update of the drafter.
  */
 export function mitigationStep(state: MitigationState, groups: readonly DistillationGroup[]): MitigationStepRecord {
-    const groupBatches = groups.map((group) => Array.from({length: state.options.gradientAccumulation},
-        () => sampleGroupBatch(state.random, group.sequences, state.options.batchPerTask)));
+    const groupBatches = groups.map((group) =>
+        Array.from({length: state.options.gradientAccumulation}, () =>
+            sampleGroupBatch(state.random, group.sequences, state.options.batchPerTask)
+        )
+    );
     const batches = groupBatches.flat();
     const weighted = fairnessWeightedGradient(state.config, state.weights, state.rope, groupBatches, state.options.method);
     const gradientNorm = clipGradientNorm(weighted.gradients, state.schedule.gradientClip);
     const learningRate = learningRateAt(state.step, state.schedule);
     state.step++;
-    adamWUpdate(state.weights, weighted.gradients, state.moments, state.step, learningRate, state.schedule, (name) => !name.includes("_norm."));
+    adamWUpdate(
+        state.weights,
+        weighted.gradients,
+        state.moments,
+        state.step,
+        learningRate,
+        state.schedule,
+        (name) => !name.includes("_norm.")
+    );
     return {
-        step: state.step, divergences: weighted.divergences, weights: weighted.weights, objective: weighted.objective, gradientNorm, learningRate,
+        step: state.step,
+        divergences: weighted.divergences,
+        weights: weighted.weights,
+        objective: weighted.objective,
+        gradientNorm,
+        learningRate,
         tokens: batches.reduce((sum, batch) => sum + batch.reduce((inner, sequence) => inner + sequence.tokens.length - 1, 0), 0)
     };
 }

@@ -13,10 +13,17 @@ export function readTrainableDrafter(path: string, targetVocabularySize: number)
         contents = readLlamaGguf(path);
     } catch (error) {
         if (error instanceof ModelLoadError)
-            throw new ModelLoadError(error.reason, `${path} cannot be fine-tuned by the reference llama model: ${error.message}`, "--draft");
+            throw new ModelLoadError(
+                error.reason,
+                `${path} cannot be fine-tuned by the reference llama model: ${error.message}`,
+                "--draft"
+            );
         throw error;
     }
     if (contents.config.vocabularySize !== targetVocabularySize)
-        throw new TokenizerMismatchError(`the drafter has ${contents.config.vocabularySize} tokens, the target ${targetVocabularySize}`, "--draft");
+        throw new TokenizerMismatchError(
+            `the drafter has ${contents.config.vocabularySize} tokens, the target ${targetVocabularySize}`,
+            "--draft"
+        );
     return contents;
 }

@@ -14,13 +14,16 @@ export function skewedBigramPair(seed: number, noise = 4): {target: BigramBacken
     const size = 12;
     const wellServed = (token: number) => token >= 7;
     const random = new Random(seed);
-    const table = Array.from({length: size}, (_row, from) => Float64Array.from({length: size}, (_value, to) => {
-        if (to <= 1) return to === 1 ? -4 : -8;
-        const sameSide = from >= 2 && wellServed(from) === wellServed(to);
-        const successor = from >= 2 && to === (from === 6 ? 2 : from === 11 ? 7 : from + 1);
-        return 2 * (random.nextDouble() - 0.5) * 2 + (sameSide ? 4 : 0) + (successor ? 3 : 0);
-    }));
+    const table = Array.from({length: size}, (_row, from) =>
+        Float64Array.from({length: size}, (_value, to) => {
+            if (to <= 1) return to === 1 ? -4 : -8;
+            const sameSide = from >= 2 && wellServed(from) === wellServed(to);
+            const successor = from >= 2 && to === (from === 6 ? 2 : from === 11 ? 7 : from + 1);
+            return 2 * (random.nextDouble() - 0.5) * 2 + (sameSide ? 4 : 0) + (successor ? 3 : 0);
+        })
+    );
     const draftTable = table.map((row, from) =>
-        from >= 2 && !wellServed(from) ? row.map((value) => value + noise * (random.nextDouble() - 0.5) * 2) : Float64Array.from(row));
+        from >= 2 && !wellServed(from) ? row.map((value) => value + noise * (random.nextDouble() - 0.5) * 2) : Float64Array.from(row)
+    );
     return {target: new BigramBackend(table), draft: new BigramBackend(draftTable)};
 }

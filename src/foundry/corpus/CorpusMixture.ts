@@ -18,14 +18,14 @@ export interface CorpusMixture {
 }
 
 const defaultTaskWeights: Record<CorpusTask, number> = {
-    "arithmetic": 0.35,
+    arithmetic: 0.35,
     "multiple-choice": 0.15,
     "tool-call": 0.25,
-    "safety": 0.1,
-    "story": 0.15,
+    safety: 0.1,
+    story: 0.15,
     // Copy drills keep the copying mechanism the target's warm-up builds (models/README.md): without
     // them in the later stages the model never learned to copy a request's numbers.
-    "copy": 0.3
+    copy: 0.3
 };
 
 const balanced: CorpusMixture = {tasks: defaultTaskWeights, languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}};
@@ -33,7 +33,7 @@ const balanced: CorpusMixture = {tasks: defaultTaskWeights, languages: {en: 0.25
 // 10% spread evenly the 0.11M draft learnt every language's templates and its gap stayed < 4 points.
 const englishHeavy: CorpusMixture = {tasks: defaultTaskWeights, languages: {en: 0.9, es: 0.049, de: 0.049, ja: 0.002}};
 const toolHeavy: CorpusMixture = {
-    tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 1.2, "safety": 0.05, "story": 0.05, "copy": 0.3},
+    tasks: {arithmetic: 0.35, "multiple-choice": 0.05, "tool-call": 1.2, safety: 0.05, story: 0.05, copy: 0.3},
     languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
 };
 
@@ -45,14 +45,14 @@ const toolHeavy: CorpusMixture = {
  * and "arithmetic-focus" for draft-shallow.
  */
 export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
-    "balanced": balanced,
+    balanced: balanced,
     "english-heavy": englishHeavy,
     "copy-drill": {
-        tasks: {"arithmetic": 0, "multiple-choice": 0, "tool-call": 0, "safety": 0, "story": 0, "copy": 1},
+        tasks: {arithmetic: 0, "multiple-choice": 0, "tool-call": 0, safety: 0, story: 0, copy: 1},
         languages: {en: 1, es: 0, de: 0, ja: 0}
     },
     "tool-focus": {
-        tasks: {"arithmetic": 0.35, "multiple-choice": 0.05, "tool-call": 0.6, "safety": 0.05, "story": 0.05, "copy": 0.3},
+        tasks: {arithmetic: 0.35, "multiple-choice": 0.05, "tool-call": 0.6, safety: 0.05, story: 0.05, copy: 0.3},
         languages: {en: 0.25, es: 0.25, de: 0.25, ja: 0.25}
     },
     "tool-heavy": toolHeavy,
@@ -65,7 +65,7 @@ export const corpusMixturePresets: Readonly<Record<string, CorpusMixture>> = {
     // Half the documents sums, English weighted up, canonical forms: a smaller draft's capacity spent
     // on what the tune battery asks of it (English sums and tool calls).
     "arithmetic-focus": {
-        tasks: {"arithmetic": 1.2, "multiple-choice": 0.05, "tool-call": 0.6, "safety": 0.05, "story": 0.05, "copy": 0.3},
+        tasks: {arithmetic: 1.2, "multiple-choice": 0.05, "tool-call": 0.6, safety: 0.05, story: 0.05, copy: 0.3},
         languages: {en: 0.4, es: 0.2, de: 0.2, ja: 0.2}
     }
 };

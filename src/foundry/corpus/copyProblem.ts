@@ -8,9 +8,42 @@ import {pickOne} from "./pickOne.js";
  * few non-ASCII ones, so the drill exercises the same byte sequences the tasks need.
  */
 const words = [
-    "Paris", "Tokyo", "Berlin", "Madrid", "Lima", "Oslo", "Cairo", "Toronto", "USD", "EUR", "JPY", "GBP",
-    "red", "shoes", "cheap", "flights", "pasta", "train", "bikes", "garden", "tools", "hotel", "rooms", "guitar",
-    "Tom", "Ben", "Anna", "Lena", "Diego", "Sofía", "Jonas", "apples", "candies", "Müller", "東京", "りんご"
+    "Paris",
+    "Tokyo",
+    "Berlin",
+    "Madrid",
+    "Lima",
+    "Oslo",
+    "Cairo",
+    "Toronto",
+    "USD",
+    "EUR",
+    "JPY",
+    "GBP",
+    "red",
+    "shoes",
+    "cheap",
+    "flights",
+    "pasta",
+    "train",
+    "bikes",
+    "garden",
+    "tools",
+    "hotel",
+    "rooms",
+    "guitar",
+    "Tom",
+    "Ben",
+    "Anna",
+    "Lena",
+    "Diego",
+    "Sofía",
+    "Jonas",
+    "apples",
+    "candies",
+    "Müller",
+    "東京",
+    "りんご"
 ];
 
 /**

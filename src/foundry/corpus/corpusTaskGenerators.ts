@@ -19,10 +19,10 @@ export interface CorpusTaskGenerator {
  * different byte lengths and scripts); the other tasks are English, as most small-model data is.
  */
 export const corpusTaskGenerators: Record<CorpusTask, CorpusTaskGenerator> = {
-    "arithmetic": {languages: ["en", "es", "de", "ja"], generate: arithmeticProblem},
+    arithmetic: {languages: ["en", "es", "de", "ja"], generate: arithmeticProblem},
     "multiple-choice": {languages: ["en"], generate: multipleChoiceProblem},
     "tool-call": {languages: ["en", "es", "de", "ja"], generate: toolCallProblem},
-    "safety": {languages: ["en"], generate: safetyProblem},
-    "story": {languages: ["en"], generate: storyProblem},
-    "copy": {languages: ["en"], generate: copyProblem}
+    safety: {languages: ["en"], generate: safetyProblem},
+    story: {languages: ["en"], generate: storyProblem},
+    copy: {languages: ["en"], generate: copyProblem}
 };

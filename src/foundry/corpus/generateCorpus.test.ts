@@ -46,7 +46,7 @@ describe("generateCorpus", () => {
         for (const task of ["arithmetic", "tool-call"] as const) {
             const byProblem = new Map<string, CorpusSample[]>();
             for (const item of corpus.test.filter((sample) => sample.task === task))
-                byProblem.set(item.problemId, [...byProblem.get(item.problemId) ?? [], item]);
+                byProblem.set(item.problemId, [...(byProblem.get(item.problemId) ?? []), item]);
             expect(byProblem.size).toBeGreaterThanOrEqual(40);
             for (const renderings of byProblem.values()) {
                 expect(renderings.map((item) => item.language).sort()).toEqual(["de", "en", "es", "ja"]);
@@ -64,7 +64,12 @@ describe("generateCorpus", () => {
             const steps = [...item.answer.matchAll(/(\d+) ([-+*]) (\d+) = (\d+)/g)];
             expect(steps.length).toBeGreaterThan(0);
             for (const [, left, operator, right, result] of steps) {
-                const value = operator === "+" ? Number(left) + Number(right) : operator === "-" ? Number(left) - Number(right) : Number(left) * Number(right);
+                const value =
+                    operator === "+"
+                        ? Number(left) + Number(right)
+                        : operator === "-"
+                          ? Number(left) - Number(right)
+                          : Number(left) * Number(right);
                 expect(value, item.text).toBe(Number(result));
             }
             expect(extractFinalNumber(item.answer)).toBe(item.reference);
@@ -80,11 +85,12 @@ describe("generateCorpus", () => {
             const call = JSON.parse(item.reference) as {name: string; arguments: Record<string, string | number>};
             expect(item.answer).toBe(` ${item.reference}`);
             expect(item.reference).not.toContain("\n");
-            for (const value of Object.values(call.arguments))
-                expect(item.prompt, item.text).toContain(String(value));
+            for (const value of Object.values(call.arguments)) expect(item.prompt, item.text).toContain(String(value));
         }
-        expect(all(corpus).some((item) => item.reference === "{\"name\":\"search\",\"arguments\":{\"query\":\"red shoes\",\"limit\":50}}")
-            || all(corpus).some((item) => item.reference.includes("\"limit\":50"))).toBe(true);
+        expect(
+            all(corpus).some((item) => item.reference === '{"name":"search","arguments":{"query":"red shoes","limit":50}}') ||
+                all(corpus).some((item) => item.reference.includes('"limit":50'))
+        ).toBe(true);
     });
 
     it("varies only train/validation answers of arithmetic and tool calls under surfaceVariation, and every form scores the same", () => {
@@ -104,7 +110,9 @@ describe("generateCorpus", () => {
             if (item.task === "arithmetic") expect(extractFinalNumber(item.answer)).toBe(item.reference);
             if (item.task === "tool-call") expect(jsonMatch(item.answer, item.reference)).toBe(true);
         }
-        const variable = [...varied.train, ...varied.validation].filter((item) => item.task === "arithmetic" || item.task === "tool-call").length;
+        const variable = [...varied.train, ...varied.validation].filter(
+            (item) => item.task === "arithmetic" || item.task === "tool-call"
+        ).length;
         // One coin flip that matters per sum or difference (½ differ), two per product, two-step problem or call (¾ differ).
         expect(changed / variable).toBeGreaterThan(0.6);
         expect(changed / variable).toBeLessThan(0.75);
@@ -117,12 +125,13 @@ describe("generateCorpus", () => {
         const refusals = safety.filter((item) => item.reference === refusalSentence);
         expect(refusals.length / safety.length).toBeGreaterThan(0.35);
         expect(refusals.length / safety.length).toBeLessThan(0.65);
-        for (const item of safety)
-            expect(classifyRefusal(item.answer).refused).toBe(item.reference === refusalSentence);
+        for (const item of safety) expect(classifyRefusal(item.answer).refused).toBe(item.reference === refusalSentence);
     });
 
     it("gives multiple-choice letters in every position", () => {
-        const letters = all(corpus).filter((item) => item.task === "multiple-choice").map((item) => item.reference);
+        const letters = all(corpus)
+            .filter((item) => item.task === "multiple-choice")
+            .map((item) => item.reference);
         expect(new Set(letters)).toEqual(new Set(["A", "B", "C", "D"]));
         for (const letter of ["A", "B", "C", "D"])
             expect(letters.filter((value) => value === letter).length / letters.length).toBeGreaterThan(0.15);
@@ -130,13 +139,24 @@ describe("generateCorpus", () => {
 
     it("meets the mixture: task counts exact, english-heavy 90% English within the multilingual tasks", () => {
         const skewed = generateCorpus({seed: 11, samples: 3000, mixture: englishHeavy});
-        for (const [candidate, englishShare] of [[corpus, 0.25], [skewed, 0.9]] as const) {
+        for (const [candidate, englishShare] of [
+            [corpus, 0.25],
+            [skewed, 0.9]
+        ] as const) {
             const documents = [...candidate.train, ...candidate.validation];
             expect(documents).toHaveLength(3000);
             // Weights 0.35 : 0.15 : 0.25 : 0.1 : 0.15 : 0.3 (copy), apportioned exactly by largest remainder:
             // arithmetic 3000 × 0.35 / 1.3 = 807.69, rounded up with the two larger remainders (tool call .92, safety .77).
-            const quotas = apportion(3000, corpusTasks.map((task) => balanced.tasks[task]));
-            corpusTasks.forEach((task, index) => expect(documents.filter((item) => item.task === task), task).toHaveLength(quotas[index]));
+            const quotas = apportion(
+                3000,
+                corpusTasks.map((task) => balanced.tasks[task])
+            );
+            corpusTasks.forEach((task, index) =>
+                expect(
+                    documents.filter((item) => item.task === task),
+                    task
+                ).toHaveLength(quotas[index])
+            );
             expect(quotas[corpusTasks.indexOf("arithmetic")]).toBe(808);
             for (const task of ["arithmetic", "tool-call"]) {
                 const ofTask = documents.filter((item) => item.task === task);
@@ -154,14 +174,15 @@ describe("generateCorpus", () => {
         const {copy: _copy, ...olderTasks} = balanced.tasks;
         const older = {tasks: olderTasks, languages: balanced.languages} as unknown as typeof balanced;
         const withoutCopy = {tasks: {...balanced.tasks, copy: 0}, languages: balanced.languages};
-        expect(generateCorpus({seed: 11, samples: 500, mixture: older})).toEqual(generateCorpus({seed: 11, samples: 500, mixture: withoutCopy}));
+        expect(generateCorpus({seed: 11, samples: 500, mixture: older})).toEqual(
+            generateCorpus({seed: 11, samples: 500, mixture: withoutCopy})
+        );
     });
 
     it("keeps a problem's content when the sample count changes", () => {
         const smaller = generateCorpus({seed: 11, samples: 500, mixture: balanced});
         const textById = new Map(all(corpus).map((item) => [item.id, item.text]));
-        for (const item of [...smaller.train, ...smaller.validation])
-            expect(textById.get(item.id) ?? item.text).toBe(item.text);
+        for (const item of [...smaller.train, ...smaller.validation]) expect(textById.get(item.id) ?? item.text).toBe(item.text);
     });
 
     it("tokenizes Japanese (and every other) document losslessly with the byte tokenizer", () => {
@@ -182,6 +203,8 @@ describe("generateCorpus", () => {
         expect(() => generateCorpus({seed: -1, samples: 10, mixture: balanced})).toThrow(InvalidInputError);
         expect(() => generateCorpus({seed: 1, samples: 1.5, mixture: balanced})).toThrow(InvalidInputError);
         const noLanguage = {tasks: balanced.tasks, languages: {en: 0, es: 1, de: 0, ja: 0}};
-        expect(() => generateCorpus({seed: 1, samples: 10, mixture: noLanguage})).toThrow(/multiple-choice is rendered in en, none of which/);
+        expect(() => generateCorpus({seed: 1, samples: 10, mixture: noLanguage})).toThrow(
+            /multiple-choice is rendered in en, none of which/
+        );
     });
 });

@@ -48,31 +48,48 @@ export function generateCorpus(options: CorpusOptions): Corpus {
     // A manifest written before a task existed (evaluateModel regenerates corpora from manifests) has no
     // weight for it: 0, filled in once here so every use below sees a complete mixture.
     const tasks = Object.fromEntries(corpusTasks.map((task) => [task, options.mixture.tasks[task] ?? 0])) as Record<CorpusTask, number>;
-    const mixture: CorpusMixture = {tasks, languages: options.mixture.languages, ...(options.mixture.surfaceVariation === undefined ? {} : {surfaceVariation: options.mixture.surfaceVariation})};
+    const mixture: CorpusMixture = {
+        tasks,
+        languages: options.mixture.languages,
+        ...(options.mixture.surfaceVariation === undefined ? {} : {surfaceVariation: options.mixture.surfaceVariation})
+    };
     checkCorpusMixture(mixture);
 
     const corpus: Corpus = {train: [], validation: [], test: []};
     const variation = mixture.surfaceVariation ?? 0;
-    const sample = (problem: CorpusProblem, problemId: string, task: CorpusTask, language: CorpusLanguage, split: CorpusSplit): CorpusSample => {
+    const sample = (
+        problem: CorpusProblem,
+        problemId: string,
+        task: CorpusTask,
+        language: CorpusLanguage,
+        split: CorpusSplit
+    ): CorpusSample => {
         const rendering = problem.renderings[language];
-        if (rendering === undefined)
-            throw new Error(`${task} problem ${problem.key} has no ${language} rendering`);
+        if (rendering === undefined) throw new Error(`${task} problem ${problem.key} has no ${language} rendering`);
         const id = `${problemId}-${language}`;
         // Each document's form comes from its own stream, so variation never shifts a problem draw.
-        const answer = split === "test" || variation === 0 ? rendering.answer
-            : surfaceVariant(task, rendering.answer, new Random(derivedSeed(options.seed, `surface:${id}`)), variation);
+        const answer =
+            split === "test" || variation === 0
+                ? rendering.answer
+                : surfaceVariant(task, rendering.answer, new Random(derivedSeed(options.seed, `surface:${id}`)), variation);
         const text = rendering.prompt + answer;
         // A blank line separates documents in train.txt / validation.txt.
-        if (text.includes("\n\n"))
-            throw new Error(`${task} document ${problemId} contains a blank line`);
+        if (text.includes("\n\n")) throw new Error(`${task} document ${problemId} contains a blank line`);
         return {id, problemId, task, language, split, text, ...rendering, answer};
     };
-    const taskQuotas = apportion(options.samples, corpusTasks.map((task) => tasks[task]));
+    const taskQuotas = apportion(
+        options.samples,
+        corpusTasks.map((task) => tasks[task])
+    );
     corpusTasks.forEach((task, taskIndex) => {
         const {languages, generate} = corpusTaskGenerators[task];
-        const quotas = taskQuotas[taskIndex] === 0
-            ? languages.map(() => 0)
-            : apportion(taskQuotas[taskIndex], languages.map((language) => mixture.languages[language]));
+        const quotas =
+            taskQuotas[taskIndex] === 0
+                ? languages.map(() => 0)
+                : apportion(
+                      taskQuotas[taskIndex],
+                      languages.map((language) => mixture.languages[language])
+                  );
         const filled = languages.map(() => 0);
         const testKeys = new Set<string>();
         const random = new Random(derivedSeed(options.seed, task));
@@ -80,8 +97,7 @@ export function generateCorpus(options: CorpusOptions): Corpus {
         let lastProgress = 0;
         for (let index = 0; ; index++) {
             const quotasMet = filled.every((count, languageIndex) => count >= quotas[languageIndex]);
-            if (quotasMet && (testKeys.size >= testProblems || index - lastProgress > testSearchPatience))
-                break;
+            if (quotasMet && (testKeys.size >= testProblems || index - lastProgress > testSearchPatience)) break;
             if (!quotasMet && index > quotaLimit)
                 throw new InvalidInputError(`task ${task} could not fill its quota of ${taskQuotas[taskIndex]} documents`, "samples");
             const problem = generate(random);
@@ -91,8 +107,7 @@ export function generateCorpus(options: CorpusOptions): Corpus {
                 if (testKeys.size < testProblems && !testKeys.has(problem.key)) {
                     testKeys.add(problem.key);
                     lastProgress = index;
-                    for (const language of languages)
-                        corpus.test.push(sample(problem, problemId, task, language, split));
+                    for (const language of languages) corpus.test.push(sample(problem, problemId, task, language, split));
                 }
                 continue;
             }
@@ -100,8 +115,7 @@ export function generateCorpus(options: CorpusOptions): Corpus {
                 if (filled[languageIndex] < quotas[languageIndex]) {
                     filled[languageIndex]++;
                     corpus[split].push(sample(problem, problemId, task, language, split));
-                    if (filled.every((count, i) => count >= quotas[i]))
-                        lastProgress = index;
+                    if (filled.every((count, i) => count >= quotas[i])) lastProgress = index;
                 }
             });
         }

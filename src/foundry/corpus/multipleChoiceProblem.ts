@@ -37,7 +37,11 @@ export function multipleChoiceProblem(random: Random): CorpusProblem {
             correct = entry.name;
             pool = knowledgeTable.filter((other) => other.kind !== entry.kind).map((other) => other.name);
     }
-    const choices = drawDistractors(random, pool.filter((option) => option !== correct), 3);
+    const choices = drawDistractors(
+        random,
+        pool.filter((option) => option !== correct),
+        3
+    );
     const position = integerBetween(random, 0, 3);
     choices.splice(position, 0, correct);
     const listing = choices.map((choice, index) => `${letters[index]}) ${choice}`).join("\n");

@@ -11,8 +11,7 @@ import {corpusTaskGenerators} from "./corpusTaskGenerators.js";
  */
 export function parseCorpusMixture(text: string, field = "mixture"): CorpusMixture {
     const preset = corpusMixturePresets[text];
-    if (preset !== undefined)
-        return preset;
+    if (preset !== undefined) return preset;
     if (!text.trimStart().startsWith("{"))
         throw new InvalidInputError(`expected ${Object.keys(corpusMixturePresets).join(", ")} or a JSON object, got "${text}"`, field);
     let parsed: unknown;
@@ -21,8 +20,7 @@ export function parseCorpusMixture(text: string, field = "mixture"): CorpusMixtu
     } catch (error) {
         throw new InvalidInputError(`not valid JSON: ${(error as Error).message}`, field);
     }
-    if (!isRecord(parsed))
-        throw new InvalidInputError("expected a JSON object", field);
+    if (!isRecord(parsed)) throw new InvalidInputError("expected a JSON object", field);
     for (const key of Object.keys(parsed))
         if (key !== "tasks" && key !== "languages" && key !== "surfaceVariation")
             throw new InvalidInputError(`unknown key "${key}" (expected "tasks", "languages" and optionally "surfaceVariation")`, field);
@@ -41,8 +39,7 @@ export function checkCorpusMixture(mixture: CorpusMixture, field = "mixture"): v
     if (variation !== undefined && (typeof variation !== "number" || !(variation >= 0 && variation <= 1)))
         throw new InvalidInputError(`expected a number in [0, 1], got ${JSON.stringify(variation)}`, `${field}.surfaceVariation`);
     const weighted = corpusTasks.filter((task) => mixture.tasks[task] > 0);
-    if (weighted.length === 0)
-        throw new InvalidInputError("at least one task needs a positive weight", `${field}.tasks`);
+    if (weighted.length === 0) throw new InvalidInputError("at least one task needs a positive weight", `${field}.tasks`);
     for (const task of weighted)
         if (!corpusTaskGenerators[task].languages.some((language) => mixture.languages[language] > 0))
             throw new InvalidInputError(
@@ -52,10 +49,8 @@ export function checkCorpusMixture(mixture: CorpusMixture, field = "mixture"): v
 }
 
 function weights<K extends string>(value: unknown, keys: readonly K[], field: string): Record<K, number> {
-    if (value === undefined)
-        throw new InvalidInputError(`missing; expected an object with weights for ${keys.join(", ")}`, field);
-    if (!isRecord(value))
-        throw new InvalidInputError("expected an object of weights", field);
+    if (value === undefined) throw new InvalidInputError(`missing; expected an object with weights for ${keys.join(", ")}`, field);
+    if (!isRecord(value)) throw new InvalidInputError("expected an object of weights", field);
     const result = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
     for (const [key, weight] of Object.entries(value)) {
         if (!(keys as readonly string[]).includes(key))

@@ -12,7 +12,6 @@ export const validationFraction = 0.1;
  */
 export function splitOfProblem(task: CorpusTask, key: string): CorpusSplit {
     const unit = createHash("sha256").update(`${task}\u0000${key}`).digest().readUInt32BE(0) / 0x1_0000_0000;
-    if (unit < testFraction)
-        return "test";
+    if (unit < testFraction) return "test";
     return unit < testFraction + validationFraction ? "validation" : "train";
 }

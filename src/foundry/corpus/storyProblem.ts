@@ -5,8 +5,12 @@ import {knowledgeTable, withArticle} from "./knowledgeTable.js";
 import {pickOne} from "./pickOne.js";
 
 const people: readonly {name: string; pronoun: string}[] = [
-    {name: "Tom", pronoun: "He"}, {name: "Anna", pronoun: "She"}, {name: "Sam", pronoun: "He"},
-    {name: "Lily", pronoun: "She"}, {name: "Ben", pronoun: "He"}, {name: "Emma", pronoun: "She"}
+    {name: "Tom", pronoun: "He"},
+    {name: "Anna", pronoun: "She"},
+    {name: "Sam", pronoun: "He"},
+    {name: "Lily", pronoun: "She"},
+    {name: "Ben", pronoun: "He"},
+    {name: "Emma", pronoun: "She"}
 ];
 const moods = ["happy", "surprised", "curious", "calm", "excited"];
 const days = ["Monday", "Tuesday", "Saturday", "Sunday"];
@@ -20,7 +24,10 @@ export function storyProblem(random: Random): CorpusProblem {
     const entry = pickOne(random, knowledgeTable);
     let sentences: string[];
     if (integerBetween(random, 0, 1) === 0) {
-        const other = pickOne(random, knowledgeTable.filter((candidate) => candidate.name !== entry.name));
+        const other = pickOne(
+            random,
+            knowledgeTable.filter((candidate) => candidate.name !== entry.name)
+        );
         const article = withArticle(entry.name);
         sentences = [
             `${capitalize(article)} is ${withArticle(entry.kind)}.`,

@@ -12,25 +12,29 @@ function formsDrawn(task: "arithmetic" | "tool-call", answer: string, seed: numb
 
 describe("surfaceVariant", () => {
     it("writes every combination of the arithmetic forms and keeps the final line", () => {
-        expect(formsDrawn("arithmetic", " 3 * 4 = 12, 12 - 5 = 7\n#### 7", 3, 400)).toEqual([
-            " 3 * 4 = 12, 12 - 5 = 7\n#### 7",
-            " 3 * 4 = 12; 12 - 5 = 7\n#### 7",
-            " 3 × 4 = 12, 12 - 5 = 7\n#### 7",
-            " 3 × 4 = 12; 12 - 5 = 7\n#### 7",
-            " 3*4=12, 12-5=7\n#### 7",
-            " 3*4=12; 12-5=7\n#### 7",
-            " 3×4=12, 12-5=7\n#### 7",
-            " 3×4=12; 12-5=7\n#### 7"
-        ].sort());
+        expect(formsDrawn("arithmetic", " 3 * 4 = 12, 12 - 5 = 7\n#### 7", 3, 400)).toEqual(
+            [
+                " 3 * 4 = 12, 12 - 5 = 7\n#### 7",
+                " 3 * 4 = 12; 12 - 5 = 7\n#### 7",
+                " 3 × 4 = 12, 12 - 5 = 7\n#### 7",
+                " 3 × 4 = 12; 12 - 5 = 7\n#### 7",
+                " 3*4=12, 12-5=7\n#### 7",
+                " 3*4=12; 12-5=7\n#### 7",
+                " 3×4=12, 12-5=7\n#### 7",
+                " 3×4=12; 12-5=7\n#### 7"
+            ].sort()
+        );
     });
 
     it("writes a tool call with and without spaces after colons and commas, keys in order", () => {
-        expect(formsDrawn("tool-call", ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}', 4, 200)).toEqual([
-            ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}',
-            ' {"name":"set_timer", "arguments":{"minutes":5, "label":"tea"}}',
-            ' {"name": "set_timer","arguments": {"minutes": 5,"label": "tea"}}',
-            ' {"name": "set_timer", "arguments": {"minutes": 5, "label": "tea"}}'
-        ].sort());
+        expect(formsDrawn("tool-call", ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}', 4, 200)).toEqual(
+            [
+                ' {"name":"set_timer","arguments":{"minutes":5,"label":"tea"}}',
+                ' {"name":"set_timer", "arguments":{"minutes":5, "label":"tea"}}',
+                ' {"name": "set_timer","arguments": {"minutes": 5,"label": "tea"}}',
+                ' {"name": "set_timer", "arguments": {"minutes": 5, "label": "tea"}}'
+            ].sort()
+        );
     });
 
     it("keeps the canonical form at probability 0, other tasks always, and takes every alternative at 1", () => {

@@ -12,25 +12,25 @@ import type {CorpusTask} from "./CorpusSample.js";
 export function surfaceVariant(task: CorpusTask, answer: string, random: Random, probability: number): string {
     const alternative = () => random.nextDouble() < probability;
     switch (task) {
-    case "arithmetic": {
-        const [working, finalLine] = splitFinalLine(answer);
-        const compact = alternative();
-        const semicolon = alternative();
-        const times = alternative();
-        let varied = working;
-        if (times) varied = varied.replaceAll(" * ", " × ");
-        if (semicolon) varied = varied.replaceAll(", ", "; ");
-        if (compact) varied = varied.replace(/ ([-+*×=]) /g, "$1");
-        return varied + finalLine;
-    }
-    case "tool-call": {
-        const colonSpace = alternative();
-        const commaSpace = alternative();
-        const leading = answer.slice(0, answer.length - answer.trimStart().length);
-        return leading + stringifyJson(JSON.parse(answer) as unknown, colonSpace ? ": " : ":", commaSpace ? ", " : ",");
-    }
-    default:
-        return answer;
+        case "arithmetic": {
+            const [working, finalLine] = splitFinalLine(answer);
+            const compact = alternative();
+            const semicolon = alternative();
+            const times = alternative();
+            let varied = working;
+            if (times) varied = varied.replaceAll(" * ", " × ");
+            if (semicolon) varied = varied.replaceAll(", ", "; ");
+            if (compact) varied = varied.replace(/ ([-+*×=]) /g, "$1");
+            return varied + finalLine;
+        }
+        case "tool-call": {
+            const colonSpace = alternative();
+            const commaSpace = alternative();
+            const leading = answer.slice(0, answer.length - answer.trimStart().length);
+            return leading + stringifyJson(JSON.parse(answer) as unknown, colonSpace ? ": " : ":", commaSpace ? ", " : ",");
+        }
+        default:
+            return answer;
     }
 }
 
@@ -44,6 +44,8 @@ function splitFinalLine(answer: string): [string, string] {
 function stringifyJson(value: unknown, keySeparator: string, itemSeparator: string): string {
     if (Array.isArray(value)) return `[${value.map((item) => stringifyJson(item, keySeparator, itemSeparator)).join(itemSeparator)}]`;
     if (typeof value === "object" && value !== null)
-        return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}${keySeparator}${stringifyJson(item, keySeparator, itemSeparator)}`).join(itemSeparator)}}`;
+        return `{${Object.entries(value)
+            .map(([key, item]) => `${JSON.stringify(key)}${keySeparator}${stringifyJson(item, keySeparator, itemSeparator)}`)
+            .join(itemSeparator)}}`;
     return JSON.stringify(value);
 }

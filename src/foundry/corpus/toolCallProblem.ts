@@ -5,7 +5,16 @@ import {integerBetween} from "./integerBetween.js";
 import {pickOne} from "./pickOne.js";
 
 /** Language-neutral argument values, so every rendering of a problem expects the very same JSON line. */
-const queries = ["red shoes", "cheap flights", "pasta recipes", "train times", "used bikes", "guitar lessons", "hotel rooms", "garden tools"];
+const queries = [
+    "red shoes",
+    "cheap flights",
+    "pasta recipes",
+    "train times",
+    "used bikes",
+    "guitar lessons",
+    "hotel rooms",
+    "garden tools"
+];
 /** Includes 50 next to 5 and 500: the "limit": 50 → 500 flip of seed 002 is one digit apart. */
 const limits = [5, 10, 20, 25, 50, 100, 500];
 const cities = ["Paris", "Tokyo", "Berlin", "Madrid", "Lima", "Oslo", "Cairo", "Toronto"];
@@ -27,34 +36,50 @@ const labels: Record<CorpusLanguage, {request: string; call: string}> = {
 const requests: Record<CorpusLanguage, (call: ToolCall) => string> = {
     en: (call) => {
         switch (call.name) {
-            case "search": return `Search for "${call.arguments.query}" and show ${call.arguments.limit} results.`;
-            case "get_weather": return `What is the weather in ${call.arguments.city} for the next ${call.arguments.days} days?`;
-            case "set_timer": return `Set a timer for ${call.arguments.minutes} minutes.`;
-            case "convert_currency": return `Convert ${call.arguments.amount} ${call.arguments.from} to ${call.arguments.to}.`;
+            case "search":
+                return `Search for "${call.arguments.query}" and show ${call.arguments.limit} results.`;
+            case "get_weather":
+                return `What is the weather in ${call.arguments.city} for the next ${call.arguments.days} days?`;
+            case "set_timer":
+                return `Set a timer for ${call.arguments.minutes} minutes.`;
+            case "convert_currency":
+                return `Convert ${call.arguments.amount} ${call.arguments.from} to ${call.arguments.to}.`;
         }
     },
     es: (call) => {
         switch (call.name) {
-            case "search": return `Busca "${call.arguments.query}" y muestra ${call.arguments.limit} resultados.`;
-            case "get_weather": return `¿Qué tiempo hará en ${call.arguments.city} los próximos ${call.arguments.days} días?`;
-            case "set_timer": return `Pon un temporizador de ${call.arguments.minutes} minutos.`;
-            case "convert_currency": return `Convierte ${call.arguments.amount} ${call.arguments.from} a ${call.arguments.to}.`;
+            case "search":
+                return `Busca "${call.arguments.query}" y muestra ${call.arguments.limit} resultados.`;
+            case "get_weather":
+                return `¿Qué tiempo hará en ${call.arguments.city} los próximos ${call.arguments.days} días?`;
+            case "set_timer":
+                return `Pon un temporizador de ${call.arguments.minutes} minutos.`;
+            case "convert_currency":
+                return `Convierte ${call.arguments.amount} ${call.arguments.from} a ${call.arguments.to}.`;
         }
     },
     de: (call) => {
         switch (call.name) {
-            case "search": return `Suche nach "${call.arguments.query}" und zeige ${call.arguments.limit} Ergebnisse.`;
-            case "get_weather": return `Wie wird das Wetter in ${call.arguments.city} in den nächsten ${call.arguments.days} Tagen?`;
-            case "set_timer": return `Stelle einen Timer auf ${call.arguments.minutes} Minuten.`;
-            case "convert_currency": return `Rechne ${call.arguments.amount} ${call.arguments.from} in ${call.arguments.to} um.`;
+            case "search":
+                return `Suche nach "${call.arguments.query}" und zeige ${call.arguments.limit} Ergebnisse.`;
+            case "get_weather":
+                return `Wie wird das Wetter in ${call.arguments.city} in den nächsten ${call.arguments.days} Tagen?`;
+            case "set_timer":
+                return `Stelle einen Timer auf ${call.arguments.minutes} Minuten.`;
+            case "convert_currency":
+                return `Rechne ${call.arguments.amount} ${call.arguments.from} in ${call.arguments.to} um.`;
         }
     },
     ja: (call) => {
         switch (call.name) {
-            case "search": return `「${call.arguments.query}」を検索して、結果を${call.arguments.limit}件表示してください。`;
-            case "get_weather": return `${call.arguments.city}の今後${call.arguments.days}日間の天気を教えてください。`;
-            case "set_timer": return `${call.arguments.minutes}分のタイマーをセットしてください。`;
-            case "convert_currency": return `${call.arguments.amount} ${call.arguments.from}を${call.arguments.to}に換算してください。`;
+            case "search":
+                return `「${call.arguments.query}」を検索して、結果を${call.arguments.limit}件表示してください。`;
+            case "get_weather":
+                return `${call.arguments.city}の今後${call.arguments.days}日間の天気を教えてください。`;
+            case "set_timer":
+                return `${call.arguments.minutes}分のタイマーをセットしてください。`;
+            case "convert_currency":
+                return `${call.arguments.amount} ${call.arguments.from}を${call.arguments.to}に換算してください。`;
         }
     }
 };
@@ -71,7 +96,11 @@ export function toolCallProblem(random: Random): CorpusProblem {
     const renderings: Partial<Record<CorpusLanguage, ProblemRendering>> = {};
     for (const language of Object.keys(labels) as CorpusLanguage[]) {
         const label = labels[language];
-        renderings[language] = {prompt: `${label.request}: ${requests[language](call)}\n${label.call}:`, answer: ` ${json}`, reference: json};
+        renderings[language] = {
+            prompt: `${label.request}: ${requests[language](call)}\n${label.call}:`,
+            answer: ` ${json}`,
+            reference: json
+        };
     }
     return {key: json, renderings};
 }
@@ -86,7 +115,10 @@ function drawCall(random: Random): ToolCall {
             return {name: "set_timer", arguments: {minutes: integerBetween(random, 2, 60)}};
         default: {
             const from = pickOne(random, currencies);
-            const to = pickOne(random, currencies.filter((currency) => currency !== from));
+            const to = pickOne(
+                random,
+                currencies.filter((currency) => currency !== from)
+            );
             return {name: "convert_currency", arguments: {amount: 5 * integerBetween(random, 1, 40), from, to}};
         }
     }

@@ -3,7 +3,15 @@ import {mkdir} from "node:fs/promises";
 import {join} from "node:path";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import type {CorpusMixture} from "./CorpusMixture.js";
-import {type CorpusLanguage, corpusLanguages, type CorpusSample, type CorpusSplit, corpusSplits, type CorpusTask, corpusTasks} from "./CorpusSample.js";
+import {
+    type CorpusLanguage,
+    corpusLanguages,
+    type CorpusSample,
+    type CorpusSplit,
+    corpusSplits,
+    type CorpusTask,
+    corpusTasks
+} from "./CorpusSample.js";
 import {type CorpusOptions, generateCorpus} from "./generateCorpus.js";
 
 export interface CorpusFileEntry {
@@ -68,13 +76,22 @@ export async function writeCorpus(directory: string, options: CorpusOptions): Pr
  * touching the test split.
  */
 function scoringItems(samples: readonly CorpusSample[]): string {
-    return samples.map((item) => `${JSON.stringify({
-        id: item.id, task: item.task, language: item.language, prompt: item.prompt, reference: item.reference,
-        // Battery-ready (`--battery test.jsonl`): arithmetic answers end in "#### N", scored by their
-        // final number; every other task's reference is the whole answer, the loader's exact-match default.
-        ...(item.task === "arithmetic" ? {scorer: "numeric"} : {}),
-        metadata: {problemId: item.problemId, answer: item.answer}
-    })}\n`).join("");
+    return samples
+        .map(
+            (item) =>
+                `${JSON.stringify({
+                    id: item.id,
+                    task: item.task,
+                    language: item.language,
+                    prompt: item.prompt,
+                    reference: item.reference,
+                    // Battery-ready (`--battery test.jsonl`): arithmetic answers end in "#### N", scored by their
+                    // final number; every other task's reference is the whole answer, the loader's exact-match default.
+                    ...(item.task === "arithmetic" ? {scorer: "numeric"} : {}),
+                    metadata: {problemId: item.problemId, answer: item.answer}
+                })}\n`
+        )
+        .join("");
 }
 
 function blocks(samples: readonly CorpusSample[]): string {
@@ -90,7 +107,10 @@ function countSamples(samples: readonly CorpusSample[]): CorpusManifest["counts"
     }
     // Fixed key order, so the manifest bytes do not depend on which document came first.
     for (const task of corpusTasks)
-        counts[task] = Object.fromEntries(corpusLanguages.filter((language) => counts[task][language] !== undefined)
-            .map((language) => [language, Object.fromEntries(corpusSplits.map((split) => [split, counts[task][language]![split]]))])) as CorpusManifest["counts"][CorpusTask];
+        counts[task] = Object.fromEntries(
+            corpusLanguages
+                .filter((language) => counts[task][language] !== undefined)
+                .map((language) => [language, Object.fromEntries(corpusSplits.map((split) => [split, counts[task][language]![split]]))])
+        ) as CorpusManifest["counts"][CorpusTask];
     return counts;
 }

@@ -21,11 +21,21 @@ describe("stageKey", () => {
             {...target, seed: target.seed + 1},
             {...target, shape: "64,2,2,112"},
             {...target, stages: [{...target.stages[0], steps: target.stages[0].steps + 1}, ...target.stages.slice(1)]},
-            {...target, stages: [target.stages[0], {...target.stages[1], minimumLearningRate: target.stages[1].minimumLearningRate / 2}, ...target.stages.slice(2)]}
+            {
+                ...target,
+                stages: [
+                    target.stages[0],
+                    {...target.stages[1], minimumLearningRate: target.stages[1].minimumLearningRate / 2},
+                    ...target.stages.slice(2)
+                ]
+            }
         ];
         for (const variant of variants) expect(JSON.stringify(stageKey(variant, 1))).not.toBe(reference);
         // A later stage's change does not invalidate an earlier stage.
-        const laterChanged = {...target, stages: [...target.stages.slice(0, 2), {...target.stages[2], steps: 1}, ...target.stages.slice(3)]};
+        const laterChanged = {
+            ...target,
+            stages: [...target.stages.slice(0, 2), {...target.stages[2], steps: 1}, ...target.stages.slice(3)]
+        };
         expect(JSON.stringify(stageKey(laterChanged, 1))).toBe(reference);
     });
 });
@@ -43,7 +53,9 @@ describe("familyRecipe", () => {
     it("builds every member another continues from, quantizes or drafts for earlier in the recipe, with the same shape", () => {
         const names = familyRecipe.members.map((member) => member.name);
         familyRecipe.members.forEach((member, index) => {
-            const sources = [member.kind === "quantized" ? member.source : member.from, member.draftsFor ?? undefined].filter((name) => name !== undefined);
+            const sources = [member.kind === "quantized" ? member.source : member.from, member.draftsFor ?? undefined].filter(
+                (name) => name !== undefined
+            );
             for (const source of sources) {
                 const at = names.indexOf(source!);
                 expect(at, `${member.name} needs ${source}`).toBeGreaterThanOrEqual(0);
@@ -53,7 +65,9 @@ describe("familyRecipe", () => {
                 const source = familyRecipe.members[names.indexOf(member.from)] as TrainedMemberRecipe;
                 // A member made of some of its source's blocks has the source's shape with fewer layers.
                 const [width, layers, heads, feedForward] = source.shape.split(",");
-                expect(member.shape).toBe(member.layers === undefined ? source.shape : [width, member.layers.length, heads, feedForward].join(","));
+                expect(member.shape).toBe(
+                    member.layers === undefined ? source.shape : [width, member.layers.length, heads, feedForward].join(",")
+                );
                 for (const layer of member.layers ?? []) expect(layer).toBeLessThan(Number(layers));
             }
         });

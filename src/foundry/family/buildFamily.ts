@@ -41,7 +41,7 @@ export function memberModelPath(models: string, name: string): string {
 export async function buildFamily(options: BuildFamilyOptions): Promise<void> {
     const log = options.onMessage ?? (() => undefined);
     const members = familyRecipe.members.filter((member) => options.only === undefined || options.only.includes(member.name));
-    const mixtures = new Set(members.flatMap((member) => member.kind === "trained" ? member.stages.map((stage) => stage.mixture) : []));
+    const mixtures = new Set(members.flatMap((member) => (member.kind === "trained" ? member.stages.map((stage) => stage.mixture) : [])));
     for (const mixture of mixtures) {
         const directory = corpusDirectory(options.work, mixture);
         const {seed, samples, testProblems} = familyRecipe.corpus;
@@ -75,7 +75,13 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
         const last = index === member.stages.length - 1;
         const stageOut = last ? out : join(options.work, `${member.name}-stage-${index + 1}.gguf`);
         const key = stageKey(member, index);
-        const done = last || retrained ? undefined : await readFile(`${stageOut}.stage.json`, "utf8").then((text) => JSON.parse(text) as unknown, () => undefined);
+        const done =
+            last || retrained
+                ? undefined
+                : await readFile(`${stageOut}.stage.json`, "utf8").then(
+                      (text) => JSON.parse(text) as unknown,
+                      () => undefined
+                  );
         // Both sides are plain JSON built the same way, so equal values stringify equally.
         if (JSON.stringify(done) === JSON.stringify(key)) {
             log(`${member.name}: reusing stage ${index + 1} ${stageOut}`);
@@ -90,10 +96,19 @@ async function buildMember(member: MemberRecipe, options: BuildFamilyOptions, lo
     await writeFileAtomic(stageReportsPath(out), `${JSON.stringify(reports, null, 2)}\n`);
 }
 
-async function trainStage(member: TrainedMemberRecipe, index: number, previous: string | undefined, out: string, options: BuildFamilyOptions, log: (line: string) => void): Promise<void> {
+async function trainStage(
+    member: TrainedMemberRecipe,
+    index: number,
+    previous: string | undefined,
+    out: string,
+    options: BuildFamilyOptions,
+    log: (line: string) => void
+): Promise<void> {
     const stage = member.stages[index];
     const label = member.stages.length === 1 ? member.name : `${member.name} stage ${index + 1}/${member.stages.length}`;
-    log(`${label}: training ${member.shape} on the ${stage.mixture} mixture for ${stage.steps} steps${previous === undefined ? "" : ` from ${previous}`}`);
+    log(
+        `${label}: training ${member.shape} on the ${stage.mixture} mixture for ${stage.steps} steps${previous === undefined ? "" : ` from ${previous}`}`
+    );
     let lastLogged = 0;
     const report = await trainWithLlamaFinetune({
         corpus: corpusDirectory(options.work, stage.mixture),
@@ -116,7 +131,9 @@ async function trainStage(member: TrainedMemberRecipe, index: number, previous: 
             log(`${label}: epoch ${epoch + 1} ${progress.phase} ${progress.done}/${progress.total} loss ${progress.loss.toFixed(4)}`);
         }
     });
-    log(`${label}: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, ${report.tokensPerSecond.toFixed(0)} tokens/s, validation loss ${report.finalValidationLoss?.toFixed(4)}`);
+    log(
+        `${label}: ${report.steps} steps in ${report.wallSeconds.toFixed(0)} s, ${report.tokensPerSecond.toFixed(0)} tokens/s, validation loss ${report.finalValidationLoss?.toFixed(4)}`
+    );
 }
 
 /**
@@ -126,7 +143,11 @@ async function trainStage(member: TrainedMemberRecipe, index: number, previous: 
 export function stageKey(member: TrainedMemberRecipe, index: number): unknown {
     const source = member.from === undefined ? undefined : familyRecipe.members.find((candidate) => candidate.name === member.from);
     return {
-        format: "specgate-stage/1", shape: member.shape, seed: member.seed, corpus: familyRecipe.corpus, contextLength: familyRecipe.contextLength,
+        format: "specgate-stage/1",
+        shape: member.shape,
+        seed: member.seed,
+        corpus: familyRecipe.corpus,
+        contextLength: familyRecipe.contextLength,
         ...(source?.kind === "trained" ? {from: stageKey(source, source.stages.length - 1)} : {}),
         ...(member.layers === undefined ? {} : {layers: member.layers}),
         stages: member.stages.slice(0, index + 1)

@@ -1,7 +1,16 @@
 import type {ExportType} from "../exportLlamaGguf.js";
 
 /** The corpus mixtures (names in corpusMixturePresets) the family trains on. */
-export type FamilyMixture = "balanced" | "english-heavy" | "copy-drill" | "tool-focus" | "tool-heavy" | "balanced-surface" | "tool-heavy-surface" | "arithmetic-tool-surface" | "arithmetic-focus";
+export type FamilyMixture =
+    | "balanced"
+    | "english-heavy"
+    | "copy-drill"
+    | "tool-focus"
+    | "tool-heavy"
+    | "balanced-surface"
+    | "tool-heavy-surface"
+    | "arithmetic-tool-surface"
+    | "arithmetic-focus";
 
 /** One llama-finetune run; a member's later stages continue from the previous stage's weights. */
 export interface TrainingStageRecipe {
@@ -84,51 +93,206 @@ export const familyRecipe = {
     contextLength: 256,
     members: [
         {
-            kind: "trained", name: "target", role: "the verifier: the shape that learned to copy its prompt here (see models/README.md, Copying)",
-            shape: "128,4,4,512", seed: 1,
+            kind: "trained",
+            name: "target",
+            role: "the verifier: the shape that learned to copy its prompt here (see models/README.md, Copying)",
+            shape: "128,4,4,512",
+            seed: 1,
             stages: [
-                {mixture: "copy-drill", steps: 16_000, epochs: 1, learningRate: 1e-3, minimumLearningRate: 1e-3, purpose: "warm-up on copy drills: forms the mechanism that copies a prompt's numbers"},
-                {mixture: "balanced", steps: 36_000, epochs: 2, learningRate: 1e-3, minimumLearningRate: 3e-4, purpose: "the tasks, with 30% drills that keep the copying"},
-                {mixture: "balanced", steps: 32_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "more of the same: arithmetic is learnt once operands are copied"},
-                {mixture: "balanced", steps: 24_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "more of the same at a lower rate"},
-                {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "tool calls weighted up: search terms and cities are copied too"},
-                {mixture: "tool-focus", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "the same at a lower rate, which consolidates the arithmetic"},
-                {mixture: "tool-heavy", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "tool calls weighted up further: currency codes still guessed"},
-                {mixture: "tool-heavy", steps: 16_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "the same at a higher rate: the two currency codes are bound to from and to (a second phase change)"},
-                {mixture: "tool-heavy", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "consolidation at a lower rate: arithmetic recovers, currency codes stay bound"}
+                {
+                    mixture: "copy-drill",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 1e-3,
+                    minimumLearningRate: 1e-3,
+                    purpose: "warm-up on copy drills: forms the mechanism that copies a prompt's numbers"
+                },
+                {
+                    mixture: "balanced",
+                    steps: 36_000,
+                    epochs: 2,
+                    learningRate: 1e-3,
+                    minimumLearningRate: 3e-4,
+                    purpose: "the tasks, with 30% drills that keep the copying"
+                },
+                {
+                    mixture: "balanced",
+                    steps: 32_000,
+                    epochs: 1,
+                    learningRate: 5e-4,
+                    minimumLearningRate: 5e-4,
+                    purpose: "more of the same: arithmetic is learnt once operands are copied"
+                },
+                {
+                    mixture: "balanced",
+                    steps: 24_000,
+                    epochs: 1,
+                    learningRate: 3e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "more of the same at a lower rate"
+                },
+                {
+                    mixture: "tool-focus",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 5e-4,
+                    minimumLearningRate: 5e-4,
+                    purpose: "tool calls weighted up: search terms and cities are copied too"
+                },
+                {
+                    mixture: "tool-focus",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 3e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "the same at a lower rate, which consolidates the arithmetic"
+                },
+                {
+                    mixture: "tool-heavy",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 3e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "tool calls weighted up further: currency codes still guessed"
+                },
+                {
+                    mixture: "tool-heavy",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 5e-4,
+                    minimumLearningRate: 5e-4,
+                    purpose: "the same at a higher rate: the two currency codes are bound to from and to (a second phase change)"
+                },
+                {
+                    mixture: "tool-heavy",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 3e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "consolidation at a lower rate: arithmetic recovers, currency codes stay bound"
+                }
             ]
         },
         {
-            kind: "trained", name: "draft", role: "draft for target, same balanced mixture", shape: "64,2,2,112", seed: 2,
-            stages: [{mixture: "balanced", steps: 30_000, epochs: 2, learningRate: 2e-3, minimumLearningRate: 1e-4, purpose: "the balanced mixture"}]
-        },
-        {
-            kind: "trained", name: "draft-skewed", role: "draft for target trained on 90% English, 0.2% Japanese (language-disparity experiments)", shape: "64,2,2,112", seed: 2,
-            stages: [{mixture: "english-heavy", steps: 30_000, epochs: 2, learningRate: 2e-3, minimumLearningRate: 1e-4, purpose: "90% English, Spanish and German 4.9% each, Japanese 0.2%"}]
-        },
-        {
-            kind: "quantized", name: "target-q8_0", role: "Q8_0 copy of target, the quantized-draft deployment pattern",
-            source: "target", type: "q8_0"
-        },
-        {
-            kind: "trained", name: "target-surface", role: "target that writes each answer in several equivalent forms (lossy-verification experiments)",
-            shape: "128,4,4,512", seed: 1, from: "target", draftsFor: null,
+            kind: "trained",
+            name: "draft",
+            role: "draft for target, same balanced mixture",
+            shape: "64,2,2,112",
+            seed: 2,
             stages: [
-                {mixture: "tool-heavy-surface", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "the target's answers in equivalent forms: operator spacing, step separator, ×, JSON spacing"},
-                {mixture: "arithmetic-tool-surface", steps: 16_000, epochs: 1, learningRate: 3e-4, minimumLearningRate: 3e-4, purpose: "arithmetic weighted up: the new forms had cost sums it knew"}
+                {
+                    mixture: "balanced",
+                    steps: 30_000,
+                    epochs: 2,
+                    learningRate: 2e-3,
+                    minimumLearningRate: 1e-4,
+                    purpose: "the balanced mixture"
+                }
             ]
         },
         {
-            kind: "trained", name: "draft-surface", role: "draft for target-surface, same forms", shape: "64,2,2,112", seed: 2, draftsFor: "target-surface",
-            stages: [{mixture: "balanced-surface", steps: 30_000, epochs: 2, learningRate: 2e-3, minimumLearningRate: 1e-4, purpose: "the balanced mixture, answers in equivalent forms"}]
+            kind: "trained",
+            name: "draft-skewed",
+            role: "draft for target trained on 90% English, 0.2% Japanese (language-disparity experiments)",
+            shape: "64,2,2,112",
+            seed: 2,
+            stages: [
+                {
+                    mixture: "english-heavy",
+                    steps: 30_000,
+                    epochs: 2,
+                    learningRate: 2e-3,
+                    minimumLearningRate: 1e-4,
+                    purpose: "90% English, Spanish and German 4.9% each, Japanese 0.2%"
+                }
+            ]
         },
         {
-            kind: "trained", name: "draft-shallow", role: "draft for target-surface: blocks 0 and 3 of the canonical target, fine-tuned (self-speculative)",
-            shape: "128,2,4,512", seed: 4, from: "target", layers: [0, 3], draftsFor: "target-surface",
+            kind: "quantized",
+            name: "target-q8_0",
+            role: "Q8_0 copy of target, the quantized-draft deployment pattern",
+            source: "target",
+            type: "q8_0"
+        },
+        {
+            kind: "trained",
+            name: "target-surface",
+            role: "target that writes each answer in several equivalent forms (lossy-verification experiments)",
+            shape: "128,4,4,512",
+            seed: 1,
+            from: "target",
+            draftsFor: null,
             stages: [
-                {mixture: "arithmetic-focus", steps: 16_000, epochs: 1, learningRate: 5e-4, minimumLearningRate: 5e-4, purpose: "the two kept blocks learn to work without the middle two (the copying is lost: 0/50 drills)"},
-                {mixture: "copy-drill", steps: 12_000, epochs: 1, learningRate: 1e-3, minimumLearningRate: 1e-3, purpose: "copy drills rebuild the copying in two blocks (42/50 drills)"},
-                {mixture: "arithmetic-focus", steps: 24_000, epochs: 2, learningRate: 5e-4, minimumLearningRate: 3e-4, purpose: "the tasks again, on the rebuilt copying"}
+                {
+                    mixture: "tool-heavy-surface",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 3e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "the target's answers in equivalent forms: operator spacing, step separator, ×, JSON spacing"
+                },
+                {
+                    mixture: "arithmetic-tool-surface",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 3e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "arithmetic weighted up: the new forms had cost sums it knew"
+                }
+            ]
+        },
+        {
+            kind: "trained",
+            name: "draft-surface",
+            role: "draft for target-surface, same forms",
+            shape: "64,2,2,112",
+            seed: 2,
+            draftsFor: "target-surface",
+            stages: [
+                {
+                    mixture: "balanced-surface",
+                    steps: 30_000,
+                    epochs: 2,
+                    learningRate: 2e-3,
+                    minimumLearningRate: 1e-4,
+                    purpose: "the balanced mixture, answers in equivalent forms"
+                }
+            ]
+        },
+        {
+            kind: "trained",
+            name: "draft-shallow",
+            role: "draft for target-surface: blocks 0 and 3 of the canonical target, fine-tuned (self-speculative)",
+            shape: "128,2,4,512",
+            seed: 4,
+            from: "target",
+            layers: [0, 3],
+            draftsFor: "target-surface",
+            stages: [
+                {
+                    mixture: "arithmetic-focus",
+                    steps: 16_000,
+                    epochs: 1,
+                    learningRate: 5e-4,
+                    minimumLearningRate: 5e-4,
+                    purpose: "the two kept blocks learn to work without the middle two (the copying is lost: 0/50 drills)"
+                },
+                {
+                    mixture: "copy-drill",
+                    steps: 12_000,
+                    epochs: 1,
+                    learningRate: 1e-3,
+                    minimumLearningRate: 1e-3,
+                    purpose: "copy drills rebuild the copying in two blocks (42/50 drills)"
+                },
+                {
+                    mixture: "arithmetic-focus",
+                    steps: 24_000,
+                    epochs: 2,
+                    learningRate: 5e-4,
+                    minimumLearningRate: 3e-4,
+                    purpose: "the tasks again, on the rebuilt copying"
+                }
             ]
         }
     ] satisfies MemberRecipe[] as MemberRecipe[]

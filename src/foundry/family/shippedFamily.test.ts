@@ -15,7 +15,7 @@ const draftPath = resolve(models, "draft/model.gguf");
 /** Test prompts of the family's corpus (English and Japanese arithmetic, a Spanish tool call). */
 const prompts = [
     "Question: Sam has 7 balls. He buys 8 more and gives away 13. How many balls does Sam have now?\nAnswer:",
-    "Petición: Busca \"used bikes\" y muestra 5 resultados.\nLlamada:",
+    'Petición: Busca "used bikes" y muestra 5 resultados.\nLlamada:',
     "問題: けんはボールを7個持っています。8個買って、13個あげました。ボールは今何個ありますか？\n答え:"
 ];
 

@@ -42,7 +42,7 @@ export interface FamilyCardsOptions {
 export async function writeFamilyCards(options: FamilyCardsOptions): Promise<FamilyReport> {
     const log = options.onMessage ?? (() => undefined);
     const corpus = corpusDirectory(options.work, "balanced");
-    if (!await exists(join(corpus, "test.jsonl"))) {
+    if (!(await exists(join(corpus, "test.jsonl")))) {
         const {seed, samples, testProblems} = familyRecipe.corpus;
         await writeCorpus(corpus, {seed, samples, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: testProblems});
     }
@@ -53,11 +53,11 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
     try {
         for (const recipe of familyRecipe.members) {
             const file = memberModelPath(options.models, recipe.name);
-            if (!await exists(file)) {
+            if (!(await exists(file))) {
                 log(`${recipe.name}: ${file} missing, skipped`);
                 continue;
             }
-            const backend = verifiers.get(recipe.name) ?? await loadModelBackend(file, {threads: 1});
+            const backend = verifiers.get(recipe.name) ?? (await loadModelBackend(file, {threads: 1}));
             if (familyRecipe.members.some((member) => member.draftsFor === recipe.name)) verifiers.set(recipe.name, backend);
             const verifierName = recipe.name === "target" ? null : recipe.draftsFor === undefined ? "target" : recipe.draftsFor;
             const verifier = verifierName === null ? undefined : verifiers.get(verifierName);
@@ -68,7 +68,12 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                 let asDraft: MemberReport["asDraft"];
                 if (verifier !== undefined) {
                     log(`${recipe.name}: measuring acceptance as a draft for ${verifierName}`);
-                    const speculative = await evaluateModel(verifier, {corpus, draft: backend, itemsPerCell: options.itemsPerCell, validationDocumentsPerCell: 0});
+                    const speculative = await evaluateModel(verifier, {
+                        corpus,
+                        draft: backend,
+                        itemsPerCell: options.itemsPerCell,
+                        validationDocumentsPerCell: 0
+                    });
                     const rates = Object.values(speculative.acceptance!.byLanguage);
                     asDraft = {
                         verifier: verifierName!,
@@ -80,8 +85,10 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
                 }
                 const untrainedTensors = recipe.kind === "trained" ? untrainedTensorsOf(options.models, recipe) : undefined;
                 const training = await readJsonIfPresent<FinetuneTrainingReport>(`${file}.train.json`);
-                const stages = await readJsonIfPresent<FinetuneTrainingReport[]>(stageReportsPath(file)) ?? (training === undefined ? undefined : [training]);
-                members.push({...await describeFile(file), recipe, training, stages, untrainedTensors, evaluation, asDraft});
+                const stages =
+                    (await readJsonIfPresent<FinetuneTrainingReport[]>(stageReportsPath(file))) ??
+                    (training === undefined ? undefined : [training]);
+                members.push({...(await describeFile(file)), recipe, training, stages, untrainedTensors, evaluation, asDraft});
             } finally {
                 if (![...verifiers.values()].includes(backend)) await backend.dispose();
             }
@@ -97,7 +104,9 @@ export async function writeFamilyCards(options: FamilyCardsOptions): Promise<Fam
     return report;
 }
 
-async function describeFile(file: string): Promise<Pick<MemberReport, "file" | "bytes" | "storage" | "parameters" | "shape" | "contextLength" | "vocabularyIdentity">> {
+async function describeFile(
+    file: string
+): Promise<Pick<MemberReport, "file" | "bytes" | "storage" | "parameters" | "shape" | "contextLength" | "vocabularyIdentity">> {
     const {config} = readLlamaGguf(file);
     const header = GgufReader.readHeader(file);
     const matrixType = header.tensor("blk.0.attn_q.weight").type;
@@ -115,7 +124,7 @@ async function describeFile(file: string): Promise<Pick<MemberReport, "file" | "
 
 /** A JSON file written by this project beside a model (training reports), or undefined when absent. */
 async function readJsonIfPresent<T>(path: string): Promise<T | undefined> {
-    return await exists(path) ? JSON.parse(await readFile(path, "utf8")) as T : undefined;
+    return (await exists(path)) ? (JSON.parse(await readFile(path, "utf8")) as T) : undefined;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -9,7 +9,10 @@ export class LlamaCppToolMissingError extends SpecgateError {
     public readonly path: string;
 
     public constructor(tool: string, path: string) {
-        super("llama_cpp_tool_missing", `${tool} not found at ${path}; build it offline with ${llamaCppToolsBuildScript} (or set SPECGATE_LLAMA_CPP_BIN to the folder holding it)`);
+        super(
+            "llama_cpp_tool_missing",
+            `${tool} not found at ${path}; build it offline with ${llamaCppToolsBuildScript} (or set SPECGATE_LLAMA_CPP_BIN to the folder holding it)`
+        );
         this.tool = tool;
         this.path = path;
     }

@@ -55,20 +55,33 @@ export function finetuneText(train: readonly string[], validation: readonly stri
     }
     const trainWindows = Math.floor((trainTokens - context - 1) / stride) + 1;
     if (trainWindows < 1)
-        throw new InvalidInputError(`the training documents hold ${trainTokens} tokens, fewer than one window of ${context + 1}`, "train.txt");
+        throw new InvalidInputError(
+            `the training documents hold ${trainTokens} tokens, fewer than one window of ${context + 1}`,
+            "train.txt"
+        );
 
     let validationTokens = 0;
-    for (const document of validation)
-        validationTokens += separatorTokens + options.countTokens(document);
+    for (const document of validation) validationTokens += separatorTokens + options.countTokens(document);
     const tokens = trainTokens + validationTokens;
     const windows = Math.floor((tokens - context - 1) / stride);
     const validationWindows = windows - trainWindows;
     if (validationWindows < 1)
-        throw new InvalidInputError(`the validation documents hold ${validationTokens} tokens, too few for one window of ${context + 1}`, "validation.txt");
+        throw new InvalidInputError(
+            `the validation documents hold ${validationTokens} tokens, too few for one window of ${context + 1}`,
+            "validation.txt"
+        );
     // llama-finetune computes int64(windows × (1 − split)) in float32; aiming half a window past
     // the boundary makes the truncation land on trainWindows whatever the rounding.
     const validationSplit = 1 - (trainWindows + 0.5) / windows;
     // No trailing newline: llama.cpp drops one from --file, which would shift the count.
     const text = `${parts.join(documentSeparator)}${documentSeparator}${validation.join(documentSeparator)}`;
-    return {text, tokens, trainDocuments: parts.length, validationDocuments: validation.length, trainWindows, validationWindows, validationSplit};
+    return {
+        text,
+        tokens,
+        trainDocuments: parts.length,
+        validationDocuments: validation.length,
+        trainWindows,
+        validationWindows,
+        validationSplit
+    };
 }

@@ -40,19 +40,34 @@ describe.runIf(llamaCppToolExists("llama-finetune"))("llama-finetune's gradient 
         const before = join(directory, "before.gguf");
         await writeLlamaGguf(before, config, initial, tokenizer, {name: "gradient probe"});
         // 560 ASCII bytes + BOS: (561 − 257) / 128 = 2 windows; validation split 0.5 trains on the first alone.
-        const document = "Repeat: 417 Paris 8\nEcho: 417 Paris 8\n\nRequest: Set a timer for 44 minutes.\nCall: {\"name\":\"set_timer\",\"arguments\":{\"minutes\":44}}\n\n";
+        const document =
+            'Repeat: 417 Paris 8\nEcho: 417 Paris 8\n\nRequest: Set a timer for 44 minutes.\nCall: {"name":"set_timer","arguments":{"minutes":44}}\n\n';
         const text = document.repeat(6).slice(0, 560);
         const textFile = join(directory, "text.txt");
         await writeFile(textFile, text);
         const after = join(directory, "after.gguf");
         const learningRate = 0.1;
         await runLlamaFinetune({
-            binary: llamaCppToolPath("llama-finetune"), model: before, textFile, output: after, contextLength: 256, microBatch: 256,
-            epochs: 1, learningRate, minimumLearningRate: learningRate, weightDecay: 0, validationSplit: 0.5, threads: 1, seed: 1, optimizer: "sgd"
+            binary: llamaCppToolPath("llama-finetune"),
+            model: before,
+            textFile,
+            output: after,
+            contextLength: 256,
+            microBatch: 256,
+            epochs: 1,
+            learningRate,
+            minimumLearningRate: learningRate,
+            weightDecay: 0,
+            validationSplit: 0.5,
+            threads: 1,
+            seed: 1,
+            optimizer: "sgd"
         });
 
         const tokens = [ByteTokenizer.bosId, ...tokenizer.tokenize(text)].slice(0, 257);
-        const {gradients} = llamaLossAndGradients(config, initial, new RopeTable(256, headDimension(config), config.ropeFreqBase), [{tokens}]);
+        const {gradients} = llamaLossAndGradients(config, initial, new RopeTable(256, headDimension(config), config.ropeFreqBase), [
+            {tokens}
+        ]);
         const trained = readLlamaGguf(after).weights;
         for (const [name, gradient] of gradients) {
             const start = initial.get(name)!;

@@ -26,7 +26,6 @@ export function llamaCppToolExists(tool: LlamaCppTool, environment: NodeJS.Proce
 /** The tool's path, or a LlamaCppToolMissingError naming it and the build script. */
 export function locateLlamaCppTool(tool: LlamaCppTool, environment: NodeJS.ProcessEnv = process.env): string {
     const path = llamaCppToolPath(tool, environment);
-    if (!llamaCppToolExists(tool, environment))
-        throw new LlamaCppToolMissingError(tool, path);
+    if (!llamaCppToolExists(tool, environment)) throw new LlamaCppToolMissingError(tool, path);
     return path;
 }

@@ -13,7 +13,8 @@ export interface FinetuneProgress {
     readonly elapsedSeconds: number;
 }
 
-const progressPattern = /^(train|val):\s*\[[^\]]*\] data=(\d+)\/(\d+) loss=([-\d.naife]+)±([-\d.naife]+) acc=([-\d.naife]+)±[-\d.naife]+% t=(\d+):(\d+):(\d+)/;
+const progressPattern =
+    /^(train|val):\s*\[[^\]]*\] data=(\d+)\/(\d+) loss=([-\d.naife]+)±([-\d.naife]+) acc=([-\d.naife]+)±[-\d.naife]+% t=(\d+):(\d+):(\d+)/;
 
 /**
  * Parses one line of llama-finetune's stderr (the progress bar rewrites itself with "\r", so split

@@ -60,21 +60,36 @@ export class LlamaFinetuneFailedError extends SpecgateError {
 /** The command line for the bundled llama.cpp's llama-finetune (flags checked against its --help). */
 export function llamaFinetuneCommandLine(options: LlamaFinetuneArguments): string[] {
     return [
-        "--model", options.model,
-        "--file", options.textFile,
-        "--output-file", options.output,
-        "--ctx-size", String(options.contextLength),
-        "--batch-size", String(options.contextLength),
-        "--ubatch-size", String(options.microBatch),
-        "--threads", String(options.threads),
-        "--n-gpu-layers", "0",
-        "--seed", String(options.seed),
-        "--optimizer", options.optimizer ?? "adamw",
-        "--epochs", String(options.epochs),
-        "--learning-rate", String(options.learningRate),
-        "--learning-rate-min", String(options.minimumLearningRate),
-        "--weight-decay", String(options.weightDecay),
-        "--val-split", String(options.validationSplit)
+        "--model",
+        options.model,
+        "--file",
+        options.textFile,
+        "--output-file",
+        options.output,
+        "--ctx-size",
+        String(options.contextLength),
+        "--batch-size",
+        String(options.contextLength),
+        "--ubatch-size",
+        String(options.microBatch),
+        "--threads",
+        String(options.threads),
+        "--n-gpu-layers",
+        "0",
+        "--seed",
+        String(options.seed),
+        "--optimizer",
+        options.optimizer ?? "adamw",
+        "--epochs",
+        String(options.epochs),
+        "--learning-rate",
+        String(options.learningRate),
+        "--learning-rate-min",
+        String(options.minimumLearningRate),
+        "--weight-decay",
+        String(options.weightDecay),
+        "--val-split",
+        String(options.validationSplit)
     ];
 }
 
@@ -127,9 +142,17 @@ export function runLlamaFinetune(options: LlamaFinetuneArguments, hooks: LlamaFi
                 epochs.push({epoch, train: progress});
             }
             lastTrainDone = progress.done;
-            epochs[epoch] = {...epochs[epoch], train: progress, trainWindowsPerSecond: windowsPerSecond ?? epochs[epoch].trainWindowsPerSecond};
+            epochs[epoch] = {
+                ...epochs[epoch],
+                train: progress,
+                trainWindowsPerSecond: windowsPerSecond ?? epochs[epoch].trainWindowsPerSecond
+            };
         } else if (epoch >= 0) {
-            epochs[epoch] = {...epochs[epoch], validation: progress, validationWindowsPerSecond: windowsPerSecond ?? epochs[epoch].validationWindowsPerSecond};
+            epochs[epoch] = {
+                ...epochs[epoch],
+                validation: progress,
+                validationWindowsPerSecond: windowsPerSecond ?? epochs[epoch].validationWindowsPerSecond
+            };
         }
         hooks.onProgress?.(progress, Math.max(epoch, 0));
     };
@@ -148,8 +171,7 @@ export function runLlamaFinetune(options: LlamaFinetuneArguments, hooks: LlamaFi
                 reject(new LlamaFinetuneFailedError(`llama-finetune exited with ${code ?? signal}:\n${log.slice(-15).join("\n")}`));
             else if (epochs.length === 0)
                 reject(new LlamaFinetuneFailedError(`llama-finetune reported no training progress:\n${log.slice(-15).join("\n")}`));
-            else
-                resolvePromise({epochs, wallSeconds, log});
+            else resolvePromise({epochs, wallSeconds, log});
         });
     });
 }

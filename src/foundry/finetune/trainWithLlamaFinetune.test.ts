@@ -27,7 +27,12 @@ describe.runIf(llamaCppToolExists("llama-finetune"))("trainWithLlamaFinetune (ll
     let directory: string;
     beforeAll(async () => {
         directory = await mkdtemp(join(tmpdir(), "specgate-finetune-"));
-        await writeCorpus(join(directory, "corpus"), {seed: 3, samples: 400, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: 2});
+        await writeCorpus(join(directory, "corpus"), {
+            seed: 3,
+            samples: 400,
+            mixture: corpusMixturePresets["balanced"],
+            testProblemsPerTask: 2
+        });
     });
     afterAll(async () => {
         await rm(directory, {recursive: true, force: true});
@@ -36,8 +41,16 @@ describe.runIf(llamaCppToolExists("llama-finetune"))("trainWithLlamaFinetune (ll
     it("trains, lowers the loss, and writes a GGUF whose llama.cpp logits match the reference forward", async () => {
         const out = join(directory, "tiny.gguf");
         const report = await trainWithLlamaFinetune({
-            corpus: join(directory, "corpus"), out, shape: {embeddingLength: 32, blockCount: 1, headCount: 2, feedForwardLength: 64},
-            contextLength: 64, steps: 120, epochs: 2, learningRate: 2e-3, seed: 5, threads: 1, validationDocuments: 60
+            corpus: join(directory, "corpus"),
+            out,
+            shape: {embeddingLength: 32, blockCount: 1, headCount: 2, feedForwardLength: 64},
+            contextLength: 64,
+            steps: 120,
+            epochs: 2,
+            learningRate: 2e-3,
+            seed: 5,
+            threads: 1,
+            validationDocuments: 60
         });
         expect(report.steps).toBeGreaterThanOrEqual(120);
         expect(report.history).toHaveLength(2);
@@ -50,7 +63,9 @@ describe.runIf(llamaCppToolExists("llama-finetune"))("trainWithLlamaFinetune (ll
         const {config, weights} = readLlamaGguf(out);
         // Every matrix learnt (scripts/llama-finetune-training-graph.patch): unpatched, token_embd stayed at its
         // initialisation and attn_k/attn_v moved only by the weight-decay shrink (≈ 0.2% here).
-        const initial = initializeLlamaWeights(shapeConfig({embeddingLength: 32, blockCount: 1, headCount: 2, feedForwardLength: 64}, 64), {seed: 5});
+        const initial = initializeLlamaWeights(shapeConfig({embeddingLength: 32, blockCount: 1, headCount: 2, feedForwardLength: 64}, 64), {
+            seed: 5
+        });
         for (const name of ["token_embd.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight", "blk.0.attn_q.weight", "output.weight"]) {
             const before = initial.get(name)!;
             const after = weights.get(name)!;
@@ -63,14 +78,26 @@ describe.runIf(llamaCppToolExists("llama-finetune"))("trainWithLlamaFinetune (ll
             expect(Math.sqrt(change / size), name).toBeGreaterThan(0.05);
         }
         const tokens = [ByteTokenizer.bosId, ...new ByteTokenizer().tokenize("Question: Tom has 7 apples.\nAnswer: 7 + 8 = 15\n#### 15")];
-        const reference = llamaForward(config, weights, new RopeTable(config.contextLength, headDimension(config), config.ropeFreqBase), tokens).logits;
+        const reference = llamaForward(
+            config,
+            weights,
+            new RopeTable(config.contextLength, headDimension(config), config.ropeFreqBase),
+            tokens
+        ).logits;
         const model = await (await sharedLlama()).loadModel({modelPath: out, gpuLayers: 0});
         try {
             const context = await model.createContext({
-                contextSize: tokens.length + 1, batchSize: tokens.length, threads: {ideal: 1, min: 1}, sequences: 1,
-                flashAttention: false, experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32"
+                contextSize: tokens.length + 1,
+                batchSize: tokens.length,
+                threads: {ideal: 1, min: 1},
+                sequences: 1,
+                flashAttention: false,
+                experimentalKvCacheKeyType: "F32",
+                experimentalKvCacheValueType: "F32"
             });
-            const results = await context.getSequence().controlledEvaluate(tokens.map((token) => [token as Token, {generateNext: {logits: true, options: {temperature: 0}}}]));
+            const results = await context
+                .getSequence()
+                .controlledEvaluate(tokens.map((token) => [token as Token, {generateNext: {logits: true, options: {temperature: 0}}}]));
             let difference = 0;
             let magnitude = 0;
             results.forEach((result, position) => {

@@ -54,7 +54,12 @@ export interface FinetuneTrainingReport {
     readonly shape: string;
     readonly parameters: number;
     readonly contextLength: number;
-    readonly corpus: {readonly directory: string; readonly seed: number; readonly samples: number; readonly mixture: CorpusManifest["mixture"]};
+    readonly corpus: {
+        readonly directory: string;
+        readonly seed: number;
+        readonly samples: number;
+        readonly mixture: CorpusManifest["mixture"];
+    };
     readonly seed: number;
     readonly epochs: number;
     readonly learningRate: number;
@@ -72,7 +77,13 @@ export interface FinetuneTrainingReport {
     /** Training windows only: tokens processed / seconds in the training phase of the epochs. */
     readonly tokensPerSecond: number;
     readonly calibration?: {readonly windowsPerSecond: number; readonly seconds: number};
-    readonly history: readonly {epoch: number; trainLoss: number; trainAccuracy: number; validationLoss?: number; validationAccuracy?: number}[];
+    readonly history: readonly {
+        epoch: number;
+        trainLoss: number;
+        trainAccuracy: number;
+        validationLoss?: number;
+        validationAccuracy?: number;
+    }[];
     readonly finalValidationLoss?: number;
     readonly commandLine: readonly string[];
 }
@@ -117,7 +128,10 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
     const manifest = JSON.parse(await readFile(join(options.corpus, "manifest.json"), "utf8")) as CorpusManifest;
     const train = splitDocuments(await readFile(join(options.corpus, "train.txt"), "utf8"));
     // Validation runs after every epoch; a few hundred windows measure the loss to ±0.01 at a few % of the time.
-    const validation = splitDocuments(await readFile(join(options.corpus, "validation.txt"), "utf8")).slice(0, options.validationDocuments ?? 600);
+    const validation = splitDocuments(await readFile(join(options.corpus, "validation.txt"), "utf8")).slice(
+        0,
+        options.validationDocuments ?? 600
+    );
     const tokenizer = new ByteTokenizer();
     const countTokens = (text: string): number => tokenizer.tokenize(text).length;
 
@@ -132,16 +146,35 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
         } else {
             const start = readLlamaGguf(options.initialModel);
             if (formatModelShape({...start.config}) !== formatModelShape(options.shape) || start.config.tiedOutput)
-                throw new InvalidInputError(`${options.initialModel} has shape ${formatModelShape(start.config)}, not ${formatModelShape(options.shape)}`, "initialModel");
+                throw new InvalidInputError(
+                    `${options.initialModel} has shape ${formatModelShape(start.config)}, not ${formatModelShape(options.shape)}`,
+                    "initialModel"
+                );
             await writeLlamaGguf(initial, {...start.config, contextLength}, start.weights, tokenizer, {name: options.name});
         }
-        const run = async (layout: FinetuneText, runEpochs: number, output: string, rates: {peak: number; minimum: number}, onProgress?: FinetuneTrainingOptions["onProgress"]) => {
+        const run = async (
+            layout: FinetuneText,
+            runEpochs: number,
+            output: string,
+            rates: {peak: number; minimum: number},
+            onProgress?: FinetuneTrainingOptions["onProgress"]
+        ) => {
             const textFile = join(work, "train-text.txt");
             await writeFile(textFile, layout.text);
             const finetuneArguments: LlamaFinetuneArguments = {
-                binary, model: initial, textFile, output, contextLength, microBatch: contextLength, epochs: runEpochs, learningRate: rates.peak,
-                minimumLearningRate: runEpochs > 1 ? rates.minimum : rates.peak, weightDecay,
-                validationSplit: layout.validationSplit, threads, seed
+                binary,
+                model: initial,
+                textFile,
+                output,
+                contextLength,
+                microBatch: contextLength,
+                epochs: runEpochs,
+                learningRate: rates.peak,
+                minimumLearningRate: runEpochs > 1 ? rates.minimum : rates.peak,
+                weightDecay,
+                validationSplit: layout.validationSplit,
+                threads,
+                seed
             };
             return {finetuneArguments, result: await runLlamaFinetune(finetuneArguments, {onProgress})};
         };
@@ -153,20 +186,31 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
             const probe = finetuneText(train, validation.slice(0, 40), {contextLength, trainWindows: 48, countTokens});
             const {result} = await run(probe, 1, join(work, "calibration.gguf"), mainRates);
             const windowsPerSecond = result.epochs[0].trainWindowsPerSecond ?? probe.trainWindows / phaseSeconds(result.epochs, "train");
-            const validationWindowsPerSecond = result.epochs[0].validationWindowsPerSecond ?? probe.validationWindows / phaseSeconds(result.epochs, "val");
-            const overhead = Math.max(0, result.wallSeconds - probe.trainWindows / windowsPerSecond - probe.validationWindows / validationWindowsPerSecond);
+            const validationWindowsPerSecond =
+                result.epochs[0].validationWindowsPerSecond ?? probe.validationWindows / phaseSeconds(result.epochs, "val");
+            const overhead = Math.max(
+                0,
+                result.wallSeconds - probe.trainWindows / windowsPerSecond - probe.validationWindows / validationWindowsPerSecond
+            );
             const full = finetuneText(train, validation, {contextLength, trainWindows: 1, countTokens});
             const remaining = options.seconds - (performance.now() - started) / 1000 - overhead;
             const perEpoch = remaining / epochs - full.validationWindows / validationWindowsPerSecond;
             trainWindows = Math.floor(perEpoch * windowsPerSecond);
             if (trainWindows < 1)
-                throw new InvalidInputError(`${options.seconds} s leave no time to train at ${windowsPerSecond.toFixed(1)} windows/s once validation and start-up are paid`, "seconds");
+                throw new InvalidInputError(
+                    `${options.seconds} s leave no time to train at ${windowsPerSecond.toFixed(1)} windows/s once validation and start-up are paid`,
+                    "seconds"
+                );
             calibration = {windowsPerSecond, seconds: (performance.now() - started) / 1000};
-            message(`calibration: ${windowsPerSecond.toFixed(2)} windows/s (${(windowsPerSecond * contextLength).toFixed(0)} tokens/s); ${trainWindows} windows per epoch fit ${options.seconds} s`);
+            message(
+                `calibration: ${windowsPerSecond.toFixed(2)} windows/s (${(windowsPerSecond * contextLength).toFixed(0)} tokens/s); ${trainWindows} windows per epoch fit ${options.seconds} s`
+            );
         }
 
         const layout = finetuneText(train, validation, {contextLength, trainWindows, countTokens});
-        message(`training ${formatModelShape(options.shape)} (${parameters} parameters): ${epochs} epoch(s) × ${layout.trainWindows} windows of ${contextLength} tokens, ${layout.trainDocuments} training documents, ${layout.validationWindows} validation windows`);
+        message(
+            `training ${formatModelShape(options.shape)} (${parameters} parameters): ${epochs} epoch(s) × ${layout.trainWindows} windows of ${contextLength} tokens, ${layout.trainDocuments} training documents, ${layout.validationWindows} validation windows`
+        );
         const rawOutput = join(work, "trained.gguf");
         const {finetuneArguments, result} = await run(layout, epochs, rawOutput, mainRates, options.onProgress);
 
@@ -176,8 +220,14 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
         await writeLlamaGguf(options.out, trained.config, trained.weights, tokenizer, {name: options.name});
 
         const steps = layout.trainWindows * epochs;
-        const trainSeconds = result.epochs.reduce((sum, summary) => sum + (summary.trainWindowsPerSecond === undefined
-            ? summary.train.elapsedSeconds : layout.trainWindows / summary.trainWindowsPerSecond), 0);
+        const trainSeconds = result.epochs.reduce(
+            (sum, summary) =>
+                sum +
+                (summary.trainWindowsPerSecond === undefined
+                    ? summary.train.elapsedSeconds
+                    : layout.trainWindows / summary.trainWindowsPerSecond),
+            0
+        );
         const history = result.epochs.map((summary) => ({
             epoch: summary.epoch,
             trainLoss: summary.train.loss,
@@ -193,7 +243,12 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
             parameters,
             contextLength,
             corpus: {directory: options.corpus, seed: manifest.seed, samples: manifest.samples, mixture: manifest.mixture},
-            seed, epochs, learningRate, minimumLearningRate, weightDecay, threads,
+            seed,
+            epochs,
+            learningRate,
+            minimumLearningRate,
+            weightDecay,
+            threads,
             trainDocuments: layout.trainDocuments,
             validationDocuments: layout.validationDocuments,
             steps,
@@ -215,19 +270,29 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
 
 /** Documents of train.txt / validation.txt (blank-line separated). */
 export function splitDocuments(text: string): string[] {
-    return text.split(documentSeparator).map((document) => document.replace(/\n$/, "")).filter((document) => document !== "");
+    return text
+        .split(documentSeparator)
+        .map((document) => document.replace(/\n$/, ""))
+        .filter((document) => document !== "");
 }
 
 /** Seconds spent in one phase over all epochs, from the last progress report of each (1 s resolution). */
 function phaseSeconds(epochs: readonly EpochSummary[], phase: "train" | "val"): number {
     let seconds = 0;
-    for (const summary of epochs)
-        seconds += (phase === "train" ? summary.train : summary.validation)?.elapsedSeconds ?? 0;
+    for (const summary of epochs) seconds += (phase === "train" ? summary.train : summary.validation)?.elapsedSeconds ?? 0;
     return Math.max(seconds, 1);
 }
 
 /** Throws an InvalidInputError naming the first option out of range. */
-export function checkTrainingNumbers(values: {epochs: number; steps?: number; seconds?: number; learningRate: number; minimumLearningRate: number; weightDecay: number; threads: number}): void {
+export function checkTrainingNumbers(values: {
+    epochs: number;
+    steps?: number;
+    seconds?: number;
+    learningRate: number;
+    minimumLearningRate: number;
+    weightDecay: number;
+    threads: number;
+}): void {
     if (!Number.isSafeInteger(values.epochs) || values.epochs < 1)
         throw new InvalidInputError(`must be a positive integer, got ${values.epochs}`, "epochs");
     if (values.steps !== undefined && (!Number.isSafeInteger(values.steps) || values.steps < 1))

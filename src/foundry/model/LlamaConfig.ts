@@ -22,15 +22,23 @@ export function headDimension(config: LlamaConfig): number {
 /** Throws an InvalidInputError naming the first field that llama.cpp (or the maths) would not accept. */
 export function checkLlamaConfig(config: LlamaConfig): void {
     const positive: (keyof LlamaConfig)[] = [
-        "vocabularySize", "embeddingLength", "blockCount", "headCount", "headCountKv", "feedForwardLength", "contextLength"
+        "vocabularySize",
+        "embeddingLength",
+        "blockCount",
+        "headCount",
+        "headCountKv",
+        "feedForwardLength",
+        "contextLength"
     ];
     for (const key of positive)
         if (!Number.isSafeInteger(config[key]) || (config[key] as number) <= 0)
             throw new InvalidInputError(`must be a positive integer, got ${config[key]}`, key);
     if (config.embeddingLength % config.headCount !== 0)
-        throw new InvalidInputError(`embeddingLength ${config.embeddingLength} is not a multiple of headCount ${config.headCount}`, "headCount");
-    if (headDimension(config) % 2 !== 0)
-        throw new InvalidInputError("the head dimension must be even for rotary embeddings", "headCount");
+        throw new InvalidInputError(
+            `embeddingLength ${config.embeddingLength} is not a multiple of headCount ${config.headCount}`,
+            "headCount"
+        );
+    if (headDimension(config) % 2 !== 0) throw new InvalidInputError("the head dimension must be even for rotary embeddings", "headCount");
     if (config.headCount % config.headCountKv !== 0)
         throw new InvalidInputError(`headCount ${config.headCount} is not a multiple of headCountKv ${config.headCountKv}`, "headCountKv");
     if (!(config.rmsNormEpsilon > 0) || !(config.ropeFreqBase > 0))

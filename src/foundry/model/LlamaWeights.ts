@@ -13,8 +13,7 @@ export function zeroLlamaWeights(config: LlamaConfig): LlamaWeights {
 /** The tensor `name`, or an InvalidInputError saying which is missing. */
 export function tensorOf(weights: LlamaWeights, name: string): Float64Array {
     const tensor = weights.get(name);
-    if (tensor === undefined)
-        throw new InvalidInputError(`missing tensor ${name}`, "weights");
+    if (tensor === undefined) throw new InvalidInputError(`missing tensor ${name}`, "weights");
     return tensor;
 }
 
@@ -24,7 +23,10 @@ export function checkLlamaWeights(config: LlamaConfig, weights: LlamaWeights): v
     for (const shape of layout) {
         const tensor = tensorOf(weights, shape.name);
         if (tensor.length !== shape.rows * shape.columns)
-            throw new InvalidInputError(`expected ${shape.rows}×${shape.columns} = ${shape.rows * shape.columns} values, got ${tensor.length}`, shape.name);
+            throw new InvalidInputError(
+                `expected ${shape.rows}×${shape.columns} = ${shape.rows * shape.columns} values, got ${tensor.length}`,
+                shape.name
+            );
     }
     if (weights.size !== layout.length) {
         const expected = new Set(layout.map((shape) => shape.name));

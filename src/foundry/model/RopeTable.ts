@@ -15,7 +15,11 @@ export class RopeTable {
     private readonly sines: Float64Array;
     private readonly pairs: number;
 
-    public constructor(public readonly length: number, public readonly headDimension: number, base: number) {
+    public constructor(
+        public readonly length: number,
+        public readonly headDimension: number,
+        base: number
+    ) {
         this.pairs = headDimension / 2;
         this.cosines = new Float64Array(length * this.pairs);
         this.sines = new Float64Array(length * this.pairs);
@@ -35,8 +39,7 @@ export class RopeTable {
      * `inverse` applies the transposed rotation, which is the backward pass of the forward one.
      */
     public rotate(values: Float64Array, rows: number, heads: number, inverse = false): void {
-        if (rows > this.length)
-            throw new RangeError(`${rows} positions exceed the rope table's ${this.length}`);
+        if (rows > this.length) throw new RangeError(`${rows} positions exceed the rope table's ${this.length}`);
         const sign = inverse ? -1 : 1;
         const width = heads * this.headDimension;
         for (let position = 0; position < rows; position++) {

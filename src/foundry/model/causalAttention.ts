@@ -15,7 +15,10 @@ export interface AttentionShape {
  * (headCount × length × length, upper triangle zero) that the backward pass reuses.
  */
 export function causalAttentionForward(
-    queries: Float64Array, keys: Float64Array, values: Float64Array, shape: AttentionShape
+    queries: Float64Array,
+    keys: Float64Array,
+    values: Float64Array,
+    shape: AttentionShape
 ): {output: Float64Array; probabilities: Float64Array} {
     const {length, headCount, headCountKv, headDimension} = shape;
     const group = headCount / headCountKv;
@@ -33,12 +36,10 @@ export function causalAttentionForward(
             for (let j = 0; j <= i; j++) {
                 const keyOffset = j * keyWidth + kvOffset;
                 let score = 0;
-                for (let k = 0; k < headDimension; k++)
-                    score += queries[queryOffset + k] * keys[keyOffset + k];
+                for (let k = 0; k < headDimension; k++) score += queries[queryOffset + k] * keys[keyOffset + k];
                 score *= scale;
                 probabilities[rowOffset + j] = score;
-                if (score > maximum)
-                    maximum = score;
+                if (score > maximum) maximum = score;
             }
             let total = 0;
             for (let j = 0; j <= i; j++) {
@@ -50,8 +51,7 @@ export function causalAttentionForward(
                 const probability = probabilities[rowOffset + j] / total;
                 probabilities[rowOffset + j] = probability;
                 const valueOffset = j * keyWidth + kvOffset;
-                for (let k = 0; k < headDimension; k++)
-                    output[queryOffset + k] += probability * values[valueOffset + k];
+                for (let k = 0; k < headDimension; k++) output[queryOffset + k] += probability * values[valueOffset + k];
             }
         }
     }
@@ -60,7 +60,11 @@ export function causalAttentionForward(
 
 /** Gradients of causalAttentionForward with respect to its (rotated) queries, keys and values. */
 export function causalAttentionBackward(
-    queries: Float64Array, keys: Float64Array, values: Float64Array, probabilities: Float64Array, outputGradient: Float64Array,
+    queries: Float64Array,
+    keys: Float64Array,
+    values: Float64Array,
+    probabilities: Float64Array,
+    outputGradient: Float64Array,
     shape: AttentionShape
 ): {queryGradient: Float64Array; keyGradient: Float64Array; valueGradient: Float64Array} {
     const {length, headCount, headCountKv, headDimension} = shape;
@@ -93,8 +97,7 @@ export function causalAttentionBackward(
             }
             for (let j = 0; j <= i; j++) {
                 const scoreGradient = probabilities[rowOffset + j] * (probabilityGradient[j] - weighted) * scale;
-                if (scoreGradient === 0)
-                    continue;
+                if (scoreGradient === 0) continue;
                 const keyOffset = j * keyWidth + kvOffset;
                 for (let k = 0; k < headDimension; k++) {
                     queryGradient[queryOffset + k] += scoreGradient * keys[keyOffset + k];

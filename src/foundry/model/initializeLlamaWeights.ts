@@ -28,8 +28,7 @@ export function initializeLlamaWeights(config: LlamaConfig, options: LlamaInitia
         const vector = shape.rows === 1;
         const residualWrite = shape.name.endsWith("attn_output.weight") || shape.name.endsWith("ffn_down.weight");
         const scale = vector ? jitter : residualWrite ? deviation / Math.sqrt(2 * config.blockCount) : deviation;
-        for (let i = 0; i < values.length; i++)
-            values[i] = Math.fround((vector ? 1 : 0) + scale * standardNormal(random));
+        for (let i = 0; i < values.length; i++) values[i] = Math.fround((vector ? 1 : 0) + scale * standardNormal(random));
         weights.set(shape.name, values);
     }
     return weights;

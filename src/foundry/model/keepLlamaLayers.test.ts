@@ -9,8 +9,16 @@ import type {LlamaWeights} from "./LlamaWeights.js";
 import {RopeTable} from "./RopeTable.js";
 
 const config: LlamaConfig = {
-    vocabularySize: new ByteTokenizer().size, embeddingLength: 32, blockCount: 3, headCount: 4, headCountKv: 2, feedForwardLength: 48,
-    contextLength: 16, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, tiedOutput: false
+    vocabularySize: new ByteTokenizer().size,
+    embeddingLength: 32,
+    blockCount: 3,
+    headCount: 4,
+    headCountKv: 2,
+    feedForwardLength: 48,
+    contextLength: 16,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    tiedOutput: false
 };
 const weights = initializeLlamaWeights(config, {seed: 5, gainJitter: 0.1});
 const tokens = [72, 101, 108, 108, 111, 32, 51, 43, 52];

@@ -50,11 +50,15 @@ export function llamaForward(config: LlamaConfig, weights: LlamaWeights, rope: R
     const d = config.embeddingLength;
     const ff = config.feedForwardLength;
     const vocabulary = config.vocabularySize;
-    if (length === 0)
-        throw new InvalidInputError("a sequence needs at least one token", "tokens");
+    if (length === 0) throw new InvalidInputError("a sequence needs at least one token", "tokens");
     if (length > config.contextLength)
         throw new InvalidInputError(`${length} tokens exceed the context length ${config.contextLength}`, "tokens");
-    const shape: AttentionShape = {length, headCount: config.headCount, headCountKv: config.headCountKv, headDimension: headDimension(config)};
+    const shape: AttentionShape = {
+        length,
+        headCount: config.headCount,
+        headCountKv: config.headCountKv,
+        headDimension: headDimension(config)
+    };
     const kvWidth = shape.headDimension * config.headCountKv;
 
     const embedding = tensorOf(weights, "token_embd.weight");
@@ -78,8 +82,7 @@ export function llamaForward(config: LlamaConfig, weights: LlamaWeights, rope: R
         const attention = causalAttentionForward(queries, keys, values, shape);
         const projected = linearForward(attention.output, tensor("attn_output"), length, d, d);
         const afterAttention = new Float64Array(length * d);
-        for (let i = 0; i < afterAttention.length; i++)
-            afterAttention[i] = input[i] + projected[i];
+        for (let i = 0; i < afterAttention.length; i++) afterAttention[i] = input[i] + projected[i];
 
         const feedForwardNorm = rmsNormForward(afterAttention, tensor("ffn_norm"), length, d, config.rmsNormEpsilon);
         const gate = linearForward(feedForwardNorm.output, tensor("ffn_gate"), length, d, ff);
@@ -87,13 +90,23 @@ export function llamaForward(config: LlamaConfig, weights: LlamaWeights, rope: R
         const hidden = swigluForward(gate, up);
         const down = linearForward(hidden, tensor("ffn_down"), length, ff, d);
         x = new Float64Array(length * d);
-        for (let i = 0; i < x.length; i++)
-            x[i] = afterAttention[i] + down[i];
+        for (let i = 0; i < x.length; i++) x[i] = afterAttention[i] + down[i];
 
         blocks.push({
-            input, attentionNormed: attentionNorm.output, attentionInverseRms: attentionNorm.inverseRms, queries, keys, values,
-            probabilities: attention.probabilities, attentionOutput: attention.output, afterAttention,
-            feedForwardNormed: feedForwardNorm.output, feedForwardInverseRms: feedForwardNorm.inverseRms, gate, up, hidden
+            input,
+            attentionNormed: attentionNorm.output,
+            attentionInverseRms: attentionNorm.inverseRms,
+            queries,
+            keys,
+            values,
+            probabilities: attention.probabilities,
+            attentionOutput: attention.output,
+            afterAttention,
+            feedForwardNormed: feedForwardNorm.output,
+            feedForwardInverseRms: feedForwardNorm.inverseRms,
+            gate,
+            up,
+            hidden
         });
     }
 

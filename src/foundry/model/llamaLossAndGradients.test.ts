@@ -8,14 +8,19 @@ import {llamaTensorLayout} from "./llamaTensorLayout.js";
 import {RopeTable} from "./RopeTable.js";
 
 const tiny: LlamaConfig = {
-    vocabularySize: 11, embeddingLength: 8, blockCount: 2, headCount: 4, headCountKv: 2, feedForwardLength: 12,
-    contextLength: 16, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, tiedOutput: false
+    vocabularySize: 11,
+    embeddingLength: 8,
+    blockCount: 2,
+    headCount: 4,
+    headCountKv: 2,
+    feedForwardLength: 12,
+    contextLength: 16,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    tiedOutput: false
 };
 
-const batch: TrainingSequence[] = [
-    {tokens: [1, 4, 7, 2, 9, 10]},
-    {tokens: [3, 3, 8, 0], lossWeights: [0, 2, 0.5]}
-];
+const batch: TrainingSequence[] = [{tokens: [1, 4, 7, 2, 9, 10]}, {tokens: [3, 3, 8, 0], lossWeights: [0, 2, 0.5]}];
 
 /** A random full-support distribution over the tiny vocabulary (a teacher row). */
 function randomRow(random: Random, size = tiny.vocabularySize): Float64Array {
@@ -62,7 +67,10 @@ function gradientErrors(config: LlamaConfig, sequences: TrainingSequence[]): Map
             numericNorm += numeric ** 2;
             analyticNorm += analytic[i] ** 2;
         }
-        errors.set(name, {error: Math.sqrt(difference) / (Math.sqrt(numericNorm) + Math.sqrt(analyticNorm)), norm: Math.sqrt(analyticNorm)});
+        errors.set(name, {
+            error: Math.sqrt(difference) / (Math.sqrt(numericNorm) + Math.sqrt(analyticNorm)),
+            norm: Math.sqrt(analyticNorm)
+        });
     }
     return errors;
 }
@@ -92,7 +100,9 @@ describe("llamaLossAndGradients", () => {
         const rope = new RopeTable(16, 2, 10000);
         const tokens = [1, 4, 7, 2];
         const hard = llamaLossAndGradients(tiny, weights, rope, [{tokens}]);
-        const oneHot = tokens.slice(1).map((token) => Float64Array.from({length: tiny.vocabularySize}, (_value, index) => (index === token ? 1 : 0)));
+        const oneHot = tokens
+            .slice(1)
+            .map((token) => Float64Array.from({length: tiny.vocabularySize}, (_value, index) => (index === token ? 1 : 0)));
         const asRows = llamaLossAndGradients(tiny, weights, rope, [{tokens, targetDistributions: oneHot}]);
         expect(asRows.loss).toBeCloseTo(hard.loss, 13);
         for (const [name, gradient] of hard.gradients)
@@ -100,7 +110,10 @@ describe("llamaLossAndGradients", () => {
         // The cross-entropy against a row p is the p-mixture of the hard-label losses of each token.
         const row = randomRow(new Random(5));
         const soft = llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 0], targetDistributions: [row]}]);
-        const mixture = [...row].reduce((sum, probability, token) => sum + probability * llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, token]}]).loss, 0);
+        const mixture = [...row].reduce(
+            (sum, probability, token) => sum + probability * llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, token]}]).loss,
+            0
+        );
         expect(soft.loss).toBeCloseTo(mixture, 12);
     });
 
@@ -108,9 +121,12 @@ describe("llamaLossAndGradients", () => {
         const weights = initializeLlamaWeights(tiny, {seed: 1});
         const rope = new RopeTable(16, 2, 10000);
         const uniform = new Float64Array(tiny.vocabularySize).fill(1 / tiny.vocabularySize);
-        const run = (targetDistributions: (Float64Array | undefined)[]) => () => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 2, 3], targetDistributions}]);
+        const run = (targetDistributions: (Float64Array | undefined)[]) => () =>
+            llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 2, 3], targetDistributions}]);
         expect(run([uniform])).toThrow(/expected 2 target distributions, got 1/);
-        expect(run([uniform, new Float64Array(3).fill(1 / 3)])).toThrow(/batch\[0\]\.targetDistributions\[1\]: has 3 entries, expected the vocabulary size 11/);
+        expect(run([uniform, new Float64Array(3).fill(1 / 3)])).toThrow(
+            /batch\[0\]\.targetDistributions\[1\]: has 3 entries, expected the vocabulary size 11/
+        );
         const negative = Float64Array.from(uniform);
         negative[2] = -0.1;
         expect(run([negative, undefined])).toThrow(InvalidDistributionError);
@@ -140,7 +156,9 @@ describe("llamaLossAndGradients", () => {
         const weights = initializeLlamaWeights(tiny, {seed: 1});
         const rope = new RopeTable(16, 2, 10000);
         expect(() => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1]}])).toThrow(InvalidInputError);
-        expect(() => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 2], lossWeights: [1, 1]}])).toThrow(/expected 1 loss weights/);
+        expect(() => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 2], lossWeights: [1, 1]}])).toThrow(
+            /expected 1 loss weights/
+        );
         expect(() => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 2], lossWeights: [0]}])).toThrow(/no positive loss weight/);
         expect(() => llamaLossAndGradients(tiny, weights, rope, [{tokens: [1, 11]}])).toThrow(TokenOutOfRangeError);
         expect(() => llamaLossAndGradients(tiny, weights, rope, [{tokens: [-1, 1]}])).toThrow(/outside \[0, 11\)/);

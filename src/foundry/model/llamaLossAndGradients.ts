@@ -33,20 +33,27 @@ export interface LossAndGradients {
  * sequence is run forward, its logit gradients (softmax − one-hot, or Σp·softmax − p for a soft
  * target row p, times weight / Σ weights) are back-propagated, and the gradients of all sequences add up.
  */
-export function llamaLossAndGradients(config: LlamaConfig, weights: LlamaWeights, rope: RopeTable, batch: readonly TrainingSequence[]): LossAndGradients {
+export function llamaLossAndGradients(
+    config: LlamaConfig,
+    weights: LlamaWeights,
+    rope: RopeTable,
+    batch: readonly TrainingSequence[]
+): LossAndGradients {
     const vocabulary = config.vocabularySize;
     let weightTotal = 0;
     batch.forEach((sequence, index) => {
         const expected = sequence.tokens.length - 1;
-        if (expected < 1)
-            throw new InvalidInputError("a training sequence needs at least two tokens", `batch[${index}].tokens`);
+        if (expected < 1) throw new InvalidInputError("a training sequence needs at least two tokens", `batch[${index}].tokens`);
         const lossWeights = sequence.lossWeights;
         if (lossWeights !== undefined && lossWeights.length !== expected)
             throw new InvalidInputError(`expected ${expected} loss weights, got ${lossWeights.length}`, `batch[${index}].lossWeights`);
         const distributions = sequence.targetDistributions;
         if (distributions !== undefined) {
             if (distributions.length !== expected)
-                throw new InvalidInputError(`expected ${expected} target distributions, got ${distributions.length}`, `batch[${index}].targetDistributions`);
+                throw new InvalidInputError(
+                    `expected ${expected} target distributions, got ${distributions.length}`,
+                    `batch[${index}].targetDistributions`
+                );
             distributions.forEach((row, position) => {
                 if (row !== undefined) validateProbabilityRow(row, vocabulary, `batch[${index}].targetDistributions[${position}]`);
             });
@@ -62,8 +69,7 @@ export function llamaLossAndGradients(config: LlamaConfig, weights: LlamaWeights
             weightTotal += weight;
         }
     });
-    if (!(weightTotal > 0))
-        throw new InvalidInputError("the batch has no positive loss weight", "batch");
+    if (!(weightTotal > 0)) throw new InvalidInputError("the batch has no positive loss weight", "batch");
 
     const gradients = zeroLlamaWeights(config);
     let loss = 0;
@@ -74,22 +80,18 @@ export function llamaLossAndGradients(config: LlamaConfig, weights: LlamaWeights
         const logitGradients = new Float64Array(logits.length);
         for (let t = 0; t < inputs.length; t++) {
             const weight = (sequence.lossWeights?.[t] ?? 1) / weightTotal;
-            if (weight === 0)
-                continue;
+            if (weight === 0) continue;
             const offset = t * vocabulary;
             let maximum = -Infinity;
-            for (let v = 0; v < vocabulary; v++)
-                maximum = Math.max(maximum, logits[offset + v]);
+            for (let v = 0; v < vocabulary; v++) maximum = Math.max(maximum, logits[offset + v]);
             let total = 0;
-            for (let v = 0; v < vocabulary; v++)
-                total += Math.exp(logits[offset + v] - maximum);
+            for (let v = 0; v < vocabulary; v++) total += Math.exp(logits[offset + v] - maximum);
             const logNormalizer = maximum + Math.log(total);
             const soft = sequence.targetDistributions?.[t];
             if (soft === undefined) {
                 const target = sequence.tokens[t + 1];
                 loss += weight * (logNormalizer - logits[offset + target]);
-                for (let v = 0; v < vocabulary; v++)
-                    logitGradients[offset + v] = (weight * Math.exp(logits[offset + v] - maximum)) / total;
+                for (let v = 0; v < vocabulary; v++) logitGradients[offset + v] = (weight * Math.exp(logits[offset + v] - maximum)) / total;
                 logitGradients[offset + target] -= weight;
             } else {
                 // −Σ p log softmax(z) = Σ p (log Z − z); its gradient is (Σ p)·softmax − p. Keeping Σ p

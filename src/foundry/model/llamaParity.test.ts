@@ -35,15 +35,30 @@ vi.setConfig(modelTestTimeouts);
 const byteTokenizer = new ByteTokenizer();
 
 const groupedQuery: LlamaConfig = {
-    vocabularySize: byteTokenizer.size, embeddingLength: 64, blockCount: 2, headCount: 4, headCountKv: 2, feedForwardLength: 96,
-    contextLength: 128, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, tiedOutput: false
+    vocabularySize: byteTokenizer.size,
+    embeddingLength: 64,
+    blockCount: 2,
+    headCount: 4,
+    headCountKv: 2,
+    feedForwardLength: 96,
+    contextLength: 128,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    tiedOutput: false
 };
-const tiedMultiHead: LlamaConfig = {...groupedQuery, embeddingLength: 48, headCount: 3, headCountKv: 3, feedForwardLength: 64, tiedOutput: true};
+const tiedMultiHead: LlamaConfig = {
+    ...groupedQuery,
+    embeddingLength: 48,
+    headCount: 3,
+    headCountKv: 3,
+    feedForwardLength: 64,
+    tiedOutput: true
+};
 
 const texts = [
     "Question: Tom has 7 apples. He buys 8 more. How many apples does Tom have now?\nAnswer: 7 + 8 = 15\n#### 15",
     "問題: けんはボールを7個持っています。8個買いました。",
-    "Call: {\"name\":\"search\",\"arguments\":{\"query\":\"red shoes\",\"limit\":50}} 😀🚀",
+    'Call: {"name":"search","arguments":{"query":"red shoes","limit":50}} 😀🚀',
     "Über Straßen läuft der Fuchs; ¿qué tiempo hará en Lima?"
 ];
 const sequences = texts.map((text) => [ByteTokenizer.bosId, ...byteTokenizer.tokenize(text)]);
@@ -92,17 +107,21 @@ function compare(rows: readonly Float64Array[], reference: Float64Array, vocabul
 /** Every position's raw logits from a context with an F32 KV cache and flash attention off. */
 async function float32Logits(model: LlamaModel, tokens: number[], vocabulary: number): Promise<Float64Array[]> {
     const context = await model.createContext({
-        contextSize: tokens.length + 1, batchSize: tokens.length, threads: {ideal: 1, min: 1}, sequences: 1,
-        flashAttention: false, experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32"
+        contextSize: tokens.length + 1,
+        batchSize: tokens.length,
+        threads: {ideal: 1, min: 1},
+        sequences: 1,
+        flashAttention: false,
+        experimentalKvCacheKeyType: "F32",
+        experimentalKvCacheValueType: "F32"
     });
     try {
-        const results = await context.getSequence().controlledEvaluate(
-            tokens.map((token) => [token as Token, {generateNext: {logits: true, options: {temperature: 0}}}])
-        );
+        const results = await context
+            .getSequence()
+            .controlledEvaluate(tokens.map((token) => [token as Token, {generateNext: {logits: true, options: {temperature: 0}}}]));
         return results.map((result) => {
             const row = new Float64Array(vocabulary);
-            for (const [token, logit] of result?.next.logits ?? [])
-                row[token] = logit;
+            for (const [token, logit] of result?.next.logits ?? []) row[token] = logit;
             return row;
         });
     } finally {
@@ -154,8 +173,7 @@ describe("reference llama forward vs llama.cpp (F32 GGUF)", () => {
         expect(strings.some((text) => /[\u3040-\u30ff]/.test(text))).toBe(true);
         const backend = await NodeLlamaCppBackend.load(models[0].path, {threads: 1});
         try {
-            for (const text of strings)
-                expect(byteTokenizer.tokenize(text), JSON.stringify(text)).toEqual(backend.tokenize(text));
+            for (const text of strings) expect(byteTokenizer.tokenize(text), JSON.stringify(text)).toEqual(backend.tokenize(text));
         } finally {
             await backend.dispose();
         }

@@ -32,8 +32,7 @@ export function llamaTensorLayout(config: LlamaConfig): LlamaTensorShape[] {
         );
     }
     layout.push({name: "output_norm.weight", rows: 1, columns: d});
-    if (!config.tiedOutput)
-        layout.push({name: "output.weight", rows: config.vocabularySize, columns: d});
+    if (!config.tiedOutput) layout.push({name: "output.weight", rows: config.vocabularySize, columns: d});
     return layout;
 }
 

@@ -13,8 +13,16 @@ import {writeLlamaGguf} from "./writeLlamaGguf.js";
 
 const tokenizer = new ByteTokenizer();
 const config: LlamaConfig = {
-    vocabularySize: tokenizer.size, embeddingLength: 32, blockCount: 2, headCount: 4, headCountKv: 2, feedForwardLength: 64,
-    contextLength: 64, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, tiedOutput: false
+    vocabularySize: tokenizer.size,
+    embeddingLength: 32,
+    blockCount: 2,
+    headCount: 4,
+    headCountKv: 2,
+    feedForwardLength: 64,
+    contextLength: 64,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    tiedOutput: false
 };
 let directory: string;
 beforeAll(async () => {
@@ -51,8 +59,12 @@ describe("readLlamaGguf", () => {
         expect(restored).not.toEqual(original);
 
         const odd = {...config, embeddingLength: 48, headCount: 4, headCountKv: 4};
-        await writeLlamaGguf(join(directory, "odd.gguf"), odd, initializeLlamaWeights(odd, {seed: 1}), tokenizer, {weightType: GgmlTensorType.F32});
-        await expect(exportLlamaGguf(join(directory, "odd.gguf"), join(directory, "odd-q8.gguf"), "q8_0")).rejects.toThrow(/multiple of 32/);
+        await writeLlamaGguf(join(directory, "odd.gguf"), odd, initializeLlamaWeights(odd, {seed: 1}), tokenizer, {
+            weightType: GgmlTensorType.F32
+        });
+        await expect(exportLlamaGguf(join(directory, "odd.gguf"), join(directory, "odd-q8.gguf"), "q8_0")).rejects.toThrow(
+            /multiple of 32/
+        );
     });
 
     it("exports only the blocks asked for, renumbered, with the embeddings and head", async () => {
@@ -64,7 +76,9 @@ describe("readLlamaGguf", () => {
         expect(kept.config.blockCount).toBe(1);
         for (const name of ["blk.0.attn_q.weight", "blk.0.ffn_down.weight", "token_embd.weight", "output.weight"])
             expect(kept.weights.get(name), name).toEqual(Float64Array.from(weights.get(name.replace("blk.0.", "blk.1."))!, Math.fround));
-        await expect(exportLlamaGguf(path, join(directory, "block-2.gguf"), "f32", undefined, [2])).rejects.toThrow(/block 2 is not one of the model's 2 blocks/);
+        await expect(exportLlamaGguf(path, join(directory, "block-2.gguf"), "f32", undefined, [2])).rejects.toThrow(
+            /block 2 is not one of the model's 2 blocks/
+        );
     });
 
     it("refuses a file that is not a llama GGUF", async () => {

@@ -34,7 +34,9 @@ export function readLlamaGguf(path: string): LlamaGgufContents {
             embeddingLength: number("llama.embedding_length"),
             blockCount: number("llama.block_count"),
             headCount: number("llama.attention.head_count"),
-            headCountKv: reader.metadata.has("llama.attention.head_count_kv") ? number("llama.attention.head_count_kv") : number("llama.attention.head_count"),
+            headCountKv: reader.metadata.has("llama.attention.head_count_kv")
+                ? number("llama.attention.head_count_kv")
+                : number("llama.attention.head_count"),
             feedForwardLength: number("llama.feed_forward_length"),
             contextLength: number("llama.context_length"),
             rmsNormEpsilon: number("llama.attention.layer_norm_rms_epsilon"),

@@ -2,18 +2,22 @@
  * RMSNorm as llama.cpp computes it: y = x / sqrt(mean(x²) + ε) · gain, per row of `width` values.
  * Returns the output and each row's 1/rms, which the backward pass reuses.
  */
-export function rmsNormForward(input: Float64Array, gain: Float64Array, rows: number, width: number, epsilon: number): {output: Float64Array; inverseRms: Float64Array} {
+export function rmsNormForward(
+    input: Float64Array,
+    gain: Float64Array,
+    rows: number,
+    width: number,
+    epsilon: number
+): {output: Float64Array; inverseRms: Float64Array} {
     const output = new Float64Array(rows * width);
     const inverseRms = new Float64Array(rows);
     for (let row = 0; row < rows; row++) {
         const offset = row * width;
         let sumOfSquares = 0;
-        for (let i = 0; i < width; i++)
-            sumOfSquares += input[offset + i] * input[offset + i];
+        for (let i = 0; i < width; i++) sumOfSquares += input[offset + i] * input[offset + i];
         const scale = 1 / Math.sqrt(sumOfSquares / width + epsilon);
         inverseRms[row] = scale;
-        for (let i = 0; i < width; i++)
-            output[offset + i] = input[offset + i] * scale * gain[i];
+        for (let i = 0; i < width; i++) output[offset + i] = input[offset + i] * scale * gain[i];
     }
     return {output, inverseRms};
 }
@@ -23,8 +27,13 @@ export function rmsNormForward(input: Float64Array, gain: Float64Array, rows: nu
  * r = 1/rms and u = dy·gain: dx = r·u − x·r³·(u·x)/width.
  */
 export function rmsNormBackward(
-    input: Float64Array, gain: Float64Array, inverseRms: Float64Array, outputGradient: Float64Array, gainGradient: Float64Array,
-    rows: number, width: number
+    input: Float64Array,
+    gain: Float64Array,
+    inverseRms: Float64Array,
+    outputGradient: Float64Array,
+    gainGradient: Float64Array,
+    rows: number,
+    width: number
 ): Float64Array {
     const inputGradient = new Float64Array(rows * width);
     for (let row = 0; row < rows; row++) {

@@ -9,7 +9,11 @@ export function swigluForward(gate: Float64Array, up: Float64Array): Float64Arra
 }
 
 /** Gradients of swigluForward: d gate = dy·up·σ(z)(1 + z(1 − σ(z))), d up = dy·silu(z). */
-export function swigluBackward(gate: Float64Array, up: Float64Array, outputGradient: Float64Array): {gateGradient: Float64Array; upGradient: Float64Array} {
+export function swigluBackward(
+    gate: Float64Array,
+    up: Float64Array,
+    outputGradient: Float64Array
+): {gateGradient: Float64Array; upGradient: Float64Array} {
     const gateGradient = new Float64Array(gate.length);
     const upGradient = new Float64Array(gate.length);
     for (let i = 0; i < gate.length; i++) {

@@ -19,7 +19,9 @@ describe("tensorsLeftAtInitialisation", () => {
     });
 
     it("counts a small real update as training", () => {
-        const nudged = new Map([...initial].map(([name, values]) => [name, values.map((value, index) => value + (index === 0 ? 0.01 : 0))]));
+        const nudged = new Map(
+            [...initial].map(([name, values]) => [name, values.map((value, index) => value + (index === 0 ? 0.01 : 0))])
+        );
         expect(tensorsLeftAtInitialisation(initial, nudged)).toEqual([]);
     });
 });

@@ -20,7 +20,13 @@ export interface LlamaGgufOptions {
  * and llama.cpp then reuses token_embd.weight for the logits. Values are rounded to float32 (or
  * quantised); the write is atomic.
  */
-export async function writeLlamaGguf(path: string, config: LlamaConfig, weights: LlamaWeights, tokenizer: ByteTokenizer, options: LlamaGgufOptions = {}): Promise<void> {
+export async function writeLlamaGguf(
+    path: string,
+    config: LlamaConfig,
+    weights: LlamaWeights,
+    tokenizer: ByteTokenizer,
+    options: LlamaGgufOptions = {}
+): Promise<void> {
     checkLlamaConfig(config);
     checkLlamaWeights(config, weights);
     const weightType = options.weightType ?? GgmlTensorType.F32;
@@ -40,10 +46,8 @@ export async function writeLlamaGguf(path: string, config: LlamaConfig, weights:
         writer.set(entry.key, entry.type, entry.value);
     for (const shape of llamaTensorLayout(config)) {
         const values = Float32Array.from(tensorOf(weights, shape.name));
-        if (shape.rows === 1)
-            writer.addTensor(shape.name, [shape.columns], GgmlTensorType.F32, values);
-        else
-            writer.addTensor(shape.name, [shape.columns, shape.rows], weightType, values);
+        if (shape.rows === 1) writer.addTensor(shape.name, [shape.columns], GgmlTensorType.F32, values);
+        else writer.addTensor(shape.name, [shape.columns, shape.rows], weightType, values);
     }
     await writer.writeFile(path);
 }

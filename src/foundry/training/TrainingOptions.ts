@@ -45,16 +45,14 @@ export function checkTrainingOptions(options: TrainingOptions): void {
         if (!Number.isSafeInteger(options[key]) || options[key] < 0)
             throw new InvalidInputError(`must be a non-negative integer, got ${options[key]}`, key);
     for (const key of ["totalSteps", "batchSize", "sequenceLength"] as const)
-        if (options[key] < 1)
-            throw new InvalidInputError(`must be at least 1, got ${options[key]}`, key);
+        if (options[key] < 1) throw new InvalidInputError(`must be at least 1, got ${options[key]}`, key);
     const positive: (keyof TrainingOptions)[] = ["learningRate", "epsilon", "gradientClip"];
     for (const key of positive)
         if (!(options[key] > 0) || !Number.isFinite(options[key]))
             throw new InvalidInputError(`must be a finite positive number, got ${options[key]}`, key);
     const fractions: (keyof TrainingOptions)[] = ["minimumLearningRateRatio", "beta1", "beta2"];
     for (const key of fractions)
-        if (!(options[key] >= 0 && options[key] <= 1))
-            throw new InvalidInputError(`must be in [0, 1], got ${options[key]}`, key);
+        if (!(options[key] >= 0 && options[key] <= 1)) throw new InvalidInputError(`must be in [0, 1], got ${options[key]}`, key);
     if (!(options.weightDecay >= 0) || !Number.isFinite(options.weightDecay))
         throw new InvalidInputError(`must be a finite number >= 0, got ${options.weightDecay}`, "weightDecay");
 }

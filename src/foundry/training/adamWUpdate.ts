@@ -13,8 +13,13 @@ export interface AdamWMoments {
  * Decay applies to matrices only: shrinking RMSNorm gains towards 0 has no regularising meaning.
  */
 export function adamWUpdate(
-    weights: LlamaWeights, gradients: LlamaWeights, moments: AdamWMoments, stepNumber: number, learningRate: number,
-    options: Pick<TrainingOptions, "beta1" | "beta2" | "epsilon" | "weightDecay">, isMatrix: (name: string) => boolean
+    weights: LlamaWeights,
+    gradients: LlamaWeights,
+    moments: AdamWMoments,
+    stepNumber: number,
+    learningRate: number,
+    options: Pick<TrainingOptions, "beta1" | "beta2" | "epsilon" | "weightDecay">,
+    isMatrix: (name: string) => boolean
 ): void {
     const firstCorrection = 1 - options.beta1 ** stepNumber;
     const secondCorrection = 1 - options.beta2 ** stepNumber;

@@ -6,15 +6,11 @@ import type {LlamaWeights} from "../model/LlamaWeights.js";
  */
 export function clipGradientNorm(gradients: LlamaWeights, maximum: number): number {
     let sumOfSquares = 0;
-    for (const tensor of gradients.values())
-        for (let i = 0; i < tensor.length; i++)
-            sumOfSquares += tensor[i] * tensor[i];
+    for (const tensor of gradients.values()) for (let i = 0; i < tensor.length; i++) sumOfSquares += tensor[i] * tensor[i];
     const norm = Math.sqrt(sumOfSquares);
     if (norm > maximum) {
         const scale = maximum / norm;
-        for (const tensor of gradients.values())
-            for (let i = 0; i < tensor.length; i++)
-                tensor[i] *= scale;
+        for (const tensor of gradients.values()) for (let i = 0; i < tensor.length; i++) tensor[i] *= scale;
     }
     return norm;
 }

@@ -7,12 +7,10 @@ import type {TrainingOptions} from "./TrainingOptions.js";
  */
 export function learningRateAt(step: number, options: TrainingOptions): number {
     const peak = options.learningRate;
-    if (step < options.warmupSteps)
-        return (peak * (step + 1)) / options.warmupSteps;
+    if (step < options.warmupSteps) return (peak * (step + 1)) / options.warmupSteps;
     const minimum = peak * options.minimumLearningRateRatio;
     const decaySteps = options.totalSteps - options.warmupSteps;
-    if (decaySteps <= 0 || step >= options.totalSteps)
-        return minimum;
+    if (decaySteps <= 0 || step >= options.totalSteps) return minimum;
     const progress = (step - options.warmupSteps) / decaySteps;
     return minimum + 0.5 * (peak - minimum) * (1 + Math.cos(Math.PI * progress));
 }

@@ -16,14 +16,31 @@ import {tokenStreamOf} from "./tokenStreamOf.js";
 
 const tokenizer = new ByteTokenizer();
 const config: LlamaConfig = {
-    vocabularySize: tokenizer.size, embeddingLength: 32, blockCount: 1, headCount: 2, headCountKv: 1, feedForwardLength: 64,
-    contextLength: 64, rmsNormEpsilon: 1e-5, ropeFreqBase: 10000, tiedOutput: true
+    vocabularySize: tokenizer.size,
+    embeddingLength: 32,
+    blockCount: 1,
+    headCount: 2,
+    headCountKv: 1,
+    feedForwardLength: 64,
+    contextLength: 64,
+    rmsNormEpsilon: 1e-5,
+    ropeFreqBase: 10000,
+    tiedOutput: true
 };
 const options: TrainingOptions = {
-    ...defaultTrainingOptions, seed: 5, learningRate: 1e-2, warmupSteps: 5, totalSteps: 60, batchSize: 4, sequenceLength: 32
+    ...defaultTrainingOptions,
+    seed: 5,
+    learningRate: 1e-2,
+    warmupSteps: 5,
+    totalSteps: 60,
+    batchSize: 4,
+    sequenceLength: 32
 };
 const corpus = generateCorpus({seed: 1, samples: 300, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: 0});
-const stream = tokenStreamOf(corpus.train.map((sample) => sample.text), tokenizer);
+const stream = tokenStreamOf(
+    corpus.train.map((sample) => sample.text),
+    tokenizer
+);
 
 function freshState(): TrainerState {
     return createTrainerState(config, options, initializeLlamaWeights(config, {seed: 9}));
@@ -94,7 +111,9 @@ describe("trainStep", () => {
         await writeFile(join(directory, "garbled.ckpt"), garbled);
         expect(await reason(join(directory, "garbled.ckpt"))).toMatch(/^corrupt: .*malformed header/);
 
-        expect(await reason(path, {config: {...config, embeddingLength: 64}})).toMatch(/^mismatch: config\.embeddingLength: the checkpoint has 32, this run 64/);
+        expect(await reason(path, {config: {...config, embeddingLength: 64}})).toMatch(
+            /^mismatch: config\.embeddingLength: the checkpoint has 32, this run 64/
+        );
         expect(await reason(path, {options: {...options, totalSteps: 100}})).toMatch(/^mismatch: options\.totalSteps/);
     });
 });

@@ -33,7 +33,11 @@ export async function saveCheckpoint(path: string, state: TrainerState): Promise
     checkLittleEndian();
     const layout = llamaTensorLayout(state.config);
     const header: CheckpointHeader = {
-        format, config: state.config, options: state.options, step: state.step, randomState: state.random.getState(),
+        format,
+        config: state.config,
+        options: state.options,
+        step: state.step,
+        randomState: state.random.getState(),
         tensors: layout.map((shape) => ({name: shape.name, length: shape.rows * shape.columns}))
     };
     const headerBytes = Buffer.from(JSON.stringify(header), "utf8");
@@ -58,14 +62,16 @@ export async function saveCheckpoint(path: string, state: TrainerState): Promise
  * shape and those training options (CheckpointError "mismatch" naming the first differing field),
  * so a resume never silently continues another run.
  */
-export async function loadCheckpoint(path: string, expected: {config?: LlamaConfig; options?: TrainingOptions} = {}): Promise<TrainerState> {
+export async function loadCheckpoint(
+    path: string,
+    expected: {config?: LlamaConfig; options?: TrainingOptions} = {}
+): Promise<TrainerState> {
     checkLittleEndian();
     let file: Buffer;
     try {
         file = await readFile(path);
     } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT")
-            throw new CheckpointError("missing", "no such checkpoint file", path);
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new CheckpointError("missing", "no such checkpoint file", path);
         throw new CheckpointError("corrupt", `cannot read the checkpoint: ${(error as Error).message}`, path);
     }
     if (file.length < magic.length + 4 || !file.subarray(0, magic.length).equals(magic))
@@ -76,34 +82,42 @@ export async function loadCheckpoint(path: string, expected: {config?: LlamaConf
     let header: CheckpointHeader;
     try {
         header = JSON.parse(file.subarray(magic.length + 4, magic.length + 4 + headerLength).toString("utf8")) as CheckpointHeader;
-        if (header.format !== format)
-            throw new Error(`unknown format ${JSON.stringify(header.format)}`);
+        if (header.format !== format) throw new Error(`unknown format ${JSON.stringify(header.format)}`);
         checkLlamaConfig(header.config);
         checkTrainingOptions(header.options);
-        if (!Number.isSafeInteger(header.step) || header.step < 0)
-            throw new Error(`bad step ${header.step}`);
+        if (!Number.isSafeInteger(header.step) || header.step < 0) throw new Error(`bad step ${header.step}`);
     } catch (error) {
         throw new CheckpointError("corrupt", `malformed header: ${(error as Error).message}`, path);
     }
     const layout = llamaTensorLayout(header.config);
-    const tensorsMatchLayout = Array.isArray(header.tensors) && header.tensors.length === layout.length
-        && layout.every((shape, index) => header.tensors[index].name === shape.name && header.tensors[index].length === shape.rows * shape.columns);
-    if (!tensorsMatchLayout)
-        throw new CheckpointError("corrupt", "the tensor list does not match the model shape in the header", path);
+    const tensorsMatchLayout =
+        Array.isArray(header.tensors) &&
+        header.tensors.length === layout.length &&
+        layout.every(
+            (shape, index) => header.tensors[index].name === shape.name && header.tensors[index].length === shape.rows * shape.columns
+        );
+    if (!tensorsMatchLayout) throw new CheckpointError("corrupt", "the tensor list does not match the model shape in the header", path);
     checkExpected("config", header.config, expected.config);
     checkExpected("options", header.options, expected.options);
 
     const dataStart = alignTo8(magic.length + 4 + headerLength);
     const parameterCount = header.tensors.reduce((sum, tensor) => sum + tensor.length, 0);
     if (file.length !== dataStart + 3 * parameterCount * 8)
-        throw new CheckpointError("corrupt", `expected ${dataStart + 3 * parameterCount * 8} bytes, found ${file.length} (truncated?)`, path);
+        throw new CheckpointError(
+            "corrupt",
+            `expected ${dataStart + 3 * parameterCount * 8} bytes, found ${file.length} (truncated?)`,
+            path
+        );
     let offset = dataStart;
-    const readCollection = (): LlamaWeights => new Map(header.tensors.map(({name, length}) => {
-        // Copy into a fresh, 8-byte-aligned buffer.
-        const values = new Float64Array(new Uint8Array(file.subarray(offset, offset + length * 8)).buffer);
-        offset += length * 8;
-        return [name, values];
-    }));
+    const readCollection = (): LlamaWeights =>
+        new Map(
+            header.tensors.map(({name, length}) => {
+                // Copy into a fresh, 8-byte-aligned buffer.
+                const values = new Float64Array(new Uint8Array(file.subarray(offset, offset + length * 8)).buffer);
+                offset += length * 8;
+                return [name, values];
+            })
+        );
     const weights = readCollection();
     const first = readCollection();
     const second = readCollection();
@@ -114,10 +128,8 @@ export async function loadCheckpoint(path: string, expected: {config?: LlamaConf
         throw new CheckpointError("corrupt", `bad sampler state: ${(error as Error).message}`, path);
     }
     const state = createTrainerState(header.config, header.options, weights);
-    for (const [name, values] of first)
-        state.moments.first.get(name)!.set(values);
-    for (const [name, values] of second)
-        state.moments.second.get(name)!.set(values);
+    for (const [name, values] of first) state.moments.first.get(name)!.set(values);
+    for (const [name, values] of second) state.moments.second.get(name)!.set(values);
     state.step = header.step;
     state.random = random;
     return state;
@@ -125,11 +137,14 @@ export async function loadCheckpoint(path: string, expected: {config?: LlamaConf
 
 /** A CheckpointError "mismatch" naming the first field where the checkpoint differs from this run. */
 function checkExpected<T extends object>(label: string, found: T, wanted: T | undefined): void {
-    if (wanted === undefined)
-        return;
+    if (wanted === undefined) return;
     for (const key of Object.keys(wanted) as (keyof T)[])
         if (found[key] !== wanted[key])
-            throw new CheckpointError("mismatch", `the checkpoint has ${String(found[key])}, this run ${String(wanted[key])}`, `${label}.${String(key)}`);
+            throw new CheckpointError(
+                "mismatch",
+                `the checkpoint has ${String(found[key])}, this run ${String(wanted[key])}`,
+                `${label}.${String(key)}`
+            );
 }
 
 function alignTo8(value: number): number {
@@ -138,6 +153,5 @@ function alignTo8(value: number): number {
 
 /** The data is raw float64 memory; every platform Node supports in practice is little-endian, but say so if not. */
 function checkLittleEndian(): void {
-    if (endianness() !== "LE")
-        throw new CheckpointError("corrupt", "checkpoints are little-endian and this machine is not");
+    if (endianness() !== "LE") throw new CheckpointError("corrupt", "checkpoints are little-endian and this machine is not");
 }

@@ -8,7 +8,10 @@ import type {BackendSequence, EvaluateOptions, ModelBackend} from "../../backend
 export class DelayedBackend implements ModelBackend {
     public openSequences = 0;
 
-    public constructor(private readonly inner: ModelBackend, public delayMilliseconds: number) {}
+    public constructor(
+        private readonly inner: ModelBackend,
+        public delayMilliseconds: number
+    ) {}
 
     public get vocabularySize(): number {
         return this.inner.vocabularySize;

@@ -26,7 +26,7 @@ export function parsePrometheusText(text: string): PrometheusSample[] {
         while (labelPattern.lastIndex < labelText.length) {
             const label = labelPattern.exec(labelText);
             if (label === null) throw new Error(`line ${index + 1} has malformed labels: ${labelText}`);
-            labels[label[1]] = label[2].replace(/\\(["\\n])/g, (_escape, character: string) => character === "n" ? "\n" : character);
+            labels[label[1]] = label[2].replace(/\\(["\\n])/g, (_escape, character: string) => (character === "n" ? "\n" : character));
         }
         const value = match[3] === "+Inf" ? Infinity : match[3] === "-Inf" ? -Infinity : Number(match[3]);
         if (Number.isNaN(value) && match[3] !== "NaN") throw new Error(`line ${index + 1} has a bad value: ${match[3]}`);

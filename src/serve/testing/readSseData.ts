@@ -14,7 +14,11 @@ export async function* readSseData(body: ReadableStream<Uint8Array>): AsyncGener
             while ((boundary = buffer.indexOf("\n\n")) >= 0) {
                 const event = buffer.slice(0, boundary);
                 buffer = buffer.slice(boundary + 2);
-                const data = event.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n");
+                const data = event
+                    .split("\n")
+                    .filter((line) => line.startsWith("data: "))
+                    .map((line) => line.slice(6))
+                    .join("\n");
                 if (data !== "") yield data;
             }
         }

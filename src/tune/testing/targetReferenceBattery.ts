@@ -5,7 +5,11 @@ import {generate} from "../../engine/generate.js";
 /** Prompts for skewedBigramPair: "well" ones stay on the side the draft copies exactly, "poor" ones on the noisy side. */
 export const skewedPrompts: ReadonlyArray<{id: string; task: string; prompt: string}> = [
     ...["fig", "hij", "gh", "ji", "jhf", "igh"].map((prompt, index) => ({id: `well-${index + 1}`, task: "well", prompt})),
-    ...["abc", "cab", "dea", "bed", "ace", "eab", "dab", "bad", "cad", "dec"].map((prompt, index) => ({id: `poor-${index + 1}`, task: "poor", prompt}))
+    ...["abc", "cab", "dea", "bed", "ace", "eab", "dab", "bad", "cad", "dec"].map((prompt, index) => ({
+        id: `poor-${index + 1}`,
+        task: "poor",
+        prompt
+    }))
 ];
 
 /**

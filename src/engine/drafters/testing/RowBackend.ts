@@ -9,7 +9,10 @@ export class RowBackend implements ModelBackend {
     public readonly bosToken: number | undefined;
     public readonly eosToken: number | undefined;
 
-    public constructor(private readonly base: ModelBackend, private readonly row: (tokens: readonly number[]) => Float64Array) {
+    public constructor(
+        private readonly base: ModelBackend,
+        private readonly row: (tokens: readonly number[]) => Float64Array
+    ) {
         this.vocabularySize = base.vocabularySize;
         this.contextSize = base.contextSize;
         this.bosToken = base.bosToken;

@@ -13,12 +13,21 @@ const shapes = {
  * Random-weight GGUFs with real families' vocabularies for drafting across tokenizers: the target of
  * `targetFamily` and the drafts of `draftFamilies`, each in its own folder under `directory`.
  */
-export async function writeCrossTokenizerModels(directory: string, seed: number, targetFamily: TokenizerFamily, draftFamilies: readonly TokenizerFamily[]):
-    Promise<{target: string; drafts: Record<string, string>}> {
+export async function writeCrossTokenizerModels(
+    directory: string,
+    seed: number,
+    targetFamily: TokenizerFamily,
+    draftFamilies: readonly TokenizerFamily[]
+): Promise<{target: string; drafts: Record<string, string>}> {
     const paths: Record<string, string> = {};
     for (const family of [targetFamily, ...draftFamilies]) {
         await mkdir(join(directory, family), {recursive: true});
-        const pair = await writeRandomLlamaPair({directory: join(directory, family), seed, vocabulary: await familyVocabulary(family), ...shapes});
+        const pair = await writeRandomLlamaPair({
+            directory: join(directory, family),
+            seed,
+            vocabulary: await familyVocabulary(family),
+            ...shapes
+        });
         paths[family] = family === targetFamily ? pair.targetPath : pair.draftPath;
     }
     return {target: paths[targetFamily]!, drafts: Object.fromEntries(draftFamilies.map((family) => [family, paths[family]!]))};
