@@ -29,7 +29,10 @@ export interface BenchOptions {
      */
     repeats?: number;
     /** An extra path run on the same prompts, e.g. node-llama-cpp's own predictor. */
-    extraPaths?: ReadonlyArray<{label: string; run: (prompt: string, seed: number) => Promise<{tokens: number[]; decodeMilliseconds: number}>}>;
+    extraPaths?: ReadonlyArray<{
+        label: string;
+        run: (prompt: string, seed: number) => Promise<{tokens: number[]; decodeMilliseconds: number}>;
+    }>;
     onProgress?: (done: number, total: number, label: string) => void;
 }
 
@@ -72,135 +75,251 @@ export interface BenchRow {
  * efficiency measured / analytic. Decode time excludes prompt evaluation in every path.
  */
 export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
-    // Everything a configuration will need is checked before the first one runs.
     const drafters = options.drafters ?? [{kind: "model"} as const];
-    // A draft of another vocabulary drafts only in text (model:retokenize); drafting in tokens and
-    // the extra paths (node-llama-cpp's predictor) need llama.cpp's pairing.
-    if (options.draft != null && ((options.extraPaths?.length ?? 0) > 0 || drafters.some((drafter) => drafterUsesModel(drafter) && !drafterRetokenizes(drafter))))
-        pairDraftModel(options.target, options.draft, undefined, "--draft");
-    for (const policy of options.policies)
-        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
+    await checkBenchInputs(options, drafters);
     const repeats = options.repeats ?? 1;
-    const configurations = drafters.flatMap((drafter) => options.gammas.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy}))));
+    const configurations = drafters.flatMap((drafter) =>
+        options.gammas.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy})))
+    );
     const total = (1 + configurations.length + (options.extraPaths?.length ?? 0)) * options.prompts.length * repeats;
     let done = 0;
     const progress = (label: string) => options.onProgress?.(++done, total, label);
 
-    /** One path through the engine: its telemetry over every round, its outputs (first round) and tokens/s per round. */
-    const enginePath = async (drafter: DrafterSpec | undefined, policy: PolicyConfig, gamma: number, label: string) => {
-        const telemetry = new GenerationTelemetry();
-        const outputs: number[][] = [];
-        const rates: number[] = [];
-        // One memory per configuration, shared across its prompts and rounds (the online phase of
-        // Calibrated SD), starting from the policy's memory file when it names one.
-        const correctionMemory = await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
-        const round = async (): Promise<void> => {
-            const pass = new GenerationTelemetry();
-            // One drafter per pass over the prompts: a suffix cache learns from the earlier prompts of
-            // the pass (requests of one run), and every round starts as the first did.
-            const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "--drafters");
-            for (const [index, prompt] of options.prompts.entries()) {
-                const result = await generate(options.target, undefined, prompt, {
-                    policy, gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index
-                }, {correctionMemory, drafter: instance});
-                pass.merge(result.telemetry);
-                if (rates.length === 0) outputs.push(result.tokens);
-                progress(label);
-            }
-            telemetry.merge(pass);
-            rates.push(pass.tokensPerSecond);
-        };
-        return {label, telemetry, outputs, rates, round};
-    };
-    const extraPath = (path: NonNullable<BenchOptions["extraPaths"]>[number]) => {
-        const totals = {tokens: 0, milliseconds: 0};
-        const outputs: number[][] = [];
-        const rates: number[] = [];
-        const round = async (): Promise<void> => {
-            let tokens = 0;
-            let milliseconds = 0;
-            for (const [index, prompt] of options.prompts.entries()) {
-                const result = await path.run(prompt, options.seed + index);
-                tokens += result.tokens.length;
-                milliseconds += result.decodeMilliseconds;
-                if (rates.length === 0) outputs.push(result.tokens);
-                progress(path.label);
-            }
-            totals.tokens += tokens;
-            totals.milliseconds += milliseconds;
-            rates.push(milliseconds === 0 ? 0 : (tokens * 1000) / milliseconds);
-        };
-        return {label: path.label, totals, outputs, rates, round};
-    };
-
-    const baseline = await enginePath(undefined, {kind: "strict"}, 0, "target-only");
+    const baseline = await enginePath(options, undefined, {kind: "strict"}, 0, "target-only", progress);
     const speculative = [];
-    for (const {drafter, gamma, policy} of configurations) {
-        // Draft-model rows keep their historical labels; other drafters are named first.
-        const label = `${drafter.kind === "model" && drafter.retokenize !== true ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
-        speculative.push({drafter, gamma, policy, path: await enginePath(drafter, policy, gamma, label)});
-    }
-    const extras = (options.extraPaths ?? []).map(extraPath);
+    for (const {drafter, gamma, policy} of configurations)
+        speculative.push({
+            drafter,
+            gamma,
+            policy,
+            path: await enginePath(options, drafter, policy, gamma, configurationLabel(drafter, policy, gamma), progress)
+        });
+    const extras = (options.extraPaths ?? []).map((path) => extraPath(options, path, progress));
+    // Round-robin: a slow spell of the machine lands on every path alike.
     for (let round = 0; round < repeats; round++)
         for (const path of [baseline, ...speculative.map((entry) => entry.path), ...extras]) await path.round();
 
-    const baselineRate = baseline.telemetry.tokensPerSecond;
-    const baselineDecode = baseline.telemetry.time.total - baseline.telemetry.time.prompt;
-    const baselineTimePerToken = baseline.telemetry.emittedTokens === 0 ? null : baselineDecode / baseline.telemetry.emittedTokens;
-    const matchRate = (outputs: number[][]) =>
-        outputs.filter((tokens, index) => tokens.length === baseline.outputs[index].length && tokens.every((token, position) => token === baseline.outputs[index][position])).length / outputs.length;
+    const reference = new BaselineReference(baseline);
+    return [
+        baselineRow(baseline),
+        ...speculative.map(({drafter, gamma, policy, path}) => speculativeRow(drafter, gamma, policy, path, reference)),
+        ...extras.map((path) => extraRow(path, reference))
+    ];
+}
+
+/**
+ * Everything a configuration will need, checked before the first one runs: a draft of another
+ * vocabulary drafts only in text (model:retokenize), while drafting in tokens and the extra paths
+ * (node-llama-cpp's predictor) need llama.cpp's pairing; every policy's correction memory loads.
+ */
+async function checkBenchInputs(options: BenchOptions, drafters: readonly DrafterSpec[]): Promise<void> {
+    const pairsInTokens =
+        (options.extraPaths?.length ?? 0) > 0 || drafters.some((drafter) => drafterUsesModel(drafter) && !drafterRetokenizes(drafter));
+    if (options.draft != null && pairsInTokens) pairDraftModel(options.target, options.draft, undefined, "--draft");
+    for (const policy of options.policies)
+        await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
+}
+
+/** Draft-model rows keep their historical labels; other drafters are named first. */
+function configurationLabel(drafter: DrafterSpec, policy: PolicyConfig, gamma: number): string {
+    return `${drafter.kind === "model" && drafter.retokenize !== true ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
+}
+
+type EnginePath = Awaited<ReturnType<typeof enginePath>>;
+type ExtraPath = ReturnType<typeof extraPath>;
+
+/** One path through the engine: its telemetry over every round, its outputs (first round) and tokens/s per round. */
+async function enginePath(
+    options: BenchOptions,
+    drafter: DrafterSpec | undefined,
+    policy: PolicyConfig,
+    gamma: number,
+    label: string,
+    progress: (label: string) => void
+) {
+    const telemetry = new GenerationTelemetry();
+    const outputs: number[][] = [];
+    const rates: number[] = [];
+    // One memory per configuration, shared across its prompts and rounds (the online phase of
+    // Calibrated SD), starting from the policy's memory file when it names one.
+    const correctionMemory = await resolveCorrectionMemory(policy, {
+        size: options.target.vocabularySize,
+        identity: options.target.vocabularyIdentity()
+    });
+    const round = async (): Promise<void> => {
+        const pass = new GenerationTelemetry();
+        // One drafter per pass over the prompts: a suffix cache learns from the earlier prompts of
+        // the pass (requests of one run), and every round starts as the first did.
+        const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "--drafters");
+        for (const [index, prompt] of options.prompts.entries()) {
+            const generation = {policy, gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index};
+            const result = await generate(options.target, undefined, prompt, generation, {correctionMemory, drafter: instance});
+            pass.merge(result.telemetry);
+            if (rates.length === 0) outputs.push(result.tokens);
+            progress(label);
+        }
+        telemetry.merge(pass);
+        rates.push(pass.tokensPerSecond);
+    };
+    return {label, telemetry, outputs, rates, round};
+}
+
+/** An extra path (e.g. node-llama-cpp's predictor) run on the same prompts and seeds. */
+function extraPath(options: BenchOptions, path: NonNullable<BenchOptions["extraPaths"]>[number], progress: (label: string) => void) {
+    const totals = {tokens: 0, milliseconds: 0};
+    const outputs: number[][] = [];
+    const rates: number[] = [];
+    const round = async (): Promise<void> => {
+        let tokens = 0;
+        let milliseconds = 0;
+        for (const [index, prompt] of options.prompts.entries()) {
+            const result = await path.run(prompt, options.seed + index);
+            tokens += result.tokens.length;
+            milliseconds += result.decodeMilliseconds;
+            if (rates.length === 0) outputs.push(result.tokens);
+            progress(path.label);
+        }
+        totals.tokens += tokens;
+        totals.milliseconds += milliseconds;
+        rates.push(milliseconds === 0 ? 0 : (tokens * 1000) / milliseconds);
+    };
+    return {label: path.label, totals, outputs, rates, round};
+}
+
+/** What every row is compared with: target-only's outputs, per-round rates and time per token. */
+class BaselineReference {
+    /** Target-only's whole decode time per emitted token; null when it emitted none. */
+    public readonly timePerToken: number | null;
+
+    public constructor(private readonly baseline: EnginePath) {
+        const decode = baseline.telemetry.time.total - baseline.telemetry.time.prompt;
+        this.timePerToken = baseline.telemetry.emittedTokens === 0 ? null : decode / baseline.telemetry.emittedTokens;
+    }
+
+    /** Share of prompts whose output tokens equal target-only's. */
+    public matchRate(outputs: readonly number[][]): number {
+        const expected = this.baseline.outputs;
+        const same = (tokens: readonly number[], index: number) =>
+            tokens.length === expected[index].length && tokens.every((token, position) => token === expected[index][position]);
+        return outputs.filter(same).length / outputs.length;
+    }
+
     /** Per-round speed-ups against target-only in the same round. */
-    const speedups = (rates: readonly number[]) => summarize(rates.map((rate, round) => rate / baseline.rates[round]));
+    public speedups(rates: readonly number[]): {median: number; min: number; max: number} {
+        return summarize(rates.map((rate, round) => rate / this.baseline.rates[round]));
+    }
+}
 
-    const rows: BenchRow[] = [{
-        label: "target-only", drafter: null, policy: null, gamma: 0, tokens: baseline.telemetry.emittedTokens,
-        tokensPerSecond: baselineRate, speedup: 1, speedupRange: {min: 1, max: 1}, acceptanceRate: null, meanAcceptanceLength: null,
-        inferredAlpha: null, analyticSpeedup: 1, efficiency: 1, efficiencyRange: {min: 1, max: 1}, overheadShare: baseline.telemetry.overheadShare, exactMatchRate: 1,
-        telemetry: baseline.telemetry.toJSON()
-    }];
+function baselineRow({telemetry}: EnginePath): BenchRow {
+    return {
+        label: "target-only",
+        drafter: null,
+        policy: null,
+        gamma: 0,
+        tokens: telemetry.emittedTokens,
+        tokensPerSecond: telemetry.tokensPerSecond,
+        speedup: 1,
+        speedupRange: {min: 1, max: 1},
+        acceptanceRate: null,
+        meanAcceptanceLength: null,
+        inferredAlpha: null,
+        analyticSpeedup: 1,
+        efficiency: 1,
+        efficiencyRange: {min: 1, max: 1},
+        overheadShare: telemetry.overheadShare,
+        exactMatchRate: 1,
+        telemetry: telemetry.toJSON()
+    };
+}
 
-    for (const {drafter, gamma, policy, path} of speculative) {
-        const {telemetry, outputs, rates, label} = path;
-        const json = telemetry.toJSON();
-        const meanAccepted = telemetry.drafts === 0 ? 0 : telemetry.acceptedTokens / telemetry.drafts;
-        // The analytic model assumes a draft model proposing γ tokens per step; lookup drafters and
-        // chains propose a varying number, so α̂ is inferred for the `model` drafter only and their
-        // limit is the same idea measured directly: target-only's time per token × the tokens emitted
-        // ÷ the model time this row spent (speculation that cost only its model calls).
-        const alpha = telemetry.drafts === 0 || drafter.kind !== "model" ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
-        const verifyTime = telemetry.costCurve()[gamma + 1];
-        // Every draft evaluation of a drafting step counts, the 2-token catch-up batches after a fully
-        // accepted step included: those are most draft calls at high acceptance, and timing only the
-        // single-token ones (a prompt's first draft, the draft after a rejection) overstated the cost.
-        const draftTimePerStep = telemetry.drafts === 0 ? null : telemetry.draftModelMilliseconds / telemetry.drafts;
-        const analytic = drafter.kind !== "model"
-            ? (baselineTimePerToken != null && telemetry.modelMilliseconds > 0 ? baselineTimePerToken * telemetry.emittedTokens / telemetry.modelMilliseconds : null)
-            : alpha != null && verifyTime != null && draftTimePerStep != null && baselineTimePerToken != null
-                ? speedupFromCostCurve(alpha, gamma, {targetTimeOne: baselineTimePerToken, targetTimeVerify: verifyTime, draftTime: draftTimePerStep / gamma})
+function speculativeRow(
+    drafter: DrafterSpec,
+    gamma: number,
+    policy: PolicyConfig,
+    path: EnginePath,
+    reference: BaselineReference
+): BenchRow {
+    const {telemetry, outputs, rates, label} = path;
+    const {alpha, analytic} = analyticLimit(drafter, gamma, telemetry, reference.timePerToken);
+    const speedup = reference.speedups(rates);
+    return {
+        label,
+        drafter: drafterLabel(drafter),
+        policy: policyLabel(policy),
+        gamma,
+        tokens: telemetry.emittedTokens,
+        tokensPerSecond: telemetry.tokensPerSecond,
+        speedup: speedup.median,
+        speedupRange: {min: speedup.min, max: speedup.max},
+        acceptanceRate: telemetry.acceptanceRate,
+        meanAcceptanceLength: telemetry.meanAcceptanceLength,
+        inferredAlpha: alpha,
+        analyticSpeedup: analytic,
+        efficiency: analytic == null ? null : speedup.median / analytic,
+        efficiencyRange: analytic == null ? null : {min: speedup.min / analytic, max: speedup.max / analytic},
+        overheadShare: telemetry.overheadShare,
+        exactMatchRate: reference.matchRate(outputs),
+        telemetry: telemetry.toJSON()
+    };
+}
+
+/**
+ * α̂ and the speed-up this acceptance allows if speculation cost only its model calls. The analytic
+ * model assumes a draft model proposing γ tokens per step; lookup drafters and chains propose a
+ * varying number, so α̂ is inferred for the `model` drafter only and their limit is the same idea
+ * measured directly: target-only's time per token × the tokens emitted ÷ the model time this row spent.
+ */
+function analyticLimit(
+    drafter: DrafterSpec,
+    gamma: number,
+    telemetry: GenerationTelemetry,
+    baselineTimePerToken: number | null
+): {alpha: number | null; analytic: number | null} {
+    if (drafter.kind !== "model") {
+        const analytic =
+            baselineTimePerToken != null && telemetry.modelMilliseconds > 0
+                ? (baselineTimePerToken * telemetry.emittedTokens) / telemetry.modelMilliseconds
                 : null;
-        const speedup = speedups(rates);
-        rows.push({
-            label, drafter: drafterLabel(drafter), policy: policyLabel(policy), gamma, tokens: telemetry.emittedTokens,
-            tokensPerSecond: telemetry.tokensPerSecond, speedup: speedup.median, speedupRange: {min: speedup.min, max: speedup.max},
-            acceptanceRate: telemetry.acceptanceRate, meanAcceptanceLength: telemetry.meanAcceptanceLength,
-            inferredAlpha: alpha, analyticSpeedup: analytic,
-            efficiency: analytic == null ? null : speedup.median / analytic,
-            efficiencyRange: analytic == null ? null : {min: speedup.min / analytic, max: speedup.max / analytic},
-            overheadShare: telemetry.overheadShare, exactMatchRate: matchRate(outputs), telemetry: json
-        });
+        return {alpha: null, analytic};
     }
+    const meanAccepted = telemetry.drafts === 0 ? 0 : telemetry.acceptedTokens / telemetry.drafts;
+    const alpha = telemetry.drafts === 0 ? null : inferAcceptance(Math.min(gamma, meanAccepted), gamma);
+    const verifyTime = telemetry.costCurve()[gamma + 1];
+    // Every draft evaluation of a drafting step counts, the 2-token catch-up batches after a fully
+    // accepted step included: those are most draft calls at high acceptance, and timing only the
+    // single-token ones (a prompt's first draft, the draft after a rejection) overstated the cost.
+    const draftTimePerStep = telemetry.drafts === 0 ? null : telemetry.draftModelMilliseconds / telemetry.drafts;
+    if (alpha == null || verifyTime == null || draftTimePerStep == null || baselineTimePerToken == null) return {alpha, analytic: null};
+    const analytic = speedupFromCostCurve(alpha, gamma, {
+        targetTimeOne: baselineTimePerToken,
+        targetTimeVerify: verifyTime,
+        draftTime: draftTimePerStep / gamma
+    });
+    return {alpha, analytic};
+}
 
-    for (const path of extras) {
-        const tokensPerSecond = path.totals.milliseconds === 0 ? 0 : (path.totals.tokens * 1000) / path.totals.milliseconds;
-        const speedup = speedups(path.rates);
-        rows.push({
-            label: path.label, drafter: null, policy: null, gamma: 0, tokens: path.totals.tokens, tokensPerSecond,
-            speedup: speedup.median, speedupRange: {min: speedup.min, max: speedup.max},
-            acceptanceRate: null, meanAcceptanceLength: null, inferredAlpha: null, analyticSpeedup: null, efficiency: null, efficiencyRange: null, overheadShare: null,
-            exactMatchRate: matchRate(path.outputs), telemetry: null
-        });
-    }
-    return rows;
+function extraRow(path: ExtraPath, reference: BaselineReference): BenchRow {
+    const tokensPerSecond = path.totals.milliseconds === 0 ? 0 : (path.totals.tokens * 1000) / path.totals.milliseconds;
+    const speedup = reference.speedups(path.rates);
+    return {
+        label: path.label,
+        drafter: null,
+        policy: null,
+        gamma: 0,
+        tokens: path.totals.tokens,
+        tokensPerSecond,
+        speedup: speedup.median,
+        speedupRange: {min: speedup.min, max: speedup.max},
+        acceptanceRate: null,
+        meanAcceptanceLength: null,
+        inferredAlpha: null,
+        analyticSpeedup: null,
+        efficiency: null,
+        efficiencyRange: null,
+        overheadShare: null,
+        exactMatchRate: reference.matchRate(path.outputs),
+        telemetry: null
+    };
 }
 
 /** Median, lowest and highest of a non-empty list. */
@@ -225,24 +344,31 @@ export interface BenchSetup {
 
 /** The lines above the table: the pair, the prompts, the token budget, the rounds and the threads. */
 export function formatBenchHeader(setup: BenchSetup): string {
-    return [
-        `specgate bench: target ${setup.target}${setup.draft == null ? "" : `, draft ${setup.draft}`}`,
-        `${setup.prompts} prompts (${setup.promptSource}) × up to ${setup.maxTokens} tokens, temperature ${setup.temperature}, `
-            + `${setup.rounds} round${setup.rounds === 1 ? "" : "s"} (each runs every row once, in turn), ${setup.threads} thread${setup.threads === 1 ? "" : "s"} per model`,
-        ""
-    ].join("\n") + "\n";
+    return (
+        [
+            `specgate bench: target ${setup.target}${setup.draft == null ? "" : `, draft ${setup.draft}`}`,
+            `${setup.prompts} prompts (${setup.promptSource}) × up to ${setup.maxTokens} tokens, temperature ${setup.temperature}, ` +
+                `${setup.rounds} round${setup.rounds === 1 ? "" : "s"} (each runs every row once, in turn), ${setup.threads} thread${setup.threads === 1 ? "" : "s"} per model`,
+            ""
+        ].join("\n") + "\n"
+    );
 }
 
 /** The Markdown table `specgate bench` prints, with a legend below it. */
 export function formatBenchTable(rows: readonly BenchRow[]): string {
     const number = (value: number | null, digits: number) => (value == null ? "–" : value.toFixed(digits));
     const spread = (value: number, range: {min: number; max: number} | null, digits: number, unit = "") =>
-        range == null || range.max - range.min < 10 ** -digits ? `${value.toFixed(digits)}${unit}` : `${value.toFixed(digits)}${unit} [${range.min.toFixed(digits)}–${range.max.toFixed(digits)}]`;
+        range == null || range.max - range.min < 10 ** -digits
+            ? `${value.toFixed(digits)}${unit}`
+            : `${value.toFixed(digits)}${unit} [${range.min.toFixed(digits)}–${range.max.toFixed(digits)}]`;
     const differs = rows.some((row) => row.exactMatchRate < 1);
     const lines = [
         "| configuration | tok/s | speed-up [range] | acceptance | mean acc. length | α̂ | analytic limit | efficiency [range] | outside llama_decode | exact match |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        ...rows.map((row) => `| ${row.exactMatchRate < 1 ? "⚠ " : ""}${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${spread(row.speedup, row.speedupRange, 2, "×")} | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${row.efficiency == null ? "–" : spread(row.efficiency, row.efficiencyRange, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`),
+        ...rows.map(
+            (row) =>
+                `| ${row.exactMatchRate < 1 ? "⚠ " : ""}${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${spread(row.speedup, row.speedupRange, 2, "×")} | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${row.efficiency == null ? "–" : spread(row.efficiency, row.efficiencyRange, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`
+        ),
         "",
         "speed-up: tokens/s ÷ target-only's in the same round; the median over rounds, [lowest–highest] round.",
         "acceptance: accepted ÷ drafted tokens; mean acc. length: tokens per target call; α̂: the per-token acceptance that explains it.",
