@@ -1,0 +1,720 @@
+/**
+ * The device-machine benchmark's driver (issue #29 item 5; bench/device/README.md). Bundled by
+ * bench/device/prepare.sh into one .mjs file and run by bench/device/run.sh with the carried Node.
+ *
+ *   deviceBench fixtures --root R --fixtures DIR --cases family,d768,v152k,b1 [--quick]
+ *       writes the random-weight GGUF pairs (the writer of `specgate fixtures`); family is models/.
+ *   deviceBench bench --root R --fixtures DIR --bin LLAMA_BIN --gpu cuda|vulkan|off --out DIR
+ *       [--cases …] [--deadline EPOCH_S] [--reps N] [--tokens N] [--threads N] [--temperatures 0,…] [--quick]
+ *
+ * For each case three arms, each one pair of specgate and llama.cpp on the same GGUF files and the
+ * same ggml backend (llama.cpp built from the same source, specgate's addon linked to those very
+ * libraries), interleaved one repetition at a time with the first arm alternating:
+ *
+ *   target-only             generate() with γ = 0                 llama-bench -p 0 -n N -r 1 -ngl 99
+ *   strict γ=4 model        generate() with the draft model       llama-speculative-simple --spec-type draft-simple
+ *                                                                  --spec-draft-n-max 4 --spec-draft-n-min 0 --spec-draft-p-min 0 -ngl 99 -ngld 99
+ *   strict γ=4 ngram        generate() with drafter ngram:3:3     llama-speculative-simple --spec-type ngram-simple
+ *                                                                  --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 4 -ngl 99
+ *
+ * EOS is ignored on both sides (every generation runs to its budget); sampling T (default 0), top-k 0,
+ * top-p 1, min-p 0. Repetitions stop early at --deadline (each remaining arm gets an equal share of
+ * the time left), so the report is always written. Output: OUT/device-bench.md and OUT/device-bench.json.
+ */
+import {spawn, spawnSync} from "node:child_process";
+import {existsSync, readFileSync} from "node:fs";
+import {mkdir, writeFile} from "node:fs/promises";
+import {cpus, loadavg} from "node:os";
+import {join, resolve} from "node:path";
+import {NativeBackend} from "../../src/backend/NativeBackend.js";
+import {nativeAddon} from "../../src/backend/nativeAddon.js";
+import {defaultBenchPrompts} from "../../src/bench/defaultPrompts.js";
+import {generate} from "../../src/engine/generate.js";
+import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js";
+import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
+import {letterPieces} from "../../src/gguf/letterPieces.js";
+import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+const [command = "bench", ...argv] = process.argv.slice(2);
+const value = (name: string): string | undefined => {
+    const index = argv.indexOf(name);
+    return index >= 0 ? argv[index + 1] : undefined;
+};
+const flag = (name: string): boolean => argv.includes(name);
+const quick = flag("--quick");
+const root = resolve(value("--root") ?? ".");
+const fixtureDirectory = resolve(value("--fixtures") ?? join(root, ".specgate/device-fixtures"));
+const caseNames = (value("--cases") ?? "family,d768,v152k,b1").split(",").filter((name) => name !== "");
+const gamma = 4;
+
+type Shape = [embedding: number, layers: number, heads: number, feedForward: number];
+interface FixtureSpec {
+    target: Shape;
+    draft: Shape;
+    type: "F32" | "F16";
+    context: number;
+    vocabularySize: number;
+}
+interface BenchCase {
+    name: string;
+    label: string;
+    target: string;
+    draft: string;
+    prompts: readonly string[];
+    fixture?: FixtureSpec;
+}
+
+/** The cases: the shipped family pair, bench/nativeComparison.ts's d768 and v152k pairs, and a ≈1B-parameter F16 pair. */
+function benchCases(): Record<string, BenchCase> {
+    const familyPrompts = () =>
+        readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8")
+            .split("\n")
+            .filter((line) => line.trim() !== "")
+            .map((line) => (JSON.parse(line) as {prompt: string}).prompt);
+    const generated = (name: string, label: string, fixture: FixtureSpec): BenchCase => ({
+        name,
+        label,
+        target: join(fixtureDirectory, name, "target.gguf"),
+        draft: join(fixtureDirectory, name, "draft.gguf"),
+        prompts: defaultBenchPrompts,
+        fixture
+    });
+    // ≈1B: d2048 × 16 layers, 16 heads, FF 5632, V = 32,000: 0.82B in the blocks + 0.13B embeddings and
+    // output = 0.95B parameters, 1.9 GB in F16; the draft is its d512 × 4 slice (head size 128 kept).
+    const b1: FixtureSpec = quick
+        ? {target: [512, 4, 8, 1408], draft: [128, 1, 2, 352], type: "F16", context: 1024, vocabularySize: 32000}
+        : {target: [2048, 16, 16, 5632], draft: [512, 4, 4, 1408], type: "F16", context: 1024, vocabularySize: 32000};
+    return {
+        family: {
+            name: "family",
+            label: "family pair (d128×4 target, d64 draft, 260 tokens, F32)",
+            target: join(root, "models/target/model.gguf"),
+            draft: join(root, "models/draft/model.gguf"),
+            get prompts() {
+                return familyPrompts();
+            }
+        },
+        d768: generated("d768", "d768×8 F32 target, d256×2 draft", {
+            target: [768, 8, 12, 2048],
+            draft: [256, 2, 4, 768],
+            type: "F32",
+            context: 512,
+            vocabularySize: 260
+        }),
+        v152k: generated("v152k", "V = 152,000: d256×4 F32 target, d64×1 draft", {
+            target: [256, 4, 4, 1024],
+            draft: [64, 1, 1, 192],
+            type: "F32",
+            context: 512,
+            vocabularySize: 152000
+        }),
+        b1: generated(
+            "b1",
+            quick
+                ? "≈1B F16 pair, REDUCED for --quick: d512×4 target, d128×1 draft, V = 32,000"
+                : "≈1B F16: d2048×16 target (0.95B parameters, FF 5632), d512×4 draft, V = 32,000",
+            b1
+        )
+    };
+}
+
+const log = (text: string): void => void process.stderr.write(`[deviceBench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+const median = (values: readonly number[]): number => {
+    const finite = values.filter((entry) => Number.isFinite(entry)).sort((a, b) => a - b);
+    if (finite.length === 0) return Number.NaN;
+    const middle = finite.length >> 1;
+    return finite.length % 2 === 1 ? finite[middle] : (finite[middle - 1] + finite[middle]) / 2;
+};
+const fixed = (number: number | undefined | null, digits = 2): string =>
+    number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
+
+// ---------------------------------------------------------------------------------------------
+// fixtures
+
+async function writeFixtures(): Promise<void> {
+    const cases = benchCases();
+    for (const name of caseNames) {
+        const benchCase = cases[name];
+        if (benchCase == null) throw new Error(`unknown case ${name}; expected one of ${Object.keys(cases).join(", ")}`);
+        const fixture = benchCase.fixture;
+        if (fixture == null || (existsSync(benchCase.target) && existsSync(benchCase.draft))) continue;
+        const started = performance.now();
+        const shape = ([embeddingLength, blockCount, headCount, feedForwardLength]: Shape) => ({
+            embeddingLength,
+            blockCount,
+            headCount,
+            headCountKv: headCount,
+            feedForwardLength,
+            contextLength: fixture.context
+        });
+        const directory = join(fixtureDirectory, name);
+        await mkdir(directory, {recursive: true});
+        await writeRandomLlamaPair({
+            directory,
+            seed: 1,
+            weightType: fixture.type === "F16" ? GgmlTensorType.F16 : GgmlTensorType.F32,
+            target: shape(fixture.target),
+            draft: shape(fixture.draft),
+            pieces: letterPieces(fixture.vocabularySize - 260)
+        });
+        log(`wrote ${name} (${benchCase.label}) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
+    process.stdout.write(`fixtures ready in ${fixtureDirectory}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// llama.cpp's tools
+
+const binDirectory = resolve(value("--bin") ?? join(root, "native/build/baselines/bin"));
+const gpu = (value("--gpu") ?? "cuda") as "cuda" | "vulkan" | "off";
+const onGpu = gpu !== "off";
+const threads = Number(value("--threads") ?? (onGpu ? 4 : 1));
+const gpuLayerFlags = onGpu ? ["-ngl", "99"] : [];
+const shellQuote = (part: string): string => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`);
+const commandLine = (binary: string, args: readonly string[]): string => [binary, ...args].map(shellQuote).join(" ");
+
+function runTool(binary: string, args: readonly string[], timeoutMilliseconds = 180_000): Promise<{code: number | null; output: string}> {
+    return new Promise((resolveRun, reject) => {
+        const child = spawn(join(binDirectory, binary), args, {stdio: ["ignore", "pipe", "pipe"]});
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMilliseconds);
+        child.once("error", reject);
+        child.once("close", (code) => {
+            clearTimeout(timer);
+            resolveRun({code, output});
+        });
+    });
+}
+
+interface NativeRun {
+    tokensPerSecond: number;
+    /** Tokens decoded and draft tokens accepted / proposed (speculative runs). */
+    decoded: number;
+    accepted: number;
+    drafted: number;
+    command: string;
+}
+
+/** llama-bench's single-token decode (-p 0 -n N, one repetition after its own warm-up run). */
+async function runLlamaBench(model: string, tokens: number): Promise<NativeRun> {
+    const args = ["-m", model, "-p", "0", "-n", String(tokens), "-r", "1", "-t", String(threads), ...gpuLayerFlags, "-o", "json"];
+    const {code, output} = await runTool("llama-bench", args);
+    const start = output.indexOf("[");
+    if (code !== 0 || start < 0) throw new Error(`llama-bench failed (${code}): ${output.slice(-1500)}`);
+    const parsed = JSON.parse(output.slice(start, output.lastIndexOf("]") + 1)) as Array<{avg_ts: number}>;
+    return {
+        tokensPerSecond: parsed[0].avg_ts,
+        decoded: tokens,
+        accepted: Number.NaN,
+        drafted: Number.NaN,
+        command: commandLine("llama-bench", args)
+    };
+}
+
+let speculativeSimpleRetries = 0;
+
+async function runSpeculativeSimple(options: {
+    target: string;
+    draft?: string;
+    prompt: string;
+    contextSize: number;
+    temperature: number;
+    tokens: number;
+    seed: number;
+}): Promise<NativeRun> {
+    const drafting =
+        options.draft != null
+            ? [
+                  "-md",
+                  options.draft,
+                  "--spec-type",
+                  "draft-simple",
+                  "--spec-draft-n-max",
+                  String(gamma),
+                  "--spec-draft-n-min",
+                  "0",
+                  "--spec-draft-p-min",
+                  "0",
+                  ...(onGpu ? ["-ngld", "99"] : [])
+              ]
+            : ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", String(gamma)];
+    const sampler = [
+        "--temp",
+        String(options.temperature),
+        "--top-k",
+        "0",
+        "--top-p",
+        "1",
+        "--min-p",
+        "0",
+        "--typical",
+        "1",
+        "--repeat-penalty",
+        "1",
+        "--presence-penalty",
+        "0",
+        "--frequency-penalty",
+        "0",
+        "--dry-multiplier",
+        "0",
+        "--xtc-probability",
+        "0",
+        "--top-nsigma",
+        "-1",
+        "--mirostat",
+        "0",
+        "--samplers",
+        "top_k;top_p;min_p;temperature",
+        "--ignore-eos",
+        "--seed",
+        String(options.seed)
+    ];
+    const args = [
+        "-m",
+        options.target,
+        ...drafting,
+        ...gpuLayerFlags,
+        "-t",
+        String(threads),
+        "-tb",
+        String(threads),
+        "-td",
+        String(threads),
+        "-c",
+        String(options.contextSize),
+        "-n",
+        String(options.tokens),
+        ...sampler,
+        "-p",
+        options.prompt
+    ];
+    const command = `${commandLine("llama-speculative-simple", args.slice(0, -2))} -p '<prompt>'`;
+    // Its summary lines come from a log thread that is not joined at exit and are sometimes lost: run again then.
+    let code: number | null = null;
+    let output = "";
+    for (let attempt = 0; attempt < 3; attempt++) {
+        ({code, output} = await runTool("llama-speculative-simple", args));
+        if (code !== 0 || (/decoded\s+\d+ tokens/.test(output) && /n_accept\s*=\s*\d+/.test(output))) break;
+        speculativeSimpleRetries++;
+    }
+    const decoded = /decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t\/s/.exec(output);
+    if (code !== 0 || decoded == null)
+        throw new Error(`llama-speculative-simple failed (exit ${code}): ${command}\n${output.slice(-1500)}`);
+    return {
+        tokensPerSecond: Number(decoded[3]),
+        decoded: Number(decoded[1]),
+        drafted: Number(/n_drafted\s*=\s*(\d+)/.exec(output)?.[1] ?? Number.NaN),
+        accepted: Number(/n_accept\s*=\s*(\d+)/.exec(output)?.[1] ?? Number.NaN),
+        command
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench
+
+type ArmName = "target-only" | "strict γ=4 model drafter" | "strict γ=4 ngram drafter";
+const armNames: readonly ArmName[] = ["target-only", "strict γ=4 model drafter", "strict γ=4 ngram drafter"];
+
+interface ArmRow {
+    case: string;
+    temperature: number;
+    arm: ArmName;
+    specgate: number[];
+    native: number[];
+    ratios: number[];
+    /** specgate: emitted tokens, target steps, drafts, draft tokens, accepted draft tokens (summed over repetitions). */
+    specgateCounts: {emitted: number; steps: number; drafts: number; draftTokens: number; accepted: number};
+    /** llama.cpp: decoded, accepted, drafted (summed). */
+    nativeCounts: {decoded: number; accepted: number; drafted: number};
+    /** Median over repetitions of specgate's mean target-evaluation ms per batch size (t(k)). */
+    costCurve: Record<number, number>;
+    /** Median of specgate's mean target ms per verification step (all batch sizes) and draft-model ms per draft token. */
+    verifyMillisecondsPerStep: number;
+    draftTokenMilliseconds: number | null;
+    nativeCommand: string;
+    skipped?: string;
+}
+
+function addCounts(row: ArmRow, telemetry: GenerationTelemetry): void {
+    row.specgateCounts.emitted += telemetry.emittedTokens;
+    row.specgateCounts.steps += telemetry.steps;
+    row.specgateCounts.drafts += telemetry.drafts;
+    row.specgateCounts.draftTokens += telemetry.draftTokens;
+    row.specgateCounts.accepted += telemetry.acceptedTokens;
+}
+
+function verifyMillisecondsPerStep(telemetry: GenerationTelemetry): number {
+    let total = 0;
+    let count = 0;
+    for (const [milliseconds, calls] of telemetry.targetEvaluations.values()) {
+        total += milliseconds;
+        count += calls;
+    }
+    return count === 0 ? Number.NaN : total / count;
+}
+
+/** GPU name and driver (nvidia-smi), else what ggml reports. */
+function deviceDescription(backend: NativeBackend): {gpu: string; driver: string; addonDevice: string; build: string} {
+    const smi = spawnSync("nvidia-smi", ["--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"], {encoding: "utf8"});
+    const [name, driver, memory] =
+        smi.status === 0
+            ? smi.stdout
+                  .trim()
+                  .split("\n")[0]
+                  .split(",")
+                  .map((part) => part.trim())
+            : [];
+    return {
+        gpu: name == null ? "none (nvidia-smi absent)" : `${name} (${memory})`,
+        driver: driver ?? "–",
+        addonDevice: backend.device,
+        build: backend.nativeBuild
+    };
+}
+
+async function bench(): Promise<void> {
+    const outDirectory = resolve(value("--out") ?? join(root, ".device/out"));
+    const deadline = Number(value("--deadline") ?? Number.POSITIVE_INFINITY) * 1000;
+    const reserveMilliseconds = 10_000;
+    const reps = Number(value("--reps") ?? (quick ? 2 : 5));
+    const maxTokens = Number(value("--tokens") ?? (quick ? 16 : 128));
+    const temperatures = (value("--temperatures") ?? "0").split(",").map(Number);
+    const label = value("--label") ?? "";
+    const cases = benchCases();
+    // Run order: the ≈1B pair first (the case a GPU is for), then the issue's order.
+    const runOrder = [...caseNames].sort((a, b) => Number(b === "b1") - Number(a === "b1"));
+    const rows: ArmRow[] = [];
+    const started = new Date();
+    const loadAtStart = loadavg();
+    let device: ReturnType<typeof deviceDescription> | undefined;
+    let backendInfo: unknown;
+    const errors: string[] = [];
+    let armsLeft = runOrder.length * temperatures.length * armNames.length;
+
+    for (const name of runOrder) {
+        const benchCase = cases[name];
+        if (benchCase == null) throw new Error(`unknown case ${name}`);
+        let target: NativeBackend | undefined;
+        let draft: NativeBackend | undefined;
+        try {
+            target = await NativeBackend.load(benchCase.target, {threads, gpu, gpuLayers: 999});
+            draft = await NativeBackend.load(benchCase.draft, {threads, gpu, gpuLayers: 999});
+            device ??= deviceDescription(target);
+            backendInfo ??= nativeAddon(target.nativeBuild).backendInfo();
+            log(`${name}: ${benchCase.label}; specgate on ${target.nativeBuild} (${target.device}), context ${target.contextSize}`);
+            const contextSize = target.contextSize;
+            const promptOf = (prompt: string) => {
+                const tokens = target!.tokenize(prompt);
+                if (target!.bosToken != null && tokens[0] !== target!.bosToken) tokens.unshift(target!.bosToken);
+                return tokens;
+            };
+            for (const temperature of temperatures) {
+                for (const arm of armNames) {
+                    const row: ArmRow = {
+                        case: name,
+                        temperature,
+                        arm,
+                        specgate: [],
+                        native: [],
+                        ratios: [],
+                        specgateCounts: {emitted: 0, steps: 0, drafts: 0, draftTokens: 0, accepted: 0},
+                        nativeCounts: {decoded: 0, accepted: 0, drafted: 0},
+                        costCurve: {},
+                        verifyMillisecondsPerStep: Number.NaN,
+                        draftTokenMilliseconds: null,
+                        nativeCommand: ""
+                    };
+                    rows.push(row);
+                    const armStart = Date.now();
+                    const allowance = (deadline - reserveMilliseconds - armStart) / armsLeft--;
+                    const sampling = {temperature, topK: 0, topP: 1, minP: 0};
+                    const specgateArm = async (prompt: string, seed: number, tokens = maxTokens) =>
+                        (
+                            await generate(target!, arm === "strict γ=4 model drafter" ? draft : undefined, promptOf(prompt), {
+                                policy: {kind: "strict"},
+                                gamma: arm === "target-only" ? 0 : gamma,
+                                sampling,
+                                maxTokens: tokens,
+                                seed,
+                                ignoreEos: true,
+                                ...(arm === "strict γ=4 ngram drafter" ? {drafter: "ngram:3:3"} : {})
+                            })
+                        ).telemetry;
+                    const nativeArm = (prompt: string, seed: number): Promise<NativeRun> =>
+                        arm === "target-only"
+                            ? runLlamaBench(benchCase.target, maxTokens)
+                            : runSpeculativeSimple({
+                                  target: benchCase.target,
+                                  draft: arm === "strict γ=4 model drafter" ? benchCase.draft : undefined,
+                                  prompt,
+                                  contextSize,
+                                  temperature,
+                                  tokens: maxTokens,
+                                  seed
+                              });
+                    const curves: Array<Record<number, number>> = [];
+                    const perStep: number[] = [];
+                    const draftMilliseconds: number[] = [];
+                    try {
+                        await specgateArm(benchCase.prompts[0], 0, 8); // warm-up: contexts, graphs, page cache
+                        for (let rep = 0; rep < reps; rep++) {
+                            const elapsed = Date.now() - armStart;
+                            const perRep = rep === 0 ? 0 : elapsed / rep;
+                            if (Date.now() + perRep > deadline - reserveMilliseconds || (rep >= 2 && elapsed + perRep > allowance)) {
+                                row.skipped = `${rep} of ${reps} repetitions (deadline)`;
+                                break;
+                            }
+                            const prompt = benchCase.prompts[rep % benchCase.prompts.length];
+                            let telemetry: GenerationTelemetry;
+                            let nativeResult: NativeRun;
+                            if (rep % 2 === 0) {
+                                telemetry = await specgateArm(prompt, rep + 1);
+                                nativeResult = await nativeArm(prompt, rep + 1);
+                            } else {
+                                nativeResult = await nativeArm(prompt, rep + 1);
+                                telemetry = await specgateArm(prompt, rep + 1);
+                            }
+                            row.specgate.push(telemetry.tokensPerSecond);
+                            row.native.push(nativeResult.tokensPerSecond);
+                            row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
+                            addCounts(row, telemetry);
+                            curves.push(telemetry.costCurve());
+                            perStep.push(verifyMillisecondsPerStep(telemetry));
+                            const draftToken = telemetry.toJSON().draftTokenMilliseconds;
+                            if (draftToken != null) draftMilliseconds.push(draftToken);
+                            if (arm !== "target-only") {
+                                row.nativeCounts.decoded += nativeResult.decoded;
+                                row.nativeCounts.accepted += nativeResult.accepted;
+                                row.nativeCounts.drafted += nativeResult.drafted;
+                            }
+                            row.nativeCommand = nativeResult.command;
+                        }
+                    } catch (error) {
+                        row.skipped = `error: ${(error as Error).message.split("\n")[0]}`;
+                        errors.push(`${name} ${arm}: ${(error as Error).message}`);
+                    }
+                    const sizes = [...new Set(curves.flatMap((curve) => Object.keys(curve).map(Number)))].sort((a, b) => a - b);
+                    row.costCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
+                    row.verifyMillisecondsPerStep = median(perStep);
+                    row.draftTokenMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
+                    log(
+                        `${name} T=${temperature} ${arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
+                            `ratio ${fixed(median(row.ratios), 3)} (${row.specgate.length} reps${row.skipped != null ? `; ${row.skipped}` : ""})`
+                    );
+                    await mkdir(outDirectory, {recursive: true});
+                    await writeFile(join(outDirectory, "device-bench.partial.json"), `${JSON.stringify(rows, null, 1)}\n`);
+                }
+            }
+        } catch (error) {
+            errors.push(`${name}: ${(error as Error).message}`);
+            log(`${name} failed: ${(error as Error).message}`);
+        } finally {
+            await draft?.dispose();
+            await target?.dispose();
+        }
+    }
+
+    // Report.
+    const find = (caseName: string, temperature: number, arm: ArmName) =>
+        rows.find((row) => row.case === caseName && row.temperature === temperature && row.arm === arm);
+    interface Derived {
+        costRatio: number;
+        specgateTokensPerStep: number;
+        nativeTokensPerStep: number;
+        meanAcceptanceLength: number;
+        acceptanceRate: number;
+        nativeAcceptanceRate: number;
+        specgateSpeedup: number;
+        nativeSpeedup: number;
+        limit: number;
+    }
+    const derive = (row: ArmRow): Derived => {
+        const base = find(row.case, row.temperature, "target-only");
+        const t1 = base?.costCurve[1] ?? Number.NaN;
+        const counts = row.specgateCounts;
+        const specgateTokensPerStep = counts.steps === 0 ? Number.NaN : counts.emitted / counts.steps;
+        if (row.arm === "target-only")
+            return {
+                costRatio: 1,
+                specgateTokensPerStep,
+                nativeTokensPerStep: 1,
+                meanAcceptanceLength: Number.NaN,
+                acceptanceRate: Number.NaN,
+                nativeAcceptanceRate: Number.NaN,
+                specgateSpeedup: 1,
+                nativeSpeedup: 1,
+                limit: 1
+            };
+        // Each target step of llama-speculative-simple emits its accepted drafts + 1: steps = decoded − accepted.
+        const nativeCounts = row.nativeCounts;
+        const nativeTokensPerStep = nativeCounts.decoded / (nativeCounts.decoded - nativeCounts.accepted);
+        // The analytic limit (src/speedup/speedupModel.ts speedupFromCostCurve) with f_γ(α) replaced by the
+        // measured tokens per step: tokens/step · t(1) / (t_verify + γ · t_draft). Model drafter: t_verify =
+        // t(γ+1); n-gram drafter: the mean verification call (its drafts vary in length), t_draft = 0.
+        const verify = row.arm === "strict γ=4 model drafter" ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
+        const draftCost = row.arm === "strict γ=4 model drafter" ? gamma * (row.draftTokenMilliseconds ?? Number.NaN) : 0;
+        return {
+            costRatio: (row.costCurve[gamma + 1] ?? Number.NaN) / t1,
+            specgateTokensPerStep,
+            nativeTokensPerStep,
+            meanAcceptanceLength: counts.drafts === 0 ? Number.NaN : 1 + counts.accepted / counts.drafts,
+            acceptanceRate: counts.draftTokens === 0 ? Number.NaN : counts.accepted / counts.draftTokens,
+            nativeAcceptanceRate: nativeCounts.accepted / nativeCounts.drafted,
+            specgateSpeedup: median(row.specgate) / median(base?.specgate ?? []),
+            nativeSpeedup: median(row.native) / median(base?.native ?? []),
+            limit: (specgateTokensPerStep * t1) / (verify + draftCost)
+        };
+    };
+    const lines: string[] = [];
+    const machine = {
+        cpu: cpus()[0]?.model ?? "unknown",
+        cores: cpus().length,
+        node: process.version,
+        platform: `${process.platform} ${process.arch}`
+    };
+    const commit = existsSync(join(root, ".device/llama-src.commit"))
+        ? readFileSync(join(root, ".device/llama-src.commit"), "utf8").trim().slice(0, 12)
+        : "unknown";
+    lines.push(`# specgate against llama.cpp on ${device?.gpu ?? "?"}`);
+    lines.push("");
+    lines.push(
+        `Device: **${device?.gpu ?? "?"}**, driver ${device?.driver ?? "?"}; specgate's addon build "${device?.build ?? "?"}" on ${device?.addonDevice ?? "?"}. ` +
+            `Host: ${machine.cores}-core ${machine.cpu}, ${machine.platform}, Node ${machine.node}. llama.cpp ${commit}${label !== "" ? ` (${label})` : ""}.`
+    );
+    lines.push(
+        `Date ${started.toISOString()}; load average at start ${fixed(loadAtStart[0])}. ${reps} repetitions per arm planned${quick ? " (--quick)" : ""}, ${maxTokens} tokens each, EOS ignored, ` +
+            `arms interleaved (first arm alternating); threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
+            `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`
+    );
+    lines.push("");
+    lines.push(
+        "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
+            "(target-only row: t(1) in ms); acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
+            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
+    );
+    for (const caseName of caseNames) {
+        const caseRows = rows.filter((row) => row.case === caseName);
+        if (caseRows.length === 0) continue;
+        lines.push("");
+        lines.push(`## ${caseName}: ${cases[caseName]?.label ?? ""}`);
+        lines.push("");
+        lines.push(
+            "| case | T | arm | specgate tok/s | llama.cpp tok/s | ratio | t(γ+1)/t(1) | acceptance (specgate \\| llama.cpp) | tokens/step (specgate, llama.cpp) | speed-up over target-only (specgate, llama.cpp) | analytic limit | measured/limit | reps |"
+        );
+        lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for (const row of caseRows) {
+            const derived = derive(row);
+            const speculative = row.arm !== "target-only";
+            lines.push(
+                `| ${caseName} | ${row.temperature} | ${row.arm} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ` +
+                    `${speculative ? fixed(derived.costRatio) : `t(1) ${fixed(row.costCurve[1], 3)} ms`} | ` +
+                    `${speculative ? `${fixed(derived.meanAcceptanceLength)} (${fixed(derived.acceptanceRate)}) \\| ${fixed(derived.nativeAcceptanceRate)}` : "–"} | ` +
+                    `${speculative ? `${fixed(derived.specgateTokensPerStep)}, ${fixed(derived.nativeTokensPerStep)}` : "1, 1"} | ` +
+                    `${speculative ? `${fixed(derived.specgateSpeedup)}×, ${fixed(derived.nativeSpeedup)}×` : "1×, 1×"} | ${speculative ? `${fixed(derived.limit)}×` : "–"} | ` +
+                    `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
+            );
+        }
+    }
+    // Targets (issue #29): ≥ 0.95× llama.cpp; faster than target-only wherever llama.cpp's speculative example is;
+    // the analytic limit and the measured speed-up within 10% of each other. One line per case and arm.
+    const targets: Array<{
+        case: string;
+        temperature: number;
+        arm: ArmName;
+        ratio: number;
+        ratioMet: boolean;
+        faster?: boolean;
+        nativeSpeedup?: number;
+        speedup?: number;
+        limit?: number;
+        withinLimit?: boolean;
+    }> = [];
+    for (const row of caseNames.flatMap((caseName) => rows.filter((entry) => entry.case === caseName))) {
+        if (row.specgate.length === 0) continue;
+        const ratio = median(row.ratios);
+        const entry: (typeof targets)[number] = {
+            case: row.case,
+            temperature: row.temperature,
+            arm: row.arm,
+            ratio,
+            ratioMet: ratio >= 0.95
+        };
+        if (row.arm !== "target-only") {
+            const derived = derive(row);
+            entry.nativeSpeedup = derived.nativeSpeedup;
+            entry.speedup = derived.specgateSpeedup;
+            entry.limit = derived.limit;
+            if (derived.nativeSpeedup > 1) entry.faster = derived.specgateSpeedup > 1;
+            entry.withinLimit = Math.abs(derived.specgateSpeedup / derived.limit - 1) <= 0.1;
+        }
+        targets.push(entry);
+    }
+    const verdict = (met: boolean | undefined, text: string) => (met == null ? "–" : `${met ? "yes" : "**no**"} (${text})`);
+    lines.push("");
+    lines.push("## Targets");
+    lines.push("");
+    lines.push("| case | T | arm | ≥ 0.95× llama.cpp | faster than target-only where llama.cpp's is | speed-up within 10% of the limit |");
+    lines.push("|---|---|---|---|---|---|");
+    for (const entry of targets)
+        lines.push(
+            `| ${entry.case} | ${entry.temperature} | ${entry.arm} | ${verdict(entry.ratioMet, `${fixed(entry.ratio, 3)}×`)} | ` +
+                `${entry.arm === "target-only" ? "–" : entry.faster == null ? `– (llama.cpp ${fixed(entry.nativeSpeedup)}×)` : verdict(entry.faster, `${fixed(entry.speedup)}× where llama.cpp ${fixed(entry.nativeSpeedup)}×`)} | ` +
+                `${verdict(entry.withinLimit, `${fixed(entry.speedup)}× vs ${fixed(entry.limit)}×`)} |`
+        );
+    if (errors.length > 0) {
+        lines.push("");
+        lines.push("Errors:");
+        lines.push("");
+        for (const error of errors) lines.push(`- ${error.split("\n").slice(0, 3).join(" / ")}`);
+    }
+    lines.push("");
+    lines.push("## Commands");
+    lines.push("");
+    lines.push("llama.cpp arms (the tools in the device build's bin/; one repetition's command per case and arm):");
+    lines.push("");
+    for (const row of caseNames.flatMap((caseName) =>
+        rows.filter((entry) => entry.case === caseName && entry.nativeCommand !== "" && entry.temperature === temperatures[0])
+    ))
+        lines.push(`- ${row.case}, ${row.arm}: \`${row.nativeCommand}\``);
+    await mkdir(outDirectory, {recursive: true});
+    await writeFile(join(outDirectory, "device-bench.md"), `${lines.join("\n")}\n`);
+    await writeFile(
+        join(outDirectory, "device-bench.json"),
+        `${JSON.stringify(
+            {
+                date: started.toISOString(),
+                finished: new Date().toISOString(),
+                device,
+                backendInfo,
+                machine,
+                llamaCommit: commit,
+                label,
+                loadAverage: {start: loadAtStart, end: loadavg()},
+                settings: {gpu, threads, reps, maxTokens, temperatures, gamma, quick, cases: caseNames.map((caseName) => cases[caseName])},
+                rows: rows.map((row) => ({
+                    ...row,
+                    specgateMedian: median(row.specgate),
+                    nativeMedian: median(row.native),
+                    ratioMedian: median(row.ratios),
+                    derived: derive(row)
+                })),
+                targets,
+                errors,
+                speculativeSimpleRetries
+            },
+            null,
+            2
+        )}\n`
+    );
+    log(`wrote ${join(outDirectory, "device-bench.md")} and device-bench.json`);
+    if (rows.every((row) => row.specgate.length === 0)) process.exitCode = 1;
+}
+
+if (command === "fixtures") await writeFixtures();
+else if (command === "bench") await bench();
+else throw new Error(`unknown command ${command}: fixtures or bench`);
