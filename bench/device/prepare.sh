@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares the carry folder for bench/device/run.sh (issue #29 item 5): run it HERE, on the development
-# machine, before the device call. It writes into .device/ (git-ignored through .git/info/exclude):
+# machine, before the device call. It writes into .device/ (git-ignored):
 #
 #   .device/node.xz               this machine's Node binary, xz -9 (the device machine has no Node)
 #   .device/llama-src.tar.xz      llama.cpp's source at the bundled release (node-llama-cpp's
@@ -23,7 +23,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 carry="$root/.device"
 cd "$root"
 mkdir -p "$carry"
-grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 
 # 1. Node.
 if [[ "${SKIP_NODE:-0}" != 1 || ! -s "$carry/node.xz" ]]; then
