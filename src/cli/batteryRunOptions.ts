@@ -1,3 +1,4 @@
+import type {Command} from "commander";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {type BatteryItem} from "../batteries/BatteryItem.js";
 import {loadBattery} from "../batteries/loadBattery.js";
@@ -7,8 +8,9 @@ import type {DrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {parseNumberList} from "../tune/parseNumberList.js";
 import {batteryChatTemplate} from "./batteryChatTemplate.js";
 import type {ModelPlacement, OpenModel} from "./CommandOutcome.js";
-import {parseDraftSampling} from "./draftSamplingOption.js";
-import {resolveCliDrafter} from "./drafterOption.js";
+import {gpuLayersOption, gpuOption} from "./backendOption.js";
+import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "./draftSamplingOption.js";
+import {drafterOptionHelp, resolveCliDrafter} from "./drafterOption.js";
 import {samplingFromCli} from "./samplingCliOptions.js";
 import {stopStrings} from "./stopStrings.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "./textOptions.js";
@@ -96,4 +98,23 @@ export async function openRunModels(
     const draft = await openModel(settings.draftPath, settings.threads);
     opened.push(draft);
     return {target, draft, chatTemplate: batteryChatTemplate(target, settings.targetPath, items)};
+}
+
+/** The flags naming the models: --target, --draft and --drafter. */
+export function addModelPairFlags(command: Command): Command {
+    return command
+        .option("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model")
+        .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`);
+}
+
+/** The flags of how each item is generated and where the models compute, the same in sweep and calibrate. */
+export function addGenerationFlags(command: Command): Command {
+    return command
+        .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
+        .option("--max-tokens <n>", "tokens generated per item", "64")
+        .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
+        .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption());
 }

@@ -7,15 +7,14 @@ import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {renderSeed001CalibrationReport} from "../../tune/renderSeed001CalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
-import {drafterOptionHelp} from "../drafterOption.js";
-import {DRAFT_SAMPLING_HELP} from "../draftSamplingOption.js";
 import {nonNegativeDecimal, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
-import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
 import {
+    addGenerationFlags,
+    addModelPairFlags,
     type BatteryRunCliOptions,
     type BatteryRunSettings,
     loadRunBattery,
@@ -199,14 +198,12 @@ async function runSeed001Procedure(
 }
 
 export function registerCalibrateCommand(program: Command): Command {
-    return program
+    const command = program
         .command("calibrate")
         .description(
             "pick the fastest threshold and γ within an accuracy budget vs strict SD on a calibration split, and validate it on a disjoint evaluation split"
-        )
-        .option("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model")
-        .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
+        );
+    return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
         .option(
             "--procedure <grid|seed001>",
@@ -227,13 +224,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--thresholds <list>", "threshold values to try (default: a range suited to the policy)")
         .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
         .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure seed001)")
-        .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
-        .option("--max-tokens <n>", "tokens generated per item", "64")
-        .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")
-        .option("--threads <n>", "CPU threads per model evaluation", "1")
-        .addOption(gpuOption())
-        .addOption(gpuLayersOption())
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
         .option(
             "--speed <measured|one-step>",

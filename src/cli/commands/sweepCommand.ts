@@ -7,16 +7,20 @@ import {renderSweepReport} from "../../tune/renderSweepReport.js";
 import {runSweep} from "../../tune/runSweep.js";
 import type {SweepResult} from "../../tune/SweepResult.js";
 import {writeFrontierPlot} from "../../tune/writeFrontierPlot.js";
-import {drafterOptionHelp} from "../drafterOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
-import {DRAFT_SAMPLING_HELP} from "../draftSamplingOption.js";
 import {requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
-import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
-import {type BatteryRunCliOptions, loadRunBattery, openRunModels, parseBatteryRunOptions} from "../batteryRunOptions.js";
+import {
+    addGenerationFlags,
+    addModelPairFlags,
+    type BatteryRunCliOptions,
+    loadRunBattery,
+    openRunModels,
+    parseBatteryRunOptions
+} from "../batteryRunOptions.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions extends BatteryRunCliOptions {
@@ -87,14 +91,12 @@ export async function runSweepCommand(
 }
 
 export function registerSweepCommand(program: Command): Command {
-    return program
+    const command = program
         .command("sweep")
         .description(
             "accuracy vs speed of verification policies × γ on a scored battery, with baselines and the Pareto frontier (Fuzzy SD's Fig. 2)"
-        )
-        .option("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model")
-        .option("--drafter <spec>", `what drafts in the speculative configurations: ${drafterOptionHelp.replace(", else none", "")}`)
+        );
+    return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
         .option(
             "--policies <list>",
@@ -102,13 +104,7 @@ export function registerSweepCommand(program: Command): Command {
         )
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
-        .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
-        .option("--max-tokens <n>", "tokens generated per item", "64")
-        .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--seed <n>", "seed (item i uses seed + i in every configuration)", "0")
-        .option("--threads <n>", "CPU threads per model evaluation", "1")
-        .addOption(gpuOption())
-        .addOption(gpuLayersOption())
         .option("--memory <memory.json>", "correction memory for calibrated policies (from `specgate ocm build`)")
         .option(
             "--oracle",
