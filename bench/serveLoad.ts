@@ -50,6 +50,7 @@ import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
+import {draftModelFlags} from "./llamaCppTools.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -219,16 +220,7 @@ class ServerProcess {
             args = [
                 "-m",
                 benchCase.target,
-                "-md",
-                benchCase.draft,
-                "--spec-type",
-                "draft-simple",
-                "--spec-draft-n-max",
-                String(gamma),
-                "--spec-draft-n-min",
-                "0",
-                "--spec-draft-p-min",
-                "0",
+                ...draftModelFlags(benchCase.draft, gamma),
                 "-t",
                 String(threads),
                 "-tb",

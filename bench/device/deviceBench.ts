@@ -21,7 +21,7 @@
  * top-p 1, min-p 0. Repetitions stop early at --deadline (each remaining arm gets an equal share of
  * the time left), so the report is always written. Output: OUT/device-bench.md and OUT/device-bench.json.
  */
-import {spawn, spawnSync} from "node:child_process";
+import {spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, writeFile} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
@@ -34,6 +34,7 @@ import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js"
 import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
+import {draftModelFlags, nativeSamplerFlags, runTool as runLlamaCppTool, shellQuote} from "../llamaCppTools.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -173,22 +174,10 @@ const gpu = (value("--gpu") ?? "cuda") as "cuda" | "vulkan" | "off";
 const onGpu = gpu !== "off";
 const threads = Number(value("--threads") ?? (onGpu ? 4 : 1));
 const gpuLayerFlags = onGpu ? ["-ngl", "99"] : [];
-const shellQuote = (part: string): string => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`);
 const commandLine = (binary: string, args: readonly string[]): string => [binary, ...args].map(shellQuote).join(" ");
 
 function runTool(binary: string, args: readonly string[], timeoutMilliseconds = 180_000): Promise<{code: number | null; output: string}> {
-    return new Promise((resolveRun, reject) => {
-        const child = spawn(join(binDirectory, binary), args, {stdio: ["ignore", "pipe", "pipe"]});
-        let output = "";
-        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMilliseconds);
-        child.once("error", reject);
-        child.once("close", (code) => {
-            clearTimeout(timer);
-            resolveRun({code, output});
-        });
-    });
+    return runLlamaCppTool(binDirectory, binary, args, timeoutMilliseconds);
 }
 
 interface NativeRun {
@@ -229,51 +218,9 @@ async function runSpeculativeSimple(options: {
 }): Promise<NativeRun> {
     const drafting =
         options.draft != null
-            ? [
-                  "-md",
-                  options.draft,
-                  "--spec-type",
-                  "draft-simple",
-                  "--spec-draft-n-max",
-                  String(gamma),
-                  "--spec-draft-n-min",
-                  "0",
-                  "--spec-draft-p-min",
-                  "0",
-                  ...(onGpu ? ["-ngld", "99"] : [])
-              ]
+            ? [...draftModelFlags(options.draft, gamma), ...(onGpu ? ["-ngld", "99"] : [])]
             : ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", String(gamma)];
-    const sampler = [
-        "--temp",
-        String(options.temperature),
-        "--top-k",
-        "0",
-        "--top-p",
-        "1",
-        "--min-p",
-        "0",
-        "--typical",
-        "1",
-        "--repeat-penalty",
-        "1",
-        "--presence-penalty",
-        "0",
-        "--frequency-penalty",
-        "0",
-        "--dry-multiplier",
-        "0",
-        "--xtc-probability",
-        "0",
-        "--top-nsigma",
-        "-1",
-        "--mirostat",
-        "0",
-        "--samplers",
-        "top_k;top_p;min_p;temperature",
-        "--ignore-eos",
-        "--seed",
-        String(options.seed)
-    ];
+    const sampler = nativeSamplerFlags(options.temperature, options.seed);
     const args = [
         "-m",
         options.target,

@@ -1,0 +1,58 @@
+/**
+ * What the benchmarks share about running llama.cpp's own tools (llama-bench, llama-server,
+ * llama-speculative-simple) beside specgate: their sampler flags, the draft flags, and a runner.
+ */
+import {spawn} from "node:child_process";
+import {join} from "node:path";
+
+/** Sampler flags of llama.cpp's tools: temperature T, top-k 0, top-p 1, min-p 0 and every other sampler off, EOS ignored. */
+export function nativeSamplerFlags(temperature: number, seed: number): string[] {
+    return [
+        ...["--temp", String(temperature), "--top-k", "0", "--top-p", "1", "--min-p", "0", "--typical", "1"],
+        ...["--repeat-penalty", "1", "--presence-penalty", "0", "--frequency-penalty", "0", "--dry-multiplier", "0"],
+        ...["--xtc-probability", "0", "--top-nsigma", "-1", "--mirostat", "0", "--samplers", "top_k;top_p;min_p;temperature"],
+        ...["--ignore-eos", "--seed", String(seed)]
+    ];
+}
+
+/** A draft model proposing exactly γ tokens per step (no minimum, no confidence cut), as specgate's strict γ does. */
+export function draftModelFlags(draft: string, gamma: number): string[] {
+    return [
+        "-md",
+        draft,
+        "--spec-type",
+        "draft-simple",
+        "--spec-draft-n-max",
+        String(gamma),
+        "--spec-draft-n-min",
+        "0",
+        "--spec-draft-p-min",
+        "0"
+    ];
+}
+
+/** One argument as a POSIX shell word, for printing reproducible command lines. */
+export function shellQuote(part: string): string {
+    return /^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Runs `binDirectory/binary` with `args`, collecting stdout and stderr together; killed after the timeout. */
+export function runTool(
+    binDirectory: string,
+    binary: string,
+    args: readonly string[],
+    timeoutMilliseconds: number
+): Promise<{code: number | null; output: string}> {
+    return new Promise((resolveRun, reject) => {
+        const child = spawn(join(binDirectory, binary), args, {stdio: ["ignore", "pipe", "pipe"]});
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMilliseconds);
+        child.once("error", reject);
+        child.once("close", (code) => {
+            clearTimeout(timer);
+            resolveRun({code, output});
+        });
+    });
+}
