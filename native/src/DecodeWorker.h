@@ -23,6 +23,8 @@ struct DecodeTimings {
     double decodeMilliseconds = 0;
     double transferMilliseconds = 0;
     double samplingMilliseconds = 0;
+    /** The threads llama_decode computed with (fewer than requested under contention: threadsForDecode). */
+    int threads = 0;
     std::vector<GroupResult> groups;
 };
 
@@ -31,6 +33,7 @@ inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
     result.Set("decodeMilliseconds", timings.decodeMilliseconds);
     result.Set("transferMilliseconds", timings.transferMilliseconds);
     result.Set("samplingMilliseconds", timings.samplingMilliseconds);
+    result.Set("threads", timings.threads);
     Napi::Array groups = Napi::Array::New(env, timings.groups.size());
     for (size_t index = 0; index < timings.groups.size(); index++) {
         Napi::Object group = Napi::Object::New(env);

@@ -43,7 +43,10 @@
 namespace specgate {
 namespace {
 
-enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3 };
+/** Distribution: logit rows, then sampler rows; Probabilities: sampler rows only (for callers that never read the logits). */
+enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3, Probabilities = 4 };
+
+bool wantsSamplerRows(OutputMode mode) { return mode == OutputMode::Distribution || mode == OutputMode::Probabilities; }
 
 /** Run's result when it was told not to wait and another decode holds the context or the CPU. */
 constexpr int busy = -100;
@@ -86,6 +89,9 @@ struct ContextState {
     int32_t vocabularySize = 0;
     uint32_t sequenceCount = 1;
     uint32_t batchSize = 1;      // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
+    int threads = 1;             // requested
+    int activeThreads = 1;       // what the last decode used (threadsForDecode; guarded by mutex)
+    bool adaptiveThreads = true; // fewer threads while other processes keep cores busy
     std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by mutex)
 
     ContextState() = default;
@@ -135,8 +141,11 @@ struct ContextState {
             batch.seq_id[index][0] = request.sequences[static_cast<size_t>(index)];
             batch.logits[index] = wanted[static_cast<size_t>(index)];
         }
+        UseThreads(adaptiveThreads ? threadsForDecode(threads) : threads);
+        timings.threads = activeThreads;
         auto start = std::chrono::steady_clock::now();
         const int32_t status = llama_decode(context, batch);
+        decodeFinished();
         if (status != 0) {
             error =
                 status == 1 ? "llama_decode found no room in the KV cache" : "llama_decode failed with status " + std::to_string(status);
@@ -151,6 +160,16 @@ struct ContextState {
             timings.samplingMilliseconds += timings.groups[index].samplingMilliseconds;
         }
         return 0;
+    }
+
+    /** Computes with `count` threads from now on: that many threads' pool, and llama.cpp told so (both cheap). */
+    void UseThreads(int count) {
+        if (count == activeThreads) return;
+        ggml_threadpool* pool = poolFor(count);
+        if (pool == nullptr) return;
+        llama_attach_threadpool(context, pool, pool);
+        llama_set_n_threads(context, count, count);
+        activeThreads = count;
     }
 
     /** One group's rows: logits copied or widened, argmax ids, or logits and sampler rows. False: llama.cpp kept no row. */
@@ -187,9 +206,9 @@ struct ContextState {
         result.transferMilliseconds = millisecondsSince(start);
 
         start = std::chrono::steady_clock::now();
-        if (mode == OutputMode::Distribution) {
-            // Rows: outputs × vocabulary logits, then outputs × vocabulary sampler rows.
-            double* probabilities = static_cast<double*>(destination) + outputs.size() * rowLength;
+        if (wantsSamplerRows(mode)) {
+            // Distribution: outputs × vocabulary logits, then outputs × vocabulary sampler rows; Probabilities: the sampler rows alone.
+            double* probabilities = static_cast<double*>(destination) + (mode == OutputMode::Distribution ? outputs.size() * rowLength : 0);
             const size_t covered = group.sampling.limit == 0 ? rowLength : std::min(group.sampling.limit, rowLength);
             for (size_t row = 0; row < outputs.size(); row++) {
                 double* target = probabilities + row * rowLength;
@@ -223,7 +242,11 @@ public:
                            });
     }
 
-    /** new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?}) */
+    /**
+     * new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?, adaptiveThreads?}):
+     * adaptiveThreads (default true) lets a decode use fewer than `threads` while other processes keep
+     * cores busy, or when `threads` exceeds the cores this process may use (runtime.h, threadsForDecode).
+     */
     explicit NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
         constructing(info.Env(), [&] { Create(info); });
         info.This().As<Napi::Object>().TypeTag(&typeTag);
@@ -246,6 +269,8 @@ private:
         const int64_t batchSize = integerArgument(env, options.Get("batchSize"), "options.batchSize", 1, INT32_MAX);
         const int threads = static_cast<int>(integerArgument(env, options.Get("threads"), "options.threads", 1, GGML_MAX_N_THREADS));
         const bool unified = options.Get("unified").ToBoolean().Value();
+        const Napi::Value adaptive = options.Get("adaptiveThreads");
+        const bool adaptiveThreads = adaptive.IsUndefined() || adaptive.ToBoolean().Value();
 
         llama_context_params params = llama_context_default_params();
         params.n_ctx = static_cast<uint32_t>(contextSize * sequences);
@@ -265,6 +290,9 @@ private:
         created->vocabularySize = created->model->vocabularySize;
         created->sequenceCount = static_cast<uint32_t>(sequences);
         created->batchSize = llama_n_batch(created->context);
+        created->threads = threads;
+        created->activeThreads = threads;
+        created->adaptiveThreads = adaptiveThreads;
         ggml_threadpool* pool = poolFor(threads);
         if (pool == nullptr) throw Napi::Error::New(env, "ggml could not start a threadpool");
         llama_attach_threadpool(created->context, pool, pool);
@@ -336,7 +364,7 @@ private:
         Napi::Object object = objectArgument(env, value, name);
         OutputGroup group;
         group.outputs = int32ArrayArgument(env, object.Get("outputs"), name + ".outputs");
-        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 3));
+        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 4));
         for (int32_t index : group.outputs) {
             if (index < 0 || static_cast<size_t>(index) >= count ||
                 (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
@@ -348,7 +376,7 @@ private:
             if (!destination.IsTypedArray()) throwTypeError(env, name + ".destination must be a typed array");
             group.destinationArray = destination.As<Napi::TypedArray>();
         }
-        if (group.mode == OutputMode::Distribution) {
+        if (wantsSamplerRows(group.mode)) {
             Napi::Object options = objectArgument(env, object.Get("sampling"), name + ".sampling");
             group.sampling.temperature = numberArgument(env, options.Get("temperature"), name + ".sampling.temperature", 0, HUGE_VAL);
             group.sampling.topK = static_cast<int32_t>(integerArgument(env, options.Get("topK"), name + ".sampling.topK", 0, INT32_MAX));
@@ -365,9 +393,9 @@ private:
     static void LocateDestination(Napi::Env env, OutputGroup& group, const std::string& name, int32_t vocabularySize) {
         if (group.mode == OutputMode::None) return;
         const size_t rows = group.outputs.size() * static_cast<size_t>(vocabularySize);
-        const size_t needed = group.mode == OutputMode::Logits         ? rows
-                              : group.mode == OutputMode::Distribution ? 2 * rows
-                                                                       : group.outputs.size();
+        const size_t needed = group.mode == OutputMode::Logits || group.mode == OutputMode::Probabilities ? rows
+                              : group.mode == OutputMode::Distribution                                    ? 2 * rows
+                                                                                                          : group.outputs.size();
         // Asked afresh (Napi::TypedArray keeps what was true when it was made): a getter may have detached the buffer since.
         napi_typedarray_type type = napi_int8_array;
         size_t length = 0;
@@ -375,11 +403,11 @@ private:
         if (napi_get_typedarray_info(env, group.destinationArray, &type, &length, &data, nullptr, nullptr) != napi_ok)
             throwTypeError(env, name + " must be a typed array");
         if (group.mode == OutputMode::Logits ? type != napi_float32_array && type != napi_float64_array
-                                             : type != (group.mode == OutputMode::Distribution ? napi_float64_array : napi_int32_array))
+                                             : type != (wantsSamplerRows(group.mode) ? napi_float64_array : napi_int32_array))
             throwTypeError(env, name + " must be " +
-                                    (group.mode == OutputMode::Logits         ? "a Float32Array or Float64Array"
-                                     : group.mode == OutputMode::Distribution ? "a Float64Array"
-                                                                              : "an Int32Array") +
+                                    (group.mode == OutputMode::Logits ? "a Float32Array or Float64Array"
+                                     : wantsSamplerRows(group.mode)   ? "a Float64Array"
+                                                                      : "an Int32Array") +
                                     " for its mode");
         if (length < needed || (needed > 0 && data == nullptr))
             throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) +
@@ -390,8 +418,9 @@ private:
 
     /**
      * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: Array<{outputs: Int32Array,
-     *        mode: 0|1|2|3, destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array
-     *        (mode 2, outputs) | Float64Array (mode 3, 2 × outputs × vocabulary: logits, then sampler rows),
+     *        mode: 0|1|2|3|4, destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array
+     *        (mode 2, outputs) | Float64Array (mode 3, 2 × outputs × vocabulary: logits, then sampler rows;
+     *        mode 4, outputs × vocabulary: sampler rows only),
      *        sampling?: {temperature, topK, topP, minP, limit?}}>, removals?: Int32Array of (sequence, from) pairs
      *        dropped from the KV cache before the decode — a shared context's rollbacks, applied on the worker)
      * → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds, groups: [{transferMilliseconds,

@@ -2,7 +2,16 @@
 
 #include <llama.h>
 
+#include <cstdio>
+#include <ctime>
+#include <algorithm>
+#include <cmath>
 #include <map>
+
+#ifdef __linux__
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 #ifdef SPECGATE_BACKEND_DL
 #include <ggml-backend.h>
@@ -78,6 +87,106 @@ ggml_threadpool* poolFor(int threads) {
     if (pool != nullptr) pools.emplace(threads, pool);
     return pool;
 }
+
+namespace {
+/**
+ * CPU time other processes used, measured between decodes (threadsForDecode). Guarded by computeMutex,
+ * which every caller holds.
+ */
+struct LoadMonitor {
+    bool known = false;     // a window has been judged since the process started
+    int cores = 0;          // the cores this process may run on (its affinity mask, else those online)
+    double othersCores = 0; // the last window's CPU use of other processes, in cores
+    int reducedTo = 0;      // 0: every requested thread; else the most threads a decode uses now
+    // The open window: since `windowStart`, when the machine's busy ticks were `busyTicks` and this process's CPU time `selfSeconds`.
+    bool windowOpen = false;
+    std::chrono::steady_clock::time_point windowStart;
+    std::chrono::steady_clock::time_point lastDecodeEnd;
+    double busySeconds = 0;
+    double selfSeconds = 0;
+};
+LoadMonitor monitor;
+
+/** A window shorter than this is not judged: /proc/stat counts in 10 ms ticks per core. */
+constexpr double windowSeconds = 0.2;
+/** A pause longer than this between decodes discards the open window (the load then was not this process's neighbours'). */
+constexpr double idleGapSeconds = 0.1;
+
+/** Busy CPU time of the whole machine (every core: user, nice, system, irq, softirq, steal) in seconds; negative if unreadable. */
+double machineBusySeconds() {
+#ifdef __linux__
+    std::FILE* file = std::fopen("/proc/stat", "r");
+    if (file == nullptr) return -1;
+    unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    const int read =
+        std::fscanf(file, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait, &irq, &softirq, &steal);
+    std::fclose(file);
+    if (read < 4) return -1;
+    static const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    return static_cast<double>(user + nice + system + irq + softirq + steal) / (tick > 0 ? tick : 100.0);
+#else
+    return -1;
+#endif
+}
+
+double processSeconds() {
+    timespec now{};
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) != 0) return -1;
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+int usableCores() {
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? static_cast<int>(online) : 1;
+#else
+    return 0; // unknown: no cap
+#endif
+}
+
+void openWindow(std::chrono::steady_clock::time_point now) {
+    monitor.busySeconds = machineBusySeconds();
+    monitor.selfSeconds = processSeconds();
+    monitor.windowStart = now;
+    monitor.windowOpen = monitor.busySeconds >= 0 && monitor.selfSeconds >= 0;
+}
+} // namespace
+
+int threadsForDecode(int requested) {
+    if (monitor.cores == 0) monitor.cores = usableCores();
+    const int cap = monitor.cores > 0 ? std::min(requested, monitor.cores) : requested;
+    if (cap <= 1) return 1;
+    const auto now = std::chrono::steady_clock::now();
+    const bool idleBefore = monitor.lastDecodeEnd.time_since_epoch().count() == 0 ||
+                            std::chrono::duration<double>(now - monitor.lastDecodeEnd).count() > idleGapSeconds;
+    if (!monitor.windowOpen || idleBefore) {
+        // Keep the last judgement across the pause; judge again once this run of decodes has lasted a window.
+        openWindow(now);
+    } else if (std::chrono::duration<double>(now - monitor.windowStart).count() >= windowSeconds) {
+        const double busy = machineBusySeconds();
+        const double self = processSeconds();
+        const double wall = std::chrono::duration<double>(now - monitor.windowStart).count();
+        if (busy >= 0 && self >= 0) {
+            monitor.othersCores = std::max(0.0, (busy - monitor.busySeconds) - (self - monitor.selfSeconds)) / wall;
+            monitor.known = true;
+            // Threads the neighbours leave room for. Spinning threads (ggml's barrier never sleeps)
+            // collapse as soon as one of them waits for a core, so a decode gives up a thread once
+            // others take 0.4 of a core, and takes it back below 0.25 (hysteresis).
+            const double slack = monitor.reducedTo > 0 ? 0.25 : 0.4;
+            const int room = static_cast<int>(std::floor(static_cast<double>(monitor.cores) - monitor.othersCores + slack));
+            monitor.reducedTo = room >= cap ? 0 : std::max(1, room);
+        }
+        openWindow(now);
+    }
+    return monitor.reducedTo > 0 ? std::min(cap, monitor.reducedTo) : cap;
+}
+
+void decodeFinished() { monitor.lastDecodeEnd = std::chrono::steady_clock::now(); }
+
+double othersLoad() { return monitor.known ? monitor.othersCores : -1; }
 
 const char* buildName() { return SPECGATE_BUILD_NAME; }
 

@@ -34,6 +34,20 @@ const char* buildName();
  * not computeMutex: creating a context never waits for a decode.
  */
 ggml_threadpool* poolFor(int threads);
+/**
+ * How many of `requested` threads a decode should use now (called with computeMutex held, before each
+ * decode): never more than the cores this process may run on, and fewer while other processes keep
+ * cores busy. ggml's threads wait for each other by spinning, so a decode whose threads outnumber the
+ * free cores collapses (a thread that waits for a core stalls every other one at the next barrier):
+ * the CPU time other processes took over the last ≥ 0.2 s of decoding (/proc/stat less this process's
+ * own) decides. The decision holds across pauses between decodes (what ran then is not a neighbour
+ * of ours). Linux only; elsewhere `requested`.
+ */
+int threadsForDecode(int requested);
+/** Marks the end of a decode (computeMutex held): a pause after it longer than 0.1 s opens a new load window. */
+void decodeFinished();
+/** Other processes' CPU use in the last judged window, in cores; −1 before the first. */
+double othersLoad();
 double millisecondsSince(std::chrono::steady_clock::time_point start);
 
 } // namespace specgate

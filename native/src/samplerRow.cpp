@@ -22,13 +22,17 @@ void keepAtLeast(double* row, size_t length, double threshold) {
 } // namespace
 
 std::string processRow(const float* logits, double* out, size_t length, const Sampling& sampling, std::vector<double>& scratch) {
-    size_t finite = 0;
-    for (size_t index = 0; index < length; index++) {
-        const float value = logits[index];
-        if (std::isnan(value) || value == INFINITY)
-            return "logit " + std::to_string(index) + " is " + (std::isnan(value) ? "NaN" : "Infinity");
-        if (value != -INFINITY) finite++;
+    if (length == 0) return "empty logit row";
+    // The checks and the maximum in one vectorised pass (exponentials.cpp); the scalar loop only names a bad logit.
+    const RowScan scan = scanRow(logits, length);
+    if (scan.invalid) {
+        for (size_t index = 0; index < length; index++) {
+            const float value = logits[index];
+            if (std::isnan(value) || value == INFINITY)
+                return "logit " + std::to_string(index) + " is " + (std::isnan(value) ? "NaN" : "Infinity");
+        }
     }
+    const size_t finite = scan.finite;
     if (finite == 0) return "every logit is -Infinity: no token can be sampled";
     if (sampling.temperature == 0) {
         size_t best = 0;
@@ -38,9 +42,7 @@ std::string processRow(const float* logits, double* out, size_t length, const Sa
         out[best] = 1;
         return "";
     }
-    double max = -INFINITY;
-    for (size_t index = 0; index < length; index++)
-        if (logits[index] > max) max = logits[index];
+    const double max = scan.max; // exact: the largest float, widened
     // exp((x − max)/T). A row of finite logits (every real model's) goes through the vectorised loop
     // (libmvec's exp, ≤ 4 ulp, summed in lanes: the row agrees with processLogits to ~1e-16 per entry,
     // at a fraction of the cost on a 150k-token vocabulary); masked rows take the scalar loop.

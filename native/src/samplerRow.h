@@ -25,6 +25,15 @@ struct Sampling {
  */
 std::string processRow(const float* logits, double* out, size_t length, const Sampling& sampling, std::vector<double>& scratch);
 
+/** One pass over a logit row: its largest value (meaningful when `finite` > 0 and not `invalid`), the count of entries other than
+ * −Infinity, and whether any is NaN or +Infinity. */
+struct RowScan {
+    float max;
+    size_t finite;
+    bool invalid;
+};
+RowScan scanRow(const float* logits, size_t length);
+
 /** exp(x·inverseTemperature − scaledMax) of every (finite) logit into `out`, and their sum (exponentials.cpp). */
 double scaledExponentials(const float* logits, double* out, size_t length, double inverseTemperature, double scaledMax);
 

@@ -62,6 +62,17 @@ export interface EvaluateOptions {
      * (a draft/target pair whose vocabularies differ in length). Logit rows stay whole.
      */
     readonly vocabularyLimit?: number;
+    /**
+     * evaluateDistributions only: the caller reads the sampler rows alone, so a backend may skip
+     * handing the logit rows over (`logits` is then empty). At V = 152k that is 1.2 MB less per row.
+     */
+    readonly withoutLogits?: boolean;
+    /**
+     * evaluateDistributions only: the caller reads the returned rows only until its next call on this
+     * sequence, so a backend may write every call's rows into the same memory (the engine's target
+     * verification with a policy that keeps no rows: no fresh 1.2 MB array per row at V = 152k).
+     */
+    readonly transientRows?: boolean;
 }
 
 /**

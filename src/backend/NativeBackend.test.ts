@@ -1,10 +1,10 @@
 import {mkdtemp, rm} from "node:fs/promises";
-import {tmpdir} from "node:os";
+import {availableParallelism, tmpdir} from "node:os";
 import {join} from "node:path";
 import {describe, expect, it, vi} from "vitest";
 import {processLogits} from "../distributions/processLogits.js";
 import {writeRandomLlamaPair} from "../gguf/randomLlamaModel.js";
-import {nativeBackendAvailable} from "./nativeAddon.js";
+import {NativeOutputMode, nativeAddon, nativeBackendAvailable} from "./nativeAddon.js";
 import {NativeBackend} from "./NativeBackend.js";
 import {describeBackendContract} from "./testing/describeBackendContract.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
@@ -69,12 +69,65 @@ describe("NativeBackend sampler rows", () => {
                 }
                 await sequence.dispose();
             }
+            // withoutLogits: the same sampler rows (bit for bit), no logit rows handed over.
+            for (const sampling of settings) {
+                const full = await backend.createSequence();
+                const alone = await backend.createSequence();
+                const expected = await full.evaluateDistributions(tokens, sampling, {positions});
+                const rows = await alone.evaluateDistributions(tokens, sampling, {positions, withoutLogits: true});
+                expect(rows.logits).toHaveLength(0);
+                expect(rows.probabilities).toHaveLength(2);
+                for (let index = 0; index < positions.length; index++)
+                    expect(Array.from(rows.probabilities[index])).toEqual(Array.from(expected.probabilities[index]));
+                // transientRows: the same rows, written into memory the next call of the sequence reuses.
+                const transient = await backend.createSequence();
+                const reused = await transient.evaluateDistributions(tokens, sampling, {
+                    positions,
+                    withoutLogits: true,
+                    transientRows: true
+                });
+                for (let index = 0; index < positions.length; index++)
+                    expect(Array.from(reused.probabilities[index])).toEqual(Array.from(expected.probabilities[index]));
+                const next = await transient.evaluateDistributions([tokens[1]], sampling, {withoutLogits: true, transientRows: true});
+                expect(next.probabilities[0].buffer).toBe(reused.probabilities[0].buffer);
+                await transient.dispose();
+                await full.dispose();
+                await alone.dispose();
+            }
             const sequence = await backend.createSequence();
             await expect(sequence.evaluateDistributions(tokens, settings[0], {vocabularyLimit: 0})).rejects.toThrow(/vocabularyLimit/);
             await sequence.dispose();
         } finally {
             await backend.dispose();
             await rm(directory, {recursive: true, force: true});
+        }
+    });
+});
+
+describe("NativeBackend threads", () => {
+    it("never computes with more threads than the cores it may use, and with the threads asked for when told not to adapt", async () => {
+        const cores = availableParallelism();
+        const addon = nativeAddon("cpu");
+        const model = new addon.NativeModel(new URL("../../models/target/model.gguf", import.meta.url).pathname);
+        const decode = async (threads: number, adaptiveThreads?: boolean): Promise<number | undefined> => {
+            const context = new addon.NativeContext(model, {contextSize: 64, sequences: 1, batchSize: 64, threads, adaptiveThreads});
+            try {
+                const destination = new Int32Array(1);
+                const outputs = Int32Array.of(0);
+                const result = await context.decode(Int32Array.of(1), Int32Array.of(0), Int32Array.of(0), [
+                    {outputs, mode: NativeOutputMode.Argmax, destination}
+                ]);
+                return result.threads;
+            } finally {
+                context.dispose();
+            }
+        };
+        try {
+            expect(await decode(cores + 1)).toBeLessThanOrEqual(cores);
+            expect(await decode(1)).toBe(1);
+            expect(await decode(cores + 1, false)).toBe(cores + 1);
+        } finally {
+            model.dispose();
         }
     });
 });

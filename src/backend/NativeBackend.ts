@@ -14,6 +14,13 @@ import {vocabularyIdentity} from "./vocabularyIdentity.js";
 export interface NativeBackendOptions {
     /** CPU threads per evaluation (contexts with the same count share one persistent ggml threadpool). Default 1. */
     readonly threads?: number;
+    /**
+     * Default true: a decode uses fewer than `threads` while other processes keep cores busy (and never
+     * more threads than the cores this process may run on). ggml's threads wait for each other by
+     * spinning, so 2 threads with one core taken by another process decode several times slower than
+     * 1 thread (BENCHMARKS.md, "Contention, and T > 0 by the CPU's vector width"). False: always `threads`.
+     */
+    readonly adaptiveThreads?: boolean;
     /** Tokens per sequence. Default: the model's context length, capped at 4096. */
     readonly contextSize?: number;
     /** Most tokens in one llama_decode call. Default: contextSize, so an evaluate is one call. */
@@ -96,6 +103,7 @@ export class NativeBackend implements ModelBackend {
         vocabularySize: number,
         private readonly options: {
             threads: number;
+            adaptiveThreads: boolean;
             contextSize: number;
             batchSize: number;
             maxIdleSequences: number;
@@ -155,7 +163,15 @@ export class NativeBackend implements ModelBackend {
             vocabularyIdentity(header.metadata),
             describeVocabulary(header.metadata),
             vocabularySize,
-            {threads, ...sizes, inlineBelowMilliseconds, batchedSequences, stepTokens, unifiedKvCache: options.unifiedKvCache ?? false}
+            {
+                threads,
+                adaptiveThreads: options.adaptiveThreads ?? true,
+                ...sizes,
+                inlineBelowMilliseconds,
+                batchedSequences,
+                stepTokens,
+                unifiedKvCache: options.unifiedKvCache ?? false
+            }
         );
     }
 
@@ -199,13 +215,14 @@ export class NativeBackend implements ModelBackend {
     }
 
     private sharedSlot(): SequenceSlot | undefined {
-        const {batchedSequences, contextSize, stepTokens, threads, unifiedKvCache} = this.options;
+        const {batchedSequences, contextSize, stepTokens, threads, adaptiveThreads, unifiedKvCache} = this.options;
         if (batchedSequences <= 1) return undefined;
         this.scheduler ??= new BatchScheduler(
             new this.addon.NativeContext(this.model, {
                 contextSize,
                 sequences: batchedSequences,
                 threads,
+                adaptiveThreads,
                 unified: unifiedKvCache,
                 // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
                 batchSize: contextSize + stepTokens
@@ -223,7 +240,8 @@ export class NativeBackend implements ModelBackend {
                 contextSize: this.options.contextSize,
                 sequences: 1,
                 batchSize: this.options.batchSize,
-                threads: this.options.threads
+                threads: this.options.threads,
+                adaptiveThreads: this.options.adaptiveThreads
             });
         return new OwnContextSlot(context, this.options.inlineBelowMilliseconds, (released) => this.release(released));
     }

@@ -27,6 +27,8 @@ export class NativeSequence implements BackendSequence {
         evaluations: 0
     };
     private readonly history: number[] = [];
+    /** The rows of transientRows calls, reused from call to call (grown when a call needs more). */
+    private transient: Float64Array = new Float64Array(0);
     private readonly queue = new OperationQueue();
 
     public constructor(
@@ -62,18 +64,22 @@ export class NativeSequence implements BackendSequence {
             const limit = options.vocabularyLimit;
             if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= vocabularySize))
                 throw new InvalidInputError(`must be an integer in [1, ${vocabularySize}], got ${limit}`, "vocabularyLimit");
-            const rows = uninitializedRows(2 * positions.length * vocabularySize);
+            const withLogits = options.withoutLogits !== true;
+            const length = (withLogits ? 2 : 1) * positions.length * vocabularySize;
+            if (options.transientRows === true && this.transient.length < length) this.transient = uninitializedRows(length);
+            const rows = options.transientRows === true ? this.transient.subarray(0, length) : uninitializedRows(length);
             await this.decode(
                 tokens,
                 positions,
-                NativeOutputMode.Distribution,
+                withLogits ? NativeOutputMode.Distribution : NativeOutputMode.Probabilities,
                 rows,
                 limit === undefined ? sampling : {...sampling, limit}
             );
             const row = (index: number): Float64Array => rows.subarray(index * vocabularySize, (index + 1) * vocabularySize);
+            const first = withLogits ? positions.length : 0;
             return {
-                logits: positions.map((_position, index) => row(index)),
-                probabilities: positions.map((_position, index) => row(positions.length + index))
+                logits: withLogits ? positions.map((_position, index) => row(index)) : [],
+                probabilities: positions.map((_position, index) => row(first + index))
             };
         });
     }

@@ -234,7 +234,7 @@ describe("the native addon at its trust boundary", () => {
             refuses(replaced(3, [5]), /groups\[0\] must be an object/);
             refuses(replaced(3, [logits(), null]), /groups\[1\] must be an object/);
             refuses(replaced(3, [{...logits(), outputs: [0]}]), /groups\[0\]\.outputs must be an Int32Array/);
-            for (const mode of [undefined, "1", 4, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
+            for (const mode of [undefined, "1", 5, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
             for (const index of [-1, prompt.length, 2 ** 31 - 1])
                 refuses(
                     replaced(3, [{...logits(), outputs: Int32Array.of(index)}]),
@@ -275,6 +275,14 @@ describe("the native addon at its trust boundary", () => {
             );
             refuses(replaced(3, [{...distribution, destination: new Float64Array(vocabulary)}]), /groups\[0\]\.destination holds/);
             refuses(replaced(3, [{...distribution, sampling: undefined}]), /groups\[0\]\.sampling must be an object/);
+            // Probabilities: the sampler rows alone, outputs × vocabulary doubles, and the same sampling checks.
+            const probabilities = {...distribution, mode: NativeOutputMode.Probabilities, destination: new Float64Array(vocabulary)};
+            refuses(
+                replaced(3, [{...probabilities, destination: new Float32Array(vocabulary)}]),
+                /groups\[0\]\.destination must be a Float64Array/
+            );
+            refuses(replaced(3, [{...probabilities, destination: new Float64Array(vocabulary - 1)}]), /groups\[0\]\.destination holds/);
+            refuses(replaced(3, [{...probabilities, sampling: undefined}]), /groups\[0\]\.sampling must be an object/);
             const sampling: Array<[Record<string, unknown>, RegExp]> = [
                 [{temperature: Number.NaN}, /sampling\.temperature must be a finite number/],
                 [{temperature: -1}, /sampling\.temperature must be a finite number/],

@@ -78,6 +78,12 @@ export interface NativeContextOptions {
      * different token counts then decodes in one pass. For contexts shared by many sequences.
      */
     unified?: boolean;
+    /**
+     * Default true: a decode uses fewer than `threads` while other processes keep cores busy, and never
+     * more than the cores this process may run on (ggml's threads spin at every barrier, so threads
+     * waiting for a core stall the others: native/src/runtime.h, threadsForDecode). False: always `threads`.
+     */
+    adaptiveThreads?: boolean;
 }
 
 /** Sampler settings for Distribution mode (SamplingOptions). */
@@ -91,14 +97,15 @@ export interface NativeSampling {
 }
 
 /** What a decode returns per requested output: nothing, the logit row, or the argmax id. */
-export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3} as const;
+export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3, Probabilities: 4} as const;
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
 /**
  * The rows one submitter wants from a decode. Row r of `destination` belongs to `outputs[r]` (a batch
  * index): outputs × vocabulary floats (Float32Array, or Float64Array widened by the worker thread) for
  * Logits, one id per output (Int32Array) for Argmax; for Distribution a Float64Array of 2 × outputs ×
- * vocabulary: the logit rows, then the sampler rows for `sampling`.
+ * vocabulary: the logit rows, then the sampler rows for `sampling`; for Probabilities a Float64Array of
+ * outputs × vocabulary: the sampler rows alone (half the transfer, for callers that never read logits).
  */
 export interface NativeOutputGroup {
     outputs: Int32Array;
@@ -109,6 +116,8 @@ export interface NativeOutputGroup {
 
 /** A decode's time split, with each output group's share and, for Distribution, its row error. */
 export interface NativeDecodeResult extends EvaluationSplit {
+    /** The threads llama_decode computed with (fewer than the context's under contention, with adaptiveThreads). */
+    threads?: number;
     groups: Array<{transferMilliseconds: number; samplingMilliseconds: number; error?: string}>;
 }
 

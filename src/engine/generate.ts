@@ -295,7 +295,15 @@ class StepLoop {
         const evaluation = await timedEvaluation(sequence, async (): Promise<TargetEvaluation> =>
             this.argmaxOnly
                 ? {argmax: await sequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
-                : {argmax: undefined, ...(await evaluateRows(sequence, batch, options.sampling, {positions}))}
+                : {
+                      argmax: undefined,
+                      ...(await evaluateRows(sequence, batch, options.sampling, {
+                          positions,
+                          withoutLogits: this.stepPolicy.readsTargetLogits === false,
+                          // The rows go to the policy alone (verify below) and are dropped after it.
+                          transientRows: this.stepPolicy.releasesRows === true
+                      }))
+                  }
         );
         if (promptStep) {
             // Prompt processing: its own time line, and no point of the verification cost curve.
@@ -320,7 +328,7 @@ class StepLoop {
                 targetProbs,
                 // Absent for q-less proposals (n-gram, suffix, greedy model drafts): verified as q = δ_x.
                 draftProbs: proposal?.probs,
-                targetLogits: evaluation.logits,
+                targetLogits: this.stepPolicy.readsTargetLogits === false ? undefined : evaluation.logits,
                 draftLogits: proposal?.logits,
                 targetArgmax: evaluation.argmax
             },

@@ -54,6 +54,16 @@ export interface VerificationPolicy {
     readonly kind: string;
     /** True when the emitted tokens are distributed exactly as target-only sampling. */
     readonly lossless: boolean;
+    /**
+     * False: verify never reads step.targetLogits, so the engine may leave them out (a native backend
+     * then hands over the sampler rows alone). Absent or true: they are passed.
+     */
+    readonly readsTargetLogits?: boolean;
+    /**
+     * True: verify keeps no reference to the step's rows once it returns, so the engine may reuse their
+     * memory for the next step's rows. Absent or false: every step gets fresh rows.
+     */
+    readonly releasesRows?: boolean;
     /** Decide one step. Deterministic given the step and the decisions `chance` returns. */
     verify(step: VerificationStep, chance: Chance): VerificationResult;
 }

@@ -9,6 +9,9 @@ export function createStrictPolicy(): VerificationPolicy {
     return {
         kind: "strict",
         lossless: true,
+        // No rescue rule: verifySpeculativeSampling reads targetLogits only for one.
+        readsTargetLogits: false,
+        releasesRows: true,
         verify(step: VerificationStep, chance: Chance) {
             return verifySpeculativeSampling(step, chance, residual);
         }
