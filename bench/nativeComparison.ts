@@ -30,6 +30,13 @@
  *   npm run bench:native -- --json FILE --reps 5 --tokens 64 --threads 1,2 --temperatures 0,0.8 --cases family,d768,v152k --no-ngram
  *   npm run bench:native -- --cases qwen3 --threads 1 --no-ngram   # the V = 152k figures on Qwen3's real vocabulary
  *   npm run bench:native -- --scaling-only --threads 1,2 --cases v152k   # target-only pairs at 1 and 2 threads
+ *   npm run bench:native -- --contention --scaling-only --threads 2 --cases v152k   # one core kept busy by another process
+ *
+ * --contention starts a busy loop pinned to the last core (`taskset -c N-1 sh -c 'while :; do :; done'`)
+ * before the first case and stops it at the end, so both arms of every pair (and llama-bench) run
+ * with one core taken by another process. The report names the CPU and its vector instruction sets
+ * (from /proc/cpuinfo, and ggml's own llama_print_system_info through the addon's backendInfo()).
+ * --fixed-threads turns specgate's adaptiveThreads off (NativeBackendOptions): always the requested threads.
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
 import {spawn, spawnSync} from "node:child_process";
@@ -40,6 +47,7 @@ import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "../src/backend/ModelBackend.js";
 import {NativeBackend} from "../src/backend/NativeBackend.js";
+import {nativeAddon} from "../src/backend/nativeAddon.js";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import type {SamplingOptions} from "../src/distributions/SamplingOptions.js";
 import {generate} from "../src/engine/generate.js";
@@ -66,6 +74,10 @@ const caseNames = (value("--cases") ?? "family,d768,v152k").split(",");
 /** Target-only pairs only (for a thread-scaling run): no γ = 4 pairs, n-gram rows, time split or single-token loop. */
 const scalingOnly = flag("--scaling-only");
 const withNgram = !flag("--no-ngram") && !scalingOnly;
+/** One core kept busy by another process for the whole run (both arms under it). */
+const contention = flag("--contention");
+/** specgate with adaptiveThreads off (always the requested threads): the collapse under contention, for comparison. */
+const fixedThreads = flag("--fixed-threads");
 const jsonPath = value("--json") ?? join(root, ".specgate/bench-native/result.json");
 const gamma = 4;
 const modes = scalingOnly ? ["target-only"] : ["target-only", `strict γ=${gamma}`];
@@ -568,10 +580,37 @@ interface PairRow {
     nativeCommand: string;
 }
 
+const cpuFlags = new Set(
+    (/^flags\s*:(.*)$/m.exec(existsSync("/proc/cpuinfo") ? readFileSync("/proc/cpuinfo", "utf8") : "")?.[1] ?? "").trim().split(/\s+/)
+);
+/** The vector extensions that decide ggml's and the sampler rows' speed, as /proc/cpuinfo lists them. */
+const instructionSet = [
+    ["avx2", "AVX2"],
+    ["fma", "FMA"],
+    ["f16c", "F16C"],
+    ["avx_vnni", "AVX-VNNI"],
+    ["avx512f", "AVX-512F"],
+    ["avx512bw", "AVX-512BW"],
+    ["avx512vl", "AVX-512VL"],
+    ["avx512_vnni", "AVX-512-VNNI"],
+    ["avx512_bf16", "AVX-512-BF16"],
+    ["amx_tile", "AMX"]
+]
+    .filter(([name]) => cpuFlags.has(name))
+    .map(([, label]) => label);
 const machine = {
     cpu: cpus()[0]?.model ?? "unknown",
     cores: cpus().length,
-    avx512: /\bavx512f\b/.test(existsSync("/proc/cpuinfo") ? readFileSync("/proc/cpuinfo", "utf8") : ""),
+    avx512: cpuFlags.has("avx512f"),
+    instructionSet,
+    /** ggml's view of the CPU (llama_print_system_info through the addon): what the compute kernels were built for. */
+    ggmlSystemInfo: (() => {
+        try {
+            return nativeAddon("cpu").backendInfo().systemInfo;
+        } catch (error) {
+            return `unavailable: ${(error as Error).message}`;
+        }
+    })(),
     node: process.version,
     platform: `${process.platform} ${process.arch}`
 };
@@ -596,6 +635,18 @@ let singleToken: Record<string, number | string> | undefined;
 
 ensureBaselines();
 await mkdir(logDirectory, {recursive: true});
+
+/** The busy neighbour of --contention: a shell loop pinned to the last core, for the whole run. */
+const busyCore = machine.cores - 1;
+const busyCommand = existsSync("/usr/bin/taskset")
+    ? ["taskset", "-c", String(busyCore), "sh", "-c", "while :; do :; done"]
+    : ["sh", "-c", "while :; do :; done"];
+const neighbour = contention ? spawn(busyCommand[0], busyCommand.slice(1), {stdio: "ignore"}) : undefined;
+if (neighbour != null) {
+    process.once("exit", () => neighbour.kill("SIGKILL"));
+    log(`contention: ${busyCommand.join(" ")} (pid ${neighbour.pid}) keeps a core busy for the whole run`);
+    await sleep(500);
+}
 await mkdir(dirname(resolve(jsonPath)), {recursive: true});
 
 for (const name of caseNames) {
@@ -606,8 +657,8 @@ for (const name of caseNames) {
     llamaBench[name] = await runLlamaBench(benchCase.target, threadCounts);
 
     for (const threads of threadCounts) {
-        const target = await NativeBackend.load(benchCase.target, {threads});
-        const draft = await NativeBackend.load(benchCase.draft, {threads});
+        const target = await NativeBackend.load(benchCase.target, {threads, adaptiveThreads: !fixedThreads});
+        const draft = await NativeBackend.load(benchCase.draft, {threads, adaptiveThreads: !fixedThreads});
         const contextSize = target.contextSize;
         const server = await LlamaServer.start(
             benchCase.target,
@@ -885,6 +936,8 @@ for (const name of caseNames) {
     }
 }
 
+neighbour?.kill("SIGKILL");
+
 // ---------------------------------------------------------------------------------------------
 // Report
 
@@ -894,6 +947,12 @@ const lines: string[] = [];
 lines.push(
     `Machine: ${machine.cores}-core ${machine.cpu}${machine.avx512 ? " (AVX-512)" : ""}, ${machine.platform}, Node ${machine.node}; llama.cpp ${llamaCommit}.`
 );
+lines.push(`Instruction set: ${machine.instructionSet.join(", ") || "none of AVX2 / AVX-512 listed"}. ggml: ${machine.ggmlSystemInfo}`);
+if (fixedThreads) lines.push("specgate ran with adaptiveThreads off (--fixed-threads): always the requested threads.");
+if (contention)
+    lines.push(
+        `Contention: \`${busyCommand.map(shellQuote).join(" ")}\` kept core ${busyCore} busy for the whole run: both arms of every pair ran beside it.`
+    );
 lines.push(
     `Load average (1 min) at start ${fixed(loadAtStart[0])}, at end ${fixed(loadavg()[0])} on ${machine.cores} cores: other processes shared the machine.`
 );
@@ -1041,6 +1100,13 @@ for (const caseName of ["family", "d768"])
                 met: ratio >= 0.95
             });
     }
+if (contention)
+    for (const row of pairs.filter((item) => item.threads === 2 && item.mode === "target-only"))
+        targets.push({
+            target: `one core busy: specgate 2 threads ≥ 0.9× llama-server 2 threads, ${row.case}, T = ${row.temperature}`,
+            measured: `${fixed(median(row.ratios), 3)}×`,
+            met: median(row.ratios) >= 0.9
+        });
 for (const split of timeSplit.filter((item) => item.spec !== "target-only"))
     targets.push({
         target: `transfer + sampling + policy ≤ 10% of decode, ${split.spec}, V = 152k, T = 0.8`,
@@ -1068,6 +1134,8 @@ await writeFile(
             finished: new Date().toISOString(),
             machine,
             loadAverage: {start: loadAtStart, end: loadavg()},
+            contention: contention ? {core: busyCore, command: busyCommand.join(" ")} : null,
+            adaptiveThreads: !fixedThreads,
             llamaCommit,
             settings: {reps, maxTokens, threadCounts, temperatures, gamma, cases: caseNames.map((caseName) => cases[caseName])},
             pairs: pairs.map((row) => ({
