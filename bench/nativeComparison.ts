@@ -54,6 +54,7 @@ import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
 import {freePort} from "../src/serve/testing/freePort.js";
+import {draftModelFlags, nativeSamplerFlags, runTool as runLlamaCppTool, shellQuote} from "./llamaCppTools.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -184,7 +185,6 @@ const median = (values: readonly number[]): number => {
 };
 const fixed = (number: number | undefined, digits = 2): string =>
     number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
-const shellQuote = (part: string): string => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`);
 const commandLine = (parts: readonly string[]): string =>
     parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
 
@@ -210,53 +210,7 @@ const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep
 
 /** Runs a tool to the end; stdout and stderr together (llama.cpp logs to stderr). */
 function runTool(binary: string, args: readonly string[], timeoutMilliseconds = 300_000): Promise<{code: number | null; output: string}> {
-    return new Promise((resolveRun, reject) => {
-        const child = spawn(join(binDirectory, binary), args, {stdio: ["ignore", "pipe", "pipe"]});
-        let output = "";
-        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMilliseconds);
-        child.once("error", reject);
-        child.once("close", (code) => {
-            clearTimeout(timer);
-            resolveRun({code, output});
-        });
-    });
-}
-
-/** Sampler flags shared by llama-speculative-simple runs: T, top-k 0, top-p 1, min-p 0, the rest off. */
-function nativeSamplerFlags(temperature: number, seed: number): string[] {
-    return [
-        "--temp",
-        String(temperature),
-        "--top-k",
-        "0",
-        "--top-p",
-        "1",
-        "--min-p",
-        "0",
-        "--typical",
-        "1",
-        "--repeat-penalty",
-        "1",
-        "--presence-penalty",
-        "0",
-        "--frequency-penalty",
-        "0",
-        "--dry-multiplier",
-        "0",
-        "--xtc-probability",
-        "0",
-        "--top-nsigma",
-        "-1",
-        "--mirostat",
-        "0",
-        "--samplers",
-        "top_k;top_p;min_p;temperature",
-        "--ignore-eos",
-        "--seed",
-        String(seed)
-    ];
+    return runLlamaCppTool(binDirectory, binary, args, timeoutMilliseconds);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,18 +342,7 @@ async function runSpeculativeSimple(options: {
     // the last 3 tokens and proposes up to γ (its defaults, 12 and 48, would rarely match in 64 tokens).
     const drafting =
         options.draft != null
-            ? [
-                  "-md",
-                  options.draft,
-                  "--spec-type",
-                  "draft-simple",
-                  "--spec-draft-n-max",
-                  String(gamma),
-                  "--spec-draft-n-min",
-                  "0",
-                  "--spec-draft-p-min",
-                  "0"
-              ]
+            ? draftModelFlags(options.draft, gamma)
             : [
                   "--spec-type",
                   options.specType ?? "ngram-simple",
