@@ -56,3 +56,23 @@ export function runTool(
         });
     });
 }
+
+/**
+ * Runs llama-speculative-simple until its summary lines are in the output (at most `attempts`
+ * times): they come from llama.cpp's log thread, which is not joined at exit (common_log_main()
+ * leaks it), so on a loaded machine they are sometimes lost. `retries` counts the extra runs.
+ */
+export async function runSpeculativeSimpleUntilSummary(
+    binDirectory: string,
+    args: readonly string[],
+    attempts: number,
+    timeoutMilliseconds: number
+): Promise<{code: number | null; output: string; retries: number}> {
+    let result = {code: null as number | null, output: ""};
+    for (let attempt = 0; attempt < attempts; attempt++) {
+        result = await runTool(binDirectory, "llama-speculative-simple", args, timeoutMilliseconds);
+        if (result.code !== 0 || (/decoded\s+\d+ tokens/.test(result.output) && /n_accept\s*=\s*\d+/.test(result.output)))
+            return {...result, retries: attempt};
+    }
+    return {...result, retries: attempts - 1};
+}

@@ -54,7 +54,13 @@ import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
 import {freePort} from "../src/serve/testing/freePort.js";
-import {draftModelFlags, nativeSamplerFlags, runTool as runLlamaCppTool, shellQuote} from "./llamaCppTools.js";
+import {
+    draftModelFlags,
+    nativeSamplerFlags,
+    runSpeculativeSimpleUntilSummary,
+    runTool as runLlamaCppTool,
+    shellQuote
+} from "./llamaCppTools.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -370,15 +376,8 @@ async function runSpeculativeSimple(options: {
         options.prompt
     ];
     const command = commandLine([join(binDirectory, "llama-speculative-simple"), ...args.slice(0, -2)]) + " -p '<prompt>'";
-    // llama.cpp's common log is written by a worker thread that is not joined at exit (common_log_main()
-    // leaks it), so on a loaded machine the summary lines are sometimes lost: run again when they are.
-    let code: number | null = null;
-    let output = "";
-    for (let attempt = 0; attempt < 5; attempt++) {
-        ({code, output} = await runTool("llama-speculative-simple", args));
-        if (code !== 0 || (/decoded\s+\d+ tokens/.test(output) && /n_accept\s*=\s*\d+/.test(output))) break;
-        speculativeSimpleRetries++;
-    }
+    const {code, output, retries} = await runSpeculativeSimpleUntilSummary(binDirectory, args, 5, 300_000);
+    speculativeSimpleRetries += retries;
     const decoded = /decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t\/s/.exec(output);
     const encoded = /encoded\s+(\d+) tokens/.exec(output);
     if (code !== 0 || decoded == null) {

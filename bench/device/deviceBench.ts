@@ -34,7 +34,13 @@ import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js"
 import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
-import {draftModelFlags, nativeSamplerFlags, runTool as runLlamaCppTool, shellQuote} from "../llamaCppTools.js";
+import {
+    draftModelFlags,
+    nativeSamplerFlags,
+    runSpeculativeSimpleUntilSummary,
+    runTool as runLlamaCppTool,
+    shellQuote
+} from "../llamaCppTools.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -241,14 +247,8 @@ async function runSpeculativeSimple(options: {
         options.prompt
     ];
     const command = `${commandLine("llama-speculative-simple", args.slice(0, -2))} -p '<prompt>'`;
-    // Its summary lines come from a log thread that is not joined at exit and are sometimes lost: run again then.
-    let code: number | null = null;
-    let output = "";
-    for (let attempt = 0; attempt < 3; attempt++) {
-        ({code, output} = await runTool("llama-speculative-simple", args));
-        if (code !== 0 || (/decoded\s+\d+ tokens/.test(output) && /n_accept\s*=\s*\d+/.test(output))) break;
-        speculativeSimpleRetries++;
-    }
+    const {code, output, retries} = await runSpeculativeSimpleUntilSummary(binDirectory, args, 3, 180_000);
+    speculativeSimpleRetries += retries;
     const decoded = /decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t\/s/.exec(output);
     if (code !== 0 || decoded == null)
         throw new Error(`llama-speculative-simple failed (exit ${code}): ${command}\n${output.slice(-1500)}`);
