@@ -38,6 +38,28 @@ describe.runIf(llamaCppToolExists("llama-finetune"))("trainWithLlamaFinetune (ll
         await rm(directory, {recursive: true, force: true});
     });
 
+    it("with a time budget, measures its windows per second on a probe run and trains as many windows as fit", async () => {
+        const out = join(directory, "budget.gguf");
+        const messages: string[] = [];
+        const report = await trainWithLlamaFinetune({
+            corpus: join(directory, "corpus"),
+            out,
+            shape: {embeddingLength: 32, blockCount: 1, headCount: 2, feedForwardLength: 64},
+            contextLength: 64,
+            seconds: 20,
+            epochs: 1,
+            seed: 5,
+            threads: 1,
+            validationDocuments: 60,
+            onMessage: (message) => messages.push(message)
+        });
+        expect(report.calibration?.windowsPerSecond).toBeGreaterThan(0);
+        expect(report.steps).toBeGreaterThan(0);
+        expect(report.history).toHaveLength(1);
+        expect(messages[0]).toMatch(/^calibration: [\d.]+ windows\/s .* windows per epoch fit 20 s$/);
+        expect(messages[1]).toMatch(/^training /);
+    });
+
     it("trains, lowers the loss, and writes a GGUF whose llama.cpp logits match the reference forward", async () => {
         const out = join(directory, "tiny.gguf");
         const report = await trainWithLlamaFinetune({

@@ -114,6 +114,54 @@ const defaults = {contextLength: 256, epochs: 1, seed: 1, learningRate: 6e-4, we
  * and s-CDF fine-tuning of drafters, which needs per-task weights and soft target distributions.
  */
 export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): Promise<FinetuneTrainingReport> {
+    const settings = trainingSettings(options);
+    const binary = locateLlamaCppTool("llama-finetune", options.environment);
+    const corpus = await readTrainingCorpus(options);
+    const config = shapeConfig(options.shape, settings.contextLength);
+    const work = await mkdtemp(join(tmpdir(), "specgate-train-"));
+    const started = performance.now();
+    try {
+        const initial = join(work, "initial.gguf");
+        await writeInitialModel(options, config, settings, initial);
+        const runner = new FinetuneRunner(binary, initial, work, settings);
+        const calibrated =
+            options.steps === undefined && options.seconds !== undefined
+                ? await calibrateWindows(runner, corpus, options.seconds, settings, started)
+                : undefined;
+        const trainWindows =
+            calibrated?.trainWindows ?? (options.steps === undefined ? undefined : Math.ceil(options.steps / settings.epochs));
+        if (calibrated !== undefined) settings.message(calibrated.line);
+
+        const layout = finetuneText(corpus.train, corpus.validation, {
+            contextLength: settings.contextLength,
+            trainWindows,
+            countTokens: corpus.countTokens
+        });
+        settings.message(
+            `training ${formatModelShape(options.shape)} (${llamaParameterCount(config)} parameters): ${settings.epochs} epoch(s) × ${layout.trainWindows} windows of ${settings.contextLength} tokens, ${layout.trainDocuments} training documents, ${layout.validationWindows} validation windows`
+        );
+        const rawOutput = join(work, "trained.gguf");
+        const {finetuneArguments, result} = await runner.run(layout, settings.epochs, rawOutput, runner.mainRates, options.onProgress);
+
+        // Re-export through our writer: same tensors, our metadata (and name) on every family member.
+        const trained = readLlamaGguf(rawOutput);
+        await mkdir(dirname(options.out), {recursive: true});
+        await writeLlamaGguf(options.out, trained.config, trained.weights, corpus.tokenizer, {name: options.name});
+
+        const report = trainingReport(options, settings, corpus.manifest, layout, result, finetuneArguments, {
+            parameters: llamaParameterCount(config),
+            wallSeconds: (performance.now() - started) / 1000,
+            calibration: calibrated?.calibration
+        });
+        await writeFileAtomic(`${options.out}.train.json`, `${JSON.stringify(report, null, 2)}\n`);
+        return report;
+    } finally {
+        await rm(work, {recursive: true, force: true});
+    }
+}
+
+/** The options with their defaults, checked (an InvalidInputError names the first out of range). */
+function trainingSettings(options: FinetuneTrainingOptions) {
     const contextLength = options.contextLength ?? defaults.contextLength;
     const epochs = options.epochs ?? defaults.epochs;
     const seed = options.seed ?? defaults.seed;
@@ -123,8 +171,13 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
     const threads = options.threads ?? defaults.threads;
     checkTrainingNumbers({epochs, steps: options.steps, seconds: options.seconds, learningRate, minimumLearningRate, weightDecay, threads});
     const message = options.onMessage ?? (() => undefined);
-    const binary = locateLlamaCppTool("llama-finetune", options.environment);
+    return {contextLength, epochs, seed, learningRate, minimumLearningRate, weightDecay, threads, message};
+}
 
+type TrainingSettings = ReturnType<typeof trainingSettings>;
+
+/** The corpus's manifest, its training documents and the first validation documents, and how to count tokens. */
+async function readTrainingCorpus(options: FinetuneTrainingOptions) {
     const manifest = JSON.parse(await readFile(join(options.corpus, "manifest.json"), "utf8")) as CorpusManifest;
     const train = splitDocuments(await readFile(join(options.corpus, "train.txt"), "utf8"));
     // Validation runs after every epoch; a few hundred windows measure the loss to ±0.01 at a few % of the time.
@@ -133,139 +186,173 @@ export async function trainWithLlamaFinetune(options: FinetuneTrainingOptions): 
         options.validationDocuments ?? 600
     );
     const tokenizer = new ByteTokenizer();
-    const countTokens = (text: string): number => tokenizer.tokenize(text).length;
+    return {manifest, train, validation, tokenizer, countTokens: (text: string): number => tokenizer.tokenize(text).length};
+}
 
-    const config = shapeConfig(options.shape, contextLength);
-    const parameters = llamaParameterCount(config);
-    const work = await mkdtemp(join(tmpdir(), "specgate-train-"));
-    const started = performance.now();
-    try {
-        const initial = join(work, "initial.gguf");
-        if (options.initialModel === undefined) {
-            await writeLlamaGguf(initial, config, initializeLlamaWeights(config, {seed}), tokenizer, {name: options.name});
-        } else {
-            const start = readLlamaGguf(options.initialModel);
-            if (formatModelShape({...start.config}) !== formatModelShape(options.shape) || start.config.tiedOutput)
-                throw new InvalidInputError(
-                    `${options.initialModel} has shape ${formatModelShape(start.config)}, not ${formatModelShape(options.shape)}`,
-                    "initialModel"
-                );
-            await writeLlamaGguf(initial, {...start.config, contextLength}, start.weights, tokenizer, {name: options.name});
-        }
-        const run = async (
-            layout: FinetuneText,
-            runEpochs: number,
-            output: string,
-            rates: {peak: number; minimum: number},
-            onProgress?: FinetuneTrainingOptions["onProgress"]
-        ) => {
-            const textFile = join(work, "train-text.txt");
-            await writeFile(textFile, layout.text);
-            const finetuneArguments: LlamaFinetuneArguments = {
-                binary,
-                model: initial,
-                textFile,
-                output,
-                contextLength,
-                microBatch: contextLength,
-                epochs: runEpochs,
-                learningRate: rates.peak,
-                minimumLearningRate: runEpochs > 1 ? rates.minimum : rates.peak,
-                weightDecay,
-                validationSplit: layout.validationSplit,
-                threads,
-                seed
-            };
-            return {finetuneArguments, result: await runLlamaFinetune(finetuneArguments, {onProgress})};
-        };
-        const mainRates = {peak: learningRate, minimum: minimumLearningRate};
+type TrainingCorpus = Awaited<ReturnType<typeof readTrainingCorpus>>;
 
-        let trainWindows = options.steps === undefined ? undefined : Math.ceil(options.steps / epochs);
-        let calibration: FinetuneTrainingReport["calibration"];
-        if (trainWindows === undefined && options.seconds !== undefined) {
-            const probe = finetuneText(train, validation.slice(0, 40), {contextLength, trainWindows: 48, countTokens});
-            const {result} = await run(probe, 1, join(work, "calibration.gguf"), mainRates);
-            const windowsPerSecond = result.epochs[0].trainWindowsPerSecond ?? probe.trainWindows / phaseSeconds(result.epochs, "train");
-            const validationWindowsPerSecond =
-                result.epochs[0].validationWindowsPerSecond ?? probe.validationWindows / phaseSeconds(result.epochs, "val");
-            const overhead = Math.max(
-                0,
-                result.wallSeconds - probe.trainWindows / windowsPerSecond - probe.validationWindows / validationWindowsPerSecond
-            );
-            const full = finetuneText(train, validation, {contextLength, trainWindows: 1, countTokens});
-            const remaining = options.seconds - (performance.now() - started) / 1000 - overhead;
-            const perEpoch = remaining / epochs - full.validationWindows / validationWindowsPerSecond;
-            trainWindows = Math.floor(perEpoch * windowsPerSecond);
-            if (trainWindows < 1)
-                throw new InvalidInputError(
-                    `${options.seconds} s leave no time to train at ${windowsPerSecond.toFixed(1)} windows/s once validation and start-up are paid`,
-                    "seconds"
-                );
-            calibration = {windowsPerSecond, seconds: (performance.now() - started) / 1000};
-            message(
-                `calibration: ${windowsPerSecond.toFixed(2)} windows/s (${(windowsPerSecond * contextLength).toFixed(0)} tokens/s); ${trainWindows} windows per epoch fit ${options.seconds} s`
-            );
-        }
-
-        const layout = finetuneText(train, validation, {contextLength, trainWindows, countTokens});
-        message(
-            `training ${formatModelShape(options.shape)} (${parameters} parameters): ${epochs} epoch(s) × ${layout.trainWindows} windows of ${contextLength} tokens, ${layout.trainDocuments} training documents, ${layout.validationWindows} validation windows`
-        );
-        const rawOutput = join(work, "trained.gguf");
-        const {finetuneArguments, result} = await run(layout, epochs, rawOutput, mainRates, options.onProgress);
-
-        // Re-export through our writer: same tensors, our metadata (and name) on every family member.
-        const trained = readLlamaGguf(rawOutput);
-        await mkdir(dirname(options.out), {recursive: true});
-        await writeLlamaGguf(options.out, trained.config, trained.weights, tokenizer, {name: options.name});
-
-        const steps = layout.trainWindows * epochs;
-        const trainSeconds = result.epochs.reduce(
-            (sum, summary) =>
-                sum +
-                (summary.trainWindowsPerSecond === undefined
-                    ? summary.train.elapsedSeconds
-                    : layout.trainWindows / summary.trainWindowsPerSecond),
-            0
-        );
-        const history = result.epochs.map((summary) => ({
-            epoch: summary.epoch,
-            trainLoss: summary.train.loss,
-            trainAccuracy: summary.train.accuracy,
-            validationLoss: summary.validation?.loss,
-            validationAccuracy: summary.validation?.accuracy
-        }));
-        const report: FinetuneTrainingReport = {
-            format: "specgate-train/1",
-            trainer: "llama-finetune",
-            model: options.out,
-            shape: formatModelShape(options.shape),
-            parameters,
-            contextLength,
-            corpus: {directory: options.corpus, seed: manifest.seed, samples: manifest.samples, mixture: manifest.mixture},
-            seed,
-            epochs,
-            learningRate,
-            minimumLearningRate,
-            weightDecay,
-            threads,
-            trainDocuments: layout.trainDocuments,
-            validationDocuments: layout.validationDocuments,
-            steps,
-            tokensProcessed: steps * contextLength,
-            trainTextTokens: layout.tokens,
-            wallSeconds: (performance.now() - started) / 1000,
-            tokensPerSecond: (steps * contextLength) / Math.max(trainSeconds, 1e-3),
-            calibration,
-            history,
-            finalValidationLoss: history.at(-1)?.validationLoss,
-            commandLine: [finetuneArguments.binary, ...llamaFinetuneCommandLine(finetuneArguments)]
-        };
-        await writeFileAtomic(`${options.out}.train.json`, `${JSON.stringify(report, null, 2)}\n`);
-        return report;
-    } finally {
-        await rm(work, {recursive: true, force: true});
+/** The model training starts from: random weights of the shape, or `initialModel` (which must have that shape). */
+async function writeInitialModel(
+    options: FinetuneTrainingOptions,
+    config: ReturnType<typeof shapeConfig>,
+    settings: TrainingSettings,
+    path: string
+): Promise<void> {
+    const tokenizer = new ByteTokenizer();
+    if (options.initialModel === undefined) {
+        await writeLlamaGguf(path, config, initializeLlamaWeights(config, {seed: settings.seed}), tokenizer, {name: options.name});
+        return;
     }
+    const start = readLlamaGguf(options.initialModel);
+    if (formatModelShape({...start.config}) !== formatModelShape(options.shape) || start.config.tiedOutput)
+        throw new InvalidInputError(
+            `${options.initialModel} has shape ${formatModelShape(start.config)}, not ${formatModelShape(options.shape)}`,
+            "initialModel"
+        );
+    await writeLlamaGguf(path, {...start.config, contextLength: settings.contextLength}, start.weights, tokenizer, {name: options.name});
+}
+
+/** Runs llama-finetune on a text layout from the initial model, with the run's settings. */
+class FinetuneRunner {
+    public readonly mainRates: {peak: number; minimum: number};
+
+    public constructor(
+        private readonly binary: string,
+        private readonly initial: string,
+        private readonly work: string,
+        private readonly settings: TrainingSettings
+    ) {
+        this.mainRates = {peak: settings.learningRate, minimum: settings.minimumLearningRate};
+    }
+
+    /** A path in the run's scratch folder. */
+    public workFile(name: string): string {
+        return join(this.work, name);
+    }
+
+    public async run(
+        layout: FinetuneText,
+        epochs: number,
+        output: string,
+        rates: {peak: number; minimum: number},
+        onProgress?: FinetuneTrainingOptions["onProgress"]
+    ) {
+        const textFile = this.workFile("train-text.txt");
+        await writeFile(textFile, layout.text);
+        const {contextLength, weightDecay, threads, seed} = this.settings;
+        const finetuneArguments: LlamaFinetuneArguments = {
+            binary: this.binary,
+            model: this.initial,
+            textFile,
+            output,
+            contextLength,
+            microBatch: contextLength,
+            epochs,
+            learningRate: rates.peak,
+            minimumLearningRate: epochs > 1 ? rates.minimum : rates.peak,
+            weightDecay,
+            validationSplit: layout.validationSplit,
+            threads,
+            seed
+        };
+        return {finetuneArguments, result: await runLlamaFinetune(finetuneArguments, {onProgress})};
+    }
+}
+
+/**
+ * With a time budget: a short probe run measures windows per second (training and validation) and
+ * the start-up overhead, and the training windows per epoch that fit the seconds left follow.
+ */
+async function calibrateWindows(
+    runner: FinetuneRunner,
+    corpus: TrainingCorpus,
+    seconds: number,
+    settings: TrainingSettings,
+    started: number
+) {
+    const {contextLength, epochs} = settings;
+    const probe = finetuneText(corpus.train, corpus.validation.slice(0, 40), {
+        contextLength,
+        trainWindows: 48,
+        countTokens: corpus.countTokens
+    });
+    const {result} = await runner.run(probe, 1, runner.workFile("calibration.gguf"), runner.mainRates);
+    const windowsPerSecond = result.epochs[0].trainWindowsPerSecond ?? probe.trainWindows / phaseSeconds(result.epochs, "train");
+    const validationWindowsPerSecond =
+        result.epochs[0].validationWindowsPerSecond ?? probe.validationWindows / phaseSeconds(result.epochs, "val");
+    const overhead = Math.max(
+        0,
+        result.wallSeconds - probe.trainWindows / windowsPerSecond - probe.validationWindows / validationWindowsPerSecond
+    );
+    const full = finetuneText(corpus.train, corpus.validation, {contextLength, trainWindows: 1, countTokens: corpus.countTokens});
+    const remaining = seconds - (performance.now() - started) / 1000 - overhead;
+    const perEpoch = remaining / epochs - full.validationWindows / validationWindowsPerSecond;
+    const trainWindows = Math.floor(perEpoch * windowsPerSecond);
+    if (trainWindows < 1)
+        throw new InvalidInputError(
+            `${seconds} s leave no time to train at ${windowsPerSecond.toFixed(1)} windows/s once validation and start-up are paid`,
+            "seconds"
+        );
+    return {
+        trainWindows,
+        calibration: {windowsPerSecond, seconds: (performance.now() - started) / 1000},
+        line: `calibration: ${windowsPerSecond.toFixed(2)} windows/s (${(windowsPerSecond * contextLength).toFixed(0)} tokens/s); ${trainWindows} windows per epoch fit ${seconds} s`
+    };
+}
+
+/** The report written beside the model (`.train.json`) and returned. */
+function trainingReport(
+    options: FinetuneTrainingOptions,
+    settings: TrainingSettings,
+    manifest: CorpusManifest,
+    layout: FinetuneText,
+    result: Awaited<ReturnType<typeof runLlamaFinetune>>,
+    finetuneArguments: LlamaFinetuneArguments,
+    run: {parameters: number; wallSeconds: number; calibration: FinetuneTrainingReport["calibration"]}
+): FinetuneTrainingReport {
+    const {contextLength, epochs, seed, learningRate, minimumLearningRate, weightDecay, threads} = settings;
+    const steps = layout.trainWindows * epochs;
+    const trainSeconds = result.epochs.reduce(
+        (sum, summary) =>
+            sum +
+            (summary.trainWindowsPerSecond === undefined
+                ? summary.train.elapsedSeconds
+                : layout.trainWindows / summary.trainWindowsPerSecond),
+        0
+    );
+    const history = result.epochs.map((summary) => ({
+        epoch: summary.epoch,
+        trainLoss: summary.train.loss,
+        trainAccuracy: summary.train.accuracy,
+        validationLoss: summary.validation?.loss,
+        validationAccuracy: summary.validation?.accuracy
+    }));
+    return {
+        format: "specgate-train/1",
+        trainer: "llama-finetune",
+        model: options.out,
+        shape: formatModelShape(options.shape),
+        parameters: run.parameters,
+        contextLength,
+        corpus: {directory: options.corpus, seed: manifest.seed, samples: manifest.samples, mixture: manifest.mixture},
+        seed,
+        epochs,
+        learningRate,
+        minimumLearningRate,
+        weightDecay,
+        threads,
+        trainDocuments: layout.trainDocuments,
+        validationDocuments: layout.validationDocuments,
+        steps,
+        tokensProcessed: steps * contextLength,
+        trainTextTokens: layout.tokens,
+        wallSeconds: run.wallSeconds,
+        tokensPerSecond: (steps * contextLength) / Math.max(trainSeconds, 1e-3),
+        calibration: run.calibration,
+        history,
+        finalValidationLoss: history.at(-1)?.validationLoss,
+        commandLine: [finetuneArguments.binary, ...llamaFinetuneCommandLine(finetuneArguments)]
+    };
 }
 
 /** Documents of train.txt / validation.txt (blank-line separated). */
