@@ -12,9 +12,9 @@ export const defaultDrainBytes = 64 * 1024 * 1024;
  * then see a reset).
  */
 export async function readRequestBody(request: Request, maxBytes: number, drainBytes = defaultDrainBytes): Promise<string> {
-    const tooLarge = new PayloadTooLargeError(`the request body exceeds ${maxBytes} bytes`);
+    const tooLarge = (): PayloadTooLargeError => new PayloadTooLargeError(`the request body exceeds ${maxBytes} bytes`);
     const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-    if (declared > maxBytes + drainBytes) throw tooLarge;
+    if (declared > maxBytes + drainBytes) throw tooLarge();
     if (request.body === null) return "";
     const reader = request.body.getReader();
     const chunks: Uint8Array[] = [];
@@ -29,12 +29,12 @@ export async function readRequestBody(request: Request, maxBytes: number, drainB
             if (!over) chunks.push(value);
             if (received > maxBytes + drainBytes) {
                 await reader.cancel().catch(() => undefined);
-                throw tooLarge;
+                throw tooLarge();
             }
         }
     } finally {
         reader.releaseLock();
     }
-    if (over) throw tooLarge;
+    if (over) throw tooLarge();
     return Buffer.concat(chunks).toString("utf8");
 }
