@@ -16,14 +16,14 @@ export function completionRequestSchema(contextSize: number) {
                 .min(0)
                 .max(2 ** 31 - 1)
         )
-        .min(1)
-        .max(contextSize, {error: tooLong});
+        .min(1);
     const prompt = z.union([
         z.string(),
         z.array(z.string()).length(1, {error: "one prompt per request is supported"}),
         tokenIds,
         z.array(tokenIds).length(1, {error: "one prompt per request is supported"})
     ]);
+    // The one length check, before the union looks at any element.
     const withinContext = (value: unknown): boolean =>
         !Array.isArray(value) ||
         (value.length <= contextSize && (value.length !== 1 || !Array.isArray(value[0]) || value[0].length <= contextSize));
