@@ -203,18 +203,17 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
 }
 
 /**
- * The one place exceptions become responses (OpenAI's error body, through openAiError). Every
- * reply carries its request id (X-Request-Id); an unexpected error (500) is logged with its stack
+ * The one place exceptions become responses (OpenAI's error body, through openAiError). The first
+ * middleware gives every reply, this one's too, its X-Request-Id; an unexpected error (500) is logged with its stack
  * and that id, which its message repeats, so a client's report finds the log line. Requests
  * refused before generation are counted by status.
  */
 function errorResponder(state: ServeState): ErrorHandler<ServeEnv> {
     return (error, c) => {
-        const requestId = c.get("requestId") ?? newRequestId();
-        const mapped = reportError(error, requestId, state.logError);
+        const mapped = reportError(error, c.get("requestId"), state.logError);
         const body = mapped.body;
         state.metrics.recordRefusal(mapped.status);
-        const headers: Record<string, string> = {"Content-Type": "application/json", "X-Request-Id": requestId};
+        const headers: Record<string, string> = {"Content-Type": "application/json"};
         if (mapped.retryAfter !== undefined) headers["Retry-After"] = String(mapped.retryAfter);
         // The body of a 413 may not have been read to its end: the connection is not reused.
         if (error instanceof PayloadTooLargeError) headers.Connection = "close";
