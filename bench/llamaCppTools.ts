@@ -15,6 +15,26 @@ export function nativeSamplerFlags(temperature: number, seed: number): string[] 
     ];
 }
 
+/** The same sampler in llama-server's request fields: temperature T, top-k 0, top-p 1, min-p 0, every other sampler off. */
+export function llamaServerSampling(temperature: number) {
+    return {
+        temperature,
+        top_k: 0,
+        top_p: 1,
+        min_p: 0,
+        typical_p: 1,
+        repeat_penalty: 1,
+        repeat_last_n: 0,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        dry_multiplier: 0,
+        xtc_probability: 0,
+        top_n_sigma: -1,
+        mirostat: 0,
+        samplers: ["top_k", "top_p", "min_p", "temperature"]
+    };
+}
+
 /** A draft model proposing exactly γ tokens per step (no minimum, no confidence cut), as specgate's strict γ does. */
 export function draftModelFlags(draft: string, gamma: number): string[] {
     return [

@@ -56,6 +56,7 @@ import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {
     draftModelFlags,
+    llamaServerSampling,
     nativeSamplerFlags,
     runSpeculativeSimpleUntilSummary,
     runTool as runLlamaCppTool,
@@ -302,24 +303,7 @@ class LlamaServer {
 }
 
 function serverSampling(temperature: number, seed: number) {
-    return {
-        temperature,
-        top_k: 0,
-        top_p: 1,
-        min_p: 0,
-        typical_p: 1,
-        repeat_penalty: 1,
-        repeat_last_n: 0,
-        presence_penalty: 0,
-        frequency_penalty: 0,
-        dry_multiplier: 0,
-        xtc_probability: 0,
-        top_n_sigma: -1,
-        mirostat: 0,
-        ignore_eos: true,
-        seed,
-        samplers: ["top_k", "top_p", "min_p", "temperature"]
-    };
+    return {...llamaServerSampling(temperature), ignore_eos: true, seed};
 }
 
 let speculativeSimpleRetries = 0;

@@ -50,7 +50,7 @@ import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
-import {draftModelFlags} from "./llamaCppTools.js";
+import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -368,20 +368,7 @@ function requestBody(arm: ArmName, prompt: string, tokens: number): string {
     return JSON.stringify({
         prompt,
         max_tokens: tokens,
-        temperature,
-        top_k: 0,
-        top_p: 1,
-        min_p: 0,
-        typical_p: 1,
-        repeat_penalty: 1,
-        repeat_last_n: 0,
-        presence_penalty: 0,
-        frequency_penalty: 0,
-        dry_multiplier: 0,
-        xtc_probability: 0,
-        top_n_sigma: -1,
-        mirostat: 0,
-        samplers: ["top_k", "top_p", "min_p", "temperature"],
+        ...llamaServerSampling(temperature),
         cache_prompt: false,
         stream: true,
         stream_options: {include_usage: true},
