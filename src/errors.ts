@@ -244,3 +244,10 @@ export class NativeBackendUnavailableError extends SpecgateError {
         super("native_backend_unavailable", message, "backend");
     }
 }
+
+/** A token was fed to a constraint (a grammar) that forbids it at that point. */
+export class ConstraintViolationError extends SpecgateError {
+    public constructor(message: string) {
+        super("constraint_violation", message);
+    }
+}

@@ -42,6 +42,11 @@ export function restrictVocabulary(backend: ModelBackend, size: number): ModelBa
     };
 }
 
+/** A sequence of the backend restrictVocabulary(backend, size) was given (one a caller created itself), seen as that one's sequences are. */
+export function restrictSequence(backend: ModelBackend, sequence: BackendSequence, size: number): BackendSequence {
+    return size === backend.vocabularySize ? sequence : new RestrictedSequence(sequence, size);
+}
+
 class RestrictedSequence implements BackendSequence {
     public readonly evaluateArgmax?: (tokens: readonly number[], options?: EvaluateOptions) => Promise<number[]>;
 

@@ -44,6 +44,12 @@ export const generationOptionsSchema = z.strictObject({
      * position, large in node-llama-cpp) disappears. Needs minConfidence 0 (which reads draft rows).
      */
     argmaxFastPath: z.boolean().default(true),
+    /**
+     * Log-probabilities of each emitted token under the target's own distribution (log-softmax of its
+     * raw logits, before temperature, truncation or a constraint), with this many most likely
+     * alternatives (0: the emitted token's alone). Absent: none. Turns the argmax fast path off.
+     */
+    logprobs: z.int().min(0).max(20).optional(),
     /** Prepend the model's BOS token to the prompt when it has one and its GGUF adds it (addsBos). */
     addBos: z.boolean().default(true)
 });

@@ -18,6 +18,8 @@ export class GenerationTelemetry {
     public draftedPerPosition: number[] = [];
     public emittedTokens = 0;
     public promptTokens = 0;
+    /** Prompt tokens whose KV a reused sequence already held (prompt caching): not decoded again. */
+    public cachedPromptTokens = 0;
     /**
      * Wall milliseconds by phase: prompt evaluation, drafting, target verification (the whole call:
      * model, row transfer, thread hops), sampling (turning target logit rows into sampler rows), the
@@ -142,6 +144,7 @@ export class GenerationTelemetry {
         this.acceptedTokens += other.acceptedTokens;
         this.emittedTokens += other.emittedTokens;
         this.promptTokens += other.promptTokens;
+        this.cachedPromptTokens += other.cachedPromptTokens;
         other.acceptedPerPosition.forEach(
             (count, position) => (this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + count)
         );
@@ -180,6 +183,7 @@ export class GenerationTelemetry {
             draftedPerPosition: this.draftedPerPosition,
             emittedTokens: this.emittedTokens,
             promptTokens: this.promptTokens,
+            cachedPromptTokens: this.cachedPromptTokens,
             acceptanceRate: this.acceptanceRate,
             meanAcceptanceLength: this.meanAcceptanceLength,
             tokensPerSecond: this.tokensPerSecond,

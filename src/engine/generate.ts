@@ -1,6 +1,8 @@
 import {addsBos} from "../backend/addsBos.js";
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
-import {restrictVocabulary} from "../backend/restrictVocabulary.js";
+import {restrictSequence, restrictVocabulary} from "../backend/restrictVocabulary.js";
+import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import {type TokenLogprob, tokenLogprob} from "../distributions/tokenLogprobs.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {evaluateRows} from "../backend/evaluateRows.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
@@ -25,6 +27,8 @@ export interface GenerationChunk {
     text: string;
     /** The policy's decision for this step (absent for the prompt). */
     verification?: VerificationResult;
+    /** With options.logprobs: one entry per token of `tokens`, from the target's row at its position. */
+    logprobs?: TokenLogprob[];
 }
 
 export interface GenerationResult {
@@ -46,6 +50,19 @@ export interface GenerationResources {
      */
     drafter?: Drafter;
     signal?: AbortSignal;
+    /**
+     * Output must satisfy it (a grammar): the target's rows are masked by it, drafts are checked
+     * against clones of it, and it is advanced past every emitted token. The caller disposes of it.
+     */
+    constraint?: TokenConstraint;
+    /**
+     * A target sequence to run on instead of a fresh one (prompt caching): the tokens it holds that
+     * begin the prompt are not decoded again, the rest is rolled back. It is not disposed of; at the
+     * end it holds the prompt and the output (but the last token), ready to be lent again.
+     */
+    sequence?: BackendSequence;
+    /** The same for the model drafter's draft sequence. */
+    draftSequence?: BackendSequence;
 }
 
 /**
@@ -98,7 +115,13 @@ export async function* streamGeneration(
             resources.policy ??
             createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
         policyGiven: resources.policy != null,
-        sequence: await target.createSequence()
+        sequence:
+            resources.sequence !== undefined
+                ? restrictSequence(fullTarget, resources.sequence, target.vocabularySize)
+                : await target.createSequence(),
+        sequenceLent: resources.sequence !== undefined,
+        draftSequence: resources.draftSequence,
+        constraint: resources.constraint
     });
     try {
         await loop.begin();
@@ -140,6 +163,10 @@ interface StepLoopSetup {
     readonly policy: VerificationPolicy;
     /** The caller passed its own policy instance: the argmax fast path would bypass it, so it is off. */
     readonly policyGiven: boolean;
+    /** `sequence` belongs to the caller (GenerationResources.sequence): reused from its tokens, not disposed of. */
+    readonly sequenceLent: boolean;
+    readonly draftSequence: BackendSequence | undefined;
+    readonly constraint: TokenConstraint | undefined;
 }
 
 /** What one step's target evaluation gave: argmax ids (fast path) or raw rows and sampler rows. */
@@ -201,13 +228,20 @@ class StepLoop {
             options.minConfidence === 0 &&
             !setup.policyGiven &&
             greedyEquivalentAtTemperatureZero.has(options.policy.kind) &&
+            // Rows are needed to mask them (a constraint) and to report log-probabilities.
+            setup.constraint === undefined &&
+            options.logprobs === undefined &&
             setup.sequence.evaluateArgmax != null;
         this.argmaxOnly = this.argmaxPossible;
         this.stepPolicy = this.argmaxOnly ? createGreedyPolicy() : setup.policy;
     }
 
-    /** Without firstTokenFromPrompt: decodes the prompt but its last token and starts the drafter. */
+    /**
+     * Reuses what a lent sequence holds of the prompt; then, without firstTokenFromPrompt, decodes the
+     * prompt but its last token and starts the drafter.
+     */
     public async begin(): Promise<void> {
+        await this.reuseCachedPrompt();
         if (this.setup.options.firstTokenFromPrompt) return;
         const prefix = this.promptPrefix!;
         this.promptPrefix = null;
@@ -235,11 +269,15 @@ class StepLoop {
             this.promptPrefix !== null
                 ? 0
                 : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
-        const proposal = await this.draft(wanted);
+        const proposal = this.constrainDraft(await this.draft(wanted));
         const draftTokens = proposal?.tokens ?? [];
         const evaluation = await this.evaluateTarget(prefix, draftTokens);
-        const verification = this.verify(proposal, draftTokens, evaluation);
-        return this.advance(proposal, draftTokens, verification);
+        const rawLogits = this.setup.options.logprobs !== undefined ? evaluation.logits.map((row) => row.slice()) : undefined;
+        const verification = this.verify(proposal, draftTokens, this.maskRows(evaluation, draftTokens));
+        const chunk = await this.advance(proposal, draftTokens, verification);
+        if (rawLogits !== undefined)
+            chunk.logprobs = chunk.tokens.map((token, index) => tokenLogprob(rawLogits[index], token, this.setup.options.logprobs!));
+        return chunk;
     }
 
     public result(): GenerationResult {
@@ -258,14 +296,37 @@ class StepLoop {
     }
 
     public async dispose(): Promise<void> {
-        await this.setup.sequence.dispose();
+        if (!this.setup.sequenceLent) await this.setup.sequence.dispose();
         await this.session?.dispose();
+    }
+
+    /**
+     * A lent sequence keeps the longest prefix it shares with the prompt, short of the prompt's last
+     * token (whose row gives the first token), and drops the rest; only the remainder is decoded.
+     */
+    private async reuseCachedPrompt(): Promise<void> {
+        const {sequence, promptTokens, telemetry} = this.setup;
+        const held = sequence.tokens;
+        if (held.length === 0) return;
+        const limit = Math.min(held.length, promptTokens.length - 1);
+        let common = 0;
+        while (common < limit && held[common] === promptTokens[common]) common++;
+        if (held.length > common) await sequence.rollback(held.length - common);
+        this.promptPrefix = promptTokens.slice(common, -1);
+        telemetry.cachedPromptTokens = common;
     }
 
     private async startDrafter(): Promise<void> {
         const {drafter, target, promptTokens, options, telemetry} = this.setup;
         if (drafter === undefined) return;
-        this.session = await drafter.start({target, promptTokens, options, chance: this.chance, telemetry});
+        this.session = await drafter.start({
+            target,
+            promptTokens,
+            options,
+            chance: this.chance,
+            telemetry,
+            sequence: this.setup.draftSequence
+        });
         this.argmaxOnly = this.argmaxPossible && this.session.supportsArgmax;
         this.stepPolicy = this.argmaxOnly ? createGreedyPolicy() : this.setup.policy;
     }
@@ -282,11 +343,64 @@ class StepLoop {
     }
 
     /**
+     * 1b. With a constraint, a draft is cut at its first token the constraint forbids. A lossless
+     * policy given the draft's rows keeps that token: the masked target row gives it probability 0,
+     * so verification rejects it for certain and draws from the residual, which is speculative
+     * sampling as proven (the draft length depends only on tokens already drafted). Otherwise the
+     * token is dropped, so no policy can accept it.
+     */
+    private constrainDraft(proposal: DraftProposal | undefined): DraftProposal | undefined {
+        const constraint = this.setup.constraint;
+        if (constraint === undefined || proposal === undefined || proposal.tokens.length === 0) return proposal;
+        const state = constraint.clone();
+        try {
+            let allowed = 0;
+            while (allowed < proposal.tokens.length && state.allows(proposal.tokens[allowed])) state.accept(proposal.tokens[allowed++]);
+            if (allowed === proposal.tokens.length) return proposal;
+            const keep = allowed + (this.stepPolicy.lossless && proposal.probs !== undefined ? 1 : 0);
+            return {
+                ...proposal,
+                tokens: proposal.tokens.slice(0, keep),
+                probs: proposal.probs?.slice(0, keep),
+                logits: proposal.logits?.slice(0, keep)
+            };
+        } finally {
+            state.dispose();
+        }
+    }
+
+    /**
+     * 2b. With a constraint, each target row is masked by the constraint's state after the tokens
+     * before it (emitted ones, then the draft's), and its sampler row recomputed from the masked row.
+     * A row after a forbidden draft token (kept for a lossless policy, which rejects it for certain)
+     * is left as it is: it is never reached.
+     */
+    private maskRows(evaluation: TargetEvaluation, draftTokens: readonly number[]): TargetEvaluation {
+        const constraint = this.setup.constraint;
+        if (constraint === undefined) return evaluation;
+        const start = performance.now();
+        const state = constraint.clone();
+        try {
+            const logits = evaluation.logits;
+            for (let row = 0; row < logits.length; row++) {
+                state.maskLogits(logits[row]);
+                const next = draftTokens[row];
+                if (next === undefined || !state.allows(next)) break;
+                state.accept(next);
+            }
+            return {argmax: undefined, logits, probabilities: undefined};
+        } finally {
+            state.dispose();
+            this.setup.telemetry.time.sampling += performance.now() - start;
+        }
+    }
+
+    /**
      * 2. One batched target evaluation of the pending token and every draft token (in the prompt
      * step, of the whole prompt, reading its last row only).
      */
     private async evaluateTarget(prefix: readonly number[], draftTokens: readonly number[]): Promise<TargetEvaluation> {
-        const {sequence, telemetry, options, started} = this.setup;
+        const {sequence, telemetry, options, started, constraint} = this.setup;
         const promptStep = this.promptPrefix !== null;
         this.promptPrefix = null;
         const start = performance.now();
@@ -295,15 +409,19 @@ class StepLoop {
         const evaluation = await timedEvaluation(sequence, async (): Promise<TargetEvaluation> =>
             this.argmaxOnly
                 ? {argmax: await sequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
-                : {
-                      argmax: undefined,
-                      ...(await evaluateRows(sequence, batch, options.sampling, {
-                          positions,
-                          withoutLogits: this.stepPolicy.readsTargetLogits === false,
-                          // The rows go to the policy alone (verify below) and are dropped after it.
-                          transientRows: this.stepPolicy.releasesRows === true
-                      }))
-                  }
+                : constraint !== undefined
+                  ? // Sampler rows come from the masked logit rows (maskRows), not from the backend.
+                    {argmax: undefined, logits: await sequence.evaluate(batch, {positions}), probabilities: undefined}
+                  : {
+                        argmax: undefined,
+                        ...(await evaluateRows(sequence, batch, options.sampling, {
+                            positions,
+                            // Logit rows are read for log-probabilities.
+                            withoutLogits: this.stepPolicy.readsTargetLogits === false && options.logprobs === undefined,
+                            // The rows go to the policy alone (verify below) and are dropped after it.
+                            transientRows: this.stepPolicy.releasesRows === true
+                        }))
+                    }
         );
         if (promptStep) {
             // Prompt processing: its own time line, and no point of the verification cost curve.
@@ -338,6 +456,10 @@ class StepLoop {
         return verification;
     }
 
+    private advanceConstraint(emitted: readonly number[]): void {
+        advanceConstraintPast(this.setup.constraint, emitted, this.setup.options.ignoreEos ? undefined : this.setup.target.eosToken);
+    }
+
     /** 4. Roll back rejected drafts; the final token becomes the next step's pending token; emit. */
     private async advance(
         proposal: DraftProposal | undefined,
@@ -354,12 +476,22 @@ class StepLoop {
             telemetry.drafters.record(proposal.consulted, proposal.source, draftTokens.length, accepted);
         }
         this.pending = verification.emitted[verification.emitted.length - 1];
+        this.advanceConstraint(verification.emitted);
         this.controller.observe(draftTokens.length, accepted);
         telemetry.recordStep(draftTokens.length, accepted, verification.emitted.length);
         const emitted = this.stopDetector.accept(verification.emitted);
         this.finishReason = emitted.finished;
         telemetry.time.other += performance.now() - start;
         return {tokens: emitted.tokens, text: emitted.text, verification};
+    }
+}
+
+/** The constraint, past the tokens a step emitted (an end-of-generation token ends the output instead). */
+function advanceConstraintPast(constraint: TokenConstraint | undefined, emitted: readonly number[], endToken: number | undefined): void {
+    if (constraint === undefined) return;
+    for (const token of emitted) {
+        if (token === endToken) return;
+        constraint.accept(token);
     }
 }
 

@@ -1,4 +1,4 @@
-import type {ModelBackend} from "../../backend/ModelBackend.js";
+import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
 import type {Chance} from "../../random/Chance.js";
 import type {GenerationOptions} from "../GenerationOptions.js";
 import type {GenerationTelemetry} from "../GenerationTelemetry.js";
@@ -31,6 +31,11 @@ export interface DrafterStart {
     /** The generation's random decisions (a sampling draft model draws from the same stream as the policy). */
     readonly chance: Chance;
     readonly telemetry: GenerationTelemetry;
+    /**
+     * A draft-model sequence lent by the caller (prompt caching): a model drafter runs on it, keeps
+     * what it holds of the prompt, and does not dispose of it.
+     */
+    readonly sequence?: BackendSequence;
 }
 
 export interface DraftRequest {

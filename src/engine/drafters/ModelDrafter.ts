@@ -1,6 +1,6 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
-import {restrictVocabulary} from "../../backend/restrictVocabulary.js";
+import {restrictSequence, restrictVocabulary} from "../../backend/restrictVocabulary.js";
 import {evaluateRows} from "../../backend/evaluateRows.js";
 import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
@@ -33,23 +33,27 @@ export class ModelDrafter implements Drafter {
         const {options, chance, telemetry} = context;
         // The engine has already cut the target to the shared ids; a longer draft is cut to match.
         const shared = assertSameVocabulary(context.target, this.draft);
-        const sequence: BackendSequence = await restrictVocabulary(
-            this.draft,
-            Math.min(shared, context.target.vocabularySize)
-        ).createSequence();
+        const size = Math.min(shared, context.target.vocabularySize);
+        const lent = context.sequence;
+        const sequence: BackendSequence =
+            lent !== undefined ? restrictSequence(this.draft, lent, size) : await restrictVocabulary(this.draft, size).createSequence();
         // Tokens in the draft's KV cache, in order.
-        const cache: number[] = [];
+        const cache: number[] = [...sequence.tokens];
         // Length of the prefix that `cache` and the history are known to share.
         let agreed = 0;
         try {
             const head = context.promptTokens.slice(0, -1);
-            if (head.length > 0) {
-                await sequence.evaluate(head, {positions: []});
-                cache.push(...head);
-                agreed = head.length;
+            let common = 0;
+            while (common < Math.min(cache.length, head.length) && cache[common] === head[common]) common++;
+            if (cache.length > common) await sequence.rollback(cache.length - common);
+            cache.length = common;
+            if (head.length > common) {
+                await sequence.evaluate(head.slice(common), {positions: []});
+                cache.push(...head.slice(common));
             }
+            agreed = head.length;
         } catch (error) {
-            await sequence.dispose();
+            if (lent === undefined) await sequence.dispose();
             throw error;
         }
 
@@ -116,7 +120,7 @@ export class ModelDrafter implements Drafter {
             observe() {},
             finish() {},
             async dispose() {
-                await sequence.dispose();
+                if (lent === undefined) await sequence.dispose();
             }
         };
     }
