@@ -8,3 +8,8 @@ import type {ModelBackend} from "./ModelBackend.js";
 export function addsBos(backend: ModelBackend): boolean {
     return backend.bosToken != null && backend.vocabularyDescription?.().addBos !== false;
 }
+
+/** `tokens` as a generation of `backend` decodes them: with its BOS token first where addsBos says so. */
+export function withBos(backend: ModelBackend, tokens: readonly number[]): number[] {
+    return addsBos(backend) && tokens[0] !== backend.bosToken ? [backend.bosToken!, ...tokens] : [...tokens];
+}

@@ -1,4 +1,4 @@
-import {addsBos} from "../backend/addsBos.js";
+import {withBos} from "../backend/addsBos.js";
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import {restrictSequence, restrictVocabulary} from "../backend/restrictVocabulary.js";
 import type {TokenConstraint} from "../constraints/TokenConstraint.js";
@@ -140,8 +140,8 @@ export async function* streamGeneration(
 
 /** The prompt's token ids (tokenized, BOS prepended where the model adds it), checked against the vocabulary and context. */
 function promptTokensOf(target: ModelBackend, prompt: string | readonly number[], options: GenerationOptions): number[] {
-    const promptTokens = typeof prompt === "string" ? target.tokenize(prompt) : [...prompt];
-    if (options.addBos && addsBos(target) && promptTokens[0] !== target.bosToken) promptTokens.unshift(target.bosToken!);
+    const tokens = typeof prompt === "string" ? target.tokenize(prompt) : prompt;
+    const promptTokens = options.addBos ? withBos(target, tokens) : [...tokens];
     if (promptTokens.length === 0) throw new InvalidInputError("is empty and the model has no BOS token to start from", "prompt");
     promptTokens.forEach((token, index) => {
         if (!Number.isInteger(token) || token < 0 || token >= target.vocabularySize)

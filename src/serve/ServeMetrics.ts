@@ -57,6 +57,9 @@ export class ServeMetrics {
     private readonly drafterAcceptedTokens: Counter<"model_name" | "drafter">;
     private readonly drafterAcceptedPerPosition: Counter<"model_name" | "drafter" | "position">;
     private readonly promptTokens: Counter<"model_name" | "decode_mode">;
+    private readonly prefixCacheQueries: Counter<"model_name">;
+    private readonly prefixCacheHits: Counter<"model_name">;
+    private readonly promptCacheHitRequests: Counter<"model_name">;
     private readonly generationTokens: Counter<"model_name" | "decode_mode">;
     private readonly successes: Counter<"model_name" | "decode_mode" | "finished_reason">;
     private readonly failures: Counter<"model_name" | "reason">;
@@ -121,6 +124,20 @@ export class ServeMetrics {
             "model_name",
             "decode_mode"
         ]);
+        // vLLM's prefix-cache counters, in tokens: hits ÷ queries is the share of prompt tokens not decoded again.
+        this.prefixCacheQueries = counter(
+            "prefix_cache_queries_total",
+            "Prompt tokens of completed requests, looked up in the prompt cache.",
+            ["model_name"]
+        );
+        this.prefixCacheHits = counter("prefix_cache_hits_total", "Prompt tokens a cached sequence already held (not decoded again).", [
+            "model_name"
+        ]);
+        this.promptCacheHitRequests = counter(
+            "prompt_cache_hit_requests_total",
+            "Completed requests that reused at least one cached prompt token.",
+            ["model_name"]
+        );
         this.generationTokens = counter("generation_tokens_total", "Generated tokens, those of requests cut short included.", [
             "model_name",
             "decode_mode"
@@ -252,6 +269,9 @@ export class ServeMetrics {
         }
         const generated = request.completionTokens;
         this.promptTokens.inc(labels, request.promptTokens);
+        this.prefixCacheQueries.inc(model, telemetry.promptTokens);
+        this.prefixCacheHits.inc(model, telemetry.cachedPromptTokens);
+        if (telemetry.cachedPromptTokens > 0) this.promptCacheHitRequests.inc(model);
         this.generationTokens.inc(labels, generated);
         this.successes.inc({...labels, finished_reason: request.finishReason});
         this.latency.observe(labels, request.latency);

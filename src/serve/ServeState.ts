@@ -1,6 +1,7 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
+import type {PromptCache} from "./PromptCache.js";
 import type {RequestPermissions} from "./RequestPermissions.js";
 import type {DraftPairing, SpeculativeDefaults} from "./resolveDecodePath.js";
 import type {SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
@@ -30,6 +31,8 @@ export interface ServeState {
     readonly samplerDefaults: SamplerDefaults;
     readonly chatTemplate: ChatTemplate;
     readonly slots: GenerationSlots;
+    /** Sequences kept between requests with their KV (one per slot), per tenant. */
+    readonly promptCache: PromptCache;
     readonly metrics: ServeMetrics;
     readonly fingerprints: SystemFingerprints;
     /** Prompt text beyond this many UTF-8 bytes is refused before tokenizing (see promptByteLimit). */

@@ -30,5 +30,7 @@ export const commonRequestFields = {
         .refine((value) => Object.keys(value).length === 0, {error: notSupported})
         .nullish(),
     user: z.string().max(256).nullish(),
+    /** llama-server's: reuse the KV of a cached sequence sharing a prefix with this prompt (default true). */
+    cache_prompt: z.boolean().nullish(),
     speculative: speculativeFieldSchema.nullish()
 };

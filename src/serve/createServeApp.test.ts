@@ -139,7 +139,9 @@ describe("completions and chat completions", () => {
             })
         );
         expect(text).toBe(whole.choices[0].message.content);
-        expect(usageChunk.usage).toEqual(whole.usage);
+        // The same counts, but the second request found the first's prompt in the prompt cache.
+        expect(usageChunk.usage.prompt_tokens_details.cached_tokens).toBe(0);
+        expect(whole.usage).toEqual({...usageChunk.usage, prompt_tokens_details: {cached_tokens: whole.usage.prompt_tokens - 1}});
         expect(whole.object).toBe("chat.completion");
         expect(whole.choices[0].message.role).toBe("assistant");
     });
@@ -490,7 +492,9 @@ describe("concurrency", () => {
         expect((await json(refused)).error).toMatchObject({type: "rate_limit_exceeded", code: "server_overloaded", param: null});
         const statuses = await Promise.all([...running, queued].map(async (response) => (await response).status));
         expect(statuses).toEqual([200, 200, 200]);
-        expect(slow.openSequences).toBe(0);
+        // Every sequence is back in the prompt cache (none leaked past it).
+        expect(state.promptCache.leased).toBe(0);
+        expect(slow.openSequences).toBe(state.promptCache.size);
         const samples = parsePrometheusText(await (await app.request("/metrics")).text());
         expect(sumSamples(samples, "request_failure_total", {reason: "overloaded"})).toBe(1);
         expect(sumSamples(samples, "request_failure_total", {reason: "error"})).toBe(0);
@@ -515,7 +519,9 @@ describe("concurrency", () => {
             if (++received === 2) break; // leaving the loop cancels the body: the client is gone
         }
         await waitFor(() => state.slots.running === 0);
-        expect(slow.openSequences).toBe(0);
+        // Every sequence is back in the prompt cache (none leaked past it).
+        expect(state.promptCache.leased).toBe(0);
+        expect(slow.openSequences).toBe(state.promptCache.size);
         const next = await post(app, "/v1/completions", {prompt: "a", max_tokens: 2});
         expect(next.status).toBe(200);
         const samples = parsePrometheusText(await (await app.request("/metrics")).text());
@@ -539,7 +545,9 @@ describe("concurrency", () => {
         const response = await pending;
         expect(response.status).toBe(499);
         expect(state.slots.running).toBe(0);
-        expect(slow.openSequences).toBe(0);
+        // Every sequence is back in the prompt cache (none leaked past it).
+        expect(state.promptCache.leased).toBe(0);
+        expect(slow.openSequences).toBe(state.promptCache.size);
     });
 });
 
@@ -569,7 +577,7 @@ describe("graceful shutdown", () => {
 
     it("answers a non-streaming generation cut at the drain timeout with 503 and Retry-After", async () => {
         const slow = new DelayedBackend(target, 20);
-        const {app, shutdown} = createServeApp({target: slow, modelName: "bigram"});
+        const {app, state, shutdown} = createServeApp({target: slow, modelName: "bigram"});
         const pending = post(app, "/v1/completions", {prompt: "a", max_tokens: 400, temperature: 0});
         await new Promise((resolve) => setTimeout(resolve, 50));
         await shutdown(50);
@@ -577,7 +585,9 @@ describe("graceful shutdown", () => {
         expect(response.status).toBe(503);
         expect(response.headers.get("retry-after")).toBe("5");
         expect((await json(response)).error.code).toBe("shutting_down");
-        expect(slow.openSequences).toBe(0);
+        // Every sequence is back in the prompt cache (none leaked past it).
+        expect(state.promptCache.leased).toBe(0);
+        expect(slow.openSequences).toBe(state.promptCache.size);
     });
 
     it("refuses queued requests with 503 and Retry-After when the drain starts", async () => {
@@ -626,7 +636,9 @@ describe("graceful shutdown", () => {
         expect(finish.choices[0].finish_reason).toBe("abort");
         expect(error.error).toMatchObject({type: "server_error", code: "shutting_down"});
         expect(state.slots.running).toBe(0);
-        expect(slow.openSequences).toBe(0);
+        // Every sequence is back in the prompt cache (none leaked past it).
+        expect(state.promptCache.leased).toBe(0);
+        expect(slow.openSequences).toBe(state.promptCache.size);
         const samples = parsePrometheusText(await (await app.request("/metrics")).text());
         expect(sumSamples(samples, "request_failure_total", {reason: "shutdown"})).toBe(1);
     });

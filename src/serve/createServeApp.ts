@@ -15,6 +15,7 @@ import {completionRequestSchema} from "./completionRequestSchema.js";
 import {RequestPermissions} from "./RequestPermissions.js";
 import {TenantResources, serverTenant} from "./TenantResources.js";
 import {GenerationSlots} from "./GenerationSlots.js";
+import {PromptCache} from "./PromptCache.js";
 import {reportError} from "./reportError.js";
 import {parseRequestBody} from "./parseRequestBody.js";
 import {readRequestBody} from "./readRequestBody.js";
@@ -183,6 +184,7 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         samplerDefaults,
         chatTemplate,
         slots,
+        promptCache: new PromptCache(options.target, options.draft, slots.maxConcurrency),
         metrics: new ServeMetrics(options.modelName, slots, {
             processMetrics: options.processMetrics,
             suffixCacheNodes: () => tenants.suffixCacheNodes,

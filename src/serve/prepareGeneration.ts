@@ -20,8 +20,10 @@ export interface PreparedGeneration {
     readonly continuousUsage: boolean;
     /** Set for chat requests with tools whose template has a known call syntax: the reply is parsed into tool_calls. */
     readonly toolCalls?: ToolCallSyntax;
-    /** Who sent it (the API key's tenant): the drafter cache and correction memory it uses. */
+    /** Who sent it (the API key's tenant): the drafter cache, correction memory and cached prompts it uses. */
     readonly tenant: string;
+    /** Run on a cached sequence sharing a prefix with the prompt (the request's cache_prompt, default true). */
+    readonly cachePrompt: boolean;
 }
 
 /** The default of ServeAppOptions.maxPromptBytesPerToken. */
@@ -146,6 +148,7 @@ export function prepareGeneration(
         stream: request.stream === true,
         includeUsage: request.stream_options?.include_usage === true,
         continuousUsage: request.stream_options?.continuous_usage_stats === true,
-        tenant
+        tenant,
+        cachePrompt: request.cache_prompt !== false
     };
 }

@@ -13,6 +13,8 @@ import type {PreparedGeneration} from "./prepareGeneration.js";
 import {type OpenAiFinishReason, openAiFinishReason, type ResponseFormat} from "./ResponseFormat.js";
 import type {ServeEnv, ServeState} from "./ServeState.js";
 import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "../chat/toolCalls.js";
+import {withBos} from "../backend/addsBos.js";
+import type {PromptCacheLease} from "./PromptCache.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
@@ -36,9 +38,12 @@ export async function serveGeneration(
     const cancel = new GenerationCancel(c.req.raw.signal, state.shutdownSignal);
     let release: (() => void) | undefined;
     let started: StartedGeneration | undefined;
+    // Cleared when the engine fails: its sequences may then hold tokens their KV does not.
+    let intact = true;
     const finish = async (): Promise<void> => {
-        // return() runs the engine's finally (sequence disposal) if it stopped mid-way; a no-op otherwise.
+        // return() runs the engine's finally if it stopped mid-way (after the call in flight, if any); a no-op otherwise.
         await started?.generator.return(undefined as never).catch(() => undefined);
+        await started?.lease.release(intact);
         release?.();
         cancel.detach();
     };
@@ -56,6 +61,7 @@ export async function serveGeneration(
             try {
                 await streamReply(stream, run, generator, first, prepared, format);
             } catch (error) {
+                intact = cancel.signal.aborted;
                 await endCutStream(stream, run, error, cancel, prepared, format, (cut) =>
                     reportError(cut, c.get("requestId"), state.logError)
                 );
@@ -75,6 +81,7 @@ export async function serveGeneration(
             throw cancel.signal.reason;
         }
         record(error instanceof ServerOverloadedError ? "overloaded" : "error");
+        intact = false;
         throw error;
     } finally {
         if (!handedToStream) await finish();
@@ -120,6 +127,8 @@ class GenerationCancel {
 interface StartedGeneration {
     readonly run: GenerationRun;
     readonly generator: AsyncGenerator<GenerationChunk, GenerationResult>;
+    /** The cached sequences it runs on, handed back when it ends. */
+    readonly lease: PromptCacheLease;
 }
 
 /** The engine on this request's decode path, with its tenant's drafter and correction memory. */
@@ -140,12 +149,20 @@ async function startGeneration(
     const fingerprint = await state.fingerprints.for(path, memoryState);
     const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
     const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
+    const lease = await state.promptCache.lease(
+        tenant,
+        withBos(state.target, prepared.promptTokens),
+        prepared.cachePrompt,
+        drafter?.members.includes("model") === true
+    );
     const generator = streamGeneration(state.target, undefined, prepared.promptTokens, prepared.options, {
         signal,
         correctionMemory,
-        drafter
+        drafter,
+        sequence: lease.target,
+        draftSequence: lease.draft
     });
-    return {run, generator};
+    return {run, generator, lease};
 }
 
 type Step = IteratorResult<GenerationChunk, GenerationResult>;
@@ -287,11 +304,13 @@ class GenerationRun {
         });
     }
 
-    public usage(result: GenerationResult): Record<string, number> {
+    /** OpenAI's usage; prompt_tokens_details.cached_tokens: prompt tokens a cached sequence already held. */
+    public usage(result: GenerationResult): Record<string, unknown> {
         return {
             prompt_tokens: result.promptTokens,
             completion_tokens: result.tokens.length,
-            total_tokens: result.promptTokens + result.tokens.length
+            total_tokens: result.promptTokens + result.tokens.length,
+            prompt_tokens_details: {cached_tokens: result.telemetry.cachedPromptTokens}
         };
     }
 
