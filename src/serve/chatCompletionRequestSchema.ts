@@ -7,8 +7,9 @@ export const chatCompletionRequestSchema = z.strictObject({
     ...commonRequestFields,
     messages: z.array(chatMessageSchema).min(1).max(10_000),
     max_completion_tokens: z.int().min(1).max(1_000_000).nullish(),
-    logprobs: z.literal(false, {error: notSupported}).nullish(),
-    top_logprobs: z.null({error: notSupported}).optional(),
+    logprobs: z.boolean().nullish(),
+    /** Most likely alternatives per token (OpenAI: 0–20); needs logprobs: true. */
+    top_logprobs: z.int().min(0).max(20).nullish(),
     response_format: z.strictObject({type: z.literal("text", {error: notSupported})}).nullish(),
     tools: z.array(chatToolSchema).max(1000).nullish(),
     // "auto" and "none" only: forcing a call ("required", a named function) needs constrained decoding.

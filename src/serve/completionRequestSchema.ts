@@ -3,7 +3,7 @@ import {commonRequestFields, notSupported} from "./commonRequestFields.js";
 
 /**
  * Body of POST /v1/completions for a model of `contextSize` tokens. `prompt` is text or token ids,
- * one prompt per request (a list of one is accepted, as OpenAI clients send it); logprobs, echo,
+ * one prompt per request (a list of one is accepted, as OpenAI clients send it); echo,
  * suffix and best_of are refused. A prompt of ids longer than the context is refused by its length
  * alone, before any id is looked at (a 1 MB id list then costs well under a millisecond).
  */
@@ -30,7 +30,8 @@ export function completionRequestSchema(contextSize: number) {
     return z.strictObject({
         ...commonRequestFields,
         prompt: z.unknown().refine(withinContext, {error: tooLong, abort: true}).pipe(prompt),
-        logprobs: z.null({error: notSupported}).optional(),
+        /** The sampled token's log-probability and this many alternatives per position (OpenAI: at most 5). */
+        logprobs: z.int().min(0).max(5).nullish(),
         echo: z.literal(false, {error: notSupported}).nullish(),
         suffix: z.null({error: notSupported}).optional(),
         best_of: z.literal(1, {error: notSupported}).nullish()

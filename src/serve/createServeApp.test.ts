@@ -182,8 +182,20 @@ describe("completions and chat completions", () => {
 describe("validation", () => {
     const cases: Array<[string, string, unknown, string | null]> = [
         ["n > 1", "/v1/completions", {prompt: "a", n: 2}, "n"],
-        ["logprobs", "/v1/completions", {prompt: "a", logprobs: 2}, "logprobs"],
-        ["chat logprobs", "/v1/chat/completions", {messages: [{role: "user", content: "a"}], logprobs: true}, "logprobs"],
+        ["logprobs over 5", "/v1/completions", {prompt: "a", logprobs: 6}, "logprobs"],
+        [
+            "top_logprobs without logprobs",
+            "/v1/chat/completions",
+            {messages: [{role: "user", content: "a"}], top_logprobs: 2},
+            "top_logprobs"
+        ],
+        [
+            "top_logprobs over 20",
+            "/v1/chat/completions",
+            {messages: [{role: "user", content: "a"}], logprobs: true, top_logprobs: 21},
+            "top_logprobs"
+        ],
+        ["echo", "/v1/completions", {prompt: "a", echo: true}, "echo"],
         ["negative temperature", "/v1/completions", {prompt: "a", temperature: -1}, "temperature"],
         ["top_p 0", "/v1/completions", {prompt: "a", top_p: 0}, "top_p"],
         ["fractional max_tokens", "/v1/completions", {prompt: "a", max_tokens: 1.5}, "max_tokens"],

@@ -79,6 +79,14 @@ export function completionPromptTokens(state: ServeState, prompt: CompletionRequ
     return [...tokens];
 }
 
+/** How many alternatives a request wants with each token's log-probability; undefined: none. */
+function requestedLogprobs(request: CompletionRequest | ChatCompletionRequest): number | undefined {
+    if (!("messages" in request)) return request.logprobs ?? undefined;
+    if (request.top_logprobs != null && request.logprobs !== true)
+        throw new InvalidInputError("needs logprobs: true (it says how many alternatives to return with each token)", "top_logprobs");
+    return request.logprobs === true ? (request.top_logprobs ?? 0) : undefined;
+}
+
 /**
  * Checks the model name and the context budget (as vLLM: prompt + max_tokens must fit the context;
  * without max_tokens the rest of the context is the limit) and maps OpenAI parameters to
@@ -137,6 +145,7 @@ export function prepareGeneration(
         stop: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop,
         seed: request.seed ?? randomInt(0, 2 ** 48 - 1),
         ignoreEos: request.ignore_eos === true,
+        logprobs: requestedLogprobs(request),
         // Time to first token as llama-server's: the prompt's row gives it, drafting starts after.
         firstTokenFromPrompt: true
     };

@@ -15,6 +15,7 @@ import type {ServeEnv, ServeState} from "./ServeState.js";
 import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "../chat/toolCalls.js";
 import {withBos} from "../backend/addsBos.js";
 import type {PromptCacheLease} from "./PromptCache.js";
+import type {TokenLogprob} from "../distributions/tokenLogprobs.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
@@ -188,15 +189,16 @@ async function streamReply(
     format: ResponseFormat
 ): Promise<void> {
     if (format.opensWithRole) await stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice("", null, true)))});
-    const send = (text: string) =>
-        stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false), prepared.continuousUsage))});
+    const send = (text: string, logprobs?: unknown) =>
+        stream.writeSSE({data: JSON.stringify(run.chunk(format.chunkChoice(text, null, false, logprobs), prepared.continuousUsage))});
     // With tools, text that may be a call is held back until the reply can be parsed.
     const calls = prepared.toolCalls !== undefined ? new ToolCallStream(prepared.toolCalls) : undefined;
     let step = first;
     while (!step.done) {
         const text = run.observe(step.value);
         const ready = calls !== undefined ? calls.push(text) : text;
-        if (ready !== "") await send(ready);
+        const logprobs = run.chunkLogprobs(step.value);
+        if (ready !== "" || logprobs !== undefined) await send(ready, logprobs);
         await yieldToEventLoop();
         step = await generator.next();
     }
@@ -260,6 +262,10 @@ class GenerationRun {
     private readonly created = Math.floor(Date.now() / 1000);
     private firstTokenAt: number | undefined;
     private completionTokens = 0;
+    /** Every emitted token's log-probability, when the request asked for them. */
+    private readonly logprobEntries: TokenLogprob[] = [];
+    /** Characters of the reply covered by the logprobs sent so far (a stream's text_offset). */
+    private logprobOffset = 0;
 
     public constructor(
         private readonly state: ServeState,
@@ -287,8 +293,19 @@ class GenerationRun {
     public observe(chunk: GenerationChunk): string {
         if (chunk.tokens.length > 0) this.firstTokenAt ??= performance.now();
         this.completionTokens += chunk.tokens.length;
+        if (chunk.logprobs !== undefined) this.logprobEntries.push(...chunk.logprobs);
         return chunk.text;
     }
+
+    /** The `logprobs` of a stream chunk carrying this step's tokens; undefined when none were asked for or emitted. */
+    public chunkLogprobs(chunk: GenerationChunk): unknown {
+        if (chunk.logprobs === undefined || chunk.logprobs.length === 0) return undefined;
+        const logprobs = this.format.logprobs(chunk.logprobs, this.tokenText, this.logprobOffset);
+        for (const entry of chunk.logprobs) this.logprobOffset += this.tokenText(entry.token).length;
+        return logprobs;
+    }
+
+    private readonly tokenText = (token: number): string => this.state.target.detokenize([token]);
 
     public complete(result: GenerationResult): void {
         const end = performance.now();
@@ -343,7 +360,14 @@ class GenerationRun {
         const choice =
             reply !== undefined && reply.calls.length > 0
                 ? this.format.choice(reply.content, finishWithToolCalls(finishReason), openAiToolCalls(reply.calls))
-                : this.format.choice(result.text, finishReason);
+                : this.format.choice(
+                      result.text,
+                      finishReason,
+                      undefined,
+                      this.prepared.options.logprobs !== undefined
+                          ? this.format.logprobs(this.logprobEntries, this.tokenText, 0)
+                          : undefined
+                  );
         return {
             id: this.id,
             object: this.format.object,
