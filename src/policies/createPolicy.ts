@@ -1,4 +1,5 @@
 import {InvalidPolicyError} from "../errors.js";
+import {createBlockPolicy} from "./blockPolicy.js";
 import {createCalibratedPolicy} from "./calibratedPolicy.js";
 import {CorrectionMemory} from "./CorrectionMemory.js";
 import {createFuzzyPolicy} from "./fuzzyPolicy.js";
@@ -29,7 +30,7 @@ export function parsePolicyConfig(value: unknown, field = "policy"): PolicyConfi
     }
     if (issue.code === "invalid_union" && (issue.path.length === 0 || (issue.path.length === 1 && issue.path[0] === "kind")))
         throw new InvalidPolicyError(
-            `unknown policy kind; expected one of greedy, strict, match, typical, fuzzy, calibrated, lossy, random`,
+            `unknown policy kind; expected one of greedy, strict, block, match, typical, fuzzy, calibrated, lossy, random`,
             `${field}.kind`
         );
     throw new InvalidPolicyError(issue.message, path);
@@ -49,6 +50,8 @@ export function createPolicy(config: PolicyConfig, resources: PolicyResources = 
             return createGreedyPolicy();
         case "strict":
             return createStrictPolicy();
+        case "block":
+            return createBlockPolicy();
         case "match":
             return createMatchPolicy();
         case "typical":

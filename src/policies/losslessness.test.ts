@@ -107,6 +107,42 @@ describe("lossless policies, exact enumeration", () => {
         }
     });
 
+    it.each([1, 2, 3, 4, 5, 6])("block with sampled drafts reproduces Π p_i exactly (random rows, seed %d)", (seed) => {
+        const input = stepWith({kind: "block"}, randomRows(seed, 4, 2), "sample");
+        expect(completedSequenceError(input)).toBeLessThan(1e-12);
+    });
+
+    it("block at γ = 3 with V = 3, and never fewer accepted tokens than strict", () => {
+        const rows = randomRows(11, 3, 3);
+        const block = enumerateStep(stepWith({kind: "block"}, rows, "sample"));
+        expect(completedSequenceError(stepWith({kind: "block"}, rows, "sample"))).toBeLessThan(1e-12);
+        expect(block.expectedAccepted).toBeGreaterThanOrEqual(
+            enumerateStep(stepWith({kind: "strict"}, rows, "sample")).expectedAccepted - 1e-12
+        );
+    });
+
+    it("block with q-less drafts is exact for any fixed draft and accepts exactly what strict does", () => {
+        const rows = {
+            target: [
+                [0.5, 0.3, 0.2, 0],
+                [0.1, 0.2, 0.3, 0.4],
+                [0.25, 0.25, 0.25, 0.25]
+            ]
+        };
+        for (const tokens of [
+            [0, 3],
+            [1, 1],
+            [3, 2]
+        ]) {
+            const input = stepWith({kind: "block"}, rows, tokens);
+            expect(completedSequenceError(input)).toBeLessThan(1e-12);
+            expect(enumerateStep(input).expectedAccepted).toBeCloseTo(
+                enumerateStep(stepWith({kind: "strict"}, rows, tokens)).expectedAccepted,
+                12
+            );
+        }
+    });
+
     it.each([1, 2, 3])("match is lossless with sampled drafts (seed %d)", (seed) => {
         const input = stepWith({kind: "match"}, randomRows(seed, 3, 2), "sample");
         expect(completedSequenceError(input)).toBeLessThan(1e-12);
@@ -155,7 +191,7 @@ describe("lossless policies, exact enumeration", () => {
 describe("χ² at 10^6 samples through simulate", () => {
     const rows = randomRows(8, 16, 4);
 
-    it.each(["strict", "match"])("%s: the first emitted token follows the target row (χ² p > 0.001)", (kind) => {
+    it.each(["strict", "match", "block"])("%s: the first emitted token follows the target row (χ² p > 0.001)", (kind) => {
         const report = simulateStep(stepWith({kind}, rows, "sample"), {samples: 1_000_000, seed: 2026});
         expect(report.firstTokenVsTarget.chiSquare.pValue).toBeGreaterThan(0.001);
         expect(report.firstTokenVsTarget.totalVariation).toBeLessThan(0.005);

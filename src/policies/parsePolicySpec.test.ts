@@ -5,6 +5,7 @@ import {parsePolicySpec, policyLabel} from "./parsePolicySpec.js";
 describe("parsePolicySpec", () => {
     it.each([
         ["strict", {kind: "strict"}],
+        ["block", {kind: "block"}],
         ["fuzzy:js:0.4", {kind: "fuzzy", divergence: "js", threshold: 0.4, distribution: "raw"}],
         ["fuzzy:js-fsd:0.5:50", {kind: "fuzzy", divergence: "js-fsd", threshold: 0.5, topK: 50, distribution: "raw"}],
         ["calibrated", {kind: "calibrated", frequencyThreshold: 6, tau: 0.01, onlineUpdate: true}],
@@ -28,6 +29,7 @@ describe("parsePolicySpec", () => {
         ["fuzzy:hellinger:0.3", /divergence/],
         ["lossy:abc", /tau must be a number/],
         ["strict:1", /at most 0 arguments/],
+        ["block:2", /at most 0 arguments/],
         ["random:1.5", /acceptanceProbability/],
         ["{kind:", /not valid JSON/]
     ])("%s is a typed error", (spec, message) => {

@@ -4,7 +4,7 @@ import type {PolicyConfig} from "./policyConfigSchema.js";
 
 /**
  * Compact policy specs for the command line, `kind[:argument…]`:
- *   greedy | strict | match
+ *   greedy | strict | block | match
  *   typical[:threshold[:alpha]]
  *   fuzzy:DIVERGENCE:THRESHOLD[:TOPK]       e.g. fuzzy:js:0.4, fuzzy:js-fsd:0.5:50
  *   calibrated[:FREQUENCY[:TAU]]            e.g. calibrated:6:0.01
@@ -30,7 +30,17 @@ export function parsePolicySpec(spec: string, field = "--policy"): PolicyConfig 
         if (!Number.isFinite(value)) throw new InvalidPolicyError(`${name} must be a number, got "${parts[index]}" in "${spec}"`, field);
         return value;
     };
-    const maximumParts: Record<string, number> = {greedy: 0, strict: 0, match: 0, typical: 2, fuzzy: 3, calibrated: 2, lossy: 1, random: 1};
+    const maximumParts: Record<string, number> = {
+        greedy: 0,
+        strict: 0,
+        block: 0,
+        match: 0,
+        typical: 2,
+        fuzzy: 3,
+        calibrated: 2,
+        lossy: 1,
+        random: 1
+    };
     if (kind in maximumParts && parts.length > maximumParts[kind])
         throw new InvalidPolicyError(`"${kind}" takes at most ${maximumParts[kind]} arguments, got "${spec}"`, field);
     const config: Record<string, unknown> = {kind};

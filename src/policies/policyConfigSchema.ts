@@ -11,6 +11,7 @@ const memoryEntry = z.tuple([z.int().min(0), z.int().min(0), z.int().min(1)]);
 export const policyConfigSchema = z.discriminatedUnion("kind", [
     z.strictObject({kind: z.literal("greedy")}),
     z.strictObject({kind: z.literal("strict")}),
+    z.strictObject({kind: z.literal("block")}),
     z.strictObject({kind: z.literal("match")}),
     z.strictObject({
         kind: z.literal("typical"),
@@ -45,4 +46,14 @@ export type PolicyConfig = z.output<typeof policyConfigSchema>;
 export type PolicyConfigInput = z.input<typeof policyConfigSchema>;
 export type PolicyKind = PolicyConfig["kind"];
 
-export const policyKinds: readonly PolicyKind[] = ["greedy", "strict", "match", "typical", "fuzzy", "calibrated", "lossy", "random"];
+export const policyKinds: readonly PolicyKind[] = [
+    "greedy",
+    "strict",
+    "block",
+    "match",
+    "typical",
+    "fuzzy",
+    "calibrated",
+    "lossy",
+    "random"
+];

@@ -12,6 +12,7 @@ import type {VerificationStep} from "./VerificationPolicy.js";
 const allPolicies = [
     {kind: "greedy"},
     {kind: "strict"},
+    {kind: "block"},
     {kind: "match"},
     {kind: "typical"},
     {kind: "fuzzy", threshold: 0.3},
@@ -80,7 +81,7 @@ describe("invariants of every policy (property-based)", () => {
         expect(run()).toEqual(run());
     });
 
-    it.each(["greedy", "strict", "match", "typical"])(
+    it.each(["greedy", "strict", "block", "match", "typical"])(
         "%s at temperature 0 emits exactly the target-only greedy continuation of the draft",
         (kind) => {
             for (let seed = 0; seed < 50; seed++) {
@@ -114,7 +115,7 @@ describe("invariants of every policy (property-based)", () => {
             const targetProbs = Array.from({length: 4}, () => randomProbabilityRow(random, vocabularySize, 0.5));
             const draftProbs = Array.from({length: 3}, () => randomProbabilityRow(random, vocabularySize, 0.5));
             const draftTokens = draftProbs.map((row) => row.findIndex((value) => value > 0));
-            for (const kind of ["strict", "match", "greedy"]) {
+            for (const kind of ["strict", "block", "match", "greedy"]) {
                 const result = createPolicy(parsePolicyConfig({kind})).verify(
                     {draftTokens, targetProbs, draftProbs},
                     new SeededChance(trial)
