@@ -496,7 +496,7 @@ function advanceConstraintPast(constraint: TokenConstraint | undefined, emitted:
 }
 
 /** Policies that are exact match with the target argmax at temperature 0 (see argmaxFastPath). */
-const greedyEquivalentAtTemperatureZero = new Set(["greedy", "strict", "match", "typical"]);
+const greedyEquivalentAtTemperatureZero = new Set(["greedy", "strict", "block", "match", "typical"]);
 
 /** Run a generation to the end and return the result (streamGeneration without the chunks). */
 export async function generate(

@@ -1,0 +1,99 @@
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {loadModelBackend} from "../backend/loadModelBackend.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {processLogits} from "../distributions/processLogits.js";
+import {generate} from "../engine/generate.js";
+import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+
+vi.setConfig(modelTestTimeouts);
+
+/**
+ * Block verification on the shipped family pair (models/target, models/draft: trained, one byte
+ * vocabulary of 260 ids) at temperature 1, through the engine: the first three generated tokens must
+ * follow the target's own joint distribution p(a)·p(b | a)·p(c | a b). γ = 2 (maxTokens 3 caps it),
+ * because with γ = 1 block verification is strict (h_1 = w_1 = min(1, p/q), residual max(p − q, 0)):
+ * the second token is where it differs — a draft token kept thanks to the block's weight, or the
+ * residual of a stopped block. The prompt "The" is one of the few on which these models hesitate
+ * (≈ 0.9, 1.9 and 1.3 nats over the three positions, draft overlap 0.5–0.7), so the test has many cells.
+ */
+const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
+const draftPath = new URL("../../models/draft/model.gguf", import.meta.url).pathname;
+const prompt = "The";
+const runs = 3000;
+/** Prefixes below this target probability are not expanded; their whole mass is one "rest" cell. */
+const prefixFloor = 1e-4;
+
+let target: ModelBackend;
+let draft: ModelBackend;
+beforeAll(async () => {
+    target = await loadModelBackend(targetPath, {threads: 1});
+    draft = await loadModelBackend(draftPath, {threads: 1});
+});
+afterAll(async () => {
+    await draft?.dispose();
+    await target?.dispose();
+});
+
+/** The row after `tokens` at temperature 1 (the engine's default sampling). */
+async function targetRow(tokens: readonly number[]): Promise<Float64Array> {
+    const sequence = await target.createSequence();
+    try {
+        const [logits] = await sequence.evaluate(tokens);
+        return processLogits(logits);
+    } finally {
+        await sequence.dispose();
+    }
+}
+
+/**
+ * The target's law of the first `length` generated tokens, keyed by the ids joined with ",", for
+ * every sequence whose prefixes all have probability ≥ prefixFloor; an EOS ends a sequence (the
+ * engine stops there). What the expansion leaves out is returned as `rest`.
+ */
+async function targetLaw(promptTokens: readonly number[], length: number): Promise<{cells: Map<string, number>; rest: number}> {
+    const cells = new Map<string, number>();
+    let kept = 0;
+    const expand = async (tokens: number[], probability: number): Promise<void> => {
+        if (tokens.length === length || tokens[tokens.length - 1] === target.eosToken) {
+            cells.set(tokens.join(","), probability);
+            kept += probability;
+            return;
+        }
+        const row = await targetRow([...promptTokens, ...tokens]);
+        for (let token = 0; token < row.length; token++)
+            if (probability * row[token] >= prefixFloor || tokens.length === length - 1) {
+                if (row[token] > 0) await expand([...tokens, token], probability * row[token]);
+            }
+    };
+    await expand([], 1);
+    return {cells, rest: Math.max(0, 1 - kept)};
+}
+
+describe("block verification on the family pair at temperature 1", () => {
+    it(`the first three generated tokens follow the target's joint distribution (χ², ${runs} seeds, γ = 2)`, async () => {
+        const law = await targetLaw([target.bosToken!, ...target.tokenize(prompt)], 3);
+        const keys = [...law.cells.keys()];
+        const index = new Map(keys.map((key, position) => [key, position]));
+        const expected = Float64Array.from([...law.cells.values(), law.rest]);
+        const observed = new Float64Array(expected.length);
+        let accepted = 0;
+        let drafted = 0;
+        for (let seed = 0; seed < runs; seed++) {
+            const result = await generate(target, draft, prompt, {policy: {kind: "block"}, gamma: 2, maxTokens: 3, seed});
+            accepted += result.telemetry.acceptedTokens;
+            drafted += result.telemetry.draftTokens;
+            const tokens =
+                result.tokens.length < 3 && result.finishReason === "stop" ? [...result.tokens, target.eosToken!] : result.tokens;
+            observed[index.get(tokens.slice(0, 3).join(",")) ?? keys.length]++;
+        }
+        const test = chiSquareGoodnessOfFit(observed, expected);
+        console.info(
+            `block, family pair, "${prompt}", T = 1: χ² ${test.statistic.toFixed(1)} on ${test.degreesOfFreedom} df (${keys.length} cells + rest ${law.rest.toExponential(2)}), p = ${test.pValue.toPrecision(3)}; ${accepted} of ${drafted} draft tokens kept`
+        );
+        expect(test.pValue).toBeGreaterThan(0.001);
+        expect(test.degreesOfFreedom).toBeGreaterThan(20);
+        // The test only means something if many tokens came from the draft.
+        expect(accepted).toBeGreaterThan(runs / 2);
+    });
+});
