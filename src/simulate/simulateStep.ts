@@ -36,14 +36,16 @@ export interface SimulationReport {
     firstTokenVsTarget: {totalVariation: number; chiSquare: ChiSquareResult};
     /**
      * Analytic α_i = Σ min(p_i, q_i) (the draft's overlap with the target), and — for the policies
-     * with a closed form (strict, match, greedy) — that policy's own acceptance per position, its
-     * rule and the expected tokens per step it implies.
+     * with a closed form (strict, match, greedy, block) — that policy's own acceptance per position, its
+     * rule and the expected tokens per step it implies. For `block`, also strict's expected tokens
+     * per step on the same step, the token-wise baseline block verification never falls below.
      */
     analytic?: {
         alphaPerPosition: number[];
         rule: string | null;
         acceptancePerPosition: number[] | null;
         expectedTokensPerStep: number | null;
+        strictExpectedTokensPerStep?: number | null;
     };
     elapsedMilliseconds: number;
 }
@@ -80,6 +82,7 @@ export function simulateStep(input: StepInput, options: {samples: number; seed: 
     const draftProbs = input.draftProbs;
     const alphaPerPosition = draftProbs?.map((row, index) => overlap(input.targetProbs[index], row));
     const closedForm = analyticAcceptance(input);
+    const strictForm = input.policy.kind === "block" ? analyticAcceptance({...input, policy: {kind: "strict"}}) : undefined;
     return {
         policy: input.policy.kind,
         lossless: policy.lossless,
@@ -102,13 +105,19 @@ export function simulateStep(input: StepInput, options: {samples: number; seed: 
             totalVariation: totalVariation(empirical, input.targetProbs[0]),
             chiSquare: chiSquareGoodnessOfFit(firstTokenCounts, input.targetProbs[0])
         },
-        ...(alphaPerPosition != null || closedForm != null
+        ...(alphaPerPosition != null || closedForm != null || strictForm != null
             ? {
                   analytic: {
                       alphaPerPosition: alphaPerPosition ?? [],
                       rule: closedForm?.rule ?? null,
                       acceptancePerPosition: closedForm?.perPosition ?? null,
-                      expectedTokensPerStep: closedForm == null ? null : expectedTokensPerStepFromPositions(closedForm.perPosition)
+                      expectedTokensPerStep: closedForm == null ? null : expectedTokensPerStepFromPositions(closedForm.perPosition),
+                      ...(strictForm === undefined
+                          ? {}
+                          : {
+                                strictExpectedTokensPerStep:
+                                    strictForm == null ? null : expectedTokensPerStepFromPositions(strictForm.perPosition)
+                            })
                   }
               }
             : {}),

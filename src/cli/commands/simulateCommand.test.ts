@@ -48,8 +48,42 @@ describe("specgate simulate", () => {
         expect(summary).toMatch(/analytic acceptance \(match: α = Σ p·q\) per position/);
     });
 
+    it("block's analytic expected tokens per step equals exact enumeration and exceeds strict's, which the summary prints", async () => {
+        const {report, summary} = await runSimulate({input: join(examples, "block-step.json"), samples: 20_000, seed: 3, exact: true});
+        const analytic = report.analytic!;
+        expect(analytic.rule).toBe("block: α_i = E[w_i]/E[w_{i−1}], w_i = min(1, w_{i−1}·p/q)");
+        const exact = report.exact as {expectedAccepted: number; firstTokenTotalVariation: number};
+        expect(exact.expectedAccepted).toBeCloseTo(analytic.expectedTokensPerStep! - 1, 12);
+        expect(exact.firstTokenTotalVariation).toBeLessThan(1e-12);
+        const strict = await runSimulate({input: join(examples, "strict-step.json"), samples: 1000, seed: 1});
+        expect(analytic.strictExpectedTokensPerStep).toBeCloseTo(strict.report.analytic!.expectedTokensPerStep!, 12);
+        expect(analytic.expectedTokensPerStep!).toBeGreaterThan(analytic.strictExpectedTokensPerStep! + 0.01);
+        // 20k steps: the sampled mean is within 5σ (σ ≈ 0.012) of the expectation.
+        expect(Math.abs(report.meanAcceptanceLength - analytic.expectedTokensPerStep!)).toBeLessThan(0.06);
+        expect(summary).toMatch(/policy block \(lossless\)/);
+        expect(summary).toMatch(/strict on the same step: expected tokens per step \d\.\d{4}; block \+\d+\.\d{2}%/);
+    });
+
+    it("block with given draft ids (and with q-less ids): the analytic reach equals exact enumeration", async () => {
+        const directory = await mkdtemp(join(tmpdir(), "specgate-simulate-block-"));
+        const base = JSON.parse(await readFile(join(examples, "block-step.json"), "utf8"));
+        for (const [name, step] of [
+            ["given", {...base, draftTokens: [0, 2, 2, 5]}],
+            ["q-less", {...base, draftProbs: undefined, draftTokens: [1, 1, 2, 0]}]
+        ] as const) {
+            const path = join(directory, `${name}.json`);
+            await writeFile(path, JSON.stringify(step));
+            const {report} = await runSimulate({input: path, samples: 100, seed: 1, exact: true});
+            const exact = report.exact as {expectedAccepted: number};
+            expect(exact.expectedAccepted, name).toBeCloseTo(report.analytic!.expectedTokensPerStep! - 1, 12);
+            // Without draft rows block verification is strict (q = δ_x): no gain is possible.
+            if (name === "q-less")
+                expect(report.analytic!.strictExpectedTokensPerStep).toBeCloseTo(report.analytic!.expectedTokensPerStep!, 12);
+        }
+    });
+
     it("every policy is reachable from the bundled examples", async () => {
-        for (const name of ["strict", "match", "typical", "fuzzy", "random", "calibrated"]) {
+        for (const name of ["strict", "block", "match", "typical", "fuzzy", "random", "calibrated"]) {
             const {report} = await runSimulate({input: join(examples, `${name}-step.json`), samples: 2000, seed: 1});
             expect(report.policy).toBe(name);
         }

@@ -2,6 +2,7 @@ import {dirname} from "node:path";
 import type {Command} from "commander";
 import type {PolicyResources} from "../../policies/createPolicy.js";
 import {resolveCorrectionMemory} from "../../calibration/resolveCorrectionMemory.js";
+import {maximumBlockWeightStates} from "../../simulate/analyticAcceptance.js";
 import {enumerateStep} from "../../simulate/enumerateStep.js";
 import {simulateStep, type SimulationReport} from "../../simulate/simulateStep.js";
 import {parseStepInput, type StepInput} from "../../simulate/StepInput.js";
@@ -60,6 +61,16 @@ function formatSummary(report: SimulationReport & {exact?: unknown}): string {
         lines.push(
             `analytic acceptance (${analytic.rule}) per position ${analytic.acceptancePerPosition.map((alpha) => alpha.toFixed(4)).join(" ")}; expected tokens per step ${analytic.expectedTokensPerStep.toFixed(4)}`
         );
+    if (analytic?.strictExpectedTokensPerStep != null) {
+        const strict = analytic.strictExpectedTokensPerStep;
+        const gain = analytic.expectedTokensPerStep == null ? null : analytic.expectedTokensPerStep / strict - 1;
+        lines.push(
+            `strict on the same step: expected tokens per step ${strict.toFixed(4)}; ` +
+                (gain == null
+                    ? `block's own expectation has more than ${maximumBlockWeightStates} weight values at a position: compare the sampled mean acceptance length`
+                    : `block ${gain >= 0 ? "+" : ""}${(100 * gain).toFixed(2)}%`)
+        );
+    }
     const exact = report.exact as {expectedAccepted: number; firstTokenTotalVariation: number; outcomes: number} | undefined;
     if (exact != null)
         lines.push(
