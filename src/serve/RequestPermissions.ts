@@ -1,17 +1,16 @@
 import {type DrafterSpec, drafterLabel, type SingleDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
 import {InvalidDrafterError, InvalidInputError, InvalidPolicyError} from "../errors.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
-import type {PolicyConfig, PolicyKind} from "../policies/policyConfigSchema.js";
+import {type PolicyConfig, type PolicyKind, policyKinds} from "../policies/policyConfigSchema.js";
 
-const policyKinds: readonly PolicyKind[] = ["greedy", "strict", "match", "typical", "fuzzy", "calibrated", "lossy", "random"];
 const drafterKinds: ReadonlyArray<SingleDrafterSpec["kind"]> = ["model", "ngram", "suffix"];
 
 /**
- * The lossless policies: strict is exact at every temperature; greedy and match emit the target's
- * own argmax at temperature 0. Every other policy trades exactness for speed (or, like `random`,
- * exists to measure what that costs), so a client may pick it only when the operator allows it.
+ * The lossless policies: strict and block are exact at every temperature; greedy and match emit the
+ * target's own argmax at temperature 0. Every other policy trades exactness for speed (or, like
+ * `random`, exists to measure what that costs), so a client may pick it only when the operator allows it.
  */
-export const defaultRequestPolicies: readonly PolicyKind[] = ["strict", "greedy", "match"];
+export const defaultRequestPolicies: readonly PolicyKind[] = ["strict", "block", "greedy", "match"];
 /** Drafters only change speed under a lossless policy, and their learned state is kept per API key. */
 export const defaultRequestDrafters: ReadonlyArray<SingleDrafterSpec["kind"]> = drafterKinds;
 

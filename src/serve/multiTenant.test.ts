@@ -73,7 +73,7 @@ describe("what clients may choose", () => {
 
     it("parses the flags' lists and refuses unknown kinds", () => {
         expect(RequestPermissions.parsePolicies("strict, fuzzy,strict")).toEqual(["strict", "fuzzy"]);
-        expect(RequestPermissions.parsePolicies("all")).toHaveLength(8);
+        expect(RequestPermissions.parsePolicies("all")).toHaveLength(9);
         expect(RequestPermissions.parseDrafters("none")).toEqual([]);
         expect(() => RequestPermissions.parsePolicies("strict,nope")).toThrow(
             /unknown kind "nope".*--request-policies|--request-policies.*nope/

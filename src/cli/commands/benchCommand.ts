@@ -57,7 +57,11 @@ export function registerBenchCommand(program: Command): void {
                 'JSONL with "prompt" fields, a text file with one prompt per line, the built-in battery, or the built-in repetitive battery (tool sessions, JSON rewrites, copy drills from the family corpus)',
                 "battery"
             )
-            .option("--policies <list>", "comma-separated policy specs (see --policy of generate)", "greedy,strict,fuzzy:js:0.4,calibrated")
+            .option(
+                "--policies <list>",
+                "comma-separated policy specs (see --policy of generate), e.g. strict,block",
+                "greedy,strict,fuzzy:js:0.4,calibrated"
+            )
             .option("--gamma <list>", "comma-separated draft lengths", "1,4,8")
     )
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)

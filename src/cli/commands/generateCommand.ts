@@ -47,7 +47,7 @@ export function registerGenerateCommand(program: Command): void {
             .requiredOption("--target <T.gguf>", "target model")
             .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
             .option("--drafter <spec>", drafterOptionHelp)
-            .option("--policy <spec>", "verification policy, e.g. strict, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
+            .option("--policy <spec>", "verification policy, e.g. strict, block, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
             .option("--gamma <N>", "draft tokens per step", integerOption(0, 64), 4)
             .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)

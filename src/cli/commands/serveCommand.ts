@@ -80,7 +80,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                 "--drafter <spec>",
                 `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`
             )
-            .option("--policy <spec>", "default verification policy, e.g. strict, fuzzy:js:0.4 (requests may override it)", "strict")
+            .option("--policy <spec>", "default verification policy, e.g. strict, block, fuzzy:js:0.4 (requests may override it)", "strict")
             .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
             .option("--draft-sampling <mode>", "sample | greedy", "sample")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)

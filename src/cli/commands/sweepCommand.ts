@@ -100,7 +100,7 @@ export function registerSweepCommand(program: Command): Command {
         .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
         .option(
             "--policies <list>",
-            'comma-separated policy specs, compact or JSON, e.g. fuzzy:js:0.2,calibrated:6:0.01,{"kind":"fuzzy","threshold":0.4,"topK":50}'
+            'comma-separated policy specs, compact or JSON, e.g. block,fuzzy:js:0.2,calibrated:6:0.01,{"kind":"fuzzy","threshold":0.4,"topK":50}'
         )
         .option("--gamma <list>", "draft lengths, e.g. 4 or 2,4,8", "4")
         .option("--temperature <t>", "sampling temperature; 0 = greedy", "0")
