@@ -45,15 +45,10 @@ export interface ExactPairedEquivalenceResult {
  * Equivalently, equivalence is declared iff the exact one-sided Clopper–Pearson (1934) upper
  * bounds of both discordance rates lie below Δ.
  *
- * Why this test rather than the asymptotic ones: the Wald paired TOST and the restricted-MLE score
- * tests of Tango (1998, Statistics in Medicine 17:891–908) and Liu, Hsueh, Hsieh & Chen (2002,
- * "Tests for equivalence or non-inferiority for paired binary data", Statistics in Medicine
- * 21:231–245) rest on a normal approximation that is poorest exactly where a speculative-decoding
- * audit lives: few or no discordant pairs (byte-identical arms give b = c = 0, where the Wald
- * variance is zero and the test cannot pass at any n). This test is exact at every n, needs no
- * variance estimate, and has a closed form for identical arms: p = (1 − Δ)^n, which rejects at
- * α = 0.05 and Δ = 3pp from n = 99 pairs on. Its price is conservatism when discordance runs both
- * ways (the bound on each direction ignores the other), which errs toward "not shown equivalent".
+ * This is a sufficient condition for |d| < Δ, not a test of it: it ignores that discordance in one
+ * direction offsets the other, so symmetric noise is never shown equivalent (3 flips each way out
+ * of 200 pairs: p = 0.147). TAIS uses pairedScoreEquivalence; this test is kept to compare power
+ * against (pairedEquivalencePower).
  */
 export function exactPairedEquivalence(table: PairedTable, margin: number, alpha = 0.05): ExactPairedEquivalenceResult {
     if (!(margin > 0 && margin < 1)) {
