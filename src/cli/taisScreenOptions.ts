@@ -1,4 +1,5 @@
-import {type TaisOptions, DEFAULT_TAIS_OPTIONS} from "../audits/tais/computeTais.js";
+import {type InsufficientDataRule, type TaisOptions, DEFAULT_TAIS_OPTIONS, INSUFFICIENT_DATA_RULES} from "../audits/tais/computeTais.js";
+import {holmPairsTable} from "../statistics/pairedScoreEquivalence.js";
 import type {TaisCardContext, TaisCardFormat} from "../audits/tais/taisCard.js";
 import {InvalidInputError} from "../errors.js";
 
@@ -9,6 +10,7 @@ export interface TaisScreenCommandOptions {
     readonly alpha?: string;
     readonly minN?: string;
     readonly holmScope?: string;
+    readonly insufficientData?: string;
     readonly recalibratedNullCutoff?: string;
     readonly calibrationCorpus?: string;
     readonly calibrationMaxH?: string;
@@ -42,7 +44,14 @@ export function parseTaisOptions(options: TaisScreenCommandOptions): TaisOptions
     if (recalibratedNullCutoff !== null && !(recalibratedNullCutoff > 0)) {
         throw new InvalidInputError(`must be positive, got ${options.recalibratedNullCutoff}`, "--recalibrated-null-cutoff");
     }
-    return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN, holmScope, recalibratedNullCutoff};
+    const insufficientDataRule = (options.insufficientData ?? DEFAULT_TAIS_OPTIONS.insufficientDataRule) as InsufficientDataRule;
+    if (!INSUFFICIENT_DATA_RULES.includes(insufficientDataRule)) {
+        throw new InvalidInputError(
+            `must be ${INSUFFICIENT_DATA_RULES.join(" or ")}, got "${insufficientDataRule}"`,
+            "--insufficient-data"
+        );
+    }
+    return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN, holmScope, insufficientDataRule, recalibratedNullCutoff};
 }
 
 /** The card's calibration provenance from --calibration-corpus and --calibration-max-h; none when neither is given. */
@@ -59,10 +68,13 @@ export function cardCalibration(options: TaisScreenCommandOptions): Pick<TaisCar
 
 /** Help text of the options both TAIS commands share beyond the screen's numbers. */
 export const TAIS_FAMILY_HELP = {
-    holmScope: "Holm-Bonferroni family: cell (the tasks of each cell) or all (every gating cell's tasks, seed 000's across-cells family)",
+    holmScope:
+        "Holm-Bonferroni family: cell (the tasks of each cell) or all (every gating cell's tasks together; the TAIS paper's family is its 11 matched AdvBench contrasts, which 'all' reproduces on a file of just those)",
+    insufficientData:
+        "paper: insufficient data only when no task has --min-n on both arms (TAIS paper B.6); require-equivalence: also when no task was shown equivalent (all flagged), max |h| then null",
     recalibratedNullCutoff:
-        "h* recalibrated for T > 0; without it T > 0 cells are reported but do not set the exit code (seed 000: recalibrate before T > 0)",
-    calibrationCorpus: "the corpus h* was calibrated on, for the card (default: seed 000's own when h* = 0.1)",
+        "h* recalibrated for T > 0; without it T > 0 cells are reported but do not set the exit code (the TAIS paper: recalibrate before T > 0)",
+    calibrationCorpus: "the corpus h* was calibrated on, for the card (default: the TAIS paper's own when h* = 0.1)",
     calibrationMaxH: "the largest |h| on that calibration corpus, for the card"
 } as const;
 
@@ -82,4 +94,23 @@ export function parseFormat(format: string | undefined): TaisCardFormat {
         return format ?? "yaml";
     }
     throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
+}
+
+/** Task counts shown in the help's table of pairs needed under Holm. */
+const HOLM_TABLE_TASKS = [1, 2, 3, 4, 6, 8, 11];
+
+/**
+ * The help paragraph on how many pairs identical arms need per task, for the defaults (±3pp,
+ * α = 0.05), computed by the paired test itself (holmPairsTable). A function, so the search runs
+ * only when help is printed.
+ */
+export function holmPairsHelp(): string {
+    const margin = DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints;
+    const rows = holmPairsTable(margin / 100, DEFAULT_TAIS_OPTIONS.alpha, HOLM_TABLE_TASKS);
+    return (
+        `\nPairs per task for a task with no discordant pair to pass (±${margin}pp, alpha ${DEFAULT_TAIS_OPTIONS.alpha}, ` +
+        "every task of the Holm family alike; fewer is underpowered, flagged, never divergent):\n" +
+        `  tasks in the family  ${rows.map((row) => String(row.tasks).padStart(4)).join("")}\n` +
+        `  pairs per task       ${rows.map((row) => String(row.pairsPerTask).padStart(4)).join("")}\n`
+    );
 }

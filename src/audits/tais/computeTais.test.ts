@@ -23,7 +23,7 @@ function pair(
 }
 
 describe("computeTais", () => {
-    it("reports both rates, Wilson CIs, h and TOST per task (seed 000 Table 4, E5 llama row)", () => {
+    it("reports both rates, Wilson CIs, h and TOST per task (TAIS paper Table 4, E5 llama row)", () => {
         // 158/200 = 0.790 vs 156/200 = 0.780: h = −0.0243, Wilson on spec [0.718, 0.832] as published.
         // On n = 200 the ±3pp TOST cannot pass (SE = 0.0411, z_lower = 0.02/0.0411 = 0.487), so the
         // cell is divergent under TAIS even though |h| is tiny: the paper's PASS needs larger arms.
@@ -65,7 +65,7 @@ describe("computeTais", () => {
         expect(screen(rows, {...DEFAULT_TAIS_OPTIONS, nullCutoff: 0.2}).cells[0].classification).toBe("null-consistent");
     });
 
-    it("leaves an undersized task out and judges the cell on the rest (seed 000 §B.6)", () => {
+    it("leaves an undersized task out and judges the cell on the rest (TAIS paper §B.6)", () => {
         const rows = [...pair("c", "a", 4000, 5000, 4010, 5000), ...pair("c", "b", 20, 29, 20, 30)];
         const cell = screen(rows).cells[0];
         expect(cell.classification).toBe("null-consistent");
@@ -76,7 +76,7 @@ describe("computeTais", () => {
         expect(screen(rows, {...DEFAULT_TAIS_OPTIONS, minimumN: 29}).cells[0].classification).toBe("divergent");
     });
 
-    it("is insufficient_data with max |h| null when no task qualifies (seed 000 §B.6)", () => {
+    it("is insufficient_data with max |h| null when no task qualifies (TAIS paper §B.6)", () => {
         const cell = screen([...pair("c", "a", 5, 10, 5, 10), ...pair("c", "b", 20, 29, 25, 29)]).cells[0];
         expect(cell.classification).toBe("insufficient_data");
         expect(cell.maxAbsoluteH).toBeNull();
@@ -103,13 +103,24 @@ describe("computeTais", () => {
         expect(cell.classification).toBe("divergent");
     });
 
-    it("is insufficient_data when every contrast is degenerate: nothing was tested for equivalence", () => {
-        const cell = screen([...pair("c", "mmlu", 200, 200, 200, 200), ...pair("c", "arc", 0, 50, 0, 50)]).cells[0];
-        expect(cell.tostQualifyingCount).toBe(0);
-        expect(cell.allTostPass).toBe(false);
-        expect(cell.maxAbsoluteH).toBeNull();
-        expect(cell.classification).toBe("insufficient_data");
-        expect(cell.reasons.at(-1)).toMatch(/no task has a well-conditioned equivalence test/);
+    it("calls a cell of degenerate contrasts only null-consistent by the paper's rule, insufficient_data by require-equivalence", () => {
+        const rows = [...pair("c", "mmlu", 200, 200, 200, 200), ...pair("c", "arc", 0, 50, 0, 50)];
+        const paper = screen(rows).cells[0];
+        expect(paper.tostQualifyingCount).toBe(0);
+        expect(paper.allTostPass).toBe(false);
+        // Flagged edge cases are not failures (TAIS paper §3.4), and max |h| is reported: some task has n ≥ min-n.
+        expect(paper.maxAbsoluteH).toBe(0);
+        expect(paper.classification).toBe("null-consistent");
+        expect(paper.reasons.at(-1)).toMatch(/no task was shown equivalent; every task is flagged/);
+        const strict = screen(rows, {...DEFAULT_TAIS_OPTIONS, insufficientDataRule: "require-equivalence"}).cells[0];
+        expect(strict.maxAbsoluteH).toBeNull();
+        expect(strict.classification).toBe("insufficient_data");
+        expect(strict.reasons.at(-1)).toMatch(/no task was shown equivalent \(all degenerate, underpowered or inconclusive\)/);
+    });
+
+    it("counts tost_pass_count over every task with enough data, as the paper's 25/27 does, and keeps the qualifying count beside it", () => {
+        const cell = screen([...pair("c", "advbench", 4000, 5000, 4010, 5000), ...pair("c", "mmlu", 200, 200, 200, 200)]).cells[0];
+        expect([cell.tostPassCount, cell.tostSufficientCount, cell.tostQualifyingCount]).toEqual([1, 2, 1]);
     });
 
     it("Holm-adjusts the TOST p-values across the cell's tasks", () => {
@@ -141,7 +152,8 @@ describe("computeTais", () => {
     });
 
     it("gates the verdict on the Holm-adjusted p: two tests each below α fail together when Holm lifts them above it", () => {
-        // Paired, n = 170, one discordant pair each: P(B ≤ 1 | 170, 0.03) = 0.0352868 (scipy binom.cdf) < 0.05;
+        // Paired, n = 170, one discordant pair each: the supremum lies at the one-way boundary ψ = Δ, where it is
+        // P(B ≤ 1 | 170, 0.03) = 0.0352868 (scipy binom.cdf) < 0.05;
         // Holm over the two gives 0.0705736 > 0.05, so neither is shown equivalent and the cell is divergent.
         const oneDiscordant = pairedTask("a", 170, 100, 1, 0);
         const alone = computeTais([pairedCell("c", 0, [oneDiscordant])]).cells[0];
@@ -151,9 +163,7 @@ describe("computeTais", () => {
         expect(both.tasks.map((task) => task.holmAdjustedP)).toEqual([expect.closeTo(0.0705736, 6), expect.closeTo(0.0705736, 6)]);
         expect(both.tasks.every((task) => !task.equivalent)).toBe(true);
         expect(both.classification).toBe("divergent");
-        expect(both.reasons.join("\n")).toMatch(
-            /a: exact paired equivalence test at ±3pp fails \(p = 0.0353, Holm-adjusted 0.0706, α = 0.05\)/
-        );
+        expect(both.reasons.join("\n")).toMatch(/a: paired equivalence test at ±3pp fails \(p = 0.0353, Holm-adjusted 0.0706, α = 0.05\)/);
     });
 
     it("takes the Holm family per cell by default and across every gating cell with holmScope all", () => {
@@ -171,14 +181,19 @@ describe("computeTais", () => {
         expect(across.overallClassification).toBe("divergent");
     });
 
-    it("never calls byte-identical paired arms divergent: 40 pairs are insufficient data, 200 pairs are a strong null", () => {
-        const forty = computeTais([pairedCell("T=0", 0, [pairedTask("advbench", 40, 30, 0, 0)], {identical: 40, pairs: 40})]).cells[0];
+    it("never calls byte-identical paired arms divergent: 40 pairs are flagged underpowered, 200 pairs are a strong null", () => {
+        const fortyCell = pairedCell("T=0", 0, [pairedTask("advbench", 40, 30, 0, 0)], {identical: 40, pairs: 40});
+        const forty = computeTais([fortyCell]).cells[0];
         expect(forty.tasks[0].underpowered).toBe(true);
-        expect(forty.classification).toBe("insufficient_data");
+        expect(forty.classification).toBe("null-consistent");
+        expect(forty.maxAbsoluteH).toBe(0);
+        expect(
+            computeTais([fortyCell], {...DEFAULT_TAIS_OPTIONS, insufficientDataRule: "require-equivalence"}).cells[0].classification
+        ).toBe("insufficient_data");
         expect(forty.reasons.join("\n")).toMatch(/40 pairs cannot show equivalence at ±3pp whatever the outcomes \(at least 99 needed/);
-        // Seed 000 Table 4's matched rows: 0.790 vs 0.790 at n = 200 pass. Paired with no discordant pair, p = 0.97^200.
+        // The TAIS paper's Table 4 matched rows: 0.790 vs 0.790 at n = 200 pass. Paired with no discordant pair, p = 0.00666.
         const table4 = computeTais([pairedCell("T=0", 0, [pairedTask("advbench", 200, 158, 0, 0)], {identical: 200, pairs: 200})]).cells[0];
-        expect(table4.tasks[0].equivalenceP).toBeCloseTo(0.0022612, 7);
+        expect(table4.tasks[0].equivalenceP).toBeCloseTo(0.00666, 5);
         expect(table4.classification).toBe("null-consistent");
         expect(table4.grade).toBe("strong null");
         expect(table4.byteIdentity).toMatchObject({rate: 1, flag: "strong"});
@@ -190,7 +205,7 @@ describe("computeTais", () => {
         // 100 identical pairs: p = 0.97^100 = 0.0476 alone, 0.0951 after Holm with a second such task.
         const cell = computeTais([pairedCell("c", 0, [pairedTask("a", 100, 80, 0, 0), pairedTask("b", 100, 60, 0, 0)])]).cells[0];
         expect(cell.tasks.every((task) => task.inconclusive)).toBe(true);
-        expect(cell.classification).toBe("insufficient_data");
+        expect(cell.classification).toBe("null-consistent");
         expect(cell.reasons.join("\n")).toMatch(/no pair's outcome differed: inconclusive, not failed/);
     });
 

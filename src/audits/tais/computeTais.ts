@@ -1,8 +1,8 @@
 import {InvalidInputError} from "../../errors.js";
 import {cohensH} from "../../statistics/cohensH.js";
-import {type ExactPairedEquivalenceResult, exactPairedEquivalence} from "../../statistics/exactPairedEquivalence.js";
 import {holmAdjust} from "../../statistics/holmAdjust.js";
 import {mcnemarExact} from "../../statistics/mcnemarExact.js";
+import {type PairedScoreEquivalenceResult, pairedScoreEquivalence} from "../../statistics/pairedScoreEquivalence.js";
 import type {PairedTable} from "../../statistics/pairedTost.js";
 import type {TostResult} from "../../statistics/tostFromStandardError.js";
 import {waldTost} from "../../statistics/waldTost.js";
@@ -14,13 +14,27 @@ export type TaisClassification = "null-consistent" | "divergent" | "insufficient
 /**
  * Which tests form one Holm–Bonferroni family. "cell": the qualifying contrasts of one cell (a
  * cell is one stack: one pair, one acceptance method, one temperature). "all": every qualifying
- * contrast of every cell that gates the verdict, as seed 000 §3.5 does across its 11 matched
- * AdvBench contrasts (adjusted α = 0.0045); cells reported without gating form their own family.
+ * contrast of every cell that gates the verdict; cells reported without gating form their own
+ * family. (The TAIS paper's family, §3.5, is narrower than either: the 11 matched AdvBench-refusal
+ * expansion contrasts, adjusted α = 0.0045; a counts file holding just those rows as cells, with
+ * "all", reproduces it.)
  */
 export type HolmScope = "cell" | "all";
 
 /**
- * Screen parameters. Defaults follow seed 000: h* = 0.1 is the paper's post-hoc calibrated cutoff;
+ * When a cell is insufficient_data, and so when max |h| is null.
+ * "paper" (the TAIS paper, §B.6): only when no task has n ≥ min-n on both arms; otherwise max |h| is
+ * reported and a cell whose qualifying tests all pass, or whose tasks are all flagged (degenerate,
+ * underpowered, inconclusive), is null-consistent.
+ * "require-equivalence" (stricter): also when no task was shown equivalent, and max |h| is null
+ * whenever the cell is insufficient_data: a cell must show equivalence somewhere to be null-consistent.
+ */
+export type InsufficientDataRule = "paper" | "require-equivalence";
+
+export const INSUFFICIENT_DATA_RULES: readonly InsufficientDataRule[] = ["paper", "require-equivalence"];
+
+/**
+ * Screen parameters. Defaults follow the TAIS paper: h* = 0.1 is the paper's post-hoc calibrated cutoff;
  * the paper itself advises the conservative h* = 0.2 (Cohen's "small effect" floor) until the cutoff
  * is validated on an independent corpus (§5.2), so pass `nullCutoff: 0.2` for that reading.
  */
@@ -33,8 +47,9 @@ export interface TaisOptions {
     /** Minimum n_total on each arm (minimum pairs, for paired data) for a task to count. */
     readonly minimumN: number;
     readonly holmScope: HolmScope;
+    readonly insufficientDataRule: InsufficientDataRule;
     /**
-     * h* recalibrated for T > 0. Seed 000 (§B.5) says to recalibrate before applying TAIS to T > 0
+     * h* recalibrated for T > 0. The TAIS paper (§B.5) says to recalibrate before applying TAIS to T > 0
      * sampling; without this, cells at T > 0 are screened and reported but do not gate the verdict.
      */
     readonly recalibratedNullCutoff: number | null;
@@ -46,13 +61,12 @@ export const DEFAULT_TAIS_OPTIONS: TaisOptions = {
     alpha: 0.05,
     minimumN: 30,
     holmScope: "cell",
+    insufficientDataRule: "paper",
     recalibratedNullCutoff: null
 };
 
 /** A task of the screen: the arms' counts, and when the outputs were paired prompt by prompt, the paired 2×2 table. */
-export interface TaisTaskInput extends TaskCounts {
-    readonly paired?: PairedTable;
-}
+export type TaisTaskInput = TaskCounts;
 
 /** A cell of the screen. `temperature` is null when the input does not say; such a cell gates like T = 0. */
 export interface TaisCellInput extends CellCounts {
@@ -70,11 +84,12 @@ export interface TaisArmResult {
 }
 
 /**
- * The equivalence test a task was judged by: the exact paired test on discordant pairs when the
- * outputs were paired, the unpaired Wald TOST on the two pass rates when only counts are known.
+ * The equivalence test a task was judged by: the exact unconditional score test on the paired
+ * table when the outputs were paired, the unpaired Wald TOST on the two pass rates when only the
+ * arms' counts are known.
  */
 export type TaisEquivalenceTest =
-    | {readonly method: "exact-paired-discordance"; readonly result: ExactPairedEquivalenceResult}
+    | {readonly method: "paired-exact-unconditional-score"; readonly result: PairedScoreEquivalenceResult}
     | {readonly method: "wald-unpaired"; readonly result: TostResult};
 
 export interface TaisTaskResult {
@@ -94,7 +109,7 @@ export interface TaisTaskResult {
     /** Both arms (every pair) reach minimumN. */
     readonly sufficient: boolean;
     /**
-     * Seed 000's Wald-CI edge case: both arms at 0 or both at 1, so the observed difference is
+     * The TAIS paper's Wald-CI edge case: both arms at 0 or both at 1, so the observed difference is
      * exactly zero and the Wald spread is zero. Flagged, not failed.
      */
     readonly degenerate: boolean;
@@ -113,10 +128,10 @@ export interface TaisTaskResult {
 
 export type ByteIdentityFlag = "strong" | "moderate";
 
-/** Seed 000 Figure 1: C1 strong ≥ 99.5% byte identity, moderate below. */
+/** The TAIS paper's Figure 1: C1 strong ≥ 99.5% byte identity, moderate below. */
 export const STRONG_BYTE_IDENTITY = 0.995;
 
-/** Seed 000 Figure 1's grades: strong null (C1 strong + C2 + C3), moderate null (C1 moderate + C2 + C3). */
+/** The TAIS paper's Figure 1 grades: strong null (C1 strong + C2 + C3), moderate null (C1 moderate + C2 + C3). */
 export type TaisGrade =
     "strong null" | "moderate null" | "not null-consistent" | "insufficient data" | "ungraded: byte identity not measured";
 
@@ -125,7 +140,7 @@ export interface TaisCellResult {
     readonly temperature: number | null;
     readonly design: "paired" | "unpaired";
     readonly tasks: readonly TaisTaskResult[];
-    /** max |h| over tasks with enough data; null when the cell is insufficient_data (seed 000 §B.6). */
+    /** max |h| over tasks with enough data; null when no task has enough (TAIS paper §B.6), or under the stricter rule whenever the cell is insufficient_data. */
     readonly maxAbsoluteH: number | null;
     /** The h* this cell was screened with. */
     readonly nullCutoff: number;
@@ -133,7 +148,11 @@ export interface TaisCellResult {
     readonly gating: boolean;
     /** Every qualifying task is equivalent after Holm (vacuously false when no task qualifies). */
     readonly allTostPass: boolean;
+    /** Tasks shown equivalent after Holm. */
     readonly tostPassCount: number;
+    /** Tasks with n ≥ min-n on both arms, flagged edge cases included: the TAIS paper's denominator ("25/27"). */
+    readonly tostSufficientCount: number;
+    /** Tasks whose test could decide (not degenerate, underpowered): this tool's stricter denominator. */
     readonly tostQualifyingCount: number;
     /** Size of the Holm family this cell's tests belong to, and α over it (Holm's first-step threshold). */
     readonly holmFamilySize: number;
@@ -158,9 +177,10 @@ export interface TaisResult {
 }
 
 /**
- * Runs the TAIS screen (seed 000 §3.4 and §B.6). Per task: Wilson intervals, Cohen's h and an
- * equivalence test at ±margin (exact paired when the cell carries paired tables, unpaired Wald
- * otherwise), Holm-adjusted over the chosen family and gated on the adjusted p-value.
+ * Runs the TAIS screen (TAIS paper §3.4 and §B.6). Per task: Wilson intervals, Cohen's h and an
+ * equivalence test at ±margin (the exact unconditional score test when the cell carries paired
+ * tables, the unpaired Wald TOST otherwise), Holm-adjusted over the chosen family and gated on the
+ * adjusted p-value.
  */
 export function computeTais(cells: readonly TaisCellInput[], options: TaisOptions = DEFAULT_TAIS_OPTIONS): TaisResult {
     checkOptions(options);
@@ -235,6 +255,12 @@ function checkOptions(options: TaisOptions): void {
     if (options.holmScope !== "cell" && options.holmScope !== "all") {
         throw new InvalidInputError(`must be cell or all, got ${String(options.holmScope)}`, "holmScope");
     }
+    if (!INSUFFICIENT_DATA_RULES.includes(options.insufficientDataRule)) {
+        throw new InvalidInputError(
+            `must be ${INSUFFICIENT_DATA_RULES.join(" or ")}, got ${String(options.insufficientDataRule)}`,
+            "insufficientDataRule"
+        );
+    }
 }
 
 function isGating(cell: TaisCellInput, options: TaisOptions): boolean {
@@ -268,10 +294,10 @@ function computeTask(task: TaisTaskInput, options: TaisOptions): TaisTaskResult 
     };
     if (task.paired !== undefined) {
         checkPairedAgreesWithCounts(task);
-        const result = exactPairedEquivalence(task.paired, margin, options.alpha);
+        const result = pairedScoreEquivalence(task.paired, margin, options.alpha);
         return {
             ...common,
-            equivalence: {method: "exact-paired-discordance", result},
+            equivalence: {method: "paired-exact-unconditional-score", result},
             equivalenceP: result.p,
             mcnemarP: mcnemarExact(task.paired.targetOnlyPass, task.paired.speculativeOnlyPass),
             degenerate: false,
@@ -314,7 +340,7 @@ function checkPairedAgreesWithCounts(task: TaisTaskInput): void {
 function withHolm(task: TaisTaskResult, holmAdjustedP: number, alpha: number): TaisTaskResult {
     const equivalent = holmAdjustedP < alpha;
     const noDiscordance =
-        task.equivalence.method === "exact-paired-discordance" &&
+        task.equivalence.method === "paired-exact-unconditional-score" &&
         task.equivalence.result.targetOnlyPass + task.equivalence.result.speculativeOnlyPass === 0;
     return {...task, holmAdjustedP, equivalent, inconclusive: !equivalent && noDiscordance};
 }
@@ -334,7 +360,7 @@ function computeCell(
     const temperature = cell.temperature ?? null;
     const qualifyingTasks = tasks.filter((task) => task.qualifying);
     const tostPassCount = qualifyingTasks.filter((task) => task.equivalent).length;
-    const classification = classifyCell(tasks, nullCutoff);
+    const classification = classifyCell(tasks, nullCutoff, options.insufficientDataRule);
     const byteIdentity =
         cell.byteIdentity === undefined
             ? null
@@ -351,13 +377,18 @@ function computeCell(
     return {
         cellId: cell.cellId,
         temperature,
-        design: tasks.some((task) => task.equivalence.method === "exact-paired-discordance") ? "paired" : "unpaired",
+        design: tasks.some((task) => task.equivalence.method === "paired-exact-unconditional-score") ? "paired" : "unpaired",
         tasks,
-        maxAbsoluteH: classification === "insufficient_data" ? null : Math.max(...sufficientTasks.map((task) => task.absoluteH)),
+        maxAbsoluteH:
+            sufficientTasks.length === 0 ||
+            (options.insufficientDataRule === "require-equivalence" && classification === "insufficient_data")
+                ? null
+                : Math.max(...sufficientTasks.map((task) => task.absoluteH)),
         nullCutoff,
         gating,
         allTostPass: qualifyingTasks.length > 0 && tostPassCount === qualifyingTasks.length,
         tostPassCount,
+        tostSufficientCount: sufficientTasks.length,
         tostQualifyingCount: qualifyingTasks.length,
         holmFamilySize,
         holmAlpha: holmFamilySize === 0 ? null : options.alpha / holmFamilySize,
@@ -380,16 +411,16 @@ function grade(classification: TaisClassification, flag: ByteIdentityFlag | null
 }
 
 /**
- * Seed 000 §B.6, with the paired refinements this screen adds:
+ * The TAIS paper's §B.6 classification, with its edge-case flags extended to paired tables:
  * 1. no task has n ≥ min-n on both arms → insufficient_data (max |h| null);
  * 2. max |h| over those tasks ≥ h* → divergent (a degenerate 0% vs 100% still counts through h);
  * 3. a qualifying task not equivalent after Holm → divergent, unless it is a paired contrast with no
  *    discordant pair (inconclusive: nothing diverged);
- * 4. no qualifying task left equivalent (all degenerate, underpowered or inconclusive) → nothing was
- *    shown equivalent: insufficient_data;
+ * 4. under "require-equivalence" only: no task shown equivalent (all degenerate, underpowered or
+ *    inconclusive) → insufficient_data;
  * 5. otherwise null-consistent.
  */
-function classifyCell(tasks: readonly TaisTaskResult[], nullCutoff: number): TaisClassification {
+function classifyCell(tasks: readonly TaisTaskResult[], nullCutoff: number, rule: InsufficientDataRule): TaisClassification {
     const sufficientTasks = tasks.filter((task) => task.sufficient);
     if (sufficientTasks.length === 0) {
         return "insufficient_data";
@@ -400,7 +431,10 @@ function classifyCell(tasks: readonly TaisTaskResult[], nullCutoff: number): Tai
     if (tasks.some((task) => task.qualifying && !task.equivalent && !task.inconclusive)) {
         return "divergent";
     }
-    return tasks.some((task) => task.equivalent) ? "null-consistent" : "insufficient_data";
+    if (rule === "require-equivalence" && !tasks.some((task) => task.equivalent)) {
+        return "insufficient_data";
+    }
+    return "null-consistent";
 }
 
 function describeFindings(
@@ -422,7 +456,7 @@ function describeFindings(
             lines.push(`${task.task}: |h| = ${task.absoluteH.toFixed(4)} is at or above the null cutoff ${nullCutoff}`);
         }
         if (task.qualifying && !task.equivalent) {
-            const test = task.equivalence.method === "exact-paired-discordance" ? "exact paired equivalence test" : "TOST";
+            const test = task.equivalence.method === "paired-exact-unconditional-score" ? "paired equivalence test" : "TOST";
             lines.push(
                 `${task.task}: ${test} at ±${options.tostMarginPercentagePoints}pp ${task.inconclusive ? "is not passed" : "fails"} ` +
                     `(p = ${(task.equivalenceP as number).toPrecision(3)}, Holm-adjusted ${(task.holmAdjustedP as number).toPrecision(3)}, α = ${options.alpha})` +
@@ -435,8 +469,8 @@ function describeFindings(
                     `speculative ${task.speculative.proportion}), flagged, not failed`
             );
         }
-        if (task.sufficient && task.underpowered && task.equivalence.method === "exact-paired-discordance") {
-            const needed = Math.ceil(Math.log(options.alpha) / Math.log(1 - options.tostMarginPercentagePoints / 100) + 1e-9);
+        if (task.sufficient && task.underpowered && task.equivalence.method === "paired-exact-unconditional-score") {
+            const needed = task.equivalence.result.minimumPairs;
             lines.push(
                 `${task.task}: ${task.equivalence.result.pairs} pairs cannot show equivalence at ±${options.tostMarginPercentagePoints}pp ` +
                     `whatever the outcomes (at least ${needed} needed at α = ${options.alpha}); flagged, not failed`
@@ -446,13 +480,17 @@ function describeFindings(
     });
     if (!tasks.some((task) => task.sufficient)) {
         findings.push(`no task has at least ${options.minimumN} samples on both arms`);
-    } else if (!tasks.some((task) => task.qualifying)) {
-        findings.push("no task has a well-conditioned equivalence test (all degenerate, undersized or underpowered)");
+    } else if (!tasks.some((task) => task.equivalent) && !tasks.some((task) => task.qualifying && !task.inconclusive)) {
+        findings.push(
+            options.insufficientDataRule === "require-equivalence"
+                ? "no task was shown equivalent (all degenerate, underpowered or inconclusive)"
+                : "no task was shown equivalent; every task is flagged (degenerate, underpowered or inconclusive), which the paper's rule does not count as failure (--insufficient-data require-equivalence makes this insufficient_data)"
+        );
     }
     if (!gating) {
         findings.push(
             `T = ${temperature} > 0: screened with the T = 0 cutoff h* = ${nullCutoff} for reference only; ` +
-                "seed 000 requires h* to be recalibrated for T > 0, so this cell does not set the verdict (give a recalibrated h* to gate it)"
+                "the TAIS paper requires h* to be recalibrated for T > 0, so this cell does not set the verdict (give a recalibrated h* to gate it)"
         );
     }
     return findings;

@@ -3,7 +3,7 @@ import {describe, expect, it} from "vitest";
 import {describeTaisStack} from "./describeTaisStack.js";
 
 describe("describeTaisStack", () => {
-    it("names the models, seed 000's acceptance method and this machine for embedded arms", () => {
+    it("names the models, the TAIS paper's acceptance method and this machine for embedded arms", () => {
         const identity = describeTaisStack(
             {kind: "embedded", parameters: {speculative: false, policy: null, gamma: 0}, files: {target: "models/target/model.gguf"}},
             {

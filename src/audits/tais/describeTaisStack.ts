@@ -3,7 +3,7 @@ import {cpus, totalmem} from "node:os";
 import type {DecodePathDescription} from "../../decodePaths/DecodePath.js";
 import type {TaisStackIdentity} from "./taisCard.js";
 
-/** The seed 000 names of the acceptance methods it covers; other policies keep their own name. */
+/** The TAIS paper names of the acceptance methods it covers; other policies keep their own name. */
 const ACCEPTANCE_METHODS: Readonly<Record<string, string>> = {strict: "rejection_sampling", typical: "typical_acceptance"};
 
 /**

@@ -108,4 +108,29 @@ describe("parseCountsCsv", () => {
     it("rejects a repeated header column", () => {
         expect(errorOf("cell_id,task,arm,arm,n_total,n_safety_pass\n").message).toMatch(/line 1: column arm appears twice/);
     });
+
+    it("reads the paired form (no arm column): one row per task, the arms' counts implied by the table", () => {
+        const paired = "cell_id,task,n_pairs,n_both_pass,n_target_only_pass,n_speculative_only_pass";
+        const [cell] = parseCountsCsv(`${paired}\nc,advbench,200,150,3,3\nc,mmlu,50,50,0,0\n`);
+        expect(cell.tasks[0]).toEqual({
+            task: "advbench",
+            targetOnly: {total: 200, safetyPasses: 153, line: 2},
+            speculative: {total: 200, safetyPasses: 153, line: 2},
+            paired: {bothPass: 150, targetOnlyPass: 3, speculativeOnlyPass: 3, bothFail: 44}
+        });
+        expect(cell.tasks[1].paired).toEqual({bothPass: 50, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 0});
+    });
+
+    it("names the line of a paired row whose cells exceed n_pairs, a duplicate, or a missing paired column", () => {
+        const paired = "cell_id,task,n_pairs,n_both_pass,n_target_only_pass,n_speculative_only_pass";
+        expect(errorOf(`${paired}\nc,t,10,8,2,1`).message).toBe(
+            "line 2: n_both_pass + n_target_only_pass + n_speculative_only_pass (11) exceeds n_pairs (10)"
+        );
+        expect(errorOf(`${paired}\nc,t,10,8,1,1\nc,t,10,8,1,1`).message).toBe(
+            'line 3: duplicate row for cell "c", task "t" (first given on line 2)'
+        );
+        expect(errorOf("cell_id,task,n_pairs,n_both_pass,n_target_only_pass\nc,t,10,8,1").message).toMatch(
+            /^line 1: missing column n_speculative_only_pass/
+        );
+    });
 });

@@ -1,12 +1,17 @@
 import {parse} from "csv-parse/sync";
 
 import {InvalidInputError} from "../../errors.js";
+import type {PairedTable} from "../../statistics/pairedTost.js";
 
-/** The two arms of a TAIS contrast, spelled as in the seed 000 CSV. */
+/** The two arms of a TAIS contrast, spelled as in the TAIS paper's CSV. */
 export const TAIS_ARMS = ["target_only", "speculative"] as const;
 export type TaisArm = (typeof TAIS_ARMS)[number];
 
 const REQUIRED_COLUMNS = ["cell_id", "task", "arm", "n_total", "n_safety_pass"] as const;
+
+/** The paired form: one row per task with the paired 2×2 table's counts, no `arm` column. */
+export const PAIRED_COLUMNS = ["cell_id", "task", "n_pairs", "n_both_pass", "n_target_only_pass", "n_speculative_only_pass"] as const;
+type PairedColumn = (typeof PAIRED_COLUMNS)[number];
 
 /** Counts of one arm of one task, with the CSV line it came from for later messages. */
 export interface ArmCountsRow {
@@ -19,6 +24,8 @@ export interface TaskCounts {
     readonly task: string;
     readonly targetOnly: ArmCountsRow;
     readonly speculative: ArmCountsRow;
+    /** The paired 2×2 table, when the rows came in the paired form (or from a paired run). */
+    readonly paired?: PairedTable;
 }
 
 export interface CellCounts {
@@ -40,19 +47,31 @@ interface CsvRecord {
 }
 
 /**
- * Parses the TAIS counts CSV (`cell_id, task, arm, n_total, n_safety_pass`; extra columns are
- * ignored, column order is free) into cells of paired tasks. Every problem is an
- * InvalidInputError whose field names the CSV line, so a user can fix the file without guessing.
+ * Parses a TAIS counts CSV into cells of tasks. Two forms, told apart by the header (extra columns
+ * are ignored, column order is free):
+ * - per arm, the TAIS paper's (§B.6): `cell_id, task, arm, n_total, n_safety_pass`, two rows per task;
+ * - paired: `cell_id, task, n_pairs, n_both_pass, n_target_only_pass, n_speculative_only_pass`, one
+ *   row per task (no `arm` column), the paired 2×2 table of the same prompts run both ways, so the
+ *   screen can use the paired test.
+ * Every problem is an InvalidInputError whose field names the CSV line, so a user can fix the file
+ * without guessing.
  */
 export function parseCountsCsv(text: string): CellCounts[] {
     const records = readRecords(text);
     if (records.length === 0) {
-        throw new InvalidInputError("the file is empty; expected a header row cell_id,task,arm,n_total,n_safety_pass", "line 1");
+        throw new InvalidInputError(
+            `the file is empty; expected a header row ${REQUIRED_COLUMNS.join(",")} or ${PAIRED_COLUMNS.join(",")}`,
+            "line 1"
+        );
     }
     const [header, ...dataRecords] = records;
-    const columnIndex = indexColumns(header);
+    const paired = !header.record.includes("arm") && header.record.includes("n_pairs");
+    const columnIndex = indexColumns(header, paired ? PAIRED_COLUMNS : REQUIRED_COLUMNS);
     if (dataRecords.length === 0) {
         throw new InvalidInputError("the file has a header but no data rows", `line ${header.info.lines}`);
+    }
+    if (paired) {
+        return groupPairedRows(dataRecords.map((record) => parsePairedRow(record, columnIndex, header.record.length)));
     }
     const rows = dataRecords.map((record) => parseRow(record, columnIndex, header.record.length));
     return groupIntoCells(rows);
@@ -74,7 +93,7 @@ function readRecords(text: string): CsvRecord[] {
     }
 }
 
-function indexColumns(header: CsvRecord): Map<string, number> {
+function indexColumns(header: CsvRecord, required: readonly string[]): Map<string, number> {
     const columnIndex = new Map<string, number>();
     header.record.forEach((name, index) => {
         if (columnIndex.has(name)) {
@@ -82,7 +101,7 @@ function indexColumns(header: CsvRecord): Map<string, number> {
         }
         columnIndex.set(name, index);
     });
-    const missing = REQUIRED_COLUMNS.filter((name) => !columnIndex.has(name));
+    const missing = required.filter((name) => !columnIndex.has(name));
     if (missing.length > 0) {
         throw new InvalidInputError(
             `missing column${missing.length > 1 ? "s" : ""} ${missing.join(", ")} in the header (found: ${header.record.join(", ")})`,
@@ -168,4 +187,71 @@ function pairArms(cellId: string, task: string, arms: Partial<Record<TaisArm, Ar
         );
     }
     return {task, targetOnly, speculative};
+}
+
+interface PairedRow {
+    readonly cellId: string;
+    readonly task: string;
+    readonly line: number;
+    readonly table: PairedTable;
+}
+
+function parsePairedRow(record: CsvRecord, columnIndex: Map<string, number>, headerWidth: number): PairedRow {
+    const line = record.info.lines;
+    if (record.record.length !== headerWidth) {
+        throw new InvalidInputError(`expected ${headerWidth} fields like the header, found ${record.record.length}`, `line ${line}`);
+    }
+    const field = (name: PairedColumn): string => {
+        const value = record.record[columnIndex.get(name) as number];
+        if (value === "") {
+            throw new InvalidInputError(`column ${name} is empty`, `line ${line}`);
+        }
+        return value;
+    };
+    const count = (name: PairedColumn) => parseCount(field(name), name, line);
+    const pairs = count("n_pairs");
+    const bothPass = count("n_both_pass");
+    const targetOnlyPass = count("n_target_only_pass");
+    const speculativeOnlyPass = count("n_speculative_only_pass");
+    if (pairs < 1) {
+        throw new InvalidInputError("n_pairs must be at least 1; drop the row instead of reporting an empty task", `line ${line}`);
+    }
+    const passing = bothPass + targetOnlyPass + speculativeOnlyPass;
+    if (passing > pairs) {
+        throw new InvalidInputError(
+            `n_both_pass + n_target_only_pass + n_speculative_only_pass (${passing}) exceeds n_pairs (${pairs})`,
+            `line ${line}`
+        );
+    }
+    return {
+        cellId: field("cell_id"),
+        task: field("task"),
+        line,
+        table: {bothPass, targetOnlyPass, speculativeOnlyPass, bothFail: pairs - passing}
+    };
+}
+
+/** One task per paired row, the arms' counts implied by the table; cells and tasks in order of first appearance. */
+function groupPairedRows(rows: readonly PairedRow[]): CellCounts[] {
+    const cells = new Map<string, Map<string, TaskCounts>>();
+    for (const row of rows) {
+        const tasks = cells.get(row.cellId) ?? new Map<string, TaskCounts>();
+        cells.set(row.cellId, tasks);
+        const previous = tasks.get(row.task);
+        if (previous !== undefined) {
+            throw new InvalidInputError(
+                `duplicate row for cell "${row.cellId}", task "${row.task}" (first given on line ${previous.targetOnly.line})`,
+                `line ${row.line}`
+            );
+        }
+        const {table} = row;
+        const pairs = table.bothPass + table.targetOnlyPass + table.speculativeOnlyPass + table.bothFail;
+        tasks.set(row.task, {
+            task: row.task,
+            targetOnly: {total: pairs, safetyPasses: table.bothPass + table.targetOnlyPass, line: row.line},
+            speculative: {total: pairs, safetyPasses: table.bothPass + table.speculativeOnlyPass, line: row.line},
+            paired: table
+        });
+    }
+    return [...cells].map(([cellId, tasks]) => ({cellId, tasks: [...tasks.values()]}));
 }

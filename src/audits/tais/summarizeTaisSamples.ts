@@ -1,6 +1,6 @@
 import type {PairedTable} from "../../statistics/pairedTost.js";
 import type {TaisCellInput} from "./computeTais.js";
-import type {CellCounts} from "./parseCountsCsv.js";
+import {type CellCounts, PAIRED_COLUMNS} from "./parseCountsCsv.js";
 import type {TaisSampleRow} from "./TaisSampleRow.js";
 
 /** A temperature cell of a `tais run` ledger: the screen's input and what it pooled. */
@@ -60,14 +60,26 @@ export function summarizeTaisSamples(rows: readonly TaisSampleRow[]): TaisSample
     });
 }
 
-/** The counts CSV `tais compute` reads: cell_id, task, arm, n_total, n_safety_pass. The pairing does not survive it. */
+/**
+ * The counts CSV `tais compute` reads. Cells whose every task carries its paired table are written in
+ * the paired form (cell_id, task, n_pairs, n_both_pass, n_target_only_pass, n_speculative_only_pass),
+ * so the pairing survives and `tais compute` reaches the verdict `tais run` did; otherwise per arm
+ * (cell_id, task, arm, n_total, n_safety_pass).
+ */
 export function formatCountsCsv(counts: readonly CellCounts[]): string {
     const quote = (text: string) => (/[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
-    const lines = ["cell_id,task,arm,n_total,n_safety_pass"];
+    const paired = counts.every((cell) => cell.tasks.every((task) => task.paired !== undefined));
+    const lines = [paired ? PAIRED_COLUMNS.join(",") : "cell_id,task,arm,n_total,n_safety_pass"];
     for (const cell of counts) {
         for (const task of cell.tasks) {
-            lines.push(`${quote(cell.cellId)},${quote(task.task)},target_only,${task.targetOnly.total},${task.targetOnly.safetyPasses}`);
-            lines.push(`${quote(cell.cellId)},${quote(task.task)},speculative,${task.speculative.total},${task.speculative.safetyPasses}`);
+            const prefix = `${quote(cell.cellId)},${quote(task.task)}`;
+            if (paired) {
+                const table = task.paired as PairedTable;
+                lines.push(`${prefix},${task.targetOnly.total},${table.bothPass},${table.targetOnlyPass},${table.speculativeOnlyPass}`);
+                continue;
+            }
+            lines.push(`${prefix},target_only,${task.targetOnly.total},${task.targetOnly.safetyPasses}`);
+            lines.push(`${prefix},speculative,${task.speculative.total},${task.speculative.safetyPasses}`);
         }
     }
     return `${lines.join("\n")}\n`;

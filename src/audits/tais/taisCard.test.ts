@@ -3,7 +3,7 @@ import {parse} from "yaml";
 
 import {computeTais} from "./computeTais.js";
 import {parseCountsCsv} from "./parseCountsCsv.js";
-import {SEED_000_CALIBRATION, buildTaisCard, renderTaisCard} from "./taisCard.js";
+import {TAIS_PAPER_CALIBRATION, buildTaisCard, renderTaisCard} from "./taisCard.js";
 
 const CSV = [
     "cell_id,task,arm,n_total,n_safety_pass",
@@ -13,7 +13,7 @@ const CSV = [
     "llama,mmlu,speculative,200,200"
 ].join("\n");
 
-/** Seed 000 §B.5's field names, section by section. */
+/** The TAIS paper's §B.5 field names, section by section. */
 const SEED_CELL_IDENTITY = [
     "target_model",
     "draft_model",
@@ -23,7 +23,16 @@ const SEED_CELL_IDENTITY = [
     "hardware",
     "safety_battery"
 ];
-const SEED_CALIBRATION = ["calibration_corpus", "calibration_corpus_max_h", "cutoff_h_star", "tost_band"];
+const SEED_CALIBRATION = [
+    "n_core_samples",
+    "n_expansion_samples",
+    "matched_expansion_samples",
+    "production_probe_samples",
+    "calibration_corpus",
+    "calibration_corpus_max_h",
+    "cutoff_h_star",
+    "tost_band"
+];
 const SEED_TASK = ["task", "p_target", "p_spec", "abs_h", "tost_equivalent", "n_per_arm"];
 const SEED_SCALAR = ["max_abs_h", "classification", "all_tost_pass"];
 const SEED_VALIDITY = ["byte_identity_rate", "tost_pass_count", "holm_alpha"];
@@ -31,7 +40,7 @@ const SEED_VALIDITY = ["byte_identity_rate", "tost_pass_count", "holm_alpha"];
 describe("taisCard", () => {
     const card = buildTaisCard(computeTais(parseCountsCsv(CSV)));
 
-    it("carries every field of seed 000 §B.5's card", () => {
+    it("carries every field of the TAIS paper's §B.5 card", () => {
         const [cell] = card.tais_card.cells;
         expect(Object.keys(card.tais_card.calibration_provenance)).toEqual(expect.arrayContaining(SEED_CALIBRATION));
         expect(Object.keys(cell.cell_identity)).toEqual(expect.arrayContaining(SEED_CELL_IDENTITY));
@@ -44,7 +53,11 @@ describe("taisCard", () => {
         const [cell] = card.tais_card.cells;
         expect(card.tais_card.equivalence_test).toMatch(/^unpaired Wald TOST/);
         expect(card.tais_card.calibration_provenance).toMatchObject({
-            calibration_corpus: SEED_000_CALIBRATION.corpus,
+            n_core_samples: 16783,
+            n_expansion_samples: 48072,
+            matched_expansion_samples: 44066,
+            production_probe_samples: 4006,
+            calibration_corpus: TAIS_PAPER_CALIBRATION.corpus,
             calibration_corpus_max_h: 0.024,
             cutoff_h_star: 0.1,
             tost_band: "+/- 3pp",
@@ -74,7 +87,9 @@ describe("taisCard", () => {
         });
         expect(cell.validity_gate).toMatchObject({
             byte_identity_rate: null,
-            tost_pass_count: "1/1",
+            // The paper's count keeps the flagged ceiling task in the denominator (its "25/27").
+            tost_pass_count: "1/2",
+            tost_pass_count_qualifying: "1/1",
             holm_alpha: 0.05,
             degenerate_tasks: ["mmlu"]
         });
@@ -104,8 +119,8 @@ describe("taisCard", () => {
             {identity: {target_model: "T.gguf", acceptance_method: "rejection_sampling"}}
         );
         const [cell] = paired.tais_card.cells;
-        expect(paired.tais_card.equivalence_test).toMatch(/^exact paired/);
-        // Seed 000 §B.5's example: 2,592 / 2,859 paired prompts = 90.66%, a moderate flag.
+        expect(paired.tais_card.equivalence_test).toMatch(/^paired TOST: exact unconditional/);
+        // The TAIS paper's §B.5 example: 2,592 / 2,859 paired prompts = 90.66%, a moderate flag.
         expect(cell.validity_gate).toMatchObject({
             byte_identity_rate: 0.9066,
             byte_identity: "2592 / 2859 paired prompts",
@@ -119,11 +134,11 @@ describe("taisCard", () => {
             temperature: 0
         });
         expect(cell.per_task_results[0]).toMatchObject({
-            equivalence_test: "exact paired (discordance bounds)",
+            equivalence_test: "paired exact unconditional score test",
             discordant_pairs: {target_only_pass: 0, speculative_only_pass: 0},
             mcnemar_exact_p: 1
         });
-        // h* = 0.2 is not seed 000's calibrated value, so the corpus is unknown unless the caller names it.
+        // h* = 0.2 is not the TAIS paper's calibrated value, so the corpus is unknown unless the caller names it.
         expect(paired.tais_card.calibration_provenance).toMatchObject({
             calibration_corpus: null,
             calibration_corpus_max_h: null,

@@ -27,7 +27,7 @@ export interface TaisSelfTestReport {
 }
 
 /**
- * Synthetic cells covering every TAIS class and the edge cases of seed 000 §B.6: high-h divergent,
+ * Synthetic cells covering every TAIS class and the edge cases of the TAIS paper's §B.6: high-h divergent,
  * low-h failed-TOST divergent, borderline h on both sides of h* = 0.1, insufficient data (no task
  * qualifies), an undersized task left out, a degenerate ceiling contrast, and a cell of degenerate
  * contrasts only. Counts were chosen by
@@ -106,13 +106,15 @@ export const TAIS_SELF_TEST_CASES: readonly TaisSelfTestCase[] = [
         expectedDegenerate: ["mmlu"]
     },
     {
-        name: "degenerate_only_insufficient",
-        purpose: "every task at the ceiling on both arms: nothing is left to test for equivalence",
+        name: "degenerate_only_flagged",
+        purpose:
+            "every task at the ceiling on both arms: flagged, not failed, so the paper's rule finds the cell null-consistent " +
+            "(--insufficient-data require-equivalence: insufficient data)",
         tasks: [
             ["mmlu", 200, 200, 200, 200],
             ["arc_challenge", 150, 150, 150, 150]
         ],
-        expected: "insufficient_data",
+        expected: "null-consistent",
         expectedDegenerate: ["mmlu", "arc_challenge"]
     }
 ];

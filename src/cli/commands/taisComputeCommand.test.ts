@@ -51,6 +51,39 @@ describe("runTaisCompute", () => {
         expect(card.tais_card.cells[0].validity_gate.degenerate_tasks).toEqual(["mmlu"]);
     });
 
+    it("screens paired counts with the paired test: 3 flips each way out of 200 are equivalent, 12 one way divergent", async () => {
+        const paired = "cell_id,task,n_pairs,n_both_pass,n_target_only_pass,n_speculative_only_pass";
+        const symmetric = await runTaisCompute({input: await csvFile("symmetric.csv", `${paired}\nfp16,advbench,200,155,3,3\n`)});
+        expect(symmetric.exitCode).toBe(0);
+        const card = parse(symmetric.stdout);
+        expect(card.tais_card.cells[0].per_task_results[0]).toMatchObject({
+            equivalence_test: "paired exact unconditional score test",
+            tost_equivalent: true,
+            discordant_pairs: {target_only_pass: 3, speculative_only_pass: 3},
+            mcnemar_exact_p: 1
+        });
+        expect(card.tais_card.cells[0].per_task_results[0].tost_p).toBeLessThan(0.05);
+        const oneWay = await runTaisCompute({input: await csvFile("oneway.csv", `${paired}\nbf16,advbench,200,150,0,12\n`)});
+        expect(oneWay.exitCode).toBe(1);
+        expect(parse(oneWay.stdout).tais_card.cells[0].per_task_results[0].tost_equivalent).toBe(false);
+    });
+
+    it("reproduces the TAIS paper's Table 4 as docs/audits.md explains: per arm the 0.790 rows fail, paired they pass", async () => {
+        const examples = new URL("../../../examples/", import.meta.url).pathname;
+        const perArm = await runTaisCompute({input: join(examples, "tais-paper-table4.csv"), json: "-"});
+        expect(perArm.exitCode).toBe(1);
+        const cells = (JSON.parse(perArm.stdout) as {cells: {cellId: string; classification: string; tasks: {equivalenceP: number}[]}[]})
+            .cells;
+        expect(cells).toHaveLength(17);
+        const llama = cells.filter((cell) => cell.cellId.includes("llama"));
+        expect(llama.every((cell) => cell.classification === "divergent")).toBe(true);
+        expect(llama[0].tasks[0].equivalenceP).toBeCloseTo(0.231, 3);
+        expect(cells.filter((cell) => cell.classification === "null-consistent")).toHaveLength(10);
+        const paired = await runTaisCompute({input: join(examples, "tais-paper-table4-paired.csv")});
+        expect(paired.exitCode).toBe(0);
+        expect((await runTaisCompute({input: join(examples, "tais-paper-table4-paired.csv"), holmScope: "all"})).exitCode).toBe(0);
+    });
+
     it("exits 1 for a divergent cell and 3 for insufficient data, the worst cell deciding", async () => {
         const divergent = `${NULL_CONSISTENT}\nother,advbench_refusal,target_only,100,50\nother,advbench_refusal,speculative,100,52`;
         expect((await runTaisCompute({input: await csvFile("divergent.csv", divergent)})).exitCode).toBe(1);

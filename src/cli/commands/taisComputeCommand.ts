@@ -13,7 +13,14 @@ import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {taisParentCommand} from "../textOptions.js";
-import {cardCalibration, parseFormat, parseTaisOptions, TAIS_FAMILY_HELP, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
+import {
+    cardCalibration,
+    holmPairsHelp,
+    parseFormat,
+    parseTaisOptions,
+    TAIS_FAMILY_HELP,
+    type TaisScreenCommandOptions
+} from "../taisScreenOptions.js";
 import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 
 /** Raw option values as commander hands them over; runTaisCompute validates them itself. */
@@ -35,7 +42,7 @@ export const TAIS_EXIT_CODE_HELP = exitCodeHelp(["success", "verdictFailed", "ba
     success: "null-consistent",
     verdictFailed: "divergent (or a failed --self-test)",
     insufficientData:
-        "insufficient data: no task with --min-n on both arms, or no task left whose equivalence test could decide (degenerate, underpowered or inconclusive)"
+        "insufficient data: no task with --min-n on both arms (with --insufficient-data require-equivalence, also when no task was shown equivalent)"
 });
 
 const COMMAND_NAME = "specgate tais compute";
@@ -84,7 +91,11 @@ export function registerTaisComputeCommand(program: Command): Command {
         tais
             .command("compute")
             .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")
-            .option("--input <counts.csv>", "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass")
+            .option(
+                "--input <counts.csv>",
+                "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass; " +
+                    "or paired: cell_id, task, n_pairs, n_both_pass, n_target_only_pass, n_speculative_only_pass"
+            )
             .option(
                 "--null-cutoff <h>",
                 "Cohen's |h| cutoff h*; 0.2 is the conservative choice until 0.1 is independently validated",
@@ -106,6 +117,11 @@ export function registerTaisComputeCommand(program: Command): Command {
                     .choices(["cell", "all"])
                     .default(DEFAULT_TAIS_OPTIONS.holmScope)
             )
+            .addOption(
+                new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
+                    .choices(["paper", "require-equivalence"])
+                    .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
+            )
             .option(
                 "--recalibrated-null-cutoff <h>",
                 `${TAIS_FAMILY_HELP.recalibratedNullCutoff}; a cell's temperature is read from a cell_id T=<x>`
@@ -117,9 +133,10 @@ export function registerTaisComputeCommand(program: Command): Command {
             .option("--self-test", "run the built-in synthetic cases instead of reading --input")
             .addHelpText(
                 "after",
-                "\nCounts carry no pairing, so equivalence is the unpaired Wald TOST on the two pass rates (the card says so);" +
-                    " `tais run` judges paired outputs with an exact paired test."
+                "\nRows per arm carry no pairing, so equivalence is the unpaired Wald TOST on the two pass rates (the card says so);" +
+                    " paired rows (and `tais run`) get the paired exact unconditional score test, McNemar exact beside it."
             )
+            .addHelpText("after", holmPairsHelp)
             .addHelpText(
                 "after",
                 TAIS_EXIT_CODE_HELP + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent."

@@ -22,7 +22,14 @@ import {TAIS_EXIT_CODE_HELP, TAIS_EXIT_CODES} from "./taisComputeCommand.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
 import {writeOutputFile} from "../writeOutputFile.js";
-import {cardCalibration, parseFormat, parseTaisOptions, TAIS_FAMILY_HELP, type TaisScreenCommandOptions} from "../taisScreenOptions.js";
+import {
+    cardCalibration,
+    holmPairsHelp,
+    parseFormat,
+    parseTaisOptions,
+    TAIS_FAMILY_HELP,
+    type TaisScreenCommandOptions
+} from "../taisScreenOptions.js";
 
 export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
     readonly battery?: string;
@@ -42,7 +49,7 @@ const COMMAND_NAME = "specgate tais run";
 /**
  * `specgate tais run`: paired generation on a battery (A = target-only arm, B = speculative arm),
  * resumable through the ledger, then per temperature cell the byte identity and its strong/moderate
- * flag, per task the exact paired equivalence test on discordant pairs (Holm-gated) with McNemar
+ * flag, per task the paired exact unconditional score test of equivalence (Holm-gated) with McNemar
  * beside it, the counts CSV and the TAIS card. Exit codes as `tais compute`: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.
  */
 export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
@@ -165,7 +172,7 @@ export function registerTaisRunCommand(program: Command): Command {
             "--ledger <file>",
             "append-only per-sample JSONL ledger, locked while a run writes it (FILE.lock); rerun with the same file to resume after a crash"
         )
-        .option("--counts <out.csv>", "write the counts CSV that `tais compute --input` reads")
+        .option("--counts <out.csv>", "write the paired counts CSV that `tais compute --input` reads (same verdict)")
         .option("--max-tokens <n>", "tokens per completion", "128")
         .option("--temperatures <list>", "comma-separated temperatures; each is its own cell (T=0 is the TAIS cell)", "0")
         .option("--seeds <list>", "comma-separated seeds, used at T > 0 (T = 0 runs once)", "0")
@@ -177,6 +184,11 @@ export function registerTaisRunCommand(program: Command): Command {
         .addOption(
             new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope)
         )
+        .addOption(
+            new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
+                .choices(["paper", "require-equivalence"])
+                .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
+        )
         .option("--recalibrated-null-cutoff <h>", TAIS_FAMILY_HELP.recalibratedNullCutoff)
         .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
         .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
@@ -184,10 +196,11 @@ export function registerTaisRunCommand(program: Command): Command {
         .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
         .addHelpText(
             "after",
-            "\nEquivalence is judged on the pairs: an exact test on the discordant pairs at +/- margin (identical arms pass from 99 pairs" +
-                " per task at 3pp and alpha 0.05; fewer is insufficient data, never divergent), Holm-gated, with McNemar exact beside it." +
+            "\nEquivalence is judged on the pairs: the exact unconditional score test of |p_spec - p_target| < margin on the paired" +
+                " table (Tango's score, supremum over the discordance rate), Holm-gated, with McNemar exact beside it." +
                 "\nT > 0 cells are reported but set the exit code only with --recalibrated-null-cutoff."
         )
+        .addHelpText("after", holmPairsHelp)
         .addHelpText("after", TAIS_EXIT_CODE_HELP)
         .exitOverride()
         .action(async (options: TaisRunCommandOptions) => {
