@@ -102,7 +102,7 @@ describe("specgate fairness mitigate", () => {
         expect(outcome.stdout).toMatch(/\| U \| \d\.\d{4} \| \d\.\d{4} \(([+−]\d+\.\d%|–)\) \| ≤ -10% \| −12% \|/);
     });
 
-    it("takes seed 003 D.1's values with --preset seed003, an explicit option still winning", async () => {
+    it("takes the Disparate Impacts paper D.1's values with --preset disparate-impacts-paper, an explicit option still winning", async () => {
         const json = join(directory, "preset.json");
         const outcome = await runFairnessMitigateCommand({
             target: pair.targetPath,
@@ -110,7 +110,7 @@ describe("specgate fairness mitigate", () => {
             battery: "mgsm:en@2,mgsm:ja@2",
             dataDirectory: batteryFixtureDirectory,
             out: join(directory, "preset.gguf"),
-            preset: "seed003",
+            preset: "disparate-impacts-paper",
             steps: "1",
             maxTokens: "4",
             resamples: "20",
@@ -123,6 +123,9 @@ describe("specgate fairness mitigate", () => {
         };
         expect(report.runs[0].training.options).toMatchObject({
             learningRate: 1e-4,
+            warmupSteps: 0,
+            minimumLearningRateRatio: 1,
+            groupsPerStep: 5,
             gradientAccumulation: 4,
             batchPerTask: 8,
             gradientClip: 1
@@ -135,9 +138,18 @@ describe("specgate fairness mitigate", () => {
             battery: "mgsm:en@1,mgsm:ja@1",
             dataDirectory: batteryFixtureDirectory,
             out: join(directory, "never.gguf"),
-            preset: "seed004"
+            preset: "paper"
         });
-        expect(bad.stderr).toMatch(/--preset: must be "seed003", got "seed004"/);
+        expect(bad.stderr).toMatch(/--preset: must be "disparate-impacts-paper", got "paper"/);
+        const noSteps = await runFairnessMitigateCommand({
+            target: pair.targetPath,
+            draft: pair.draftPath,
+            battery: "mgsm:en@1,mgsm:ja@1",
+            dataDirectory: batteryFixtureDirectory,
+            out: join(directory, "never.gguf"),
+            preset: "disparate-impacts-paper"
+        });
+        expect(noSteps.stderr).toMatch(/--steps: is required with --preset disparate-impacts-paper: the paper's STEPS is printed "10,00"/);
         expect(
             (
                 await runFairnessMitigateCommand({

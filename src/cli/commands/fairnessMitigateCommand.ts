@@ -11,7 +11,7 @@ import {buildDistillationSet} from "../../fairness/mitigation/buildDistillationS
 import {compareFairnessAnalyses} from "../../fairness/mitigation/compareFairnessAnalyses.js";
 import type {MitigationMethod} from "../../fairness/mitigation/fairnessWeightedGradient.js";
 import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
-import {defaultMitigationOptions, SEED_003_MITIGATION} from "../../fairness/mitigation/MitigationState.js";
+import {defaultMitigationOptions, DISPARATE_IMPACTS_PAPER_MITIGATION} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
 import {
     meetsTargets,
@@ -50,6 +50,7 @@ export interface FairnessMitigateOptions extends ModelPlacement {
     readonly preset?: string;
     readonly lr?: string;
     readonly warmupSteps?: string;
+    readonly groupsPerStep?: string;
     readonly seed?: string;
     readonly by?: string;
     readonly gamma?: string;
@@ -67,8 +68,11 @@ export interface FairnessMitigateOptions extends ModelPlacement {
 
 const COMMAND_NAME = "specgate fairness mitigate";
 
+/** The --preset value that takes the Disparate Impacts paper's D.1 hyperparameters. */
+const PAPER_PRESET = "disparate-impacts-paper";
+
 /**
- * `specgate fairness mitigate`: corrective drafter fine-tuning (s-CDF, seed 003 Algorithm 1) and/or
+ * `specgate fairness mitigate`: corrective drafter fine-tuning (s-CDF, the Disparate Impacts paper Algorithm 1) and/or
  * the re-balancing baseline, then `fairness analyze` of the old and the new drafter with the same
  * frozen target. Writes --out (and, with --method both, the re-balanced drafter beside it), --json
  * and --report. Exit codes: 0 done, 2 bad input.
@@ -89,11 +93,20 @@ export async function runFairnessMitigateCommand(
             throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
         if (options.by !== undefined && options.by !== "task" && options.by !== "language")
             throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
-        if (options.preset !== undefined && options.preset !== "seed003")
-            throw new InvalidInputError(`must be "seed003", got "${options.preset}"`, "--preset");
-        // --preset seed003 replaces the defaults with seed 003 D.1's values; an option given explicitly still wins.
-        const preset = options.preset === "seed003" ? SEED_003_MITIGATION : null;
+        if (options.preset !== undefined && options.preset !== PAPER_PRESET)
+            throw new InvalidInputError(`must be "${PAPER_PRESET}", got "${options.preset}"`, "--preset");
+        // The preset replaces the defaults with the Disparate Impacts paper's D.1 values; an option given explicitly still wins.
+        const preset = options.preset === PAPER_PRESET ? DISPARATE_IMPACTS_PAPER_MITIGATION : null;
+        if (preset !== null && options.steps === undefined)
+            throw new InvalidInputError(
+                `is required with --preset ${PAPER_PRESET}: the paper's STEPS is printed "10,00" (1,000 or 10,000?), so the preset does not choose`,
+                "--steps"
+            );
         const steps = positiveInteger(options.steps, "--steps", defaultMitigationOptions.steps);
+        const groupsPerStep =
+            options.groupsPerStep === undefined
+                ? (preset?.groupsPerStep ?? null)
+                : positiveInteger(options.groupsPerStep, "--groups-per-step", 0);
         const batchPerTask = positiveInteger(
             options.batchPerTask,
             "--batch-per-task",
@@ -113,8 +126,9 @@ export async function runFairnessMitigateCommand(
         const warmupSteps = nonNegativeInteger(
             options.warmupSteps,
             "--warmup-steps",
-            Math.min(defaultMitigationOptions.warmupSteps, steps - 1)
+            preset?.warmupSteps ?? Math.min(defaultMitigationOptions.warmupSteps, steps - 1)
         );
+        const minimumLearningRateRatio = preset?.minimumLearningRateRatio ?? defaultMitigationOptions.minimumLearningRateRatio;
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const gamma = nonNegativeInteger(options.gamma, "--gamma", preset?.gamma ?? 4);
         const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", preset?.maxTokens ?? 32);
@@ -190,12 +204,14 @@ export async function runFairnessMitigateCommand(
                     gradientAccumulation,
                     learningRate,
                     warmupSteps,
+                    minimumLearningRateRatio,
+                    groupsPerStep,
                     seed
                 },
                 onStep: (record) => {
                     if (record.step === 1 || record.step % 10 === 0 || record.step === steps)
                         progress(
-                            `${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value) => value.toFixed(4)).join(" ")}, Û ${record.objective.toFixed(5)}`
+                            `${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value, index) => `${groups[record.groups[index]].name} ${value.toFixed(4)}`).join(", ")}, Û ${record.objective.toFixed(5)}`
                         );
                 }
             });
@@ -240,37 +256,48 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
     return fairness
         .command("mitigate")
         .description(
-            "fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, Algorithm 1 of the disparate speed-up analysis) and report U, α_T variance and speed-ups before/after"
+            "fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, Algorithm 1 of The Disparate Impacts of Speculative Decoding) and report U, α_T variance and speed-ups before/after"
         )
         .option("--target <T.gguf>", "target model (frozen: read, never written)")
         .option("--draft <D.gguf>", "drafter to fine-tune (llama architecture; F32, F16 or Q8_0)")
         .option("--battery <spec>", "training battery (the distillation set), e.g. a .jsonl with task/language[/reference]")
         .option("--eval-battery <spec>", "evaluation battery (default: the training battery, reported as in-sample)")
         .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf")
-        .option("--method <scdf|rebalance|both>", "s-CDF, the data re-balancing baseline, or both from the same start and seed", "scdf")
         .option(
-            "--preset <seed003>",
-            "seed003: seed 003 D.1's published values (batch 8, --grad-accum 4, --lr 1e-4, --max-tokens 64, --gamma 5, " +
-                "--continuations target-sampled); options given explicitly still win"
+            "--method <scdf|rebalance|both>",
+            "s-CDF; rebalance: plain distillation with every group weighted equally (this tool's baseline: the paper's data balancing varies the share of one language in a bilingual mix); or both from the same start and seed",
+            "scdf"
+        )
+        .option(
+            `--preset <${PAPER_PRESET}>`,
+            "the Disparate Impacts paper's D.1 values and nothing else: 5 groups drawn per step (SAMPLE_LANGS_PER_STEP), mini-batches of 8, " +
+                "--grad-accum 4, --lr 1e-4 held constant (D.1 names no schedule: no warm-up, no decay), clip 1, --max-tokens 64, --gamma 5, " +
+                '--continuations target-sampled. Left open by the paper: STEPS (printed "10,00": give --steps), how BATCH_PER_LANG=64 prompts ' +
+                "map onto 8 x GRAD_ACCUM 4 = 32 per update (32 are drawn), the sampling temperature (1 here), AdamW's betas and weight decay " +
+                "(this trainer's). Options given explicitly still win"
         )
         .option(
             "--steps <n>",
-            `optimisation steps (default ${defaultMitigationOptions.steps}: not published in seed 003, whose STEPS reads "10,00"; chosen to fit a CPU run)`
+            `optimisation steps (default ${defaultMitigationOptions.steps}: not published in the Disparate Impacts paper, whose STEPS reads "10,00"; chosen to fit a CPU run)`
         )
         .option(
             "--batch-per-task <n>",
-            `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, seed 003's B = 8)`
+            `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, the Disparate Impacts paper's B = 8)`
         )
-        .option("--grad-accum <n>", "mini-batches per group averaged into one update (default 1; seed 003 D.1: GRAD_ACCUM=4)")
+        .option("--groups-per-step <n>", "groups drawn at random for each step (default: every group; D.1: SAMPLE_LANGS_PER_STEP=5)")
+        .option(
+            "--grad-accum <n>",
+            "mini-batches per group averaged into one update (default 1; the Disparate Impacts paper D.1: GRAD_ACCUM=4)"
+        )
         .option(
             "--continuations <kind>",
             "what the drafter imitates: reference-or-greedy (default: the item's reference, else the target's greedy output, " +
-                "as analyze scores) or target-sampled (seed 003 D.1: sampled from the target, temperature 1, references ignored)"
+                "as analyze scores) or target-sampled (Disparate Impacts paper D.1: sampled from the target, temperature 1, references ignored)"
         )
         .option(
             "--lr <rate>",
             `peak AdamW learning rate, linear warm-up then cosine decay to a tenth (default ${defaultMitigationOptions.learningRate}: ` +
-                "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; seed 003 D.1 uses 1e-4 with --grad-accum 4)"
+                "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; the Disparate Impacts paper D.1 uses 1e-4 with --grad-accum 4)"
         )
         .option(
             "--warmup-steps <n>",
@@ -280,11 +307,11 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
         .option(
             "--gamma <n>",
-            "draft tokens per step in the before/after analyses (default 4: not published; seed 003 D.1's estimator uses 5)"
+            "draft tokens per step in the before/after analyses (default 4: not published; the Disparate Impacts paper D.1's estimator uses 5)"
         )
         .option(
             "--max-tokens <n>",
-            "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; seed 003 D.1: 64)"
+            "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; the Disparate Impacts paper D.1: 64)"
         )
         .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")

@@ -19,7 +19,7 @@ export interface DistillationSequence extends TrainingSequence {
     readonly targetDistributions: readonly (Float64Array | undefined)[];
 }
 
-/** One group T of seed 003 with every distillation example of it. */
+/** One group T of the Disparate Impacts paper with every distillation example of it. */
 export interface DistillationGroup {
     readonly name: string;
     readonly sequences: readonly DistillationSequence[];
@@ -38,7 +38,7 @@ export interface DistillationSetOptions {
     /**
      * What the drafter imitates. "reference-or-greedy" (default): the item's reference, else the
      * target's greedy output, the continuations analyze scores. "target-sampled": always a continuation
-     * sampled from the target at temperature 1, references ignored — seed 003 D.1, where the teacher
+     * sampled from the target at temperature 1, references ignored — the Disparate Impacts paper D.1, where the teacher
      * "generates up to MAX_GEN_TOKENS tokens (sampling)" (its sampling temperature is not published;
      * 1 samples the target's own distribution).
      */

@@ -141,7 +141,7 @@ describe("groupDivergences", () => {
         expect(groupDivergences(tiny, weights, rope, [hard])[0]).toBeCloseTo(llamaLossAndGradients(tiny, weights, rope, hard).loss, 13);
     });
 
-    it("accumulates several mini-batches per group: D̂_T and ∇D̂_T are their means, then weighted as one (seed 003 D.1)", () => {
+    it("accumulates several mini-batches per group: D̂_T and ∇D̂_T are their means, then weighted as one (Disparate Impacts paper D.1)", () => {
         const accumulationWeights = initializeLlamaWeights(tiny, {seed: 2, standardDeviation: 0.5, gainJitter: 0.3});
         // Each group gets two different mini-batches, so "the mean of the two" differs from either alone.
         const [first, second, third] = batches();

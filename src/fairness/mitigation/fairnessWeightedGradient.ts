@@ -6,8 +6,10 @@ import {scdfGradientWeights} from "../scdfGradientWeights.js";
 import {unfairness} from "../unfairness.js";
 
 /**
- * "scdf": seed 003 Algorithm 1, group T weighted by (D̂_T − D̂_min)/m. "rebalance": every group
- * weighted 1/m, i.e. plain distillation on a group-balanced mixture — §8.3's data re-balancing.
+ * "scdf": the Disparate Impacts paper's Algorithm 1, group T weighted by (D̂_T − D̂_min)/m.
+ * "rebalance": every group weighted 1/m, i.e. plain distillation on a group-balanced mixture. This
+ * is this tool's baseline, not the paper's: the paper's data balancing (§8.3) varies the share of
+ * one language in a bilingual fine-tuning mix.
  */
 export type MitigationMethod = "scdf" | "rebalance";
 
@@ -27,7 +29,7 @@ export interface WeightedGradient {
 /**
  * One or more mini-batches per group: D̂_T and ∇θ D̂_T from the reference model (soft targets, so D̂_T
  * is the position-pooled cross-entropy −Σ p log q that analyze reports as D_T), averaged over the
- * group's mini-batches when there are several (gradient accumulation: seed 003 D.1 takes r_ℓ as "mean
+ * group's mini-batches when there are several (gradient accumulation: the Disparate Impacts paper D.1 takes r_ℓ as "mean
  * over the mini-batches of that language" and scales each mini-batch's gradient by
  * (r_ℓ − r*)/(GRAD_ACCUM·|{ℓ}|), which is the weight (r_ℓ − r*)/m times the mean gradient), then the
  * method's weights with D̂_min held constant — the best group's weight is exactly 0 under s-CDF — and

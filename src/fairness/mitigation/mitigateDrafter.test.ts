@@ -69,7 +69,7 @@ describe("buildDistillationSet", () => {
         }
     });
 
-    it("samples the target's continuations, references ignored, with continuations target-sampled (seed 003 D.1)", async () => {
+    it("samples the target's continuations, references ignored, with continuations target-sampled (Disparate Impacts paper D.1)", async () => {
         const withReferences = items.map((entry) => ({...entry, reference: "a reference the sampled set must not use"}));
         const sampled = await buildDistillationSet(target, withReferences, {
             by: "language",

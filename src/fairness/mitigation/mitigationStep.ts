@@ -9,7 +9,9 @@ import type {MitigationState} from "./MitigationState.js";
 export interface MitigationStepRecord {
     /** 1-based. */
     readonly step: number;
-    /** D̂_T of each group's mini-batch before the update (group order of the distillation set). */
+    /** The groups trained this step (indices into the distillation set): all, or groupsPerStep drawn at random. */
+    readonly groups: number[];
+    /** D̂_T of each trained group's mini-batch before the update, in the order of `groups`. */
     readonly divergences: number[];
     readonly weights: number[];
     /** Û on this step's mini-batches. */
@@ -25,7 +27,9 @@ export interface MitigationStepRecord {
  * D̂_T and ∇D̂_T with the target's rows as soft targets, the method's weights, the combined gradient
  * clipped, one AdamW update of the drafter.
  */
-export function mitigationStep(state: MitigationState, groups: readonly DistillationGroup[]): MitigationStepRecord {
+export function mitigationStep(state: MitigationState, allGroups: readonly DistillationGroup[]): MitigationStepRecord {
+    const chosen = chooseGroups(state.random, allGroups.length, state.options.groupsPerStep);
+    const groups = chosen.map((index) => allGroups[index]);
     const groupBatches = groups.map((group) =>
         Array.from({length: state.options.gradientAccumulation}, () =>
             sampleGroupBatch(state.random, group.sequences, state.options.batchPerTask)
@@ -47,6 +51,7 @@ export function mitigationStep(state: MitigationState, groups: readonly Distilla
     );
     return {
         step: state.step,
+        groups: chosen,
         divergences: weighted.divergences,
         weights: weighted.weights,
         objective: weighted.objective,
@@ -54,6 +59,22 @@ export function mitigationStep(state: MitigationState, groups: readonly Distilla
         learningRate,
         tokens: batches.reduce((sum, batch) => sum + batch.reduce((inner, sequence) => inner + sequence.tokens.length - 1, 0), 0)
     };
+}
+
+/**
+ * The groups of one step, in distillation-set order: every group when groupsPerStep is null or at
+ * least the number of groups, else that many drawn uniformly without replacement (at least two, so
+ * s-CDF has a best group to measure the others against).
+ */
+export function chooseGroups(random: Random, groupCount: number, groupsPerStep: number | null): number[] {
+    const all = Array.from({length: groupCount}, (_value, index) => index);
+    if (groupsPerStep === null || groupsPerStep >= groupCount) return all;
+    const size = Math.max(2, groupsPerStep);
+    for (let i = 0; i < size; i++) {
+        const j = i + Math.floor(random.nextDouble() * (groupCount - i));
+        [all[i], all[j]] = [all[j], all[i]];
+    }
+    return all.slice(0, size).sort((left, right) => left - right);
 }
 
 /** `size` distinct sequences drawn uniformly (a partial Fisher–Yates shuffle), or all of a smaller group. */

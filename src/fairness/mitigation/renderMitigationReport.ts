@@ -32,7 +32,7 @@ export interface MitigationReport {
 
 const methodNames: Record<MitigationMethod, string> = {scdf: "s-CDF", rebalance: "re-balancing"};
 
-/** The acceptance bars a mitigation is held to (U −10%, variance −15%, best group at most 1 point lower), next to the paper's averages (seed 003 §8.3). */
+/** The acceptance bars a mitigation is held to (U −10%, variance −15%, best group at most 1 point lower), next to the paper's averages (Disparate Impacts paper §8.3). */
 const targets = {unfairnessPercent: -10, variancePercent: -15, bestGroupDropPoints: 1};
 
 /** The Markdown before/after report of `specgate fairness mitigate`. */
@@ -114,7 +114,8 @@ export function renderMitigationReport(report: MitigationReport): string {
         lines.push(
             `**${methodNames[run.method]}** → \`${training.outputPath}\`: ${options.steps} steps, ${options.batchPerTask} sequences per group and mini-batch, ` +
                 `${options.gradientAccumulation} mini-batch${options.gradientAccumulation === 1 ? "" : "es"} per group and step, ` +
-                `learning rate ${options.learningRate} (warm-up ${options.warmupSteps}, cosine to ×${options.minimumLearningRateRatio}), clip ${options.gradientClip}, seed ${options.seed}; ` +
+                `${options.groupsPerStep === null ? "every group each step" : `${options.groupsPerStep} groups drawn per step`}, ` +
+                `learning rate ${options.learningRate} (${options.warmupSteps === 0 && options.minimumLearningRateRatio === 1 ? "constant" : `warm-up ${options.warmupSteps}, cosine to ×${options.minimumLearningRateRatio}`}), clip ${options.gradientClip}, seed ${options.seed}; ` +
                 `${training.trainingSeconds.toFixed(1)} s, ${training.stepsPerSecond.toFixed(3)} steps/s, ${training.tokensPerSecond.toFixed(0)} tokens/s.`,
             ""
         );
@@ -132,10 +133,10 @@ export function renderMitigationReport(report: MitigationReport): string {
 
     lines.push("## How to read this", "");
     lines.push(
-        "- s-CDF (seed 003 Algorithm 1) fine-tunes only the drafter: each step draws a mini-batch per group, measures D̂_T = −Σ p log q against the frozen target's rows, and descends Σ_T (D̂_T − D̂_min)/m · ∇D̂_T with D̂_min held constant, so the best-served group gets zero weight and nothing pushes its divergence up."
+        "- s-CDF (Disparate Impacts paper Algorithm 1) fine-tunes only the drafter: each step draws a mini-batch per group, measures D̂_T = −Σ p log q against the frozen target's rows, and descends Σ_T (D̂_T − D̂_min)/m · ∇D̂_T with D̂_min held constant, so the best-served group gets zero weight and nothing pushes its divergence up."
     );
     lines.push(
-        "- Re-balancing is the paper's data-balancing baseline: the same loop with every group weighted 1/m, i.e. distillation on a group-balanced mixture."
+        "- Re-balancing is this tool's baseline: the same loop with every group weighted 1/m, i.e. distillation on a group-balanced mixture (the paper's data balancing instead varies the share of one language in a bilingual mix)."
     );
     lines.push(
         "- U and the variance of α_T are measured by `fairness analyze` on the evaluation battery with the same settings and seeds before and after; α_T is accepted / drafted tokens of real strict runs, speed-ups are wall-clock and carry the machine's noise."
