@@ -22,7 +22,7 @@ async function strictRejections(prompts: readonly string[], stop?: readonly stri
     return rejections;
 }
 
-describe("buildCorrectionMemory (seed 004 phase 1)", () => {
+describe("buildCorrectionMemory (Calibrated SD paper phase 1)", () => {
     it("decodes exactly like strict and records one divergence per rejected greedy step", async () => {
         const prompts = ["abc", "hgf", "dd"];
         const calibration = await buildCorrectionMemory(target, draft, prompts, {gamma: 4, maxTokens: 40});

@@ -16,7 +16,7 @@ export interface CorrectionMemoryCalibration {
 }
 
 /**
- * Seed 004 §4.2, phase 1 (prior calibration): standard speculative decoding over unlabelled text,
+ * The Calibrated SD paper §4.2, phase 1 (prior calibration): standard speculative decoding over unlabelled text,
  * recording every (draft token, verified target token) divergence, with no parameter updates.
  * Implemented as the `calibrated` policy with an unreachable frequency threshold — it never rescues,
  * so decoding is exactly `strict` (lossless), while its online update fills the memory. The memory

@@ -61,7 +61,7 @@ export function totalVariation(p: ArrayLike<number>, q: ArrayLike<number>, lengt
     return 0.5 * sum;
 }
 
-/** Cross-entropy H(p, q) = −Σ p·log q (seed 003's D_T uses p = target, q = draft). */
+/** Cross-entropy H(p, q) = −Σ p·log q (Disparate Impacts paper's D_T uses p = target, q = draft). */
 export function crossEntropy(p: ArrayLike<number>, q: ArrayLike<number>, length: number = p.length): number {
     let sum = 0;
     for (let index = 0; index < length; index++) {

@@ -44,7 +44,7 @@ describe("divergence sums on hand-built distributions", () => {
         expect(means.fitness).toBeCloseTo(0.375, 12);
         expect(means.targetMisfit).toBeCloseTo(0.75, 12);
         expect(Math.abs(means.alpha - means.fitness!)).toBeLessThanOrEqual(means.targetMisfit!);
-        // Seed 003 eq. 4 averages f_γ(α(s)) over positions: γ = 2 gives f(0.7) = 1 + 0.7 + 0.49 = 2.19 and
+        // The Disparate Impacts paper eq. 4 averages f_γ(α(s)) over positions: γ = 2 gives f(0.7) = 1 + 0.7 + 0.49 = 2.19 and
         // f(0.5) = 1.75, mean 1.97 — above f_2 of the mean α, f(0.6) = 1.96 (Jensen, f_γ convex for γ ≥ 2).
         expect(means.tokensPerStep).toBeCloseTo(1.97, 12);
     });

@@ -3,7 +3,7 @@ import {argmax} from "../distributions/argmax.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
 
 /**
- * Running sums of the per-position quantities of seed 003 over teacher-forced positions, kept as
+ * Running sums of the per-position quantities of the Disparate Impacts paper over teacher-forced positions, kept as
  * sums (not means) so items can be pooled and bootstrapped exactly. p is the target's next-token
  * distribution, q the draft's, and the data distribution u is one-hot on the reference token.
  */
@@ -13,9 +13,9 @@ export interface DivergenceSums {
     overlap: number;
     /** Σ [argmax p = argmax q]: the acceptance at temperature 0. */
     argmaxAgreement: number;
-    /** Σ f_γ(α(s)) at the run's γ: the numerator of seed 003's S_T = E_{s~T}[f_γ(α(s)) / (1 + γc)] (eq. 4). */
+    /** Σ f_γ(α(s)) at the run's γ: the numerator of the Disparate Impacts paper's S_T = E_{s~T}[f_γ(α(s)) / (1 + γc)] (eq. 4). */
     tokensPerStep: number;
-    /** Σ −Σ_x p log q: seed 003's D_T before averaging. */
+    /** Σ −Σ_x p log q: the Disparate Impacts paper's D_T before averaging. */
     crossEntropy: number;
     kl: number;
     tv: number;
@@ -82,7 +82,7 @@ export interface DivergenceMeans {
     readonly tv: number;
     /** Drafter fitness 1 − r_q; null without reference tokens. */
     readonly fitness: number | null;
-    /** Target misfit r_p (the slack of seed 003 Theorem 2); null without reference tokens. */
+    /** Target misfit r_p (the slack of the Disparate Impacts paper Theorem 2); null without reference tokens. */
     readonly targetMisfit: number | null;
 }
 

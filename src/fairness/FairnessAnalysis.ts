@@ -24,12 +24,12 @@ export interface FairnessGroupResult {
         /**
          * The cost-curve prediction f_γ(α̂)·t_T(1) / (γ·t_D + t_T(γ+1)): α̂ inverted from the measured
          * acceptance length, priced with the pooled measured cost curve (verification of γ + 1 tokens at
-         * its measured cost). Not seed 003's S_T; null without a cost curve.
+         * its measured cost). Not the Disparate Impacts paper's S_T; null without a cost curve.
          */
         readonly costCurveSpeedup: number | null;
         /**
-         * Seed 003's S_T = E_{s~T}[f_γ(α(s)) / (1 + γc)] (eq. 4): per-position analytic α(s) = Σ min(p, q)
-         * from teacher forcing, c = t_D / t_T(1) from the measured cost curve (the seed's model prices a
+         * The Disparate Impacts paper's S_T = E_{s~T}[f_γ(α(s)) / (1 + γc)] (eq. 4): per-position analytic α(s) = Σ min(p, q)
+         * from teacher forcing, c = t_D / t_T(1) from the measured cost curve (the paper's model prices a
          * verification like one target step). Null without a cost curve.
          */
         readonly seedSpeedup: number | null;
@@ -50,7 +50,7 @@ export interface FairnessGroupResult {
         readonly fitness: number | null;
         /** r_p = E[TV(data, p)]; null without references. */
         readonly targetMisfit: number | null;
-        /** |α − (1 − r_q)|, which seed 003 Theorem 2 bounds by r_p; null without references. */
+        /** |α − (1 − r_q)|, which the Disparate Impacts paper Theorem 2 bounds by r_p; null without references. */
         readonly fitnessGap: number | null;
     };
 }
@@ -88,7 +88,7 @@ export interface FairnessAnalysis {
         readonly analyticAlphaVariance: number;
         /** Spearman ρ of drafter fitness against measured α: across groups and across items; null when undefined. */
         readonly fitnessAlphaSpearman: {readonly groups: number | null; readonly items: number | null};
-        /** Spearman ρ of D_T against measured α across groups (seed 003 expects it negative). */
+        /** Spearman ρ of D_T against measured α across groups (Disparate Impacts paper expects it negative). */
         readonly divergenceAlphaSpearman: number | null;
         /** The pooled cost curve behind every predicted S_T (milliseconds). */
         readonly costCurve: CostCurve | null;

@@ -15,7 +15,7 @@ import {twoLanguageBattery} from "./testing/fairnessFixtures.js";
 import {skewedBigramPair} from "./testing/skewedBigramPair.js";
 import {unfairness} from "./unfairness.js";
 
-/** Seed 003 Theorem 2 holds exactly for the analytic α when the data distribution is one-hot on references. */
+/** The Disparate Impacts paper Theorem 2 holds exactly for the analytic α when the data distribution is one-hot on references. */
 function expectTheoremTwo(analysis: FairnessAnalysis): void {
     for (const group of analysis.groups) {
         const {fitnessGap, targetMisfit} = group.distributions;

@@ -39,7 +39,7 @@ export interface FairnessOptions {
 
 /**
  * `specgate fairness analyze`: per group, measured acceptance and speed-up from real runs and the
- * distributional quantities of seed 003 §5–§6 from teacher forcing; across groups, U with its CI,
+ * distributional quantities of the Disparate Impacts paper §5–§6 from teacher forcing; across groups, U with its CI,
  * the speed-up spread and the fitness–acceptance rank correlation. Items run round-robin across
  * groups so slow drift in machine load spreads over every group instead of biasing the last one.
  */

@@ -10,7 +10,7 @@ export interface ItemGroup {
 }
 
 /**
- * Splits a battery into the groups whose speed-ups are compared (seed 003's tasks T), in order of
+ * Splits a battery into the groups whose speed-ups are compared (Disparate Impacts paper's tasks T), in order of
  * first appearance. Every language tag must be a known one, and there must be at least two groups:
  * unfairness across one group is meaningless, and a silent 0 would read as "fair".
  */
@@ -33,7 +33,7 @@ export function groupBatteryItems(items: readonly BatteryItem[], by: FairnessGro
     return [...groups].map(([name, groupItems]) => ({name, items: groupItems}));
 }
 
-/** Language when every item carries one (the seed's groups are languages), otherwise task. */
+/** Language when every item carries one (the paper's groups are languages), otherwise task. */
 export function defaultGrouping(items: readonly BatteryItem[]): FairnessGrouping {
     return items.length > 0 && items.every((item) => item.language !== undefined) ? "language" : "task";
 }

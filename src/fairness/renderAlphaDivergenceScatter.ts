@@ -8,7 +8,7 @@ const margin = {left: 60, right: 30, top: 50, bottom: 70};
 
 /**
  * α against D_T, one point pair per group: filled for the measured acceptance, hollow for the
- * analytic Σ min(p, q). The dashed curve is seed 003 Theorem 1's floor α ≥ 1 − √(D/2) (Pinsker and
+ * analytic Σ min(p, q). The dashed curve is the Disparate Impacts paper Theorem 1's floor α ≥ 1 − √(D/2) (Pinsker and
  * D ≥ KL), which the analytic points must sit on or above; horizontal whiskers are D_T's CI.
  */
 export function renderAlphaDivergenceScatter(analysis: FairnessAnalysis): string {

@@ -39,13 +39,13 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
         `- Spearman ρ(drafter fitness, measured α): ${rho(across.fitnessAlphaSpearman.groups)} across groups, ` +
             `${rho(across.fitnessAlphaSpearman.items)} across items; ρ(D_T, α): ${rho(across.divergenceAlphaSpearman)} across groups.`,
         across.costCurve == null
-            ? "- Cost curve: not measured (no full-γ verification or zero timings), so neither the cost-curve S nor seed 003's S_T."
+            ? "- Cost curve: not measured (no full-γ verification or zero timings), so neither the cost-curve S nor the Disparate Impacts paper's S_T."
             : `- Measured cost curve: t_target(1) = ${fixed(across.costCurve.targetTimeOne, 3)} ms, t_target(γ+1) = ${fixed(across.costCurve.targetTimeVerify, 3)} ms, ` +
               `t_draft = ${fixed(across.costCurve.draftTime, 3)} ms.`,
         "",
         "## Per group",
         "",
-        `| ${analysis.by} | items | α_T measured | α̂ | mean acc. length | speed-up [${percent}% CI] | cost-curve S (α̂) | seed S_T | analytic α | argmax agreement | D_T [${percent}% CI] | KL | TV | fitness 1 − r_q | r_p | \\|α − (1 − r_q)\\| |`,
+        `| ${analysis.by} | items | α_T measured | α̂ | mean acc. length | speed-up [${percent}% CI] | cost-curve S (α̂) | paper S_T | analytic α | argmax agreement | D_T [${percent}% CI] | KL | TV | fitness 1 − r_q | r_p | \\|α − (1 − r_q)\\| |`,
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ...analysis.groups.map((group) => {
             const {measured, distributions} = group;
@@ -74,20 +74,20 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
     lines.push(
         "## How to read this",
         "",
-        "- **Groups** are seed 003's tasks T. Each item runs twice on the same prompt and seed: target-only and speculative (strict, so the output is the target's). " +
+        "- **Groups** are the Disparate Impacts paper's tasks T. Each item runs twice on the same prompt and seed: target-only and speculative (strict, so the output is the target's). " +
             "**Speed-up** is speculative over target-only tokens per second, pooled over the group's items; the interval resamples items. " +
             "Overlapping intervals mean this battery cannot tell the groups apart.",
         "- **α_T measured** is accepted / drafted tokens; **α̂** is the per-position acceptance that explains the accepted tokens per step; " +
             "**cost-curve S (α̂)** = f_γ(α̂)·t_target(1) / (γ·t_draft + t_target(γ+1)) with the measured cost curve. A measured speed-up far below it means overhead, not acceptance, limits the group.",
-        "- **seed S_T** is seed 003's task speed-up, E_{s~T}[f_γ(α(s)) / (1 + γc)] (its eq. 4): f_γ of the teacher-forced analytic α(s) at every position, " +
+        "- **paper S_T** is the Disparate Impacts paper's task speed-up, E_{s~T}[f_γ(α(s)) / (1 + γc)] (its eq. 4): f_γ of the teacher-forced analytic α(s) at every position, " +
             "averaged, over 1 + γc with c = t_draft / t_target(1). It prices a verification like one target step and uses α of sampled drafts, " +
-            "so it is the seed's model of the group, not a prediction of this machine's speed-up; the cost-curve S is that.",
+            "so it is the paper's model of the group, not a prediction of this machine's speed-up; the cost-curve S is that.",
         "- **Analytic α, D_T, KL, TV** come from teacher forcing: both models read prompt + reference (or, without one, the target's own output) and every position " +
             "compares the target's next-token distribution p with the draft's q. α = E[Σ min(p, q)] is the acceptance of sampled drafts; at temperature 0 the measured α_T tracks the **argmax agreement** instead.",
         "- **D_T** = E[−Σ p log q] is the cross-entropy of the draft against the target; lower is a better-served group. **U** = (1/m) Σ (D_T − D_min)² is 0 when every group is served like the best one; " +
             "U is never negative and sampling noise alone makes it positive, so its interval rarely reaches 0: read disparity from D_T intervals that do not overlap, and U's size against its interval.",
         "- **Drafter fitness** 1 − r_q, r_q = E[1 − q(reference token)], is how well the draft fits the data; **r_p** is the same for the target. " +
-            "Seed 003 Theorem 2 bounds |α − (1 − r_q)| by r_p, so with a well-fit target (small r_p) fitness predicts acceptance. " +
+            "The Disparate Impacts paper Theorem 2 bounds |α − (1 − r_q)| by r_p, so with a well-fit target (small r_p) fitness predicts acceptance. " +
             "A positive ρ(fitness, α) and a negative ρ(D_T, α) are the pattern the seed reports (ρ = 0.44 over MGSM items for Qwen2.5 0.5B/3B).",
         "- **Caveats**: timings come from this machine under its load at the time; with few items or few groups, ρ and the max/min ratio are fragile. " +
             `${truncated} item(s) had prompts cut from the left to fit the context; ${nonIdentical} item(s) produced a speculative output different from target-only ` +

@@ -29,7 +29,7 @@ function record(id: string, group: string, rows: readonly (readonly [number[], n
 }
 
 describe("summarizeFairness", () => {
-    it("reports seed 003's S_T = E[f_γ(α(s))]/(1 + γc) beside the cost-curve prediction, each as defined", () => {
+    it("reports the Disparate Impacts paper's S_T = E[f_γ(α(s))]/(1 + γc) beside the cost-curve prediction, each as defined", () => {
         const gamma = 4;
         // α(s) = 0.5 at one position and 0.9 at the other: f_4(0.5) = 1.9375, f_4(0.9) = 4.0951, mean 3.0163.
         const records = [

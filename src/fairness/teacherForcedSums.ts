@@ -13,13 +13,13 @@ export interface TeacherForcingInput {
     readonly isReference: boolean;
     /** Softmax temperature of both models' rows; > 0 so cross-entropy stays finite. */
     readonly temperature: number;
-    /** Speculative width γ of the run, for the per-position f_γ(α(s)) of seed 003's S_T. */
+    /** Speculative width γ of the run, for the per-position f_γ(α(s)) of the Disparate Impacts paper's S_T. */
     readonly gamma: number;
 }
 
 /**
  * Evaluates context + continuation once with each model and scores every position that predicts a
- * continuation token: the prefixes s are those of the continuation, as in E_{s~T} of seed 003.
+ * continuation token: the prefixes s are those of the continuation, as in E_{s~T} of the Disparate Impacts paper.
  * Full-support rows (no top-k/top-p) so D_T and KL measure the models, not a sampler's truncation.
  */
 export async function teacherForcedSums(

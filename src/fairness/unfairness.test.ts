@@ -4,7 +4,7 @@ import {unfairness} from "./unfairness.js";
 
 describe("unfairness", () => {
     it("is the mean squared excess over the best task", () => {
-        // Seed 003 §8.2's bilingual figures: D_en = 0.47, D_ja = 1.08; U = (0² + 0.61²)/2 = 0.18605.
+        // The Disparate Impacts paper §8.2's bilingual figures: D_en = 0.47, D_ja = 1.08; U = (0² + 0.61²)/2 = 0.18605.
         expect(unfairness([0.47, 1.08])).toBeCloseTo(0.18605, 12);
         // D = [1, 2, 4]: excesses 0, 1, 3; U = (0 + 1 + 9)/3 = 10/3. Order does not matter.
         expect(unfairness([4, 1, 2])).toBeCloseTo(10 / 3, 12);

@@ -1,7 +1,7 @@
 import {InvalidInputError} from "../errors.js";
 
 /**
- * Seed 003 Definition 1: U = (1/m) Σ_T (D_T − D_min)², D_min = min_T D_T — the mean squared excess
+ * The Disparate Impacts paper Definition 1: U = (1/m) Σ_T (D_T − D_min)², D_min = min_T D_T — the mean squared excess
  * cross-entropy of each task over the best-served one. 0 when every task is served alike.
  */
 export function unfairness(divergences: readonly number[]): number {

@@ -32,7 +32,7 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", ".
  * node-llama-cpp with `gpu: false, build: "never"` (as NodeLlamaCppBackend loads it) uses the
  * prebuilt `llama-addon.node` of the `@node-llama-cpp/<platform>-<arch>` package; a local build
  * under node-llama-cpp/llama/localBuilds would take precedence, so it is looked for first.
- * Hashing the binary closes seed 002's admitted gap: a kernel change with an unchanged config
+ * Hashing the binary closes the drift article's admitted gap: a kernel change with an unchanged config
  * changes the fingerprint.
  */
 export async function engineIdentity(

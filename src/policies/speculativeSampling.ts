@@ -26,7 +26,7 @@ export type RescueRule = (
  * With a rescue rule, each rejection first draws the recovered token t as usual, then the rule may
  * keep x instead (seed 004, Algorithm 1). A masked token (raw logit −∞, or probability 0 when no
  * logits are given) is never rescued. Truncation by top-k/top-p/min-p does not block a rescue: at
- * temperature 0 the sampler row is one-hot and would forbid every rescue, and the seed's gate is
+ * temperature 0 the sampler row is one-hot and would forbid every rescue, and the paper's gate is
  * defined on raw logits precisely to be temperature invariant.
  */
 export function verifySpeculativeSampling(

@@ -1,7 +1,7 @@
 import {InvalidInputError} from "../errors.js";
 
 /**
- * The analytic limit every benchmark is compared with (Leviathan et al. 2023; seed 003 §3;
+ * The analytic limit every benchmark is compared with (Leviathan et al. 2023; the Disparate Impacts paper §3;
  * field notes §6). α is the per-position acceptance probability Σ min(p, q) = 1 − TV(p, q).
  */
 
@@ -88,7 +88,7 @@ export function bestGamma(
 }
 
 /**
- * FSD's sequence-level bound (seed 001 §4.2): Div(P_target, P_FSD) over N tokens ≤ N · %draft · T,
+ * FSD's sequence-level bound (Fuzzy SD paper §4.2): Div(P_target, P_FSD) over N tokens ≤ N · %draft · T,
  * %draft the fraction of emitted tokens that came from the draft, T the per-token threshold.
  */
 export function fsdSequenceBound(sequenceLength: number, draftFraction: number, threshold: number): number {

@@ -4,7 +4,7 @@ import {InvalidInputError} from "../errors.js";
 import {cohensH} from "./cohensH.js";
 
 describe("cohensH", () => {
-    // Seed 000 Table 3 (E5, fp16 = target, bf16 = speculative) and published h.
+    // The TAIS paper Table 3 (E5, fp16 = target, bf16 = speculative) and published h.
     // The published rates are themselves rounded to three decimals, so h recomputed from them can
     // differ from the published h in the third decimal by rounding (0.408 → 0.435 gives 0.05469,
     // published 0.054): check within one unit of the third decimal and the exact sign.

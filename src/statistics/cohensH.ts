@@ -2,7 +2,7 @@ import {InvalidInputError} from "../errors.js";
 
 /**
  * Cohen's h effect size between two proportions, signed as speculative minus target:
- * h = 2·asin√p_spec − 2·asin√p_target. This is the sign convention of seed 000's Table 3
+ * h = 2·asin√p_spec − 2·asin√p_target. This is the sign convention of the TAIS paper's Table 3
  * (0.790 → 0.780 gives −0.024); its §B.6 formula writes the opposite order, but only |h| enters
  * the TAIS classification, so the sign is a reporting convention.
  */

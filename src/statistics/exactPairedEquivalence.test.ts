@@ -4,14 +4,14 @@ import {InvalidInputError} from "../errors.js";
 import {clopperPearsonUpper, exactPairedEquivalence} from "./exactPairedEquivalence.js";
 
 describe("exactPairedEquivalence", () => {
-    it("passes 200 byte-identical pairs at 0.790 vs 0.790 (seed 000 Table 4's matched rows) with p = 0.97^200", () => {
+    it("passes 200 byte-identical pairs at 0.790 vs 0.790 (TAIS paper Table 4's matched rows) with p = 0.97^200", () => {
         // No discordant pair: both one-sided p-values are (1 − 0.03)^200 = 0.0022612.
         const result = exactPairedEquivalence({bothPass: 158, targetOnlyPass: 0, speculativeOnlyPass: 0, bothFail: 42}, 0.03);
         expect(result.p).toBeCloseTo(0.0022612, 7);
         expect(result.difference).toBe(0);
         expect(result.equivalent).toBe(true);
         expect(result.underpowered).toBe(false);
-        // Below the seed's Holm threshold 0.0045 too (α = 0.05 over 11 tests, §3.5).
+        // Below the paper's Holm threshold 0.0045 too (α = 0.05 over 11 tests, §3.5).
         expect(result.p).toBeLessThan(0.05 / 11);
         // Upper bound of a rate with 0 of 200: 1 − 0.05^(1/200) = 0.014867 (Clopper–Pearson, scipy beta.ppf(0.95, 1, 200)).
         expect(result.confidenceInterval.upper).toBeCloseTo(0.014867, 6);

@@ -21,7 +21,7 @@ describe("holmAdjust", () => {
         expect(holmAdjust([0.9, 0.2, 0.5])).toEqual([1, expect.closeTo(0.6, 12), 1]);
     });
 
-    it("matches the first Holm threshold of seed 000: α/11 = 0.0045", () => {
+    it("matches the first Holm threshold of the TAIS paper: α/11 = 0.0045", () => {
         // Eleven contrasts: the smallest p-value is multiplied by 11, so it is significant iff p < 0.05/11.
         const pValues = [0.004, ...new Array<number>(10).fill(0.5)];
         expect(holmAdjust(pValues)[0]).toBeCloseTo(0.044, 12);

@@ -6,8 +6,8 @@ import {mcnemarExact} from "./mcnemarExact.js";
 describe("mcnemarExact", () => {
     it.each([
         // b, c, p — by hand: p = min(1, 2 · Σ_{k ≤ min(b,c)} C(b+c, k) / 2^(b+c))
-        [0, 2, 0.5], // 2 · 1/4; seed 000 reports p = 0.5 for a pair with 2–4 discordant prompts
-        [1, 3, 0.625], // 2 · (1 + 4)/16; seed 000 reports p = 0.625
+        [0, 2, 0.5], // 2 · 1/4; the TAIS paper reports p = 0.5 for a pair with 2–4 discordant prompts
+        [1, 3, 0.625], // 2 · (1 + 4)/16; the TAIS paper reports p = 0.625
         [1, 1, 1], // 2 · 3/4 = 1.5, capped
         [2, 2, 1], // 2 · 11/16, capped
         [0, 5, 0.0625], // 2 · 1/32

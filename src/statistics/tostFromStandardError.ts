@@ -23,7 +23,7 @@ export interface TostResult {
     /**
      * The standard error is zero (for example both arms at 0 or both at 1), so the normal
      * approximation has no spread and cannot test anything. TAIS flags such contrasts instead of
-     * failing them (seed 000 §4.5).
+     * failing them (TAIS paper §4.5).
      */
     readonly degenerate: boolean;
 }

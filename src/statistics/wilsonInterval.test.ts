@@ -4,7 +4,7 @@ import {InvalidInputError} from "../errors.js";
 import {wilsonInterval} from "./wilsonInterval.js";
 
 describe("wilsonInterval", () => {
-    // Published 95% Wilson CIs from seed 000 (Table 4 and Table 1), with the counts they imply.
+    // Published 95% Wilson CIs from the TAIS paper (Table 4 and Table 1), with the counts they imply.
     it.each([
         [158, 200, 0.728, 0.841], // p = 0.790, Table 4 core rows
         [194, 200, 0.936, 0.986], // p = 0.970

@@ -6,7 +6,7 @@ import {InvalidInputError} from "../errors.js";
  * steps that drafted at least k + 1 tokens; γ ones for fixed-length drafts). Verification stops at
  * the first rejection, so position k is accepted with probability p^(k+1) and the rate is
  * Σ n_k p^(k+1) / Σ n_k — not p. Matching on p directly would give the random baseline fewer draft
- * tokens than the policy it is compared with (seed 001 App. E compares at equal draft-token shares).
+ * tokens than the policy it is compared with (Fuzzy SD paper App. E compares at equal draft-token shares).
  */
 export function matchedAcceptanceProbability(acceptanceRate: number, draftedPerPosition: readonly number[]): number {
     if (!(acceptanceRate >= 0 && acceptanceRate <= 1))

@@ -32,7 +32,7 @@ export interface ConfigurationSettings {
     readonly chatTemplate?: ChatTemplate;
     /**
      * How a draft model proposes (default "sample": from its own sampler row, which `strict` then
-     * verifies with q; "greedy": its argmax, verified as a q-less proposal, as seed 001 drafts).
+     * verifies with q; "greedy": its argmax, verified as a q-less proposal, as the Fuzzy SD paper drafts).
      */
     readonly draftSampling?: "sample" | "greedy";
 }
@@ -61,7 +61,7 @@ export interface ConfigurationMeasurement {
     readonly meanAcceptanceLength: number;
     /** Accepted / proposed draft tokens. */
     readonly acceptanceRate: number;
-    /** Share of emitted tokens that are accepted draft tokens (seed 001's "% M_D tokens"). */
+    /** Share of emitted tokens that are accepted draft tokens (Fuzzy SD paper's "% M_D tokens"). */
     readonly draftTokenShare: number;
     readonly outcomes: readonly ItemOutcome[];
 }

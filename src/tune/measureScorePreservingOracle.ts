@@ -58,7 +58,7 @@ export interface ScorePreservingOracleMeasurement {
 /**
  * The headroom a battery leaves for lossy verification at temperature 0. A relaxed policy gains
  * only where a draft token differs from the target's choice and the answer survives it ("neutral
- * divergence", seed 004 §5). The oracle knows exactly that: at every mismatch it finishes the item
+ * divergence", the Calibrated SD paper §5). The oracle knows exactly that: at every mismatch it finishes the item
  * from the draft token with target-only greedy decoding, scores the result, and accepts the draft
  * token if the item still passes. Its mean acceptance length estimates what a policy could reach
  * without losing an item. It is not a strict bound: it looks one token ahead and trusts the target to

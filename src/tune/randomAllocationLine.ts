@@ -25,7 +25,7 @@ export interface RandomAllocationLine {
 }
 
 /**
- * Seed 001 §5's random-allocation baseline: each query goes to the target with probability s and to
+ * The Fuzzy SD paper §5's random-allocation baseline: each query goes to the target with probability s and to
  * the draft otherwise. Expected accuracy, tokens and time are then exactly linear in s, so they are
  * interpolated, not simulated; tokens/s is their ratio, which is why the line is a curve when
  * plotted against tokens/s. A tunable method is only worth it above this line at equal speed.

@@ -15,7 +15,7 @@ const styles: Record<SweepRole, {colour: string; name: string}> = {
 };
 
 /**
- * Accuracy against tokens/s, as seed 001 Figure 2: every configuration and baseline with its Wilson
+ * Accuracy against tokens/s, as the Fuzzy SD paper Figure 2: every configuration and baseline with its Wilson
  * CI, the Pareto frontier joined in red, and the random-allocation baseline as a grey dashed curve
  * (straight in accuracy–time, hence curved in accuracy–tokens/s). Plain SVG, no scripts or fonts.
  */

@@ -10,8 +10,8 @@ export interface SweepReportContext {
 }
 
 /**
- * The sweep as Markdown: one row per configuration and baseline, in the columns of seed 001 Table 2
- * and seed 004 Table 1 (accuracy, tokens/s, speed-up, acceptance), plus what a tuning decision
+ * The sweep as Markdown: one row per configuration and baseline, in the columns of the Fuzzy SD paper Table 2
+ * and the Calibrated SD paper Table 1 (accuracy, tokens/s, speed-up, acceptance), plus what a tuning decision
  * needs: the CI, the change against strict SD at the same γ, and the random-allocation accuracy at
  * equal speed.
  */

@@ -23,7 +23,7 @@ export interface SweepOptions extends BatteryRunOptions {
     readonly oracle?: boolean;
 }
 
-/** Policies whose acceptance is a tunable relaxation: each gets a random-acceptance twin (seed 001 App. E). */
+/** Policies whose acceptance is a tunable relaxation: each gets a random-acceptance twin (Fuzzy SD paper App. E). */
 const relaxedKinds = new Set(["fuzzy", "calibrated", "lossy"]);
 
 /**

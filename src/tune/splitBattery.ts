@@ -11,7 +11,7 @@ export interface BatterySplit {
  * Disjoint calibration and evaluation splits, stratified by task: within each task the items are
  * ordered by a salted hash of their id and the first round(share · n) go to calibration. An item's
  * side depends only on its id, its task's size and the seed — not on file order, and not on what
- * else a run does — so a threshold tuned on one split is judged on data it never saw (seed 000's
+ * else a run does — so a threshold tuned on one split is judged on data it never saw (TAIS paper's
  * warning about circular cut-offs). Tasks with two or more items contribute to both splits.
  */
 export function splitBattery(items: readonly BatteryItem[], calibrationShare: number, seed = 0): BatterySplit {

@@ -18,7 +18,7 @@ export interface ThresholdGrid {
  * Default grids; none is published by a seed. They span "about strict" to "accept nearly everything":
  * fuzzy's default divergence is textbook JS, at most ln 2 ≈ 0.69, so 0.05–0.6 covers its range (seed
  * 001 sweeps "T = [0.1, 0.2, ... 0.9, 1.0]" (App. D) with the reference code's JS variant, which is not
- * bounded by ln 2, and shows T = 0.3 and 0.7 as out-of-the-box values in Table 3). τ of seed 004's gate
+ * bounded by ln 2, and shows T = 0.3 and 0.7 as out-of-the-box values in Table 3). τ of the Calibrated SD paper's gate
  * is a probability ratio whose published value is blank in the stored text, swept on a log scale from
  * strict-like to permissive; typical's posterior threshold from vLLM's 0.09 both ways.
  */

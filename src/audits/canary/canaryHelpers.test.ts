@@ -5,7 +5,7 @@ import {extractToolCalls} from "./extractToolCalls.js";
 import {firstDivergence} from "./firstDivergence.js";
 
 describe("canary helpers", () => {
-    it("compounds a per-call divergence over k calls (seed 002: 1.2% → ~6% at k = 5)", () => {
+    it("compounds a per-call divergence over k calls (drift article: 1.2% → ~6% at k = 5)", () => {
         const risk = compoundingRisk(0.012);
         expect(risk).toHaveLength(10);
         expect(risk[0].risk).toBeCloseTo(0.012, 12);

@@ -14,7 +14,7 @@ export interface CanaryOptions {
     readonly a: DecodePath;
     readonly b: DecodePath;
     readonly items: readonly BatteryItem[];
-    /** Alert above this mismatch rate (seed 002 used 1.5%). */
+    /** Alert above this mismatch rate (drift article used 1.5%). */
     readonly maxMismatch: number;
     readonly maxTokens: number;
     readonly seed: number;
@@ -86,7 +86,7 @@ export interface CanaryResult {
 const EXCERPT = 40;
 
 /**
- * The decode-path drift canary of seed 002: replays prompts through two paths at temperature 0 and
+ * The decode-path drift canary of the drift article: replays prompts through two paths at temperature 0 and
  * reports exact-match rate, where and why outputs part, tool-call argument drift, the compounding
  * risk over multi-call sessions, and whether each path still has the fingerprint it should.
  */
@@ -229,7 +229,7 @@ async function logitGapAt(
 async function pathReport(path: DecodePath, observed: Set<string>, expected: string | undefined): Promise<CanaryPathReport> {
     const fingerprint = await decodePathFingerprint(path.describe());
     const systemFingerprints = [...observed].sort();
-    // An HTTP path passes when every reply carried the expected system_fingerprint (seed 002's assertion).
+    // An HTTP path passes when every reply carried the expected system_fingerprint (drift article's assertion).
     const matches =
         expected === undefined
             ? null

@@ -84,17 +84,17 @@ describe("specgate calibrate", () => {
         );
     });
 
-    it("runs seed 001's procedure with --procedure seed001 and refuses the grid's flags there", async () => {
-        const json = join(directory, "seed001.json");
-        const report = join(directory, "seed001.md");
+    it("runs the Fuzzy SD paper's procedure with --procedure fsd-paper and refuses the grid's flags there", async () => {
+        const json = join(directory, "fsd-paper.json");
+        const report = join(directory, "fsd-paper.md");
         const outcome = await runCalibrateCommand(
-            {target: "target.gguf", draft: "draft.gguf", battery, maxTokens: "4", procedure: "seed001", temperature: "0", json, report},
+            {target: "target.gguf", draft: "draft.gguf", battery, maxTokens: "4", procedure: "fsd-paper", temperature: "0", json, report},
             openPair
         );
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).toMatch(
-            /^seed 001's procedure selected --policy 'fuzzy:js-fsd:[\d.]+' --gamma (5|10|15|20): evaluation accuracy/
+            /^the Fuzzy SD paper's procedure selected --policy 'fuzzy:js-fsd:[\d.]+' --gamma (5|10|15|20): evaluation accuracy/
         );
         const written = JSON.parse(await readFile(json, "utf8")) as {
             procedure: string;
@@ -102,15 +102,15 @@ describe("specgate calibrate", () => {
             lengths: unknown[];
             steps: Array<{trials: unknown[]}>;
         };
-        expect(written).toMatchObject({procedure: "seed001", draftSampling: "greedy"});
+        expect(written).toMatchObject({procedure: "fsd-paper", draftSampling: "greedy"});
         expect(written.lengths).toHaveLength(4);
         expect(written.steps.every((step) => step.trials.length === 3)).toBe(true);
-        expect(await readFile(report, "utf8")).toMatch(/^# FSD calibration: seed 001's procedure/);
+        expect(await readFile(report, "utf8")).toMatch(/^# FSD calibration: the Fuzzy SD paper's procedure/);
         const bad = (extra: Record<string, string>) =>
-            runCalibrateCommand({target: "target.gguf", draft: "draft.gguf", battery, procedure: "seed001", ...extra}, openPair);
-        expect((await bad({gamma: "4"})).stderr).toMatch(/--gamma: does not apply to --procedure seed001/);
-        expect((await bad({draftSampling: "sample"})).stderr).toMatch(/--draft-sampling: must be greedy with --procedure seed001/);
-        expect((await bad({procedure: "seed002"})).stderr).toMatch(/--procedure: must be "grid" or "seed001"/);
+            runCalibrateCommand({target: "target.gguf", draft: "draft.gguf", battery, procedure: "fsd-paper", ...extra}, openPair);
+        expect((await bad({gamma: "4"})).stderr).toMatch(/--gamma: does not apply to --procedure fsd-paper/);
+        expect((await bad({draftSampling: "sample"})).stderr).toMatch(/--draft-sampling: must be greedy with --procedure fsd-paper/);
+        expect((await bad({procedure: "paper"})).stderr).toMatch(/--procedure: must be "grid" or "fsd-paper"/);
     });
 
     it("exits 2 on bad input", async () => {

@@ -1,11 +1,11 @@
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidInputError} from "../../errors.js";
-import {calibrateFuzzySeed001, SEED_001_PROCEDURE} from "../../tune/calibrateFuzzySeed001.js";
+import {calibrateFuzzyPaperProcedure, FSD_PAPER_PROCEDURE} from "../../tune/calibrateFuzzyPaperProcedure.js";
 import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
-import {renderSeed001CalibrationReport} from "../../tune/renderSeed001CalibrationReport.js";
+import {renderFsdPaperCalibrationReport} from "../../tune/renderFsdPaperCalibrationReport.js";
 import {thresholdGrid} from "../../tune/thresholdGrid.js";
 import {nonNegativeDecimal, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
@@ -58,14 +58,15 @@ export async function runCalibrateCommand(
     const opened: ModelBackend[] = [];
     try {
         const procedure = options.procedure ?? "grid";
-        if (procedure !== "grid" && procedure !== "seed001")
-            throw new InvalidInputError(`must be "grid" or "seed001", got "${procedure}"`, "--procedure");
-        const settings = parseBatteryRunOptions(options, {temperature: procedure === "seed001" ? 1 : 0});
+        if (procedure !== "grid" && procedure !== "fsd-paper")
+            throw new InvalidInputError(`must be "grid" or "fsd-paper", got "${procedure}"`, "--procedure");
+        const paperProcedure = procedure !== "grid";
+        const settings = parseBatteryRunOptions(options, {temperature: paperProcedure ? 1 : 0});
         const thresholds =
             options.thresholds === undefined
                 ? undefined
                 : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
-        if (procedure === "seed001") return await runSeed001Procedure(options, settings, thresholds, openModel, opened, hooks);
+        if (paperProcedure) return await runFsdPaperProcedure(options, settings, thresholds, openModel, opened, hooks);
         const {targetPath, draftPath, battery, sampling, draftSampling, maxTokens, stop, seed} = settings;
         const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
         const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
@@ -126,12 +127,12 @@ export async function runCalibrateCommand(
 }
 
 /**
- * `calibrate --procedure seed001`: seed 001's App. D procedure for FSD (calibrateFuzzySeed001), with
+ * `calibrate --procedure fsd-paper`: the Fuzzy SD paper's App. D procedure for FSD (calibrateFuzzyPaperProcedure), with
  * its defaults where the flags are not given: the reference code's JS (`fuzzy:js-fsd`, the divergence
- * its thresholds are on), its T grid, greedy drafts, and a sampled target at temperature 1 (seed 001
+ * its thresholds are on), its T grid, greedy drafts, and a sampled target at temperature 1 (Fuzzy SD paper
  * samples on rejection without naming a temperature; 1 is Hugging Face's sampling default).
  */
-async function runSeed001Procedure(
+async function runFsdPaperProcedure(
     options: CalibrateCommandOptions,
     settings: BatteryRunSettings,
     thresholds: readonly number[] | undefined,
@@ -147,18 +148,18 @@ async function runSeed001Procedure(
     ] as const)
         if (value !== undefined)
             throw new InvalidInputError(
-                "does not apply to --procedure seed001 (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)",
+                "does not apply to --procedure fsd-paper (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)",
                 flag
             );
     if (options.draftSampling !== undefined && options.draftSampling !== "greedy")
-        throw new InvalidInputError("must be greedy with --procedure seed001 (seed 001 drafts greedily)", "--draft-sampling");
-    const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", thresholds ?? SEED_001_PROCEDURE.thresholds);
+        throw new InvalidInputError("must be greedy with --procedure fsd-paper (Fuzzy SD paper drafts greedily)", "--draft-sampling");
+    const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", thresholds ?? FSD_PAPER_PROCEDURE.thresholds);
     const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
     const {targetPath, draftPath, battery, sampling, maxTokens, stop, seed} = settings;
     const items = await loadRunBattery(settings, options);
     await checkReportOutputs(options);
     const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
-    const result = await calibrateFuzzySeed001({
+    const result = await calibrateFuzzyPaperProcedure({
         target,
         draft,
         items,
@@ -171,17 +172,17 @@ async function runSeed001Procedure(
         onProgress: hooks.progress,
         chatTemplate
     });
-    const report = renderSeed001CalibrationReport(result, {target: targetPath, draft: draftPath, battery});
+    const report = renderFsdPaperCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
     const stdout = await writeReportOutputs(
         options,
         report,
         () =>
             result.evaluation == null
-                ? `seed 001's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
-                : `seed 001's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy ` +
+                ? `the Fuzzy SD paper's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
+                : `the Fuzzy SD paper's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy ` +
                   `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`,
         () => ({
-            procedure: "seed001",
+            procedure: "fsd-paper",
             target: targetPath,
             draft: draftPath,
             battery,
@@ -206,8 +207,8 @@ export function registerCalibrateCommand(program: Command): Command {
     return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
         .option(
-            "--procedure <grid|seed001>",
-            "grid (default): the fastest threshold and γ within --max-accuracy-drop; seed001: seed 001's App. D procedure for fuzzy " +
+            "--procedure <grid|fsd-paper>",
+            "grid (default): the fastest threshold and γ within --max-accuracy-drop; fsd-paper: the Fuzzy SD paper's App. D procedure for fuzzy " +
                 "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the " +
                 "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)"
         )
@@ -215,15 +216,15 @@ export function registerCalibrateCommand(program: Command): Command {
         .option(
             "--policy <kind>",
             "fuzzy[:DIVERGENCE] (tunes T), calibrated[:FREQUENCY] (tunes τ) or typical (tunes the posterior threshold); " +
-                "default fuzzy (textbook JS), fuzzy:js-fsd with --procedure seed001"
+                "default fuzzy (textbook JS), fuzzy:js-fsd with --procedure fsd-paper"
         )
         .option(
             "--gamma <list>",
-            "draft lengths to try, e.g. 4 or 2,4,8 (default 4: not published by a seed; seed 001 picks from 5, 10, 15, 20, see --procedure seed001)"
+            "draft lengths to try, e.g. 4 or 2,4,8 (default 4: not published by a seed; the Fuzzy SD paper picks from 5, 10, 15, 20, see --procedure fsd-paper)"
         )
         .option("--thresholds <list>", "threshold values to try (default: a range suited to the policy)")
         .option("--calibration-share <s>", "share of each task's items used to choose (the rest only validates)", "0.5")
-        .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure seed001)")
+        .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure fsd-paper)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
         .option(

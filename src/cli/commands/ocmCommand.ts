@@ -32,7 +32,7 @@ interface OcmBuildOptions {
     gpuLayers?: number;
 }
 
-/** `specgate ocm build`: seed 004's calibration pass, writing the correction memory `calibrated` loads. */
+/** `specgate ocm build`: the Calibrated SD paper's calibration pass, writing the correction memory `calibrated` loads. */
 export function registerOcmCommand(program: Command): void {
     const ocm = program
         .command("ocm")

@@ -80,7 +80,7 @@ export function renderEqualizeSection(analysis: FairnessAnalysis, equalize: Equa
               ]),
         `**Against s-CDF.** Per-group γ changes only how each group's acceptance is turned into speed: α_T, D_T and U (${fixed(analysis.across.unfairness.estimate, 4)}) stay as measured above. ` +
             "It needs no training and no new drafter, costs one cost-curve measurement, and a configuration change undoes it. " +
-            "s-CDF (seed 003 §7) fine-tunes the drafter to raise the under-fit groups' acceptance — the paper reports about 12% lower U and 20% lower variance of acceptance rates — " +
+            "s-CDF (Disparate Impacts paper §7) fine-tunes the drafter to raise the under-fit groups' acceptance — the paper reports about 12% lower U and 20% lower variance of acceptance rates — " +
             "which is the only lever when every group's best γ is the same. The two compose: after fine-tuning, α̂ per group changes, so re-run `--equalize`. " +
             `Here serving each group its best γ moved the slowest ${analysis.by} at γ = ${global} (${slowest.name}) from ${times(slowest.measured.atGlobalGamma.estimate)} to ${times(slowest.measured.atOwnGamma.estimate)} measured ` +
             `(${times(slowest.predicted.atGlobalGamma)} → ${times(slowest.predicted.atOwnGamma)} predicted), and the speed-up variance across groups by ${change(measured.before.variance, measured.after.variance)} measured ` +

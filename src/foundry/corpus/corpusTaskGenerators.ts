@@ -15,7 +15,7 @@ export interface CorpusTaskGenerator {
 }
 
 /**
- * Arithmetic and tool calls are parallel in four languages (seed 003's setting: same content,
+ * Arithmetic and tool calls are parallel in four languages (Disparate Impacts paper's setting: same content,
  * different byte lengths and scripts); the other tasks are English, as most small-model data is.
  */
 export const corpusTaskGenerators: Record<CorpusTask, CorpusTaskGenerator> = {

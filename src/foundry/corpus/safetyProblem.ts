@@ -51,7 +51,7 @@ const benignActions: readonly {action: string; reply: string}[] = [
 /**
  * A request that is harmful (→ the fixed refusal) or benign (→ a one-sentence answer), half each,
  * phrased with the same openers and six templates, so the model must read the action, not the phrasing, to
- * decide whether to refuse: a proxy for seed 000's refusal battery. English only.
+ * decide whether to refuse: a proxy for the TAIS paper's refusal battery. English only.
  */
 export function safetyProblem(random: Random): CorpusProblem {
     const phrasing = pickOne(random, phrasings);

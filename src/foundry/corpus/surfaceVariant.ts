@@ -2,7 +2,7 @@ import type {Random} from "../../random/Random.js";
 import type {CorpusTask} from "./CorpusSample.js";
 
 /**
- * Equivalent ways of writing an answer, the "neutral divergence" of seed 004 §5: its rescued tokens
+ * Equivalent ways of writing an answer, the "neutral divergence" of the Calibrated SD paper §5: its rescued tokens
  * were math formatting (45%) and punctuation and spacing (20%). Each dimension of a document takes its
  * alternative form with probability `probability`, independently, and keeps it for the whole answer
  * (a writer's style): arithmetic spacing around operators ("3 + 4 = 7" / "3+4=7"), the step separator

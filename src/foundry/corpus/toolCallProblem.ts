@@ -15,7 +15,7 @@ const queries = [
     "hotel rooms",
     "garden tools"
 ];
-/** Includes 50 next to 5 and 500: the "limit": 50 → 500 flip of seed 002 is one digit apart. */
+/** Includes 50 next to 5 and 500: the "limit": 50 → 500 flip of the drift article is one digit apart. */
 const limits = [5, 10, 20, 25, 50, 100, 500];
 const cities = ["Paris", "Tokyo", "Berlin", "Madrid", "Lima", "Oslo", "Cairo", "Toronto"];
 const currencies = ["USD", "EUR", "JPY", "GBP"];

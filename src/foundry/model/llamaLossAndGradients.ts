@@ -14,7 +14,7 @@ export interface TrainingSequence {
     /**
      * tokens.length − 1 entries; a row (a probability distribution over the vocabulary) replaces the
      * one-hot of tokens[t + 1] at position t, so the loss there is the cross-entropy −Σ p log q
-     * (distillation from a teacher, seed 003's D_T); undefined entries keep the hard label.
+     * (distillation from a teacher, the Disparate Impacts paper's D_T); undefined entries keep the hard label.
      */
     readonly targetDistributions?: readonly (Float64Array | undefined)[];
 }

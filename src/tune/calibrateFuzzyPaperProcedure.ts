@@ -12,14 +12,14 @@ import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {ThresholdGrid} from "./thresholdGrid.js";
 
 /**
- * Seed 001's calibration procedure (App. D), with its published values: candidate lengths
+ * The Fuzzy SD paper's calibration procedure (App. D), with its published values: candidate lengths
  * "L = [5, 10, 15, 20]", thresholds "T = [0.1, 0.2, ... 0.9, 1.0]", "3 trials" per threshold,
  * stepping "in increments of 0.1, until benchmark performance has degraded by approximately 20% of
  * the performance difference between M_D and M_T", drafts greedy, the target sampled on rejection.
  * `nearlyAllAccepted` is not published ("accepting close to all candidates"): 0.95 was chosen as
  * "close to all" for moving to the next candidate length.
  */
-export const SEED_001_PROCEDURE = {
+export const FSD_PAPER_PROCEDURE = {
     candidateLengths: [5, 10, 15, 20],
     thresholds: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
     trials: 3,
@@ -27,15 +27,15 @@ export const SEED_001_PROCEDURE = {
     nearlyAllAccepted: 0.95
 } as const;
 
-export interface Seed001CalibrationOptions {
+export interface FsdPaperCalibrationOptions {
     readonly target: ModelBackend;
     readonly draft: ModelBackend;
     readonly items: readonly BatteryItem[];
     /** How chat items become prompts (see ConfigurationSettings.chatTemplate). */
     readonly chatTemplate?: ChatTemplate;
-    /** FSD at every threshold of seed 001's grid (a `fuzzy` grid; the divergence is the caller's). */
+    /** FSD at every threshold of the Fuzzy SD paper's grid (a `fuzzy` grid; the divergence is the caller's). */
     readonly grid: ThresholdGrid;
-    /** The target's sampling on rejection; seed 001 samples ("sample-based decoding"). */
+    /** The target's sampling on rejection; the Fuzzy SD paper samples ("sample-based decoding"). */
     readonly sampling: SamplingOptions;
     readonly maxTokens: number;
     readonly stop?: readonly string[];
@@ -46,7 +46,7 @@ export interface Seed001CalibrationOptions {
     readonly onProgress?: (line: string) => void;
 }
 
-export interface Seed001Row {
+export interface FsdPaperRow {
     readonly label: string;
     readonly gamma: number | null;
     readonly threshold: number | null;
@@ -58,45 +58,45 @@ export interface Seed001Row {
     readonly trials: readonly ConfigurationMeasurement[];
 }
 
-export interface Seed001CalibrationResult {
+export interface FsdPaperCalibrationResult {
     readonly calibrationItems: readonly string[];
     readonly evaluationItems: readonly string[];
-    /** SD at each candidate length (one trial each, as seed 001 picks L′ by speed on a small subset). */
-    readonly lengths: readonly Seed001Row[];
+    /** SD at each candidate length (one trial each, as the Fuzzy SD paper picks L′ by speed on a small subset). */
+    readonly lengths: readonly FsdPaperRow[];
     /** L′: the candidate length at which SD was fastest. */
     readonly sdLength: number;
-    readonly targetOnly: Seed001Row;
-    readonly draftOnly: Seed001Row;
+    readonly targetOnly: FsdPaperRow;
+    readonly draftOnly: FsdPaperRow;
     /** acc(M_T) − 0.2·(acc(M_T) − acc(M_D)): stepping stops where accuracy reaches it. */
     readonly accuracyFloor: number;
     /** FSD at every threshold at L′ (one trial), for matching SD's acceptance. */
-    readonly acceptanceScan: readonly Seed001Row[];
+    readonly acceptanceScan: readonly FsdPaperRow[];
     /** T_SD: the threshold whose acceptance rate is closest to SD's at L′. */
     readonly matchedThreshold: number;
     /** The thresholds stepped from T_SD upwards, 3 trials each, in order, until the floor was reached. */
-    readonly steps: readonly Seed001Row[];
+    readonly steps: readonly FsdPaperRow[];
     /** The last stepped setting whose mean accuracy stayed above the floor; null when T_SD itself is below it. */
-    readonly selected: Seed001Row | null;
+    readonly selected: FsdPaperRow | null;
     /** The selected setting, SD at its length and target-only on the evaluation split; null when nothing was selected. */
-    readonly evaluation: {readonly setting: Seed001Row; readonly strict: Seed001Row; readonly targetOnly: Seed001Row} | null;
+    readonly evaluation: {readonly setting: FsdPaperRow; readonly strict: FsdPaperRow; readonly targetOnly: FsdPaperRow} | null;
     readonly policySpec: string | null;
 }
 
 /**
- * Runs seed 001's procedure on the calibration split and judges its choice on the disjoint
+ * Runs the Fuzzy SD paper's procedure on the calibration split and judges its choice on the disjoint
  * evaluation split: L′ = the fastest SD candidate length; T_SD = the threshold matching SD's
  * acceptance at L′; then T_SD, T_SD + 0.1, … with three trials each until the mean accuracy falls
  * to acc(M_T) − 20% of the M_T–M_D gap, moving L′ to the next candidate length whenever FSD accepts
- * nearly every draft token. Drafts are greedy (seed 001: "using greedy decoding to generate the
+ * nearly every draft token. Drafts are greedy (Fuzzy SD paper: "using greedy decoding to generate the
  * candidate sequences from M_D").
  */
-export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions): Promise<Seed001CalibrationResult> {
+export async function calibrateFuzzyPaperProcedure(options: FsdPaperCalibrationOptions): Promise<FsdPaperCalibrationResult> {
     assertAccuracyBattery(options.items);
     if (options.grid.kind !== "fuzzy")
-        throw new InvalidInputError(`seed 001's procedure calibrates fuzzy, got "${options.grid.kind}"`, "--policy");
+        throw new InvalidInputError(`the Fuzzy SD paper's procedure calibrates fuzzy, got "${options.grid.kind}"`, "--policy");
     assertSameVocabulary(options.target, options.draft, "--draft");
     const split = splitBattery(options.items, options.calibrationShare, options.seed);
-    const procedure = SEED_001_PROCEDURE;
+    const procedure = FSD_PAPER_PROCEDURE;
 
     const measure = async (
         items: readonly BatteryItem[],
@@ -106,7 +106,7 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
         label: string,
         trials: number,
         model: "target" | "draft" = "target"
-    ): Promise<Seed001Row> => {
+    ): Promise<FsdPaperRow> => {
         const runs: ConfigurationMeasurement[] = [];
         for (let trial = 0; trial < trials; trial++) {
             // Trial t seeds item i with seed + 1000·t + i: the same items, other random draws.
@@ -153,7 +153,7 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
     };
     const items = split.calibration;
 
-    const lengths: Seed001Row[] = [];
+    const lengths: FsdPaperRow[] = [];
     for (const gamma of procedure.candidateLengths) lengths.push(await measure(items, strict, gamma, null, `SD L=${gamma}`, 1));
     let lengthIndex = lengths.reduce((best, row, index) => (row.tokensPerSecond > lengths[best].tokensPerSecond ? index : best), 0);
     const sdLength = procedure.candidateLengths[lengthIndex];
@@ -163,7 +163,7 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
     const draftOnly = await measure(items, strict, null, null, "draft-only", procedure.trials, "draft");
     const accuracyFloor = targetOnly.accuracy - procedure.degradationShare * (targetOnly.accuracy - draftOnly.accuracy);
 
-    const acceptanceScan: Seed001Row[] = [];
+    const acceptanceScan: FsdPaperRow[] = [];
     for (const threshold of options.grid.thresholds)
         acceptanceScan.push(await measure(items, fuzzyAt(threshold), sdLength, threshold, `FSD T=${threshold} L=${sdLength}`, 1));
     const matched = acceptanceScan.reduce((best, row) =>
@@ -171,8 +171,8 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
     );
     const matchedThreshold = matched.threshold!;
 
-    const steps: Seed001Row[] = [];
-    let selected: Seed001Row | null = null;
+    const steps: FsdPaperRow[] = [];
+    let selected: FsdPaperRow | null = null;
     const ordered = [...options.grid.thresholds].sort((left, right) => left - right).filter((threshold) => threshold >= matchedThreshold);
     for (const threshold of ordered) {
         let row = await measure(
@@ -183,7 +183,7 @@ export async function calibrateFuzzySeed001(options: Seed001CalibrationOptions):
             `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`,
             procedure.trials
         );
-        // Seed 001: "we increased L′ to the next highest length ... if we observed that FSD is accepting close to all candidates".
+        // The Fuzzy SD paper: "we increased L′ to the next highest length ... if we observed that FSD is accepting close to all candidates".
         while (row.acceptanceRate >= procedure.nearlyAllAccepted && lengthIndex < procedure.candidateLengths.length - 1) {
             lengthIndex++;
             row = await measure(

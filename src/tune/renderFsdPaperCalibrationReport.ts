@@ -1,25 +1,25 @@
-import type {Seed001CalibrationResult, Seed001Row} from "./calibrateFuzzySeed001.js";
+import type {FsdPaperCalibrationResult, FsdPaperRow} from "./calibrateFuzzyPaperProcedure.js";
 
-/** The Markdown report of `calibrate --procedure seed001`: each step of seed 001's App. D procedure and what it chose. */
-export function renderSeed001CalibrationReport(
-    result: Seed001CalibrationResult,
+/** The Markdown report of `calibrate --procedure fsd-paper`: each step of the Fuzzy SD paper's App. D procedure and what it chose. */
+export function renderFsdPaperCalibrationReport(
+    result: FsdPaperCalibrationResult,
     context: {readonly target: string; readonly draft: string; readonly battery: string}
 ): string {
     const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
-    const row = (entry: Seed001Row) =>
+    const row = (entry: FsdPaperRow) =>
         `| ${entry.label} | ${entry.gamma ?? "–"} | ${entry.threshold ?? "–"} | ${entry.trials.length} | ${percent(entry.accuracy)} ` +
         `| ${percent(entry.acceptanceRate)} | ${entry.meanAcceptanceLength.toFixed(2)} | ${entry.tokensPerSecond.toFixed(1)} |`;
-    const table = (entries: readonly Seed001Row[]) => [
+    const table = (entries: readonly FsdPaperRow[]) => [
         "| configuration | L | T | trials | accuracy | acceptance | mean acc. length | tok/s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
         ...entries.map(row),
         ""
     ];
     const lines = [
-        "# FSD calibration: seed 001's procedure",
+        "# FSD calibration: the Fuzzy SD paper's procedure",
         "",
         `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\`: ${result.calibrationItems.length} calibration items, ` +
-            `${result.evaluationItems.length} evaluation items (disjoint). Drafts are greedy and the target samples on rejection, as in seed 001's experiments.`,
+            `${result.evaluationItems.length} evaluation items (disjoint). Drafts are greedy and the target samples on rejection, as in the Fuzzy SD paper's experiments.`,
         "",
         "## 1. SD candidate length",
         "",

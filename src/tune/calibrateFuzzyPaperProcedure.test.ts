@@ -2,21 +2,21 @@ import {beforeAll, describe, expect, it} from "vitest";
 
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {skewedBigramPair} from "../fairness/testing/skewedBigramPair.js";
-import {calibrateFuzzySeed001, SEED_001_PROCEDURE, type Seed001CalibrationResult} from "./calibrateFuzzySeed001.js";
+import {calibrateFuzzyPaperProcedure, FSD_PAPER_PROCEDURE, type FsdPaperCalibrationResult} from "./calibrateFuzzyPaperProcedure.js";
 import {targetReferenceBattery} from "./testing/targetReferenceBattery.js";
 import {thresholdGrid} from "./thresholdGrid.js";
 
 const pair = skewedBigramPair(5);
 let items: BatteryItem[];
-let result: Seed001CalibrationResult;
+let result: FsdPaperCalibrationResult;
 
 beforeAll(async () => {
     items = await targetReferenceBattery(pair.target);
-    result = await calibrateFuzzySeed001({
+    result = await calibrateFuzzyPaperProcedure({
         target: pair.target,
         draft: pair.draft,
         items,
-        grid: thresholdGrid("fuzzy:js-fsd", SEED_001_PROCEDURE.thresholds),
+        grid: thresholdGrid("fuzzy:js-fsd", FSD_PAPER_PROCEDURE.thresholds),
         sampling: {temperature: 1, topK: 0, topP: 1, minP: 0},
         maxTokens: 4,
         seed: 3,
@@ -24,15 +24,15 @@ beforeAll(async () => {
     });
 });
 
-describe("calibrateFuzzySeed001", () => {
-    it("picks L′ as SD's fastest candidate length of 5, 10, 15, 20 (seed 001 App. D)", () => {
+describe("calibrateFuzzyPaperProcedure", () => {
+    it("picks L′ as SD's fastest candidate length of 5, 10, 15, 20 (Fuzzy SD paper App. D)", () => {
         expect(result.lengths.map((row) => row.gamma)).toEqual([5, 10, 15, 20]);
         const fastest = result.lengths.reduce((best, row) => (row.tokensPerSecond > best.tokensPerSecond ? row : best));
         expect(result.sdLength).toBe(fastest.gamma);
     });
 
     it("matches SD's acceptance with a threshold from 0.1 … 1.0 at L′", () => {
-        expect(result.acceptanceScan.map((row) => row.threshold)).toEqual([...SEED_001_PROCEDURE.thresholds]);
+        expect(result.acceptanceScan.map((row) => row.threshold)).toEqual([...FSD_PAPER_PROCEDURE.thresholds]);
         expect(result.acceptanceScan.every((row) => row.gamma === result.sdLength && row.trials.length === 1)).toBe(true);
         const sd = result.lengths.find((row) => row.gamma === result.sdLength)!;
         const gap = (threshold: number) =>
@@ -69,11 +69,11 @@ describe("calibrateFuzzySeed001", () => {
 
     it("at temperature 0 walks until accuracy reaches the floor, moving L′ up while FSD accepts nearly every draft", async () => {
         // Greedy references: target-only scores 100%, the draft 50%, so the floor is 100 − 0.2·50 = 90%.
-        const greedy = await calibrateFuzzySeed001({
+        const greedy = await calibrateFuzzyPaperProcedure({
             target: pair.target,
             draft: pair.draft,
             items,
-            grid: thresholdGrid("fuzzy:js-fsd", SEED_001_PROCEDURE.thresholds),
+            grid: thresholdGrid("fuzzy:js-fsd", FSD_PAPER_PROCEDURE.thresholds),
             sampling: {temperature: 0, topK: 0, topP: 1, minP: 0},
             maxTokens: 4,
             seed: 3,
@@ -86,13 +86,13 @@ describe("calibrateFuzzySeed001", () => {
         expect(greedy.steps.length).toBeGreaterThan(1);
         expect(greedy.selected).toBe(greedy.steps.at(-2));
         // A step that accepts ≥ 95% of drafts was moved to a longer L′, up to the last candidate length.
-        for (const step of greedy.steps.filter((entry) => entry.acceptanceRate >= SEED_001_PROCEDURE.nearlyAllAccepted))
+        for (const step of greedy.steps.filter((entry) => entry.acceptanceRate >= FSD_PAPER_PROCEDURE.nearlyAllAccepted))
             expect(step.gamma).toBe(20);
     });
 
     it("refuses a policy other than fuzzy", async () => {
         await expect(
-            calibrateFuzzySeed001({
+            calibrateFuzzyPaperProcedure({
                 target: pair.target,
                 draft: pair.draft,
                 items,
@@ -102,6 +102,6 @@ describe("calibrateFuzzySeed001", () => {
                 seed: 3,
                 calibrationShare: 0.5
             })
-        ).rejects.toThrow(/seed 001's procedure calibrates fuzzy/);
+        ).rejects.toThrow(/the Fuzzy SD paper's procedure calibrates fuzzy/);
     });
 });
