@@ -11,7 +11,7 @@ export interface CorrectionCounts {
 }
 
 /**
- * Seed 004's Online Correction Memory: counts of (draft token, target token) divergences observed
+ * The Calibrated SD paper's Online Correction Memory: counts of (draft token, target token) divergences observed
  * during verification, with no context. Filled by a calibration pass of standard speculative
  * decoding (phase 1) and then updated online on every verified divergence (phase 2). A rejected draft
  * token is a rescue candidate only when its pair count reaches the frequency threshold.

@@ -15,7 +15,7 @@ function nearTieStep(gap: number): VerificationStep {
     return {draftTokens: [1], draftProbs: [oneHot(1)], targetProbs: [oneHot(0), oneHot(2)], targetLogits};
 }
 
-describe("calibrated policy (seed 004)", () => {
+describe("calibrated policy (the Calibrated SD paper)", () => {
     it("rescues only when the memory count reaches the threshold AND the gate passes", () => {
         const cases = [
             {count: 6, gap: 1, rescued: true}, // p(1)/p(0) = e^-1 ≥ 0.01, frequent pair

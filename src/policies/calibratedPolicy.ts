@@ -16,7 +16,7 @@ export interface CalibratedPolicyOptions {
 }
 
 /**
- * Calibrated Speculative Decoding (seed 004). Standard verification first; a rejected draft token
+ * Calibrated Speculative Decoding (the Calibrated SD paper). Standard verification first; a rejected draft token
  * x, with t the token the target verified instead, is rescued only if BOTH
  *  - Online Correction Memory: count(x, t) ≥ frequencyThreshold (checked before this step's update), and
  *  - Semantic Consistency Gating: z(x) − z(t*) ≥ ln τ in raw target logits.

@@ -22,8 +22,8 @@ export interface FuzzyPolicyOptions {
 }
 
 /**
- * Fuzzy Speculative Decoding (seed 001). Deterministic acceptance: position i is accepted iff
- * Div(p_i, q_i) ≤ T; the accepted prefix is the leading accepted positions; a rejected position is
+ * Fuzzy Speculative Decoding (the Fuzzy SD paper). Deterministic acceptance: position i is accepted iff
+ * Div(p_i, q_i) ≤ T (the paper writes "< T"; "≤" is its reference code's, which this follows); the accepted prefix is the leading accepted positions; a rejected position is
  * replaced by a sample from the target row itself (not the residual); the bonus comes from row γ.
  * Sequence-level bound: Div(P_T, P_FSD) ≤ N·%draft·T (see speedup/fsdSequenceBound).
  * A proposal without draft rows (n-gram, suffix, greedy model drafts; for `raw`, without draft

@@ -5,7 +5,7 @@ import {verifySpeculativeSampling} from "./speculativeSampling.js";
 import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
 
 /**
- * Seed 004's "Static Lossy SD" baseline: standard verification, and a rejected draft token is
+ * The Calibrated SD paper's "Static Lossy SD" baseline: standard verification, and a rejected draft token is
  * rescued whenever the confidence gate alone passes, z(x) − z(t*) ≥ ln τ with one global τ. No
  * memory. The seed gives no default τ (it tunes it per task), so τ is required.
  */

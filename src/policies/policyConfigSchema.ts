@@ -27,7 +27,7 @@ export const policyConfigSchema = z.discriminatedUnion("kind", [
     }),
     z.strictObject({
         kind: z.literal("calibrated"),
-        // Not published: the stored seed 004 text leaves both values blank ("frequency threshold to ,
+        // Not published: the stored the Calibrated SD paper text leaves both values blank ("frequency threshold to ,
         // and semantic gating threshold to"); 6 and 0.01 are what secondary descriptions of the paper
         // give (field notes §5), kept as defaults so `calibrated` runs without arguments; tune τ with `calibrate`.
         frequencyThreshold: z.int().min(1).default(6),

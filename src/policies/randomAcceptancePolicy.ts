@@ -4,7 +4,7 @@ import {verifyLeftToRight} from "./verifyLeftToRight.js";
 import type {VerificationPolicy, VerificationStep} from "./VerificationPolicy.js";
 
 /**
- * Seed 001's random-acceptance baseline: accept each draft token with a fixed probability,
+ * The Fuzzy SD paper's random-acceptance baseline: accept each draft token with a fixed probability,
  * regardless of either distribution; a rejected position is resampled from the target row, as FSD
  * does. Matching its rate to a fuzzy run shows whether the divergence picks tokens better than chance.
  */

@@ -1,7 +1,7 @@
 import {argmax} from "../distributions/argmax.js";
 
 /**
- * Seed 004's Semantic Consistency Gating, in logit space: the candidate x passes iff
+ * The Calibrated SD paper's Semantic Consistency Gating, in logit space: the candidate x passes iff
  * z(x) − z(t*) ≥ ln τ, t* the target's top token — equivalently p(x)/p(t*) ≥ τ under the unwarped
  * softmax, and invariant to temperature. Uses raw logits when given, else ln p (identical up to a
  * constant for an untruncated row).

@@ -3,7 +3,7 @@ import {ScratchRow, sampleFromRow} from "./rowOperations.js";
 import {verifyLeftToRight} from "./verifyLeftToRight.js";
 import type {VerificationResult, VerificationStep} from "./VerificationPolicy.js";
 
-/** A second chance for a draft token the lossless rule rejected (seed 004's rescue). */
+/** A second chance for a draft token the lossless rule rejected (the Calibrated SD paper's rescue). */
 export type RescueRule = (
     step: VerificationStep,
     position: number,
@@ -24,7 +24,7 @@ export type RescueRule = (
  * cannot have been drawn from q and is rejected (vLLM v1).
  *
  * With a rescue rule, each rejection first draws the recovered token t as usual, then the rule may
- * keep x instead (seed 004, Algorithm 1). A masked token (raw logit −∞, or probability 0 when no
+ * keep x instead (the Calibrated SD paper, Algorithm 1). A masked token (raw logit −∞, or probability 0 when no
  * logits are given) is never rescued. Truncation by top-k/top-p/min-p does not block a rescue: at
  * temperature 0 the sampler row is one-hot and would forbid every rescue, and the paper's gate is
  * defined on raw logits precisely to be temperature invariant.

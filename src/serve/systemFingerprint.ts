@@ -23,7 +23,7 @@ export interface FingerprintSources {
 }
 
 /**
- * The description of the decode path one request takes, for `system_fingerprint` (seed 002): model
+ * The description of the decode path one request takes, for `system_fingerprint` (the drift article): model
  * file hashes, drafter (with its parameters), policy, γ, draft settings, sampler defaults, chat template and
  * how many sequences share a batch (batched rows may differ from lone ones in the last bits); the engine versions
  * and the native binary's hash are added by decodePathFingerprint. Target-only requests leave the
