@@ -24,6 +24,7 @@
 #include <ggml-cpu.h>
 
 #include "DecodeWorker.h"
+#include "NativeGrammar.h"
 #include "NativeModel.h"
 #include "runtime.h"
 #include "samplerRow.h"
@@ -555,6 +556,7 @@ napi_value BackendInfoEntry(napi_env env, napi_callback_info callbackInfo) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("NativeModel", NativeModel::Define(env));
     exports.Set("NativeContext", NativeContext::Define(env));
+    registerGrammar(env, exports);
     napi_value backendInfo = nullptr;
     NAPI_THROW_IF_FAILED(env, napi_create_function(env, "backendInfo", NAPI_AUTO_LENGTH, BackendInfoEntry, nullptr, &backendInfo), exports);
     exports.Set("backendInfo", backendInfo);

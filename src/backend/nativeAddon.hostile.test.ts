@@ -3,6 +3,7 @@ import {
     type NativeAddon,
     type NativeContextHandle,
     type NativeContextOptions,
+    type NativeGrammarHandle,
     type NativeModelHandle,
     NativeOutputMode,
     nativeAddon
@@ -459,6 +460,105 @@ describe("the native addon at its trust boundary", () => {
         expect(survivor.removeTokens(0, 2, -1)).toBe(true);
         survivor.clear();
         for (const each of [survivor, inFlight, third]) each.dispose();
+    });
+
+    it("checks NativeGrammar's construction", () => {
+        const NativeGrammar = addon.NativeGrammar as unknown as new (...args: unknown[]) => NativeGrammarHandle;
+        const grammar = 'root ::= "ab"';
+        for (const notAModel of [undefined, null, "model", {}, context, Object.create(prototypeOf(addon.NativeModel)) as object])
+            expect(() => new NativeGrammar(notAModel, grammar)).toThrow(/model must be a NativeModel/);
+        expect(() => new NativeGrammar(model)).toThrow(/grammar must be a string/);
+        expect(() => new NativeGrammar(model, 5)).toThrow(/grammar must be a string/);
+        expect(() => new NativeGrammar(model, grammar, 7)).toThrow(/root must be a string/);
+        expect(() => new NativeGrammar(model, 'root ::= "a"\0x ::= "b"')).toThrow(/grammar must not contain NUL/);
+        expect(() => new NativeGrammar(model, grammar, "ro\0ot")).toThrow(/root must not contain NUL/);
+        expect(() => new NativeGrammar(model, "")).toThrow(/grammar must not be empty/);
+        expect(() => new NativeGrammar(model, grammar, "")).toThrow(/root must not be empty/);
+        expect(() => new NativeGrammar(model, "root ::= missing")).toThrow(/could not parse the grammar/);
+        expect(() => new NativeGrammar(model, "root ::= [")).toThrow(/could not parse the grammar/);
+        expect(() => new NativeGrammar(model, 'root ::= root "a"')).toThrow(/left recursion/);
+        expect(() => new NativeGrammar(model, grammar, "start")).toThrow(/does not contain a 'start' symbol/);
+        expect(() => new NativeGrammar(model, 'root ::= "a"{5000}')).toThrow(/could not parse the grammar/);
+        expect(() => (addon.NativeGrammar as unknown as Loose)(model, grammar)).toThrow(/without 'new'/);
+        const disposedModel = new addon.NativeModel(familyTarget);
+        disposedModel.dispose();
+        expect(() => new NativeGrammar(disposedModel, grammar)).toThrow(/the model is disposed/);
+        const convert = addon.jsonSchemaToGrammar as unknown as Loose;
+        expect(() => convert(5)).toThrow(/schema must be a string/);
+        expect(() => convert("{")).toThrow(/schema is not valid JSON/);
+        expect(() => convert("[".repeat(100_000))).toThrow(/nested deeper than 256 levels/);
+        expect(() => convert('{"$ref": "#/a/b/c"}')).toThrow(/cannot resolve \$ref/);
+        // A chain of references the converter would follow to the end of the stack.
+        const chain = Object.fromEntries(Array.from({length: 20_000}, (_, index) => [`d${index}`, {$ref: `#/$defs/d${index + 1}`}]));
+        expect(() => convert(JSON.stringify({$defs: chain, $ref: "#/$defs/d0"}))).toThrow(/more than 1000 \$ref keys/);
+        expect(() => convert('{"type": "integer", "minimum": 1e300}')).not.toThrow(/unknown exception/);
+    });
+
+    it("checks NativeGrammar's arguments, and never lets llama.cpp see a token its grammar refuses", () => {
+        const a = model.tokenize("a", false)[0]!;
+        const b = model.tokenize("b", false)[0]!;
+        const eos = model.eosToken!;
+        const grammar = new addon.NativeGrammar(model, 'root ::= "ab"');
+        expect(grammar.vocabularySize).toBe(vocabulary);
+        for (const token of [undefined, "1", null, {}])
+            for (const method of ["allows", "accept"]) expect(() => call(grammar, method, token)).toThrow(/token must be a number/);
+        for (const token of [-1, vocabulary, 1.5, Number.NaN, Infinity, 2 ** 31])
+            for (const method of ["allows", "accept"]) expect(() => call(grammar, method, token)).toThrow(/token must be/);
+        for (const row of [undefined, Array.from({length: vocabulary}, () => 0), new Float32Array(vocabulary), new Int32Array(vocabulary)])
+            expect(() => call(grammar, "mask", row)).toThrow(/row must be a Float64Array/);
+        expect(() => grammar.mask(new Float64Array(vocabulary - 1))).toThrow(/row holds \d+ entries; the vocabulary has/);
+        expect(() => grammar.mask(new Float64Array(vocabulary + 1))).toThrow(/row holds/);
+        const detached = new Float64Array(vocabulary);
+        structuredClone(detached.buffer, {transfer: [detached.buffer]});
+        expect(() => grammar.mask(detached)).toThrow(/row holds 0 entries/);
+        // llama.cpp aborts on an end-of-generation token where its grammar cannot end, and corrupts its
+        // state on any other refused token: both are refused before they reach it.
+        expect(() => grammar.accept(eos)).toThrow(/is not allowed by the grammar here/);
+        expect(() => grammar.accept(b)).toThrow(/is not allowed by the grammar here/);
+        const row = new Float64Array(vocabulary);
+        grammar.mask(row);
+        expect([...row.keys()].filter((id) => row[id] === 0)).toEqual([a]);
+        grammar.accept(a);
+        grammar.accept(b);
+        expect(() => grammar.accept(a)).toThrow(/is not allowed by the grammar here/);
+        expect(grammar.allows(eos)).toBe(true);
+        grammar.accept(eos);
+        grammar.accept(eos);
+        // A view of a larger buffer is masked in place, at its own offset.
+        const buffer = new Float64Array(vocabulary + 3);
+        grammar.mask(buffer.subarray(3));
+        expect(buffer.subarray(0, 3)).toEqual(new Float64Array(3));
+        expect([...buffer.subarray(3).keys()].filter((id) => buffer[3 + id] === 0)).toEqual([eos]);
+        const copy = grammar.clone();
+        grammar.dispose();
+        grammar.dispose();
+        for (const method of ["allows", "accept", "mask", "clone"])
+            expect(() => call(grammar, method, method === "mask" ? row : a)).toThrow(/the grammar is disposed/);
+        expect(() => grammar.vocabularySize).toThrow(/the grammar is disposed/);
+        expect(copy.allows(eos)).toBe(true);
+        copy.dispose();
+    });
+
+    it("refuses foreign receivers for NativeGrammar's methods, and keeps a grammar's model alive", () => {
+        const grammarPrototype = prototypeOf(addon.NativeGrammar);
+        const wrongReceiver = /Illegal invocation|this must be a/;
+        for (const receiver of [{}, model, context, Object.create(grammarPrototype) as object]) {
+            for (const method of ["allows", "accept", "clone", "dispose"])
+                expect(() => grammarPrototype[method]!.call(receiver, 1)).toThrow(wrongReceiver);
+            expect(() => grammarPrototype.mask!.call(receiver, new Float64Array(vocabulary))).toThrow(wrongReceiver);
+            expect(() => Object.getOwnPropertyDescriptor(grammarPrototype, "vocabularySize")!.get!.call(receiver)).toThrow(wrongReceiver);
+        }
+        const early = new addon.NativeModel(familyTarget);
+        const grammar = new addon.NativeGrammar(early, 'root ::= "a"');
+        const grafted = Object.setPrototypeOf(new addon.NativeModel(familyTarget), grammarPrototype) as NativeGrammarHandle;
+        expect(() => grafted.allows(1)).toThrow(wrongReceiver);
+        early.dispose();
+        const copy = grammar.clone();
+        grammar.dispose();
+        const row = new Float64Array(vocabulary);
+        copy.mask(row);
+        expect(row.filter((value) => value === 0)).toHaveLength(1);
+        copy.dispose();
     });
 
     it("is alive at the end, and decodes as it did at the start", async () => {

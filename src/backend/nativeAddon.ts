@@ -13,6 +13,20 @@ import type {EvaluationSplit} from "./ModelBackend.js";
 export interface NativeAddon {
     NativeModel: new (path: string, options?: NativeModelOptions) => NativeModelHandle;
     NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
+    /**
+     * llama.cpp's grammar sampler for the GBNF `grammar`, from its rule `root` (default "root"), over
+     * the model's vocabulary; the grammar keeps the model alive. A grammar llama.cpp cannot parse, or
+     * without `root`, is an Error; an empty one a RangeError.
+     */
+    NativeGrammar: new (model: NativeModelHandle, grammar: string, root?: string) => NativeGrammarHandle;
+    /**
+     * llama.cpp's JSON-schema converter (json_schema_to_grammar, as llama-server converts
+     * `response_format`): GBNF whose root rule is "root". Invalid JSON or a schema it refuses is an
+     * Error with llama.cpp's message; a schema nested deeper than 256 levels, or with more than 1,000
+     * "$ref" keys, a RangeError (the converter recurses on both). It ignores keywords it does not know
+     * (src/constraints/jsonSchemaGrammar.ts checks for them first).
+     */
+    jsonSchemaToGrammar(schemaJson: string): string;
     /** The build, ggml's version and the backends and devices it loaded (as `llama-cli --list-devices`). */
     backendInfo(): NativeBackendInfo;
 }
@@ -62,6 +76,31 @@ export interface NativeModelHandle {
     /** Ids in [0, vocabularySize). */
     detokenize(tokens: Int32Array): string;
     /** Idempotent. Contexts made from the model keep it (its memory) until they are disposed of too. */
+    dispose(): void;
+}
+
+/**
+ * A grammar's state over a vocabulary (native/src/grammar.cpp). Beyond llama.cpp's grammar, control
+ * and unknown tokens other than end-of-generation ones are never allowed (detokenize renders them as
+ * nothing, so they could not be held to the grammar), and the accepted bytes stay strict UTF-8;
+ * end-of-generation tokens are allowed only where the grammar may end. All calls are synchronous, on
+ * the calling thread; a disposed grammar throws an Error.
+ */
+export interface NativeGrammarHandle {
+    readonly vocabularySize: number;
+    /** Whether `token` (an id in [0, vocabularySize)) may come next. */
+    allows(token: number): boolean;
+    /**
+     * Writes −Infinity into row[id] for every id that may not come next; `row` holds vocabularySize
+     * entries. Ids already −Infinity are skipped: a whole 152k-token row costs 10–35 ms, one cut to a
+     * few candidates microseconds.
+     */
+    mask(row: Float64Array): void;
+    /** Advances past `token`; an Error ("token N is not allowed by the grammar here") when it may not come next, the state unchanged. */
+    accept(token: number): void;
+    /** An independent grammar in the same state. */
+    clone(): NativeGrammarHandle;
+    /** Idempotent. */
     dispose(): void;
 }
 
