@@ -1,3 +1,4 @@
+import type {TokenConstraint} from "../constraints/TokenConstraint.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import type {VocabularyDescription} from "./VocabularyDescription.js";
 
@@ -46,6 +47,13 @@ export interface ModelBackend {
      * assertSameVocabulary). Optional: backends without it are paired by identity and size alone.
      */
     vocabularyDescription?(): VocabularyDescription;
+    /**
+     * A constraint that holds output to the GBNF `grammar` (root rule "root") over this backend's
+     * vocabulary, in its start state (a JSON schema's grammar: src/constraints/jsonSchemaGrammar.ts).
+     * A grammar llama.cpp cannot parse is an InvalidInputError. Optional: backends without it cannot
+     * constrain output (the native backend has it).
+     */
+    createConstraint?(grammar: string): TokenConstraint;
     /** A fresh, empty sequence (its own KV cache). */
     createSequence(): Promise<BackendSequence>;
     dispose(): Promise<void>;

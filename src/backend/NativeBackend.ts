@@ -1,10 +1,18 @@
+import {GrammarConstraint} from "../constraints/GrammarConstraint.js";
 import {InvalidInputError, ModelLoadError} from "../errors.js";
 import {BatchScheduler} from "./BatchScheduler.js";
 import type {BatchStatistics, ModelBackend} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkToken} from "./checkEvaluation.js";
 import {allGpuLayers, defaultGpuChoice, describeDevices, type GpuChoice, parseGpuLayers, resolveGpu} from "./gpuChoice.js";
-import {type NativeAddon, type NativeBuild, type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
+import {
+    type NativeAddon,
+    type NativeBuild,
+    type NativeContextHandle,
+    type NativeGrammarHandle,
+    type NativeModelHandle,
+    nativeAddon
+} from "./nativeAddon.js";
 import {NativeSequence} from "./NativeSequence.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {OwnContextSlot, type SequenceSlot} from "./SequenceSlot.js";
@@ -203,6 +211,21 @@ export class NativeBackend implements ModelBackend {
 
     public get batchedSequences(): number {
         return this.options.batchedSequences;
+    }
+
+    /**
+     * A GrammarConstraint for the GBNF `grammar` (root rule "root") over this model's vocabulary
+     * (llama.cpp's grammar sampler); it keeps the model's memory alive until it is disposed of too.
+     */
+    public createConstraint(grammar: string): GrammarConstraint {
+        if (this.disposed) throw new InvalidInputError("the model is disposed", "backend");
+        let handle: NativeGrammarHandle;
+        try {
+            handle = new this.addon.NativeGrammar(this.model, grammar);
+        } catch (error) {
+            throw new InvalidInputError((error as Error).message, "grammar");
+        }
+        return new GrammarConstraint(handle);
     }
 
     public createSequence(): Promise<NativeSequence> {

@@ -1,3 +1,4 @@
+import {RestrictedConstraint} from "../constraints/RestrictedConstraint.js";
 import {argmax} from "../distributions/argmax.js";
 import {InvalidInputError} from "../errors.js";
 import {processLogits} from "../distributions/processLogits.js";
@@ -37,6 +38,10 @@ export function restrictVocabulary(backend: ModelBackend, size: number): ModelBa
         detokenize: (tokens) => backend.detokenize(tokens),
         vocabularyIdentity: () => backend.vocabularyIdentity(),
         vocabularyDescription: backend.vocabularyDescription == null ? undefined : () => backend.vocabularyDescription!(),
+        createConstraint:
+            backend.createConstraint == null
+                ? undefined
+                : (grammar) => new RestrictedConstraint(backend.createConstraint!(grammar), size, backend.vocabularySize),
         createSequence: async () => new RestrictedSequence(await backend.createSequence(), size),
         dispose: () => backend.dispose()
     };
