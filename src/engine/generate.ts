@@ -3,6 +3,7 @@ import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import {restrictSequence, restrictVocabulary} from "../backend/restrictVocabulary.js";
 import type {TokenConstraint} from "../constraints/TokenConstraint.js";
 import {type TokenLogprob, tokenLogprob} from "../distributions/tokenLogprobs.js";
+import {argmax} from "../distributions/argmax.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {evaluateRows} from "../backend/evaluateRows.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
@@ -373,7 +374,8 @@ class StepLoop {
      * 2b. With a constraint, each target row is masked by the constraint's state after the tokens
      * before it (emitted ones, then the draft's), and its sampler row recomputed from the masked row.
      * A row after a forbidden draft token (kept for a lossless policy, which rejects it for certain)
-     * is left as it is: it is never reached.
+     * is left as it is: it is never reached. Masking a row costs one grammar check per vocabulary
+     * entry (llama.cpp's), so at T = 0 a row whose argmax the grammar allows is left whole.
      */
     private maskRows(evaluation: TargetEvaluation, draftTokens: readonly number[]): TargetEvaluation {
         const constraint = this.setup.constraint;
@@ -382,8 +384,11 @@ class StepLoop {
         const state = constraint.clone();
         try {
             const logits = evaluation.logits;
+            const greedy = this.setup.options.sampling.temperature === 0;
             for (let row = 0; row < logits.length; row++) {
-                state.maskLogits(logits[row]);
+                // At T = 0 the row's only use is its argmax: where the grammar allows it, it is the
+                // masked row's argmax too, and the full mask (milliseconds at V = 152k) is skipped.
+                if (!greedy || !state.allows(argmax(logits[row]))) state.maskLogits(logits[row]);
                 const next = draftTokens[row];
                 if (next === undefined || !state.allows(next)) break;
                 state.accept(next);

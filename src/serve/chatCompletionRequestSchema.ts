@@ -10,7 +10,6 @@ export const chatCompletionRequestSchema = z.strictObject({
     logprobs: z.boolean().nullish(),
     /** Most likely alternatives per token (OpenAI: 0–20); needs logprobs: true. */
     top_logprobs: z.int().min(0).max(20).nullish(),
-    response_format: z.strictObject({type: z.literal("text", {error: notSupported})}).nullish(),
     tools: z.array(chatToolSchema).max(1000).nullish(),
     // "auto" and "none" only: forcing a call ("required", a named function) needs constrained decoding.
     tool_choice: z.enum(["none", "auto"], {error: `${notSupported} (only "auto" and "none")`}).nullish(),

@@ -30,6 +30,11 @@ export const commonRequestFields = {
         .refine((value) => Object.keys(value).length === 0, {error: notSupported})
         .nullish(),
     user: z.string().max(256).nullish(),
+    /**
+     * OpenAI's structured outputs: {type: "text"}, {type: "json_object"} or {type: "json_schema",
+     * json_schema: {name, schema, strict}}; the rest is checked by grammarForResponseFormat.
+     */
+    response_format: z.looseObject({type: z.enum(["text", "json_object", "json_schema"])}).nullish(),
     /** llama-server's: reuse the KV of a cached sequence sharing a prefix with this prompt (default true). */
     cache_prompt: z.boolean().nullish(),
     speculative: speculativeFieldSchema.nullish()

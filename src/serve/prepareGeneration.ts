@@ -7,6 +7,8 @@ import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
 import type {CompletionRequest} from "./completionRequestSchema.js";
 import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";
 import type {ServeState} from "./ServeState.js";
+import {grammarForResponseFormat} from "../constraints/jsonSchemaGrammar.js";
+import {constraintFor} from "../constraints/constraintFor.js";
 
 /** A validated request turned into what the engine runs. */
 export interface PreparedGeneration {
@@ -24,6 +26,8 @@ export interface PreparedGeneration {
     readonly tenant: string;
     /** Run on a cached sequence sharing a prefix with the prompt (the request's cache_prompt, default true). */
     readonly cachePrompt: boolean;
+    /** GBNF the output must match (response_format json_object or json_schema). */
+    readonly grammar?: string;
 }
 
 /** The default of ServeAppOptions.maxPromptBytesPerToken. */
@@ -77,6 +81,16 @@ export function completionPromptTokens(state: ServeState, prompt: CompletionRequ
     if (outside >= 0)
         throw new InvalidInputError(`token ${tokens[outside]} is outside the vocabulary [0, ${state.target.vocabularySize})`, "prompt");
     return [...tokens];
+}
+
+/**
+ * The grammar of a request's response_format, checked here (a grammar made and dropped) so a target
+ * that cannot be constrained is a 400 before the request waits for a slot.
+ */
+function responseGrammar(state: ServeState, request: CompletionRequest | ChatCompletionRequest): string | undefined {
+    const grammar = grammarForResponseFormat(request.response_format);
+    if (grammar !== undefined) constraintFor(state.target, grammar, "response_format").dispose();
+    return grammar;
 }
 
 /** How many alternatives a request wants with each token's log-probability; undefined: none. */
@@ -158,6 +172,7 @@ export function prepareGeneration(
         includeUsage: request.stream_options?.include_usage === true,
         continuousUsage: request.stream_options?.continuous_usage_stats === true,
         tenant,
-        cachePrompt: request.cache_prompt !== false
+        cachePrompt: request.cache_prompt !== false,
+        grammar: responseGrammar(state, request)
     };
 }

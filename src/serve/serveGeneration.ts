@@ -16,6 +16,8 @@ import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "../chat/tool
 import {withBos} from "../backend/addsBos.js";
 import type {PromptCacheLease} from "./PromptCache.js";
 import type {TokenLogprob} from "../distributions/tokenLogprobs.js";
+import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import {constraintFor} from "../constraints/constraintFor.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
@@ -45,6 +47,7 @@ export async function serveGeneration(
         // return() runs the engine's finally if it stopped mid-way (after the call in flight, if any); a no-op otherwise.
         await started?.generator.return(undefined as never).catch(() => undefined);
         await started?.lease.release(intact);
+        started?.constraint?.dispose();
         release?.();
         cancel.detach();
     };
@@ -130,6 +133,8 @@ interface StartedGeneration {
     readonly generator: AsyncGenerator<GenerationChunk, GenerationResult>;
     /** The cached sequences it runs on, handed back when it ends. */
     readonly lease: PromptCacheLease;
+    /** The request's grammar state (response_format), disposed of when it ends. */
+    readonly constraint: TokenConstraint | undefined;
 }
 
 /** The engine on this request's decode path, with its tenant's drafter and correction memory. */
@@ -150,6 +155,7 @@ async function startGeneration(
     const fingerprint = await state.fingerprints.for(path, memoryState);
     const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
     const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
+    const constraint = prepared.grammar !== undefined ? constraintFor(state.target, prepared.grammar, "response_format") : undefined;
     const lease = await state.promptCache.lease(
         tenant,
         withBos(state.target, prepared.promptTokens),
@@ -161,9 +167,10 @@ async function startGeneration(
         correctionMemory,
         drafter,
         sequence: lease.target,
-        draftSequence: lease.draft
+        draftSequence: lease.draft,
+        constraint
     });
-    return {run, generator, lease};
+    return {run, generator, lease, constraint};
 }
 
 type Step = IteratorResult<GenerationChunk, GenerationResult>;
