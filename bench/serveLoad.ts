@@ -1,24 +1,38 @@
 /**
- * Load on `specgate serve` against llama-server, both speculative with the same GGUF pair, in one run.
+ * Load on `specgate serve` against llama-server, all speculative with the same GGUF pair, in one run.
  *
- * For each concurrency N (--streams, default 1,4,16) both servers are started afresh with N slots
- * (specgate serve --max-concurrency N; llama-server -np N), warmed up, and then R rounds run with the
- * arms INTERLEAVED (round 1: specgate then llama-server, round 2: llama-server then specgate, …), so
- * load from other processes on a shared machine falls on both arms alike. In a round, N clients each
- * send --requests streaming /v1/completions one after another (prompt i of a fixed set, fixed
+ * Arms (--arms, default specgate,llama-server-defaults,llama-server):
+ *   specgate                `specgate serve --max-concurrency N` (N slots, one context of C tokens each,
+ *                           its prompt cache on: cache_prompt defaults to true).
+ *   llama-server            tuned to match: -c N·C -np N --no-kv-unified --cont-batching, so each of its N
+ *                           slots has C tokens; its prompt cache on (its default), as specgate's.
+ *   llama-server-defaults   llama-server as it comes: only the model, the draft flags, the thread flags,
+ *                           --metrics, --no-webui, host and port; no -c, -np, KV or cache flags. It picks
+ *                           its own slot count, context and KV layout (read from its log and printed under
+ *                           the tables): it may have fewer slots than there are streams (e.g. 4 at 16),
+ *                           and the clients then queue there. That is the point: what a user gets who
+ *                           starts it without tuning.
+ *
+ * For each concurrency N (--streams, default 1,4,16) every arm's server is started afresh, warmed up,
+ * and then R rounds run with the arms INTERLEAVED (round 1: the arms in order, round 2: reversed, …),
+ * so load from other processes on a shared machine falls on all arms alike. In a round, N clients
+ * each send --requests streaming /v1/completions one after another (prompt i of a fixed set, fixed
  * max_tokens), and the client records every content event's arrival time and the cumulative count
  * of generated tokens it carries (specgate: stream_options.continuous_usage_stats; llama-server:
- * timings_per_token, timings.predicted_n).
+ * timings_per_token, timings.predicted_n). The prompts repeat from round to round, and both servers
+ * keep a prompt cache, so a later round's prompt may be served from it on either side.
  *
- * Same settings on both sides: the same target and draft GGUF, γ draft tokens a step from the draft
+ * Same settings on every arm: the same target and draft GGUF, γ draft tokens a step from the draft
  * model (llama-server --spec-type draft-simple --spec-draft-n-max γ --spec-draft-n-min 0
  * --spec-draft-p-min 0; specgate --policy strict --gamma γ --draft-sampling greedy --min-confidence 0),
  * temperature 0 (greedy; strict verification is then exactly greedy decoding of the target, as is
- * llama-server's), the same context per slot (llama-server gets -c N·C with --no-kv-unified, so each
- * of its N slots has C), the same threads for target and draft (-t/-tb/-td/-tbd = specgate --threads),
- * no prompt cache on llama-server (--no-cache-prompt: specgate keeps none either). EOS is NOT ignored:
- * specgate serve has no ignore_eos, so neither arm gets it; at T = 0 both decode the same greedy text
- * and stop at the same place, and the tables count tokens actually generated.
+ * llama-server's), the same threads for target and draft (-t/-tb/-td/-tbd = specgate --threads).
+ * EOS is NOT ignored: specgate serve has no ignore_eos, so no arm gets it; at T = 0 all decode the
+ * same greedy text and stop at the same place, and the tables count tokens actually generated.
+ *
+ * The Markdown has one table per llama-server arm (specgate beside it), each with the per-round
+ * paired throughput ratio and its targets: throughput ≥ 1.0× at every stream level and p99 TTFT
+ * ≤ 1.0×.
  *
  * Definitions (per arm, concurrency level; percentiles pooled over all rounds):
  *   throughput   generated tokens of a round / the round's wall time (first request sent → last stream
@@ -31,15 +45,16 @@
  *   TPOT         per request: (last content event − first content event) / (tokens − tokens of the first
  *                event): the decode time per token a client sees, immune to how tokens are chunked.
  *
- *   npm run bench:serve                                   # d768 pair, 1,4,16 streams, 3 rounds, 8/2/2 requests per client, 64 tokens (≈ 8 min on 2 cores)
+ *   npm run bench:serve                                   # d768 pair, 3 arms, 1,4,16 streams, 3 rounds, 8/2/2 requests per client, 64 tokens (≈ 12 min on 2 cores)
  *   npm run bench:serve -- --quick                        # smoke run: 1,4 streams, 1 round, 2 requests/client, 16 tokens
  *   npm run bench:serve -- --case family --streams 4 --rounds 5 --threads 2 --gamma 4 --max-tokens 64 --requests 4
  *   npm run bench:serve -- --target T.gguf --draft D.gguf --context 512 --json out.json
+ *   npm run bench:serve -- --arms specgate,llama-server      # one llama-server arm only
  *   npm run bench:serve -- --specgate-args="--batching off"   # specgate serve with one context per generation (the = is needed)
  *
- * JSON (settings, commands, every request, per-round figures): --json FILE, default
- * .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/. The
- * Markdown table goes to stdout, progress to stderr.
+ * JSON (settings, commands, what each llama-server chose, every request, per-round figures): --json
+ * FILE, default .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/.
+ * The Markdown tables go to stdout, progress to stderr.
  */
 import {spawn, type ChildProcess} from "node:child_process";
 import {existsSync, readdirSync, readFileSync} from "node:fs";
@@ -70,7 +85,7 @@ const {values} = parseArgs({
         threads: {type: "string", default: "1"},
         context: {type: "string", default: "512"},
         temperature: {type: "string", default: "0"},
-        arms: {type: "string", default: "specgate,llama-server"},
+        arms: {type: "string", default: "specgate,llama-server-defaults,llama-server"},
         /** Extra `specgate serve` flags, space-separated, e.g. "--batching off" or "--step-tokens 256". */
         "specgate-args": {type: "string", default: ""},
         json: {type: "string"}
@@ -94,7 +109,12 @@ const outDirectory = join(root, ".specgate/bench-serve");
 const logDirectory = join(outDirectory, "logs");
 const llamaServerBinary = join(root, "native/build/baselines/bin/llama-server");
 
-type ArmName = "specgate" | "llama-server";
+const llamaArms = ["llama-server-defaults", "llama-server"] as const;
+type LlamaArm = (typeof llamaArms)[number];
+type ArmName = "specgate" | LlamaArm;
+const isLlamaArm = (arm: ArmName): arm is LlamaArm => (llamaArms as readonly string[]).includes(arm);
+for (const arm of armNames)
+    if (arm !== "specgate" && !isLlamaArm(arm)) throw new Error(`unknown arm ${arm as string} (known: specgate, ${llamaArms.join(", ")})`);
 
 const familyPrompts = (): string[] =>
     readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8")
@@ -215,33 +235,18 @@ class ServerProcess {
         const port = await freePort();
         let binary: string;
         let args: string[];
-        if (arm === "llama-server") {
+        if (isLlamaArm(arm)) {
             binary = llamaServerBinary;
             args = [
                 "-m",
                 benchCase.target,
                 ...draftModelFlags(benchCase.draft, gamma),
-                "-t",
-                String(threads),
-                "-tb",
-                String(threads),
-                "-td",
-                String(threads),
-                "-tbd",
-                String(threads),
-                "-c",
-                String(contextPerSlot * slots),
-                "-np",
-                String(slots),
-                "--no-kv-unified",
-                "--cont-batching",
-                "--no-cache-prompt",
-                "--metrics",
-                "--no-webui",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                String(port)
+                ...["-t", String(threads), "-tb", String(threads), "-td", String(threads), "-tbd", String(threads)],
+                // Tuned: N slots of C tokens each, as specgate's; the defaults arm leaves all of it to llama-server.
+                ...(arm === "llama-server"
+                    ? ["-c", String(contextPerSlot * slots), "-np", String(slots), "--no-kv-unified", "--cont-batching"]
+                    : []),
+                ...["--metrics", "--no-webui", "--host", "127.0.0.1", "--port", String(port)]
             ];
         } else {
             binary = join(root, "node_modules/.bin/tsx");
@@ -310,6 +315,24 @@ class ServerProcess {
         return cpuSeconds(this.child.pid);
     }
 
+    /** What llama-server chose (slots, context, KV layout), from the lines its start wrote to the log. */
+    public llamaServerConfig(): LlamaServerConfig {
+        const text = readFileSync(this.logFile, "utf8");
+        const slots = /n_slots = (\d+), n_ctx_slot = (\d+), kv_unified = '(\w+)'/.exec(text);
+        const sequence = /n_ctx_seq \((\d+)\)/.exec(text);
+        return {
+            slots: slots !== null ? Number(slots[1]) : Number.NaN,
+            contextPerSlot: slots !== null ? Number(slots[2]) : Number.NaN,
+            kvUnified: slots !== null ? slots[3] === "true" : undefined,
+            contextPerSequence: sequence !== null ? Number(sequence[1]) : undefined,
+            cappedToTrainingContext: /exceeds the training context of the model \(\d+\) - capping/.test(text),
+            logLines: text
+                .split("\n")
+                .filter((line) => /n_slots =|n_ctx_seq|slot context|kv_unified/.test(line))
+                .map((line) => line.replace(/^[\d.]+ [IWE] /, "").trim())
+        };
+    }
+
     /**
      * The target's decode calls and the tokens they decoded so far, from the server's /metrics.
      * specgate counts both (batch_steps_total, batch_tokens_total for model="target"). llama-server
@@ -354,6 +377,20 @@ class ServerProcess {
     }
 }
 
+/** llama-server's own account of its configuration (ServerProcess.llamaServerConfig). */
+interface LlamaServerConfig {
+    slots: number;
+    /** n_ctx_slot: the context a slot may fill. */
+    contextPerSlot: number;
+    kvUnified: boolean | undefined;
+    /** n_ctx_seq from llama_context's warning, when it printed one (only when above the training context). */
+    contextPerSequence: number | undefined;
+    /** The slot context was capped to the model's training context. */
+    cappedToTrainingContext: boolean;
+    /** The log lines it was read from. */
+    logLines: string[];
+}
+
 /** The request body each arm gets: the same prompt, token budget and greedy sampler, in each server's dialect. */
 function requestBody(arm: ArmName, prompt: string, tokens: number): string {
     if (arm === "specgate")
@@ -369,7 +406,6 @@ function requestBody(arm: ArmName, prompt: string, tokens: number): string {
         prompt,
         max_tokens: tokens,
         ...llamaServerSampling(temperature),
-        cache_prompt: false,
         stream: true,
         stream_options: {include_usage: true},
         timings_per_token: true
@@ -567,6 +603,16 @@ async function warmUp(server: ServerProcess, streams: number): Promise<void> {
     );
 }
 
+/** One line for what a llama-server chose, e.g. "4 slots, 256 tokens per slot (capped to the training context), KV unified (1024 tokens shared)". */
+function describeConfig(config: LlamaServerConfig): string {
+    if (!Number.isFinite(config.slots)) return "not found in its log";
+    const unified =
+        config.kvUnified === true
+            ? `KV unified${config.contextPerSequence !== undefined ? ` (${config.contextPerSequence} tokens shared)` : ""}`
+            : `KV per slot${config.contextPerSequence !== undefined ? ` (${config.contextPerSequence} tokens each before capping)` : ""}`;
+    return `${config.slots} slot${config.slots === 1 ? "" : "s"}, ${config.contextPerSlot} tokens per slot${config.cappedToTrainingContext ? " (capped to the training context)" : ""}, ${unified}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Run
 
@@ -574,7 +620,7 @@ async function main(): Promise<void> {
     for (const path of [benchCase.target, benchCase.draft])
         if (!existsSync(path))
             throw new Error(`missing ${path} (the d768 pair: npm run bench:native -- --cases d768 writes it, or specgate fixtures)`);
-    if (armNames.includes("llama-server") && !existsSync(llamaServerBinary))
+    if (armNames.some(isLlamaArm) && !existsSync(llamaServerBinary))
         throw new Error(`missing ${llamaServerBinary}: npm run build:baselines`);
     await mkdir(logDirectory, {recursive: true});
     const startedAt = new Date();
@@ -589,12 +635,14 @@ async function main(): Promise<void> {
         }
     })();
     log(
-        `${benchCase.label}: streams ${streamLevels.join(",")}, ${rounds} round(s), ${streamLevels.map(requestsOf).join(",")} requests/client, max_tokens ${maxTokens}, γ=${gamma}, T=${temperature}, ${threads} thread(s), context ${contextPerSlot}/slot; load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`
+        `${benchCase.label}: arms ${armNames.join(",")}, streams ${streamLevels.join(",")}, ${rounds} round(s), ${streamLevels.map(requestsOf).join(",")} requests/client, max_tokens ${maxTokens}, γ=${gamma}, T=${temperature}, ${threads} thread(s), context ${contextPerSlot}/slot; load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`
     );
     const records: RequestRecord[] = [];
     const roundResults: RoundResult[] = [];
     const errors: string[] = [];
     const commands: Record<string, string> = {};
+    /** What each llama-server arm chose at each level, from its log: `${arm} ×${streams}` → configuration. */
+    const llamaServerConfigs: Record<string, LlamaServerConfig> = {};
     for (const streams of streamLevels) {
         const servers: ServerProcess[] = [];
         try {
@@ -602,6 +650,11 @@ async function main(): Promise<void> {
                 const server = await ServerProcess.start(arm, streams);
                 servers.push(server);
                 commands[`${arm} ×${streams}`] = server.command;
+                if (isLlamaArm(arm)) {
+                    const config = server.llamaServerConfig();
+                    llamaServerConfigs[`${arm} ×${streams}`] = config;
+                    log(`${arm} ×${streams}: ${describeConfig(config)}`);
+                }
                 await warmUp(server, streams);
             }
             for (let round = 0; round < rounds; round++) {
@@ -673,27 +726,109 @@ async function main(): Promise<void> {
             acceptance: drafted > 0 ? accepted / drafted : Number.NaN
         };
     };
+    type Summary = ReturnType<typeof summarize>;
     const summaries = streamLevels.flatMap((streams) => armNames.map((arm) => summarize(arm, streams)));
-    const find = (arm: ArmName, streams: number) => summaries.find((row) => row.arm === arm && row.streams === streams);
-    // Same greedy text on both arms: the token counts per prompt and level should agree (llama-server
-    // counts a final EOS token in predicted_n, specgate does not: a difference of 1 on a stopped request is that).
-    const counts = (arm: ArmName, streams: number, prompt: number) =>
-        [
-            ...new Set(
-                records
-                    .filter((record) => record.arm === arm && record.streams === streams && record.prompt === prompt)
-                    .map((record) => record.tokens)
-            )
-        ].sort((a, b) => a - b);
-    const mismatched: string[] = [];
-    if (armNames.length === 2)
+    const find = (arm: ArmName, streams: number): Summary | undefined =>
+        summaries.find((row) => row.arm === arm && row.streams === streams);
+    const lowest = Math.min(...streamLevels);
+    const highest = Math.max(...streamLevels);
+    const scaling = Object.fromEntries(
+        armNames.map((arm) => [
+            arm,
+            (find(arm, highest)?.tokensPerSecond ?? Number.NaN) / (find(arm, lowest)?.tokensPerSecond ?? Number.NaN)
+        ])
+    );
+    const ratioOf = (a: number | undefined, b: number | undefined): number => (a ?? Number.NaN) / (b ?? Number.NaN);
+
+    /** specgate beside one llama-server arm: its table, paired throughput ratios, targets and token-count check. */
+    const compare = (other: LlamaArm) => {
+        const lines: string[] = [];
+        const pair = (a: number | undefined, b: number | undefined, digits = 1) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
+        lines.push(
+            `| streams | specgate tok/s | ${other} tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | target decodes per round (sg / ls) | target tokens per decode (sg / ls) | errors (sg / ls) |`
+        );
+        lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for (const streams of streamLevels) {
+            const sg = find("specgate", streams);
+            const ls = find(other, streams);
+            lines.push(
+                `| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed(ratioOf(sg?.tokensPerSecond, ls?.tokensPerSecond), 3)}** | ` +
+                    `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed(ratioOf(sg?.ttftP99, ls?.ttftP99), 3)}** | ` +
+                    `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
+                    `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${pair(sg?.targetDecodesPerRound, ls?.targetDecodesPerRound, 0)} | ${pair(sg?.targetTokensPerDecode, ls?.targetTokensPerDecode)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`
+            );
+        }
+        // The rounds pair up (round r of each arm ran close together): the median of the per-round
+        // ratios is the figure least moved by load that changed between rounds.
+        const pairedRatios = Object.fromEntries(
+            streamLevels.map((streams) => {
+                const of = (arm: ArmName) => roundResults.filter((result) => result.arm === arm && result.streams === streams);
+                const theirs = of(other);
+                return [
+                    streams,
+                    median(
+                        of("specgate").flatMap((result) => {
+                            const match = theirs.find((entry) => entry.round === result.round);
+                            return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
+                        })
+                    )
+                ];
+            })
+        ) as Record<number, number>;
+        lines.push(
+            "",
+            `Throughput ratio specgate / ${other}, median of the per-round ratios (round r of the arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${fixed(pairedRatios[streams], 3)}`).join(", ")}.`
+        );
+        const configs = streamLevels.flatMap((streams) => {
+            const config = llamaServerConfigs[`${other} ×${streams}`];
+            return config === undefined ? [] : [`×${streams}: ${describeConfig(config)}`];
+        });
+        if (configs.length > 0) lines.push("", `${other} chose (its log): ${configs.join("; ")}.`);
+        const targets: Array<{target: string; measured: string; met: boolean}> = [];
+        for (const streams of streamLevels) {
+            const ratio = ratioOf(find("specgate", streams)?.tokensPerSecond, find(other, streams)?.tokensPerSecond);
+            targets.push({
+                target: `throughput at ${streams} stream${streams > 1 ? "s" : ""} ≥ 1.0× ${other}'s`,
+                measured: `${fixed(ratio, 3)}×`,
+                met: ratio >= 1
+            });
+        }
+        for (const streams of streamLevels) {
+            const ratio = ratioOf(find("specgate", streams)?.ttftP99, find(other, streams)?.ttftP99);
+            targets.push({
+                target: `p99 TTFT at ${streams} stream${streams > 1 ? "s" : ""} ≤ 1.0× ${other}'s`,
+                measured: `${fixed(ratio, 3)}×`,
+                met: ratio <= 1
+            });
+        }
+        lines.push("", "| target | measured | met |", "|---|---|---|");
+        for (const entry of targets) lines.push(`| ${entry.target} | ${entry.measured} | ${entry.met ? "yes" : "**no**"} |`);
+        // Same greedy text on both arms: the token counts per prompt and level should agree (llama-server
+        // counts a final EOS token in predicted_n, specgate does not: a difference of 1 on a stopped request is that).
+        const counts = (arm: ArmName, streams: number, prompt: number) =>
+            [
+                ...new Set(
+                    records
+                        .filter((record) => record.arm === arm && record.streams === streams && record.prompt === prompt)
+                        .map((record) => record.tokens)
+                )
+            ].sort((a, b) => a - b);
+        const mismatched: string[] = [];
         for (const streams of streamLevels)
             for (let prompt = 0; prompt < prompts.length; prompt++) {
                 const sg = counts("specgate", streams, prompt);
-                const ls = counts("llama-server", streams, prompt);
+                const ls = counts(other, streams, prompt);
                 if (sg.length > 0 && ls.length > 0 && (sg.length !== 1 || ls.length !== 1 || Math.abs(sg[0] - ls[0]) > 1))
-                    mismatched.push(`×${streams} prompt ${prompt}: specgate ${sg.join("/")}, llama-server ${ls.join("/")}`);
+                    mismatched.push(`×${streams} prompt ${prompt}: specgate ${sg.join("/")}, ${other} ${ls.join("/")}`);
             }
+        if (mismatched.length > 0)
+            lines.push(
+                "",
+                `Generated tokens per request differ between specgate and ${other} (not the same greedy text, or not the same on every request): ${mismatched.join("; ")}.`
+            );
+        return {arm: other, lines, pairedRatios, targets, mismatched};
+    };
+    const comparisons = armNames.includes("specgate") ? llamaArms.filter((arm) => armNames.includes(arm)).map(compare) : [];
 
     const lines: string[] = [];
     const machine = `${cpus().length}-core ${cpus()[0]?.model ?? "CPU"}, ${process.platform}, Node ${process.version}`;
@@ -703,94 +838,43 @@ async function main(): Promise<void> {
     );
     if (specgateExtraArgs.length > 0) lines.push(`Extra specgate serve flags: \`${specgateExtraArgs.join(" ")}\`.`);
     lines.push(
-        `Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on both, context ${contextPerSlot} per slot, ` +
-            `slots = streams, ${rounds} round(s) per arm and level (arms interleaved), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`
+        `Settings: γ = ${gamma}, T = ${temperature} (greedy; specgate strict), ${threads} thread(s) per model on every arm, prompt caches on (both servers' default), ` +
+            `specgate and llama-server: slots = streams and context ${contextPerSlot} per slot; llama-server-defaults: its own slots and context (below its table); ` +
+            `${rounds} round(s) per arm and level (arms interleaved: ${armNames.join(", ")}, then reversed), ${streamLevels.map(requestsOf).join(", ")} requests per client (by level), max_tokens ${maxTokens}, EOS not ignored (tokens actually generated are counted).`
     );
-    lines.push("");
-    lines.push(
-        "| streams | specgate tok/s | llama-server tok/s | ratio | TTFT p50 ms (sg / ls) | TTFT p99 ms (sg / ls) | p99 TTFT ratio | ITL p50 ms (sg / ls) | ITL p99 ms (sg / ls) | TPOT p50 ms (sg / ls) | tokens/request (sg / ls) | tokens/event (sg / ls) | acceptance (sg / ls) | server cores busy (sg / ls) | target decodes per round (sg / ls) | target tokens per decode (sg / ls) | errors (sg / ls) |"
-    );
-    lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    const pair = (a: number | undefined, b: number | undefined, digits = 1) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
-    for (const streams of streamLevels) {
-        const sg = find("specgate", streams);
-        const ls = find("llama-server", streams);
-        lines.push(
-            `| ${streams} | ${fixed(sg?.tokensPerSecond)} | ${fixed(ls?.tokensPerSecond)} | **${fixed((sg?.tokensPerSecond ?? Number.NaN) / (ls?.tokensPerSecond ?? Number.NaN), 3)}** | ` +
-                `${pair(sg?.ttftP50, ls?.ttftP50)} | ${pair(sg?.ttftP99, ls?.ttftP99)} | **${fixed((sg?.ttftP99 ?? Number.NaN) / (ls?.ttftP99 ?? Number.NaN), 3)}** | ` +
-                `${pair(sg?.itlP50, ls?.itlP50, 2)} | ${pair(sg?.itlP99, ls?.itlP99, 2)} | ${pair(sg?.tpotP50, ls?.tpotP50, 2)} | ${pair(sg?.meanTokensPerRequest, ls?.meanTokensPerRequest)} | ` +
-                `${pair(sg?.tokensPerEvent, ls?.tokensPerEvent, 2)} | ${pair(sg?.acceptance, ls?.acceptance, 2)} | ${pair(sg?.serverCores, ls?.serverCores, 2)} | ${pair(sg?.targetDecodesPerRound, ls?.targetDecodesPerRound, 0)} | ${pair(sg?.targetTokensPerDecode, ls?.targetTokensPerDecode)} | ${sg?.errors ?? "–"} / ${ls?.errors ?? "–"} |`
-        );
+    for (const comparison of comparisons) {
+        lines.push("", `### specgate vs ${comparison.arm} (ls = ${comparison.arm})`, "");
+        lines.push(...comparison.lines);
     }
-    // The rounds pair up (round r of each arm ran back to back): the median of the per-round ratios
-    // is the figure least moved by load that changed between rounds.
-    const pairedRatio = (streams: number): number => {
-        const of = (arm: ArmName) => roundResults.filter((result) => result.arm === arm && result.streams === streams);
-        const sg = of("specgate");
-        const ls = of("llama-server");
-        return median(
-            sg.flatMap((result) => {
-                const other = ls.find((entry) => entry.round === result.round);
-                return other === undefined ? [] : [result.tokensPerSecond / other.tokensPerSecond];
-            })
-        );
-    };
-    if (armNames.length === 2)
+    if (comparisons.length === 0) {
+        // One arm only (or no specgate): its figures alone.
         lines.push(
             "",
-            `Throughput ratio, median of the per-round ratios (round r of both arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${fixed(pairedRatio(streams), 3)}`).join(", ")}.`
+            "| arm | streams | tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | TPOT p50 ms | tokens/request | errors |",
+            "|---|---|---|---|---|---|---|---|---|"
         );
-    const lowest = Math.min(...streamLevels);
-    const highest = Math.max(...streamLevels);
-    const scaling = Object.fromEntries(
-        armNames.map((arm) => [
-            arm,
-            (find(arm, highest)?.tokensPerSecond ?? Number.NaN) / (find(arm, lowest)?.tokensPerSecond ?? Number.NaN)
-        ])
-    );
+        for (const row of summaries)
+            lines.push(
+                `| ${row.arm} | ${row.streams} | ${fixed(row.tokensPerSecond)} | ${fixed(row.ttftP50)} | ${fixed(row.ttftP99)} | ${fixed(row.itlP50, 2)} | ${fixed(row.tpotP50, 2)} | ${fixed(row.meanTokensPerRequest)} | ${row.errors} |`
+            );
+    }
+    const globalTargets: Array<{target: string; measured: string; met: boolean}> = [];
     if (highest !== lowest) {
         lines.push("");
         lines.push(
             `Scaling, throughput at ${highest} streams / ${lowest}: ${armNames.map((arm) => `${arm} ${fixed(scaling[arm], 2)}×`).join(", ")}.`
         );
     }
-    const targets: Array<{target: string; measured: string; met: boolean}> = [];
-    if (armNames.length === 2) {
-        for (const streams of streamLevels.filter((level) => level >= 4)) {
-            const ratio =
-                (find("specgate", streams)?.tokensPerSecond ?? Number.NaN) / (find("llama-server", streams)?.tokensPerSecond ?? Number.NaN);
-            targets.push({
-                target: `throughput at ${streams} streams ≥ 1.0× llama-server's`,
-                measured: `${fixed(ratio, 3)}×`,
-                met: ratio >= 1
-            });
-        }
-        for (const streams of streamLevels) {
-            const ratio = (find("specgate", streams)?.ttftP99 ?? Number.NaN) / (find("llama-server", streams)?.ttftP99 ?? Number.NaN);
-            targets.push({
-                target: `p99 TTFT at ${streams} streams ≤ 1.2× llama-server's`,
-                measured: `${fixed(ratio, 3)}×`,
-                met: ratio <= 1.2
-            });
-        }
-    }
     if (armNames.includes("specgate") && lowest === 1 && highest === 16)
-        targets.push({
+        globalTargets.push({
             target: "specgate: 16 streams ≥ 1.5× the throughput of 1 stream",
             measured: `${fixed(scaling.specgate, 2)}×`,
             met: scaling.specgate >= 1.5
         });
-    if (targets.length > 0) {
-        lines.push("");
-        lines.push("| target | measured | met |");
-        lines.push("|---|---|---|");
-        for (const entry of targets) lines.push(`| ${entry.target} | ${entry.measured} | ${entry.met ? "yes" : "**no**"} |`);
+    if (globalTargets.length > 0) {
+        lines.push("", "| target | measured | met |", "|---|---|---|");
+        for (const entry of globalTargets) lines.push(`| ${entry.target} | ${entry.measured} | ${entry.met ? "yes" : "**no**"} |`);
     }
-    if (mismatched.length > 0)
-        lines.push(
-            "",
-            `Generated tokens per request differ between the arms (not the same greedy text, or not the same on every request): ${mismatched.join("; ")}.`
-        );
     const empty = summaries.filter((row) => row.withoutText > 0);
     if (empty.length > 0)
         lines.push(
@@ -837,10 +921,20 @@ async function main(): Promise<void> {
                     prompts
                 },
                 commands,
+                llamaServerConfigs,
                 summaries,
                 scaling,
-                targets,
-                pairedThroughputRatios: Object.fromEntries(streamLevels.map((streams) => [streams, pairedRatio(streams)])),
+                targets: [...comparisons.flatMap((comparison) => comparison.targets), ...globalTargets],
+                comparisons: Object.fromEntries(
+                    comparisons.map((comparison) => [
+                        comparison.arm,
+                        {
+                            pairedThroughputRatios: comparison.pairedRatios,
+                            targets: comparison.targets,
+                            mismatchedTokenCounts: comparison.mismatched
+                        }
+                    ])
+                ),
                 rounds_: roundResults,
                 errors,
                 requests: records
