@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds specgate's native backend (native/ → native/build/specgate_native.node) against the
 // llama.cpp release bundled in node-llama-cpp. Runs on `npm install` / `npm ci`; incremental after
-// the first build (≈ 2 minutes on 2 cores, llama.cpp's CPU backend being most of it).
+// the first build (84 compilations, about 4 CPU-minutes, llama.cpp being most of it: ≈ 2 minutes
+// on an idle 2-core machine, longer on a busy one).
 //
 // `--gpu vulkan|cuda` (or SPECGATE_GPU=vulkan|cuda, e.g. `SPECGATE_GPU=vulkan npm ci`) also builds
 // a GPU addon, native/build/<gpu>/specgate_native.node: the same sources linked against the prebuilt
@@ -13,8 +14,27 @@
 // Without a compiler, cmake or git the build fails: specgate then runs on node-llama-cpp
 // (`--backend node-llama-cpp`, chosen automatically), and this script only warns — except under CI
 // (CI=true), where a missing native backend is an error. SPECGATE_SKIP_NATIVE=1 skips the build.
+//
+// The compilers' output goes to native/build/build.log, not to the terminal (llama.cpp alone prints
+// thousands of lines); on failure its path and last lines are printed. SPECGATE_BUILD_LOG=inherit
+// shows it live instead. SPECGATE_NATIVE_PREBUILT=/path/to/specgate_native.node installs that addon
+// (built by this script elsewhere, for the same Node-API and CPU) instead of compiling: for scratch
+// installs of a packed specgate, as its packaging test does.
 import {execFileSync, spawnSync} from "node:child_process";
-import {copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync} from "node:fs";
+import {
+    closeSync,
+    copyFileSync,
+    existsSync,
+    mkdirSync,
+    openSync,
+    readFileSync,
+    readdirSync,
+    renameSync,
+    rmSync,
+    statSync,
+    writeFileSync,
+    writeSync
+} from "node:fs";
 import {availableParallelism} from "node:os";
 import {dirname, join} from "node:path";
 import {createRequire} from "node:module";
@@ -29,11 +49,32 @@ const output = join(buildDirectory, "specgate_native.node");
 const bundle = join(root, "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle");
 const strict = process.env.CI === "true" || process.env.CI === "1";
 const gpuKinds = ["vulkan", "cuda"];
+const logPath = join(buildDirectory, "build.log");
+const logLive = process.env.SPECGATE_BUILD_LOG === "inherit";
 
+/** Runs a build step with its output appended to build.log (or on the terminal with SPECGATE_BUILD_LOG=inherit). */
 function run(command, args) {
-    const result = spawnSync(command, args, {stdio: "inherit"});
+    let log;
+    if (!logLive) {
+        mkdirSync(buildDirectory, {recursive: true});
+        log = openSync(logPath, "a");
+        writeSync(log, `\n$ ${command} ${args.join(" ")}\n`);
+    }
+    let result;
+    try {
+        result = spawnSync(command, args, {stdio: logLive ? "inherit" : ["ignore", log, log]});
+    } finally {
+        if (log !== undefined) closeSync(log);
+    }
     if (result.error) throw new Error(`${command} could not start: ${result.error.message}`);
-    if (result.status !== 0) throw new Error(`${command} ${args.slice(0, 2).join(" ")} … exited with ${result.status}`);
+    if (result.status !== 0)
+        throw new Error(`${command} ${args.slice(0, 2).join(" ")} … exited with ${result.status}${logLive ? "" : logTail()}`);
+}
+
+/** The last lines of build.log and its path, for a failure message. */
+function logTail() {
+    const lines = readFileSync(logPath, "utf8").trimEnd().split("\n").slice(-15);
+    return `; its last lines:\n    ${lines.join("\n    ")}\nthe whole output is in ${logPath}`;
 }
 
 function has(command) {
@@ -171,9 +212,29 @@ if (process.env.SPECGATE_SKIP_NATIVE === "1") {
     console.log("specgate: SPECGATE_SKIP_NATIVE=1, not building the native backend");
     process.exit(0);
 }
+const prebuilt = process.env.SPECGATE_NATIVE_PREBUILT;
+if (prebuilt !== undefined && prebuilt !== "") {
+    try {
+        mkdirSync(buildDirectory, {recursive: true});
+        replaceFile(prebuilt, output);
+        checkLoads(output);
+        console.log(`specgate: native backend installed from ${prebuilt} (${output})`);
+    } catch (error) {
+        rmSync(output, {force: true});
+        fail(
+            `specgate: the prebuilt native backend ${prebuilt} was not installed (${error.message}); specgate will use node-llama-cpp instead`
+        );
+    }
+    process.exit(0);
+}
 const gpu = requestedGpu();
 let includeDirectories;
 let started = Date.now();
+if (!logLive) {
+    mkdirSync(buildDirectory, {recursive: true});
+    writeFileSync(logPath, `specgate native build, ${new Date().toISOString()}\n`);
+}
+console.log(`specgate: building the native backend (a few minutes the first time; compiler output in ${logPath})`);
 try {
     includeDirectories = prepareSource();
     buildCpu(includeDirectories);
