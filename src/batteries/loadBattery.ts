@@ -1,5 +1,5 @@
 import {join} from "node:path";
-import {InvalidInputError} from "../errors.js";
+import {InvalidInputError, UnknownLanguageError} from "../errors.js";
 import type {BatteryItem} from "./BatteryItem.js";
 import {defaultDataDirectory} from "./defaultDataDirectory.js";
 import {loadAdvBench} from "./loadAdvBench.js";
@@ -8,16 +8,17 @@ import {loadCsqa} from "./loadCsqa.js";
 import {loadGsm8k} from "./loadGsm8k.js";
 import {loadHumanEval} from "./loadHumanEval.js";
 import {loadJsonlBattery} from "./loadJsonlBattery.js";
-import {loadMgsm, mgsmLanguages} from "./loadMgsm.js";
+import {loadMgsm, mgsmLanguages, mgsmLanguagesIn} from "./loadMgsm.js";
+import {loadTableBattery} from "./loadTableBattery.js";
 import {loadTruthfulQa} from "./loadTruthfulQa.js";
 
 export const batteryNames = ["advbench", "truthfulqa", "bbq", "csqa", "gsm8k", "mgsm", "humaneval"] as const;
 
 /**
- * Loads a battery spec: comma-separated entries `name[:variant][@limit]` or paths to generic JSONL
- * files (`*.jsonl`, `*.jsonl.gz`), concatenated in order.
+ * Loads a battery spec: comma-separated entries `name[:variant][@limit]` or paths to battery files
+ * (`*.jsonl`, `*.jsonl.gz`: loadJsonlBattery; `*.tsv`, `*.csv`: loadTableBattery), concatenated in order.
  *   advbench · truthfulqa · csqa · gsm8k · humaneval
- *   bbq (all three categories) or bbq:Religion · mgsm (all languages) or mgsm:de
+ *   bbq (all three categories) or bbq:Religion · mgsm (every mgsm_<tag>.tsv in its folder) or mgsm:de
  *   @N keeps the first N items of that entry (per variant), e.g. `advbench@100,bbq:Religion@50`.
  * Named datasets are read from `dataDirectory` (default: defaultDataDirectory()); nothing is downloaded.
  */
@@ -32,7 +33,11 @@ export async function loadBattery(spec: string, dataDirectory = defaultDataDirec
         const limitMatch = /^(.*)@(\d+)$/.exec(entry);
         const body = limitMatch?.[1] ?? entry;
         const limit = limitMatch == null ? Infinity : Number(limitMatch[2]);
-        const groups = /\.jsonl(?:\.gz)?$/.test(body) ? [await loadJsonlBattery(body)] : await loadNamed(body, dataDirectory);
+        const groups = /\.jsonl(?:\.gz)?$/.test(body)
+            ? [await loadJsonlBattery(body)]
+            : /\.(?:tsv|csv)$/.test(body)
+              ? [await loadTableBattery(body)]
+              : await loadNamed(body, dataDirectory);
         for (const group of groups) items.push(...group.slice(0, limit));
     }
     const seen = new Set<string>();
@@ -68,13 +73,22 @@ async function loadNamed(body: string, directory: string): Promise<BatteryItem[]
             return Promise.all(
                 (variant === undefined ? bbqCategories : [variant]).map((category) => loadBbq(category, join(directory, "bbq")))
             );
-        case "mgsm":
-            return Promise.all(
-                (variant === undefined ? mgsmLanguages : [variant]).map((language) => loadMgsm(language, join(directory, "mgsm")))
-            );
+        case "mgsm": {
+            // Any language whose file is in the folder, not only the shipped ones.
+            const folder = join(directory, "mgsm");
+            const present = await mgsmLanguagesIn(folder);
+            if (variant !== undefined && present.length > 0 && !present.includes(variant))
+                throw new UnknownLanguageError(
+                    variant,
+                    `MGSM has no language "${variant}" in ${folder} (no mgsm_${variant}.tsv); present: ${present.join(", ")}`,
+                    "--battery"
+                );
+            const languages = variant !== undefined ? [variant] : present.length > 0 ? present : [...mgsmLanguages];
+            return Promise.all(languages.map((language) => loadMgsm(language, folder)));
+        }
         default:
             throw new InvalidInputError(
-                `unknown battery "${name}"; expected one of ${batteryNames.join(", ")} or a .jsonl file`,
+                `unknown battery "${name}"; expected one of ${batteryNames.join(", ")}, or a .jsonl, .tsv or .csv file (docs/audits.md)`,
                 "--battery"
             );
     }

@@ -97,7 +97,7 @@ describe("generic JSONL battery", () => {
             /line 2: duplicate id "a" \(first on line 1\)|duplicate id "a"/
         );
         expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","promt":"q"}`, "x.jsonl")).message).toMatch(
-            /unknown field "promt"/
+            /^x\.jsonl:1: promt: unknown field \(an item has id, task, /
         );
         expect(errorOf(() => parseJsonlBattery(`{"id":"a","task":"t","prompt":"p","scorer":"numeric"}`, "x.jsonl")).message).toMatch(
             /needs a "reference"/
@@ -137,6 +137,6 @@ describe("generic JSONL battery", () => {
         );
         expect(
             errorOf(() => parseJsonlBattery(row({messages: [{role: "user", content: "r", tool_call_id: "c"}]}), "x.jsonl")).message
-        ).toMatch(/unknown field "tool_call_id"/);
+        ).toMatch(/x\.jsonl:1: messages\.0\.tool_call_id: unknown field$/);
     });
 });

@@ -2,7 +2,7 @@ import {z} from "zod";
 import {MalformedRowError} from "../errors.js";
 import type {BatteryItem} from "./BatteryItem.js";
 import {inferScorer} from "./inferScorer.js";
-import {parseJsonLines} from "./parseJsonLines.js";
+import {type JsonLine, parseJsonLines} from "./parseJsonLines.js";
 import {extractFinalNumber} from "./scorers/extractFinalNumber.js";
 import {readDataFile} from "./readDataFile.js";
 
@@ -39,7 +39,7 @@ const toolSchema = z.strictObject({
  * `tool_call_id`, and the item's `tools` ([{type: "function", function: {name, description?,
  * parameters?}}]); a decode path renders them with the model's chat template.
  */
-const itemSchema = z.strictObject({
+export const batteryItemSchema = z.strictObject({
     id: z.string().min(1),
     task: z.string().min(1),
     language: z.string().min(1).optional(),
@@ -53,14 +53,27 @@ const itemSchema = z.strictObject({
 });
 
 export function parseJsonlBattery(text: string, file: string): BatteryItem[] {
+    return parseBatteryRows(parseJsonLines(text, file), file);
+}
+
+/**
+ * Battery items from rows already read (JSONL lines, or table rows turned into objects), each checked
+ * against the format above; a bad row is a MalformedRowError naming the file, the line and the field.
+ */
+export function parseBatteryRows(rows: readonly JsonLine[], file: string): BatteryItem[] {
     const seen = new Map<string, number>();
-    return parseJsonLines(text, file).map(({value, line}) => {
-        const parsed = itemSchema.safeParse(value);
+    return rows.map(({value, line}) => {
+        const parsed = batteryItemSchema.safeParse(value);
         if (!parsed.success) {
             const issue = parsed.error.issues[0];
-            const message =
-                issue.code === "unrecognized_keys" ? `unknown field ${issue.keys.map((key) => `"${key}"`).join(", ")}` : issue.message;
-            throw new MalformedRowError(file, line, `${issue.path.join(".") || "row"}: ${message}`);
+            // The field at fault leads: an unknown one by its own name, with the fields the format has.
+            if (issue.code === "unrecognized_keys")
+                throw new MalformedRowError(
+                    file,
+                    line,
+                    `${[...issue.path, issue.keys[0]].join(".")}: unknown field${issue.path.length === 0 ? ` (an item has ${Object.keys(batteryItemSchema.shape).join(", ")})` : ""}`
+                );
+            throw new MalformedRowError(file, line, `${issue.path.join(".") || "row"}: ${issue.message}`);
         }
         const item = parsed.data;
         if ((item.prompt === undefined) === (item.messages === undefined))

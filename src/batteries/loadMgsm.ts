@@ -1,3 +1,4 @@
+import {readdir} from "node:fs/promises";
 import {join} from "node:path";
 import {MalformedRowError} from "../errors.js";
 import type {BatteryItem} from "./BatteryItem.js";
@@ -7,6 +8,23 @@ import {normalizeNumberText} from "./scorers/extractFinalNumber.js";
 
 /** Languages shipped in the shared MGSM folder; every file holds the same 250 problems in the same order. */
 export const mgsmLanguages = ["en", "es", "de", "fr", "ru", "zh", "ja"] as const;
+
+/**
+ * The languages an MGSM folder holds: every `mgsm_<tag>.tsv` in it (any tag, e.g. MGSM's bn, sw,
+ * te, th), in mgsmLanguages' order first and then alphabetically. A missing folder holds none.
+ */
+export async function mgsmLanguagesIn(directory: string): Promise<string[]> {
+    let names: string[];
+    try {
+        names = await readdir(directory);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+        throw error;
+    }
+    const found = names.flatMap((name) => /^mgsm_(.+)\.tsv$/.exec(name)?.[1] ?? []);
+    const shipped: readonly string[] = mgsmLanguages;
+    return [...shipped.filter((tag) => found.includes(tag)), ...found.filter((tag) => !shipped.includes(tag)).sort()];
+}
 
 /**
  * One MGSM language (TSV `question<TAB>answer`, no header). Ids are `mgsm-<n>-<language>` with n the

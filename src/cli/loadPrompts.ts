@@ -1,7 +1,7 @@
 import {readFile} from "node:fs/promises";
 import {defaultBenchPrompts} from "../bench/defaultPrompts.js";
 import {repetitivePrompts} from "../bench/repetitivePrompts.js";
-import {InvalidInputError} from "../errors.js";
+import {InvalidInputError, MalformedRowError} from "../errors.js";
 
 /** Prompts from a file: JSONL rows with a "prompt" field, or one prompt per non-empty line. */
 export async function loadPrompts(source: string): Promise<string[]> {
@@ -18,13 +18,16 @@ export async function loadPrompts(source: string): Promise<string[]> {
         .map((line, index) => {
             if (line.trim() === "") return undefined;
             if (!line.trimStart().startsWith("{")) return line;
+            // The same errors as a battery file's: FILE:LINE: what is wrong (parseJsonLines, parseBatteryRows).
+            let row: {prompt?: unknown};
             try {
-                const row = JSON.parse(line) as {prompt?: unknown};
-                if (typeof row.prompt !== "string") throw new Error('no string field "prompt"');
-                return row.prompt;
+                row = JSON.parse(line) as {prompt?: unknown};
             } catch (error) {
-                throw new InvalidInputError(`line ${index + 1}: ${(error as Error).message}`, source);
+                throw new MalformedRowError(source, index + 1, `not valid JSON (${(error as Error).message})`);
             }
+            if (typeof row.prompt !== "string")
+                throw new MalformedRowError(source, index + 1, `prompt: ${row.prompt === undefined ? "is missing" : "must be a string"}`);
+            return row.prompt;
         })
         .filter((prompt): prompt is string => prompt != null);
     if (prompts.length === 0) throw new InvalidInputError("no prompts", source);
