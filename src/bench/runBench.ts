@@ -354,8 +354,37 @@ export function formatBenchHeader(setup: BenchSetup): string {
     );
 }
 
-/** The Markdown table `specgate bench` prints, with a legend below it. */
-export function formatBenchTable(rows: readonly BenchRow[]): string {
+/**
+ * The line that ends the table: what the rows let one conclude. The fastest configuration whose
+ * output equals target-only's on every prompt, its speed-up and whether every round agrees on the
+ * side of 1× it falls; a faster lossy row is named with its price. One round has no range to judge.
+ */
+export function benchConclusion(rows: readonly BenchRow[], rounds?: number): string {
+    const times = (value: number) => `${value.toFixed(2)}×`;
+    const range = (row: BenchRow) => `[${row.speedupRange.min.toFixed(2)}–${row.speedupRange.max.toFixed(2)}]`;
+    const candidates = rows.filter((row) => row.label !== "target-only");
+    if (candidates.length === 0) return "conclusion: only target-only ran; nothing to compare";
+    const byspeed = [...candidates].sort((x, y) => y.speedup - x.speedup);
+    const exact = byspeed.find((row) => row.exactMatchRate === 1);
+    const fastest = byspeed[0];
+    const single = rounds === 1 ? " (one round, so no range: run --repeats 3 or more before trusting it)" : "";
+    let text: string;
+    if (exact === undefined) text = "no configuration kept target-only's output on every prompt";
+    else if (exact.speedupRange.min > 1)
+        text = `${exact.label} is the fastest exact configuration, ${times(exact.speedup)} ${range(exact)}: faster than target-only in every round`;
+    else if (exact.speedupRange.max < 1)
+        text =
+            `no exact configuration beat target-only (the best, ${exact.label}, ran at ${times(exact.speedup)} ${range(exact)}): ` +
+            "here the models' per-call cost outweighs what acceptance saves; the analytic limit is what carries over to a compute-bound target";
+    else
+        text = `${exact.label} is the fastest exact configuration at ${times(exact.speedup)}, but its rounds ${range(exact)} straddle 1×: no reliable gain`;
+    if (exact !== undefined && fastest !== exact && fastest.exactMatchRate < 1)
+        text += `; ${fastest.label} is faster (${times(fastest.speedup)}) but changed the output on ${(100 * (1 - fastest.exactMatchRate)).toFixed(0)}% of prompts`;
+    return `conclusion: ${text}${single}`;
+}
+
+/** The Markdown table `specgate bench` prints, with a legend below it and the conclusion last. */
+export function formatBenchTable(rows: readonly BenchRow[], rounds?: number): string {
     const number = (value: number | null, digits: number) => (value == null ? "–" : value.toFixed(digits));
     const spread = (value: number, range: {min: number; max: number} | null, digits: number, unit = "") =>
         range == null || range.max - range.min < 10 ** -digits
@@ -375,7 +404,9 @@ export function formatBenchTable(rows: readonly BenchRow[]): string {
         "analytic limit: the speed-up α̂ allows if speculation cost only its model calls (this run's draft and verification times",
         "against target-only's whole time per token; for lookup drafters and chains, target-only's time per token × tokens ÷ the row's model time);",
         "efficiency: speed-up ÷ limit. outside llama_decode: share of decode time not in the models.",
-        `exact match: prompts whose output equals target-only's.${differs ? " ⚠ marks rows whose output differs on some prompt: a lossy policy changed the text." : ""}`
+        `exact match: prompts whose output equals target-only's.${differs ? " ⚠ marks rows whose output differs on some prompt: a lossy policy changed the text." : ""}`,
+        "",
+        benchConclusion(rows, rounds)
     ];
     return lines.join("\n") + "\n";
 }

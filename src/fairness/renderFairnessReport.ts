@@ -1,5 +1,6 @@
 import {renderEqualizeSection} from "./equalize/renderEqualizeSection.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
+import {fairnessConclusion} from "./fairnessConclusion.js";
 
 export interface FairnessReportContext {
     readonly target: string;
@@ -31,6 +32,7 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
         "",
         "## Summary",
         "",
+        ...fairnessConclusion(analysis).map((line) => `- ${line.replace(/^conclusion: /, "**Conclusion**: ")}`),
         `- **Unfairness U = ${interval(across.unfairness, 4)}** (nats²). Best-served ${analysis.by}: **${across.bestServedGroup}** ` +
             `(D_min = ${fixed(across.minimumCrossEntropy)}); worst-served: **${across.worstServedGroup}**.`,
         `- **Speed-up spread**: fastest ${across.speedup.fastestGroup}, slowest ${across.speedup.slowestGroup}; ` +

@@ -16,7 +16,12 @@ function code(text: string): string {
 export function renderCanaryReport(result: CanaryResult): string {
     const lines: string[] = [];
     lines.push("# Decode-path drift canary", "");
-    const verdicts = {pass: "**PASS**", drift: "**FAIL** (drift)", "could-not-compare": "**COULD NOT COMPARE**"} as const;
+    const verdicts = {
+        pass: "**PASS**",
+        drift: "**FAIL** (drift)",
+        "could-not-compare": "**COULD NOT COMPARE**",
+        "insufficient-data": "**INSUFFICIENT DATA**"
+    } as const;
     lines.push(result.verdict === "pass" ? verdicts.pass : `${verdicts[result.verdict]}: ${result.failures.join("; ")}`, "");
     lines.push("| | path A | path B |", "|---|---|---|");
     lines.push(`| name | ${code(result.paths.a.name)} | ${code(result.paths.b.name)} |`);
@@ -42,7 +47,12 @@ export function renderCanaryReport(result: CanaryResult): string {
     );
     lines.push(`- outputs with tool calls: ${result.toolCallOutputs}, with differing arguments: ${result.toolCallArgumentMismatches}`);
     lines.push("");
-    lines.push("## Compounding risk over a k-call session", "", "Chance that at least one of k calls diverges, 1 − (1 − p)^k:", "");
+    lines.push(
+        "## Compounding risk over a k-call session",
+        "",
+        `Chance that at least one of k calls diverges, 1 − (1 − p)^k, at p = ${percent(result.compoundingRisk[0]?.risk ?? 1)}, the mismatch rate's 95% upper bound: the most the data cannot rule out.`,
+        ""
+    );
     lines.push(`| k | ${result.compoundingRisk.map((entry) => entry.calls).join(" | ")} |`);
     lines.push(`|---|${result.compoundingRisk.map(() => "---").join("|")}|`);
     lines.push(`| risk | ${result.compoundingRisk.map((entry) => percent(entry.risk)).join(" | ")} |`, "");

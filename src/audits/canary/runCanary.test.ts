@@ -45,9 +45,27 @@ describe("runCanary", () => {
         expect(result.compared).toBe(8);
         expect(result.exactMatchRate).toBe(1);
         expect(result.mismatches).toEqual([]);
-        expect(result.passed).toBe(true);
-        expect(result.compoundingRisk[4].risk).toBe(0);
+        // 8 of 8 cannot show a rate below 1.5%: the 95% Wilson upper bound is 32.4%.
+        expect(result.mismatchRate95.upper).toBeCloseTo(0.3245, 3);
+        expect(result.passed).toBe(false);
+        expect(result.verdict).toBe("insufficient-data");
+        expect(result.promptsNeeded).toBe(253);
+        expect(result.failures).toEqual([
+            "8 prompt(s) compared are too few: 0 mismatch(es), and the mismatch rate's 95% upper bound (Wilson) is 32.44%, not below the bound 1.50%; about 253 prompts would be needed at the rate seen (no mismatch)"
+        ]);
+        // The compounding risk is what the bound allows, not the point estimate of 0.
+        expect(result.compoundingRisk[4].risk).toBeCloseTo(1 - (1 - result.mismatchRate95.upper) ** 5, 12);
         expect(result.paths.a.fingerprint).not.toBe(result.paths.b.fingerprint);
+        expect(renderCanaryReport(result)).toMatch(/^# Decode-path drift canary\n\n\*\*INSUFFICIENT DATA\*\*: 8 prompt/);
+        // Against a threshold 8 prompts can rule out, the same run passes.
+        const loose = await runCanary({
+            ...settings,
+            maxMismatch: 0.4,
+            a: new EmbeddedDecodePath("target-only", target, undefined),
+            b: new EmbeddedDecodePath("strict", target, draft, {gamma: 4})
+        });
+        expect(loose.verdict).toBe("pass");
+        expect(loose.passed).toBe(true);
     });
 
     it("fails two that do: a lossy fuzzy policy, with token indexes and near-tie diagnosis", async () => {
@@ -58,7 +76,7 @@ describe("runCanary", () => {
         expect(result.passed).toBe(false);
         expect(result.verdict).toBe("drift");
         expect(result.failures[0]).toMatch(/exceeds the bound 1\.50%/);
-        expect(result.compoundingRisk[1].risk).toBeCloseTo(1 - (1 - result.mismatchRate) ** 2, 12);
+        expect(result.compoundingRisk[1].risk).toBeCloseTo(1 - (1 - result.mismatchRate95.upper) ** 2, 12);
         for (const mismatch of result.mismatches) {
             expect(mismatch.firstDivergentTokenIndex).not.toBeNull();
             // Path A is greedy target-only, so at the divergence it emitted the target's argmax.
@@ -118,6 +136,8 @@ describe("runCanary against an OpenAI-compatible stub", () => {
         const result = await runCanary({
             ...settings,
             items: items.slice(0, 3),
+            // 3 prompts can only rule out a high rate (upper bound 56%).
+            maxMismatch: 0.9,
             a: scripted("a", {abc: "ok", bead: "ok", cafe: "ok"}),
             b: remote,
             expectFingerprint: "fp_prod"

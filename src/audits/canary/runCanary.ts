@@ -5,6 +5,7 @@ import {InvalidInputError, PromptExceedsContextError} from "../../errors.js";
 import {decodePathFingerprint, type DecodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
 import {type ProportionInterval, wilsonInterval} from "../../statistics/wilsonInterval.js";
 import {compoundingRisk} from "./compoundingRisk.js";
+import {promptsNeeded} from "./promptsNeeded.js";
 import {diffJsonFields, type FieldDifference} from "./diffJsonFields.js";
 import {extractToolCalls} from "./extractToolCalls.js";
 import {firstDivergence} from "./firstDivergence.js";
@@ -24,6 +25,8 @@ export interface CanaryOptions {
     readonly expectFingerprint?: string;
     /** Expected fingerprint of path A, checked the same way. */
     readonly expectFingerprintA?: string;
+    /** Called as each prompt finishes on both paths: `done` of `total`. */
+    readonly onProgress?: (done: number, total: number, id: string) => void;
 }
 
 export interface CanaryMismatch {
@@ -63,6 +66,9 @@ export interface CanaryResult {
     readonly mismatchRate: number;
     readonly mismatchRate95: ProportionInterval;
     readonly maxMismatch: number;
+    /** Prompts needed for the upper bound to fall below maxMismatch at the mismatch rate seen; null when none would (or nothing was compared). */
+    readonly promptsNeeded: number | null;
+    /** Chance that a k-call session diverges at least once, from the mismatch rate's 95% upper bound (1 when nothing was compared). */
     readonly compoundingRisk: readonly {readonly calls: number; readonly risk: number}[];
     /** Outputs containing tool calls, and how many of those differ in some argument. */
     readonly toolCallOutputs: number;
@@ -73,11 +79,13 @@ export interface CanaryResult {
     readonly skipped: readonly {readonly id: string; readonly path: "a" | "b"; readonly message: string}[];
     readonly paths: {readonly a: CanaryPathReport; readonly b: CanaryPathReport};
     /**
-     * "pass"; "drift": the outputs compared differ beyond the bound, or a fingerprint differs;
+     * "pass": the mismatch rate's 95% Wilson upper bound lies below the bound (and fingerprints match);
+     * "drift": the outputs compared differ beyond the bound, or a fingerprint differs;
      * "could-not-compare": no drift was seen, but requests failed or no prompt was compared, so
-     * the canary cannot say the paths agree.
+     * the canary cannot say the paths agree; "insufficient-data": no drift was seen, but too few
+     * prompts were compared to rule out a rate at the bound (promptsNeeded says how many would).
      */
-    readonly verdict: "pass" | "drift" | "could-not-compare";
+    readonly verdict: "pass" | "drift" | "could-not-compare" | "insufficient-data";
     readonly passed: boolean;
     /** Why the verdict is not "pass": the drift found, then what kept prompts from being compared. */
     readonly failures: readonly string[];
@@ -98,6 +106,7 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
     const errors: {id: string; path: "a" | "b"; message: string}[] = [];
     const skipped: {id: string; path: "a" | "b"; message: string}[] = [];
     const observed = {a: new Set<string>(), b: new Set<string>()};
+    let done = 0;
     const outcomes = await Promise.all(
         options.items.map((item) =>
             limiter.run(async () => {
@@ -115,6 +124,7 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
                 ]);
                 if (a?.systemFingerprint !== undefined) observed.a.add(a.systemFingerprint);
                 if (b?.systemFingerprint !== undefined) observed.b.add(b.systemFingerprint);
+                options.onProgress?.(++done, options.items.length, item.id);
                 if (a === null || b === null) return null;
                 return {item, request, a, b};
             })
@@ -154,6 +164,7 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
         a: await pathReport(options.a, observed.a, options.expectFingerprintA),
         b: await pathReport(options.b, observed.b, options.expectFingerprint)
     };
+    const mismatchRate95 = wilsonInterval(mismatches.length, Math.max(compared.length, 1));
     const drift: string[] = [];
     if (compared.length > 0 && mismatchRate > options.maxMismatch)
         drift.push(`mismatch rate ${percent(mismatchRate)} exceeds the bound ${percent(options.maxMismatch)}`);
@@ -166,6 +177,17 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
                 `path ${label} fingerprint differs: expected ${report.expectedFingerprint}, got ${[report.fingerprint, ...report.systemFingerprints].join(" / ")}`
             );
     }
+    // A pass needs the data to rule out a rate at the threshold: the 95% upper bound must lie below it.
+    const needed = compared.length === 0 ? null : promptsNeeded(mismatchRate, options.maxMismatch);
+    const tooFew: string[] = [];
+    if (compared.length > 0 && drift.length === 0 && mismatchRate95.upper >= options.maxMismatch)
+        tooFew.push(
+            `${compared.length} prompt(s) compared are too few: ${mismatches.length} mismatch(es), and the mismatch rate's 95% upper bound ` +
+                `(Wilson) is ${percent(mismatchRate95.upper)}, not below the bound ${percent(options.maxMismatch)}; ` +
+                (needed === null
+                    ? "no number of prompts would pass at the rate seen"
+                    : `about ${needed} prompts would be needed at the rate seen${mismatches.length === 0 ? " (no mismatch)" : ""}`)
+        );
     const notCompared: string[] = [];
     if (compared.length === 0 && errors.length === 0)
         notCompared.push(`no prompt was compared: all ${options.items.length} exceed a path's context`);
@@ -173,7 +195,7 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
         notCompared.push(
             `${errors.length} request(s) failed, so ${options.items.length - compared.length} of ${options.items.length} prompt(s) were not compared (first: ${errors[0].message})`
         );
-    const failures = [...drift, ...notCompared];
+    const failures = [...drift, ...notCompared, ...tooFew];
     errors.sort((x, y) => x.id.localeCompare(y.id) || x.path.localeCompare(y.path));
     return {
         prompts: options.items.length,
@@ -181,16 +203,19 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
         exactMatches,
         exactMatchRate: compared.length === 0 ? 0 : exactMatches / compared.length,
         mismatchRate,
-        mismatchRate95: wilsonInterval(mismatches.length, Math.max(compared.length, 1)),
+        mismatchRate95,
         maxMismatch: options.maxMismatch,
-        compoundingRisk: compoundingRisk(mismatchRate),
+        promptsNeeded: needed,
+        // From the upper bound: what the data cannot rule out, not the point estimate (0 for a clean run).
+        compoundingRisk: compoundingRisk(compared.length === 0 ? 1 : mismatchRate95.upper),
         toolCallOutputs,
         toolCallArgumentMismatches,
         mismatches,
         errors,
         skipped: skipped.sort((x, y) => x.id.localeCompare(y.id) || x.path.localeCompare(y.path)),
         paths,
-        verdict: drift.length > 0 ? "drift" : notCompared.length > 0 ? "could-not-compare" : "pass",
+        verdict:
+            drift.length > 0 ? "drift" : notCompared.length > 0 ? "could-not-compare" : tooFew.length > 0 ? "insufficient-data" : "pass",
         passed: failures.length === 0,
         failures
     };

@@ -15,9 +15,11 @@ import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import {loadPrompts} from "../loadPrompts.js";
 import {promptsWithinContext, skippedPromptsLine} from "../promptsWithinContext.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
+import {createProgress} from "../progress.js";
 
 interface BenchCliOptions {
     target: string;
+    quiet?: boolean;
     draft?: string;
     drafters: string;
     prompts: string;
@@ -62,14 +64,14 @@ export function registerBenchCommand(program: Command): void {
                 "comma-separated policy specs (see --policy of generate), e.g. strict,block",
                 "greedy,strict,fuzzy:js:0.4,calibrated"
             )
-            .option("--gamma <list>", "comma-separated draft lengths", "1,4,8")
+            .option("--gamma <list>", "comma-separated draft lengths, each in [1, 64] (target-only, γ = 0, is always measured)", "1,4,8")
     )
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)
         .option(
             "--repeats <N>",
             "rounds: each runs every row once over the prompts, in turn; speed-ups are the median over rounds with their range",
             integerOption(1, 100),
-            1
+            3
         )
         .option("--seed <S>", "seed (prompt i uses seed + i)", integerOption(0), 0)
         .option("--threads <N>", "CPU threads per model evaluation", integerOption(1, 256), 1)
@@ -78,12 +80,16 @@ export function registerBenchCommand(program: Command): void {
         .addOption(gpuLayersOption())
         .option("--json <OUT>", 'write every row with full telemetry to OUT ("-" for stdout)')
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
+        .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
         .action(async (options: BenchCliOptions) => {
             const policies = parsePolicyList(options.policies, "--policies");
             const gammas = options.gamma.split(",").map((value) => {
                 const gamma = Number(value);
                 if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64)
-                    throw new InvalidInputError(`expected integers in [1, 64], got "${value}"`, "--gamma");
+                    throw new InvalidInputError(
+                        `expected integers in [1, 64], got "${value}" (γ = 0 is target-only decoding, always the table's first row)`,
+                        "--gamma"
+                    );
                 return gamma;
             });
             const drafters = resolveCliDrafterList(options.drafters, options.draft);
@@ -110,7 +116,6 @@ export function registerBenchCommand(program: Command): void {
                 // Prompts longer than the context are skipped and named, not a failure halfway through.
                 const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, "--prompts");
                 process.stderr.write(skippedPromptsLine("specgate bench", skipped, allPrompts.length));
-                const tty = process.stderr.isTTY === true;
                 // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise
                 // (minTokens 0, minConfidence 0.6): what a node-llama-cpp user gets today.
                 // It drafts in the target's tokens: a draft of another vocabulary (model:retokenize) has none to give.
@@ -139,6 +144,7 @@ export function registerBenchCommand(program: Command): void {
                           }
                       }))
                     : [];
+                const progress = createProgress({command: "specgate bench", unit: "runs", quiet: options.quiet});
                 const rows = await runBench({
                     target,
                     draft,
@@ -151,14 +157,9 @@ export function registerBenchCommand(program: Command): void {
                     seed: options.seed,
                     repeats: options.repeats,
                     extraPaths,
-                    onProgress: tty
-                        ? (done, total, label) =>
-                              process.stderr.write(
-                                  `\r\x1b[K[${"#".repeat(Math.round((20 * done) / total)).padEnd(20, ".")}] ${done}/${total} ${label}`
-                              )
-                        : undefined
+                    onProgress: (done, total, label) => progress.update(done, total, label)
                 });
-                if (tty) process.stderr.write("\r\x1b[K");
+                progress.finish();
                 if (options.json !== "-")
                     process.stdout.write(
                         formatBenchHeader({
@@ -170,7 +171,7 @@ export function registerBenchCommand(program: Command): void {
                             temperature: sampling.temperature,
                             rounds: options.repeats,
                             threads: options.threads
-                        }) + formatBenchTable(rows)
+                        }) + formatBenchTable(rows, options.repeats)
                     );
                 if (options.json != null)
                     await writeJsonOutput(options.json, {

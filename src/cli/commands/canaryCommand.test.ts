@@ -33,12 +33,14 @@ describe("specgate canary on GGUF decode paths", () => {
             b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=strict,gamma=3`,
             prompts,
             maxTokens: "20",
+            // 5 prompts can rule out a rate of 50% (95% upper bound 43.4%), not 1.5%.
+            maxMismatch: "0.5",
             report,
             json
         });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
-        expect(outcome.stdout).toMatch(/^PASS: 5\/5 exact matches, mismatch 0\.00%/);
+        expect(outcome.stdout).toMatch(/^PASS: 5\/5 exact matches, mismatch 0\.00% \(95% upper bound 43\.45%, threshold 50\.00%\)/);
         expect(await readFile(report, "utf8")).toMatch(/\*\*PASS\*\*/);
         const result = JSON.parse(await readFile(json, "utf8")) as {paths: {b: {fingerprint: string}}};
         // Asserting the fingerprint just printed passes; any other fails.
@@ -47,6 +49,7 @@ describe("specgate canary on GGUF decode paths", () => {
             b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=strict,gamma=3`,
             prompts,
             maxTokens: "8",
+            maxMismatch: "0.5",
             expectFingerprint: result.paths.b.fingerprint
         });
         expect(pinned.exitCode).toBe(0);
@@ -71,6 +74,21 @@ describe("specgate canary on GGUF decode paths", () => {
         expect(outcome.exitCode).toBe(1);
         expect(outcome.stdout).toMatch(/^# Decode-path drift canary\n\n\*\*FAIL\*\* \(drift\): mismatch rate/);
         expect(outcome.stdout).toContain("## Mismatches");
+    });
+
+    it("exits 3 when no drift is seen but too few prompts were compared to pass, saying how many would do", async () => {
+        const outcome = await runCanaryCommand({
+            a: `embedded:target=${pair.targetPath}`,
+            b: `embedded:target=${pair.targetPath},draft=${pair.draftPath},policy=strict,gamma=3`,
+            prompts,
+            maxTokens: "8"
+        });
+        expect(outcome.exitCode).toBe(3);
+        expect(outcome.stdout).toMatch(/^\*\*INSUFFICIENT DATA\*\*: 5 prompt\(s\) compared are too few/m);
+        expect(outcome.stdout).toMatch(/^- mismatch rate: 0\.00% \(95% Wilson CI 0\.00%–43\.45%\), bound 1\.50%$/m);
+        expect(outcome.stderr).toMatch(
+            /^specgate canary: insufficient data: 5 prompt\(s\) compared are too few: .* about 253 prompts would be needed at the rate seen \(no mismatch\)\n$/
+        );
     });
 
     it("exits 2 on bad input", async () => {

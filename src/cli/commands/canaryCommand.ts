@@ -8,6 +8,7 @@ import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} f
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
+import {createProgress} from "../progress.js";
 
 /** Raw option values as commander hands them over. */
 export interface CanaryCommandOptions {
@@ -22,6 +23,7 @@ export interface CanaryCommandOptions {
     readonly concurrency?: string;
     readonly json?: string;
     readonly report?: string;
+    readonly quiet?: boolean;
 }
 
 /** How the command turns a spec into a path; tests substitute in-memory paths. */
@@ -48,7 +50,9 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
         await checkReportOutputs(options);
         opened.push(await openPath(a));
         opened.push(await openPath(b));
+        const progress = createProgress({command: COMMAND_NAME, unit: "prompts", quiet: options.quiet});
         const result = await runCanary({
+            onProgress: (done, total, id) => progress.update(done, total, id),
             a: opened[0],
             b: opened[1],
             items,
@@ -59,6 +63,7 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
             expectFingerprint: options.expectFingerprint,
             expectFingerprintA: options.expectFingerprintA
         });
+        progress.finish();
         const report = renderCanaryReport(result);
         const stdout = await writeReportOutputs(
             options,
@@ -66,13 +71,13 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
             () => summaryLine(result),
             () => result
         );
-        const exitCode = {pass: ExitCode.success, drift: ExitCode.verdictFailed, "could-not-compare": ExitCode.couldNotCompare}[
-            result.verdict
-        ];
-        const stderr =
-            result.verdict === "pass"
-                ? ""
-                : `${COMMAND_NAME}: ${result.verdict === "drift" ? "drift" : "could not compare"}: ${result.failures.join("; ")}\n`;
+        const exitCode = {
+            pass: ExitCode.success,
+            drift: ExitCode.verdictFailed,
+            "could-not-compare": ExitCode.couldNotCompare,
+            "insufficient-data": ExitCode.insufficientData
+        }[result.verdict];
+        const stderr = result.verdict === "pass" ? "" : `${COMMAND_NAME}: ${verdictNames[result.verdict]}: ${result.failures.join("; ")}\n`;
         return {exitCode, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -101,10 +106,14 @@ export function registerCanaryCommand(program: Command): Command {
         .option("--concurrency <n>", "prompts compared at once", "4")
         .option("--json <out>", "write the full JSON result to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
+        .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
         .addHelpText(
             "after",
-            exitCodeHelp(["success", "verdictFailed", "badInput", "couldNotCompare"], {
-                success: "pass: the mismatch rate is within --max-mismatch and every expected fingerprint matches",
+            exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare"], {
+                success:
+                    "pass: the mismatch rate's 95% upper bound (Wilson) is below --max-mismatch and every expected fingerprint matches",
+                insufficientData:
+                    "too few prompts: no drift seen, but the upper bound is not below --max-mismatch (stderr says how many would do)",
                 verdictFailed: "drift: the mismatch rate exceeds --max-mismatch, or a fingerprint differs",
                 badInput: "bad usage or bad input, a draft whose tokenizer differs from its target's included (nothing was compared)",
                 couldNotCompare:
@@ -121,10 +130,18 @@ export function registerCanaryCommand(program: Command): Command {
         });
 }
 
+const verdictNames = {
+    pass: "pass",
+    drift: "drift",
+    "could-not-compare": "could not compare",
+    "insufficient-data": "insufficient data"
+} as const;
+
 function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
     return (
-        `${{pass: "PASS", drift: "FAIL", "could-not-compare": "COULD NOT COMPARE"}[result.verdict]}: ${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% ` +
-        `(bound ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}` +
+        `${{pass: "PASS", drift: "FAIL", "could-not-compare": "COULD NOT COMPARE", "insufficient-data": "INSUFFICIENT DATA"}[result.verdict]}: ` +
+        `${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% ` +
+        `(95% upper bound ${(100 * result.mismatchRate95.upper).toFixed(2)}%, threshold ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}` +
         `${result.skipped.length > 0 ? `, ${new Set(result.skipped.map((entry) => entry.id)).size} prompt(s) skipped: longer than the context` : ""}\n`
     );
 }

@@ -43,6 +43,9 @@ describe("specgate fairness analyze", () => {
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stdout).toMatch(/^U = \d+\.\d{4} \[\d+\.\d{4}, \d+\.\d{4}\] over 2 language groups; speed-up max\/min \d+\.\d\d/);
+        expect(outcome.stdout).toMatch(/^speed-up vs target-only per language \(95% CI\): en \d+\.\d\d× \[[\d.]+, [\d.]+\], ja /m);
+        expect(outcome.stdout).toMatch(/^prompts cut to fit the context: \d+ of 4/m);
+        expect(outcome.stdout).toMatch(/^conclusion: speculation /m);
         const markdown = await readFile(report, "utf8");
         expect(markdown).toMatch(/^# Speculative decoding fairness report/);
         expect(markdown).toContain("| en | 2 |");

@@ -29,6 +29,8 @@ import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {stopStrings} from "../stopStrings.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
+import {fairnessConclusion} from "../../fairness/fairnessConclusion.js";
+import {createProgress} from "../progress.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessAnalyzeOptions extends ModelPlacement {
@@ -44,6 +46,7 @@ export interface FairnessAnalyzeOptions extends ModelPlacement {
     readonly resamples?: string;
     readonly threads?: string;
     readonly json?: string;
+    readonly quiet?: boolean;
     readonly plots?: string;
     readonly report?: string;
     /** Write per-group γ serving hints (and add the equalize section) to this JSON file. */
@@ -96,7 +99,9 @@ export async function runFairnessAnalyzeCommand(
         opened.push(await loadModel(targetPath, threads));
         opened.push(await loadModel(draftPath, threads));
         assertSameVocabulary(opened[0], opened[1], "--draft");
+        const progress = createProgress({command: COMMAND_NAME, unit: "runs", quiet: options.quiet});
         const analysis = await analyzeFairness({
+            onProgress: (done, total, id) => progress.update(done, total, id),
             target: opened[0],
             draft: opened[1],
             items,
@@ -109,6 +114,7 @@ export async function runFairnessAnalyzeCommand(
             resamples,
             equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
         });
+        progress.finish();
         if (options.equalize !== undefined) {
             const hints = gammaServingHints(analysis, {target: targetPath, draft: draftPath});
             await writeOutputFile(() => writeFileAtomic(options.equalize!, jsonText(hints)), options.equalize, "--equalize");
@@ -162,6 +168,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--json <out>", "write the full analysis, per-item records included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write speedup.{svg,png} and alpha-vs-divergence.{svg,png} into DIR")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
+        .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
         .option(
             "--equalize <out.json>",
             "pick per group the γ with the best predicted speed-up (strict, so quality is unchanged), re-run each group at it, report the spread before/after and write the group → γ hints to OUT.json"
@@ -190,6 +197,10 @@ function summaryLine(analysis: FairnessAnalysis): string {
             ? ""
             : `; equalized γ ${equalize.groups.map((group) => `${group.name} ${group.gamma}`).join(", ")}: ` +
               `measured max/min ${equalize.spread.measured.before.maxMinRatio.toFixed(2)} → ${equalize.spread.measured.after.maxMinRatio.toFixed(2)}`) +
-        "\n"
+        "\n" +
+        // Per group against target-only, prompts cut, and what that allows one to conclude.
+        fairnessConclusion(analysis)
+            .map((line) => `${line}\n`)
+            .join("")
     );
 }

@@ -44,7 +44,7 @@ describe("specgate fairness analyze --equalize", () => {
         });
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
-        expect(outcome.stdout).toMatch(/; equalized γ en [1-4], ja [1-4]: measured max\/min \d+\.\d\d → \d+\.\d\d\n$/);
+        expect(outcome.stdout).toMatch(/; equalized γ en [1-4], ja [1-4]: measured max\/min \d+\.\d\d → \d+\.\d\d$/m);
         const hints = JSON.parse(await readFile(hintsPath, "utf8")) as GammaServingHints;
         expect(hints).toMatchObject({
             format: "specgate-gamma-hints/1",
