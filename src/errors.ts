@@ -251,3 +251,13 @@ export class ConstraintViolationError extends SpecgateError {
         super("constraint_violation", message);
     }
 }
+
+/** The process received SIGINT or SIGTERM: the reason of the CLI's interrupt signal (src/cli/interrupts.ts). */
+export class InterruptedError extends SpecgateError {
+    public readonly signal: NodeJS.Signals;
+
+    public constructor(signal: NodeJS.Signals) {
+        super("interrupted", `interrupted by ${signal}`);
+        this.signal = signal;
+    }
+}

@@ -1,5 +1,6 @@
 import {readFileSync} from "node:fs";
 import {Command} from "commander";
+import {registerBatteryCommand} from "./commands/batteryCommand.js";
 import {registerBenchCommand} from "./commands/benchCommand.js";
 import {registerCalibrateCommand} from "./commands/calibrateCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
@@ -42,9 +43,19 @@ export function createProgram(): Command {
     registerExportCommand(program);
     registerFamilyCommand(program);
     registerInfoCommand(program);
+    registerBatteryCommand(program);
     program.addHelpText(
         "after",
-        exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData", "couldNotCompare", "internalError"])
+        exitCodeHelp([
+            "success",
+            "verdictFailed",
+            "badInput",
+            "insufficientData",
+            "couldNotCompare",
+            "internalError",
+            "interrupted",
+            "terminated"
+        ])
     );
     // Commands without a verdict can only succeed or refuse their input; the others list their own codes.
     for (const path of commandsWithoutVerdict) findCommand(program, path).addHelpText("after", exitCodeHelp(["success", "badInput"]));
@@ -64,7 +75,8 @@ const commandsWithoutVerdict = [
     "export",
     "family build",
     "family cards",
-    "info"
+    "info",
+    "battery check"
 ];
 
 function findCommand(program: Command, path: string): Command {

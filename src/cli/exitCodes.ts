@@ -14,7 +14,11 @@ export const ExitCode = {
     /** The comparison could not be made: a decode path failed its requests, or nothing was compared. */
     couldNotCompare: 4,
     /** A bug in specgate: the stack trace follows; please report it. */
-    internalError: 70
+    internalError: 70,
+    /** Stopped by SIGINT (Ctrl-C), 128 + 2: what was completed is on stderr; no output file is left half-written. */
+    interrupted: 130,
+    /** Stopped by SIGTERM, 128 + 15, as for SIGINT. */
+    terminated: 143
 } as const;
 
 export type ExitCodeName = keyof typeof ExitCode;
@@ -25,10 +29,13 @@ const meanings: Readonly<Record<ExitCodeName, string>> = {
     badInput: "bad usage or bad input (nothing was run, or nothing was written)",
     insufficientData: "insufficient data for a verdict",
     couldNotCompare: "could not compare (a decode path failed, or no prompt was compared)",
-    internalError: "internal error (a bug: please report the stack trace)"
+    internalError: "internal error (a bug: please report the stack trace)",
+    interrupted: "interrupted by SIGINT (Ctrl-C): what was completed is printed; no partial output file is left",
+    terminated: "terminated by SIGTERM, as for SIGINT"
 };
 
 /** The exit codes a command can end with, one per line, as a help-text paragraph; `details` replaces a generic meaning. */
 export function exitCodeHelp(names: readonly ExitCodeName[], details: Partial<Record<ExitCodeName, string>> = {}): string {
-    return `\nExit codes:\n${names.map((name) => `  ${String(ExitCode[name]).padEnd(3)}${details[name] ?? meanings[name]}`).join("\n")}\n`;
+    const width = Math.max(2, ...names.map((name) => String(ExitCode[name]).length)) + 1;
+    return `\nExit codes:\n${names.map((name) => `  ${String(ExitCode[name]).padEnd(width)}${details[name] ?? meanings[name]}`).join("\n")}\n`;
 }

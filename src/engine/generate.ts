@@ -126,7 +126,14 @@ export async function* streamGeneration(
     });
     try {
         await loop.begin();
+        let yieldedAt = performance.now();
         for (;;) {
+            // Steps that decode inline resolve as microtasks, which starve the event loop: without a
+            // turn of it now and then, timers, I/O and signal handlers (Ctrl-C) would wait for the end.
+            if (performance.now() - yieldedAt > eventLoopTurnMilliseconds) {
+                await new Promise((resolve) => setImmediate(resolve));
+                yieldedAt = performance.now();
+            }
             resources.signal?.throwIfAborted();
             const chunk = await loop.step();
             if (chunk === undefined) break;
@@ -499,6 +506,9 @@ function advanceConstraintPast(constraint: TokenConstraint | undefined, emitted:
         constraint.accept(token);
     }
 }
+
+/** Longest stretch of generation steps between two turns of the event loop. */
+const eventLoopTurnMilliseconds = 50;
 
 /** Policies that are exact match with the target argmax at temperature 0 (see argmaxFastPath). */
 const greedyEquivalentAtTemperatureZero = new Set(["greedy", "strict", "block", "match", "typical"]);

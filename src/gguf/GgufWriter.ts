@@ -1,5 +1,6 @@
 import {randomBytes} from "node:crypto";
 import {rename, unlink, writeFile} from "node:fs/promises";
+import {trackTemporaryFile} from "../io/temporaryFiles.js";
 import {InvalidInputError} from "../errors.js";
 import {float32ToFloat16Bits} from "./float16.js";
 import {GgmlTensorType, ggmlTensorByteLength, q8_0BlockSize} from "./GgmlTensorType.js";
@@ -139,12 +140,15 @@ export class GgufWriter {
     /** Writes the file atomically: a temp file next to `path`, then a rename over it. */
     public async writeFile(path: string): Promise<void> {
         const temporaryPath = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+        const untrack = trackTemporaryFile(temporaryPath);
         try {
             await writeFile(temporaryPath, this.toBuffer());
             await rename(temporaryPath, path);
         } catch (error) {
             await unlink(temporaryPath).catch(() => undefined);
             throw error;
+        } finally {
+            untrack();
         }
     }
 }

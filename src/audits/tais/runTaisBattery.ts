@@ -21,6 +21,8 @@ export interface TaisRunOptions {
     readonly concurrency: number;
     /** Done samples are skipped and new ones appended as they finish, so a crash loses at most the samples in flight. */
     readonly ledger: SampleLedger<TaisSampleRow>;
+    /** Called as each sample finishes (or is skipped): `done` of `total`, resumed ones counted as done. */
+    readonly onProgress?: (done: number, total: number, sampleId: string) => void;
 }
 
 /** A sample that was not generated because its prompt does not fit an arm's context. */
@@ -46,51 +48,63 @@ export async function runTaisBattery(options: TaisRunOptions): Promise<{rows: Ta
     const wanted = options.items.flatMap((item) =>
         options.regimes.map((regime) => ({item, regime, sampleId: taisSampleId(item.id, regime.temperature, regime.seed)}))
     );
+    const todo = wanted.filter(({sampleId}) => !options.ledger.has(sampleId));
+    let done = wanted.length - todo.length;
     await Promise.all(
-        wanted
-            .filter(({sampleId}) => !options.ledger.has(sampleId))
-            .map(({item, regime, sampleId}) =>
-                limiter.run(async () => {
-                    const request: CompletionRequest = {
-                        ...(item.messages !== undefined
-                            ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})}
-                            : {prompt: item.prompt ?? ""}),
-                        maxTokens: options.maxTokens,
-                        temperature: regime.temperature,
-                        seed: regime.seed
-                    };
-                    const arms = await Promise.allSettled([options.targetOnly.complete(request), options.speculative.complete(request)]);
-                    const tooLong = arms.findIndex((arm) => arm.status === "rejected" && arm.reason instanceof PromptExceedsContextError);
-                    if (tooLong >= 0) {
-                        const reason = ((arms[tooLong] as PromiseRejectedResult).reason as Error).message;
-                        skipped.push({
-                            sampleId,
-                            itemId: item.id,
-                            task: item.task,
-                            arm: tooLong === 0 ? "target_only" : "speculative",
-                            reason
-                        });
-                        return;
-                    }
-                    for (const arm of arms) if (arm.status === "rejected") throw arm.reason;
-                    const [targetOnly, speculative] = arms.map((arm) => (arm as PromiseFulfilledResult<Completion>).value);
-                    await options.ledger.append({
-                        sampleId,
-                        itemId: item.id,
-                        task: item.task,
-                        temperature: regime.temperature,
-                        seed: regime.seed,
-                        targetOnly: armOutput(item, targetOnly),
-                        speculative: armOutput(item, speculative),
-                        identical: targetOnly.text === speculative.text
-                    });
-                })
-            )
+        todo.map(({item, regime, sampleId}) =>
+            limiter.run(async () => {
+                await runSample(options, item, regime, sampleId, skipped);
+                options.onProgress?.(++done, wanted.length, sampleId);
+            })
+        )
     );
     const byId = new Map(options.ledger.rows.map((row) => [row.sampleId, row]));
     const order = new Map(wanted.map(({sampleId}, index) => [sampleId, index]));
     skipped.sort((a, b) => order.get(a.sampleId)! - order.get(b.sampleId)!);
     return {rows: wanted.flatMap(({sampleId}) => byId.get(sampleId) ?? []), skipped};
+}
+
+/** One sample through both arms, recorded in the ledger, or skipped when its prompt exceeds an arm's context. */
+async function runSample(
+    options: TaisRunOptions,
+    item: BatteryItem,
+    regime: TaisRegime,
+    sampleId: string,
+    skipped: TaisSkippedSample[]
+): Promise<void> {
+    const request: CompletionRequest = {
+        ...(item.messages !== undefined
+            ? {messages: item.messages, ...(item.tools !== undefined ? {tools: item.tools} : {})}
+            : {prompt: item.prompt ?? ""}),
+        maxTokens: options.maxTokens,
+        temperature: regime.temperature,
+        seed: regime.seed
+    };
+    const arms = await Promise.allSettled([options.targetOnly.complete(request), options.speculative.complete(request)]);
+    const tooLong = arms.findIndex((arm) => arm.status === "rejected" && arm.reason instanceof PromptExceedsContextError);
+    if (tooLong >= 0) {
+        const reason = ((arms[tooLong] as PromiseRejectedResult).reason as Error).message;
+        skipped.push({
+            sampleId,
+            itemId: item.id,
+            task: item.task,
+            arm: tooLong === 0 ? "target_only" : "speculative",
+            reason
+        });
+        return;
+    }
+    for (const arm of arms) if (arm.status === "rejected") throw arm.reason;
+    const [targetOnly, speculative] = arms.map((arm) => (arm as PromiseFulfilledResult<Completion>).value);
+    await options.ledger.append({
+        sampleId,
+        itemId: item.id,
+        task: item.task,
+        temperature: regime.temperature,
+        seed: regime.seed,
+        targetOnly: armOutput(item, targetOnly),
+        speculative: armOutput(item, speculative),
+        identical: targetOnly.text === speculative.text
+    });
 }
 
 function armOutput(item: BatteryItem, completion: Completion): TaisArmOutput {

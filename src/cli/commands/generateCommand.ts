@@ -12,8 +12,13 @@ import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
 import {stopStrings} from "../stopStrings.js";
+import {interruptSignal, reportOnInterrupt} from "../interrupts.js";
+import {constraintFor} from "../../constraints/constraintFor.js";
+import {grammarForJsonSchemaFile} from "../../constraints/jsonSchemaGrammar.js";
+import type {TokenConstraint} from "../../constraints/TokenConstraint.js";
 
 interface GenerateCliOptions {
+    jsonSchema?: string;
     target: string;
     draft?: string;
     drafter?: string;
@@ -48,7 +53,7 @@ export function registerGenerateCommand(program: Command): void {
             .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
             .option("--drafter <spec>", drafterOptionHelp)
             .option("--policy <spec>", "verification policy, e.g. strict, block, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
-            .option("--gamma <N>", "draft tokens per step", integerOption(0, 64), 4)
+            .option("--gamma <N>", "draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
             .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
             .option("--draft-sampling <mode>", "sample | greedy", "sample")
@@ -67,11 +72,13 @@ export function registerGenerateCommand(program: Command): void {
         .addOption(gpuLayersOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--json <OUT>", 'write the result and telemetry as JSON to OUT ("-" for stdout)')
+        .option("--json-schema <FILE>", "constrain the output to JSON matching this JSON Schema (llama.cpp's converter; native backend)")
         .action(async (prompt: string, options: GenerateCliOptions) => {
             const policy = parsePolicySpec(options.policy);
             const drafterSpec = resolveCliDrafter(options.drafter, options.draft);
             const sampling = samplingFromCli(options);
             await checkOutputFile(options.json, "--json");
+            const grammar = options.jsonSchema != null ? grammarForJsonSchemaFile(options.jsonSchema) : undefined;
             const loadOptions = {
                 threads: options.threads,
                 contextSize: options.contextSize,
@@ -81,12 +88,14 @@ export function registerGenerateCommand(program: Command): void {
             };
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
+            let constraint: TokenConstraint | undefined;
             try {
                 const correctionMemory = await resolveCorrectionMemory(policy, {
                     size: target.vocabularySize,
                     identity: target.vocabularyIdentity()
                 });
                 const drafter = drafterSpec != null ? createDrafter(drafterSpec, draft) : undefined;
+                constraint = grammar !== undefined ? constraintFor(target, grammar) : undefined;
                 const stream = streamGeneration(
                     target,
                     draft,
@@ -102,11 +111,19 @@ export function registerGenerateCommand(program: Command): void {
                         stop: stopStrings(options.stop),
                         seed: options.seed
                     },
-                    {correctionMemory, drafter}
+                    {correctionMemory, drafter, constraint, signal: interruptSignal()}
                 );
                 const printText = options.json !== "-";
+                let generated = 0;
+                const started = performance.now();
+                // Ctrl-C stops the stream at its next step and says how far it got (src/cli/interrupts.ts).
+                reportOnInterrupt(
+                    () =>
+                        `${generated} tokens generated in ${((performance.now() - started) / 1000).toFixed(1)} s${options.json != null && options.json !== "-" ? `, ${options.json} not written` : ""}`
+                );
                 let next = await stream.next();
                 while (!next.done) {
+                    generated += next.value.tokens.length;
                     if (printText) process.stdout.write(next.value.text);
                     next = await stream.next();
                 }
@@ -135,6 +152,7 @@ export function registerGenerateCommand(program: Command): void {
                         engine: {backend: target.backendKind ?? null, build: target.nativeBuild ?? null, device: target.device ?? null}
                     });
             } finally {
+                constraint?.dispose();
                 await draft?.dispose();
                 await target.dispose();
             }

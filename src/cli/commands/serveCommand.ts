@@ -17,6 +17,7 @@ import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
+import {handleSignalsItself} from "../interrupts.js";
 
 interface ServeCliOptions {
     target: string;
@@ -81,7 +82,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
                 `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`
             )
             .option("--policy <spec>", "default verification policy, e.g. strict, block, fuzzy:js:0.4 (requests may override it)", "strict")
-            .option("--gamma <N>", "default draft tokens per step", integerOption(0, 64), 4)
+            .option("--gamma <N>", "default draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
             .option("--draft-sampling <mode>", "sample | greedy", "sample")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
     )
@@ -272,6 +273,8 @@ function stopOnSignals(
         );
         void stop();
     };
+    // serve drains instead of stopping within a second as other commands do (src/cli/interrupts.ts).
+    handleSignalsItself();
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     return stop;

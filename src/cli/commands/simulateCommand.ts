@@ -10,6 +10,7 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {readJsonFile} from "../readJsonFile.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
+import {endAtOnceOnSignals} from "../interrupts.js";
 
 export interface SimulateOptions {
     input: string;
@@ -24,6 +25,8 @@ export async function runSimulate(options: SimulateOptions): Promise<{report: Si
     await checkOutputFile(options.json, "--json");
     const input = parseStepInput(await readJsonFile(options.input));
     const resources = await loadResources(input, options.input);
+    // The simulation is one synchronous loop: Ctrl-C ends the process at once (nothing is written before it ends).
+    endAtOnceOnSignals();
     const report: SimulationReport & {exact?: unknown} = simulateStep(input, {samples: options.samples, seed: options.seed, resources});
     if (options.exact) {
         const exact = enumerateStep(input, {resources: await loadResources(input, options.input)});

@@ -30,8 +30,11 @@ import {
     TAIS_FAMILY_HELP,
     type TaisScreenCommandOptions
 } from "../taisScreenOptions.js";
+import {reportOnInterrupt} from "../interrupts.js";
+import {createProgress} from "../progress.js";
 
 export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
+    readonly quiet?: boolean;
     readonly battery?: string;
     readonly dataDir?: string;
     readonly a?: string;
@@ -89,7 +92,25 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             maxTokens
         });
         const resumed = ledger.rows.length;
-        const {rows, skipped} = await runTaisBattery({targetOnly, speculative, items, regimes, maxTokens, concurrency, ledger});
+        const openLedger = ledger;
+        // Ctrl-C: the ledger keeps every finished sample; say how to go on from it.
+        reportOnInterrupt(
+            () =>
+                `${openLedger.rows.length} samples kept in ${ledgerPath}; ` +
+                (options.ledger !== undefined ? "rerun the same command to resume" : `rerun with --ledger ${ledgerPath} to resume`)
+        );
+        const progress = createProgress({command: "specgate tais run", unit: "samples", quiet: options.quiet});
+        const {rows, skipped} = await runTaisBattery({
+            targetOnly,
+            speculative,
+            items,
+            regimes,
+            maxTokens,
+            concurrency,
+            ledger,
+            onProgress: (done, total, sampleId) => progress.update(done, total, sampleId)
+        });
+        progress.finish();
         const cells = summarizeTaisSamples(rows);
         const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
         if (scoredCells.length === 0)
@@ -193,6 +214,7 @@ export function registerTaisRunCommand(program: Command): Command {
         .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
         .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
         .option("--json <out>", "write the full JSON result ('-' for stdout)")
+        .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
         .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
         .addHelpText(
             "after",
