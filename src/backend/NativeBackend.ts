@@ -138,8 +138,8 @@ export class NativeBackend implements ModelBackend {
      */
     public static async load(path: string, options: NativeBackendOptions = {}): Promise<NativeBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
-        const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
-        const sizes = backendSizes(options, trainedContextLength);
+        const {header, vocabularySize, trainedContextLength, kvCacheBytesPerToken} = readModelHeader(path);
+        const sizes = backendSizes(options, trainedContextLength, kvCacheBytesPerToken);
         const inlineBelowMilliseconds = options.inlineBelowMilliseconds ?? 20;
         const batchedSequences = positiveInteger(options.batchedSequences ?? 1, "batchedSequences");
         const stepTokens = positiveInteger(options.stepTokens ?? 512, "stepTokens");

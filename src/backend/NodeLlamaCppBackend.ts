@@ -125,8 +125,8 @@ export class NodeLlamaCppBackend implements ModelBackend {
      */
     public static async load(path: string, options: NodeLlamaCppBackendOptions = {}): Promise<NodeLlamaCppBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
-        const {header, vocabularySize, trainedContextLength} = readModelHeader(path);
-        const sizes = backendSizes(options, trainedContextLength);
+        const {header, vocabularySize, trainedContextLength, kvCacheBytesPerToken} = readModelHeader(path);
+        const sizes = backendSizes(options, trainedContextLength, kvCacheBytesPerToken);
 
         const logitsTransfer = options.logitsTransfer ?? "direct";
         if (logitsTransfer !== "direct" && logitsTransfer !== "controlledEvaluate")

@@ -1,3 +1,4 @@
+import {totalmem} from "node:os";
 import {InvalidInputError} from "../errors.js";
 
 /** The sizing options every backend takes (see NativeBackendOptions, NodeLlamaCppBackendOptions). */
@@ -21,9 +22,26 @@ export function positiveInteger(value: number, field: string): number {
     return value;
 }
 
-/** Resolves and checks a backend's sizes against the model's trained context length. */
-export function backendSizes(options: BackendSizeOptions, trainedContextLength: number | undefined): BackendSizes {
+/**
+ * Resolves and checks a backend's sizes against the model's trained context length and, where the
+ * GGUF gives its sizes, against this machine's memory: a context whose KV cache alone would not fit
+ * is refused here, in milliseconds, instead of failing inside llama.cpp after a long allocation.
+ */
+export function backendSizes(
+    options: BackendSizeOptions,
+    trainedContextLength: number | undefined,
+    kvCacheBytesPerToken?: number,
+    memoryBytes = totalmem()
+): BackendSizes {
     const contextSize = positiveInteger(options.contextSize ?? Math.min(trainedContextLength ?? 4096, 4096), "contextSize");
+    if (kvCacheBytesPerToken !== undefined && contextSize * kvCacheBytesPerToken > memoryBytes) {
+        const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(bytes < 2 ** 30 ? 2 : 0)} GiB`;
+        throw new InvalidInputError(
+            `${contextSize} tokens need a ${gib(contextSize * kvCacheBytesPerToken)} KV cache per sequence, more than this machine's ` +
+                `${gib(memoryBytes)} of memory (at most ${Math.floor(memoryBytes / kvCacheBytesPerToken)} tokens; the model was trained on ${trainedContextLength ?? "an unstated number of"})`,
+            "contextSize"
+        );
+    }
     const batchSize = positiveInteger(options.batchSize ?? contextSize, "batchSize");
     const maxIdleSequences = options.maxIdleSequences ?? 64;
     if (!Number.isSafeInteger(maxIdleSequences) || maxIdleSequences < 0)

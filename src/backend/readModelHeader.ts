@@ -8,6 +8,11 @@ export interface ModelHeader {
     vocabularySize: number;
     /** `<architecture>.context_length`, when the GGUF states it. */
     trainedContextLength: number | undefined;
+    /**
+     * Bytes of llama.cpp's default (F16) KV cache per token of context: 2 (K and V) × layers × the
+     * K/V width × 2 bytes; undefined when the GGUF lacks the sizes.
+     */
+    kvCacheBytesPerToken: number | undefined;
 }
 
 /**
@@ -21,9 +26,24 @@ export function readModelHeader(path: string): ModelHeader {
         throw new ModelLoadError("corrupt", "the GGUF has no tokenizer.ggml.tokens vocabulary", path);
     const architecture = header.metadata.get("general.architecture")?.value;
     const contextLength = typeof architecture === "string" ? header.metadata.get(`${architecture}.context_length`)?.value : undefined;
+    const number = (key: string): number | undefined => {
+        const value = typeof architecture === "string" ? header.metadata.get(`${architecture}.${key}`)?.value : undefined;
+        return typeof value === "number" || typeof value === "bigint" ? Number(value) : undefined;
+    };
+    const layers = number("block_count");
+    const width = number("embedding_length");
+    const heads = number("attention.head_count");
+    const kvHeads = number("attention.head_count_kv") ?? heads;
+    const keyLength = number("attention.key_length") ?? (width !== undefined && heads ? width / heads : undefined);
+    const valueLength = number("attention.value_length") ?? keyLength;
+    const kvCacheBytesPerToken =
+        layers !== undefined && kvHeads !== undefined && keyLength !== undefined && valueLength !== undefined
+            ? layers * kvHeads * (keyLength + valueLength) * 2
+            : undefined;
     return {
         header,
         vocabularySize: tokens.value.items.length,
-        trainedContextLength: contextLength === undefined ? undefined : Number(contextLength)
+        trainedContextLength: contextLength === undefined ? undefined : Number(contextLength),
+        kvCacheBytesPerToken
     };
 }

@@ -121,6 +121,17 @@ describe("the exit-code contract", () => {
         }
     });
 
+    it("a context no machine could hold is bad input, found from the GGUF header before the model loads", async () => {
+        const started = performance.now();
+        const {code, stderr} = await cli("generate", "--target", shipped("models/target/model.gguf"), "--context-size", "99999999", "hi");
+        expect(code).toBe(ExitCode.badInput);
+        expect(stderr).toMatch(
+            /^specgate generate: contextSize: 99999999 tokens need a \d+ GiB KV cache per sequence, more than this machine's /
+        );
+        expect(stderr.trimEnd().split("\n")).toHaveLength(1);
+        expect(performance.now() - started).toBeLessThan(2000);
+    });
+
     it("typed errors lead with what is wrong, not a class name", async () => {
         const {code, stderr} = await cli("simulate", "--input", "/nonexistent/step.json");
         expect(code).toBe(ExitCode.badInput);

@@ -99,6 +99,14 @@ describe("README examples", () => {
         );
     });
 
+    it("write their outputs outside the repository (a reader runs them from its root)", () => {
+        for (const example of readmeExamples())
+            example.words.forEach((word, index, words) => {
+                if (outputFlags.has(words[index - 1] ?? "") && word !== "-")
+                    expect(word.startsWith("/") && !word.startsWith(root), `${words[index - 1]} ${word}`).toBe(true);
+            });
+    });
+
     it("include a runnable example of each cheap command on the shipped files", () => {
         for (const command of cheapCommands)
             expect(

@@ -193,6 +193,16 @@ function hyperparameters(shape: LlamaShape, tokenizer: GgufVocabulary): LlamaHyp
 }
 
 function checkSlice(target: LlamaShape, draft: LlamaShape): void {
+    // Each shape on its own first, so a bad target is not blamed on the draft.
+    for (const [role, shape] of [
+        ["target", target],
+        ["draft", draft]
+    ] as const)
+        if (!Number.isInteger(shape.embeddingLength / shape.headCount))
+            throw new InvalidInputError(
+                `the ${role}'s embedding length ${shape.embeddingLength} is not a multiple of its ${shape.headCount} heads`,
+                `${role}.headCount`
+            );
     const targetHead = target.embeddingLength / target.headCount;
     const draftHead = draft.embeddingLength / draft.headCount;
     if (targetHead !== draftHead)

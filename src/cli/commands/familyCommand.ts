@@ -5,6 +5,7 @@ import {familyRecipe} from "../../foundry/family/familyRecipe.js";
 import {writeFamilyCards} from "../../foundry/family/writeFamilyCards.js";
 import {checkOutputFolder} from "../checkOutputPath.js";
 import {requiredText} from "../textOptions.js";
+import {reportOnInterrupt} from "../interrupts.js";
 
 export interface FamilyBuildCommandOptions {
     readonly out?: string;
@@ -60,6 +61,8 @@ export function registerFamilyCommand(program: Command): void {
                 throw new InvalidInputError(`expected a positive integer, got "${options.threads}"`, "--threads");
             await checkOutputFolder(out, "--out");
             await checkOutputFolder(work, "--work");
+            // Ctrl-C: finished stages stay where they are and a rerun starts after them.
+            reportOnInterrupt(() => `finished training stages are kept under ${work} and ${out}; rerun the same command to continue`);
             await buildFamily({out, work, only: parseMemberNames(options.only), threads, onMessage: log});
             if (options.cards !== false) await writeFamilyCards({models: out, work, onMessage: log});
         });

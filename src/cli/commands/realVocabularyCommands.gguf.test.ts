@@ -139,6 +139,8 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             "--temperature",
             "0",
             "--no-predictor",
+            "--repeats",
+            "1",
             "--json",
             "-"
         );
@@ -167,6 +169,9 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             `embedded:target=${target},draft=${draft},policy=strict,gamma=3`,
             "--max-tokens",
             "8",
+            // 5 prompts compared can rule out a mismatch rate of 50% (95% upper bound 43%), not 1.5%.
+            "--max-mismatch",
+            "0.5",
             "--json",
             json,
             "--report",

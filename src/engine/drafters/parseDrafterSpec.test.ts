@@ -35,7 +35,8 @@ describe("parseDrafterSpec", () => {
 
     it.each([
         ["", "is empty"],
-        ["beam", 'unknown drafter "beam"'],
+        ["beam", 'unknown drafter "beam" in "beam"; expected model, model:retokenize, ngram[:MIN[:MAX[:LENGTH]]], suffix['],
+        ["ngram+beam", "or a chain of them joined by + (e.g. ngram+model)"],
         ["ngram:0", 'ngram MIN must be an integer in [1, 64], got "0"'],
         ["ngram:2:x", "ngram MAX must be an integer"],
         ["ngram:4:2", "ngram MAX (2) is below MIN (4)"],

@@ -52,7 +52,8 @@ const maximumNodes = 2_000_000;
  */
 export function parseDrafterSpec(spec: string, field = "--drafter"): DrafterSpec {
     const text = spec.trim();
-    if (text === "") throw new InvalidDrafterError("is empty; expected model, ngram, suffix or a chain such as ngram+model", field);
+    if (text === "")
+        throw new InvalidDrafterError("is empty; expected model, model:retokenize, ngram, suffix or a chain such as ngram+model", field);
     const parts = text.split("+").map((part) => part.trim());
     const members = parts.map((part) => parseSingle(part, text, field));
     if (members.length === 1) return members[0];
@@ -119,7 +120,11 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
             };
         }
         default:
-            throw new InvalidDrafterError(`unknown drafter "${kind}" in "${spec}"; expected model, ngram or suffix`, field);
+            throw new InvalidDrafterError(
+                `unknown drafter "${kind}" in "${spec}"; expected model, model:retokenize, ngram[:MIN[:MAX[:LENGTH]]], ` +
+                    "suffix[:MIN_MATCH[:MIN_COUNT[:DEPTH[:MAX_NODES]]]] or a chain of them joined by + (e.g. ngram+model)",
+                field
+            );
     }
 }
 
