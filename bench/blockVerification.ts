@@ -38,8 +38,8 @@
  *
  * Writes a Markdown table to stdout and everything (per prompt) to .specgate/bench-block/result-<date>.json.
  */
+import {cpuInstructionSet} from "./cpuInstructionSet.js";
 import {spawnSync} from "node:child_process";
-import {existsSync, readFileSync} from "node:fs";
 import {mkdir} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
 import {join} from "node:path";
@@ -115,23 +115,7 @@ const ignoreEos = !flags["stop-at-eos"];
 const threads = 1;
 
 // ---- the machine -------------------------------------------------------------------------------
-const cpuFlags = new Set(
-    (/^flags\s*:(.*)$/m.exec(existsSync("/proc/cpuinfo") ? readFileSync("/proc/cpuinfo", "utf8") : "")?.[1] ?? "").trim().split(/\s+/)
-);
-const instructionSet = [
-    ["avx2", "AVX2"],
-    ["fma", "FMA"],
-    ["f16c", "F16C"],
-    ["avx_vnni", "AVX-VNNI"],
-    ["avx512f", "AVX-512F"],
-    ["avx512bw", "AVX-512BW"],
-    ["avx512vl", "AVX-512VL"],
-    ["avx512_vnni", "AVX-512-VNNI"],
-    ["avx512_bf16", "AVX-512-BF16"],
-    ["amx_tile", "AMX"]
-]
-    .filter(([name]) => cpuFlags.has(name))
-    .map(([, label]) => label);
+const instructionSet = cpuInstructionSet();
 function git(...args: string[]): string {
     const result = spawnSync("git", ["-C", root, ...args], {encoding: "utf8"});
     return result.status === 0 ? result.stdout.trim() : "unknown";
@@ -140,7 +124,7 @@ const started = new Date();
 const machine = {
     cpu: cpus()[0]?.model ?? "unknown",
     cores: cpus().length,
-    avx512: cpuFlags.has("avx512f"),
+    avx512: instructionSet.includes("AVX-512F"),
     instructionSet,
     ggmlSystemInfo: (() => {
         try {

@@ -39,6 +39,7 @@
  * --fixed-threads turns specgate's adaptiveThreads off (NativeBackendOptions): always the requested threads.
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
+import {cpuInstructionSet} from "./cpuInstructionSet.js";
 import {spawn, spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
@@ -506,28 +507,11 @@ interface PairRow {
     nativeCommand: string;
 }
 
-const cpuFlags = new Set(
-    (/^flags\s*:(.*)$/m.exec(existsSync("/proc/cpuinfo") ? readFileSync("/proc/cpuinfo", "utf8") : "")?.[1] ?? "").trim().split(/\s+/)
-);
-/** The vector extensions that decide ggml's and the sampler rows' speed, as /proc/cpuinfo lists them. */
-const instructionSet = [
-    ["avx2", "AVX2"],
-    ["fma", "FMA"],
-    ["f16c", "F16C"],
-    ["avx_vnni", "AVX-VNNI"],
-    ["avx512f", "AVX-512F"],
-    ["avx512bw", "AVX-512BW"],
-    ["avx512vl", "AVX-512VL"],
-    ["avx512_vnni", "AVX-512-VNNI"],
-    ["avx512_bf16", "AVX-512-BF16"],
-    ["amx_tile", "AMX"]
-]
-    .filter(([name]) => cpuFlags.has(name))
-    .map(([, label]) => label);
+const instructionSet = cpuInstructionSet();
 const machine = {
     cpu: cpus()[0]?.model ?? "unknown",
     cores: cpus().length,
-    avx512: cpuFlags.has("avx512f"),
+    avx512: instructionSet.includes("AVX-512F"),
     instructionSet,
     /** ggml's view of the CPU (llama_print_system_info through the addon): what the compute kernels were built for. */
     ggmlSystemInfo: (() => {
