@@ -10,8 +10,8 @@
 // threads are created once and not per call, and a decode may start on any worker thread), which
 // computes one graph at a time. Each context has its own mutex: a decode and a KV-cache edit of it never
 // overlap. The main (JS) thread never waits for a decode: decodeNow try-locks both (null when busy),
-// removeTokens and clear try-lock the context's (an Error when busy), and creating a context looks its
-// threadpool up under a lock of its own (runtime.cpp).
+// removeTokens, clear, saveSequence and restoreSequence try-lock the context's (an Error when busy),
+// and creating a context looks its threadpool up under a lock of its own (runtime.cpp).
 //
 // Trust: every argument from JS is checked (validate.h) before it reaches llama.cpp, whose asserts
 // abort the process; every C++ exception becomes a JS error. A context holds its model's handle and
@@ -89,6 +89,13 @@ struct ContextState {
     int32_t batchCapacity = 0;
     int32_t vocabularySize = 0;
     uint32_t sequenceCount = 1;
+    /** llama.cpp's KV streams: one per sequence, or one for all (unified); a saved sequence state lists them all. */
+    uint32_t streams = 1;
+    /**
+     * The model's KV cache is llama.cpp's plain one (no recurrent or sliding-window part, no cell
+     * extension): restoreSequence can check a state's cells and move it between stream counts.
+     */
+    bool plainCells = false;
     uint32_t batchSize = 1;      // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
     int threads = 1;             // requested
     int activeThreads = 1;       // what the last decode used (threadsForDecode; guarded by mutex)
@@ -239,6 +246,8 @@ public:
                                taggedMethod<NativeContext, &NativeContext::DecodeNow>("decodeNow"),
                                taggedMethod<NativeContext, &NativeContext::RemoveTokens>("removeTokens"),
                                taggedMethod<NativeContext, &NativeContext::Clear>("clear"),
+                               taggedMethod<NativeContext, &NativeContext::SaveSequence>("saveSequence"),
+                               taggedMethod<NativeContext, &NativeContext::RestoreSequence>("restoreSequence"),
                                taggedMethod<NativeContext, &NativeContext::Dispose>("dispose"),
                            });
     }
@@ -290,6 +299,11 @@ private:
         if (created->context == nullptr) throw Napi::Error::New(env, "llama.cpp could not create a context");
         created->vocabularySize = created->model->vocabularySize;
         created->sequenceCount = static_cast<uint32_t>(sequences);
+        created->streams = unified ? 1 : static_cast<uint32_t>(sequences);
+        const llama_model* loaded = created->model->model;
+        const llama_rope_type rope = llama_model_rope_type(loaded);
+        created->plainCells = !llama_model_is_recurrent(loaded) && !llama_model_is_hybrid(loaded) && llama_model_n_swa(loaded) == 0 &&
+                              rope != LLAMA_ROPE_TYPE_MROPE && rope != LLAMA_ROPE_TYPE_IMROPE;
         created->batchSize = llama_n_batch(created->context);
         created->threads = threads;
         created->activeThreads = threads;
@@ -490,6 +504,142 @@ private:
         std::unique_lock<std::mutex> lock = EditLock(env, *live, "clear");
         llama_memory_clear(llama_get_memory(live->context), true);
         return env.Undefined();
+    }
+
+    /**
+     * saveSequence(sequence) → Uint8Array: the sequence's KV cells (positions and K/V rows), as
+     * llama_state_seq_get_data writes them, for restoreSequence. Throws, rather than wait, while a
+     * decode of this context runs.
+     */
+    Napi::Value SaveSequence(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<ContextState> live = Live(env);
+        const auto sequence =
+            static_cast<llama_seq_id>(integerArgument(env, info[0], "sequence", 0, static_cast<int64_t>(live->sequenceCount) - 1));
+        std::unique_lock<std::mutex> lock = EditLock(env, *live, "saveSequence");
+        const size_t size = llama_state_seq_get_size(live->context, sequence);
+        if (size == 0) throw Napi::Error::New(env, "saveSequence: llama.cpp could not size the sequence's state");
+        Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, size);
+        uint8_t* data = static_cast<uint8_t*>(buffer.Data());
+        const size_t written = llama_state_seq_get_data(live->context, data, size, sequence);
+        if (written == 0 || written > size) throw Napi::Error::New(env, "saveSequence: llama.cpp could not copy the sequence's state");
+        if (live->plainCells) CanonicalStreams(data, written, live->streams);
+        return Napi::Uint8Array::New(env, written, buffer, 0);
+    }
+
+    /**
+     * restoreSequence(sequence, data: Uint8Array): replaces what the sequence holds by a state from
+     * saveSequence (of this context or another of the same model). Throws, rather than wait, while a
+     * decode of this context runs; a state llama.cpp refuses is an Error and leaves the sequence empty.
+     */
+    Napi::Value RestoreSequence(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<ContextState> live = Live(env);
+        const auto sequence =
+            static_cast<llama_seq_id>(integerArgument(env, info[0], "sequence", 0, static_cast<int64_t>(live->sequenceCount) - 1));
+        if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+            throwTypeError(env, "data must be a Uint8Array");
+        Napi::Uint8Array array = info[1].As<Napi::Uint8Array>();
+        // No JS runs from here on: the view's bytes stay where they are for the length of the call.
+        const uint8_t* data = array.ElementLength() == 0 ? nullptr : array.Data();
+        size_t size = array.ElementLength();
+        std::vector<uint8_t> rewritten;
+        if (size < stateHeaderBytes || readU32(data) != stateMagic) throwRangeError(env, "data is not a sequence state (saveSequence's)");
+        if (live->plainCells) {
+            CheckedStreams(env, data, size, *live, rewritten);
+            if (!rewritten.empty()) {
+                data = rewritten.data();
+                size = rewritten.size();
+            }
+        }
+        std::unique_lock<std::mutex> lock = EditLock(env, *live, "restoreSequence");
+        llama_memory_t memory = llama_get_memory(live->context);
+        // llama.cpp empties the destination only for a stream the state has cells in: an empty state would leave it as it was.
+        llama_memory_seq_rm(memory, sequence, -1, -1);
+        if (llama_state_seq_set_data(live->context, data, size, sequence) == 0) {
+            llama_memory_seq_rm(memory, sequence, -1, -1);
+            throw Napi::Error::New(env, "restoreSequence: llama.cpp refused the state (another model's, or a context of other KV "
+                                        "types); the sequence is now empty");
+        }
+        return env.Undefined();
+    }
+
+    /** llama.cpp's sequence state starts with its magic and the saved sequence id, then (plain KV cache) the stream count. */
+    static constexpr uint32_t stateMagic = 0xaf143cd8;
+    static constexpr size_t stateHeaderBytes = 8;
+    /** A plain KV cell's metadata: position, sequence count (1), sequence id. */
+    static constexpr size_t cellBytes = 12;
+
+    static uint32_t readU32(const uint8_t* at) {
+        uint32_t value = 0;
+        std::memcpy(&value, at, sizeof value);
+        return value;
+    }
+
+    /**
+     * A saved plain KV state lists every stream's cell count, each non-empty one followed by its cells;
+     * one sequence's cells are all in one stream. Moves that stream to the last place, after the empty
+     * ones: restoreSequence then knows where the cells end without parsing the K/V rows.
+     */
+    static void CanonicalStreams(uint8_t* data, size_t size, uint32_t streams) {
+        const size_t counts = stateHeaderBytes + 4;
+        if (size < counts || readU32(data + stateHeaderBytes) != streams) return;
+        size_t at = counts;
+        uint32_t stream = 0;
+        while (stream < streams && at + 4 <= size && readU32(data + at) == 0) {
+            at += 4;
+            stream++;
+        }
+        const size_t trailing = streams - 1 - std::min(stream, streams - 1);
+        if (stream >= streams || trailing == 0 || size < at + 4 * trailing) return;
+        // [counts][0 × stream][section][0 × trailing] → [counts][0 × (streams − 1)][section]
+        const size_t section = size - at - 4 * trailing;
+        std::memmove(data + at + 4 * trailing, data + at, section);
+        std::memset(data + at, 0, 4 * trailing);
+    }
+
+    /**
+     * Checks a plain KV state's one stream of cells (as many as a stream holds, positions in [0, 2^30),
+     * one sequence each) and, where its streams are not the context's (a state of an own context
+     * restored into a shared one, or back) or not in CanonicalStreams' order, writes the context's form
+     * into `rewritten`. llama.cpp then reads exactly that stream and checks the K/V rows itself.
+     */
+    static void CheckedStreams(Napi::Env env, const uint8_t* data, size_t size, const ContextState& live, std::vector<uint8_t>& rewritten) {
+        const size_t counts = stateHeaderBytes + 4;
+        if (size < counts) throwRangeError(env, "data is too short for a sequence state");
+        const uint32_t saved = readU32(data + stateHeaderBytes);
+        if (saved == 0 || saved > llama_max_parallel_sequences())
+            throwRangeError(env, "data lists " + std::to_string(saved) + " KV streams, not a sequence state's");
+        size_t at = counts;
+        uint32_t stream = 0;
+        while (stream < saved && at + 4 <= size && readU32(data + at) == 0) {
+            at += 4;
+            stream++;
+        }
+        if (stream < saved && at + 4 > size) throwRangeError(env, "data ends inside its stream list");
+        const uint32_t cells = stream < saved ? readU32(data + at) : 0;
+        const uint64_t capacity = llama_n_ctx(live.context) / live.streams;
+        if (cells > capacity)
+            throwRangeError(env, "data holds " + std::to_string(cells) + " cells, more than the " + std::to_string(capacity) +
+                                     " of a KV stream of this context");
+        if (static_cast<uint64_t>(size - at - (cells > 0 ? 4 : 0)) < static_cast<uint64_t>(cells) * cellBytes)
+            throwRangeError(env, "data ends inside its cells");
+        for (uint32_t cell = 0; cell < cells; cell++) {
+            const uint8_t* meta = data + at + 4 + static_cast<size_t>(cell) * cellBytes;
+            int32_t position = 0;
+            std::memcpy(&position, meta, sizeof position);
+            if (position < 0 || position >= maxPosition || readU32(meta + 4) != 1)
+                throwRangeError(env, "data's cell " + std::to_string(cell) + " is not a cell of one sequence at a position in [0, " +
+                                         std::to_string(maxPosition) + ")");
+        }
+        // The context's form: its stream count, its empty streams, then this one.
+        const bool canonical = saved == live.streams && (cells == 0 || stream == live.streams - 1);
+        if (canonical) return;
+        const size_t tail = cells == 0 ? 0 : size - at;
+        rewritten.assign(counts + 4 * (live.streams - (cells == 0 ? 0 : 1)) + tail, 0);
+        std::memcpy(rewritten.data(), data, stateHeaderBytes);
+        std::memcpy(rewritten.data() + stateHeaderBytes, &live.streams, 4);
+        if (tail > 0) std::memcpy(rewritten.data() + rewritten.size() - tail, data + at, tail);
     }
 
     /** Drops this object's share of the context (freed now, or after the decode in flight). Idempotent. */

@@ -5,6 +5,7 @@ import {
     type NativeContextOptions,
     type NativeGrammarHandle,
     type NativeModelHandle,
+    type NativeOutputGroup,
     NativeOutputMode,
     nativeAddon
 } from "./nativeAddon.js";
@@ -95,6 +96,8 @@ describe("the native addon at its trust boundary", () => {
         for (const receiver of [...foreign, model]) {
             expect(() => contextPrototype.clear!.call(receiver)).toThrow(wrongReceiver);
             expect(() => contextPrototype.removeTokens!.call(receiver, 0, 0, -1)).toThrow(wrongReceiver);
+            expect(() => contextPrototype.saveSequence!.call(receiver, 0)).toThrow(wrongReceiver);
+            expect(() => contextPrototype.restoreSequence!.call(receiver, 0, new Uint8Array(16))).toThrow(wrongReceiver);
             expect(() =>
                 contextPrototype.decodeNow!.call(receiver, prompt, new Int32Array(prompt.length), new Int32Array(prompt.length), [])
             ).toThrow(wrongReceiver);
@@ -559,6 +562,146 @@ describe("the native addon at its trust boundary", () => {
         copy.mask(row);
         expect(row.filter((value) => value === 0)).toHaveLength(1);
         copy.dispose();
+    });
+
+    describe("saveSequence and restoreSequence", () => {
+        const familyDraft = new URL("../../models/draft/model.gguf", import.meta.url).pathname;
+        const positions = Int32Array.from(prompt, (_token, index) => index);
+        const logitsOf = (destination: Float32Array): NativeOutputGroup[] => [
+            {outputs: Int32Array.of(0), mode: NativeOutputMode.Logits, destination}
+        ];
+        /** The row after `next` on `on`'s sequence 0, which holds the prompt. */
+        async function nextRow(on: NativeContextHandle, next = 5): Promise<Float32Array> {
+            const row = new Float32Array(vocabulary);
+            await on.decode(Int32Array.of(next), new Int32Array(1), Int32Array.of(prompt.length), logitsOf(row));
+            return row;
+        }
+        async function withPrompt(): Promise<NativeContextHandle> {
+            const fresh = new addon.NativeContext(model, options);
+            await fresh.decode(prompt, new Int32Array(prompt.length), positions, []);
+            return fresh;
+        }
+
+        it("checks their arguments", async () => {
+            const save = (...args: unknown[]): unknown => call(context, "saveSequence", ...args);
+            const restore = (...args: unknown[]): unknown => call(context, "restoreSequence", ...args);
+            expect(() => save("0")).toThrow(/sequence must be a number/);
+            expect(() => save()).toThrow(/sequence must be a number/);
+            for (const sequence of [1, -1, 2 ** 31, Number.NaN, Infinity, 0.5]) {
+                expect(() => save(sequence)).toThrow(/sequence must be/);
+                expect(() => restore(sequence, new Uint8Array(16))).toThrow(/sequence must be/);
+            }
+            for (const notBytes of [undefined, null, "state", [1, 2], new Int8Array(16), new Uint8ClampedArray(16), new Uint16Array(8)])
+                expect(() => restore(0, notBytes)).toThrow(/data must be a Uint8Array/);
+            expect(() => restore(0, new DataView(new ArrayBuffer(16)))).toThrow(/data must be a Uint8Array/);
+            const source = await withPrompt();
+            try {
+                const state = source.saveSequence(0);
+                expect(state).toBeInstanceOf(Uint8Array);
+                expect(() => source.restoreSequence(0, state)).not.toThrow();
+            } finally {
+                source.dispose();
+            }
+        });
+
+        it("restores a state into another context exactly, replacing what it held", async () => {
+            const source = await withPrompt();
+            const target = new addon.NativeContext(model, options);
+            try {
+                const state = source.saveSequence(0);
+                // The destination held other tokens, at other positions: they are gone after the restore.
+                await target.decode(
+                    Int32Array.of(9, 9, 9, 9, 9, 9, 9, 9, 9),
+                    new Int32Array(9),
+                    Int32Array.from({length: 9}, (_v, i) => i),
+                    []
+                );
+                target.restoreSequence(0, state);
+                expect(await nextRow(target)).toEqual(await nextRow(source));
+                // An empty sequence's state empties the destination.
+                source.clear();
+                target.restoreSequence(0, source.saveSequence(0));
+                const row = new Float32Array(vocabulary);
+                await target.decode(Int32Array.of(prompt[0]!), new Int32Array(1), Int32Array.of(0), logitsOf(row));
+            } finally {
+                source.dispose();
+                target.dispose();
+            }
+        });
+
+        it("refuses data that is not a state of this model, and survives it", async () => {
+            const source = await withPrompt();
+            const target = await withPrompt();
+            const draft = new addon.NativeModel(familyDraft);
+            const foreign = new addon.NativeContext(draft, options);
+            try {
+                const state = source.saveSequence(0);
+                const view = new DataView(state.buffer, state.byteOffset, state.byteLength);
+                const edited = (edit: (bytes: DataView) => void): Uint8Array => {
+                    const copy = state.slice();
+                    edit(new DataView(copy.buffer));
+                    return copy;
+                };
+                const cells = view.getUint32(12, true);
+                expect(cells).toBe(prompt.length);
+                const refusals: Array<[Uint8Array, RegExp]> = [
+                    [new Uint8Array(0), /not a sequence state/],
+                    [new Uint8Array(7), /not a sequence state/],
+                    [edited((bytes) => bytes.setUint32(0, 0x12345678, true)), /not a sequence state/],
+                    [state.subarray(0, 10), /too short/],
+                    [edited((bytes) => bytes.setUint32(8, 0, true)), /KV streams/],
+                    [edited((bytes) => bytes.setUint32(8, 0xffffffff, true)), /KV streams/],
+                    [edited((bytes) => bytes.setUint32(12, 0xffffffff, true)), /more than the \d+ of a KV stream/],
+                    [state.subarray(0, 16 + 12 * 2), /ends inside its cells/],
+                    [edited((bytes) => bytes.setInt32(16, -1, true)), /is not a cell of one sequence/],
+                    [edited((bytes) => bytes.setInt32(16 + 12, 2 ** 30, true)), /is not a cell of one sequence/],
+                    [edited((bytes) => bytes.setUint32(16 + 4, 2, true)), /is not a cell of one sequence/]
+                ];
+                for (const [data, message] of refusals) {
+                    expect(() => target.restoreSequence(0, data)).toThrow(message);
+                    // Checked before anything is touched: the sequence still holds the prompt.
+                    expect(await nextRow(target)).toEqual(await nextRow(source));
+                    target.removeTokens(0, prompt.length, -1);
+                    source.removeTokens(0, prompt.length, -1);
+                }
+                // Cut inside the K/V rows, or another model's (other row sizes): llama.cpp refuses, the sequence is emptied.
+                await foreign.decode(prompt, new Int32Array(prompt.length), positions, []);
+                for (const data of [state.subarray(0, state.length - 100), foreign.saveSequence(0)]) {
+                    expect(() => target.restoreSequence(0, data)).toThrow(/llama.cpp refused the state/);
+                    const row = new Float32Array(vocabulary);
+                    await target.decode(Int32Array.of(prompt[0]!), new Int32Array(1), Int32Array.of(0), logitsOf(row));
+                    target.clear();
+                }
+            } finally {
+                source.dispose();
+                target.dispose();
+                foreign.dispose();
+                draft.dispose();
+            }
+        });
+
+        it("refuses to save or restore while a decode of the context runs, and never waits", async () => {
+            const source = await withPrompt();
+            const state = source.saveSequence(0);
+            try {
+                for (let round = 0; round < 20; round++) {
+                    const busy = new addon.NativeContext(model, options);
+                    const pending = busy.decode(prompt, new Int32Array(prompt.length), positions, []);
+                    try {
+                        if (round % 2 === 0) busy.saveSequence(0);
+                        else busy.restoreSequence(0, state);
+                    } catch (error) {
+                        expect((error as Error).message).toMatch(/(saveSequence|restoreSequence): a decode of this context is running/);
+                    }
+                    await pending.catch(() => undefined);
+                    busy.dispose();
+                    expect(() => busy.saveSequence(0)).toThrow(/the context is disposed/);
+                    expect(() => busy.restoreSequence(0, state)).toThrow(/the context is disposed/);
+                }
+            } finally {
+                source.dispose();
+            }
+        });
     });
 
     it("is alive at the end, and decodes as it did at the start", async () => {

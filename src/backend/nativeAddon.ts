@@ -191,6 +191,19 @@ export interface NativeContextHandle {
      */
     removeTokens(sequence: number, from: number, to: number): boolean;
     clear(): void;
+    /**
+     * A copy of `sequence`'s KV cells (positions and K/V rows; llama_state_seq_get_data) in host
+     * memory, for restoreSequence. Like removeTokens it throws, rather than wait, while a decode of this
+     * context runs.
+     */
+    saveSequence(sequence: number): Uint8Array;
+    /**
+     * Replaces what `sequence` holds by a saveSequence state of this context or of another context of
+     * the same model (own or shared: the KV stream layout is converted). Throws, rather than wait,
+     * while a decode of this context runs; a state that is not one (a RangeError) leaves the sequence
+     * as it was, one llama.cpp refuses (another model's: an Error) leaves it empty.
+     */
+    restoreSequence(sequence: number, data: Uint8Array): void;
     /** Idempotent. A decode already running completes (the context is freed after it); one not yet started is refused. */
     dispose(): void;
 }
