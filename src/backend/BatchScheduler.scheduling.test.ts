@@ -13,6 +13,8 @@ vi.setConfig(modelTestTimeouts);
  */
 class RecordingContext implements NativeContextHandle {
     public readonly steps: number[][] = [];
+    /** Steps' starts and ends and the KV edits, in the order the context saw them. */
+    public readonly events: string[] = [];
 
     public constructor(private readonly stepMilliseconds: number) {}
 
@@ -23,7 +25,9 @@ class RecordingContext implements NativeContextHandle {
         groups: readonly NativeOutputGroup[]
     ): Promise<NativeDecodeResult> {
         this.steps.push([...new Set(sequences)]);
+        this.events.push(`step ${[...new Set(sequences)].join(",")}`);
         await new Promise((resolve) => setTimeout(resolve, this.stepMilliseconds));
+        this.events.push("step done");
         return {
             decodeMilliseconds: this.stepMilliseconds,
             transferMilliseconds: 0,
@@ -36,11 +40,22 @@ class RecordingContext implements NativeContextHandle {
         return null;
     }
 
-    public removeTokens(): boolean {
+    public removeTokens(sequence: number, from: number): boolean {
+        this.events.push(`remove ${sequence} from ${from}`);
         return true;
     }
 
     public clear(): void {}
+
+    public saveSequence(sequence: number): Uint8Array {
+        this.events.push(`save ${sequence}`);
+        return Uint8Array.of(sequence);
+    }
+
+    public restoreSequence(sequence: number, data: Uint8Array): void {
+        if (data.length === 0) throw new Error("refused");
+        this.events.push(`restore ${sequence} from ${data[0]}`);
+    }
 
     public dispose(): void {}
 }
@@ -88,6 +103,39 @@ describe("BatchScheduler scheduling", () => {
         );
         expect(context.steps).toEqual([[0, 1, 2]]);
         scheduler.dispose();
+    });
+
+    it("saves and restores at once when idle, else after the running step (its rollbacks first) and before the next", async () => {
+        const context = new RecordingContext(10);
+        const scheduler = new BatchScheduler(context, 2, {stepTokens: 512});
+        const [first, second] = [scheduler.acquire()!, scheduler.acquire()!];
+        expect(await first.saveState()).toEqual(Uint8Array.of(0));
+        expect(context.events).toEqual(["save 0"]);
+        context.events.length = 0;
+        // A step of sequence 0 runs; sequence 1 rolls back, saves, restores (one refused), and submits again meanwhile.
+        const running = first.decode([1, 2], 0, noRows);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(context.events).toEqual(["step 0"]);
+        second.removeFrom(3);
+        const saved = second.saveState();
+        const restored = second.restoreState(Uint8Array.of(0));
+        const refused = second.restoreState(new Uint8Array(0));
+        const next = second.decode([3], 3, noRows);
+        const [state] = await onFakeClock(Promise.all([saved, restored, refused.catch((error: Error) => error.message), running, next]));
+        expect(state).toEqual(Uint8Array.of(1));
+        await expect(refused).rejects.toThrow(/refused/);
+        expect(context.events).toEqual(["step 0", "step done", "remove 1 from 3", "save 1", "restore 1 from 0", "step 1", "step done"]);
+        // Disposed while a step runs: the edits queued behind it are refused.
+        const last = first.decode([3], 2, noRows).catch(() => undefined);
+        while (context.events.at(-1) !== "step 0") await vi.advanceTimersByTimeAsync(1);
+        const orphan = first.saveState().then(
+            () => "saved",
+            (error: Error) => error.message
+        );
+        scheduler.dispose();
+        expect(await onFakeClock(orphan)).toMatch(/disposed/);
+        await onFakeClock(last);
+        await expect(first.saveState()).rejects.toThrow(/disposed/);
     });
 
     it("learns how long the previous step's sequences take to come back and waits for them", async () => {

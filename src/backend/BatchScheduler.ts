@@ -63,7 +63,9 @@ interface Chunk {
  *
  * Rollbacks of a sequence arrive while another step may be running: they are applied at once when the
  * context is idle, else handed to the next decode, which applies them on its worker before decoding
- * (the event loop never blocks on a running decode).
+ * (the event loop never blocks on a running decode). Saving or restoring a sequence's KV cells
+ * (a prompt cache) is likewise done at once when the context is idle, else right after the running
+ * step and before the next, the rollbacks that arrived meanwhile applied first.
  */
 export class BatchScheduler {
     private readonly free: number[];
@@ -75,6 +77,8 @@ export class BatchScheduler {
     private readonly returnMilliseconds = new Map<number, number>();
     /** (sequence, from) pairs waiting for the context to be idle. */
     private removals: number[] = [];
+    /** State saves and restores that arrived while a step ran, run (in arrival order) before the next. */
+    private edits: Array<{run: () => void; reject: (error: unknown) => void}> = [];
     private running = false;
     private timer: NodeJS.Timeout | undefined;
     private launch: NodeJS.Immediate | undefined;
@@ -94,7 +98,9 @@ export class BatchScheduler {
         largestStep: 0,
         gatherMilliseconds: 0,
         decodeMilliseconds: 0,
-        deferredRemovals: 0
+        deferredRemovals: 0,
+        /** State saves and restores that arrived while a step ran, run after it. */
+        deferredStateEdits: 0
     };
     /** When the oldest pending submission arrived while no step ran. */
     private gatherSince: number | undefined;
@@ -126,6 +132,8 @@ export class BatchScheduler {
         return {
             decode: (tokens, start, group) => this.submit(sequence, tokens, start, group),
             removeFrom: (from) => this.remove(sequence, from),
+            saveState: () => this.edit(() => this.context.saveSequence(sequence)),
+            restoreState: (data) => this.edit(() => this.context.restoreSequence(sequence, data)),
             release: () => {
                 if (released) return;
                 released = true;
@@ -146,6 +154,34 @@ export class BatchScheduler {
         clearImmediate(this.launch);
         for (const submission of this.pending.splice(0)) submission.reject(new InvalidInputError("the model is disposed", "backend"));
         if (!this.running) this.context.dispose();
+    }
+
+    /**
+     * Runs a KV-cache edit of one sequence (saveSequence, restoreSequence) when no step runs: at once,
+     * or after the running step, and always after the rollbacks handed in before it.
+     */
+    private edit<T>(operation: () => T): Promise<T> {
+        if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
+        return new Promise<T>((resolve, reject) => {
+            const run = (): void => {
+                try {
+                    this.applyRemovals();
+                    resolve(operation());
+                } catch (error) {
+                    reject(error);
+                }
+            };
+            if (this.running) {
+                this.edits.push({run, reject});
+                this.stats.deferredStateEdits++;
+            } else run();
+        });
+    }
+
+    /** Rollbacks deferred while a step ran, applied now (the context must be idle). */
+    private applyRemovals(): void {
+        const removals = this.removals.splice(0);
+        for (let index = 0; index < removals.length; index += 2) this.context.removeTokens(removals[index]!, removals[index + 1]!, -1);
     }
 
     private submit(sequence: number, tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
@@ -318,12 +354,12 @@ export class BatchScheduler {
             this.running = false;
         }
         if (this.disposed) {
+            for (const edit of this.edits.splice(0)) edit.reject(new InvalidInputError("the model is disposed", "backend"));
             this.context.dispose();
             return;
         }
-        const removalsNow = this.removals.splice(0);
-        for (let index = 0; index < removalsNow.length; index += 2)
-            this.context.removeTokens(removalsNow[index]!, removalsNow[index + 1]!, -1);
+        this.applyRemovals();
+        for (const edit of this.edits.splice(0)) edit.run();
         this.schedule();
     }
 }

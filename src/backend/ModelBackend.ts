@@ -133,6 +133,13 @@ export interface BatchStatistics {
     readonly deferredRemovals: number;
 }
 
+/** A sequence's tokens and KV cache, saved to host memory (BackendSequence.saveState). */
+export interface SequenceState {
+    readonly tokens: readonly number[];
+    /** The backend's serialised KV cells (opaque); its length is the memory the state holds. */
+    readonly data: Uint8Array;
+}
+
 /** One growing token sequence with its KV cache. */
 export interface BackendSequence {
     /** Tokens currently in the KV cache, in order. */
@@ -159,6 +166,14 @@ export interface BackendSequence {
         sampling: SamplingOptions,
         options?: EvaluateOptions
     ): Promise<EvaluatedDistributions>;
+    /**
+     * A copy of the sequence's KV cache and tokens in host memory (llama.cpp's llama_state_seq_get_data),
+     * to put back later with restoreState, into this sequence or another of the same backend: what a
+     * prompt cache keeps of sequences it must reuse. Optional.
+     */
+    saveState?(): Promise<SequenceState>;
+    /** Replaces the sequence's tokens and KV cache with a saved state (llama_state_seq_set_data). Optional. */
+    restoreState?(state: SequenceState): Promise<void>;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */

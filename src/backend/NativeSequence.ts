@@ -1,7 +1,7 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError} from "../errors.js";
 import {checkEvaluation, checkRollback} from "./checkEvaluation.js";
-import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions} from "./ModelBackend.js";
+import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, SequenceState} from "./ModelBackend.js";
 import {NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
 import type {SequenceSlot} from "./SequenceSlot.js";
@@ -141,6 +141,36 @@ export class NativeSequence implements BackendSequence {
             this.slot.removeFrom(0);
             this.history.length = 0;
             return Promise.resolve();
+        });
+    }
+
+    /** The tokens and a host-memory copy of their KV cells, after the evaluations queued before it. */
+    public saveState(): Promise<SequenceState> {
+        return this.queue.run(async () => {
+            const tokens = [...this.history];
+            return {tokens, data: await this.slot.saveState()};
+        });
+    }
+
+    /**
+     * Replaces the sequence's tokens and KV cells by a saved state (of this backend's sequences), after
+     * the evaluations queued before it. A state the backend refuses leaves the sequence empty.
+     */
+    public restoreState(state: SequenceState): Promise<void> {
+        return this.queue.run(async () => {
+            const tokens = Array.from(state.tokens);
+            checkEvaluation(tokens, {}, {vocabularySize: this.sizes.vocabularySize, contextSize: this.sizes.contextSize, length: 0});
+            if (!(state.data instanceof Uint8Array)) throw new InvalidInputError("must be a Uint8Array", "state.data");
+            try {
+                await this.slot.restoreState(state.data);
+            } catch (error) {
+                // The slot emptied the sequence, or left it as it was (a malformed state): either way its cells no longer match the history.
+                this.history.length = 0;
+                this.slot.removeFrom(0);
+                throw error;
+            }
+            this.history.length = 0;
+            for (const token of tokens) this.history.push(token);
         });
     }
 

@@ -17,6 +17,10 @@ export interface SequenceSlot {
     decode(tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult>;
     /** Drops this sequence's positions from `from` on from the KV cache. */
     removeFrom(from: number): void;
+    /** A copy of this sequence's KV cells in host memory (NativeContextHandle.saveSequence), once no decode of its context runs. */
+    saveState(): Promise<Uint8Array>;
+    /** Replaces this sequence's KV cells by a saveState copy, once no decode of its context runs. */
+    restoreState(data: Uint8Array): Promise<void>;
     /** Gives the slot back (its KV cells are dropped); called once, after the last decode settled. */
     release(): void;
 }
@@ -54,6 +58,15 @@ export class OwnContextSlot implements SequenceSlot {
     public removeFrom(from: number): void {
         if (from === 0) this.context.clear();
         else this.context.removeTokens(0, from, -1);
+    }
+
+    // The sequence's OperationQueue runs these after its decode settled: nothing else decodes on this context.
+    public saveState(): Promise<Uint8Array> {
+        return new Promise((resolve) => resolve(this.context.saveSequence(0)));
+    }
+
+    public restoreState(data: Uint8Array): Promise<void> {
+        return new Promise((resolve) => resolve(this.context.restoreSequence(0, data)));
     }
 
     public release(): void {

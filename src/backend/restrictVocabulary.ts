@@ -4,7 +4,14 @@ import {InvalidInputError} from "../errors.js";
 import {processLogits} from "../distributions/processLogits.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {checkToken} from "./checkEvaluation.js";
-import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
+import type {
+    BackendSequence,
+    BackendTimings,
+    EvaluatedDistributions,
+    EvaluateOptions,
+    ModelBackend,
+    SequenceState
+} from "./ModelBackend.js";
 
 /**
  * `backend` seen through its first `size` token ids: every logits row is cut to `size` entries (the
@@ -54,12 +61,22 @@ export function restrictSequence(backend: ModelBackend, sequence: BackendSequenc
 
 class RestrictedSequence implements BackendSequence {
     public readonly evaluateArgmax?: (tokens: readonly number[], options?: EvaluateOptions) => Promise<number[]>;
+    public readonly saveState?: () => Promise<SequenceState>;
+    public readonly restoreState?: (state: SequenceState) => Promise<void>;
 
     public constructor(
         private readonly inner: BackendSequence,
         private readonly size: number
     ) {
         if (inner.evaluateArgmax != null) this.evaluateArgmax = (tokens, options) => this.argmaxOverShared(tokens, options);
+        if (inner.saveState != null && inner.restoreState != null) {
+            this.saveState = () => inner.saveState!();
+            this.restoreState = async (state) => {
+                // Tokens beyond the shared vocabulary never enter a restricted sequence (the state is another's).
+                state.tokens.forEach((token, index) => checkToken(token, this.size, `state.tokens[${index}]`));
+                await inner.restoreState!(state);
+            };
+        }
     }
 
     public get tokens(): readonly number[] {

@@ -1,4 +1,4 @@
-import type {BackendSequence, EvaluateOptions, ModelBackend} from "../../backend/ModelBackend.js";
+import type {BackendSequence, EvaluateOptions, ModelBackend, SequenceState} from "../../backend/ModelBackend.js";
 import {argmax} from "../../distributions/argmax.js";
 import {Random} from "../../random/Random.js";
 
@@ -93,6 +93,15 @@ export class BigramBackend implements ModelBackend {
             },
             async clear() {
                 tokens.length = 0;
+            },
+            // The "KV cache" is the tokens themselves: the data is their bytes (4 per token, as a native state's size grows with them).
+            async saveState(): Promise<SequenceState> {
+                return {tokens: [...tokens], data: new Uint8Array(Int32Array.from(tokens).buffer)};
+            },
+            async restoreState(state: SequenceState) {
+                if (state.tokens.length > contextSize) throw new RangeError("context overflow");
+                tokens.length = 0;
+                tokens.push(...state.tokens);
             },
             async dispose() {}
         };
