@@ -1,4 +1,6 @@
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
+import {SavedPromptStates} from "./SavedPromptStates.js";
+import {sharedPrefixLength} from "./sharedPrefixLength.js";
 
 /** The sequences one request runs on, and how to hand them back. */
 export interface PromptCacheLease {
@@ -26,17 +28,34 @@ interface Entry {
  * used idle one. A sequence leased to another tenant than the one whose tokens it holds, or to a
  * request with cache_prompt off, is emptied first: one API key's prompts never shorten another's
  * prompt processing (which would tell it what the other sent).
+ *
+ * With `savedStateBytes` (llama-server's --cache-ram), a sequence about to be given to a prompt that
+ * would discard most of what it holds first saves its KV to host memory (SavedPromptStates); a request
+ * whose prompt shares a longer prefix with a saved state than with any idle sequence gets that state
+ * restored. Saved states are per tenant too.
  */
 export class PromptCache {
     private readonly entries: Entry[] = [];
     private clock = 0;
+    private readonly states: SavedPromptStates | undefined;
+    /** Saved states put back into a sequence so far. */
+    public restores = 0;
 
     public constructor(
         private readonly target: ModelBackend,
         private readonly draft: ModelBackend | undefined,
         /** Sequences kept at most (the server's concurrent generations: one per slot). */
-        private readonly capacity: number
-    ) {}
+        private readonly capacity: number,
+        options: {readonly savedStateBytes?: number} = {}
+    ) {
+        const bytes = options.savedStateBytes ?? 0;
+        this.states = bytes > 0 ? new SavedPromptStates(bytes) : undefined;
+    }
+
+    /** Bytes of KV saved to host memory now, and how many states. */
+    public get saved(): {readonly bytes: number; readonly count: number} {
+        return {bytes: this.states?.bytes ?? 0, count: this.states?.count ?? 0};
+    }
 
     /** Sequences held now, leased or idle. */
     public get size(): number {
@@ -53,11 +72,19 @@ export class PromptCache {
      * `prompt`; `reuse` false (cache_prompt off) starts from empty ones.
      */
     public async lease(tenant: string, prompt: readonly number[], reuse: boolean, withDraft: boolean): Promise<PromptCacheLease> {
-        const entry = (reuse ? this.longestMatch(tenant, prompt) : undefined) ?? (await this.freeEntry());
+        const live = reuse ? this.longestMatch(tenant, prompt) : undefined;
+        const saved = reuse && this.states !== undefined ? this.states.longestMatch(tenant, prompt) : undefined;
+        const restore = saved?.state !== undefined && saved.length > (live?.length ?? 0) ? saved.state : undefined;
+        const entry = restore === undefined && live !== undefined && this.worthKeeping(live) ? live.entry : await this.freeEntry();
         entry.leased = true;
         try {
+            await this.saveBeforeReuse(entry, prompt);
             if (entry.tenant !== tenant || !reuse) await this.empty(entry);
             entry.tenant = tenant;
+            if (restore !== undefined) {
+                await entry.target.restoreState!(restore);
+                this.restores++;
+            }
             if (withDraft && entry.draft === undefined && this.draft !== undefined) entry.draft = await this.draft.createSequence();
         } catch (error) {
             await this.drop(entry);
@@ -87,8 +114,8 @@ export class PromptCache {
         }
     }
 
-    /** The tenant's idle entry sharing the longest prefix (at least one token) with `prompt`. */
-    private longestMatch(tenant: string, prompt: readonly number[]): Entry | undefined {
+    /** The tenant's idle entry sharing the longest prefix (at least one token) with `prompt`, and that length. */
+    private longestMatch(tenant: string, prompt: readonly number[]): {readonly entry: Entry; readonly length: number} | undefined {
         let best: Entry | undefined;
         let bestLength = 0;
         for (const entry of this.entries) {
@@ -99,7 +126,27 @@ export class PromptCache {
                 bestLength = length;
             }
         }
-        return best;
+        return best === undefined ? undefined : {entry: best, length: bestLength};
+    }
+
+    /**
+     * Whether to run on a matching idle sequence rather than a fresh one: yes when it keeps at least
+     * half of what it holds, or when no new sequence may be made (a fresh one keeps the match for later).
+     */
+    private worthKeeping(match: {readonly entry: Entry; readonly length: number}): boolean {
+        return this.entries.length >= this.capacity || 2 * match.length >= match.entry.target.tokens.length;
+    }
+
+    /**
+     * Saves what `entry` holds to host memory when giving it to `prompt` discards most of it (over half,
+     * at least minimumSavedTokens), unless its tenant already keeps a state holding as much.
+     */
+    private async saveBeforeReuse(entry: Entry, prompt: readonly number[]): Promise<void> {
+        const states = this.states;
+        const held = entry.target.tokens;
+        if (states === undefined || entry.target.saveState == null || held.length < minimumSavedTokens) return;
+        if (2 * sharedPrefixLength(held, prompt) >= held.length || states.covers(entry.tenant, held)) return;
+        states.add(entry.tenant, await entry.target.saveState());
     }
 
     /** A new entry while below capacity, else the least recently used idle one (a new one if none is idle). */
@@ -125,10 +172,5 @@ export class PromptCache {
     }
 }
 
-/** Leading tokens `a` and `b` have in common. */
-export function sharedPrefixLength(a: readonly number[], b: readonly number[]): number {
-    const limit = Math.min(a.length, b.length);
-    let length = 0;
-    while (length < limit && a[length] === b[length]) length++;
-    return length;
-}
+/** Shorter prompts are cheaper to decode again than to keep. */
+const minimumSavedTokens = 8;

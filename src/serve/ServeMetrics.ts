@@ -80,6 +80,7 @@ export class ServeMetrics {
         options: {
             processMetrics?: boolean;
             suffixCacheNodes?: () => number;
+            promptCache?: () => {readonly bytes: number; readonly count: number; readonly restores: number};
             batchStatistics?: () => Record<"target" | "draft", BatchStatistics | undefined>;
         } = {}
     ) {
@@ -204,6 +205,28 @@ export class ServeMetrics {
                     this.set({model_name: modelName}, suffixCacheNodes());
                 }
             });
+        const promptCache = options.promptCache;
+        if (promptCache != null) {
+            new Gauge({
+                name: "prompt_cache_saved_bytes",
+                help: "Host memory held by KV caches saved from slots given to other prompts (--cache-ram bounds it).",
+                labelNames: ["model_name"],
+                registers,
+                collect() {
+                    this.set({model_name: modelName}, promptCache().bytes);
+                }
+            });
+            new Counter({
+                name: "prompt_cache_restores_total",
+                help: "Saved KV caches restored into a slot for a prompt sharing a prefix with them.",
+                labelNames: ["model_name"],
+                registers,
+                collect() {
+                    this.reset();
+                    this.inc({model_name: modelName}, promptCache().restores);
+                }
+            });
+        }
         const batchStatistics = options.batchStatistics;
         if (batchStatistics != null) {
             // Totals kept by the schedulers, copied at scrape time.

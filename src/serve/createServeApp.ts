@@ -34,6 +34,9 @@ import type {ServeEnv, ServeState} from "./ServeState.js";
 import {type SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 
+/** llama-server's --cache-ram default: 8 GiB of saved KV. */
+export const defaultPromptCacheBytes = 8 * 1024 ** 3;
+
 export interface ServeAppOptions {
     readonly target: ModelBackend;
     /** Without a draft every request decodes target-only. */
@@ -48,6 +51,11 @@ export interface ServeAppOptions {
     readonly chatTemplate?: ChatTemplate;
     /** Generations decoded at once. Default 4. */
     readonly maxConcurrency?: number;
+    /**
+     * Host memory for KV caches saved from slots given to other prompts, restored when a prompt shares
+     * a prefix with one (llama-server's --cache-ram). Default 8 GiB, as llama-server's; 0 keeps none.
+     */
+    readonly promptCacheBytes?: number;
     /** Requests waiting for a slot before new ones get 429. Default 64. */
     readonly maxQueue?: number;
     /** Largest accepted request body in bytes. Default 1 MiB. */
@@ -157,6 +165,9 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
 /** What every handler shares: models, defaults, slots, metrics, fingerprints and the per-tenant state. */
 function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal): ServeState {
     const slots = new GenerationSlots(options.maxConcurrency ?? 4, options.maxQueue ?? 64);
+    const promptCache = new PromptCache(options.target, options.draft, slots.maxConcurrency, {
+        savedStateBytes: options.promptCacheBytes ?? defaultPromptCacheBytes
+    });
     const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
     const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);
     const tenants = new TenantResources(options.draft, options.target.vocabularySize, options.target.vocabularyIdentity(), {
@@ -184,10 +195,11 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         samplerDefaults,
         chatTemplate,
         slots,
-        promptCache: new PromptCache(options.target, options.draft, slots.maxConcurrency),
+        promptCache,
         metrics: new ServeMetrics(options.modelName, slots, {
             processMetrics: options.processMetrics,
             suffixCacheNodes: () => tenants.suffixCacheNodes,
+            promptCache: () => ({...promptCache.saved, restores: promptCache.restores}),
             batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics})
         }),
         fingerprints: new SystemFingerprints({

@@ -83,6 +83,27 @@ describe("prompt caching in serve", () => {
     });
 });
 
+describe("saved prompt states (--cache-ram)", () => {
+    it("a slot given to another prompt keeps its KV in host memory, and the first prompt gets it back", async () => {
+        const first = {prompt: "a long first prompt about the family", max_tokens: 3, temperature: 0};
+        const second = {prompt: "something else entirely", max_tokens: 3, temperature: 0};
+        const {app, state} = serve({maxConcurrency: 1});
+        await complete(app, keys.a, first);
+        await complete(app, keys.a, second);
+        const again = await complete(app, keys.a, first);
+        expect(cachedTokens(again)).toBe(again.usage.prompt_tokens - 1);
+        expect(state.promptCache.restores).toBe(1);
+        expect(state.promptCache.saved.count).toBeGreaterThan(0);
+        // Another key never gets it.
+        expect(cachedTokens(await complete(app, keys.b, first))).toBe(0);
+        // Without the memory, the slot holds the second prompt only.
+        const {app: without} = serve({maxConcurrency: 1, promptCacheBytes: 0});
+        await complete(without, keys.a, first);
+        await complete(without, keys.a, second);
+        expect(cachedTokens(await complete(without, keys.a, first))).toBeLessThanOrEqual(1);
+    });
+});
+
 describe("PromptCache", () => {
     it("keeps at most its capacity, evicts the least recently used, and empties what a failed generation leaves", async () => {
         const cache = new PromptCache(target, undefined, 2);

@@ -38,6 +38,7 @@ interface ServeCliOptions {
     stepTokens: number;
     kvUnified: boolean;
     maxQueue: number;
+    cacheRam: number;
     maxBodyBytes: number;
     maxPromptBytesPerToken: number;
     drainTimeout: number;
@@ -106,6 +107,12 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             false
         )
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
+        .option(
+            "--cache-ram <MiB>",
+            "host memory for KV caches saved from slots given to other prompts, restored for prompts sharing a prefix (llama-server's --cache-ram; 0 keeps none)",
+            integerOption(0, 1_048_576),
+            8192
+        )
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
         .option(
             "--max-prompt-bytes-per-token <N>",
@@ -217,6 +224,7 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
         port: options.port,
         maxConcurrency: options.maxConcurrency,
         maxQueue: options.maxQueue,
+        promptCacheBytes: options.cacheRam * 1024 ** 2,
         maxBodyBytes: options.maxBodyBytes,
         maxPromptBytesPerToken: options.maxPromptBytesPerToken,
         processMetrics: true,
