@@ -38,16 +38,15 @@
  *
  * Writes a Markdown table to stdout and everything (per prompt) to .specgate/bench-block/result-<date>.json.
  */
-import {cpuInstructionSet} from "./cpuInstructionSet.js";
+import {benchMachine} from "./cpuInstructionSet.js";
 import {spawnSync} from "node:child_process";
 import {mkdir} from "node:fs/promises";
-import {cpus, loadavg} from "node:os";
+import {loadavg} from "node:os";
 import {join} from "node:path";
 import {parseArgs} from "node:util";
 import normalQuantile from "@stdlib/stats-base-dists-normal-quantile";
 import {loadModelBackend} from "../src/backend/loadModelBackend.js";
 import type {ModelBackend} from "../src/backend/ModelBackend.js";
-import {nativeAddon} from "../src/backend/nativeAddon.js";
 import type {BatteryItem} from "../src/batteries/BatteryItem.js";
 import {loadBattery} from "../src/batteries/loadBattery.js";
 import {renderMessagesAsText} from "../src/chat/renderMessagesAsText.js";
@@ -115,28 +114,12 @@ const ignoreEos = !flags["stop-at-eos"];
 const threads = 1;
 
 // ---- the machine -------------------------------------------------------------------------------
-const instructionSet = cpuInstructionSet();
 function git(...args: string[]): string {
     const result = spawnSync("git", ["-C", root, ...args], {encoding: "utf8"});
     return result.status === 0 ? result.stdout.trim() : "unknown";
 }
 const started = new Date();
-const machine = {
-    cpu: cpus()[0]?.model ?? "unknown",
-    cores: cpus().length,
-    avx512: instructionSet.includes("AVX-512F"),
-    instructionSet,
-    ggmlSystemInfo: (() => {
-        try {
-            return nativeAddon("cpu").backendInfo().systemInfo;
-        } catch (error) {
-            return `unavailable: ${(error as Error).message}`;
-        }
-    })(),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    loadAverageAtStart: loadavg()
-};
+const machine = {...benchMachine(), loadAverageAtStart: loadavg()};
 const commit = git("rev-parse", "HEAD");
 const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
 
@@ -468,7 +451,7 @@ const lines = [
     `## block vs strict: tokens per target call and wall-clock (issue #34)`,
     "",
     `${started.toISOString()} · commit ${commit.slice(0, 12)}${dirty ? " (uncommitted changes)" : ""} · ${machine.cpu}, ${machine.cores} cores, ` +
-        `AVX-512 ${machine.avx512 ? "yes" : "no"} (${instructionSet.join(" ") || "none listed"}) · ${machine.platform}, Node ${machine.node} · ` +
+        `AVX-512 ${machine.avx512 ? "yes" : "no"} (${machine.instructionSet.join(" ") || "none listed"}) · ${machine.platform}, Node ${machine.node} · ` +
         `load average ${machine.loadAverageAtStart.map((value) => value.toFixed(2)).join(" ")}`,
     `native backend, ${threads} thread, γ = ${gamma}, sampled drafts (model drafter), max tokens ${maxTokens}` +
         `${ignoreEos ? " (EOS ignored: every generation is max tokens long)" : " (stops at EOS)"}, ${promptCount} prompts per group (prompt i, seed ${seedBase} + i), ` +

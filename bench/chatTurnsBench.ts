@@ -52,7 +52,8 @@ import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {freePort} from "../src/serve/testing/freePort.js";
-import {draftModelFlags, llamaServerSampling, shellQuote} from "./llamaCppTools.js";
+import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
+import {commandLine, fixed, log, median, sleep, sseData, writeJsonResult} from "./benchUtilities.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -166,37 +167,6 @@ const cannedReply = (turn: number): string =>
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
-const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
-const fixed = (number: number | undefined, digits = 1): string =>
-    number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
-const commandLine = (parts: readonly string[]): string =>
-    parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
-/** Median (the lower middle of an even count, as nearest-rank percentiles). */
-function median(values: readonly number[]): number {
-    const finite = values.filter(Number.isFinite).sort((a, b) => a - b);
-    return finite.length === 0 ? Number.NaN : finite[Math.ceil(finite.length / 2) - 1];
-}
-
-/** Yields the `data:` payload of each server-sent event of a response body. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for await (const bytes of body) {
-        buffer += decoder.decode(bytes, {stream: true});
-        for (let end = buffer.search(/\r?\n\r?\n/); end >= 0; end = buffer.search(/\r?\n\r?\n/)) {
-            const event = buffer.slice(0, end);
-            buffer = buffer.slice(end + (buffer[end] === "\r" ? 4 : 2));
-            const data = event
-                .split(/\r?\n/)
-                .filter((line) => line.startsWith("data:"))
-                .map((line) => line.slice(5).replace(/^ /, ""))
-                .join("\n");
-            if (data !== "") yield data;
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The servers
@@ -503,26 +473,18 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join("\n")}\n`);
 
     const jsonPath = values.json ?? join(outDirectory, `result-${startedAt.toISOString().replace(/[:.]/g, "-")}.json`);
-    await mkdir(dirname(resolve(jsonPath)), {recursive: true});
-    await writeFile(
-        jsonPath,
-        `${JSON.stringify(
-            {
-                date: startedAt.toISOString(),
-                finished: new Date().toISOString(),
-                machine,
-                loadAverage: {start: loadAtStart, end: loadavg()},
-                case: {label: chatCase.label, target: chatCase.target, draft: chatCase.draft, context: chatCase.context},
-                settings: {rounds, turns, maxTokens, replies, gamma, threads, arms: armNames},
-                commands,
-                summaries,
-                targets,
-                requests: records
-            },
-            null,
-            2
-        )}\n`
-    );
+    await writeJsonResult(jsonPath, {
+        date: startedAt.toISOString(),
+        finished: new Date().toISOString(),
+        machine,
+        loadAverage: {start: loadAtStart, end: loadavg()},
+        case: {label: chatCase.label, target: chatCase.target, draft: chatCase.draft, context: chatCase.context},
+        settings: {rounds, turns, maxTokens, replies, gamma, threads, arms: armNames},
+        commands,
+        summaries,
+        targets,
+        requests: records
+    });
     log(`wrote ${jsonPath}`);
 }
 

@@ -39,16 +39,15 @@
  * --fixed-threads turns specgate's adaptiveThreads off (NativeBackendOptions): always the requested threads.
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
-import {cpuInstructionSet} from "./cpuInstructionSet.js";
+import {benchMachine} from "./cpuInstructionSet.js";
 import {spawn, spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
-import {cpus, loadavg} from "node:os";
+import {loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "../src/backend/ModelBackend.js";
 import {NativeBackend} from "../src/backend/NativeBackend.js";
-import {nativeAddon} from "../src/backend/nativeAddon.js";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import type {SamplingOptions} from "../src/distributions/SamplingOptions.js";
 import {generate} from "../src/engine/generate.js";
@@ -507,23 +506,7 @@ interface PairRow {
     nativeCommand: string;
 }
 
-const instructionSet = cpuInstructionSet();
-const machine = {
-    cpu: cpus()[0]?.model ?? "unknown",
-    cores: cpus().length,
-    avx512: instructionSet.includes("AVX-512F"),
-    instructionSet,
-    /** ggml's view of the CPU (llama_print_system_info through the addon): what the compute kernels were built for. */
-    ggmlSystemInfo: (() => {
-        try {
-            return nativeAddon("cpu").backendInfo().systemInfo;
-        } catch (error) {
-            return `unavailable: ${(error as Error).message}`;
-        }
-    })(),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`
-};
+const machine = benchMachine();
 const llamaCommit = (() => {
     const result = spawnSync("git", ["-C", join(root, "native/build/llama.cpp"), "describe", "--always", "--tags"], {encoding: "utf8"});
     return result.status === 0 ? result.stdout.trim() : "unknown";

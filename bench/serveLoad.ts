@@ -58,7 +58,7 @@
  */
 import {spawn, type ChildProcess} from "node:child_process";
 import {existsSync, readdirSync, readFileSync} from "node:fs";
-import {mkdir, open, writeFile} from "node:fs/promises";
+import {mkdir, open} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -66,6 +66,7 @@ import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
+import {commandLine, fixed, log, median, percentile, sleep, sseData, writeJsonResult} from "./benchUtilities.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -151,21 +152,6 @@ const prompts = benchCase.prompts();
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
-const sleep = (milliseconds: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, milliseconds));
-const fixed = (number: number | undefined, digits = 1): string =>
-    number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
-const shellQuote = (part: string): string => (/^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`);
-const commandLine = (parts: readonly string[]): string =>
-    parts.map((part) => shellQuote(part.startsWith(root + "/") ? part.slice(root.length + 1) : part)).join(" ");
-/** Nearest-rank percentile. */
-function percentile(values: readonly number[], fraction: number): number {
-    if (values.length === 0) return Number.NaN;
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
-}
-const median = (values: readonly number[]): number => percentile(values, 0.5);
-
 /**
  * CPU seconds (user + system) used so far by a process and its descendants (Linux /proc; NaN
  * elsewhere): how many cores an arm really kept busy, since `--threads` bounds one evaluation's
@@ -197,25 +183,6 @@ function cpuSeconds(pid: number | undefined): number {
         return total;
     } catch {
         return Number.NaN;
-    }
-}
-
-/** Yields the `data:` payload of each server-sent event of a response body. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for await (const bytes of body) {
-        buffer += decoder.decode(bytes, {stream: true});
-        for (let end = buffer.search(/\r?\n\r?\n/); end >= 0; end = buffer.search(/\r?\n\r?\n/)) {
-            const event = buffer.slice(0, end);
-            buffer = buffer.slice(end + (buffer[end] === "\r" ? 4 : 2));
-            const data = event
-                .split(/\r?\n/)
-                .filter((line) => line.startsWith("data:"))
-                .map((line) => line.slice(5).replace(/^ /, ""))
-                .join("\n");
-            if (data !== "") yield data;
-        }
     }
 }
 
@@ -896,53 +863,45 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join("\n")}\n`);
 
     const jsonPath = values.json ?? join(outDirectory, `result-${startedAt.toISOString().replace(/[:.]/g, "-")}.json`);
-    await mkdir(dirname(resolve(jsonPath)), {recursive: true});
-    await writeFile(
-        jsonPath,
-        `${JSON.stringify(
-            {
-                date: startedAt.toISOString(),
-                finished: new Date().toISOString(),
-                machine,
-                commit,
-                loadAverage: {start: loadAtStart, end: loadavg()},
-                case: benchCase,
-                settings: {
-                    specgateExtraArgs,
-                    streams: streamLevels,
-                    rounds,
-                    requestsPerClient: streamLevels.map(requestsOf),
-                    maxTokens,
-                    gamma,
-                    threads,
-                    contextPerSlot,
-                    temperature,
-                    arms: armNames,
-                    prompts
-                },
-                commands,
-                llamaServerConfigs,
-                summaries,
-                scaling,
-                targets: [...comparisons.flatMap((comparison) => comparison.targets), ...globalTargets],
-                comparisons: Object.fromEntries(
-                    comparisons.map((comparison) => [
-                        comparison.arm,
-                        {
-                            pairedThroughputRatios: comparison.pairedRatios,
-                            targets: comparison.targets,
-                            mismatchedTokenCounts: comparison.mismatched
-                        }
-                    ])
-                ),
-                rounds_: roundResults,
-                errors,
-                requests: records
-            },
-            null,
-            2
-        )}\n`
-    );
+    await writeJsonResult(jsonPath, {
+        date: startedAt.toISOString(),
+        finished: new Date().toISOString(),
+        machine,
+        commit,
+        loadAverage: {start: loadAtStart, end: loadavg()},
+        case: benchCase,
+        settings: {
+            specgateExtraArgs,
+            streams: streamLevels,
+            rounds,
+            requestsPerClient: streamLevels.map(requestsOf),
+            maxTokens,
+            gamma,
+            threads,
+            contextPerSlot,
+            temperature,
+            arms: armNames,
+            prompts
+        },
+        commands,
+        llamaServerConfigs,
+        summaries,
+        scaling,
+        targets: [...comparisons.flatMap((comparison) => comparison.targets), ...globalTargets],
+        comparisons: Object.fromEntries(
+            comparisons.map((comparison) => [
+                comparison.arm,
+                {
+                    pairedThroughputRatios: comparison.pairedRatios,
+                    targets: comparison.targets,
+                    mismatchedTokenCounts: comparison.mismatched
+                }
+            ])
+        ),
+        rounds_: roundResults,
+        errors,
+        requests: records
+    });
     log(`wrote ${jsonPath}`);
 }
 
