@@ -161,4 +161,25 @@ describe("BatchScheduler scheduling", () => {
         expect(context.steps.length).toBeLessThanOrEqual(rounds + 4);
         scheduler.dispose();
     });
+
+    it("stops waiting for a sequence said to be idle (parked in a prompt cache between requests)", async () => {
+        const run = async (parkFirst: boolean): Promise<number> => {
+            const context = new RecordingContext(60);
+            const scheduler = new BatchScheduler(context, 2, {stepTokens: 512});
+            const [first, second] = [scheduler.acquire()!, scheduler.acquire()!];
+            // Both learn their return time together; then the first's request ends.
+            // Both come back 20 ms after each step (their JS and draft work); then the first's request ends.
+            for (let round = 0; round < 3; round++)
+                await onFakeClock(Promise.all([first, second].map(async (slot) => slot.decode([1], round, noRows).then(() => sleep(20)))));
+            if (parkFirst) first.idle();
+            const submitted = performance.now();
+            await onFakeClock(second.decode([1], 3, noRows));
+            scheduler.dispose();
+            return performance.now() - submitted - 60;
+        };
+        // Without the notice the step waits for the first sequence's usual return (1.5 × 20 ms + 1 after
+        // its hand-out, 20 ms of which have passed); with it, it starts at once.
+        expect(await run(false)).toBeGreaterThan(5);
+        expect(await run(true)).toBeLessThanOrEqual(1);
+    });
 });

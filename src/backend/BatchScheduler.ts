@@ -132,6 +132,11 @@ export class BatchScheduler {
         return {
             decode: (tokens, start, group) => this.submit(sequence, tokens, start, group),
             removeFrom: (from) => this.remove(sequence, from),
+            // A sequence parked between requests is not coming back with a submission soon.
+            idle: () => {
+                this.expected.delete(sequence);
+                this.schedule();
+            },
             saveState: () => this.edit(() => this.context.saveSequence(sequence)),
             restoreState: (data) => this.edit(() => this.context.restoreSequence(sequence, data)),
             release: () => {

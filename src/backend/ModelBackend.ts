@@ -174,6 +174,11 @@ export interface BackendSequence {
     saveState?(): Promise<SequenceState>;
     /** Replaces the sequence's tokens and KV cache with a saved state (llama_state_seq_set_data). Optional. */
     restoreState?(state: SequenceState): Promise<void>;
+    /**
+     * Says no evaluation will come until further notice (a prompt cache keeps the sequence between
+     * requests), so a batching backend stops holding its steps for this sequence. Optional.
+     */
+    idle?(): void;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */

@@ -136,6 +136,10 @@ export class NativeSequence implements BackendSequence {
         });
     }
 
+    public idle(): void {
+        this.slot.idle();
+    }
+
     public clear(): Promise<void> {
         return this.queue.run(() => {
             this.slot.removeFrom(0);

@@ -21,6 +21,8 @@ export interface SequenceSlot {
     saveState(): Promise<Uint8Array>;
     /** Replaces this sequence's KV cells by a saveState copy, once no decode of its context runs. */
     restoreState(data: Uint8Array): Promise<void>;
+    /** No decode will come until further notice (the sequence waits in a prompt cache): a shared step stops waiting for it. */
+    idle(): void;
     /** Gives the slot back (its KV cells are dropped); called once, after the last decode settled. */
     release(): void;
 }
@@ -68,6 +70,9 @@ export class OwnContextSlot implements SequenceSlot {
     public restoreState(data: Uint8Array): Promise<void> {
         return new Promise((resolve) => resolve(this.context.restoreSequence(0, data)));
     }
+
+    /** Nothing waits for a sequence on a context of its own. */
+    public idle(): void {}
 
     public release(): void {
         this.onRelease(this.context);

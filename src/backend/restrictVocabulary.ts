@@ -127,6 +127,10 @@ class RestrictedSequence implements BackendSequence {
         return this.inner.rollback(count);
     }
 
+    public idle(): void {
+        this.inner.idle?.();
+    }
+
     public clear(): Promise<void> {
         return this.inner.clear();
     }

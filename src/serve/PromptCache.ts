@@ -96,6 +96,8 @@ export class PromptCache {
             release: async (intact) => {
                 if (!entry.leased) return;
                 entry.lastUsed = ++this.clock;
+                entry.target.idle?.();
+                entry.draft?.idle?.();
                 if (this.entries.length > this.capacity) return this.drop(entry);
                 try {
                     if (!intact) await this.empty(entry);
