@@ -120,7 +120,8 @@ export function summarizeFairness(input: {
     };
 }
 
-function sumRuns(records: readonly FairnessItemRecord[]) {
+/** The generation counters of `records` summed (token counts, times, drafts), one total for a group or a battery. */
+export function sumRuns(records: readonly FairnessItemRecord[]) {
     const total = {
         baselineTokens: 0,
         baselineMilliseconds: 0,

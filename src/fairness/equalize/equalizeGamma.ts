@@ -8,6 +8,7 @@ import {stratifiedBootstrap} from "../../statistics/stratifiedBootstrap.js";
 import type {FairnessAnalysis} from "../FairnessAnalysis.js";
 import type {FairnessItemRecord} from "../FairnessItemRecord.js";
 import {measureFairnessItem} from "../measureFairnessItem.js";
+import {sumRuns} from "../summarizeFairness.js";
 import type {EqualizeAnalysis, EqualizedGroup} from "./EqualizeAnalysis.js";
 import {measureVerificationCosts} from "./measureVerificationCosts.js";
 import {predictGammaSpeedups, type VerificationCosts} from "./predictGammaSpeedups.js";
@@ -127,20 +128,6 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
             }
         }
     };
-}
-
-function sumRuns(records: readonly FairnessItemRecord[]) {
-    const total = {
-        baselineTokens: 0,
-        baselineMilliseconds: 0,
-        speculativeTokens: 0,
-        speculativeMilliseconds: 0,
-        drafts: 0,
-        draftTokens: 0,
-        acceptedTokens: 0
-    };
-    for (const {run} of records) for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += run[key];
-    return total;
 }
 
 /** Speculative over target-only tokens per second, pooled over the items — the analysis's speed-up. */
