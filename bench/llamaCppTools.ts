@@ -51,6 +51,14 @@ export function draftModelFlags(draft: string, gamma: number): string[] {
     ];
 }
 
+/**
+ * llama.cpp's n-gram lookup drafting up to γ tokens from the last 3 (its defaults, 12 and 48, would
+ * rarely match in a short generation); `specType` names another n-gram variant with the same sizes.
+ */
+export function ngramDraftFlags(gamma: number, specType = "ngram-simple"): string[] {
+    return ["--spec-type", specType, "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", String(gamma)];
+}
+
 /** One argument as a POSIX shell word, for printing reproducible command lines. */
 export function shellQuote(part: string): string {
     return /^[\w@%+=:,./-]+$/.test(part) ? part : `'${part.replace(/'/g, `'\\''`)}'`;

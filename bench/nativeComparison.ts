@@ -58,6 +58,7 @@ import {
     draftModelFlags,
     llamaServerSampling,
     nativeSamplerFlags,
+    ngramDraftFlags,
     runSpeculativeSimpleUntilSummary,
     runTool as runLlamaCppTool,
     shellQuote
@@ -328,19 +329,8 @@ async function runSpeculativeSimple(options: {
     tokens: number;
     seed: number;
 }): Promise<SpeculativeRun> {
-    // A draft model drafts exactly γ tokens a step (no minimum, no confidence cut-off); ngram-simple looks up
-    // the last 3 tokens and proposes up to γ (its defaults, 12 and 48, would rarely match in 64 tokens).
-    const drafting =
-        options.draft != null
-            ? draftModelFlags(options.draft, gamma)
-            : [
-                  "--spec-type",
-                  options.specType ?? "ngram-simple",
-                  "--spec-ngram-simple-size-n",
-                  "3",
-                  "--spec-ngram-simple-size-m",
-                  String(gamma)
-              ];
+    // A draft model drafts exactly γ tokens a step (no minimum, no confidence cut-off); n-gram lookup up to γ.
+    const drafting = options.draft != null ? draftModelFlags(options.draft, gamma) : ngramDraftFlags(gamma, options.specType);
     const args = [
         "-m",
         options.target,

@@ -37,6 +37,7 @@ import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
 import {
     draftModelFlags,
     nativeSamplerFlags,
+    ngramDraftFlags,
     runSpeculativeSimpleUntilSummary,
     runTool as runLlamaCppTool,
     shellQuote
@@ -223,9 +224,7 @@ async function runSpeculativeSimple(options: {
     seed: number;
 }): Promise<NativeRun> {
     const drafting =
-        options.draft != null
-            ? [...draftModelFlags(options.draft, gamma), ...(onGpu ? ["-ngld", "99"] : [])]
-            : ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", String(gamma)];
+        options.draft != null ? [...draftModelFlags(options.draft, gamma), ...(onGpu ? ["-ngld", "99"] : [])] : ngramDraftFlags(gamma);
     const sampler = nativeSamplerFlags(options.temperature, options.seed);
     const args = [
         "-m",
