@@ -8,7 +8,7 @@ import type {CompletionRequest} from "./completionRequestSchema.js";
 import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";
 import type {ServeState} from "./ServeState.js";
 import {grammarForResponseFormat} from "../constraints/jsonSchemaGrammar.js";
-import {constraintFor} from "../constraints/constraintFor.js";
+import {assertConstrainable} from "../constraints/constraintFor.js";
 
 /** A validated request turned into what the engine runs. */
 export interface PreparedGeneration {
@@ -83,13 +83,10 @@ export function completionPromptTokens(state: ServeState, prompt: CompletionRequ
     return [...tokens];
 }
 
-/**
- * The grammar of a request's response_format, checked here (a grammar made and dropped) so a target
- * that cannot be constrained is a 400 before the request waits for a slot.
- */
+/** The grammar of a request's response_format; a 400 before the request waits for a slot when the target cannot be constrained. */
 function responseGrammar(state: ServeState, request: CompletionRequest | ChatCompletionRequest): string | undefined {
     const grammar = grammarForResponseFormat(request.response_format);
-    if (grammar !== undefined) constraintFor(state.target, grammar, "response_format").dispose();
+    if (grammar !== undefined) assertConstrainable(state.target, "response_format");
     return grammar;
 }
 
