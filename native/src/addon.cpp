@@ -73,6 +73,11 @@ struct Request {
     std::vector<OutputGroup> groups;
     /** (sequence, from) pairs: positions from `from` on are dropped from the KV cache before the decode. */
     std::vector<int32_t> removals;
+    /**
+     * (batch index, sequence) pairs: more sequences the token at that index belongs to (a token tree's
+     * shared nodes), after its own `sequences` entry, which llama.cpp's attention mask reads.
+     */
+    std::vector<int32_t> shared;
 };
 
 /**
@@ -135,7 +140,7 @@ struct ContextState {
         if (batchCapacity < count) {
             if (batchCapacity > 0) llama_batch_free(batch);
             batchCapacity = 0;
-            batch = llama_batch_init(count, 0, 1);
+            batch = llama_batch_init(count, 0, static_cast<int32_t>(sequenceCount));
             batchCapacity = count;
         }
         std::vector<int8_t> wanted(tokens.size(), 0);
@@ -148,6 +153,10 @@ struct ContextState {
             batch.n_seq_id[index] = 1;
             batch.seq_id[index][0] = request.sequences[static_cast<size_t>(index)];
             batch.logits[index] = wanted[static_cast<size_t>(index)];
+        }
+        for (size_t index = 0; index + 1 < request.shared.size(); index += 2) {
+            const int32_t token = request.shared[index];
+            batch.seq_id[token][batch.n_seq_id[token]++] = request.shared[index + 1];
         }
         UseThreads(adaptiveThreads ? threadsForDecode(threads) : threads);
         timings.threads = activeThreads;
@@ -245,6 +254,7 @@ public:
                                taggedMethod<NativeContext, &NativeContext::Decode>("decode"),
                                taggedMethod<NativeContext, &NativeContext::DecodeNow>("decodeNow"),
                                taggedMethod<NativeContext, &NativeContext::RemoveTokens>("removeTokens"),
+                               taggedMethod<NativeContext, &NativeContext::CopyTokens>("copyTokens"),
                                taggedMethod<NativeContext, &NativeContext::Clear>("clear"),
                                taggedMethod<NativeContext, &NativeContext::SaveSequence>("saveSequence"),
                                taggedMethod<NativeContext, &NativeContext::RestoreSequence>("restoreSequence"),
@@ -367,10 +377,40 @@ private:
                     throwRangeError(env, "removals[" + std::to_string(index + 1) + "] must not be negative");
             }
         }
+        if (info.Length() > 5 && !info[5].IsUndefined()) request.shared = ParseShared(env, info[5], request, state);
         // Last, after every getter of the arguments has run (one could detach a buffer read earlier).
         for (size_t index = 0; index < request.groups.size(); index++)
             LocateDestination(env, request.groups[index], "groups[" + std::to_string(index) + "].destination", state.vocabularySize);
         return request;
+    }
+
+    /**
+     * shared: (batch index, sequence) pairs, each adding a sequence to a token, never its own one or one
+     * it already has. Several sequences per token need one KV stream for all of them (a unified cache):
+     * llama.cpp refuses a token whose sequences live in different streams.
+     */
+    static std::vector<int32_t> ParseShared(Napi::Env env, Napi::Value value, const Request& request, const ContextState& state) {
+        std::vector<int32_t> shared = int32ArrayArgument(env, value, "shared");
+        if (shared.size() % 2 != 0) throwRangeError(env, "shared must be (batch index, sequence) pairs");
+        if (!shared.empty() && state.streams != 1)
+            throwRangeError(env, "shared: tokens of several sequences need a context with a unified KV cache");
+        const size_t count = request.tokens.size();
+        std::vector<std::vector<int32_t>> members(count);
+        for (size_t index = 0; index < shared.size(); index += 2) {
+            const std::string at = "shared[" + std::to_string(index) + "]";
+            const int32_t token = shared[index];
+            const int32_t sequence = shared[index + 1];
+            if (token < 0 || static_cast<size_t>(token) >= count)
+                throwRangeError(env, at + " = " + std::to_string(token) + " is not a batch index");
+            if (sequence < 0 || static_cast<uint32_t>(sequence) >= state.sequenceCount)
+                throwRangeError(env, "shared[" + std::to_string(index + 1) + "] = " + std::to_string(sequence) +
+                                         " is not one of this context's sequences");
+            std::vector<int32_t>& of = members[static_cast<size_t>(token)];
+            if (sequence == request.sequences[static_cast<size_t>(token)] || std::find(of.begin(), of.end(), sequence) != of.end())
+                throwRangeError(env, at + ": batch index " + std::to_string(token) + " already has sequence " + std::to_string(sequence));
+            of.push_back(sequence);
+        }
+        return shared;
     }
 
     /** {outputs: Int32Array, mode, destination?, sampling?}: each batch index in at most one group (`claimed` holds its group's number). */
@@ -496,6 +536,28 @@ private:
         const auto to = static_cast<llama_pos>(integerArgument(env, info[2], "to", -1, INT32_MAX));
         std::unique_lock<std::mutex> lock = EditLock(env, *live, "removeTokens");
         return Napi::Boolean::New(env, llama_memory_seq_rm(llama_get_memory(live->context), sequence, from, to));
+    }
+
+    /**
+     * copyTokens(source, destination, from, to): the destination sequence also holds the source's cells at
+     * positions [from, to) (to = -1: to the end), sharing them (llama_memory_seq_cp); a token tree's
+     * branches share their prefix so. Only on a unified KV cache, where the cells are shared rather than
+     * whole streams copied.
+     */
+    Napi::Value CopyTokens(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<ContextState> live = Live(env);
+        const int64_t last = static_cast<int64_t>(live->sequenceCount) - 1;
+        const auto source = static_cast<llama_seq_id>(integerArgument(env, info[0], "source", 0, last));
+        const auto destination = static_cast<llama_seq_id>(integerArgument(env, info[1], "destination", 0, last));
+        const auto from = static_cast<llama_pos>(integerArgument(env, info[2], "from", 0, INT32_MAX));
+        const auto to = static_cast<llama_pos>(integerArgument(env, info[3], "to", -1, INT32_MAX));
+        if (source == destination) throwRangeError(env, "copyTokens: source and destination are the same sequence");
+        if (to != -1 && to <= from) throwRangeError(env, "copyTokens: to must be -1 or greater than from");
+        if (live->streams != 1) throwRangeError(env, "copyTokens needs a context with a unified KV cache");
+        std::unique_lock<std::mutex> lock = EditLock(env, *live, "copyTokens");
+        llama_memory_seq_cp(llama_get_memory(live->context), source, destination, from, to);
+        return env.Undefined();
     }
 
     Napi::Value Clear(const Napi::CallbackInfo& info) {

@@ -45,6 +45,10 @@ class RecordingContext implements NativeContextHandle {
         return true;
     }
 
+    public copyTokens(): void {
+        throw new Error("the scheduler never copies cells");
+    }
+
     public clear(): void {}
 
     public saveSequence(sequence: number): Uint8Array {

@@ -166,13 +166,16 @@ export interface NativeContextHandle {
      * whose sampler rows cannot be computed (NaN or +Infinity logits, an all-masked row) has an
      * `error` and the others are still written. `removals`, (sequence, from) pairs, are dropped from
      * the KV cache first, on the same thread (rollbacks that arrived while another decode ran).
+     * `shared`, (batch index, sequence) pairs, adds sequences to a token beyond its `sequences` entry
+     * (a token tree's node on several branches; unified KV caches only).
      */
     decode(
         tokens: Int32Array,
         sequences: Int32Array,
         positions: Int32Array,
         groups: readonly NativeOutputGroup[],
-        removals?: Int32Array
+        removals?: Int32Array,
+        shared?: Int32Array
     ): Promise<NativeDecodeResult>;
     /**
      * The same decode on the calling thread (blocking the event loop for its duration), for calls
@@ -183,13 +186,20 @@ export interface NativeContextHandle {
         sequences: Int32Array,
         positions: Int32Array,
         groups: readonly NativeOutputGroup[],
-        removals?: Int32Array
+        removals?: Int32Array,
+        shared?: Int32Array
     ): NativeDecodeResult | null;
     /**
      * Drops positions [from, to) of `sequence` from the KV cache; to = −1 means to the end. Like clear,
      * it throws, rather than wait, while a decode of this context runs (pass `removals` to decode then).
      */
     removeTokens(sequence: number, from: number, to: number): boolean;
+    /**
+     * `destination` also holds `source`'s cells at positions [from, to) (to = −1: to the end), sharing
+     * them (llama_memory_seq_cp): how a token tree's branches share their prefix. Unified KV caches
+     * only (a RangeError otherwise); like removeTokens it throws while a decode of this context runs.
+     */
+    copyTokens(source: number, destination: number, from: number, to: number): void;
     clear(): void;
     /**
      * A copy of `sequence`'s KV cells (positions and K/V rows; llama_state_seq_get_data) in host
