@@ -54,9 +54,28 @@ export interface ModelBackend {
      * constrain output (the native backend has it).
      */
     createConstraint?(grammar: string): TokenConstraint;
-    /** A fresh, empty sequence (its own KV cache). */
-    createSequence(): Promise<BackendSequence>;
+    /**
+     * A fresh, empty sequence (its own KV cache). `options.branches` > 1 asks for a sequence that can
+     * decode token trees of that many branches (evaluateTree), where the backend can.
+     */
+    createSequence(options?: SequenceOptions): Promise<BackendSequence>;
     dispose(): Promise<void>;
+}
+
+export interface SequenceOptions {
+    /** Sequence ids a token tree on it may use at once (one per leaf of the widest tree). Default 1: no trees. */
+    readonly branches?: number;
+}
+
+/** The rows evaluateTree returns, one per node: argmax ids, logit rows, or logit and sampler rows. */
+export type TreeRows =
+    {readonly kind: "argmax"} | {readonly kind: "logits"} | {readonly kind: "distributions"; readonly sampling: SamplingOptions};
+
+/** A tree evaluation's rows, in node order (argmax for kind "argmax", else logits and, for "distributions", probabilities). */
+export interface TreeEvaluation {
+    readonly argmax?: number[];
+    readonly logits: Float64Array[];
+    readonly probabilities?: Float64Array[];
 }
 
 export interface EvaluateOptions {
@@ -179,6 +198,21 @@ export interface BackendSequence {
      * requests), so a batching backend stops holding its steps for this sequence. Optional.
      */
     idle?(): void;
+    /** Branches a token tree on this sequence may use (SequenceOptions.branches); absent or 1: no trees. */
+    readonly treeBranches?: number;
+    /**
+     * Decodes nodes of a token tree after the sequence's tokens in one batched pass and returns a row
+     * per node: node i follows node parents[i] (an index among the tree's nodes so far, this call's
+     * included; −1: the sequence's last token) and attends to its ancestors only. A tree stays open over
+     * several calls (a draft model grows one depth per call) until keepTreePath; meanwhile the other
+     * evaluations and rollbacks are refused. Optional (sequences with treeBranches > 1 have it).
+     */
+    evaluateTree?(tokens: readonly number[], parents: readonly number[], rows: TreeRows): Promise<TreeEvaluation>;
+    /**
+     * Closes the open tree: the nodes of `path` (from the first depth down, parent to child; may be
+     * empty) join the sequence's tokens, the other nodes' KV cells are dropped.
+     */
+    keepTreePath?(path: readonly number[]): Promise<void>;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */

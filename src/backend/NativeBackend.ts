@@ -1,7 +1,7 @@
 import {GrammarConstraint} from "../constraints/GrammarConstraint.js";
 import {InvalidInputError, ModelLoadError} from "../errors.js";
 import {BatchScheduler} from "./BatchScheduler.js";
-import type {BatchStatistics, ModelBackend} from "./ModelBackend.js";
+import type {BatchStatistics, ModelBackend, SequenceOptions} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkToken} from "./checkEvaluation.js";
 import {allGpuLayers, defaultGpuChoice, describeDevices, type GpuChoice, parseGpuLayers, resolveGpu} from "./gpuChoice.js";
@@ -75,6 +75,11 @@ export interface NativeBackendOptions {
     readonly gpuLayers?: number;
 }
 
+/** Most branches of a token tree's sequence (llama.cpp allows 256 sequence ids per context). */
+const maxTreeBranches = 64;
+/** Cells a tree context holds beyond the sequence's own, for the open tree's nodes. */
+const treeNodeCells = 256;
+
 /**
  * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp): its CPU build, or a GPU build
  * (Vulkan, CUDA) offloading `gpuLayers` layers, chosen per model by the `gpu` option.
@@ -99,6 +104,8 @@ export class NativeBackend implements ModelBackend {
     private readonly identity: string;
     private readonly sequences = new Set<NativeSequence>();
     private readonly idleContexts: NativeContextHandle[] = [];
+    /** Idle contexts for token trees, by branch count. */
+    private readonly idleTreeContexts = new Map<number, NativeContextHandle[]>();
     private scheduler: BatchScheduler | undefined;
     private disposed = false;
 
@@ -228,11 +235,18 @@ export class NativeBackend implements ModelBackend {
         return new GrammarConstraint(handle);
     }
 
-    public createSequence(): Promise<NativeSequence> {
+    /**
+     * A sequence on the shared context (continuous batching) or on a context of its own; one for token
+     * trees (`branches` > 1) always gets its own context, with that many sequence ids on a unified KV
+     * cache (the tree's nodes share cells across branches) and room for the open tree's nodes.
+     */
+    public createSequence(options: SequenceOptions = {}): Promise<NativeSequence> {
         if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
-        const sequence: NativeSequence = new NativeSequence(this.sharedSlot() ?? this.ownSlot(), this, (disposed) =>
-            this.sequences.delete(disposed)
-        );
+        const branches = options.branches ?? 1;
+        if (!Number.isSafeInteger(branches) || branches < 1 || branches > maxTreeBranches)
+            return Promise.reject(new InvalidInputError(`must be an integer in [1, ${maxTreeBranches}], got ${branches}`, "branches"));
+        const slot = branches > 1 ? this.treeSlot(branches) : (this.sharedSlot() ?? this.ownSlot());
+        const sequence: NativeSequence = new NativeSequence(slot, this, (disposed) => this.sequences.delete(disposed));
         this.sequences.add(sequence);
         return Promise.resolve(sequence);
     }
@@ -269,11 +283,29 @@ export class NativeBackend implements ModelBackend {
         return new OwnContextSlot(context, this.options.inlineBelowMilliseconds, (released) => this.release(released));
     }
 
+    private treeSlot(branches: number): SequenceSlot {
+        const {contextSize, threads, adaptiveThreads, inlineBelowMilliseconds} = this.options;
+        const pool = this.idleTreeContexts.get(branches) ?? [];
+        this.idleTreeContexts.set(branches, pool);
+        const context =
+            pool.pop() ??
+            new this.addon.NativeContext(this.model, {
+                // Cells are shared by all branches: the sequence's tokens, and the open tree's nodes beside them.
+                contextSize: Math.ceil((contextSize + treeNodeCells) / branches),
+                sequences: branches,
+                unified: true,
+                batchSize: contextSize,
+                threads,
+                adaptiveThreads
+            });
+        return new OwnContextSlot(context, inlineBelowMilliseconds, (released) => this.release(released, pool), branches);
+    }
+
     /** A finished sequence's context is cleared and pooled: creating one per request costs time and memory churn. */
-    private release(context: NativeContextHandle): void {
-        if (!this.disposed && this.idleContexts.length < this.options.maxIdleSequences) {
+    private release(context: NativeContextHandle, pool = this.idleContexts): void {
+        if (!this.disposed && pool.length < this.options.maxIdleSequences) {
             context.clear();
-            this.idleContexts.push(context);
+            pool.push(context);
             return;
         }
         context.dispose();
@@ -284,6 +316,7 @@ export class NativeBackend implements ModelBackend {
         this.disposed = true;
         for (const sequence of [...this.sequences]) await sequence.dispose();
         for (const context of this.idleContexts.splice(0)) context.dispose();
+        for (const pool of this.idleTreeContexts.values()) for (const context of pool.splice(0)) context.dispose();
         this.scheduler?.dispose();
         this.model.dispose();
     }

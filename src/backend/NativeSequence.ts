@@ -1,10 +1,19 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError} from "../errors.js";
 import {checkEvaluation, checkRollback} from "./checkEvaluation.js";
-import type {BackendSequence, BackendTimings, EvaluatedDistributions, EvaluateOptions, SequenceState} from "./ModelBackend.js";
+import type {
+    BackendSequence,
+    BackendTimings,
+    EvaluatedDistributions,
+    EvaluateOptions,
+    SequenceState,
+    TreeEvaluation,
+    TreeRows
+} from "./ModelBackend.js";
 import {NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
-import type {SequenceSlot} from "./SequenceSlot.js";
+import type {SequenceSlot, SlotDecodeResult} from "./SequenceSlot.js";
+import {TreeLayout} from "./TreeLayout.js";
 
 /**
  * A Float64Array the addon will overwrite entirely: not zero-filled on the main thread (at V = 152k a
@@ -30,6 +39,8 @@ export class NativeSequence implements BackendSequence {
     /** The rows of transientRows calls, reused from call to call (grown when a call needs more). */
     private transient: Float64Array = new Float64Array(0);
     private readonly queue = new OperationQueue();
+    /** The open token tree (evaluateTree until keepTreePath). */
+    private tree: TreeLayout | undefined;
 
     public constructor(
         private readonly slot: SequenceSlot,
@@ -94,7 +105,72 @@ export class NativeSequence implements BackendSequence {
         });
     }
 
+    public get treeBranches(): number {
+        return this.slot.branches ?? 1;
+    }
+
+    public evaluateTree(tokens: readonly number[], parents: readonly number[], rows: TreeRows): Promise<TreeEvaluation> {
+        return this.queue.run(async () => {
+            const slot = this.slot;
+            if (slot.decodeTree === undefined || this.treeBranches < 2)
+                throw new InvalidInputError("has no branches for a token tree (create it with branches > 1)", "sequence");
+            if (tokens.length === 0) return {logits: []};
+            const layout = this.tree ?? new TreeLayout(this.treeBranches, this.history.length);
+            const plan = layout.add(tokens, parents);
+            const deepest = plan.positions.reduce((most, position) => Math.max(most, position), 0);
+            checkEvaluation(
+                tokens,
+                {positions: []},
+                {vocabularySize: this.sizes.vocabularySize, contextSize: this.sizes.contextSize, length: deepest}
+            );
+            this.tree = layout;
+            for (const copy of plan.copies) if (copy.to > 0) slot.copyBranch!(copy.source, copy.destination, 0, copy.to);
+            const vocabularySize = this.sizes.vocabularySize;
+            const count = tokens.length;
+            const mode =
+                rows.kind === "argmax"
+                    ? NativeOutputMode.Argmax
+                    : rows.kind === "logits"
+                      ? NativeOutputMode.Logits
+                      : NativeOutputMode.Distribution;
+            const destination =
+                rows.kind === "argmax"
+                    ? new Int32Array(count)
+                    : uninitializedRows((rows.kind === "logits" ? 1 : 2) * count * vocabularySize);
+            const outputs = Int32Array.from(tokens, (_token, index) => index);
+            this.record(
+                await slot.decodeTree(tokens, plan.positions, plan.branches, plan.shared, {
+                    outputs,
+                    mode,
+                    destination,
+                    sampling: rows.kind === "distributions" ? rows.sampling : undefined
+                })
+            );
+            if (destination instanceof Int32Array) return {argmax: Array.from(destination), logits: []};
+            const row = (index: number): Float64Array => destination.subarray(index * vocabularySize, (index + 1) * vocabularySize);
+            const logits = Array.from(outputs, (index) => row(index));
+            return rows.kind === "logits" ? {logits} : {logits, probabilities: Array.from(outputs, (index) => row(count + index))};
+        });
+    }
+
+    public keepTreePath(path: readonly number[]): Promise<void> {
+        return this.queue.run(() => {
+            const layout = this.tree;
+            if (layout === undefined) throw new InvalidInputError("no token tree is open", "sequence");
+            const tokens = layout.pathTokens(path);
+            const plan = layout.keep(path);
+            const slot = this.slot;
+            slot.removeBranch!(0, plan.dropFrom);
+            if (plan.copy !== undefined) slot.copyBranch!(plan.copy.source, 0, plan.copy.from, plan.copy.to);
+            for (const branch of plan.empty) slot.removeBranch!(branch, 0);
+            this.tree = undefined;
+            for (const token of tokens) this.history.push(token);
+            return Promise.resolve();
+        });
+    }
+
     private check(tokens: readonly number[], options: EvaluateOptions): number[] {
+        this.refuseOpenTree();
         return checkEvaluation(tokens, options, {
             vocabularySize: this.sizes.vocabularySize,
             contextSize: this.sizes.contextSize,
@@ -116,6 +192,15 @@ export class NativeSequence implements BackendSequence {
             sampling
         });
         for (const token of tokens) this.history.push(token);
+        this.record(result);
+    }
+
+    private refuseOpenTree(): void {
+        if (this.tree !== undefined)
+            throw new InvalidInputError("has an open token tree: keep a path of it first (keepTreePath)", "sequence");
+    }
+
+    private record(result: SlotDecodeResult): void {
         this.timings.decodeMilliseconds += result.decodeMilliseconds;
         this.timings.transferMilliseconds += result.transferMilliseconds;
         this.timings.samplingMilliseconds += result.samplingMilliseconds;
@@ -127,6 +212,7 @@ export class NativeSequence implements BackendSequence {
 
     public rollback(count: number): Promise<void> {
         return this.queue.run(() => {
+            this.refuseOpenTree();
             checkRollback(count, this.history.length);
             if (count > 0) {
                 this.slot.removeFrom(this.history.length - count);
@@ -142,6 +228,8 @@ export class NativeSequence implements BackendSequence {
 
     public clear(): Promise<void> {
         return this.queue.run(() => {
+            for (let branch = 1; this.tree !== undefined && branch < this.treeBranches; branch++) this.slot.removeBranch!(branch, 0);
+            this.tree = undefined;
             this.slot.removeFrom(0);
             this.history.length = 0;
             return Promise.resolve();
@@ -151,6 +239,7 @@ export class NativeSequence implements BackendSequence {
     /** The tokens and a host-memory copy of their KV cells, after the evaluations queued before it. */
     public saveState(): Promise<SequenceState> {
         return this.queue.run(async () => {
+            this.refuseOpenTree();
             const tokens = [...this.history];
             return {tokens, data: await this.slot.saveState()};
         });

@@ -25,27 +25,55 @@ export interface SequenceSlot {
     idle(): void;
     /** Gives the slot back (its KV cells are dropped); called once, after the last decode settled. */
     release(): void;
+    /** Sequence ids ("branches") a token tree on this slot may use, its own one (0) included; absent: 1. */
+    readonly branches?: number;
+    /**
+     * Decodes tree nodes: token i on branch branches[i] at positions[i], and on the branches `shared`
+     * (pairs of index and branch) adds. Slots with more than one branch have it.
+     */
+    decodeTree?(
+        tokens: readonly number[],
+        positions: Int32Array,
+        branches: Int32Array,
+        shared: Int32Array,
+        group: NativeOutputGroup
+    ): Promise<SlotDecodeResult>;
+    /** Branch `destination` also holds branch `source`'s cells at positions [from, to) (to = −1: to the end). */
+    copyBranch?(source: number, destination: number, from: number, to: number): void;
+    /** Drops branch `branch`'s positions from `from` on. */
+    removeBranch?(branch: number, from: number): void;
 }
 
 /** A context of its own (sequence id 0); small evaluations may run inline (InlineDecodeChooser). */
 export class OwnContextSlot implements SequenceSlot {
     private readonly inline: InlineDecodeChooser;
 
+    /**
+     * @param branches the context's sequence ids (a unified KV cache when more than one), which a token
+     *  tree's branches use
+     */
     public constructor(
         private readonly context: NativeContextHandle,
         inlineBelowMilliseconds: number,
-        private readonly onRelease: (context: NativeContextHandle) => void
+        private readonly onRelease: (context: NativeContextHandle) => void,
+        public readonly branches = 1
     ) {
         this.inline = new InlineDecodeChooser(inlineBelowMilliseconds);
     }
 
-    public async decode(tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
-        const batch = [
-            Int32Array.from(tokens),
-            new Int32Array(tokens.length),
-            Int32Array.from(tokens, (_token, index) => start + index),
-            [group]
-        ] as const;
+    public decode(tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
+        const positions = Int32Array.from(tokens, (_token, index) => start + index);
+        return this.decodeTree(tokens, positions, new Int32Array(tokens.length), new Int32Array(0), group);
+    }
+
+    public async decodeTree(
+        tokens: readonly number[],
+        positions: Int32Array,
+        branches: Int32Array,
+        shared: Int32Array,
+        group: NativeOutputGroup
+    ): Promise<SlotDecodeResult> {
+        const batch = [Int32Array.from(tokens), branches, positions, [group], undefined, shared.length > 0 ? shared : undefined] as const;
         const result =
             (this.inline.inline(tokens.length) ? this.context.decodeNow(...batch) : null) ?? (await this.context.decode(...batch));
         this.inline.record(tokens.length, result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds);
@@ -60,6 +88,14 @@ export class OwnContextSlot implements SequenceSlot {
     public removeFrom(from: number): void {
         if (from === 0) this.context.clear();
         else this.context.removeTokens(0, from, -1);
+    }
+
+    public copyBranch(source: number, destination: number, from: number, to: number): void {
+        this.context.copyTokens(source, destination, from, to);
+    }
+
+    public removeBranch(branch: number, from: number): void {
+        this.context.removeTokens(branch, from, -1);
     }
 
     // The sequence's OperationQueue runs these after its decode settled: nothing else decodes on this context.
