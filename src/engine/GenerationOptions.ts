@@ -23,6 +23,13 @@ export const generationOptionsSchema = z.strictObject({
      * draft model is given, else none (target-only).
      */
     drafter: z.string().min(1).optional(),
+    /**
+     * Token trees instead of a chain: the draft model proposes `width` children of the pending token,
+     * each growing a chain `depth` tokens deep (width × depth drafted tokens), verified in one target
+     * call by recursive rejection sampling (T > 0) or the longest argmax path (T = 0). Needs a draft
+     * model, the native backend and the strict or greedy policy; `gamma` is then unused.
+     */
+    tree: z.strictObject({width: z.int().min(1).max(16), depth: z.int().min(1).max(16)}).optional(),
     sampling: samplingOptionsSchema.default({temperature: 1, topK: 0, topP: 1, minP: 0}),
     maxTokens: z.int().min(1).default(256),
     stop: z.array(z.string().min(1)).max(16).readonly().default([]),

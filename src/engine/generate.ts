@@ -18,6 +18,8 @@ import {createDrafter} from "./drafters/createDrafter.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
 import {pairDraftModel} from "./drafters/pairDraftModel.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
+import {TreeDraftSession} from "./drafters/TreeDraftSession.js";
+import {type DraftTree, verifyTreeGreedy, verifyTreeSampling} from "../policies/treeVerification.js";
 import {type GenerationOptions, type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
 
@@ -104,6 +106,7 @@ export async function* streamGeneration(
     const telemetry = new GenerationTelemetry();
     const promptTokens = promptTokensOf(target, prompt, options);
     telemetry.promptTokens = promptTokens.length;
+    if (options.tree !== undefined) assertTreeSetup(options, draft, target, fullTarget, drafter, resources);
 
     const loop = new StepLoop({
         target,
@@ -111,7 +114,8 @@ export async function* streamGeneration(
         telemetry,
         promptTokens,
         started,
-        drafter: drafter != null && options.gamma > 0 ? drafter : undefined,
+        drafter: drafter != null && options.gamma > 0 && options.tree === undefined ? drafter : undefined,
+        tree: options.tree !== undefined && draft !== undefined ? {shape: options.tree, draft} : undefined,
         policy:
             resources.policy ??
             createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
@@ -119,7 +123,7 @@ export async function* streamGeneration(
         sequence:
             resources.sequence !== undefined
                 ? restrictSequence(fullTarget, resources.sequence, target.vocabularySize)
-                : await target.createSequence(),
+                : await target.createSequence(options.tree !== undefined ? {branches: options.tree.width} : undefined),
         sequenceLent: resources.sequence !== undefined,
         draftSequence: resources.draftSequence,
         constraint: resources.constraint
@@ -146,6 +150,39 @@ export async function* streamGeneration(
     }
 }
 
+/** Token trees need a draft model of the same vocabulary on the native backend, a lossless policy, and none of what reads chain rows. */
+function assertTreeSetup(
+    options: GenerationOptions,
+    draft: ModelBackend | undefined,
+    target: ModelBackend,
+    fullTarget: ModelBackend,
+    drafter: Drafter | undefined,
+    resources: GenerationResources
+): void {
+    const refuse = (message: string, field: string): never => {
+        throw new InvalidInputError(message, field);
+    };
+    if (draft === undefined || (drafter !== undefined && drafter.label !== "model"))
+        refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
+    if (target !== fullTarget || draft!.vocabularySize !== target.vocabularySize)
+        refuse("token trees need a draft and target with vocabularies of the same size", "tree");
+    if (options.policy.kind !== "strict" && options.policy.kind !== "greedy")
+        refuse(`token trees are verified losslessly: use the strict or greedy policy, not ${options.policy.kind}`, "policy");
+    if (options.sampling.temperature > 0 && (options.policy.kind === "greedy" || options.draftSampling === "greedy"))
+        refuse("at T > 0 a tree's children are drawn from the draft's rows: use policy strict and draftSampling sample", "tree");
+    if (options.draftLength !== "fixed" || options.minConfidence > 0)
+        refuse("token trees have a fixed shape: draftLength fixed and minConfidence 0", "tree");
+    if (options.logprobs !== undefined) refuse("logprobs are not reported with token trees", "logprobs");
+    if (resources.constraint !== undefined) refuse("constrained output (a grammar) is not drafted as token trees", "tree");
+    if (
+        resources.sequence !== undefined ||
+        resources.draftSequence !== undefined ||
+        resources.drafter !== undefined ||
+        resources.policy !== undefined
+    )
+        refuse("token trees run on sequences, drafter and policy of their own", "tree");
+}
+
 /** The prompt's token ids (tokenized, BOS prepended where the model adds it), checked against the vocabulary and context. */
 function promptTokensOf(target: ModelBackend, prompt: string | readonly number[], options: GenerationOptions): number[] {
     const tokens = typeof prompt === "string" ? target.tokenize(prompt) : prompt;
@@ -166,8 +203,10 @@ interface StepLoopSetup {
     readonly telemetry: GenerationTelemetry;
     readonly promptTokens: readonly number[];
     readonly started: number;
-    /** Absent: target-only (no drafter, or γ = 0). */
+    /** Absent: target-only (no drafter, or γ = 0), or token trees. */
     readonly drafter: Drafter | undefined;
+    /** Token trees from this draft model (options.tree). */
+    readonly tree: {readonly shape: {readonly width: number; readonly depth: number}; readonly draft: ModelBackend} | undefined;
     readonly policy: VerificationPolicy;
     /** The caller passed its own policy instance: the argmax fast path would bypass it, so it is off. */
     readonly policyGiven: boolean;
@@ -202,6 +241,7 @@ class StepLoop {
      */
     private promptPrefix: number[] | null;
     private session: DrafterSession | undefined;
+    private treeSession: TreeDraftSession | undefined;
     private readonly controller: DraftLengthController;
     private readonly chance: SeededChance;
     private readonly stopDetector: StopDetector;
@@ -215,10 +255,10 @@ class StepLoop {
         this.history = [...promptTokens];
         this.pending = promptTokens[promptTokens.length - 1];
         this.promptPrefix = promptTokens.slice(0, -1);
-        const speculative = setup.drafter !== undefined;
+        const speculative = setup.drafter !== undefined || setup.tree !== undefined;
         this.controller = new DraftLengthController({
             mode: options.draftLength,
-            gamma: speculative ? options.gamma : 0,
+            gamma: setup.tree !== undefined ? setup.tree.shape.depth : speculative ? options.gamma : 0,
             maxGamma: speculative ? Math.max(options.gamma, options.maxGamma ?? 2 * options.gamma) : 0,
             minConfidence: options.minConfidence
         });
@@ -260,7 +300,7 @@ class StepLoop {
 
     /** One step; undefined when the context is full before it (finish reason "length"). */
     public async step(): Promise<GenerationChunk | undefined> {
-        if (this.session === undefined && this.promptPrefix === null && this.setup.drafter !== undefined) {
+        if (this.session === undefined && this.treeSession === undefined && this.promptPrefix === null && this.speculative) {
             // After a prompt step's first token went out: the drafter reads the prompt now.
             const drafterStart = performance.now();
             await this.startDrafter();
@@ -277,6 +317,7 @@ class StepLoop {
             this.promptPrefix !== null
                 ? 0
                 : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
+        if (this.treeSession !== undefined && wanted > 0) return this.treeStep(wanted);
         const proposal = this.constrainDraft(await this.draft(wanted));
         const draftTokens = proposal?.tokens ?? [];
         const evaluation = await this.evaluateTarget(prefix, draftTokens);
@@ -306,6 +347,11 @@ class StepLoop {
     public async dispose(): Promise<void> {
         if (!this.setup.sequenceLent) await this.setup.sequence.dispose();
         await this.session?.dispose();
+        await this.treeSession?.dispose();
+    }
+
+    private get speculative(): boolean {
+        return this.setup.drafter !== undefined || this.setup.tree !== undefined;
     }
 
     /**
@@ -325,7 +371,15 @@ class StepLoop {
     }
 
     private async startDrafter(): Promise<void> {
-        const {drafter, target, promptTokens, options, telemetry} = this.setup;
+        const {drafter, target, promptTokens, options, telemetry, tree} = this.setup;
+        if (tree !== undefined) {
+            this.treeSession = await TreeDraftSession.start(tree.draft, promptTokens, tree.shape, {
+                options,
+                chance: this.chance,
+                telemetry
+            });
+            return;
+        }
         if (drafter === undefined) return;
         this.session = await drafter.start({
             target,
@@ -466,6 +520,58 @@ class StepLoop {
         );
         telemetry.time.policy += performance.now() - start;
         return verification;
+    }
+
+    /**
+     * A token-tree step: the draft proposes a tree up to `depth` deep; the target decodes the pending
+     * token and every node in one call (each node attending to its ancestors only); the tree is
+     * verified (the longest argmax path at T = 0, recursive rejection sampling at T > 0); both
+     * sequences keep the accepted path and drop the other branches' cells.
+     */
+    private async treeStep(depth: number): Promise<GenerationChunk> {
+        const {sequence, telemetry, options} = this.setup;
+        let start = performance.now();
+        const tree = await this.treeSession!.propose(this.history, depth, this.argmaxOnly);
+        telemetry.time.draft += performance.now() - start;
+        start = performance.now();
+        const greedy = tree.rows === undefined;
+        const evaluation = await timedEvaluation(sequence, () =>
+            sequence.evaluateTree!(
+                [this.pending, ...tree.tokens],
+                [-1, ...tree.parents.map((parent) => parent + 1)],
+                this.argmaxOnly ? {kind: "argmax"} : greedy ? {kind: "logits"} : {kind: "distributions", sampling: options.sampling}
+            )
+        );
+        telemetry.time.verify += performance.now() - start;
+        telemetry.recordTargetEvaluation(tree.tokens.length + 1, evaluation.milliseconds, evaluation.native);
+        start = performance.now();
+        const rows = evaluation.result;
+        const verdict = greedy
+            ? verifyTreeGreedy(tree, rows.argmax ?? rows.logits.map((row) => argmax(row)))
+            : verifyTreeSampling(tree, rows.probabilities!, this.chance);
+        telemetry.time.policy += performance.now() - start;
+        start = performance.now();
+        await sequence.keepTreePath!([0, ...verdict.path.map((node) => node + 1)]);
+        await this.treeSession!.observe(verdict.path);
+        return this.emitTreeStep(tree, verdict.path.length, verdict.emitted, greedy, start);
+    }
+
+    private emitTreeStep(tree: DraftTree, accepted: number, emitted: number[], greedy: boolean, start: number): GenerationChunk {
+        const {telemetry} = this.setup;
+        this.history.push(...emitted);
+        this.pending = emitted[emitted.length - 1];
+        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted);
+        telemetry.recordStep(tree.tokens.length, accepted, emitted.length);
+        const verification: VerificationResult = {
+            acceptedCount: accepted,
+            emitted,
+            finalTokenSource: greedy ? "target-argmax" : "residual",
+            positions: []
+        };
+        const output = this.stopDetector.accept(emitted);
+        this.finishReason = output.finished;
+        telemetry.time.other += performance.now() - start;
+        return {tokens: output.tokens, text: output.text, verification};
     }
 
     private advanceConstraint(emitted: readonly number[]): void {

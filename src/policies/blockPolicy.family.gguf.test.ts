@@ -1,10 +1,10 @@
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {processLogits} from "../distributions/processLogits.js";
 import {generate} from "../engine/generate.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+import {targetLaw} from "../testing/targetLaw.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -35,44 +35,9 @@ afterAll(async () => {
     await target?.dispose();
 });
 
-/** The row after `tokens` at temperature 1 (the engine's default sampling). */
-async function targetRow(tokens: readonly number[]): Promise<Float64Array> {
-    const sequence = await target.createSequence();
-    try {
-        const [logits] = await sequence.evaluate(tokens);
-        return processLogits(logits);
-    } finally {
-        await sequence.dispose();
-    }
-}
-
-/**
- * The target's law of the first `length` generated tokens, keyed by the ids joined with ",", for
- * every sequence whose prefixes all have probability ≥ prefixFloor; an EOS ends a sequence (the
- * engine stops there). What the expansion leaves out is returned as `rest`.
- */
-async function targetLaw(promptTokens: readonly number[], length: number): Promise<{cells: Map<string, number>; rest: number}> {
-    const cells = new Map<string, number>();
-    let kept = 0;
-    const expand = async (tokens: number[], probability: number): Promise<void> => {
-        if (tokens.length === length || tokens[tokens.length - 1] === target.eosToken) {
-            cells.set(tokens.join(","), probability);
-            kept += probability;
-            return;
-        }
-        const row = await targetRow([...promptTokens, ...tokens]);
-        for (let token = 0; token < row.length; token++)
-            if (probability * row[token] >= prefixFloor || tokens.length === length - 1) {
-                if (row[token] > 0) await expand([...tokens, token], probability * row[token]);
-            }
-    };
-    await expand([], 1);
-    return {cells, rest: Math.max(0, 1 - kept)};
-}
-
 describe("block verification on the family pair at temperature 1", () => {
     it(`the first three generated tokens follow the target's joint distribution (χ², ${runs} seeds, γ = 2)`, async () => {
-        const law = await targetLaw([target.bosToken!, ...target.tokenize(prompt)], 3);
+        const law = await targetLaw(target, [target.bosToken!, ...target.tokenize(prompt)], 3, prefixFloor);
         const keys = [...law.cells.keys()];
         const index = new Map(keys.map((key, position) => [key, position]));
         const expected = Float64Array.from([...law.cells.values(), law.rest]);
