@@ -44,12 +44,11 @@ import {mkdir} from "node:fs/promises";
 import {loadavg} from "node:os";
 import {join} from "node:path";
 import {parseArgs} from "node:util";
-import normalQuantile from "@stdlib/stats-base-dists-normal-quantile";
+import {allBatteries, batteryAliases, bootstrapRatio, mean, modelPairs, pairedT, selectPrompts} from "./pairedBench.js";
 import {loadModelBackend} from "../src/backend/loadModelBackend.js";
 import type {ModelBackend} from "../src/backend/ModelBackend.js";
 import type {BatteryItem} from "../src/batteries/BatteryItem.js";
 import {loadBattery} from "../src/batteries/loadBattery.js";
-import {renderMessagesAsText} from "../src/chat/renderMessagesAsText.js";
 import {writeJsonOutput} from "../src/cli/writeJsonOutput.js";
 import {generate} from "../src/engine/generate.js";
 import {createPolicy} from "../src/policies/createPolicy.js";
@@ -57,16 +56,8 @@ import type {PolicyConfig} from "../src/policies/policyConfigSchema.js";
 import type {VerificationPolicy, VerificationStep} from "../src/policies/VerificationPolicy.js";
 import {analyticAcceptance} from "../src/simulate/analyticAcceptance.js";
 import {expectedTokensPerStepFromPositions} from "../src/speedup/speedupModel.js";
-import {stratifiedBootstrap} from "../src/statistics/stratifiedBootstrap.js";
 
 const root = join(import.meta.dirname, "..");
-const allBatteries = ["advbench", "truthfulqa", "bbq", "csqa", "gsm8k", "mgsm", "humaneval", "family"];
-/** `family` stands for the shipped family prompts (8 prompts in the models' own format). */
-const batteryAliases: Record<string, string> = {family: join(root, "examples/family-prompts.jsonl")};
-const modelPairs: Record<string, {target: string; draft: string}> = {
-    family: {target: "models/target/model.gguf", draft: "models/draft/model.gguf"},
-    surface: {target: "models/target-surface/model.gguf", draft: "models/draft-surface/model.gguf"}
-};
 const arms = ["strict", "block"] as const;
 type Arm = (typeof arms)[number];
 
@@ -122,48 +113,6 @@ const started = new Date();
 const machine = {...benchMachine(), loadAverageAtStart: loadavg()};
 const commit = git("rev-parse", "HEAD");
 const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
-
-// ---- statistics ----------------------------------------------------------------------------------
-/** Student-t quantile by the Cornish–Fisher expansion around the normal quantile (A&S 26.7.5; < 1e-4 off for ν ≥ 5). */
-function studentTQuantile(probability: number, degrees: number): number {
-    const x = normalQuantile(probability, 0, 1);
-    const [x3, x5, x7, x9] = [x ** 3, x ** 5, x ** 7, x ** 9];
-    return (
-        x +
-        (x3 + x) / 4 / degrees +
-        (5 * x5 + 16 * x3 + 3 * x) / 96 / degrees ** 2 +
-        (3 * x7 + 19 * x5 + 17 * x3 - 15 * x) / 384 / degrees ** 3 +
-        (79 * x9 + 776 * x7 + 1482 * x5 - 1920 * x3 - 945 * x) / 92160 / degrees ** 4
-    );
-}
-const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-interface Interval {
-    readonly estimate: number;
-    readonly low: number;
-    readonly high: number;
-}
-function pairedT(differences: readonly number[]): Interval & {standardError: number; t: number} {
-    const n = differences.length;
-    const average = mean(differences);
-    const variance = differences.reduce((sum, value) => sum + (value - average) ** 2, 0) / (n - 1);
-    const standardError = Math.sqrt(variance / n);
-    const half = studentTQuantile(0.975, n - 1) * standardError;
-    return {
-        estimate: average,
-        low: average - half,
-        high: average + half,
-        standardError,
-        t: standardError > 0 ? average / standardError : NaN
-    };
-}
-/** Percentile bootstrap of mean(numerator)/mean(denominator) over paired observations. */
-function bootstrapRatio(numerator: readonly number[], denominator: readonly number[], seed: number): Interval {
-    const indices = numerator.map((_value, index) => index);
-    const ratio = (chosen: readonly number[]): number =>
-        chosen.reduce((sum, index) => sum + numerator[index], 0) / chosen.reduce((sum, index) => sum + denominator[index], 0);
-    const interval = stratifiedBootstrap([indices], ([chosen]) => ratio(chosen), {seed, resamples});
-    return {estimate: interval.estimate, low: interval.low, high: interval.high};
-}
 
 // ---- one generation ------------------------------------------------------------------------------
 interface StepAnalytics {
@@ -291,38 +240,6 @@ async function openPair(name: string): Promise<Models> {
     return {target, draft, policies, sink};
 }
 
-// ---- prompts -------------------------------------------------------------------------------------
-interface PromptSet {
-    readonly items: readonly {id: string; tokens: number[]; cutTokens: number}[];
-    readonly distinctItems: number;
-    readonly batteryItems: number;
-    readonly cutPrompts: number;
-}
-/**
- * N prompts spread evenly over the battery (index ⌊k·L/N⌋, so every variant of a concatenated battery
- * such as mgsm or bbq is represented); a battery with fewer than N items is cycled (prompt k is item
- * k mod L — with seed k, a different sample). Each prompt is cut from the left (the question's end
- * survives, as `specgate fairness` does) so that BOS, the prompt, max-tokens and the pending token fit.
- */
-function selectPrompts(items: readonly BatteryItem[], target: ModelBackend, contextSize: number): PromptSet {
-    const budget = contextSize - maxTokens - 2;
-    if (budget < 1) throw new Error(`--max-tokens ${maxTokens} leaves no room for a prompt in a ${contextSize}-token context`);
-    const chosen = Array.from({length: promptCount}, (_value, k) =>
-        items.length >= promptCount ? items[Math.floor((k * items.length) / promptCount)] : items[k % items.length]
-    );
-    const selected = chosen.map((item) => {
-        const full = target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? []));
-        const tokens = full.slice(Math.max(0, full.length - budget));
-        return {id: item.id, tokens, cutTokens: full.length - tokens.length};
-    });
-    return {
-        items: selected,
-        distinctItems: new Set(selected.map((item) => item.id)).size,
-        batteryItems: items.length,
-        cutPrompts: selected.filter((item) => item.cutTokens > 0).length
-    };
-}
-
 // ---- the run -------------------------------------------------------------------------------------
 interface GroupResult {
     battery: string;
@@ -359,11 +276,12 @@ function summarize(records: GroupResult["prompts"], seed: number) {
     const strictTokens = records.map((record) => record.strict.tokensPerCall);
     const blockTokens = records.map((record) => record.block.tokensPerCall);
     const difference = pairedT(records.map((record) => record.block.tokensPerCall - record.strict.tokensPerCall));
-    const gain = bootstrapRatio(blockTokens, strictTokens, seed);
+    const gain = bootstrapRatio(blockTokens, strictTokens, seed, resamples);
     const wallRatio = bootstrapRatio(
         records.map((record) => record.block.decodeMilliseconds),
         records.map((record) => record.strict.decodeMilliseconds),
-        seed + 1
+        seed + 1,
+        resamples
     );
     // The analytic gain on the same steps: block's rule against strict's on every step of both arms
     // (each arm's per-step mean, the two arms averaged), paired per prompt.
@@ -401,7 +319,7 @@ for (const pairName of pairNames) {
     for (const battery of batteries) {
         const spec = batteryAliases[battery] ?? battery;
         if (!batteryCache.has(spec)) batteryCache.set(spec, await loadBattery(spec, flags["data-dir"]));
-        const promptSet = selectPrompts(batteryCache.get(spec)!, models.target, contextSize);
+        const promptSet = selectPrompts(batteryCache.get(spec)!, models.target, {count: promptCount, contextSize, maxTokens});
         for (const temperature of temperatures) {
             const groupStart = performance.now();
             const records: GroupResult["prompts"] = [];

@@ -30,6 +30,7 @@ import {NativeBackend} from "../../src/backend/NativeBackend.js";
 import {nativeAddon} from "../../src/backend/nativeAddon.js";
 import {defaultBenchPrompts} from "../../src/bench/defaultPrompts.js";
 import {generate} from "../../src/engine/generate.js";
+import {parseTreeShape} from "../../src/engine/drafters/TreeDraftSession.js";
 import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js";
 import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
@@ -263,8 +264,21 @@ async function runSpeculativeSimple(options: {
 // ---------------------------------------------------------------------------------------------
 // bench
 
-type ArmName = "target-only" | "strict γ=4 model drafter" | "strict γ=4 ngram drafter";
-const armNames: readonly ArmName[] = ["target-only", "strict γ=4 model drafter", "strict γ=4 ngram drafter"];
+/** The token tree of the tree arm (--tree WIDTHxDEPTH, default 2x4: two chains of four from the pending token). */
+const treeShape = parseTreeShape(value("--tree") ?? "2x4", "--tree");
+const treeArm = `tree ${treeShape.width}x${treeShape.depth} model drafter` as const;
+type ArmName = "target-only" | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
+const armNames: readonly ArmName[] = [
+    "target-only",
+    "strict γ=4 model drafter",
+    "strict γ=4 ngram drafter",
+    "block γ=4 model drafter",
+    treeArm
+];
+/** Arms llama.cpp has no counterpart of (block verification, token trees): specgate alone, compared with its own chain. */
+const specgateOnly = (arm: ArmName): boolean => arm === "block γ=4 model drafter" || arm === treeArm;
+const specgateOnlyArms = armNames.filter(specgateOnly);
+const usesDraftModel = (arm: ArmName): boolean => arm === "strict γ=4 model drafter" || specgateOnly(arm);
 
 interface ArmRow {
     case: string;
@@ -282,6 +296,8 @@ interface ArmRow {
     /** Median of specgate's mean target ms per verification step (all batch sizes) and draft-model ms per draft token. */
     verifyMillisecondsPerStep: number;
     draftTokenMilliseconds: number | null;
+    /** Median of specgate's drafting milliseconds per target step. */
+    draftMillisecondsPerStep: number;
     nativeCommand: string;
     skipped?: string;
 }
@@ -373,6 +389,7 @@ async function bench(): Promise<void> {
                         costCurve: {},
                         verifyMillisecondsPerStep: Number.NaN,
                         draftTokenMilliseconds: null,
+                        draftMillisecondsPerStep: Number.NaN,
                         nativeCommand: ""
                     };
                     rows.push(row);
@@ -381,9 +398,10 @@ async function bench(): Promise<void> {
                     const sampling = {temperature, topK: 0, topP: 1, minP: 0};
                     const specgateArm = async (prompt: string, seed: number, tokens = maxTokens) =>
                         (
-                            await generate(target!, arm === "strict γ=4 model drafter" ? draft : undefined, promptOf(prompt), {
-                                policy: {kind: "strict"},
+                            await generate(target!, usesDraftModel(arm) ? draft : undefined, promptOf(prompt), {
+                                policy: {kind: arm === "block γ=4 model drafter" ? "block" : "strict"},
                                 gamma: arm === "target-only" ? 0 : gamma,
+                                ...(arm === treeArm ? {tree: treeShape} : {}),
                                 sampling,
                                 maxTokens: tokens,
                                 seed,
@@ -406,6 +424,7 @@ async function bench(): Promise<void> {
                     const curves: Array<Record<number, number>> = [];
                     const perStep: number[] = [];
                     const draftMilliseconds: number[] = [];
+                    const draftPerStep: number[] = [];
                     try {
                         await specgateArm(benchCase.prompts[0], 0, 8); // warm-up: contexts, graphs, page cache
                         for (let rep = 0; rep < reps; rep++) {
@@ -417,8 +436,10 @@ async function bench(): Promise<void> {
                             }
                             const prompt = benchCase.prompts[rep % benchCase.prompts.length];
                             let telemetry: GenerationTelemetry;
-                            let nativeResult: NativeRun;
-                            if (rep % 2 === 0) {
+                            let nativeResult: NativeRun | undefined;
+                            if (specgateOnly(arm)) {
+                                telemetry = await specgateArm(prompt, rep + 1);
+                            } else if (rep % 2 === 0) {
                                 telemetry = await specgateArm(prompt, rep + 1);
                                 nativeResult = await nativeArm(prompt, rep + 1);
                             } else {
@@ -426,13 +447,15 @@ async function bench(): Promise<void> {
                                 telemetry = await specgateArm(prompt, rep + 1);
                             }
                             row.specgate.push(telemetry.tokensPerSecond);
-                            row.native.push(nativeResult.tokensPerSecond);
-                            row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
                             addCounts(row, telemetry);
                             curves.push(telemetry.costCurve());
                             perStep.push(verifyMillisecondsPerStep(telemetry));
+                            draftPerStep.push(telemetry.time.draft / Math.max(1, telemetry.steps));
                             const draftToken = telemetry.toJSON().draftTokenMilliseconds;
                             if (draftToken != null) draftMilliseconds.push(draftToken);
+                            if (nativeResult === undefined) continue;
+                            row.native.push(nativeResult.tokensPerSecond);
+                            row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
                             if (arm !== "target-only") {
                                 row.nativeCounts.decoded += nativeResult.decoded;
                                 row.nativeCounts.accepted += nativeResult.accepted;
@@ -448,6 +471,7 @@ async function bench(): Promise<void> {
                     row.costCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
                     row.verifyMillisecondsPerStep = median(perStep);
                     row.draftTokenMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
+                    row.draftMillisecondsPerStep = median(draftPerStep);
                     log(
                         `${name} T=${temperature} ${arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
                             `ratio ${fixed(median(row.ratios), 3)} (${row.specgate.length} reps${row.skipped != null ? `; ${row.skipped}` : ""})`
@@ -502,10 +526,19 @@ async function bench(): Promise<void> {
         // The analytic limit (src/speedup/speedupModel.ts speedupFromCostCurve) with f_γ(α) replaced by the
         // measured tokens per step: tokens/step · t(1) / (t_verify + γ · t_draft). Model drafter: t_verify =
         // t(γ+1); n-gram drafter: the mean verification call (its drafts vary in length), t_draft = 0.
-        const verify = row.arm === "strict γ=4 model drafter" ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
-        const draftCost = row.arm === "strict γ=4 model drafter" ? gamma * (row.draftTokenMilliseconds ?? Number.NaN) : 0;
+        // Block verification and trees: their own mean target call and drafting time per step.
+        const chain = row.arm === "strict γ=4 model drafter";
+        const verify = chain ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
+        const draftCost = chain
+            ? gamma * (row.draftTokenMilliseconds ?? Number.NaN)
+            : usesDraftModel(row.arm)
+              ? row.draftMillisecondsPerStep
+              : 0;
         return {
-            costRatio: (row.costCurve[gamma + 1] ?? Number.NaN) / t1,
+            costRatio:
+                (chain || row.arm === "strict γ=4 ngram drafter"
+                    ? (row.costCurve[gamma + 1] ?? Number.NaN)
+                    : row.verifyMillisecondsPerStep) / t1,
             specgateTokensPerStep,
             nativeTokensPerStep,
             meanAcceptanceLength: counts.drafts === 0 ? Number.NaN : 1 + counts.accepted / counts.drafts,
@@ -540,7 +573,8 @@ async function bench(): Promise<void> {
     lines.push("");
     lines.push(
         "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
-            "(target-only row: t(1) in ms); acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
+            `(block and tree rows: their mean target call, the tree's of ${treeShape.width * treeShape.depth + 1} tokens; target-only row: t(1) in ms); ` +
+            "acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
             "speed-up over target-only = arm tok/s over the same tool's target-only tok/s; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
     );
     for (const caseName of caseNames) {
@@ -565,6 +599,20 @@ async function bench(): Promise<void> {
                     `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
             );
         }
+        for (const temperature of temperatures) {
+            const chain = find(caseName, temperature, "strict γ=4 model drafter");
+            if (chain === undefined || chain.specgate.length === 0) continue;
+            const versus = specgateOnlyArms
+                .map((arm) => find(caseName, temperature, arm))
+                .filter((row): row is ArmRow => row !== undefined && row.specgate.length > 0)
+                .map(
+                    (row) =>
+                        `${row.arm}: ${fixed(median(row.specgate) / median(chain.specgate), 3)}× its tok/s, ` +
+                        `${fixed(derive(row).specgateTokensPerStep / derive(chain).specgateTokensPerStep, 3)}× its tokens/step`
+                );
+            if (versus.length > 0)
+                lines.push("", `T = ${temperature}, against specgate's strict γ=4 chain (llama.cpp has neither): ${versus.join("; ")}.`);
+        }
     }
     // Targets (issue #29): ≥ 0.95× llama.cpp; faster than target-only wherever llama.cpp's speculative example is;
     // the analytic limit and the measured speed-up within 10% of each other. One line per case and arm.
@@ -581,7 +629,7 @@ async function bench(): Promise<void> {
         withinLimit?: boolean;
     }> = [];
     for (const row of caseNames.flatMap((caseName) => rows.filter((entry) => entry.case === caseName))) {
-        if (row.specgate.length === 0) continue;
+        if (row.specgate.length === 0 || specgateOnly(row.arm)) continue;
         const ratio = median(row.ratios);
         const entry: (typeof targets)[number] = {
             case: row.case,
