@@ -118,11 +118,9 @@ export class NativeSequence implements BackendSequence {
             const layout = this.tree ?? new TreeLayout(this.treeBranches, this.history.length);
             const plan = layout.add(tokens, parents);
             const deepest = plan.positions.reduce((most, position) => Math.max(most, position), 0);
-            checkEvaluation(
-                tokens,
-                {positions: []},
-                {vocabularySize: this.sizes.vocabularySize, contextSize: this.sizes.contextSize, length: deepest}
-            );
+            checkEvaluation(tokens, {positions: []}, {vocabularySize: this.sizes.vocabularySize, contextSize: Number.MAX_SAFE_INTEGER, length: 0});
+            if (deepest >= this.sizes.contextSize)
+                throw new InvalidInputError(`a node at position ${deepest} is beyond the context size ${this.sizes.contextSize}`, "tokens");
             this.tree = layout;
             for (const copy of plan.copies) if (copy.to > 0) slot.copyBranch!(copy.source, copy.destination, 0, copy.to);
             const vocabularySize = this.sizes.vocabularySize;
