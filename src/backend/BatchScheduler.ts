@@ -15,6 +15,11 @@ export interface BatchSchedulerOptions {
     readonly decodeTokens?: number;
     /** Small steps may run on the main thread below this native cost (InlineDecodeChooser): a tiny draft model's steps with few streams. Default 0. */
     readonly inlineBelowMilliseconds?: number;
+    /**
+     * Sequence ids each slot owns for token trees (its branches): slot s decodes on context ids
+     * s · branches … s · branches + branches − 1, of a context with a unified KV cache. Default 1.
+     */
+    readonly branches?: number;
 }
 
 interface Submission {
@@ -22,6 +27,8 @@ interface Submission {
     readonly tokens: Int32Array;
     /** Position of tokens[0] in the sequence. */
     readonly start: number;
+    /** A token tree's layout (SequenceSlot.decodeTree): each token's position and branch, and the branches `shared` adds. */
+    readonly tree?: {readonly positions: Int32Array; readonly branches: Int32Array; readonly shared: Int32Array};
     readonly group: NativeOutputGroup;
     /** The first index whose row is wanted: chunks end at or before it, or take everything left. */
     readonly firstOutput: number;
@@ -86,6 +93,7 @@ export class BatchScheduler {
     private readonly inline: InlineDecodeChooser;
     private disposed = false;
     private readonly decodeTokens: number;
+    private readonly branches: number;
 
     /**
      * Steps decoded, tokens and submissions in them, the largest step (submissions), and milliseconds
@@ -112,6 +120,7 @@ export class BatchScheduler {
     ) {
         if (!Number.isSafeInteger(options.stepTokens) || options.stepTokens < 1)
             throw new InvalidInputError(`must be a positive integer, got ${options.stepTokens}`, "stepTokens");
+        this.branches = options.branches ?? 1;
         this.free = Array.from({length: sequences}, (_value, index) => sequences - 1 - index);
         this.decodeTokens = options.decodeTokens ?? 16;
         this.inline = new InlineDecodeChooser(options.inlineBelowMilliseconds ?? 0);
@@ -129,20 +138,27 @@ export class BatchScheduler {
         if (sequence === undefined) return undefined;
         this.inUse.add(sequence);
         let released = false;
+        const own = this.contextId(sequence, 0);
         return {
             decode: (tokens, start, group) => this.submit(sequence, tokens, start, group),
-            removeFrom: (from) => this.remove(sequence, from),
+            removeFrom: (from) => this.remove(own, from),
+            branches: this.branches,
+            decodeTree: (tokens, positions, branches, shared, group) =>
+                this.submit(sequence, tokens, 0, group, {positions, branches, shared}),
+            copyBranch: (source, destination, from, to) =>
+                this.edit(() => this.context.copyTokens(this.contextId(sequence, source), this.contextId(sequence, destination), from, to)),
+            removeBranch: (branch, from) => this.remove(this.contextId(sequence, branch), from),
             // A sequence parked between requests is not coming back with a submission soon.
             idle: () => {
                 this.expected.delete(sequence);
                 this.schedule();
             },
-            saveState: () => this.edit(() => this.context.saveSequence(sequence)),
-            restoreState: (data) => this.edit(() => this.context.restoreSequence(sequence, data)),
+            saveState: () => this.edit(() => this.context.saveSequence(own)),
+            restoreState: (data) => this.edit(() => this.context.restoreSequence(own, data)),
             release: () => {
                 if (released) return;
                 released = true;
-                this.remove(sequence, 0);
+                for (let branch = 0; branch < this.branches; branch++) this.remove(this.contextId(sequence, branch), 0);
                 this.inUse.delete(sequence);
                 this.expected.delete(sequence);
                 this.returnMilliseconds.delete(sequence);
@@ -189,7 +205,18 @@ export class BatchScheduler {
         for (let index = 0; index < removals.length; index += 2) this.context.removeTokens(removals[index]!, removals[index + 1]!, -1);
     }
 
-    private submit(sequence: number, tokens: readonly number[], start: number, group: NativeOutputGroup): Promise<SlotDecodeResult> {
+    /** The context's sequence id of a slot's branch. */
+    private contextId(sequence: number, branch: number): number {
+        return sequence * this.branches + branch;
+    }
+
+    private submit(
+        sequence: number,
+        tokens: readonly number[],
+        start: number,
+        group: NativeOutputGroup,
+        tree?: Submission["tree"]
+    ): Promise<SlotDecodeResult> {
         if (this.disposed) return Promise.reject(new InvalidInputError("the model is disposed", "backend"));
         return new Promise((resolve, reject) => {
             const outputs = group.mode === NativeOutputMode.None ? [] : Array.from(group.outputs);
@@ -197,6 +224,7 @@ export class BatchScheduler {
                 sequence,
                 tokens: Int32Array.from(tokens),
                 start,
+                tree,
                 group,
                 resolve,
                 reject,
@@ -303,12 +331,19 @@ export class BatchScheduler {
         const positions = new Int32Array(count);
         const groups: NativeOutputGroup[] = [];
         const grouped: Chunk[] = [];
+        const shared: number[] = [];
         const started = performance.now();
         for (const chunk of chunks) {
             const {submission} = chunk;
             tokens.set(submission.tokens.subarray(chunk.from, chunk.to), chunk.offset);
-            sequences.fill(submission.sequence, chunk.offset, chunk.offset + chunk.to - chunk.from);
-            for (let index = chunk.from; index < chunk.to; index++) positions[chunk.offset + index - chunk.from] = submission.start + index;
+            const tree = submission.tree;
+            for (let index = chunk.from; index < chunk.to; index++) {
+                sequences[chunk.offset + index - chunk.from] = this.contextId(submission.sequence, tree?.branches[index] ?? 0);
+                positions[chunk.offset + index - chunk.from] = tree?.positions[index] ?? submission.start + index;
+            }
+            // A tree is decoded whole (all its rows are wanted), so its indexes are the chunk's.
+            for (let pair = 0; tree !== undefined && pair < tree.shared.length; pair += 2)
+                shared.push(chunk.offset + tree.shared[pair], this.contextId(submission.sequence, tree.shared[pair + 1]));
             submission.result.batchWaitMilliseconds += started - submission.waitingSince;
             if (chunk.to === submission.tokens.length && submission.group.mode !== NativeOutputMode.None) {
                 groups.push({...submission.group, outputs: submission.group.outputs.map((index) => chunk.offset + index - chunk.from)});
@@ -323,9 +358,10 @@ export class BatchScheduler {
         const participants = new Set(chunks.map((chunk) => chunk.submission));
         this.pending = this.pending.filter((submission) => !participants.has(submission));
         try {
+            const extra = shared.length > 0 ? Int32Array.from(shared) : undefined;
             const result =
-                (this.inline.inline(count) ? this.context.decodeNow(tokens, sequences, positions, groups, removals) : null) ??
-                (await this.context.decode(tokens, sequences, positions, groups, removals));
+                (this.inline.inline(count) ? this.context.decodeNow(tokens, sequences, positions, groups, removals, extra) : null) ??
+                (await this.context.decode(tokens, sequences, positions, groups, removals, extra));
             this.lastStepMilliseconds = performance.now() - started;
             this.stats.decodeMilliseconds += result.decodeMilliseconds;
             this.inline.record(count, result.decodeMilliseconds + result.transferMilliseconds + result.samplingMilliseconds);
@@ -353,7 +389,11 @@ export class BatchScheduler {
             this.pending = [...unfinished, ...this.pending];
         } catch (error) {
             // The step's tokens may be partly in the KV cache: drop them, the submitters hold none of them.
-            for (const chunk of chunks) this.removals.push(chunk.submission.sequence, chunk.submission.start);
+            for (const {submission} of chunks) {
+                const from = submission.tree?.positions.reduce((first, position) => Math.min(first, position)) ?? submission.start;
+                for (let branch = 0; branch < (submission.tree !== undefined ? this.branches : 1); branch++)
+                    this.removals.push(this.contextId(submission.sequence, branch), from);
+            }
             for (const chunk of chunks) chunk.submission.reject(error);
         } finally {
             this.running = false;

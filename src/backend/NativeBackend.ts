@@ -66,6 +66,12 @@ export interface NativeBackendOptions {
      */
     readonly unifiedKvCache?: boolean;
     /**
+     * Branches of the token trees the shared context's sequences may decode (batchedSequences > 1):
+     * each sequence then owns that many sequence ids, and the KV cache is unified. Default 1: no trees
+     * on the shared context (a tree's sequence then gets a context of its own).
+     */
+    readonly treeBranches?: number;
+    /**
      * The addon that computes: "vulkan" or "cuda" (that GPU build, which must be built and find a
      * device), "off" (the CPU addon), or "auto" (a GPU build that is built and finds a device, else the
      * CPU addon). Default: the SPECGATE_GPU environment variable, else "auto". See gpuChoice.ts.
@@ -126,6 +132,7 @@ export class NativeBackend implements ModelBackend {
             batchedSequences: number;
             stepTokens: number;
             unifiedKvCache: boolean;
+            treeBranches: number;
         }
     ) {
         this.vocabularySize = vocabularySize;
@@ -150,6 +157,9 @@ export class NativeBackend implements ModelBackend {
         const inlineBelowMilliseconds = options.inlineBelowMilliseconds ?? 20;
         const batchedSequences = positiveInteger(options.batchedSequences ?? 1, "batchedSequences");
         const stepTokens = positiveInteger(options.stepTokens ?? 512, "stepTokens");
+        const treeBranches = positiveInteger(options.treeBranches ?? 1, "treeBranches");
+        if (treeBranches > maxTreeBranches)
+            throw new InvalidInputError(`must be at most ${maxTreeBranches}, got ${treeBranches}`, "treeBranches");
         if (!(inlineBelowMilliseconds >= 0))
             throw new InvalidInputError(`must be a non-negative number, got ${inlineBelowMilliseconds}`, "inlineBelowMilliseconds");
         const resolved = resolveGpu(options.gpu ?? defaultGpuChoice());
@@ -185,7 +195,8 @@ export class NativeBackend implements ModelBackend {
                 inlineBelowMilliseconds,
                 batchedSequences,
                 stepTokens,
-                unifiedKvCache: options.unifiedKvCache ?? false
+                unifiedKvCache: options.unifiedKvCache ?? false,
+                treeBranches
             }
         );
     }
@@ -245,27 +256,32 @@ export class NativeBackend implements ModelBackend {
         const branches = options.branches ?? 1;
         if (!Number.isSafeInteger(branches) || branches < 1 || branches > maxTreeBranches)
             return Promise.reject(new InvalidInputError(`must be an integer in [1, ${maxTreeBranches}], got ${branches}`, "branches"));
-        const slot = branches > 1 ? this.treeSlot(branches) : (this.sharedSlot() ?? this.ownSlot());
+        const slot =
+            branches > 1 && branches > this.options.treeBranches
+                ? this.treeSlot(branches)
+                : (this.sharedSlot() ?? (branches > 1 ? this.treeSlot(branches) : this.ownSlot()));
         const sequence: NativeSequence = new NativeSequence(slot, this, (disposed) => this.sequences.delete(disposed));
         this.sequences.add(sequence);
         return Promise.resolve(sequence);
     }
 
     private sharedSlot(): SequenceSlot | undefined {
-        const {batchedSequences, contextSize, stepTokens, threads, adaptiveThreads, unifiedKvCache} = this.options;
+        const {batchedSequences, contextSize, stepTokens, threads, adaptiveThreads, unifiedKvCache, treeBranches} = this.options;
         if (batchedSequences <= 1) return undefined;
+        const trees = treeBranches > 1;
         this.scheduler ??= new BatchScheduler(
             new this.addon.NativeContext(this.model, {
-                contextSize,
-                sequences: batchedSequences,
+                // With trees, each sequence's branches share its cells (and room for an open tree beside them).
+                contextSize: trees ? Math.ceil((contextSize + treeNodeCells) / treeBranches) : contextSize,
+                sequences: batchedSequences * treeBranches,
                 threads,
                 adaptiveThreads,
-                unified: unifiedKvCache,
+                unified: unifiedKvCache || trees,
                 // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
                 batchSize: contextSize + stepTokens
             }),
             batchedSequences,
-            {stepTokens, inlineBelowMilliseconds: this.options.inlineBelowMilliseconds}
+            {stepTokens, inlineBelowMilliseconds: this.options.inlineBelowMilliseconds, branches: treeBranches}
         );
         return this.scheduler.acquire();
     }

@@ -36,11 +36,17 @@ const tolerance = 1e-2;
 const maxDifference = (left: Float64Array, right: Float64Array): number =>
     left.reduce((most, value, index) => Math.max(most, Math.abs(value - right[index])), 0);
 
-describe("NativeSequence token trees (family target)", () => {
+describe.each([
+    {name: "a context of its own", options: {}},
+    {
+        name: "the shared context of continuous batching (batchedSequences 2, treeBranches 4)",
+        options: {batchedSequences: 2, treeBranches: 4}
+    }
+])("NativeSequence token trees (family target) on $name", ({options}) => {
     let backend: NativeBackend;
     let prompt: number[];
     beforeAll(async () => {
-        backend = await NativeBackend.load(familyTarget, {contextSize: 128});
+        backend = await NativeBackend.load(familyTarget, {contextSize: 128, ...options});
         prompt = [1, ...backend.tokenize("Trees of drafts share the prompt's cells.")];
     });
     afterAll(async () => {
@@ -130,6 +136,7 @@ describe("NativeSequence token trees (family target)", () => {
             await sequence.keepTreePath!([0]);
             await expect(sequence.evaluateTree!([1, 2, 3, 4, 5], [-1, -1, -1, -1, -1], {kind: "argmax"})).rejects.toThrow(/branches/);
         });
+        if (options.batchedSequences !== undefined) return;
         const plain = await backend.createSequence();
         await expect(plain.evaluateTree!([1], [-1], {kind: "argmax"})).rejects.toThrow(/no branches/);
         await plain.dispose();

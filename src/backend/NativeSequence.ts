@@ -118,11 +118,15 @@ export class NativeSequence implements BackendSequence {
             const layout = this.tree ?? new TreeLayout(this.treeBranches, this.history.length);
             const plan = layout.add(tokens, parents);
             const deepest = plan.positions.reduce((most, position) => Math.max(most, position), 0);
-            checkEvaluation(tokens, {positions: []}, {vocabularySize: this.sizes.vocabularySize, contextSize: Number.MAX_SAFE_INTEGER, length: 0});
+            checkEvaluation(
+                tokens,
+                {positions: []},
+                {vocabularySize: this.sizes.vocabularySize, contextSize: Number.MAX_SAFE_INTEGER, length: 0}
+            );
             if (deepest >= this.sizes.contextSize)
                 throw new InvalidInputError(`a node at position ${deepest} is beyond the context size ${this.sizes.contextSize}`, "tokens");
             this.tree = layout;
-            for (const copy of plan.copies) if (copy.to > 0) slot.copyBranch!(copy.source, copy.destination, 0, copy.to);
+            for (const copy of plan.copies) if (copy.to > 0) await slot.copyBranch!(copy.source, copy.destination, 0, copy.to);
             const vocabularySize = this.sizes.vocabularySize;
             const count = tokens.length;
             const mode =
@@ -152,18 +156,17 @@ export class NativeSequence implements BackendSequence {
     }
 
     public keepTreePath(path: readonly number[]): Promise<void> {
-        return this.queue.run(() => {
+        return this.queue.run(async () => {
             const layout = this.tree;
             if (layout === undefined) throw new InvalidInputError("no token tree is open", "sequence");
             const tokens = layout.pathTokens(path);
             const plan = layout.keep(path);
             const slot = this.slot;
             slot.removeBranch!(0, plan.dropFrom);
-            if (plan.copy !== undefined) slot.copyBranch!(plan.copy.source, 0, plan.copy.from, plan.copy.to);
+            if (plan.copy !== undefined) await slot.copyBranch!(plan.copy.source, 0, plan.copy.from, plan.copy.to);
             for (const branch of plan.empty) slot.removeBranch!(branch, 0);
             this.tree = undefined;
             for (const token of tokens) this.history.push(token);
-            return Promise.resolve();
         });
     }
 

@@ -38,8 +38,11 @@ export interface SequenceSlot {
         shared: Int32Array,
         group: NativeOutputGroup
     ): Promise<SlotDecodeResult>;
-    /** Branch `destination` also holds branch `source`'s cells at positions [from, to) (to = −1: to the end). */
-    copyBranch?(source: number, destination: number, from: number, to: number): void;
+    /**
+     * Branch `destination` also holds branch `source`'s cells at positions [from, to) (to = −1: to the
+     * end), before any decode submitted after it (a shared context runs it between steps).
+     */
+    copyBranch?(source: number, destination: number, from: number, to: number): void | Promise<void>;
     /** Drops branch `branch`'s positions from `from` on. */
     removeBranch?(branch: number, from: number): void;
 }

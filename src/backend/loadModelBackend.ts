@@ -25,6 +25,8 @@ export interface LoadModelBackendOptions {
     readonly stepTokens?: number;
     /** Native backend: one KV buffer for all batched sequences instead of one stream each (see NativeBackendOptions). */
     readonly unifiedKvCache?: boolean;
+    /** Native backend: branches of the token trees batched sequences may decode (see NativeBackendOptions). */
+    readonly treeBranches?: number;
     /**
      * Native backend: "vulkan" or "cuda" (that GPU build of the addon; it must be built and find a
      * device), "off" (the CPU addon), or "auto" (a GPU build that is built and finds a device, else
@@ -64,6 +66,7 @@ export function loadModelBackend(path: string, options: LoadModelBackendOptions 
               batchedSequences: options.batchedSequences,
               stepTokens: options.stepTokens,
               unifiedKvCache: options.unifiedKvCache,
+              treeBranches: options.treeBranches,
               gpu: options.gpu,
               gpuLayers: options.gpuLayers
           })
