@@ -15,6 +15,7 @@ import type {VerificationPolicy, VerificationResult} from "../policies/Verificat
 import {SeededChance} from "../random/SeededChance.js";
 import {DraftLengthController} from "./DraftLengthController.js";
 import {createDrafter} from "./drafters/createDrafter.js";
+import {ModelDrafter} from "./drafters/ModelDrafter.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
 import {pairDraftModel} from "./drafters/pairDraftModel.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
@@ -106,7 +107,7 @@ export async function* streamGeneration(
     const telemetry = new GenerationTelemetry();
     const promptTokens = promptTokensOf(target, prompt, options);
     telemetry.promptTokens = promptTokens.length;
-    if (options.tree !== undefined) assertTreeSetup(options, draft, target, fullTarget, drafter, resources);
+    const treeDraft = options.tree !== undefined ? treeDraftModel(options, draft, target, fullTarget, drafter, resources) : undefined;
 
     const loop = new StepLoop({
         target,
@@ -115,7 +116,7 @@ export async function* streamGeneration(
         promptTokens,
         started,
         drafter: drafter != null && options.gamma > 0 && options.tree === undefined ? drafter : undefined,
-        tree: options.tree !== undefined && draft !== undefined ? {shape: options.tree, draft} : undefined,
+        tree: options.tree !== undefined && treeDraft !== undefined ? {shape: options.tree, draft: treeDraft} : undefined,
         policy:
             resources.policy ??
             createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
@@ -150,21 +151,25 @@ export async function* streamGeneration(
     }
 }
 
-/** Token trees need a draft model of the same vocabulary on the native backend, a lossless policy, and none of what reads chain rows. */
-function assertTreeSetup(
+/**
+ * The draft model that drafts token trees (`draft`, or the model drafter's own), after checking what
+ * trees need: a draft of the same vocabulary, a lossless policy, none of what reads chain rows, and
+ * lent sequences (prompt caching) with enough branches.
+ */
+function treeDraftModel(
     options: GenerationOptions,
     draft: ModelBackend | undefined,
     target: ModelBackend,
     fullTarget: ModelBackend,
     drafter: Drafter | undefined,
     resources: GenerationResources
-): void {
+): ModelBackend {
     const refuse = (message: string, field: string): never => {
         throw new InvalidInputError(message, field);
     };
-    if (draft === undefined || (drafter !== undefined && drafter.label !== "model"))
-        refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
-    if (target !== fullTarget || draft!.vocabularySize !== target.vocabularySize)
+    const model = drafter instanceof ModelDrafter ? drafter.model : drafter === undefined ? draft : undefined;
+    if (model === undefined) refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
+    if (target !== fullTarget || model!.vocabularySize !== target.vocabularySize)
         refuse("token trees need a draft and target with vocabularies of the same size", "tree");
     if (options.policy.kind !== "strict" && options.policy.kind !== "greedy")
         refuse(`token trees are verified losslessly: use the strict or greedy policy, not ${options.policy.kind}`, "policy");
@@ -174,13 +179,15 @@ function assertTreeSetup(
         refuse("token trees have a fixed shape: draftLength fixed and minConfidence 0", "tree");
     if (options.logprobs !== undefined) refuse("logprobs are not reported with token trees", "logprobs");
     if (resources.constraint !== undefined) refuse("constrained output (a grammar) is not drafted as token trees", "tree");
-    if (
-        resources.sequence !== undefined ||
-        resources.draftSequence !== undefined ||
-        resources.drafter !== undefined ||
-        resources.policy !== undefined
-    )
-        refuse("token trees run on sequences, drafter and policy of their own", "tree");
+    if (resources.policy !== undefined) refuse("token trees are verified by their own rule, not a policy instance", "tree");
+    const width = options.tree!.width;
+    for (const [lent, field] of [
+        [resources.sequence, "sequence"],
+        [resources.draftSequence, "draftSequence"]
+    ] as const)
+        if (lent !== undefined && (lent.treeBranches ?? 1) < width)
+            refuse(`the lent ${field} has ${lent.treeBranches ?? 1} branches, fewer than the tree's width ${width}`, "tree");
+    return model!;
 }
 
 /** The prompt's token ids (tokenized, BOS prepended where the model adds it), checked against the vocabulary and context. */
@@ -376,7 +383,8 @@ class StepLoop {
             this.treeSession = await TreeDraftSession.start(tree.draft, promptTokens, tree.shape, {
                 options,
                 chance: this.chance,
-                telemetry
+                telemetry,
+                sequence: this.setup.draftSequence
             });
             return;
         }

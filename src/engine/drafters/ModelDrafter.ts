@@ -29,6 +29,11 @@ export class ModelDrafter implements Drafter {
         return this.draft.vocabularySize;
     }
 
+    /** The draft model (token trees draft with it directly). */
+    public get model(): ModelBackend {
+        return this.draft;
+    }
+
     public async start(context: DrafterStart): Promise<DrafterSession> {
         const {options, chance, telemetry} = context;
         // The engine has already cut the target to the shared ids; a longer draft is cut to match.

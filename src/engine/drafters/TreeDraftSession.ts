@@ -33,6 +33,8 @@ export class TreeDraftSession {
 
     private constructor(
         private readonly sequence: BackendSequence,
+        /** The sequence belongs to the caller (prompt caching): it is not disposed of. */
+        private readonly lent: boolean,
         private readonly shape: TreeShape,
         private readonly options: GenerationOptions,
         private readonly chance: Chance,
@@ -41,22 +43,34 @@ export class TreeDraftSession {
         this.cache = [...sequence.tokens];
     }
 
-    /** A session on a fresh draft sequence with `shape.width` branches; the prompt but its last token is decoded. */
+    /**
+     * A session on `setup.sequence` (lent: what it holds of the prompt is kept) or a fresh draft
+     * sequence with `shape.width` branches; the prompt but its last token is decoded.
+     */
     public static async start(
         draft: ModelBackend,
         promptTokens: readonly number[],
         shape: TreeShape,
-        setup: {options: GenerationOptions; chance: Chance; telemetry: GenerationTelemetry}
+        setup: {options: GenerationOptions; chance: Chance; telemetry: GenerationTelemetry; sequence?: BackendSequence}
     ): Promise<TreeDraftSession> {
-        const sequence = await draft.createSequence({branches: shape.width});
+        const lent = setup.sequence !== undefined;
+        const sequence = setup.sequence ?? (await draft.createSequence({branches: shape.width}));
         if (sequence.evaluateTree === undefined || (sequence.treeBranches ?? 1) < shape.width) {
-            await sequence.dispose();
+            if (!lent) await sequence.dispose();
             throw new InvalidInputError("token trees need the native backend (its sequences decode trees)", "draft");
         }
-        const session = new TreeDraftSession(sequence, shape, setup.options, setup.chance, setup.telemetry);
-        const head = promptTokens.slice(0, -1);
-        if (head.length > 0) await session.timed(() => sequence.evaluate(head, {positions: []}), head.length);
-        session.cache.push(...head);
+        const session = new TreeDraftSession(sequence, lent, shape, setup.options, setup.chance, setup.telemetry);
+        try {
+            const head = promptTokens.slice(0, -1);
+            // What a lent sequence holds beyond the prompt head is rolled back (catchUp keeps its argument but the last token).
+            await session.catchUp([...head, -1]);
+            const missing = head.slice(session.cache.length);
+            if (missing.length > 0) await session.timed(() => sequence.evaluate(missing, {positions: []}), missing.length);
+            session.cache.push(...missing);
+        } catch (error) {
+            await session.dispose();
+            throw error;
+        }
         return session;
     }
 
@@ -119,7 +133,7 @@ export class TreeDraftSession {
     }
 
     public async dispose(): Promise<void> {
-        await this.sequence.dispose();
+        if (!this.lent) await this.sequence.dispose();
     }
 
     /** Rolls the draft's cache back to what it shares with the history (short of the pending token). */
