@@ -83,6 +83,20 @@ export function completionPromptTokens(state: ServeState, prompt: CompletionRequ
     return [...tokens];
 }
 
+/**
+ * The server's default tree gives way to a chain where trees cannot serve the request (a lossy policy,
+ * log-probabilities, a response_format grammar); a tree the request names itself is kept, and the
+ * engine then says what it cannot do.
+ */
+function withoutDefaultTree(path: ResolvedDecodePath, request: CompletionRequest | ChatCompletionRequest): ResolvedDecodePath {
+    if (path.mode !== "speculative" || path.tree === undefined) return path;
+    const named = typeof request.speculative === "object" && request.speculative?.tree !== undefined;
+    const lossless = path.policy.kind === "strict" || path.policy.kind === "greedy";
+    if (named || (lossless && requestedLogprobs(request) === undefined && request.response_format == null)) return path;
+    const {tree: _tree, ...chain} = path;
+    return chain;
+}
+
 /** The grammar of a request's response_format; a 400 before the request waits for a slot when the target cannot be constrained. */
 function responseGrammar(state: ServeState, request: CompletionRequest | ChatCompletionRequest): string | undefined {
     const grammar = grammarForResponseFormat(request.response_format);
@@ -112,7 +126,10 @@ export function prepareGeneration(
 ): PreparedGeneration {
     if (request.model != null && request.model !== state.modelName)
         throw new ModelNotFoundError(`the model "${request.model}" does not exist; this server serves "${state.modelName}"`, "model");
-    const path = resolveDecodePath(request.speculative, state.speculativeDefaults, state.draftPairing, state.permissions);
+    const path = withoutDefaultTree(
+        resolveDecodePath(request.speculative, state.speculativeDefaults, state.draftPairing, state.permissions),
+        request
+    );
 
     const target = state.target;
     const addsBos = target.bosToken != null && promptTokens[0] !== target.bosToken;
@@ -146,6 +163,7 @@ export function prepareGeneration(
         draftSampling: speculative ? path.draftSampling : "sample",
         draftLength: speculative ? path.draftLength : "fixed",
         minConfidence: speculative ? path.minConfidence : 0,
+        ...(speculative && path.tree !== undefined ? {tree: path.tree} : {}),
         sampling: {
             temperature: request.temperature ?? defaults.temperature,
             topK: request.top_k == null ? defaults.topK : Math.max(0, request.top_k),

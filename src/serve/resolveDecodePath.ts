@@ -12,6 +12,7 @@ import {InvalidDrafterError, InvalidInputError} from "../errors.js";
 import {parsePolicyConfig} from "../policies/createPolicy.js";
 import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
+import {parseTreeShape, type TreeShape} from "../engine/drafters/TreeDraftSession.js";
 import {RequestPermissions} from "./RequestPermissions.js";
 import type {SpeculativeField} from "./speculativeFieldSchema.js";
 
@@ -24,6 +25,8 @@ export interface SpeculativeDefaults {
     readonly draftSampling: "sample" | "greedy";
     readonly draftLength: "fixed" | "schedule";
     readonly minConfidence: number;
+    /** Token trees instead of chains (--tree); their width is the most a request may ask for. */
+    readonly tree?: TreeShape;
 }
 
 /**
@@ -104,6 +107,7 @@ export function resolveDecodePath(
         );
     const gamma = field?.gamma ?? defaults.gamma;
     if (gamma === 0) return {mode: "target_only"};
+    const tree = requestedTree(field?.tree, defaults.tree, drafter);
     return {
         mode: "speculative",
         drafter,
@@ -111,12 +115,34 @@ export function resolveDecodePath(
         gamma,
         draftSampling: field?.draft_sampling ?? defaults.draftSampling,
         draftLength: field?.draft_length ?? defaults.draftLength,
-        minConfidence: field?.min_confidence ?? defaults.minConfidence
+        minConfidence: field?.min_confidence ?? defaults.minConfidence,
+        ...(tree !== undefined ? {tree} : {})
     };
+}
+
+/**
+ * A request's tree: "off" (a chain), "WIDTHxDEPTH" no wider than the server's --tree (its sequences
+ * have that many branches), or the server's default. Trees are drafted by the draft model.
+ */
+function requestedTree(field: string | undefined, serverTree: TreeShape | undefined, drafter: DrafterSpec): TreeShape | undefined {
+    if (field === "off") return undefined;
+    if (field === undefined) return drafter.kind === "model" && drafter.retokenize !== true ? serverTree : undefined;
+    const tree = parseTreeShape(field, "speculative.tree");
+    if (serverTree === undefined || tree.width > serverTree.width)
+        throw new InvalidInputError(
+            serverTree === undefined
+                ? "this server decodes no token trees (its operator enables them with --tree)"
+                : `this server's trees are at most ${serverTree.width} wide (--tree ${serverTree.width}x${serverTree.depth})`,
+            "speculative.tree"
+        );
+    if (drafter.kind !== "model" || drafter.retokenize === true)
+        throw new InvalidInputError('token trees are drafted by the draft model: use the drafter "model"', "speculative.tree");
+    return tree;
 }
 
 /** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:3:16, strict, γ=4". */
 export function decodePathLabel(path: ResolvedDecodePath): string {
     if (path.mode === "target_only") return "target-only";
-    return `${path.drafter.kind === "model" ? "" : `${drafterLabel(path.drafter)}, `}${policyLabel(path.policy)}, γ=${path.gamma}`;
+    const shape = path.tree !== undefined ? `tree ${path.tree.width}x${path.tree.depth}` : `γ=${path.gamma}`;
+    return `${path.drafter.kind === "model" ? "" : `${drafterLabel(path.drafter)}, `}${policyLabel(path.policy)}, ${shape}`;
 }

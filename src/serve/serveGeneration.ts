@@ -347,7 +347,7 @@ class GenerationRun {
             mode: "speculative",
             drafter: drafterLabel(path.drafter),
             policy: policyLabel(path.policy),
-            gamma: path.gamma,
+            ...(path.tree !== undefined ? {tree: `${path.tree.width}x${path.tree.depth}`} : {gamma: path.gamma}),
             num_drafts: telemetry.drafts,
             num_draft_tokens: telemetry.draftTokens,
             num_accepted_tokens: telemetry.acceptedTokens,

@@ -15,7 +15,9 @@ export const speculativeFieldSchema = z.union([
         /** Stop drafting below this draft top probability (llama.cpp --draft-p-min); 0 disables. */
         min_confidence: z.number().min(0).max(1).optional(),
         draft_sampling: z.enum(["sample", "greedy"]).optional(),
-        draft_length: z.enum(["fixed", "schedule"]).optional()
+        draft_length: z.enum(["fixed", "schedule"]).optional(),
+        /** "WIDTHxDEPTH": a token tree no wider than the server's --tree; "off": a chain. Default: the server's. */
+        tree: z.string().min(1).max(16).optional()
     })
 ]);
 

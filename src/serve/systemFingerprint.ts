@@ -56,7 +56,9 @@ export function servedDecodePathDescription(
                   gamma: path.gamma,
                   draftSampling: path.draftSampling,
                   draftLength: path.draftLength,
-                  minConfidence: path.minConfidence
+                  minConfidence: path.minConfidence,
+                  // A tree's rows come from batches laid out otherwise than a chain's.
+                  ...(path.tree !== undefined ? {tree: `${path.tree.width}x${path.tree.depth}`} : {})
               }
             : {}),
         ...(speculative && path.policy.kind === "calibrated" && correctionMemory !== undefined ? {correctionMemory} : {})

@@ -15,6 +15,7 @@ import {stopStrings} from "../stopStrings.js";
 import {interruptSignal, reportOnInterrupt} from "../interrupts.js";
 import {constraintFor} from "../../constraints/constraintFor.js";
 import {grammarForJsonSchemaFile} from "../../constraints/jsonSchemaGrammar.js";
+import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import type {TokenConstraint} from "../../constraints/TokenConstraint.js";
 
 interface GenerateCliOptions {
@@ -24,6 +25,7 @@ interface GenerateCliOptions {
     drafter?: string;
     policy: string;
     gamma: number;
+    tree?: string;
     draftLength: "fixed" | "schedule";
     minConfidence: number;
     draftSampling: "sample" | "greedy";
@@ -57,6 +59,10 @@ export function registerGenerateCommand(program: Command): void {
             .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
             .option("--draft-sampling <mode>", "sample | greedy", "sample")
+            .option(
+                "--tree <WxD>",
+                "token trees from the draft model instead of a chain: WIDTH children of the last token, each DEPTH deep, verified in one target call (strict or greedy)"
+            )
     )
         .option("--max-tokens <N>", "tokens to generate at most", integerOption(1), 128)
         .option("--stop <S...>", "stop strings (the text is cut before them; \\n and \\t decoded)", [])
@@ -79,6 +85,7 @@ export function registerGenerateCommand(program: Command): void {
             const sampling = samplingFromCli(options);
             await checkOutputFile(options.json, "--json");
             const grammar = options.jsonSchema != null ? grammarForJsonSchemaFile(options.jsonSchema) : undefined;
+            const tree = options.tree != null ? parseTreeShape(options.tree, "--tree") : undefined;
             const loadOptions = {
                 threads: options.threads,
                 contextSize: options.contextSize,
@@ -106,6 +113,7 @@ export function registerGenerateCommand(program: Command): void {
                         draftLength: options.draftLength,
                         minConfidence: options.minConfidence,
                         draftSampling: options.draftSampling,
+                        ...(tree !== undefined ? {tree} : {}),
                         sampling,
                         maxTokens: options.maxTokens,
                         stop: stopStrings(options.stop),
@@ -131,7 +139,7 @@ export function registerGenerateCommand(program: Command): void {
                 if (printText) process.stdout.write("\n");
                 const telemetry = result.telemetry;
                 process.stderr.write(
-                    `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, γ=${options.gamma}` : "target-only"}] ${result.tokens.length} tokens, ` +
+                    `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, ${tree !== undefined ? `tree ${options.tree}` : `γ=${options.gamma}`}` : "target-only"}] ${result.tokens.length} tokens, ` +
                         `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${result.finishReason}` +
                         (drafter != null
                             ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}`

@@ -15,6 +15,7 @@ import {ggufChatTemplate} from "../../chat/ggufChatTemplate.js";
 import {type RunningServeServer, type ServeServerOptions, startServeServer} from "../../serve/startServeServer.js";
 import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
+import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {handleSignalsItself} from "../interrupts.js";
@@ -25,6 +26,7 @@ interface ServeCliOptions {
     drafter?: string;
     policy: string;
     gamma: number;
+    tree?: string;
     draftSampling: "sample" | "greedy";
     minConfidence: number;
     temperature: number;
@@ -86,6 +88,10 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             .option("--gamma <N>", "default draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
             .option("--draft-sampling <mode>", "sample | greedy", "sample")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
+            .option(
+                "--tree <WxD>",
+                'token trees from the draft model: WIDTH children of the last token, each DEPTH tokens deep, verified in one call (strict or greedy; requests may ask for a narrower tree, or "off", in speculative.tree)'
+            )
     )
         .option("--host <HOST>", "address to listen on (set --api-key before listening beyond loopback)", "127.0.0.1")
         .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
@@ -217,7 +223,8 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
             policy,
             gamma: options.gamma,
             draftSampling: options.draftSampling,
-            minConfidence: options.minConfidence
+            minConfidence: options.minConfidence,
+            ...(options.tree !== undefined ? {tree: parseTreeShape(options.tree, "--tree")} : {})
         },
         samplerDefaults: samplingFromCli(options),
         host: options.host,
@@ -251,6 +258,7 @@ function serveLoadOptions(options: ServeCliOptions): LoadModelBackendOptions {
         batchedSequences: options.batching === "on" ? options.maxConcurrency : 1,
         stepTokens: options.stepTokens,
         unifiedKvCache: options.kvUnified,
+        treeBranches: options.tree !== undefined ? parseTreeShape(options.tree, "--tree").width : undefined,
         gpu: options.gpu,
         gpuLayers: options.gpuLayers
     };
