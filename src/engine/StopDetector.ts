@@ -7,8 +7,9 @@ export type FinishReason = "eos" | "length" | "stop";
  *
  * Streaming text: a token can end in the middle of a UTF-8 character (byte-level vocabularies), which
  * decodes to U+FFFD until the next byte arrives, so trailing U+FFFD is held back from `text` until
- * it resolves or generation finishes. Likewise a space followed by fewer than three characters, which
- * a detokenizer that cleans up spaces may still remove.
+ * it resolves or generation finishes. Likewise, with `holdSpaces` (the default), a space followed by
+ * fewer than three characters, which a detokenizer that cleans up spaces may still remove; one that
+ * never does (detokenizerCleansSpaces) streams it at once.
  */
 export class StopDetector {
     private readonly tokens: number[] = [];
@@ -21,6 +22,7 @@ export class StopDetector {
             maxTokens: number;
             stop: readonly string[];
             decode: (tokens: readonly number[]) => string;
+            holdSpaces?: boolean;
         }
     ) {}
 
@@ -82,7 +84,7 @@ export class StopDetector {
             while (end > this.streamed && this.fullText.charCodeAt(end - 1) === 0xfffd) end--;
             // Detokenizers that clean up spaces (llama.cpp's clean_spaces, on for llama3: " ," → ",",
             // " 's" → "'s", " ' " → "'") decide a space's fate once three characters follow it.
-            const space = this.fullText.lastIndexOf(" ", end - 1);
+            const space = this.options.holdSpaces === false ? -1 : this.fullText.lastIndexOf(" ", end - 1);
             if (space >= 0 && space >= this.fullText.length - 3) end = Math.max(this.streamed, Math.min(end, space));
         }
         // Never stream text that a later stop-string cut could take back.

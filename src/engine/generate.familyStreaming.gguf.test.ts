@@ -9,6 +9,7 @@ import {multilingualCorpus} from "../gguf/testing/multilingualCorpus.js";
 import {familyVocabulary, type TokenizerFamily} from "../gguf/tokenizerFamilies.js";
 import {streamGeneration} from "./generate.js";
 import {StopDetector} from "./StopDetector.js";
+import {detokenizerCleansSpaces} from "./detokenizerCleansSpaces.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 
 vi.setConfig(modelTestTimeouts);
@@ -45,15 +46,24 @@ describe.each(["qwen3", "llama3", "llama2", "gemma3"] as TokenizerFamily[])("str
         await rm(directory, {recursive: true, force: true});
     });
 
+    it("finds whether the detokenizer cleans spaces (llama3 does)", () => {
+        const cleans = detokenizerCleansSpaces(target);
+        if (family === "llama3") expect(cleans).toBe(true);
+        // Either way, a detokenizer that keeps every probe as written is the one not held back.
+        expect(cleans).toBe(["a ,", "a 's", "a ' b"].some((probe) => target.detokenize(target.tokenize(probe)) !== probe));
+    });
+
     it('streams a space only once the detokenizer has decided it (" ,", " \'s", " \' " token by token)', () => {
         const pieces = ["Hello", " ", ",", " world", " ", "'s", " ", "'", " ", "ok", " ", "?", " '", "re", " done", " ", "."];
         const tokens = pieces.flatMap((piece) => target.tokenize(piece));
         // The budget ends generation at the last token, which releases whatever is held back.
+        // As the engine sets it: spaces are held only where this detokenizer may take one back.
         const detector = new StopDetector({
             endTokens: new Set(),
             maxTokens: tokens.length,
             stop: [],
-            decode: (emitted) => target.detokenize(emitted)
+            decode: (emitted) => target.detokenize(emitted),
+            holdSpaces: detokenizerCleansSpaces(target)
         });
         let streamed = "";
         for (const token of tokens) {

@@ -18,6 +18,7 @@ import {createDrafter} from "./drafters/createDrafter.js";
 import {ModelDrafter} from "./drafters/ModelDrafter.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
 import {pairDraftModel} from "./drafters/pairDraftModel.js";
+import {detokenizerCleansSpaces} from "./detokenizerCleansSpaces.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
 import {TreeDraftSession} from "./drafters/TreeDraftSession.js";
 import {type DraftTree, verifyTreeGreedy, verifyTreeSampling} from "../policies/treeVerification.js";
@@ -275,7 +276,8 @@ class StepLoop {
             endTokens,
             maxTokens: options.maxTokens,
             stop: options.stop,
-            decode: (tokens) => target.detokenize(tokens)
+            decode: (tokens) => target.detokenize(tokens),
+            holdSpaces: detokenizerCleansSpaces(target)
         });
         this.argmaxPossible =
             options.argmaxFastPath &&
