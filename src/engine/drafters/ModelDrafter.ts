@@ -98,6 +98,7 @@ export class ModelDrafter implements Drafter {
                         tokens.push(token);
                         if (position < maxTokens - 1) token = (await evaluate([token], true)) as number;
                     }
+                    sequence.idle?.();
                     return {tokens, source: "model", consulted: ["model"]};
                 }
                 const probs: Float64Array[] = [];
@@ -113,6 +114,9 @@ export class ModelDrafter implements Drafter {
                     if (position < maxTokens - 1)
                         rows = (await evaluate([token], false)) as {logits: Float64Array; probabilities: Float64Array};
                 }
+                // The draft model is not asked again before the target has verified: a batching backend
+                // stops holding its steps for this sequence meanwhile.
+                sequence.idle?.();
                 // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
                 return {
                     tokens,
