@@ -103,13 +103,16 @@ describe.skipIf(skip)("NativeBackend on Vulkan, the family pair", () => {
         }
     });
 
-    it("strict at temperature 0 equals target-only decoding, or splits only at a near-tie", async () => {
+    it.each([
+        ["strict γ = 4", {policy: {kind: "strict"}, gamma: 4}],
+        ["a 2x4 token tree", {tree: {width: 2, depth: 4}}]
+    ] as const)("%s at temperature 0 equals target-only decoding, or splits only at a near-tie", async (_name, speculative) => {
         let identical = 0;
         const prompts = ["Once upon a time", "Steep the tea", "def f(x):"];
         for (const prompt of prompts) {
             const options = {sampling: {temperature: 0}, maxTokens: 32};
             const targetOnly = await generate(target, undefined, prompt, options);
-            const strict = await generate(target, draft, prompt, {...options, policy: {kind: "strict"}, gamma: 4});
+            const strict = await generate(target, draft, prompt, {...options, ...speculative});
             const split = targetOnly.tokens.findIndex((token, index) => token !== strict.tokens[index]);
             if (split < 0 && targetOnly.tokens.length === strict.tokens.length) {
                 identical++;
@@ -176,39 +179,45 @@ describe.skipIf(skip)("NativeBackend on Vulkan, a random-weights pair", () => {
         await rm(directory, {recursive: true, force: true});
     });
 
-    it("at temperature 1, strict's tokens follow the target's distributions (χ² of randomized PIT values, ≥ 600 tokens)", async () => {
-        // Each emitted token x_t is a draw from the target's distribution p_t given the tokens before
-        // it. With the ids ordered by falling p_t, u_t = P_t(ids before x_t) + U·p_t(x_t) (U uniform) is
-        // then uniform on [0, 1) and independent of the earlier u: ten equal bins of u are a χ² test
-        // with 9 degrees of freedom. p_t comes from one batched evaluation of prompt and tokens.
-        const bins = new Float64Array(10);
-        const random = new Random(17);
-        let seed = 0;
-        let count = 0;
-        while (count < 600) {
-            const prompt = [target.bosToken!, ...target.tokenize(["Once upon a time", "The kettle", "Dear Sam,"][seed % 3])];
-            const result = await generate(target, draft, prompt, {policy: {kind: "strict"}, gamma: 4, maxTokens: 100, seed: seed++});
-            // The end-of-generation token is drawn like any other but not emitted: count it too.
-            const drawn = result.finishReason === "eos" ? [...result.tokens, target.eosToken!] : result.tokens;
-            const positions = drawn.map((_, index) => prompt.length - 1 + index);
-            const sequence = await target.createSequence();
-            const rows = await sequence.evaluate([...prompt, ...drawn].slice(0, -1), {positions});
-            await sequence.dispose();
-            rows.forEach((row, index) => {
-                const probabilities = processLogits(row);
-                const token = drawn[index];
-                const chance = probabilities[token];
-                let before = 0;
-                probabilities.forEach((probability, id) => {
-                    if (probability > chance || (probability === chance && id < token)) before += probability;
+    it.each([
+        ["strict γ = 4", {policy: {kind: "strict"}, gamma: 4}],
+        ["a 2x3 token tree", {tree: {width: 2, depth: 3}}]
+    ] as const)(
+        "at temperature 1, the tokens of %s follow the target's distributions (χ² of randomized PIT values, ≥ 600 tokens)",
+        async (_name, speculative) => {
+            // Each emitted token x_t is a draw from the target's distribution p_t given the tokens before
+            // it. With the ids ordered by falling p_t, u_t = P_t(ids before x_t) + U·p_t(x_t) (U uniform) is
+            // then uniform on [0, 1) and independent of the earlier u: ten equal bins of u are a χ² test
+            // with 9 degrees of freedom. p_t comes from one batched evaluation of prompt and tokens.
+            const bins = new Float64Array(10);
+            const random = new Random(17);
+            let seed = 0;
+            let count = 0;
+            while (count < 600) {
+                const prompt = [target.bosToken!, ...target.tokenize(["Once upon a time", "The kettle", "Dear Sam,"][seed % 3])];
+                const result = await generate(target, draft, prompt, {...speculative, maxTokens: 100, seed: seed++});
+                // The end-of-generation token is drawn like any other but not emitted: count it too.
+                const drawn = result.finishReason === "eos" ? [...result.tokens, target.eosToken!] : result.tokens;
+                const positions = drawn.map((_, index) => prompt.length - 1 + index);
+                const sequence = await target.createSequence();
+                const rows = await sequence.evaluate([...prompt, ...drawn].slice(0, -1), {positions});
+                await sequence.dispose();
+                rows.forEach((row, index) => {
+                    const probabilities = processLogits(row);
+                    const token = drawn[index];
+                    const chance = probabilities[token];
+                    let before = 0;
+                    probabilities.forEach((probability, id) => {
+                        if (probability > chance || (probability === chance && id < token)) before += probability;
+                    });
+                    bins[Math.min(9, Math.floor((before + random.nextDouble() * chance) * 10))]++;
                 });
-                bins[Math.min(9, Math.floor((before + random.nextDouble() * chance) * 10))]++;
-            });
-            count += drawn.length;
+                count += drawn.length;
+            }
+            const test = chiSquareGoodnessOfFit(bins, new Float64Array(10).fill(0.1));
+            expect(test.pValue).toBeGreaterThan(0.001);
         }
-        const test = chiSquareGoodnessOfFit(bins, new Float64Array(10).fill(0.1));
-        expect(test.pValue).toBeGreaterThan(0.001);
-    });
+    );
 });
 
 describe.skipIf(skip)("specgate info --json", () => {
