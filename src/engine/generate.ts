@@ -563,14 +563,21 @@ class StepLoop {
         start = performance.now();
         await sequence.keepTreePath!([0, ...verdict.path.map((node) => node + 1)]);
         await this.treeSession!.observe(verdict.path);
-        return this.emitTreeStep(tree, verdict.path.length, verdict.emitted, greedy, start);
+        return this.emitTreeStep(tree, depth, verdict.path.length, verdict.emitted, greedy, start);
     }
 
-    private emitTreeStep(tree: DraftTree, accepted: number, emitted: number[], greedy: boolean, start: number): GenerationChunk {
+    private emitTreeStep(
+        tree: DraftTree,
+        depth: number,
+        accepted: number,
+        emitted: number[],
+        greedy: boolean,
+        start: number
+    ): GenerationChunk {
         const {telemetry} = this.setup;
         this.history.push(...emitted);
         this.pending = emitted[emitted.length - 1];
-        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted);
+        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted, depth);
         telemetry.recordStep(tree.tokens.length, accepted, emitted.length);
         const verification: VerificationResult = {
             acceptedCount: accepted,

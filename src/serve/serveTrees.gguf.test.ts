@@ -55,7 +55,9 @@ const prompts = [
 
 interface SpeculativeSummary {
     tree?: string;
+    num_drafts?: number;
     num_draft_tokens?: number;
+    drafters?: {model: {draftedPerPosition: number[]}};
 }
 
 async function complete(request: Request): Promise<{text: string; speculative: SpeculativeSummary}> {
@@ -78,6 +80,10 @@ describe("specgate serve with token trees (family pair, continuous batching)", (
         expect(replies[1].speculative.tree).toBeUndefined();
         // A tree of 8 nodes per step, of which the accepted path is kept.
         expect(replies[0].speculative.num_draft_tokens).toBeGreaterThan(2 * replies[1].speculative.num_draft_tokens! * 0.9);
+        // Per-position counts are per depth: four of them, the first drafted on every step.
+        const positions = replies[0].speculative.drafters!.model.draftedPerPosition;
+        expect(positions).toHaveLength(4);
+        expect(positions[0]).toBe(replies[0].speculative.num_drafts);
         expect(target.batchStatistics!.largestStep).toBeGreaterThan(1);
         expect(target.batchStatistics!.steps).toBeGreaterThan(stepsBefore);
         for (const [index, prompt] of prompts.entries()) {

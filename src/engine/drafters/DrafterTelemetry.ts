@@ -14,15 +14,19 @@ export interface DrafterCounters {
 export class DrafterTelemetry {
     public readonly byDrafter = new Map<string, DrafterCounters>();
 
-    /** One step: the drafters consulted, and the proposal that was verified (source, size, accepted prefix). */
-    public record(consulted: readonly string[], source: string, proposed: number, accepted: number): void {
+    /**
+     * One step: the drafters consulted, and the proposal that was verified (source, size, accepted
+     * prefix). `positions` is how deep it went: its size for a chain, the depth for a token tree
+     * (whose per-position counts are then per depth).
+     */
+    public record(consulted: readonly string[], source: string, proposed: number, accepted: number, positions = proposed): void {
         for (const label of consulted) this.counters(label).lookups++;
         if (proposed === 0) return;
         const counters = this.counters(source);
         counters.proposals++;
         counters.draftTokens += proposed;
         counters.acceptedTokens += accepted;
-        for (let position = 0; position < proposed; position++) {
+        for (let position = 0; position < positions; position++) {
             counters.draftedPerPosition[position] = (counters.draftedPerPosition[position] ?? 0) + 1;
             counters.acceptedPerPosition[position] = (counters.acceptedPerPosition[position] ?? 0) + (position < accepted ? 1 : 0);
         }
