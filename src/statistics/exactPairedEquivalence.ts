@@ -1,7 +1,6 @@
 import binomialCdf from "@stdlib/stats-base-dists-binomial-cdf";
 
-import {InvalidInputError} from "../errors.js";
-import {type PairedTable, pairCount} from "./pairedTost.js";
+import {checkMarginAndAlpha, type PairedTable, pairCount} from "./pairedTost.js";
 
 /** Result of the exact paired equivalence test on the discordant pairs of a paired 2×2 table. */
 export interface ExactPairedEquivalenceResult {
@@ -51,12 +50,7 @@ export interface ExactPairedEquivalenceResult {
  * against (pairedEquivalencePower).
  */
 export function exactPairedEquivalence(table: PairedTable, margin: number, alpha = 0.05): ExactPairedEquivalenceResult {
-    if (!(margin > 0 && margin < 1)) {
-        throw new InvalidInputError(`must lie strictly between 0 and 1 (proportion units), got ${margin}`, "margin");
-    }
-    if (!(alpha > 0 && alpha < 0.5)) {
-        throw new InvalidInputError(`must lie strictly between 0 and 0.5, got ${alpha}`, "alpha");
-    }
+    checkMarginAndAlpha(margin, alpha);
     const pairs = pairCount(table);
     const b = table.targetOnlyPass;
     const c = table.speculativeOnlyPass;

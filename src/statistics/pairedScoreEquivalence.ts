@@ -3,7 +3,7 @@ import normalCdf from "@stdlib/stats-base-dists-normal-cdf";
 import normalQuantile from "@stdlib/stats-base-dists-normal-quantile";
 
 import {InvalidInputError} from "../errors.js";
-import {type PairedTable, pairCount} from "./pairedTost.js";
+import {checkMarginAndAlpha, type PairedTable, pairCount} from "./pairedTost.js";
 import {tangoScore} from "./tangoScore.js";
 
 /** Result of the exact unconditional score test of equivalence on a paired 2×2 table. */
@@ -93,15 +93,6 @@ export function pairedScoreEquivalence(table: PairedTable, margin: number, alpha
         minimumPairs,
         underpowered: pairs < minimumPairs
     };
-}
-
-function checkMarginAndAlpha(margin: number, alpha: number): void {
-    if (!(margin > 0 && margin < 1)) {
-        throw new InvalidInputError(`must lie strictly between 0 and 1 (proportion units), got ${margin}`, "margin");
-    }
-    if (!(alpha > 0 && alpha < 0.5)) {
-        throw new InvalidInputError(`must lie strictly between 0 and 0.5, got ${alpha}`, "alpha");
-    }
 }
 
 // Relative tolerance for "a score at or below the observed one": ties must count, rounding must not split them.

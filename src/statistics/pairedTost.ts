@@ -26,6 +26,16 @@ export function pairCount(table: PairedTable): number {
     return total;
 }
 
+/** Checks an equivalence margin (proportion units, in (0, 1)) and a one-sided level α in (0, 0.5). */
+export function checkMarginAndAlpha(margin: number, alpha: number): void {
+    if (!(margin > 0 && margin < 1)) {
+        throw new InvalidInputError(`must lie strictly between 0 and 1 (proportion units), got ${margin}`, "margin");
+    }
+    if (!(alpha > 0 && alpha < 0.5)) {
+        throw new InvalidInputError(`must lie strictly between 0 and 0.5, got ${alpha}`, "alpha");
+    }
+}
+
 /**
  * Paired-proportion TOST: difference (c − b)/n (speculative minus target) with the Wald standard
  * error of a paired difference √((b + c)/n − ((c − b)/n)²)/√n, tested against ±margin. Pairing
