@@ -1,4 +1,5 @@
-import {mkdir, writeFile} from "node:fs/promises";
+import {type ChildProcess, spawn} from "node:child_process";
+import {mkdir, open, writeFile} from "node:fs/promises";
 import {dirname, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {shellQuote} from "./llamaCppTools.js";
@@ -53,4 +54,49 @@ export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator
 export async function writeJsonResult(path: string, value: unknown): Promise<void> {
     await mkdir(dirname(resolve(path)), {recursive: true});
     await writeFile(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Starts a server (`label` names it in errors) with its output in `logFile`, and resolves once
+ * `url`/health answers ok; an exit before that, or 180 s without it, is an error.
+ */
+export async function startServerProcess(
+    label: string,
+    binary: string,
+    args: readonly string[],
+    logFile: string,
+    url: string
+): Promise<ChildProcess> {
+    const handle = await open(logFile, "w");
+    const child = spawn(binary, args, {stdio: ["ignore", handle.fd, handle.fd]});
+    await handle.close();
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+        if (child.exitCode != null) throw new Error(`${label} exited with ${child.exitCode}; see ${logFile}`);
+        try {
+            const response = await fetch(`${url}/health`);
+            await response.arrayBuffer();
+            if (response.ok) return child;
+        } catch {
+            // not listening yet
+        }
+        if (Date.now() > deadline) {
+            child.kill("SIGKILL");
+            throw new Error(`${label} did not come up in 180 s; see ${logFile}`);
+        }
+        await sleep(200);
+    }
+}
+
+/** Stops a server: SIGTERM, then SIGKILL if it has not exited within 15 s. */
+export function stopServerProcess(child: ChildProcess): Promise<void> {
+    return new Promise((resolveStop) => {
+        if (child.exitCode != null || child.signalCode != null) return resolveStop();
+        const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+        child.once("exit", () => {
+            clearTimeout(timer);
+            resolveStop();
+        });
+        child.kill("SIGTERM");
+    });
 }

@@ -44,16 +44,15 @@
  * JSON (settings, commands, every request): --json FILE, default .specgate/bench-chat/result-<date>.json;
  * server logs under .specgate/bench-chat/logs/. The Markdown goes to stdout, progress to stderr.
  */
-import {spawn, type ChildProcess} from "node:child_process";
 import {existsSync} from "node:fs";
-import {mkdir, open, writeFile} from "node:fs/promises";
+import {mkdir, writeFile} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
-import {commandLine, fixed, log, median, sleep, sseData, writeJsonResult} from "./benchUtilities.js";
+import {commandLine, fixed, log, median, sseData, startServerProcess, stopServerProcess, writeJsonResult} from "./benchUtilities.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -210,36 +209,9 @@ async function startServer(arm: ArmName, cache: boolean): Promise<Server> {
         ];
     }
     const logFile = join(logDirectory, `${arm}-cache-${cache ? "on" : "off"}.log`);
-    const handle = await open(logFile, "w");
-    const child: ChildProcess = spawn(binary, args, {stdio: ["ignore", handle.fd, handle.fd]});
-    await handle.close();
     const url = `http://127.0.0.1:${port}`;
-    const stop = (): Promise<void> =>
-        new Promise((resolveStop) => {
-            if (child.exitCode != null || child.signalCode != null) return resolveStop();
-            const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-            child.once("exit", () => {
-                clearTimeout(timer);
-                resolveStop();
-            });
-            child.kill("SIGTERM");
-        });
-    const deadline = Date.now() + 180_000;
-    for (;;) {
-        if (child.exitCode != null) throw new Error(`${arm} exited with ${child.exitCode}; see ${logFile}`);
-        try {
-            const response = await fetch(`${url}/health`);
-            await response.arrayBuffer();
-            if (response.ok) return {arm, cache, url, command: commandLine([binary, ...args]), logFile, stop};
-        } catch {
-            // not listening yet
-        }
-        if (Date.now() > deadline) {
-            child.kill("SIGKILL");
-            throw new Error(`${arm} did not come up in 180 s; see ${logFile}`);
-        }
-        await sleep(200);
-    }
+    const child = await startServerProcess(arm, binary, args, logFile, url);
+    return {arm, cache, url, command: commandLine([binary, ...args]), logFile, stop: () => stopServerProcess(child)};
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -56,9 +56,9 @@
  * FILE, default .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/.
  * The Markdown tables go to stdout, progress to stderr.
  */
-import {spawn, type ChildProcess} from "node:child_process";
+import type {ChildProcess} from "node:child_process";
 import {existsSync, readdirSync, readFileSync} from "node:fs";
-import {mkdir, open} from "node:fs/promises";
+import {mkdir} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -66,7 +66,17 @@ import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
-import {commandLine, fixed, log, median, percentile, sleep, sseData, writeJsonResult} from "./benchUtilities.js";
+import {
+    commandLine,
+    fixed,
+    log,
+    median,
+    percentile,
+    sseData,
+    startServerProcess,
+    stopServerProcess,
+    writeJsonResult
+} from "./benchUtilities.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -256,26 +266,9 @@ class ServerProcess {
             ];
         }
         const logFile = join(logDirectory, `${arm}-np${slots}.log`);
-        const handle = await open(logFile, "w");
-        const child = spawn(binary, args, {stdio: ["ignore", handle.fd, handle.fd]});
-        await handle.close();
-        const server = new ServerProcess(arm, child, `http://127.0.0.1:${port}`, commandLine([binary, ...args]), logFile);
-        const deadline = Date.now() + 180_000;
-        for (;;) {
-            if (child.exitCode != null) throw new Error(`${arm} exited with ${child.exitCode}; see ${logFile}`);
-            try {
-                const response = await fetch(`${server.url}/health`);
-                await response.arrayBuffer();
-                if (response.ok) return server;
-            } catch {
-                // not listening yet
-            }
-            if (Date.now() > deadline) {
-                child.kill("SIGKILL");
-                throw new Error(`${arm} did not come up in 180 s; see ${logFile}`);
-            }
-            await sleep(200);
-        }
+        const url = `http://127.0.0.1:${port}`;
+        const child = await startServerProcess(arm, binary, args, logFile, url);
+        return new ServerProcess(arm, child, url, commandLine([binary, ...args]), logFile);
     }
 
     public cpuSeconds(): number {
@@ -332,15 +325,7 @@ class ServerProcess {
     }
 
     public stop(): Promise<void> {
-        return new Promise((resolveStop) => {
-            if (this.child.exitCode != null || this.child.signalCode != null) return resolveStop();
-            const timer = setTimeout(() => this.child.kill("SIGKILL"), 15_000);
-            this.child.once("exit", () => {
-                clearTimeout(timer);
-                resolveStop();
-            });
-            this.child.kill("SIGTERM");
-        });
+        return stopServerProcess(this.child);
     }
 }
 
