@@ -1,34 +1,13 @@
 import {describe, expect, it} from "vitest";
 import {parseDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
-import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {parsePolicySpec} from "../policies/parsePolicySpec.js";
-import {createServeApp, type ServeAppOptions} from "./createServeApp.js";
 import {RequestPermissions} from "./RequestPermissions.js";
+import type {ServeAppOptions} from "./createServeApp.js";
+import {postCompletion, type Reply, tenantKeys, twoTenantApp} from "./testing/twoTenantApp.js";
 
-const target = BigramBackend.random(3, 28, {eosBias: -30});
-const draft = target.noisyCopy(4, 0.5);
-const keys = {a: "key-of-tenant-a", b: "key-of-tenant-b"};
-
-// Replies are read field by field; their shape is what the assertions check.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Reply = Record<string, any>;
-
-function serve(options: Partial<ServeAppOptions> = {}) {
-    return createServeApp({target, draft, modelName: "bigram", apiKeys: [keys.a, keys.b], ...options});
-}
-
-async function complete(
-    app: ReturnType<typeof serve>["app"],
-    key: string,
-    body: Record<string, unknown>
-): Promise<{status: number; body: Reply}> {
-    const response = await app.request("/v1/completions", {
-        method: "POST",
-        headers: {"content-type": "application/json", authorization: `Bearer ${key}`},
-        body: JSON.stringify(body)
-    });
-    return {status: response.status, body: (await response.json()) as Reply};
-}
+const keys = tenantKeys;
+const serve = twoTenantApp;
+const complete = postCompletion;
 
 describe("what clients may choose", () => {
     it("offers only the lossless policies by default and names --request-policies when refusing one", async () => {

@@ -1,28 +1,16 @@
 import {describe, expect, it} from "vitest";
-import {BigramBackend} from "../engine/testing/BigramBackend.js";
-import {createServeApp, type ServeAppOptions} from "./createServeApp.js";
 import {PromptCache} from "./PromptCache.js";
 import {parsePrometheusText} from "./testing/parsePrometheusText.js";
+import {postCompletion, type Reply, tenantKeys, tenantTarget, twoTenantApp} from "./testing/twoTenantApp.js";
 
-const target = BigramBackend.random(3, 28, {eosBias: -30});
-const draft = target.noisyCopy(4, 0.5);
-const keys = {a: "key-of-tenant-a", b: "key-of-tenant-b"};
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Reply = Record<string, any>;
-
-function serve(options: Partial<ServeAppOptions> = {}) {
-    return createServeApp({target, draft, modelName: "bigram", apiKeys: [keys.a, keys.b], ...options});
-}
+const target = tenantTarget;
+const keys = tenantKeys;
+const serve = twoTenantApp;
 
 async function complete(app: ReturnType<typeof serve>["app"], key: string, body: Record<string, unknown>): Promise<Reply> {
-    const response = await app.request("/v1/completions", {
-        method: "POST",
-        headers: {"content-type": "application/json", authorization: `Bearer ${key}`},
-        body: JSON.stringify(body)
-    });
-    expect(response.status).toBe(200);
-    return (await response.json()) as Reply;
+    const reply = await postCompletion(app, key, body);
+    expect(reply.status).toBe(200);
+    return reply.body;
 }
 
 const cachedTokens = (reply: Reply): number => reply.usage.prompt_tokens_details.cached_tokens;
