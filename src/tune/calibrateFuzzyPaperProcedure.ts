@@ -174,26 +174,17 @@ export async function calibrateFuzzyPaperProcedure(options: FsdPaperCalibrationO
     const steps: FsdPaperRow[] = [];
     let selected: FsdPaperRow | null = null;
     const ordered = [...options.grid.thresholds].sort((left, right) => left - right).filter((threshold) => threshold >= matchedThreshold);
+    // FSD at `threshold` with the current candidate length L′.
+    const measureFsd = (threshold: number): Promise<FsdPaperRow> => {
+        const length = procedure.candidateLengths[lengthIndex];
+        return measure(items, fuzzyAt(threshold), length, threshold, `FSD T=${threshold} L=${length}`, procedure.trials);
+    };
     for (const threshold of ordered) {
-        let row = await measure(
-            items,
-            fuzzyAt(threshold),
-            procedure.candidateLengths[lengthIndex],
-            threshold,
-            `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`,
-            procedure.trials
-        );
+        let row = await measureFsd(threshold);
         // The Fuzzy SD paper: "we increased L′ to the next highest length ... if we observed that FSD is accepting close to all candidates".
         while (row.acceptanceRate >= procedure.nearlyAllAccepted && lengthIndex < procedure.candidateLengths.length - 1) {
             lengthIndex++;
-            row = await measure(
-                items,
-                fuzzyAt(threshold),
-                procedure.candidateLengths[lengthIndex],
-                threshold,
-                `FSD T=${threshold} L=${procedure.candidateLengths[lengthIndex]}`,
-                procedure.trials
-            );
+            row = await measureFsd(threshold);
         }
         steps.push(row);
         if (row.accuracy <= accuracyFloor) break;
