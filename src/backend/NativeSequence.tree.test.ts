@@ -135,6 +135,12 @@ describe.each([
             await expect(sequence.keepTreePath!([1])).rejects.toThrow(/parent/);
             await sequence.keepTreePath!([0]);
             await expect(sequence.evaluateTree!([1, 2, 3, 4, 5], [-1, -1, -1, -1, -1], {kind: "argmax"})).rejects.toThrow(/branches/);
+            // A refused call leaves an open tree as it was: its nodes took no branches.
+            await sequence.evaluateTree!([7], [-1], {kind: "argmax"});
+            await expect(sequence.evaluateTree!([1, 2, 3, 4], [-1, -1, -1, -1], {kind: "argmax"})).rejects.toThrow(/branches/);
+            await sequence.evaluateTree!([8], [-1], {kind: "argmax"});
+            await sequence.keepTreePath!([1]);
+            expect(sequence.tokens.slice(-2)).toEqual([5, 8]);
         });
         if (options.batchedSequences !== undefined) return;
         const plain = await backend.createSequence();

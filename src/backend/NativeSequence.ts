@@ -1,6 +1,6 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError} from "../errors.js";
-import {checkEvaluation, checkRollback} from "./checkEvaluation.js";
+import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
 import type {
     BackendSequence,
     BackendTimings,
@@ -115,16 +115,9 @@ export class NativeSequence implements BackendSequence {
             if (slot.decodeTree === undefined || this.treeBranches < 2)
                 throw new InvalidInputError("has no branches for a token tree (create it with branches > 1)", "sequence");
             if (tokens.length === 0) return {logits: []};
-            const layout = this.tree ?? new TreeLayout(this.treeBranches, this.history.length);
+            tokens.forEach((token, index) => checkToken(token, this.sizes.vocabularySize, `tokens[${index}]`));
+            const layout = this.tree ?? new TreeLayout(this.treeBranches, this.history.length, this.sizes.contextSize);
             const plan = layout.add(tokens, parents);
-            const deepest = plan.positions.reduce((most, position) => Math.max(most, position), 0);
-            checkEvaluation(
-                tokens,
-                {positions: []},
-                {vocabularySize: this.sizes.vocabularySize, contextSize: Number.MAX_SAFE_INTEGER, length: 0}
-            );
-            if (deepest >= this.sizes.contextSize)
-                throw new InvalidInputError(`a node at position ${deepest} is beyond the context size ${this.sizes.contextSize}`, "tokens");
             this.tree = layout;
             for (const copy of plan.copies) if (copy.to > 0) await slot.copyBranch!(copy.source, copy.destination, 0, copy.to);
             const vocabularySize = this.sizes.vocabularySize;

@@ -51,10 +51,12 @@ export class TreeLayout {
     /**
      * @param branchCount sequence ids the sequence may use (0 … branchCount − 1)
      * @param base position of the tree's first depth (the sequence's length when the tree opens)
+     * @param contextSize positions a node may take: 0 … contextSize − 1
      */
     public constructor(
         private readonly branchCount: number,
-        private readonly base: number
+        private readonly base: number,
+        private readonly contextSize: number
     ) {}
 
     public get size(): number {
@@ -73,25 +75,23 @@ export class TreeLayout {
         });
     }
 
-    /** Adds nodes (parents before children) and says how to decode them. */
+    /** Adds nodes (parents before children) and says how to decode them; nodes it refuses leave the tree as it was. */
     public add(tokens: readonly number[], parents: readonly number[]): TreeDecodePlan {
-        if (parents.length !== tokens.length)
-            throw new InvalidInputError(`must be as long as tokens (${tokens.length}), got ${parents.length}`, "parents");
+        const positions = this.checkNewNodes(tokens, parents);
         const first = this.nodes.length;
         const shared: number[] = [];
         const copies: Array<{source: number; destination: number; to: number}> = [];
         tokens.forEach((token, index) => {
             const parent = parents[index];
-            if (!Number.isInteger(parent) || parent < -1 || parent >= first + index)
-                throw new InvalidInputError(`parent ${parent} is not an earlier node (or −1)`, `parents[${index}]`);
-            const position = parent < 0 ? this.base : this.nodes[parent].position + 1;
+            const position = positions[index];
             const parentBranch = parent < 0 ? 0 : this.nodes[parent].branch;
             const firstChild = parent < 0 ? !this.rootHasChild : !this.hasChild[parent];
             if (parent < 0) this.rootHasChild = true;
             else this.hasChild[parent] = true;
             let branch = parentBranch;
             if (!firstChild) {
-                branch = this.openBranch(index);
+                branch = this.opened.length + 1;
+                this.opened.push(branch);
                 // Ancestors decoded in this call join the new branch through shared ids; those before, by a copy.
                 let topmost = -1;
                 for (let ancestor = parent; ancestor >= first; ancestor = this.nodes[ancestor].parent) {
@@ -123,11 +123,32 @@ export class TreeLayout {
         return {dropFrom: this.base, copy: {source: branch, from: this.base, to: end}, empty};
     }
 
-    private openBranch(index: number): number {
-        const branch = this.opened.length + 1;
-        if (branch >= this.branchCount)
-            throw new InvalidInputError(`the tree needs more than the sequence's ${this.branchCount} branches`, `parents[${index}]`);
-        this.opened.push(branch);
-        return branch;
+    /**
+     * The new nodes' positions, after checking, before anything changes, that each parent is an
+     * earlier node (or −1), each position fits the context, and the branches they open exist.
+     */
+    private checkNewNodes(tokens: readonly number[], parents: readonly number[]): number[] {
+        if (parents.length !== tokens.length)
+            throw new InvalidInputError(`must be as long as tokens (${tokens.length}), got ${parents.length}`, "parents");
+        const first = this.nodes.length;
+        const positions: number[] = [];
+        const parented = new Set<number>();
+        let branches = this.opened.length + 1;
+        parents.forEach((parent, index) => {
+            if (!Number.isInteger(parent) || parent < -1 || parent >= first + index)
+                throw new InvalidInputError(`parent ${parent} is not an earlier node (or −1)`, `parents[${index}]`);
+            const position = parent < 0 ? this.base : parent < first ? this.nodes[parent].position + 1 : positions[parent - first] + 1;
+            if (position >= this.contextSize)
+                throw new InvalidInputError(
+                    `a node at position ${position} is beyond the context size ${this.contextSize}`,
+                    `parents[${index}]`
+                );
+            const hadChild = parented.has(parent) || (parent < 0 ? this.rootHasChild : parent < first && this.hasChild[parent]);
+            if (hadChild && ++branches > this.branchCount)
+                throw new InvalidInputError(`the tree needs more than the sequence's ${this.branchCount} branches`, `parents[${index}]`);
+            parented.add(parent);
+            positions.push(position);
+        });
+        return positions;
     }
 }
