@@ -62,8 +62,8 @@ export class TreeDraftSession {
         const session = new TreeDraftSession(sequence, lent, shape, setup.options, setup.chance, setup.telemetry);
         try {
             const head = promptTokens.slice(0, -1);
-            // What a lent sequence holds beyond the prompt head is rolled back (catchUp keeps its argument but the last token).
-            await session.catchUp([...head, -1]);
+            // What a lent sequence holds beyond the prompt head is rolled back.
+            await session.catchUp(head);
             const missing = head.slice(session.cache.length);
             if (missing.length > 0) await session.timed(() => sequence.evaluate(missing, {positions: []}), missing.length);
             session.cache.push(...missing);
@@ -79,7 +79,7 @@ export class TreeDraftSession {
      * `argmaxOnly` (T = 0) the tree has no rows and is verified greedily.
      */
     public async propose(history: readonly number[], depth: number, argmaxOnly: boolean): Promise<DraftTree> {
-        await this.catchUp(history);
+        await this.catchUp(history.slice(0, -1));
         const {width} = this.shape;
         const greedy = argmaxOnly || this.options.sampling.temperature === 0;
         const rootRow = await this.rootRow(history);
@@ -105,14 +105,9 @@ export class TreeDraftSession {
             );
             this.decoded.push(...frontier);
             frontier = frontier.map((node, index) => {
-                const child = greedy
-                    ? evaluation.argmax![index]
-                    : drawWithoutReplacement(
-                          evaluation.probabilities?.[index] ?? this.probabilities(evaluation.logits[index]),
-                          1,
-                          this.chance
-                      )[0];
-                if (!greedy) rows[node + 1] = evaluation.probabilities?.[index] ?? this.probabilities(evaluation.logits[index]);
+                const row = greedy ? undefined : (evaluation.probabilities?.[index] ?? this.probabilities(evaluation.logits[index]));
+                const child = row === undefined ? evaluation.argmax![index] : drawWithoutReplacement(row, 1, this.chance)[0];
+                rows[node + 1] = row;
                 tokens.push(child);
                 parents.push(node);
                 return tokens.length - 1;
@@ -136,12 +131,12 @@ export class TreeDraftSession {
         if (!this.lent) await this.sequence.dispose();
     }
 
-    /** Rolls the draft's cache back to what it shares with the history (short of the pending token). */
-    private async catchUp(history: readonly number[]): Promise<void> {
+    /** Closes an open tree and rolls the draft's cache back to what it shares with `tokens`. */
+    private async catchUp(tokens: readonly number[]): Promise<void> {
         if (this.open) await this.observe([]);
-        const limit = Math.min(this.cache.length, history.length - 1);
+        const limit = Math.min(this.cache.length, tokens.length);
         let common = 0;
-        while (common < limit && this.cache[common] === history[common]) common++;
+        while (common < limit && this.cache[common] === tokens[common]) common++;
         if (this.cache.length > common) {
             await this.sequence.rollback(this.cache.length - common);
             this.cache.length = common;
