@@ -128,7 +128,9 @@ export async function* streamGeneration(
                 : await target.createSequence(options.tree !== undefined ? {branches: options.tree.width} : undefined),
         sequenceLent: resources.sequence !== undefined,
         draftSequence: resources.draftSequence,
-        constraint: resources.constraint
+        constraint: resources.constraint,
+        // Probed on the model itself: a restricted view of it is a new object per generation.
+        holdSpaces: detokenizerCleansSpaces(fullTarget)
     });
     try {
         await loop.begin();
@@ -222,6 +224,8 @@ interface StepLoopSetup {
     readonly sequenceLent: boolean;
     readonly draftSequence: BackendSequence | undefined;
     readonly constraint: TokenConstraint | undefined;
+    /** Streamed text holds a trailing space back: the detokenizer may still remove it (detokenizerCleansSpaces). */
+    readonly holdSpaces: boolean;
 }
 
 /** What one step's target evaluation gave: argmax ids (fast path) or raw rows and sampler rows. */
@@ -277,7 +281,7 @@ class StepLoop {
             maxTokens: options.maxTokens,
             stop: options.stop,
             decode: (tokens) => target.detokenize(tokens),
-            holdSpaces: detokenizerCleansSpaces(target)
+            holdSpaces: setup.holdSpaces
         });
         this.argmaxPossible =
             options.argmaxFastPath &&
