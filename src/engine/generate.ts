@@ -578,21 +578,26 @@ class StepLoop {
         greedy: boolean,
         start: number
     ): GenerationChunk {
-        const {telemetry} = this.setup;
-        this.history.push(...emitted);
-        this.pending = emitted[emitted.length - 1];
-        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted, depth);
-        telemetry.recordStep(tree.tokens.length, accepted, emitted.length);
+        this.setup.telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted, depth);
         const verification: VerificationResult = {
             acceptedCount: accepted,
             emitted,
             finalTokenSource: greedy ? "target-argmax" : "residual",
             positions: []
         };
-        const output = this.stopDetector.accept(emitted);
-        this.finishReason = output.finished;
+        return this.emit(verification, tree.tokens.length, start);
+    }
+
+    /** The step's tokens join the history, the last one pending; telemetry; what the stop rules let out. */
+    private emit(verification: VerificationResult, proposed: number, start: number): GenerationChunk {
+        const {telemetry} = this.setup;
+        this.history.push(...verification.emitted);
+        this.pending = verification.emitted[verification.emitted.length - 1];
+        telemetry.recordStep(proposed, verification.acceptedCount, verification.emitted.length);
+        const emitted = this.stopDetector.accept(verification.emitted);
+        this.finishReason = emitted.finished;
         telemetry.time.other += performance.now() - start;
-        return {tokens: output.tokens, text: output.text, verification};
+        return {tokens: emitted.tokens, text: emitted.text, verification};
     }
 
     private advanceConstraint(emitted: readonly number[]): void {
@@ -609,19 +614,13 @@ class StepLoop {
         const start = performance.now();
         const accepted = verification.acceptedCount;
         await sequence.rollback(draftTokens.length - accepted);
-        this.history.push(...verification.emitted);
         if (proposal !== undefined) {
             this.session!.observe({proposal, accepted, emitted: verification.emitted});
             telemetry.drafters.record(proposal.consulted, proposal.source, draftTokens.length, accepted);
         }
-        this.pending = verification.emitted[verification.emitted.length - 1];
         this.advanceConstraint(verification.emitted);
         this.controller.observe(draftTokens.length, accepted);
-        telemetry.recordStep(draftTokens.length, accepted, verification.emitted.length);
-        const emitted = this.stopDetector.accept(verification.emitted);
-        this.finishReason = emitted.finished;
-        telemetry.time.other += performance.now() - start;
-        return {tokens: emitted.tokens, text: emitted.text, verification};
+        return this.emit(verification, draftTokens.length, start);
     }
 }
 
