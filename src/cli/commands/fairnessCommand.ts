@@ -1,6 +1,5 @@
 import {dirname, relative} from "node:path";
 import type {Command} from "commander";
-import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidInputError} from "../../errors.js";
 import {analyzeFairness} from "../../fairness/analyzeFairness.js";
@@ -11,40 +10,22 @@ import {renderFairnessReport} from "../../fairness/renderFairnessReport.js";
 import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
-import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
-import {
-    badInputOutcome,
-    type CommandOutcome,
-    emitOutcome,
-    type ModelPlacement,
-    type OpenModel,
-    openDefaultModel,
-    openModelOn
-} from "../CommandOutcome.js";
+import {nonNegativeDecimal, nonNegativeInteger} from "../textOptions.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
-import {stopStrings} from "../stopStrings.js";
+import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 import {fairnessConclusion} from "../../fairness/fairnessConclusion.js";
 import {createProgress} from "../progress.js";
 
 /** Raw option values as commander hands them over. */
-export interface FairnessAnalyzeOptions extends ModelPlacement {
-    readonly target?: string;
-    readonly draft?: string;
-    readonly battery?: string;
-    readonly by?: string;
-    readonly gamma?: string;
-    readonly maxTokens?: string;
-    readonly stop?: readonly string[];
+export interface FairnessAnalyzeOptions extends FairnessRunCliOptions {
     readonly temperature?: string;
-    readonly seed?: string;
-    readonly resamples?: string;
-    readonly threads?: string;
     readonly json?: string;
     readonly quiet?: boolean;
     readonly plots?: string;
@@ -69,23 +50,14 @@ export async function runFairnessAnalyzeCommand(
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
-        const targetPath = requiredText(options.target, "--target");
-        const draftPath = requiredText(options.draft, "--draft");
-        const battery = requiredText(options.battery, "--battery");
-        if (options.by !== undefined && options.by !== "task" && options.by !== "language")
-            throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
-        const gamma = nonNegativeInteger(options.gamma, "--gamma", 4);
-        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 32);
-        const stop = stopStrings(options.stop);
+        const run = parseFairnessRunOptions(options, {gamma: 4, maxTokens: 32});
+        const {targetPath, draftPath, battery} = run;
         const sampling = samplingFromCli({
             temperature: nonNegativeDecimal(options.temperature, "--temperature", 0),
             topK: 0,
             topP: 1,
             minP: 0
         });
-        const seed = nonNegativeInteger(options.seed, "--seed", 0);
-        const resamples = positiveInteger(options.resamples, "--resamples", 2000);
-        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         if (options.equalizeMaxGamma !== undefined && options.equalize === undefined)
             throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
         const equalizeMaxGamma = nonNegativeInteger(options.equalizeMaxGamma, "--equalize-max-gamma", 8);
@@ -96,22 +68,20 @@ export async function runFairnessAnalyzeCommand(
         await checkReportOutputs(options);
         await checkOutputFile(options.equalize, "--equalize");
 
-        opened.push(await loadModel(targetPath, threads));
-        opened.push(await loadModel(draftPath, threads));
-        assertSameVocabulary(opened[0], opened[1], "--draft");
+        const {target, draft} = await openFairnessModels(run, loadModel, opened);
         const progress = createProgress({command: COMMAND_NAME, unit: "runs", quiet: options.quiet});
         const analysis = await analyzeFairness({
             onProgress: (done, total, id) => progress.update(done, total, id),
-            target: opened[0],
-            draft: opened[1],
+            target,
+            draft,
             items,
-            by: options.by as "task" | "language" | undefined,
-            gamma,
-            maxTokens,
-            stop,
+            by: run.by,
+            gamma: run.gamma,
+            maxTokens: run.maxTokens,
+            stop: run.stop,
             sampling,
-            seed,
-            resamples,
+            seed: run.seed,
+            resamples: run.resamples,
             equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
         });
         progress.finish();

@@ -19,27 +19,16 @@ import {
     type MitigationRun,
     renderMitigationReport
 } from "../../fairness/mitigation/renderMitigationReport.js";
-import {
-    badInputOutcome,
-    type CommandOutcome,
-    emitOutcome,
-    type ModelPlacement,
-    type OpenModel,
-    openDefaultModel,
-    openModelOn
-} from "../CommandOutcome.js";
+import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
-import {stopStrings} from "../stopStrings.js";
+import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
-export interface FairnessMitigateOptions extends ModelPlacement {
-    readonly target?: string;
-    readonly draft?: string;
-    readonly battery?: string;
+export interface FairnessMitigateOptions extends FairnessRunCliOptions {
     readonly evalBattery?: string;
     readonly out?: string;
     readonly method?: string;
@@ -51,13 +40,6 @@ export interface FairnessMitigateOptions extends ModelPlacement {
     readonly lr?: string;
     readonly warmupSteps?: string;
     readonly groupsPerStep?: string;
-    readonly seed?: string;
-    readonly by?: string;
-    readonly gamma?: string;
-    readonly maxTokens?: string;
-    readonly stop?: readonly string[];
-    readonly resamples?: string;
-    readonly threads?: string;
     readonly json?: string;
     readonly report?: string;
     /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
@@ -84,19 +66,16 @@ export async function runFairnessMitigateCommand(
     const opened: ModelBackend[] = [];
     const progress = options.onProgress ?? (() => undefined);
     try {
-        const targetPath = requiredText(options.target, "--target");
-        const draftPath = requiredText(options.draft, "--draft");
-        const battery = requiredText(options.battery, "--battery");
-        const out = requiredText(options.out, "--out");
-        const method = options.method ?? "scdf";
-        if (method !== "scdf" && method !== "rebalance" && method !== "both")
-            throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
-        if (options.by !== undefined && options.by !== "task" && options.by !== "language")
-            throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
         if (options.preset !== undefined && options.preset !== PAPER_PRESET)
             throw new InvalidInputError(`must be "${PAPER_PRESET}", got "${options.preset}"`, "--preset");
         // The preset replaces the defaults with the Disparate Impacts paper's D.1 values; an option given explicitly still wins.
         const preset = options.preset === PAPER_PRESET ? DISPARATE_IMPACTS_PAPER_MITIGATION : null;
+        const run = parseFairnessRunOptions(options, {gamma: preset?.gamma ?? 4, maxTokens: preset?.maxTokens ?? 32});
+        const {targetPath, draftPath, battery, maxTokens, stop, seed} = run;
+        const out = requiredText(options.out, "--out");
+        const method = options.method ?? "scdf";
+        if (method !== "scdf" && method !== "rebalance" && method !== "both")
+            throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
         if (preset !== null && options.steps === undefined)
             throw new InvalidInputError(
                 `is required with --preset ${PAPER_PRESET}: the paper's STEPS is printed "10,00" (1,000 or 10,000?), so the preset does not choose`,
@@ -129,12 +108,6 @@ export async function runFairnessMitigateCommand(
             preset?.warmupSteps ?? Math.min(defaultMitigationOptions.warmupSteps, steps - 1)
         );
         const minimumLearningRateRatio = preset?.minimumLearningRateRatio ?? defaultMitigationOptions.minimumLearningRateRatio;
-        const seed = nonNegativeInteger(options.seed, "--seed", 0);
-        const gamma = nonNegativeInteger(options.gamma, "--gamma", preset?.gamma ?? 4);
-        const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", preset?.maxTokens ?? 32);
-        const stop = stopStrings(options.stop);
-        const resamples = positiveInteger(options.resamples, "--resamples", 2000);
-        const threads = Math.max(1, nonNegativeInteger(options.threads, "--threads", 1));
         const methods: MitigationMethod[] = method === "both" ? ["scdf", "rebalance"] : [method];
         const outputs = new Map<MitigationMethod, string>(
             methods.map((entry) => [entry, entry === "rebalance" && method === "both" ? rebalancedPath(out) : out])
@@ -150,7 +123,7 @@ export async function runFairnessMitigateCommand(
         const evaluationBattery = options.evalBattery ?? battery;
         const evaluationItems =
             options.evalBattery === undefined ? items : await loadFairnessBattery(options.evalBattery, options.dataDirectory);
-        const by: FairnessGrouping = (options.by as FairnessGrouping | undefined) ?? defaultGrouping(items);
+        const by: FairnessGrouping = run.by ?? defaultGrouping(items);
         groupBatteryItems(items, by); // single group, unknown language: fail before anything is loaded
         const evaluationGroups = groupBatteryItems(evaluationItems, by).map((group) => group.name);
         const trainingGroups = groupBatteryItems(items, by).map((group) => group.name);
@@ -168,11 +141,7 @@ export async function runFairnessMitigateCommand(
         for (const output of outputs.values()) await checkOutputFile(output, "--out");
         await checkReportOutputs(options);
         const targetSha256Before = await sha256OfFile(targetPath, "--target");
-        opened.push(await loadModel(targetPath, threads));
-        opened.push(await loadModel(draftPath, threads));
-        const [target, draft] = opened;
-        if (draft.vocabularyIdentity() !== target.vocabularyIdentity())
-            throw new TokenizerMismatchError("the drafter's vocabulary differs from the target's", "--draft");
+        const {target, draft} = await openFairnessModels(run, loadModel, opened);
         const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
 
         progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
@@ -184,7 +153,7 @@ export async function runFairnessMitigateCommand(
             seed,
             continuations
         });
-        const analysisOptions = {target, items: evaluationItems, by, gamma, maxTokens, stop, seed, resamples};
+        const analysisOptions = {target, items: evaluationItems, by, gamma: run.gamma, maxTokens, stop, seed, resamples: run.resamples};
         progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
         const before = await analyzeFairness({...analysisOptions, draft});
 
@@ -216,7 +185,7 @@ export async function runFairnessMitigateCommand(
                 }
             });
             progress(`${COMMAND_NAME}: analysing the ${entry} drafter`);
-            const mitigated = await loadModel(outputPath, threads);
+            const mitigated = await loadModel(outputPath, run.threads);
             opened.push(mitigated);
             if (mitigated.vocabularyIdentity() !== target.vocabularyIdentity())
                 throw new TokenizerMismatchError(`the written drafter ${outputPath} does not tokenize like the target`, "--out");
