@@ -96,6 +96,7 @@ describe("the native addon at its trust boundary", () => {
         for (const receiver of [...foreign, model]) {
             expect(() => contextPrototype.clear!.call(receiver)).toThrow(wrongReceiver);
             expect(() => contextPrototype.removeTokens!.call(receiver, 0, 0, -1)).toThrow(wrongReceiver);
+            expect(() => contextPrototype.copyTokens!.call(receiver, 0, 1, 0, -1)).toThrow(wrongReceiver);
             expect(() => contextPrototype.saveSequence!.call(receiver, 0)).toThrow(wrongReceiver);
             expect(() => contextPrototype.restoreSequence!.call(receiver, 0, new Uint8Array(16))).toThrow(wrongReceiver);
             expect(() =>
@@ -312,6 +313,17 @@ describe("the native addon at its trust boundary", () => {
             refuses(replaced(4, Int32Array.of(0, -5)), /removals\[1\] must not be negative/);
         });
 
+        it("refuses malformed shared pairs", () => {
+            refuses(replaced(5, [0, 0]), /shared must be an Int32Array/);
+            refuses(replaced(5, new Float32Array(2)), /shared must be an Int32Array/);
+            refuses(replaced(5, Int32Array.of(0)), /shared must be \(batch index, sequence\) pairs/);
+            refuses(replaced(5, Int32Array.of(prompt.length, 0)), new RegExp(`shared\\[0\\] = ${prompt.length} is not a batch index`));
+            refuses(replaced(5, Int32Array.of(-1, 0)), /shared\[0\] = -1 is not a batch index/);
+            refuses(replaced(5, Int32Array.of(0, 1)), /shared\[1\] = 1 is not one of this context's sequences/);
+            refuses(replaced(5, Int32Array.of(0, -1)), /shared\[1\] = -1 is not one of this context's sequences/);
+            refuses(replaced(5, Int32Array.of(2, 0)), /shared\[0\]: batch index 2 already has sequence 0/);
+        });
+
         it("checks destinations after every getter of its arguments has run", () => {
             const buffer = new ArrayBuffer(4 * vocabulary);
             const detacher = {
@@ -337,6 +349,60 @@ describe("the native addon at its trust boundary", () => {
         for (const to of [-2, Number.NaN, 1.5, -Infinity, null]) expect(() => removeTokens(0, 0, to)).toThrow(/to must be/);
         expect(removeTokens(0, 0, -1)).toBe(true);
         expect(removeTokens(0, 5, 2)).toBe(true);
+    });
+
+    it("shares tokens and copies cells only between sequences of a unified cache", async () => {
+        const unified = new addon.NativeContext(model, {...options, sequences: 2, unified: true});
+        const separate = new addon.NativeContext(model, {...options, sequences: 2, unified: false});
+        const positions = Int32Array.from(prompt, (_token, index) => index);
+        /** Every prompt token on sequence 1 too. */
+        const onBoth = Int32Array.from(Array.from(prompt).flatMap((_token, index) => [index, 1]));
+        try {
+            const copyTokens = (...args: unknown[]): unknown => call(unified, "copyTokens", ...args);
+            expect(() => copyTokens("0", 1, 0, -1)).toThrow(/source must be a number/);
+            for (const sequence of [-1, 2, 2 ** 31, Number.NaN]) {
+                expect(() => copyTokens(sequence, 1, 0, -1)).toThrow(/source must be/);
+                expect(() => copyTokens(0, sequence, 0, -1)).toThrow(/destination must be/);
+            }
+            for (const from of [-1, 0.5, undefined]) expect(() => copyTokens(0, 1, from, -1)).toThrow(/from must be/);
+            for (const to of [-2, 1.5, null]) expect(() => copyTokens(0, 1, 0, to)).toThrow(/to must be/);
+            expect(() => copyTokens(1, 1, 0, -1)).toThrow(/source and destination are the same sequence/);
+            expect(() => copyTokens(0, 1, 5, 5)).toThrow(/to must be -1 or greater than from/);
+            expect(() => separate.copyTokens(0, 1, 0, -1)).toThrow(/copyTokens needs a context with a unified KV cache/);
+            expect(() => separate.decodeNow(prompt, new Int32Array(prompt.length), positions, [], undefined, onBoth)).toThrow(
+                /shared: tokens of several sequences need a context with a unified KV cache/
+            );
+
+            // Both calls behave where they are allowed: the prompt decoded on sequences 0 and 1 at once,
+            // sequence 0 dropped and given sequence 1's cells back, then sequence 1 dropped: sequence 0's
+            // next row is exactly what a fresh context of the same shape gives.
+            expect(() =>
+                call(unified, "decodeNow", prompt, new Int32Array(prompt.length), positions, [], undefined, Int32Array.of(0, 1, 0, 1))
+            ).toThrow(/shared\[2\]: batch index 0 already has sequence 1/);
+            await unified.decode(prompt, new Int32Array(prompt.length), positions, [], undefined, onBoth);
+            expect(unified.removeTokens(0, 0, -1)).toBe(true);
+            expect(copyTokens(1, 0, 0, -1)).toBeUndefined();
+            expect(unified.removeTokens(1, 0, -1)).toBe(true);
+            const next = Int32Array.of(5);
+            const destination = new Float32Array(vocabulary);
+            await unified.decode(next, new Int32Array(1), Int32Array.of(prompt.length), [
+                {outputs: Int32Array.of(0), mode: NativeOutputMode.Logits, destination}
+            ]);
+            const fresh = new addon.NativeContext(model, {...options, sequences: 2, unified: true});
+            try {
+                const expected = new Float32Array(vocabulary);
+                await fresh.decode(prompt, new Int32Array(prompt.length), positions, []);
+                await fresh.decode(next, new Int32Array(1), Int32Array.of(prompt.length), [
+                    {outputs: Int32Array.of(0), mode: NativeOutputMode.Logits, destination: expected}
+                ]);
+                expect(Array.from(destination)).toEqual(Array.from(expected));
+            } finally {
+                fresh.dispose();
+            }
+        } finally {
+            unified.dispose();
+            separate.dispose();
+        }
     });
 
     it("turns llama.cpp's refusals into errors", async () => {
