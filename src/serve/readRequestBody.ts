@@ -15,6 +15,10 @@ export async function readRequestBody(request: Request, maxBytes: number, drainB
     const tooLarge = (): PayloadTooLargeError => new PayloadTooLargeError(`the request body exceeds ${maxBytes} bytes`);
     const declared = Number(request.headers.get("content-length") ?? Number.NaN);
     if (declared > maxBytes + drainBytes) throw tooLarge();
+    // A declared length within the limit bounds the body (Node's HTTP parser reads no more than it), so
+    // it is read whole: on @hono/node-server, text() collects the socket's chunks without building a
+    // web Request and its stream.
+    if (Number.isSafeInteger(declared) && declared <= maxBytes && request.headers.get("transfer-encoding") === null) return request.text();
     if (request.body === null) return "";
     const reader = request.body.getReader();
     const chunks: Uint8Array[] = [];

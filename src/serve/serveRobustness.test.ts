@@ -196,9 +196,10 @@ describe("metrics of requests that do not complete", () => {
 });
 
 describe("a body over the limit", () => {
-    /** Sends `size` bytes over a real socket, with Content-Length or chunked, and returns what the client read. */
-    function send(url: string, size: number, chunked: boolean): Promise<{status?: number; body?: string; error?: string}> {
-        const body = Buffer.alloc(size, 0x61);
+    /** Sends `body` (or `size` bytes) over a real socket, with Content-Length or chunked, and returns what the client read. */
+    function send(url: string, size: number | Buffer, chunked: boolean): Promise<{status?: number; body?: string; error?: string}> {
+        const body = typeof size === "number" ? Buffer.alloc(size, 0x61) : size;
+        size = body.length;
         return new Promise((resolve) => {
             const request = httpRequest(
                 `${url}/v1/completions`,
@@ -217,6 +218,21 @@ describe("a body over the limit", () => {
             request.end(chunked ? undefined : body);
         });
     }
+
+    it("leaves a body within it whole, declared or chunked, in one piece or in many", async () => {
+        const server = await startServeServer({target, modelName: "bigram", port: 0, maxBodyBytes: 256 * 1024});
+        try {
+            // White space inside the JSON spreads it over three of the chunked sends' 64 KiB pieces, under the limit.
+            const body = Buffer.from(`{"prompt": "a",${" ".repeat(160 * 1024)}"max_tokens": 1, "temperature": 0}`);
+            for (const chunked of [false, true]) {
+                const reply = await send(server.url, body, chunked);
+                expect(reply.status, `chunked ${chunked}: ${reply.body}`).toBe(200);
+                expect(JSON.parse(reply.body!)).toMatchObject({object: "text_completion", usage: {completion_tokens: 1}});
+            }
+        } finally {
+            await server.close();
+        }
+    });
 
     it("is read on and answered 413 with an OpenAI error body, whether its length was declared or not", async () => {
         const server = await startServeServer({target, modelName: "bigram", port: 0, maxBodyBytes: 64 * 1024});
