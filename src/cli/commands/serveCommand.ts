@@ -73,27 +73,36 @@ export interface ServeCommandHooks {
  * the port and unloads the models.
  */
 export function registerServeCommand(program: Command, hooks: ServeCommandHooks = {}): void {
-    addSamplingOptions(
-        program
-            .command("serve")
-            .description(
-                "serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics"
-            )
-            .requiredOption("--target <T.gguf>", "target model")
-            .option("--draft <D.gguf>", "draft model (omit to serve target-only or with a drafter that needs none)")
-            .option(
-                "--drafter <spec>",
-                `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`
-            )
-            .option("--policy <spec>", "default verification policy, e.g. strict, block, fuzzy:js:0.4 (requests may override it)", "strict")
-            .option("--gamma <N>", "default draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
-            .option("--draft-sampling <mode>", "sample | greedy", "sample")
-            .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
-            .option(
-                "--tree <WxD>",
-                'token trees from the draft model: WIDTH children of the last token, each DEPTH tokens deep, verified in one call (strict or greedy; requests may ask for a narrower tree, or "off", in speculative.tree)'
-            )
-    )
+    const command = program
+        .command("serve")
+        .description("serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics");
+    addAccessFlags(addCapacityFlags(addSamplingOptions(addModelFlags(command)))).action((options: ServeCliOptions) =>
+        runServe(options, hooks)
+    );
+}
+
+/** The models and how they speculate by default (requests may override most of it). */
+function addModelFlags(command: Command): Command {
+    return command
+        .requiredOption("--target <T.gguf>", "target model")
+        .option("--draft <D.gguf>", "draft model (omit to serve target-only or with a drafter that needs none)")
+        .option(
+            "--drafter <spec>",
+            `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`
+        )
+        .option("--policy <spec>", "default verification policy, e.g. strict, block, fuzzy:js:0.4 (requests may override it)", "strict")
+        .option("--gamma <N>", "default draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
+        .option("--draft-sampling <mode>", "sample | greedy", "sample")
+        .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
+        .option(
+            "--tree <WxD>",
+            'token trees from the draft model: WIDTH children of the last token, each DEPTH tokens deep, verified in one call (strict or greedy; requests may ask for a narrower tree, or "off", in speculative.tree)'
+        );
+}
+
+/** Where the server listens, how many generations it runs and queues, and what one request may hold. */
+function addCapacityFlags(command: Command): Command {
+    return command
         .option("--host <HOST>", "address to listen on (set --api-key before listening beyond loopback)", "127.0.0.1")
         .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
@@ -138,7 +147,12 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
             1
         )
         .addOption(backendOption())
-        .option("--context-size <N>", "context tokens per sequence", integerOption(8))
+        .option("--context-size <N>", "context tokens per sequence", integerOption(8));
+}
+
+/** Who may call the server and what their requests may choose. */
+function addAccessFlags(command: Command): Command {
+    return command
         .option(
             "--model-name <NAME>",
             "model id clients send (default: the target GGUF's general.name; without one, the folder of a model.gguf, else the file name without .gguf)"
@@ -181,37 +195,39 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
         )
         .option("--correction-memory <FILE>", "the correction memory calibrated requests start from (specgate calibrate / ocm writes one)")
         .addOption(gpuOption())
-        .addOption(gpuLayersOption())
-        .action(async (options: ServeCliOptions) => {
-            const startOptions = serveStartOptions(options);
-            const loadOptions = serveLoadOptions(options);
-            const target = await loadModelBackend(options.target, loadOptions);
-            let draft: ModelBackend | undefined;
-            let server: RunningServeServer;
-            try {
-                draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-                const correctionMemory =
-                    options.correctionMemory !== undefined
-                        ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity())
-                        : undefined;
-                server = await startServeServer({
-                    ...startOptions,
-                    target,
-                    draft,
-                    correctionMemory,
-                    chatTemplate: chooseChatTemplate(target, options.target, options.chatTemplate)
-                });
-            } catch (error) {
-                await draft?.dispose();
-                await target.dispose();
-                throw error;
-            }
-            const stop = stopOnSignals(server, () => [draft, target], options.drainTimeout);
-            await printBanner(server, options);
-            hooks.onListening?.(server, stop);
-            await new Promise<void>((resolve) => server.server.once("close", resolve));
-            await stop();
+        .addOption(gpuLayersOption());
+}
+
+/** Loads the models, serves until SIGINT/SIGTERM, then drains and unloads them. */
+async function runServe(options: ServeCliOptions, hooks: ServeCommandHooks): Promise<void> {
+    const startOptions = serveStartOptions(options);
+    const loadOptions = serveLoadOptions(options);
+    const target = await loadModelBackend(options.target, loadOptions);
+    let draft: ModelBackend | undefined;
+    let server: RunningServeServer;
+    try {
+        draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
+        const correctionMemory =
+            options.correctionMemory !== undefined
+                ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity())
+                : undefined;
+        server = await startServeServer({
+            ...startOptions,
+            target,
+            draft,
+            correctionMemory,
+            chatTemplate: chooseChatTemplate(target, options.target, options.chatTemplate)
         });
+    } catch (error) {
+        await draft?.dispose();
+        await target.dispose();
+        throw error;
+    }
+    const stop = stopOnSignals(server, () => [draft, target], options.drainTimeout);
+    await printBanner(server, options);
+    hooks.onListening?.(server, stop);
+    await new Promise<void>((resolve) => server.server.once("close", resolve));
+    await stop();
 }
 
 /** Everything the server takes from the command line, checked before any model loads. */
