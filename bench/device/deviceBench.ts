@@ -339,14 +339,359 @@ function deviceDescription(backend: NativeBackend): {gpu: string; driver: string
     };
 }
 
+interface BenchSettings {
+    outDirectory: string;
+    /** Epoch milliseconds by which the report must be written. */
+    deadline: number;
+    reps: number;
+    maxTokens: number;
+    temperatures: number[];
+    label: string;
+}
+
+/** Held back from the deadline for the report. */
+const reserveMilliseconds = 10_000;
+
+function benchSettings(): BenchSettings {
+    return {
+        outDirectory: resolve(value("--out") ?? join(root, ".device/out")),
+        deadline: Number(value("--deadline") ?? Number.POSITIVE_INFINITY) * 1000,
+        reps: Number(value("--reps") ?? (quick ? 2 : 5)),
+        maxTokens: Number(value("--tokens") ?? (quick ? 16 : 128)),
+        temperatures: (value("--temperatures") ?? "0").split(",").map(Number),
+        label: value("--label") ?? ""
+    };
+}
+
+function emptyRow(caseName: string, temperature: number, arm: ArmName): ArmRow {
+    return {
+        case: caseName,
+        temperature,
+        arm,
+        specgate: [],
+        native: [],
+        ratios: [],
+        specgateCounts: {emitted: 0, steps: 0, drafts: 0, draftTokens: 0, accepted: 0},
+        nativeCounts: {decoded: 0, accepted: 0, drafted: 0},
+        costCurve: {},
+        verifyMillisecondsPerStep: Number.NaN,
+        draftTokenMilliseconds: null,
+        draftMillisecondsPerStep: Number.NaN,
+        nativeCommand: ""
+    };
+}
+
+/** One case's loaded models and what an arm needs of them. */
+interface LoadedCase {
+    benchCase: BenchCase;
+    target: NativeBackend;
+    draft: NativeBackend;
+}
+
+/**
+ * One arm at one temperature: specgate's and llama.cpp's repetitions interleaved (specgate-only arms
+ * alone), until `reps` or the arm's share of the time left (`allowance`, ms) runs out.
+ */
+async function measureArm(
+    loaded: LoadedCase,
+    temperature: number,
+    arm: ArmName,
+    settings: BenchSettings,
+    allowance: number,
+    errors: string[]
+): Promise<ArmRow> {
+    const {benchCase, target, draft} = loaded;
+    const row = emptyRow(benchCase.name, temperature, arm);
+    const armStart = Date.now();
+    const sampling = {temperature, topK: 0, topP: 1, minP: 0};
+    const promptOf = (prompt: string) => {
+        const tokens = target.tokenize(prompt);
+        if (target.bosToken != null && tokens[0] !== target.bosToken) tokens.unshift(target.bosToken);
+        return tokens;
+    };
+    const specgateArm = async (prompt: string, seed: number, tokens = settings.maxTokens) =>
+        (
+            await generate(target, usesDraftModel(arm) ? draft : undefined, promptOf(prompt), {
+                policy: {kind: arm === "block γ=4 model drafter" ? "block" : "strict"},
+                gamma: arm === "target-only" ? 0 : gamma,
+                ...(arm === treeArm ? {tree: treeShape} : {}),
+                sampling,
+                maxTokens: tokens,
+                seed,
+                ignoreEos: true,
+                ...(arm === "strict γ=4 ngram drafter" ? {drafter: "ngram:3:3"} : {})
+            })
+        ).telemetry;
+    const nativeArm = (prompt: string, seed: number): Promise<NativeRun> =>
+        arm === "target-only"
+            ? runLlamaBench(benchCase.target, settings.maxTokens)
+            : runSpeculativeSimple({
+                  target: benchCase.target,
+                  draft: arm === "strict γ=4 model drafter" ? benchCase.draft : undefined,
+                  prompt,
+                  contextSize: target.contextSize,
+                  temperature,
+                  tokens: settings.maxTokens,
+                  seed
+              });
+    const curves: Array<Record<number, number>> = [];
+    const perStep: number[] = [];
+    const draftMilliseconds: number[] = [];
+    const draftPerStep: number[] = [];
+    try {
+        await specgateArm(benchCase.prompts[0], 0, 8); // warm-up: contexts, graphs, page cache
+        for (let rep = 0; rep < settings.reps; rep++) {
+            const elapsed = Date.now() - armStart;
+            const perRep = rep === 0 ? 0 : elapsed / rep;
+            if (Date.now() + perRep > settings.deadline - reserveMilliseconds || (rep >= 2 && elapsed + perRep > allowance)) {
+                row.skipped = `${rep} of ${settings.reps} repetitions (deadline)`;
+                break;
+            }
+            const prompt = benchCase.prompts[rep % benchCase.prompts.length];
+            let telemetry: GenerationTelemetry;
+            let nativeResult: NativeRun | undefined;
+            if (specgateOnly(arm)) {
+                telemetry = await specgateArm(prompt, rep + 1);
+            } else if (rep % 2 === 0) {
+                telemetry = await specgateArm(prompt, rep + 1);
+                nativeResult = await nativeArm(prompt, rep + 1);
+            } else {
+                nativeResult = await nativeArm(prompt, rep + 1);
+                telemetry = await specgateArm(prompt, rep + 1);
+            }
+            row.specgate.push(telemetry.tokensPerSecond);
+            addCounts(row, telemetry);
+            curves.push(telemetry.costCurve());
+            perStep.push(verifyMillisecondsPerStep(telemetry));
+            draftPerStep.push(telemetry.time.draft / Math.max(1, telemetry.steps));
+            const draftToken = telemetry.toJSON().draftTokenMilliseconds;
+            if (draftToken != null) draftMilliseconds.push(draftToken);
+            if (nativeResult !== undefined) addNativeRun(row, telemetry, nativeResult);
+        }
+    } catch (error) {
+        row.skipped = `error: ${(error as Error).message.split("\n")[0]}`;
+        errors.push(`${benchCase.name} ${arm}: ${(error as Error).message}`);
+    }
+    const sizes = [...new Set(curves.flatMap((curve) => Object.keys(curve).map(Number)))].sort((a, b) => a - b);
+    row.costCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
+    row.verifyMillisecondsPerStep = median(perStep);
+    row.draftTokenMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
+    row.draftMillisecondsPerStep = median(draftPerStep);
+    return row;
+}
+
+function addNativeRun(row: ArmRow, telemetry: GenerationTelemetry, nativeResult: NativeRun): void {
+    row.native.push(nativeResult.tokensPerSecond);
+    row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
+    if (row.arm !== "target-only") {
+        row.nativeCounts.decoded += nativeResult.decoded;
+        row.nativeCounts.accepted += nativeResult.accepted;
+        row.nativeCounts.drafted += nativeResult.drafted;
+    }
+    row.nativeCommand = nativeResult.command;
+}
+
+/** What the report reads off a row beside its case's target-only row. */
+interface Derived {
+    costRatio: number;
+    specgateTokensPerStep: number;
+    nativeTokensPerStep: number;
+    meanAcceptanceLength: number;
+    acceptanceRate: number;
+    nativeAcceptanceRate: number;
+    specgateSpeedup: number;
+    nativeSpeedup: number;
+    limit: number;
+}
+
+const findRow = (rows: readonly ArmRow[], caseName: string, temperature: number, arm: ArmName): ArmRow | undefined =>
+    rows.find((row) => row.case === caseName && row.temperature === temperature && row.arm === arm);
+
+function derive(row: ArmRow, rows: readonly ArmRow[]): Derived {
+    const base = findRow(rows, row.case, row.temperature, "target-only");
+    const t1 = base?.costCurve[1] ?? Number.NaN;
+    const counts = row.specgateCounts;
+    const specgateTokensPerStep = counts.steps === 0 ? Number.NaN : counts.emitted / counts.steps;
+    if (row.arm === "target-only")
+        return {
+            costRatio: 1,
+            specgateTokensPerStep,
+            nativeTokensPerStep: 1,
+            meanAcceptanceLength: Number.NaN,
+            acceptanceRate: Number.NaN,
+            nativeAcceptanceRate: Number.NaN,
+            specgateSpeedup: 1,
+            nativeSpeedup: 1,
+            limit: 1
+        };
+    // Each target step of llama-speculative-simple emits its accepted drafts + 1: steps = decoded − accepted.
+    const nativeCounts = row.nativeCounts;
+    const nativeTokensPerStep = nativeCounts.decoded / (nativeCounts.decoded - nativeCounts.accepted);
+    // The analytic limit (src/speedup/speedupModel.ts speedupFromCostCurve) with f_γ(α) replaced by the
+    // measured tokens per step: tokens/step · t(1) / (t_verify + γ · t_draft). Model drafter: t_verify =
+    // t(γ+1); n-gram drafter: the mean verification call (its drafts vary in length), t_draft = 0.
+    // Block verification and trees: their own mean target call and drafting time per step.
+    const chain = row.arm === "strict γ=4 model drafter";
+    const verify = chain ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
+    const draftCost = chain
+        ? gamma * (row.draftTokenMilliseconds ?? Number.NaN)
+        : usesDraftModel(row.arm)
+          ? row.draftMillisecondsPerStep
+          : 0;
+    return {
+        costRatio:
+            (chain || row.arm === "strict γ=4 ngram drafter" ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep) /
+            t1,
+        specgateTokensPerStep,
+        nativeTokensPerStep,
+        meanAcceptanceLength: counts.drafts === 0 ? Number.NaN : 1 + counts.accepted / counts.drafts,
+        acceptanceRate: counts.draftTokens === 0 ? Number.NaN : counts.accepted / counts.draftTokens,
+        nativeAcceptanceRate: nativeCounts.accepted / nativeCounts.drafted,
+        specgateSpeedup: median(row.specgate) / median(base?.specgate ?? []),
+        nativeSpeedup: median(row.native) / median(base?.native ?? []),
+        limit: (specgateTokensPerStep * t1) / (verify + draftCost)
+    };
+}
+
+/** One line per case and arm: ≥ 0.95× llama.cpp; faster than target-only wherever llama.cpp's speculative example is; the analytic limit and the measured speed-up within 10% of each other. */
+interface TargetEntry {
+    case: string;
+    temperature: number;
+    arm: ArmName;
+    ratio: number;
+    ratioMet: boolean;
+    faster?: boolean;
+    nativeSpeedup?: number;
+    speedup?: number;
+    limit?: number;
+    withinLimit?: boolean;
+}
+
+function targetEntries(rows: readonly ArmRow[]): TargetEntry[] {
+    const targets: TargetEntry[] = [];
+    for (const row of caseNames.flatMap((caseName) => rows.filter((entry) => entry.case === caseName))) {
+        if (row.specgate.length === 0 || specgateOnly(row.arm)) continue;
+        const ratio = median(row.ratios);
+        const entry: TargetEntry = {case: row.case, temperature: row.temperature, arm: row.arm, ratio, ratioMet: ratio >= 0.95};
+        if (row.arm !== "target-only") {
+            const derived = derive(row, rows);
+            entry.nativeSpeedup = derived.nativeSpeedup;
+            entry.speedup = derived.specgateSpeedup;
+            entry.limit = derived.limit;
+            if (derived.nativeSpeedup > 1) entry.faster = derived.specgateSpeedup > 1;
+            entry.withinLimit = Math.abs(derived.specgateSpeedup / derived.limit - 1) <= 0.1;
+        }
+        targets.push(entry);
+    }
+    return targets;
+}
+
+/** What the report's header says about where and how it ran. */
+interface RunContext {
+    settings: BenchSettings;
+    cases: Record<string, BenchCase>;
+    device: ReturnType<typeof deviceDescription> | undefined;
+    machine: {cpu: string; cores: number; node: string; platform: string};
+    commit: string;
+    started: Date;
+    loadAtStart: number[];
+}
+
+function headerLines(context: RunContext): string[] {
+    const {settings, device, machine} = context;
+    return [
+        `# specgate against llama.cpp on ${device?.gpu ?? "?"}`,
+        "",
+        `Device: **${device?.gpu ?? "?"}**, driver ${device?.driver ?? "?"}; specgate's addon build "${device?.build ?? "?"}" on ${device?.addonDevice ?? "?"}. ` +
+            `Host: ${machine.cores}-core ${machine.cpu}, ${machine.platform}, Node ${machine.node}. llama.cpp ${context.commit}${settings.label !== "" ? ` (${settings.label})` : ""}.`,
+        `Date ${context.started.toISOString()}; load average at start ${fixed(context.loadAtStart[0])}. ${settings.reps} repetitions per arm planned${quick ? " (--quick)" : ""}, ${settings.maxTokens} tokens each, EOS ignored, ` +
+            `arms interleaved (first arm alternating); threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
+            `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`,
+        "",
+        "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
+            `(block and tree rows: their mean target call, the tree's of ${treeShape.width * treeShape.depth + 1} tokens; target-only row: t(1) in ms); ` +
+            "acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
+            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
+    ];
+}
+
+/** A case's table, then how its specgate-only arms compare with specgate's chain. */
+function caseLines(caseName: string, rows: readonly ArmRow[], context: RunContext): string[] {
+    const caseRows = rows.filter((row) => row.case === caseName);
+    if (caseRows.length === 0) return [];
+    const lines = [
+        "",
+        `## ${caseName}: ${context.cases[caseName]?.label ?? ""}`,
+        "",
+        "| case | T | arm | specgate tok/s | llama.cpp tok/s | ratio | t(γ+1)/t(1) | acceptance (specgate \\| llama.cpp) | tokens/step (specgate, llama.cpp) | speed-up over target-only (specgate, llama.cpp) | analytic limit | measured/limit | reps |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    ];
+    for (const row of caseRows) {
+        const derived = derive(row, rows);
+        const speculative = row.arm !== "target-only";
+        lines.push(
+            `| ${caseName} | ${row.temperature} | ${row.arm} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ` +
+                `${speculative ? fixed(derived.costRatio) : `t(1) ${fixed(row.costCurve[1], 3)} ms`} | ` +
+                `${speculative ? `${fixed(derived.meanAcceptanceLength)} (${fixed(derived.acceptanceRate)}) \\| ${fixed(derived.nativeAcceptanceRate)}` : "–"} | ` +
+                `${speculative ? `${fixed(derived.specgateTokensPerStep)}, ${fixed(derived.nativeTokensPerStep)}` : "1, 1"} | ` +
+                `${speculative ? `${fixed(derived.specgateSpeedup)}×, ${fixed(derived.nativeSpeedup)}×` : "1×, 1×"} | ${speculative ? `${fixed(derived.limit)}×` : "–"} | ` +
+                `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
+        );
+    }
+    for (const temperature of context.settings.temperatures) {
+        const chain = findRow(rows, caseName, temperature, "strict γ=4 model drafter");
+        if (chain === undefined || chain.specgate.length === 0) continue;
+        const versus = specgateOnlyArms
+            .map((arm) => findRow(rows, caseName, temperature, arm))
+            .filter((row): row is ArmRow => row !== undefined && row.specgate.length > 0)
+            .map(
+                (row) =>
+                    `${row.arm}: ${fixed(median(row.specgate) / median(chain.specgate), 3)}× its tok/s, ` +
+                    `${fixed(derive(row, rows).specgateTokensPerStep / derive(chain, rows).specgateTokensPerStep, 3)}× its tokens/step`
+            );
+        if (versus.length > 0)
+            lines.push("", `T = ${temperature}, against specgate's strict γ=4 chain (llama.cpp has neither): ${versus.join("; ")}.`);
+    }
+    return lines;
+}
+
+function targetLines(targets: readonly TargetEntry[]): string[] {
+    const verdict = (met: boolean | undefined, text: string) => (met == null ? "–" : `${met ? "yes" : "**no**"} (${text})`);
+    return [
+        "",
+        "## Targets",
+        "",
+        "| case | T | arm | ≥ 0.95× llama.cpp | faster than target-only where llama.cpp's is | speed-up within 10% of the limit |",
+        "|---|---|---|---|---|---|",
+        ...targets.map(
+            (entry) =>
+                `| ${entry.case} | ${entry.temperature} | ${entry.arm} | ${verdict(entry.ratioMet, `${fixed(entry.ratio, 3)}×`)} | ` +
+                `${entry.arm === "target-only" ? "–" : entry.faster == null ? `– (llama.cpp ${fixed(entry.nativeSpeedup)}×)` : verdict(entry.faster, `${fixed(entry.speedup)}× where llama.cpp ${fixed(entry.nativeSpeedup)}×`)} | ` +
+                `${verdict(entry.withinLimit, `${fixed(entry.speedup)}× vs ${fixed(entry.limit)}×`)} |`
+        )
+    ];
+}
+
+function errorAndCommandLines(rows: readonly ArmRow[], errors: readonly string[], temperatures: readonly number[]): string[] {
+    const lines: string[] = [];
+    if (errors.length > 0) lines.push("", "Errors:", "", ...errors.map((error) => `- ${error.split("\n").slice(0, 3).join(" / ")}`));
+    lines.push(
+        "",
+        "## Commands",
+        "",
+        "llama.cpp arms (the tools in the device build's bin/; one repetition's command per case and arm):",
+        ""
+    );
+    for (const row of caseNames.flatMap((caseName) =>
+        rows.filter((entry) => entry.case === caseName && entry.nativeCommand !== "" && entry.temperature === temperatures[0])
+    ))
+        lines.push(`- ${row.case}, ${row.arm}: \`${row.nativeCommand}\``);
+    return lines;
+}
+
+/** Every case × temperature × arm, the Markdown report and the JSON record. */
 async function bench(): Promise<void> {
-    const outDirectory = resolve(value("--out") ?? join(root, ".device/out"));
-    const deadline = Number(value("--deadline") ?? Number.POSITIVE_INFINITY) * 1000;
-    const reserveMilliseconds = 10_000;
-    const reps = Number(value("--reps") ?? (quick ? 2 : 5));
-    const maxTokens = Number(value("--tokens") ?? (quick ? 16 : 128));
-    const temperatures = (value("--temperatures") ?? "0").split(",").map(Number);
-    const label = value("--label") ?? "";
+    const settings = benchSettings();
     const cases = benchCases();
     // Run order: the ≈1B pair first (the case a GPU is for), then the issue's order.
     const runOrder = [...caseNames].sort((a, b) => Number(b === "b1") - Number(a === "b1"));
@@ -356,7 +701,7 @@ async function bench(): Promise<void> {
     let device: ReturnType<typeof deviceDescription> | undefined;
     let backendInfo: unknown;
     const errors: string[] = [];
-    let armsLeft = runOrder.length * temperatures.length * armNames.length;
+    let armsLeft = runOrder.length * settings.temperatures.length * armNames.length;
 
     for (const name of runOrder) {
         const benchCase = cases[name];
@@ -369,115 +714,17 @@ async function bench(): Promise<void> {
             device ??= deviceDescription(target);
             backendInfo ??= nativeAddon(target.nativeBuild).backendInfo();
             log(`${name}: ${benchCase.label}; specgate on ${target.nativeBuild} (${target.device}), context ${target.contextSize}`);
-            const contextSize = target.contextSize;
-            const promptOf = (prompt: string) => {
-                const tokens = target!.tokenize(prompt);
-                if (target!.bosToken != null && tokens[0] !== target!.bosToken) tokens.unshift(target!.bosToken);
-                return tokens;
-            };
-            for (const temperature of temperatures) {
+            for (const temperature of settings.temperatures) {
                 for (const arm of armNames) {
-                    const row: ArmRow = {
-                        case: name,
-                        temperature,
-                        arm,
-                        specgate: [],
-                        native: [],
-                        ratios: [],
-                        specgateCounts: {emitted: 0, steps: 0, drafts: 0, draftTokens: 0, accepted: 0},
-                        nativeCounts: {decoded: 0, accepted: 0, drafted: 0},
-                        costCurve: {},
-                        verifyMillisecondsPerStep: Number.NaN,
-                        draftTokenMilliseconds: null,
-                        draftMillisecondsPerStep: Number.NaN,
-                        nativeCommand: ""
-                    };
+                    const allowance = (settings.deadline - reserveMilliseconds - Date.now()) / armsLeft--;
+                    const row = await measureArm({benchCase, target, draft}, temperature, arm, settings, allowance, errors);
                     rows.push(row);
-                    const armStart = Date.now();
-                    const allowance = (deadline - reserveMilliseconds - armStart) / armsLeft--;
-                    const sampling = {temperature, topK: 0, topP: 1, minP: 0};
-                    const specgateArm = async (prompt: string, seed: number, tokens = maxTokens) =>
-                        (
-                            await generate(target!, usesDraftModel(arm) ? draft : undefined, promptOf(prompt), {
-                                policy: {kind: arm === "block γ=4 model drafter" ? "block" : "strict"},
-                                gamma: arm === "target-only" ? 0 : gamma,
-                                ...(arm === treeArm ? {tree: treeShape} : {}),
-                                sampling,
-                                maxTokens: tokens,
-                                seed,
-                                ignoreEos: true,
-                                ...(arm === "strict γ=4 ngram drafter" ? {drafter: "ngram:3:3"} : {})
-                            })
-                        ).telemetry;
-                    const nativeArm = (prompt: string, seed: number): Promise<NativeRun> =>
-                        arm === "target-only"
-                            ? runLlamaBench(benchCase.target, maxTokens)
-                            : runSpeculativeSimple({
-                                  target: benchCase.target,
-                                  draft: arm === "strict γ=4 model drafter" ? benchCase.draft : undefined,
-                                  prompt,
-                                  contextSize,
-                                  temperature,
-                                  tokens: maxTokens,
-                                  seed
-                              });
-                    const curves: Array<Record<number, number>> = [];
-                    const perStep: number[] = [];
-                    const draftMilliseconds: number[] = [];
-                    const draftPerStep: number[] = [];
-                    try {
-                        await specgateArm(benchCase.prompts[0], 0, 8); // warm-up: contexts, graphs, page cache
-                        for (let rep = 0; rep < reps; rep++) {
-                            const elapsed = Date.now() - armStart;
-                            const perRep = rep === 0 ? 0 : elapsed / rep;
-                            if (Date.now() + perRep > deadline - reserveMilliseconds || (rep >= 2 && elapsed + perRep > allowance)) {
-                                row.skipped = `${rep} of ${reps} repetitions (deadline)`;
-                                break;
-                            }
-                            const prompt = benchCase.prompts[rep % benchCase.prompts.length];
-                            let telemetry: GenerationTelemetry;
-                            let nativeResult: NativeRun | undefined;
-                            if (specgateOnly(arm)) {
-                                telemetry = await specgateArm(prompt, rep + 1);
-                            } else if (rep % 2 === 0) {
-                                telemetry = await specgateArm(prompt, rep + 1);
-                                nativeResult = await nativeArm(prompt, rep + 1);
-                            } else {
-                                nativeResult = await nativeArm(prompt, rep + 1);
-                                telemetry = await specgateArm(prompt, rep + 1);
-                            }
-                            row.specgate.push(telemetry.tokensPerSecond);
-                            addCounts(row, telemetry);
-                            curves.push(telemetry.costCurve());
-                            perStep.push(verifyMillisecondsPerStep(telemetry));
-                            draftPerStep.push(telemetry.time.draft / Math.max(1, telemetry.steps));
-                            const draftToken = telemetry.toJSON().draftTokenMilliseconds;
-                            if (draftToken != null) draftMilliseconds.push(draftToken);
-                            if (nativeResult === undefined) continue;
-                            row.native.push(nativeResult.tokensPerSecond);
-                            row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
-                            if (arm !== "target-only") {
-                                row.nativeCounts.decoded += nativeResult.decoded;
-                                row.nativeCounts.accepted += nativeResult.accepted;
-                                row.nativeCounts.drafted += nativeResult.drafted;
-                            }
-                            row.nativeCommand = nativeResult.command;
-                        }
-                    } catch (error) {
-                        row.skipped = `error: ${(error as Error).message.split("\n")[0]}`;
-                        errors.push(`${name} ${arm}: ${(error as Error).message}`);
-                    }
-                    const sizes = [...new Set(curves.flatMap((curve) => Object.keys(curve).map(Number)))].sort((a, b) => a - b);
-                    row.costCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
-                    row.verifyMillisecondsPerStep = median(perStep);
-                    row.draftTokenMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
-                    row.draftMillisecondsPerStep = median(draftPerStep);
                     log(
                         `${name} T=${temperature} ${arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
                             `ratio ${fixed(median(row.ratios), 3)} (${row.specgate.length} reps${row.skipped != null ? `; ${row.skipped}` : ""})`
                     );
-                    await mkdir(outDirectory, {recursive: true});
-                    await writeFile(join(outDirectory, "device-bench.partial.json"), `${JSON.stringify(rows, null, 1)}\n`);
+                    await mkdir(settings.outDirectory, {recursive: true});
+                    await writeFile(join(settings.outDirectory, "device-bench.partial.json"), `${JSON.stringify(rows, null, 1)}\n`);
                 }
             }
         } catch (error) {
@@ -489,224 +736,74 @@ async function bench(): Promise<void> {
         }
     }
 
-    // Report.
-    const find = (caseName: string, temperature: number, arm: ArmName) =>
-        rows.find((row) => row.case === caseName && row.temperature === temperature && row.arm === arm);
-    interface Derived {
-        costRatio: number;
-        specgateTokensPerStep: number;
-        nativeTokensPerStep: number;
-        meanAcceptanceLength: number;
-        acceptanceRate: number;
-        nativeAcceptanceRate: number;
-        specgateSpeedup: number;
-        nativeSpeedup: number;
-        limit: number;
-    }
-    const derive = (row: ArmRow): Derived => {
-        const base = find(row.case, row.temperature, "target-only");
-        const t1 = base?.costCurve[1] ?? Number.NaN;
-        const counts = row.specgateCounts;
-        const specgateTokensPerStep = counts.steps === 0 ? Number.NaN : counts.emitted / counts.steps;
-        if (row.arm === "target-only")
-            return {
-                costRatio: 1,
-                specgateTokensPerStep,
-                nativeTokensPerStep: 1,
-                meanAcceptanceLength: Number.NaN,
-                acceptanceRate: Number.NaN,
-                nativeAcceptanceRate: Number.NaN,
-                specgateSpeedup: 1,
-                nativeSpeedup: 1,
-                limit: 1
-            };
-        // Each target step of llama-speculative-simple emits its accepted drafts + 1: steps = decoded − accepted.
-        const nativeCounts = row.nativeCounts;
-        const nativeTokensPerStep = nativeCounts.decoded / (nativeCounts.decoded - nativeCounts.accepted);
-        // The analytic limit (src/speedup/speedupModel.ts speedupFromCostCurve) with f_γ(α) replaced by the
-        // measured tokens per step: tokens/step · t(1) / (t_verify + γ · t_draft). Model drafter: t_verify =
-        // t(γ+1); n-gram drafter: the mean verification call (its drafts vary in length), t_draft = 0.
-        // Block verification and trees: their own mean target call and drafting time per step.
-        const chain = row.arm === "strict γ=4 model drafter";
-        const verify = chain ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
-        const draftCost = chain
-            ? gamma * (row.draftTokenMilliseconds ?? Number.NaN)
-            : usesDraftModel(row.arm)
-              ? row.draftMillisecondsPerStep
-              : 0;
-        return {
-            costRatio:
-                (chain || row.arm === "strict γ=4 ngram drafter"
-                    ? (row.costCurve[gamma + 1] ?? Number.NaN)
-                    : row.verifyMillisecondsPerStep) / t1,
-            specgateTokensPerStep,
-            nativeTokensPerStep,
-            meanAcceptanceLength: counts.drafts === 0 ? Number.NaN : 1 + counts.accepted / counts.drafts,
-            acceptanceRate: counts.draftTokens === 0 ? Number.NaN : counts.accepted / counts.draftTokens,
-            nativeAcceptanceRate: nativeCounts.accepted / nativeCounts.drafted,
-            specgateSpeedup: median(row.specgate) / median(base?.specgate ?? []),
-            nativeSpeedup: median(row.native) / median(base?.native ?? []),
-            limit: (specgateTokensPerStep * t1) / (verify + draftCost)
-        };
+    const context: RunContext = {
+        settings,
+        cases,
+        device,
+        machine: {
+            cpu: cpus()[0]?.model ?? "unknown",
+            cores: cpus().length,
+            node: process.version,
+            platform: `${process.platform} ${process.arch}`
+        },
+        commit: existsSync(join(root, ".device/llama-src.commit"))
+            ? readFileSync(join(root, ".device/llama-src.commit"), "utf8").trim().slice(0, 12)
+            : "unknown",
+        started,
+        loadAtStart
     };
-    const lines: string[] = [];
-    const machine = {
-        cpu: cpus()[0]?.model ?? "unknown",
-        cores: cpus().length,
-        node: process.version,
-        platform: `${process.platform} ${process.arch}`
-    };
-    const commit = existsSync(join(root, ".device/llama-src.commit"))
-        ? readFileSync(join(root, ".device/llama-src.commit"), "utf8").trim().slice(0, 12)
-        : "unknown";
-    lines.push(`# specgate against llama.cpp on ${device?.gpu ?? "?"}`);
-    lines.push("");
-    lines.push(
-        `Device: **${device?.gpu ?? "?"}**, driver ${device?.driver ?? "?"}; specgate's addon build "${device?.build ?? "?"}" on ${device?.addonDevice ?? "?"}. ` +
-            `Host: ${machine.cores}-core ${machine.cpu}, ${machine.platform}, Node ${machine.node}. llama.cpp ${commit}${label !== "" ? ` (${label})` : ""}.`
-    );
-    lines.push(
-        `Date ${started.toISOString()}; load average at start ${fixed(loadAtStart[0])}. ${reps} repetitions per arm planned${quick ? " (--quick)" : ""}, ${maxTokens} tokens each, EOS ignored, ` +
-            `arms interleaved (first arm alternating); threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
-            `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`
-    );
-    lines.push("");
-    lines.push(
-        "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
-            `(block and tree rows: their mean target call, the tree's of ${treeShape.width * treeShape.depth + 1} tokens; target-only row: t(1) in ms); ` +
-            "acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
-            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
-    );
-    for (const caseName of caseNames) {
-        const caseRows = rows.filter((row) => row.case === caseName);
-        if (caseRows.length === 0) continue;
-        lines.push("");
-        lines.push(`## ${caseName}: ${cases[caseName]?.label ?? ""}`);
-        lines.push("");
-        lines.push(
-            "| case | T | arm | specgate tok/s | llama.cpp tok/s | ratio | t(γ+1)/t(1) | acceptance (specgate \\| llama.cpp) | tokens/step (specgate, llama.cpp) | speed-up over target-only (specgate, llama.cpp) | analytic limit | measured/limit | reps |"
-        );
-        lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-        for (const row of caseRows) {
-            const derived = derive(row);
-            const speculative = row.arm !== "target-only";
-            lines.push(
-                `| ${caseName} | ${row.temperature} | ${row.arm} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ` +
-                    `${speculative ? fixed(derived.costRatio) : `t(1) ${fixed(row.costCurve[1], 3)} ms`} | ` +
-                    `${speculative ? `${fixed(derived.meanAcceptanceLength)} (${fixed(derived.acceptanceRate)}) \\| ${fixed(derived.nativeAcceptanceRate)}` : "–"} | ` +
-                    `${speculative ? `${fixed(derived.specgateTokensPerStep)}, ${fixed(derived.nativeTokensPerStep)}` : "1, 1"} | ` +
-                    `${speculative ? `${fixed(derived.specgateSpeedup)}×, ${fixed(derived.nativeSpeedup)}×` : "1×, 1×"} | ${speculative ? `${fixed(derived.limit)}×` : "–"} | ` +
-                    `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
-            );
-        }
-        for (const temperature of temperatures) {
-            const chain = find(caseName, temperature, "strict γ=4 model drafter");
-            if (chain === undefined || chain.specgate.length === 0) continue;
-            const versus = specgateOnlyArms
-                .map((arm) => find(caseName, temperature, arm))
-                .filter((row): row is ArmRow => row !== undefined && row.specgate.length > 0)
-                .map(
-                    (row) =>
-                        `${row.arm}: ${fixed(median(row.specgate) / median(chain.specgate), 3)}× its tok/s, ` +
-                        `${fixed(derive(row).specgateTokensPerStep / derive(chain).specgateTokensPerStep, 3)}× its tokens/step`
-                );
-            if (versus.length > 0)
-                lines.push("", `T = ${temperature}, against specgate's strict γ=4 chain (llama.cpp has neither): ${versus.join("; ")}.`);
-        }
-    }
-    // Targets (issue #29): ≥ 0.95× llama.cpp; faster than target-only wherever llama.cpp's speculative example is;
-    // the analytic limit and the measured speed-up within 10% of each other. One line per case and arm.
-    const targets: Array<{
-        case: string;
-        temperature: number;
-        arm: ArmName;
-        ratio: number;
-        ratioMet: boolean;
-        faster?: boolean;
-        nativeSpeedup?: number;
-        speedup?: number;
-        limit?: number;
-        withinLimit?: boolean;
-    }> = [];
-    for (const row of caseNames.flatMap((caseName) => rows.filter((entry) => entry.case === caseName))) {
-        if (row.specgate.length === 0 || specgateOnly(row.arm)) continue;
-        const ratio = median(row.ratios);
-        const entry: (typeof targets)[number] = {
-            case: row.case,
-            temperature: row.temperature,
-            arm: row.arm,
-            ratio,
-            ratioMet: ratio >= 0.95
-        };
-        if (row.arm !== "target-only") {
-            const derived = derive(row);
-            entry.nativeSpeedup = derived.nativeSpeedup;
-            entry.speedup = derived.specgateSpeedup;
-            entry.limit = derived.limit;
-            if (derived.nativeSpeedup > 1) entry.faster = derived.specgateSpeedup > 1;
-            entry.withinLimit = Math.abs(derived.specgateSpeedup / derived.limit - 1) <= 0.1;
-        }
-        targets.push(entry);
-    }
-    const verdict = (met: boolean | undefined, text: string) => (met == null ? "–" : `${met ? "yes" : "**no**"} (${text})`);
-    lines.push("");
-    lines.push("## Targets");
-    lines.push("");
-    lines.push("| case | T | arm | ≥ 0.95× llama.cpp | faster than target-only where llama.cpp's is | speed-up within 10% of the limit |");
-    lines.push("|---|---|---|---|---|---|");
-    for (const entry of targets)
-        lines.push(
-            `| ${entry.case} | ${entry.temperature} | ${entry.arm} | ${verdict(entry.ratioMet, `${fixed(entry.ratio, 3)}×`)} | ` +
-                `${entry.arm === "target-only" ? "–" : entry.faster == null ? `– (llama.cpp ${fixed(entry.nativeSpeedup)}×)` : verdict(entry.faster, `${fixed(entry.speedup)}× where llama.cpp ${fixed(entry.nativeSpeedup)}×`)} | ` +
-                `${verdict(entry.withinLimit, `${fixed(entry.speedup)}× vs ${fixed(entry.limit)}×`)} |`
-        );
-    if (errors.length > 0) {
-        lines.push("");
-        lines.push("Errors:");
-        lines.push("");
-        for (const error of errors) lines.push(`- ${error.split("\n").slice(0, 3).join(" / ")}`);
-    }
-    lines.push("");
-    lines.push("## Commands");
-    lines.push("");
-    lines.push("llama.cpp arms (the tools in the device build's bin/; one repetition's command per case and arm):");
-    lines.push("");
-    for (const row of caseNames.flatMap((caseName) =>
-        rows.filter((entry) => entry.case === caseName && entry.nativeCommand !== "" && entry.temperature === temperatures[0])
-    ))
-        lines.push(`- ${row.case}, ${row.arm}: \`${row.nativeCommand}\``);
-    await mkdir(outDirectory, {recursive: true});
-    await writeFile(join(outDirectory, "device-bench.md"), `${lines.join("\n")}\n`);
-    await writeFile(
-        join(outDirectory, "device-bench.json"),
-        `${JSON.stringify(
-            {
-                date: started.toISOString(),
-                finished: new Date().toISOString(),
-                device,
-                backendInfo,
-                machine,
-                llamaCommit: commit,
-                label,
-                loadAverage: {start: loadAtStart, end: loadavg()},
-                settings: {gpu, threads, reps, maxTokens, temperatures, gamma, quick, cases: caseNames.map((caseName) => cases[caseName])},
-                rows: rows.map((row) => ({
-                    ...row,
-                    specgateMedian: median(row.specgate),
-                    nativeMedian: median(row.native),
-                    ratioMedian: median(row.ratios),
-                    derived: derive(row)
-                })),
-                targets,
-                errors,
-                speculativeSimpleRetries
-            },
-            null,
-            2
-        )}\n`
-    );
-    log(`wrote ${join(outDirectory, "device-bench.md")} and device-bench.json`);
+    const targets = targetEntries(rows);
+    const lines = [
+        ...headerLines(context),
+        ...caseNames.flatMap((caseName) => caseLines(caseName, rows, context)),
+        ...targetLines(targets),
+        ...errorAndCommandLines(rows, errors, settings.temperatures)
+    ];
+    await writeReport(rows, lines, {context, backendInfo, targets, errors});
     if (rows.every((row) => row.specgate.length === 0)) process.exitCode = 1;
+}
+
+async function writeReport(
+    rows: readonly ArmRow[],
+    lines: readonly string[],
+    record: {context: RunContext; backendInfo: unknown; targets: readonly TargetEntry[]; errors: readonly string[]}
+): Promise<void> {
+    const {context, backendInfo, targets, errors} = record;
+    const {settings, cases} = context;
+    await mkdir(settings.outDirectory, {recursive: true});
+    await writeFile(join(settings.outDirectory, "device-bench.md"), `${lines.join("\n")}\n`);
+    const json = {
+        date: context.started.toISOString(),
+        finished: new Date().toISOString(),
+        device: context.device,
+        backendInfo,
+        machine: context.machine,
+        llamaCommit: context.commit,
+        label: settings.label,
+        loadAverage: {start: context.loadAtStart, end: loadavg()},
+        settings: {
+            gpu,
+            threads,
+            reps: settings.reps,
+            maxTokens: settings.maxTokens,
+            temperatures: settings.temperatures,
+            gamma,
+            quick,
+            cases: caseNames.map((caseName) => cases[caseName])
+        },
+        rows: rows.map((row) => ({
+            ...row,
+            specgateMedian: median(row.specgate),
+            nativeMedian: median(row.native),
+            ratioMedian: median(row.ratios),
+            derived: derive(row, rows)
+        })),
+        targets,
+        errors,
+        speculativeSimpleRetries
+    };
+    await writeFile(join(settings.outDirectory, "device-bench.json"), `${JSON.stringify(json, null, 2)}\n`);
+    log(`wrote ${join(settings.outDirectory, "device-bench.md")} and device-bench.json`);
 }
 
 if (command === "fixtures") await writeFixtures();
