@@ -1,9 +1,12 @@
+import {IncrementalText} from "./IncrementalText.js";
+
 export type FinishReason = "eos" | "length" | "stop";
 
 /**
  * Decides where generation ends: an end-of-generation token (not emitted), the token budget, or a
  * stop string (the text is cut before it, as vLLM/OpenAI `stop` does). Stop strings are matched on
- * the decoded text of everything emitted so far, so a stop string split across tokens is found.
+ * the decoded text of everything emitted so far (kept up to date by IncrementalText), so a stop
+ * string split across tokens is found.
  *
  * Streaming text: a token can end in the middle of a UTF-8 character (byte-level vocabularies), which
  * decodes to U+FFFD until the next byte arrives, so trailing U+FFFD is held back from `text` until
@@ -15,6 +18,7 @@ export class StopDetector {
     private readonly tokens: number[] = [];
     private fullText = "";
     private streamed = 0;
+    private readonly incremental: IncrementalText;
 
     public constructor(
         private readonly options: {
@@ -24,7 +28,9 @@ export class StopDetector {
             decode: (tokens: readonly number[]) => string;
             holdSpaces?: boolean;
         }
-    ) {}
+    ) {
+        this.incremental = new IncrementalText(options.decode);
+    }
 
     public get emittedTokens(): readonly number[] {
         return this.tokens;
@@ -52,7 +58,7 @@ export class StopDetector {
         const before = this.tokens.length;
         this.tokens.push(...kept);
         const previousLength = this.fullText.length;
-        this.fullText = this.options.decode(this.tokens);
+        this.fullText = this.incremental.update(this.tokens);
 
         if (this.options.stop.length > 0) {
             const longest = Math.max(...this.options.stop.map((stop) => stop.length));
