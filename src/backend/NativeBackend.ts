@@ -3,7 +3,7 @@ import {InvalidInputError, ModelLoadError} from "../errors.js";
 import {BatchScheduler} from "./BatchScheduler.js";
 import type {BatchStatistics, ModelBackend, SequenceOptions} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
-import {checkToken} from "./checkEvaluation.js";
+import {checkTokens} from "./checkEvaluation.js";
 import {allGpuLayers, defaultGpuChoice, describeDevices, type GpuChoice, parseGpuLayers, resolveGpu} from "./gpuChoice.js";
 import {
     type NativeAddon,
@@ -210,7 +210,7 @@ export class NativeBackend implements ModelBackend {
     }
 
     public detokenize(tokens: readonly number[]): string {
-        tokens.forEach((token, index) => checkToken(token, this.vocabularySize, `tokens[${index}]`));
+        checkTokens(tokens, this.vocabularySize);
         return this.model.detokenize(Int32Array.from(tokens));
     }
 

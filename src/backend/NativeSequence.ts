@@ -1,6 +1,6 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError} from "../errors.js";
-import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
+import {checkEvaluation, checkRollback, checkTokens} from "./checkEvaluation.js";
 import type {
     BackendSequence,
     BackendTimings,
@@ -115,7 +115,7 @@ export class NativeSequence implements BackendSequence {
             if (slot.decodeTree === undefined || this.treeBranches < 2)
                 throw new InvalidInputError("has no branches for a token tree (create it with branches > 1)", "sequence");
             if (tokens.length === 0) return {logits: []};
-            tokens.forEach((token, index) => checkToken(token, this.sizes.vocabularySize, `tokens[${index}]`));
+            checkTokens(tokens, this.sizes.vocabularySize);
             const layout = this.tree ?? new TreeLayout(this.treeBranches, this.history.length, this.sizes.contextSize);
             const plan = layout.add(tokens, parents);
             this.tree = layout;

@@ -11,7 +11,7 @@ import {
 import {InvalidDistributionError, InvalidInputError, ModelLoadError} from "../errors.js";
 import type {GgufReader} from "../gguf/GgufReader.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
-import {checkEvaluation, checkRollback, checkToken} from "./checkEvaluation.js";
+import {checkEvaluation, checkRollback, checkTokens} from "./checkEvaluation.js";
 import {createDirectLogitsReader, type DirectLogitsReader} from "./directLogits.js";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "./ModelBackend.js";
 import {OperationQueue} from "./OperationQueue.js";
@@ -159,7 +159,7 @@ export class NodeLlamaCppBackend implements ModelBackend {
     }
 
     public detokenize(tokens: readonly number[]): string {
-        tokens.forEach((token, index) => checkToken(token, this.vocabularySize, `tokens[${index}]`));
+        checkTokens(tokens, this.vocabularySize);
         return this.model.detokenize(tokens as readonly Token[], false);
     }
 

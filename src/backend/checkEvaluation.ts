@@ -6,6 +6,14 @@ export function checkToken(token: number, vocabularySize: number, field: string)
         throw new TokenOutOfRangeError(`token ${token} is outside [0, ${vocabularySize})`, field);
 }
 
+/** checkToken for each of `tokens`, the field of a bad one named `field[index]` (built only then: this runs every step). */
+export function checkTokens(tokens: readonly number[], vocabularySize: number, field = "tokens"): void {
+    for (let index = 0; index < tokens.length; index++) {
+        const token = tokens[index]!;
+        if (!Number.isInteger(token) || token < 0 || token >= vocabularySize) checkToken(token, vocabularySize, `${field}[${index}]`);
+    }
+}
+
 /**
  * Validates an evaluation request against a sequence holding `length` tokens and returns the
  * positions to read (default: the last token). Refuses to overflow the context rather than let a
@@ -21,7 +29,7 @@ export function checkEvaluation(
         if (positions.length > 0) throw new InvalidInputError("positions were requested but no tokens were given", "positions");
         return positions;
     }
-    tokens.forEach((token, index) => checkToken(token, sizes.vocabularySize, `tokens[${index}]`));
+    checkTokens(tokens, sizes.vocabularySize);
     positions.forEach((position, index) => {
         if (!Number.isInteger(position) || position < 0 || position >= tokens.length)
             throw new InvalidInputError(`position ${position} is outside [0, ${tokens.length})`, `positions[${index}]`);

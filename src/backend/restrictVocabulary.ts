@@ -3,7 +3,7 @@ import {argmax} from "../distributions/argmax.js";
 import {InvalidInputError} from "../errors.js";
 import {processLogits} from "../distributions/processLogits.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
-import {checkToken} from "./checkEvaluation.js";
+import {checkTokens} from "./checkEvaluation.js";
 import type {
     BackendSequence,
     BackendTimings,
@@ -73,7 +73,7 @@ class RestrictedSequence implements BackendSequence {
             this.saveState = () => inner.saveState!();
             this.restoreState = async (state) => {
                 // Tokens beyond the shared vocabulary never enter a restricted sequence (the state is another's).
-                state.tokens.forEach((token, index) => checkToken(token, this.size, `state.tokens[${index}]`));
+                checkTokens(state.tokens, this.size, "state.tokens");
                 await inner.restoreState!(state);
             };
         }
@@ -140,6 +140,6 @@ class RestrictedSequence implements BackendSequence {
     }
 
     private check(tokens: readonly number[]): void {
-        tokens.forEach((token, index) => checkToken(token, this.size, `tokens[${index}]`));
+        checkTokens(tokens, this.size);
     }
 }
