@@ -24,6 +24,7 @@ import {TreeDraftSession} from "./drafters/TreeDraftSession.js";
 import {type DraftTree, verifyTreeGreedy, verifyTreeSampling} from "../policies/treeVerification.js";
 import {type GenerationOptions, type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
+import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 
 export interface GenerationChunk {
     /** Token ids emitted by this step (after stop handling). */
@@ -375,9 +376,7 @@ class StepLoop {
         const {sequence, promptTokens, telemetry} = this.setup;
         const held = sequence.tokens;
         if (held.length === 0) return;
-        const limit = Math.min(held.length, promptTokens.length - 1);
-        let common = 0;
-        while (common < limit && held[common] === promptTokens[common]) common++;
+        const common = sharedPrefixLength(held, promptTokens, promptTokens.length - 1);
         if (held.length > common) await sequence.rollback(held.length - common);
         this.promptPrefix = promptTokens.slice(common, -1);
         telemetry.cachedPromptTokens = common;

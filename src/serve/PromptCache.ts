@@ -1,6 +1,6 @@
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import {SavedPromptStates} from "./SavedPromptStates.js";
-import {sharedPrefixLength} from "./sharedPrefixLength.js";
+import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 
 /** The sequences one request runs on, and how to hand them back. */
 export interface PromptCacheLease {

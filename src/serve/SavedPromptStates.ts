@@ -1,5 +1,5 @@
 import type {SequenceState} from "../backend/ModelBackend.js";
-import {sharedPrefixLength} from "./sharedPrefixLength.js";
+import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 
 interface Saved {
     readonly tenant: string;

@@ -8,6 +8,7 @@ import {StopDetector} from "../engine/StopDetector.js";
 import {InvalidInputError} from "../errors.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import {batteryPromptTokens} from "./batteryPromptTokens.js";
+import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 
 export interface ScorePreservingOracleSettings {
     readonly gamma: number;
@@ -237,9 +238,7 @@ async function decodeItem(run: {
  * the longest prefix it already holds (at least the last `count` tokens are evaluated again).
  */
 async function argmaxAfter(sequence: BackendSequence, tokens: readonly number[], count: number): Promise<number[]> {
-    let common = 0;
-    const limit = Math.min(sequence.tokens.length, tokens.length - count);
-    while (common < limit && sequence.tokens[common] === tokens[common]) common++;
+    const common = sharedPrefixLength(sequence.tokens, tokens, tokens.length - count);
     await sequence.rollback(sequence.tokens.length - common);
     const batch = tokens.slice(common);
     const positions = Array.from({length: count}, (_value, index) => batch.length - count + index);

@@ -4,6 +4,7 @@ import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
 import {type Drafter, type DrafterSession, type DrafterStart, type DraftRequest, noProposal} from "./Drafter.js";
 import {IncrementalTokenization, textAfter, tokensContinuing, withoutPartialCharacter} from "./retokenize.js";
+import {sharedPrefixLength} from "../../backend/sharedPrefixLength.js";
 
 /** Label of the drafter that drafts with a model of another vocabulary (the spec `model:retokenize`). */
 export const crossTokenizerLabel = "model:retokenize";
@@ -64,9 +65,7 @@ export class CrossTokenizerDrafter implements Drafter {
         };
         /** Rolls the draft's cache back to what it shares with `wanted`, keeping at least `keepOpen` tokens to evaluate. */
         const rollBackTo = async (wanted: readonly number[], keepOpen: number): Promise<number> => {
-            const limit = Math.min(cache.length, wanted.length - keepOpen);
-            let common = 0;
-            while (common < limit && cache[common] === wanted[common]) common++;
+            const common = sharedPrefixLength(cache, wanted, wanted.length - keepOpen);
             if (cache.length > common) {
                 await sequence.rollback(cache.length - common);
                 cache.length = common;

@@ -7,6 +7,7 @@ import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {sumOf} from "../../policies/rowOperations.js";
 import {type Drafter, type DrafterSession, type DrafterStart, type DraftRequest} from "./Drafter.js";
+import {sharedPrefixLength} from "../../backend/sharedPrefixLength.js";
 
 /**
  * A draft model (GGUF) drafting token by token in its own sequence:
@@ -48,8 +49,7 @@ export class ModelDrafter implements Drafter {
         let agreed = 0;
         try {
             const head = context.promptTokens.slice(0, -1);
-            let common = 0;
-            while (common < Math.min(cache.length, head.length) && cache[common] === head[common]) common++;
+            const common = sharedPrefixLength(cache, head);
             if (cache.length > common) await sequence.rollback(cache.length - common);
             cache.length = common;
             if (head.length > common) {

@@ -6,6 +6,7 @@ import {type DraftTree, drawWithoutReplacement, topIds} from "../../policies/tre
 import type {Chance} from "../../random/Chance.js";
 import type {GenerationOptions} from "../GenerationOptions.js";
 import type {GenerationTelemetry} from "../GenerationTelemetry.js";
+import {sharedPrefixLength} from "../../backend/sharedPrefixLength.js";
 
 /** A token tree's shape: `width` children of the pending token, each the head of a chain `depth` tokens deep. */
 export interface TreeShape {
@@ -134,9 +135,7 @@ export class TreeDraftSession {
     /** Closes an open tree and rolls the draft's cache back to what it shares with `tokens`. */
     private async catchUp(tokens: readonly number[]): Promise<void> {
         if (this.open) await this.observe([]);
-        const limit = Math.min(this.cache.length, tokens.length);
-        let common = 0;
-        while (common < limit && this.cache[common] === tokens[common]) common++;
+        const common = sharedPrefixLength(this.cache, tokens);
         if (this.cache.length > common) {
             await this.sequence.rollback(this.cache.length - common);
             this.cache.length = common;
