@@ -87,6 +87,14 @@ const maxTreeBranches = 64;
 const treeNodeCells = 256;
 
 /**
+ * The per-sequence context size of a unified KV cache whose `branches` sequence ids share one
+ * sequence's cells: its tokens, and the open tree's nodes beside them.
+ */
+function treeContextSize(contextSize: number, branches: number): number {
+    return Math.ceil((contextSize + treeNodeCells) / branches);
+}
+
+/**
  * ModelBackend on specgate's own llama.cpp addon (native/src/addon.cpp): its CPU build, or a GPU build
  * (Vulkan, CUDA) offloading `gpuLayers` layers, chosen per model by the `gpu` option.
  *
@@ -271,8 +279,7 @@ export class NativeBackend implements ModelBackend {
         const trees = treeBranches > 1;
         this.scheduler ??= new BatchScheduler(
             new this.addon.NativeContext(this.model, {
-                // With trees, each sequence's branches share its cells (and room for an open tree beside them).
-                contextSize: trees ? Math.ceil((contextSize + treeNodeCells) / treeBranches) : contextSize,
+                contextSize: trees ? treeContextSize(contextSize, treeBranches) : contextSize,
                 sequences: batchedSequences * treeBranches,
                 threads,
                 adaptiveThreads,
@@ -306,8 +313,7 @@ export class NativeBackend implements ModelBackend {
         const context =
             pool.pop() ??
             new this.addon.NativeContext(this.model, {
-                // Cells are shared by all branches: the sequence's tokens, and the open tree's nodes beside them.
-                contextSize: Math.ceil((contextSize + treeNodeCells) / branches),
+                contextSize: treeContextSize(contextSize, branches),
                 sequences: branches,
                 unified: true,
                 batchSize: contextSize,

@@ -1,17 +1,16 @@
 import {InvalidInputError, TokenOutOfRangeError} from "../errors.js";
 import type {EvaluateOptions} from "./ModelBackend.js";
 
+const isTokenId = (token: number, vocabularySize: number): boolean => Number.isInteger(token) && token >= 0 && token < vocabularySize;
+
 export function checkToken(token: number, vocabularySize: number, field: string): void {
-    if (!Number.isInteger(token) || token < 0 || token >= vocabularySize)
-        throw new TokenOutOfRangeError(`token ${token} is outside [0, ${vocabularySize})`, field);
+    if (!isTokenId(token, vocabularySize)) throw new TokenOutOfRangeError(`token ${token} is outside [0, ${vocabularySize})`, field);
 }
 
 /** checkToken for each of `tokens`, the field of a bad one named `field[index]` (built only then: this runs every step). */
 export function checkTokens(tokens: readonly number[], vocabularySize: number, field = "tokens"): void {
-    for (let index = 0; index < tokens.length; index++) {
-        const token = tokens[index]!;
-        if (!Number.isInteger(token) || token < 0 || token >= vocabularySize) checkToken(token, vocabularySize, `${field}[${index}]`);
-    }
+    for (let index = 0; index < tokens.length; index++)
+        if (!isTokenId(tokens[index]!, vocabularySize)) checkToken(tokens[index]!, vocabularySize, `${field}[${index}]`);
 }
 
 /**
