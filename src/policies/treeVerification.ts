@@ -1,6 +1,5 @@
 import type {Chance} from "../random/Chance.js";
-import {argmax} from "../distributions/argmax.js";
-import {sumOf} from "./rowOperations.js";
+import {sampleFromRow, sumOf} from "./rowOperations.js";
 
 /**
  * A token tree a drafter proposed after the pending token (the tree's root).
@@ -53,14 +52,6 @@ export function verifyTreeGreedy(tree: DraftTree, targetArgmax: readonly number[
     }
 }
 
-/** verifyTreeGreedy on argmax ids taken from target sampler or logit rows. */
-export function verifyTreeGreedyOnRows(tree: DraftTree, targetRows: readonly Float64Array[]): TreeVerification {
-    return verifyTreeGreedy(
-        tree,
-        targetRows.map((row) => argmax(row))
-    );
-}
-
 /**
  * T > 0: recursive rejection sampling (Jeon et al., "Recursive Speculative Decoding: Accelerating LLM
  * Inference via Sampling Without Replacement", 2024; SpecInfer's multi-step verification with draws
@@ -85,7 +76,7 @@ export function verifyTreeSampling(tree: DraftTree, targetRows: readonly Float64
         const kids = children[at + 1];
         const target = targetRows[at + 1];
         if (kids.length === 0) {
-            emitted.push(chance.choose(target, sumOf(target)));
+            emitted.push(sampleFromRow(target, chance));
             return {path, emitted};
         }
         const draftRow = tree.rows?.[at + 1];
