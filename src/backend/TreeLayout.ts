@@ -44,8 +44,8 @@ interface Node {
  */
 export class TreeLayout {
     private readonly nodes: Node[] = [];
-    private readonly hasChild: boolean[] = [];
-    private rootHasChild = false;
+    /** Whether the root (index 0) or node i (index i + 1) has a child yet. */
+    private readonly hasChild: boolean[] = [false];
     private readonly opened: number[] = [];
 
     /**
@@ -58,10 +58,6 @@ export class TreeLayout {
         private readonly base: number,
         private readonly contextSize: number
     ) {}
-
-    public get size(): number {
-        return this.nodes.length;
-    }
 
     /** Tokens of the nodes `path` names, checking that it runs from the first depth, parent to child. */
     public pathTokens(path: readonly number[]): number[] {
@@ -85,9 +81,8 @@ export class TreeLayout {
             const parent = parents[index];
             const position = positions[index];
             const parentBranch = parent < 0 ? 0 : this.nodes[parent].branch;
-            const firstChild = parent < 0 ? !this.rootHasChild : !this.hasChild[parent];
-            if (parent < 0) this.rootHasChild = true;
-            else this.hasChild[parent] = true;
+            const firstChild = !this.hasChild[parent + 1];
+            this.hasChild[parent + 1] = true;
             let branch = parentBranch;
             if (!firstChild) {
                 branch = this.opened.length + 1;
@@ -143,7 +138,7 @@ export class TreeLayout {
                     `a node at position ${position} is beyond the context size ${this.contextSize}`,
                     `parents[${index}]`
                 );
-            const hadChild = parented.has(parent) || (parent < 0 ? this.rootHasChild : parent < first && this.hasChild[parent]);
+            const hadChild = parented.has(parent) || (parent < first && this.hasChild[parent + 1]);
             if (hadChild && ++branches > this.branchCount)
                 throw new InvalidInputError(`the tree needs more than the sequence's ${this.branchCount} branches`, `parents[${index}]`);
             parented.add(parent);
