@@ -34,7 +34,7 @@ import type {BatteryItem} from "../src/batteries/BatteryItem.js";
 import {loadBattery} from "../src/batteries/loadBattery.js";
 import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
-import {parseTreeShape} from "../src/engine/drafters/TreeDraftSession.js";
+import {parseTreeShape, treeShapeLabel} from "../src/engine/drafters/TreeDraftSession.js";
 import {writeJsonResult} from "./benchUtilities.js";
 import {benchMachine} from "./cpuInstructionSet.js";
 import {batteryAliases, bootstrapRatio, type Interval, mean, modelPairs, selectPrompts} from "./pairedBench.js";
@@ -250,7 +250,7 @@ const interval = (value: Interval): string => `${fixed(value.estimate)} [${fixed
 const commit = git("rev-parse", "HEAD").slice(0, 12);
 const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
 const lines = [
-    `## Token trees (${shape.width}x${shape.depth}) against chains: tokens per target call and wall-clock`,
+    `## Token trees (${treeShapeLabel(shape)}) against chains: tokens per target call and wall-clock`,
     "",
     `${started.toISOString()} · commit ${commit}${dirty ? " (uncommitted changes)" : ""} · ${machine.cpu}, ${machine.cores} cores, ` +
         `AVX-512 ${machine.avx512 ? "yes" : "no"} · Node ${machine.node} · load ${machine.loadAverageAtStart.map((value) => value.toFixed(2)).join(" ")}`,

@@ -30,7 +30,7 @@ import {NativeBackend} from "../../src/backend/NativeBackend.js";
 import {nativeAddon} from "../../src/backend/nativeAddon.js";
 import {defaultBenchPrompts} from "../../src/bench/defaultPrompts.js";
 import {generate} from "../../src/engine/generate.js";
-import {parseTreeShape} from "../../src/engine/drafters/TreeDraftSession.js";
+import {parseTreeShape, treeShapeLabel} from "../../src/engine/drafters/TreeDraftSession.js";
 import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js";
 import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
@@ -266,7 +266,7 @@ async function runSpeculativeSimple(options: {
 
 /** The token tree of the tree arm (--tree WIDTHxDEPTH, default 2x4: two chains of four from the pending token). */
 const treeShape = parseTreeShape(value("--tree") ?? "2x4", "--tree");
-const treeArm = `tree ${treeShape.width}x${treeShape.depth} model drafter` as const;
+const treeArm = `tree ${treeShapeLabel(treeShape)} model drafter` as const;
 type ArmName = "target-only" | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
 const armNames: readonly ArmName[] = [
     "target-only",

@@ -12,7 +12,7 @@ import {InvalidDrafterError, InvalidInputError} from "../errors.js";
 import {parsePolicyConfig} from "../policies/createPolicy.js";
 import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
-import {parseTreeShape, type TreeShape} from "../engine/drafters/TreeDraftSession.js";
+import {parseTreeShape, type TreeShape, treeShapeLabel} from "../engine/drafters/TreeDraftSession.js";
 import {RequestPermissions} from "./RequestPermissions.js";
 import type {SpeculativeField} from "./speculativeFieldSchema.js";
 
@@ -132,7 +132,7 @@ function requestedTree(field: string | undefined, serverTree: TreeShape | undefi
         throw new InvalidInputError(
             serverTree === undefined
                 ? "this server decodes no token trees (its operator enables them with --tree)"
-                : `this server's trees are at most ${serverTree.width} wide (--tree ${serverTree.width}x${serverTree.depth})`,
+                : `this server's trees are at most ${serverTree.width} wide (--tree ${treeShapeLabel(serverTree)})`,
             "speculative.tree"
         );
     if (drafter.kind !== "model" || drafter.retokenize === true)
@@ -143,6 +143,6 @@ function requestedTree(field: string | undefined, serverTree: TreeShape | undefi
 /** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:3:16, strict, γ=4". */
 export function decodePathLabel(path: ResolvedDecodePath): string {
     if (path.mode === "target_only") return "target-only";
-    const shape = path.tree !== undefined ? `tree ${path.tree.width}x${path.tree.depth}` : `γ=${path.gamma}`;
+    const shape = path.tree !== undefined ? `tree ${treeShapeLabel(path.tree)}` : `γ=${path.gamma}`;
     return `${path.drafter.kind === "model" ? "" : `${drafterLabel(path.drafter)}, `}${policyLabel(path.policy)}, ${shape}`;
 }

@@ -18,6 +18,7 @@ import type {PromptCacheLease} from "./PromptCache.js";
 import type {TokenLogprob} from "../distributions/tokenLogprobs.js";
 import type {TokenConstraint} from "../constraints/TokenConstraint.js";
 import {constraintFor} from "../constraints/constraintFor.js";
+import {treeShapeLabel} from "../engine/drafters/TreeDraftSession.js";
 
 /**
  * Runs one prepared generation in a slot and answers it, whole or as server-sent events.
@@ -347,7 +348,7 @@ class GenerationRun {
             mode: "speculative",
             drafter: drafterLabel(path.drafter),
             policy: policyLabel(path.policy),
-            ...(path.tree !== undefined ? {tree: `${path.tree.width}x${path.tree.depth}`} : {gamma: path.gamma}),
+            ...(path.tree !== undefined ? {tree: treeShapeLabel(path.tree)} : {gamma: path.gamma}),
             num_drafts: telemetry.drafts,
             num_draft_tokens: telemetry.draftTokens,
             num_accepted_tokens: telemetry.acceptedTokens,

@@ -4,6 +4,7 @@ import {drafterLabel, drafterUsesModel} from "../engine/drafters/parseDrafterSpe
 import {canonicalJson} from "../fingerprint/canonicalJson.js";
 import {decodePathFingerprint} from "../fingerprint/decodePathFingerprint.js";
 import type {ResolvedDecodePath} from "./resolveDecodePath.js";
+import {treeShapeLabel} from "../engine/drafters/TreeDraftSession.js";
 
 /** The sampler values the server uses where a request leaves them out. */
 export interface SamplerDefaults {
@@ -58,7 +59,7 @@ export function servedDecodePathDescription(
                   draftLength: path.draftLength,
                   minConfidence: path.minConfidence,
                   // A tree's rows come from batches laid out otherwise than a chain's.
-                  ...(path.tree !== undefined ? {tree: `${path.tree.width}x${path.tree.depth}`} : {})
+                  ...(path.tree !== undefined ? {tree: treeShapeLabel(path.tree)} : {})
               }
             : {}),
         ...(speculative && path.policy.kind === "calibrated" && correctionMemory !== undefined ? {correctionMemory} : {})

@@ -164,6 +164,11 @@ export class TreeDraftSession {
     }
 }
 
+/** A TreeShape as "WIDTHxDEPTH", the form parseTreeShape reads. */
+export function treeShapeLabel(shape: TreeShape): string {
+    return `${shape.width}x${shape.depth}`;
+}
+
 /** "WIDTHxDEPTH" (e.g. "3x4") as a TreeShape; widths and depths of 1 to 16. */
 export function parseTreeShape(text: string, field = "tree"): TreeShape {
     const match = /^(\d+)x(\d+)$/.exec(text.trim());
