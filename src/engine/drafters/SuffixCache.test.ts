@@ -1,7 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {InvalidDrafterError} from "../../errors.js";
 import {Random} from "../../random/Random.js";
-import {SuffixCache} from "./SuffixCache.js";
+import {defaultMaxDocuments, SuffixCache} from "./SuffixCache.js";
 
 describe("SuffixCache", () => {
     it("proposes the continuation seen after the longest matching context", () => {
@@ -123,8 +123,33 @@ describe("SuffixCache", () => {
         expect(cache.allocatedNodes).toBeLessThanOrEqual(256);
     });
 
+    it("keeps at most maxDocuments outputs, dropping the oldest, even when identical outputs add no nodes", () => {
+        const cache = new SuffixCache({depth: 8, maxNodes: 100_000, maxDocuments: 50});
+        const output = [1, 2, 3, 4, 5, 6];
+        for (let copy = 0; copy < 1000; copy++) cache.insert(output);
+        expect(cache.documentCount).toBe(50);
+        expect(cache.evictions).toBe(950);
+        // The counts are those of the 50 copies kept: a continuation seen 50 times passes MIN_COUNT 50, not 51.
+        expect(cache.lookup([1, 2, 3], 2, 50)).toEqual([4, 5]);
+        expect(cache.lookup([1, 2, 3], 2, 51)).toEqual([]);
+        // First in, first out: after 50 newer outputs, the identical ones are all gone.
+        for (let document = 0; document < 50; document++) cache.insert([100 + document, 200 + document]);
+        expect(cache.documentCount).toBe(50);
+        expect(cache.lookup([1, 2, 3], 2, 1)).toEqual([]);
+        expect(cache.lookup([149], 1, 1)).toEqual([249]);
+    });
+
+    it("keeps defaultMaxDocuments outputs when no document bound is given", () => {
+        const cache = new SuffixCache({depth: 4, maxNodes: 1000});
+        for (let copy = 0; copy < defaultMaxDocuments + 10; copy++) cache.insert([7, 8, 9]);
+        expect(cache.documentCount).toBe(defaultMaxDocuments);
+        expect(cache.nodeCount).toBe(6);
+    });
+
     it("rejects bad options", () => {
         expect(() => new SuffixCache({depth: 1, maxNodes: 10})).toThrow(InvalidDrafterError);
         expect(() => new SuffixCache({depth: 4, maxNodes: 0})).toThrow(InvalidDrafterError);
+        expect(() => new SuffixCache({depth: 4, maxNodes: 10, maxDocuments: 0})).toThrow(InvalidDrafterError);
+        expect(() => new SuffixCache({depth: 4, maxNodes: 10, maxDocuments: 2.5})).toThrow(InvalidDrafterError);
     });
 });

@@ -5,7 +5,15 @@ export interface SuffixCacheOptions {
     readonly depth: number;
     /** While the trie holds more nodes than this, the oldest documents are removed. */
     readonly maxNodes: number;
+    /** While more documents than this are kept, the oldest are removed. Default defaultMaxDocuments. */
+    readonly maxDocuments?: number;
 }
+
+/**
+ * Documents (outputs) a suffix cache keeps by default, as vLLM's suffix decoding keeps 10,000 cached
+ * requests: identical outputs add no trie nodes, so the node bound alone would let their copies pile up.
+ */
+export const defaultMaxDocuments = 10_000;
 
 const none = -1;
 const root = 0;
@@ -16,9 +24,10 @@ const root = 0;
  * many windows contain it as a prefix, so the children of the node reached by a context give the
  * continuations seen after that context and how often.
  *
- * Memory is bounded by `maxNodes`: after each insertion the oldest documents (first in, first out)
- * are removed, their counts subtracted and emptied subtrees freed, until the bound holds. A document
- * larger than the bound on its own is dropped too, so the bound always holds between insertions.
+ * Memory is bounded by `maxNodes` and `maxDocuments`: after each insertion the oldest documents (first
+ * in, first out) are removed, their counts subtracted and emptied subtrees freed, until both bounds
+ * hold. A document larger than the node bound on its own is dropped too, so the bounds always hold
+ * between insertions.
  *
  * Nodes live in typed arrays (count, token, parent, first child, siblings) with a free list, and a
  * child is found through an open-addressing hash table on (parent, token): a server's cache churns
@@ -44,12 +53,16 @@ export class SuffixCache {
     private mask = 0;
     private readonly documents: number[][] = [];
     private evictedDocuments = 0;
+    private readonly maxDocuments: number;
 
     public constructor(public readonly options: SuffixCacheOptions) {
         if (!Number.isInteger(options.depth) || options.depth < 2)
             throw new InvalidDrafterError(`must be an integer ≥ 2, got ${options.depth}`, "suffix.depth");
         if (!Number.isInteger(options.maxNodes) || options.maxNodes < 1)
             throw new InvalidDrafterError(`must be a positive integer, got ${options.maxNodes}`, "suffix.maxNodes");
+        this.maxDocuments = options.maxDocuments ?? defaultMaxDocuments;
+        if (!Number.isInteger(this.maxDocuments) || this.maxDocuments < 1)
+            throw new InvalidDrafterError(`must be a positive integer, got ${this.maxDocuments}`, "suffix.maxDocuments");
         this.grow(64);
         this.parent[root] = none;
         this.firstChild[root] = none;
@@ -60,11 +73,12 @@ export class SuffixCache {
         return this.nodes;
     }
 
+    /** Documents kept now (never above maxDocuments after an insertion returns). */
     public get documentCount(): number {
         return this.documents.length;
     }
 
-    /** Documents removed to respect the memory bound so far. */
+    /** Documents removed to respect the node or document bound so far. */
     public get evictions(): number {
         return this.evictedDocuments;
     }
@@ -74,13 +88,13 @@ export class SuffixCache {
         return this.capacity;
     }
 
-    /** Index one document (an output), then evict the oldest documents until the bound holds. */
+    /** Index one document (an output), then evict the oldest documents until both bounds hold. */
     public insert(document: readonly number[]): void {
         if (document.length === 0) return;
         const copy = [...document];
         this.documents.push(copy);
         this.update(copy, +1);
-        while (this.nodes > this.options.maxNodes && this.documents.length > 0) {
+        while ((this.nodes > this.options.maxNodes || this.documents.length > this.maxDocuments) && this.documents.length > 0) {
             this.update(this.documents.shift()!, -1);
             this.evictedDocuments++;
         }
