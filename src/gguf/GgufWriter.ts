@@ -17,10 +17,14 @@ export const ggufDefaultAlignment = 32;
 const maxTensorNameBytes = 63;
 const maxDimensions = 4;
 
-interface PendingTensor {
+/** A tensor's name, ggml dimensions and storage type: what the header says of it. */
+export interface GgufTensorDescriptor {
     readonly name: string;
     readonly dimensions: readonly number[];
     readonly type: GgmlTensorType;
+}
+
+interface PendingTensor extends GgufTensorDescriptor {
     readonly data: Uint8Array;
 }
 
@@ -81,33 +85,55 @@ export class GgufWriter {
 
     /** Adds a tensor; `values` are converted to `type` now (F16 rounds to nearest even, Q8_0 as ggml's reference). */
     public addTensor(name: string, dimensions: readonly number[], type: GgmlTensorType, values: Float32Array): this {
-        const nameBytes = Buffer.byteLength(name, "utf8");
-        if (nameBytes === 0 || nameBytes > maxTensorNameBytes)
-            throw new InvalidInputError(`tensor name must have 1..${maxTensorNameBytes} bytes`, "name");
+        checkTensorDescriptor({name, dimensions, type});
         if (this.tensors.some((tensor) => tensor.name === name)) throw new InvalidInputError("duplicate tensor name", name);
-        if (dimensions.length === 0 || dimensions.length > maxDimensions)
-            throw new InvalidInputError(`a tensor has 1..${maxDimensions} dimensions, got ${dimensions.length}`, name);
-        for (const size of dimensions)
-            if (!Number.isSafeInteger(size) || size <= 0)
-                throw new InvalidInputError(`dimensions must be positive integers, got [${dimensions.join(", ")}]`, name);
-        const elementCount = dimensions.reduce((product, size) => product * size, 1);
+        const elementCount = tensorElementCount(dimensions);
         if (elementCount !== values.length)
             throw new InvalidInputError(`dimensions [${dimensions.join(", ")}] need ${elementCount} values, got ${values.length}`, name);
-        if (type === GgmlTensorType.Q8_0 && dimensions[0] % q8_0BlockSize !== 0)
-            throw new InvalidInputError(`Q8_0 needs the first dimension to be a multiple of ${q8_0BlockSize}, got ${dimensions[0]}`, name);
         for (let i = 0; i < values.length; i++)
             if (!Number.isFinite(values[i])) throw new InvalidInputError(`value ${i} is not finite (${values[i]})`, name);
 
-        this.tensors.push({name, dimensions: [...dimensions], type, data: encodeTensor(type, values)});
+        this.tensors.push({name, dimensions: [...dimensions], type, data: encodeTensorValues(type, values)});
         return this;
     }
 
     /** The complete file contents. */
     public toBuffer(): Buffer {
         const sink = new ByteSink();
+        this.writeHeader(sink, this.tensors);
+        for (const tensor of this.tensors) {
+            sink.bytes(tensor.data);
+            sink.padTo(this.alignment);
+        }
+        return sink.toBuffer();
+    }
+
+    /**
+     * Everything before the tensor data, for a writer that streams the data itself: the metadata set
+     * so far and the descriptors of `tensors` (in this order, each at the next aligned offset),
+     * padded to the alignment. Their data must follow in the same order, each padded to the alignment.
+     */
+    public headerFor(tensors: readonly GgufTensorDescriptor[]): Buffer {
+        const names = new Set<string>();
+        for (const tensor of tensors) {
+            checkTensorDescriptor(tensor);
+            if (names.has(tensor.name)) throw new InvalidInputError("duplicate tensor name", tensor.name);
+            names.add(tensor.name);
+        }
+        const sink = new ByteSink();
+        this.writeHeader(sink, tensors);
+        return sink.toBuffer();
+    }
+
+    /** The alignment every tensor's data starts at (and is padded to). */
+    public get dataAlignment(): number {
+        return this.alignment;
+    }
+
+    private writeHeader(sink: ByteSink, tensors: readonly GgufTensorDescriptor[]): void {
         sink.uint32(ggufMagic);
         sink.uint32(ggufVersion);
-        sink.uint64(this.tensors.length);
+        sink.uint64(tensors.length);
         sink.uint64(this.metadata.size);
         for (const [key, entry] of this.metadata) {
             sink.string(key);
@@ -116,25 +142,15 @@ export class GgufWriter {
         }
 
         let dataOffset = 0;
-        const offsets: number[] = [];
-        for (const tensor of this.tensors) {
-            offsets.push(dataOffset);
-            dataOffset = alignUp(dataOffset + tensor.data.length, this.alignment);
-        }
-        this.tensors.forEach((tensor, index) => {
+        for (const tensor of tensors) {
             sink.string(tensor.name);
             sink.uint32(tensor.dimensions.length);
             for (const size of tensor.dimensions) sink.uint64(size);
             sink.uint32(tensor.type);
-            sink.uint64(offsets[index]);
-        });
-
-        sink.padTo(this.alignment);
-        for (const tensor of this.tensors) {
-            sink.bytes(tensor.data);
-            sink.padTo(this.alignment);
+            sink.uint64(dataOffset);
+            dataOffset = alignUp(dataOffset + ggmlTensorByteLength(tensor.type, tensorElementCount(tensor.dimensions)), this.alignment);
         }
-        return sink.toBuffer();
+        sink.padTo(this.alignment);
     }
 
     /** Writes the file atomically: a temp file next to `path`, then a rename over it. */
@@ -153,7 +169,26 @@ export class GgufWriter {
     }
 }
 
-function encodeTensor(type: GgmlTensorType, values: Float32Array): Uint8Array {
+function tensorElementCount(dimensions: readonly number[]): number {
+    return dimensions.reduce((product, size) => product * size, 1);
+}
+
+/** Name length, dimension count and sizes, and Q8_0's block multiple; throws naming the tensor. */
+function checkTensorDescriptor({name, dimensions, type}: GgufTensorDescriptor): void {
+    const nameBytes = Buffer.byteLength(name, "utf8");
+    if (nameBytes === 0 || nameBytes > maxTensorNameBytes)
+        throw new InvalidInputError(`tensor name must have 1..${maxTensorNameBytes} bytes`, "name");
+    if (dimensions.length === 0 || dimensions.length > maxDimensions)
+        throw new InvalidInputError(`a tensor has 1..${maxDimensions} dimensions, got ${dimensions.length}`, name);
+    for (const size of dimensions)
+        if (!Number.isSafeInteger(size) || size <= 0)
+            throw new InvalidInputError(`dimensions must be positive integers, got [${dimensions.join(", ")}]`, name);
+    if (type === GgmlTensorType.Q8_0 && dimensions[0] % q8_0BlockSize !== 0)
+        throw new InvalidInputError(`Q8_0 needs the first dimension to be a multiple of ${q8_0BlockSize}, got ${dimensions[0]}`, name);
+}
+
+/** `values` stored as `type` (F16 rounds to nearest even, Q8_0 as ggml's reference); Q8_0 needs whole blocks. */
+export function encodeTensorValues(type: GgmlTensorType, values: Float32Array): Uint8Array {
     switch (type) {
         case GgmlTensorType.F32: {
             const copy = new Float32Array(values);

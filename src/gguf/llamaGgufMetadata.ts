@@ -29,7 +29,7 @@ export interface GgufKeyValue {
 }
 
 /** llama_ftype values for `general.file_type` (what most weights are stored as). */
-const fileTypeByTensorType: Record<GgmlTensorType, number> = {
+export const fileTypeByTensorType: Record<GgmlTensorType, number> = {
     [GgmlTensorType.F32]: 0,
     [GgmlTensorType.F16]: 1,
     [GgmlTensorType.Q8_0]: 7
