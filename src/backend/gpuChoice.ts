@@ -46,17 +46,19 @@ const gpuBuilds: readonly Exclude<NativeBuild, "cpu">[] = ["cuda", "vulkan"];
 
 /**
  * The addon build a choice runs on. An explicit GPU throws NativeBackendUnavailableError when its
- * addon is not built, does not load, or finds no device; "auto" then falls back to the CPU addon.
+ * addon is not built, does not load, or finds no device. "auto" takes a GPU build that finds a
+ * device, else the CPU addon, else (a machine with only GPU builds, none finding a device) a GPU
+ * build that loads, computing on the CPU; "cpu" when nothing loads (loading then says how to build it).
  */
 export function resolveGpu(choice: GpuChoice): ResolvedGpu {
     if (choice === "off") return {build: "cpu", devices: []};
     if (choice === "auto") {
-        for (const build of gpuBuilds) {
-            if (!nativeBuildPresent(build) || !nativeBackendAvailable(build)) continue;
+        const loadable = gpuBuilds.filter((build) => nativeBuildPresent(build) && nativeBackendAvailable(build));
+        for (const build of loadable) {
             const devices = gpuDevices(build);
             if (devices.length > 0) return {build, devices};
         }
-        return {build: "cpu", devices: []};
+        return {build: nativeBackendAvailable("cpu") ? "cpu" : (loadable[0] ?? "cpu"), devices: []};
     }
     const devices = gpuDevices(choice);
     if (devices.length === 0)

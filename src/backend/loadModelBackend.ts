@@ -1,4 +1,5 @@
 import {InvalidInputError} from "../errors.js";
+import {defaultGpuChoice, type GpuChoice, resolveGpu} from "./gpuChoice.js";
 import type {ModelBackend} from "./ModelBackend.js";
 import {nativeBackendAvailable} from "./nativeAddon.js";
 import {NativeBackend, type NativeBackendOptions} from "./NativeBackend.js";
@@ -7,7 +8,7 @@ import {NodeLlamaCppBackend} from "./NodeLlamaCppBackend.js";
 /** The engines a model can run on. */
 export const backendKinds = ["native", "node-llama-cpp"] as const;
 export type BackendKind = (typeof backendKinds)[number];
-/** "auto": the native backend where its addon is built, else node-llama-cpp. */
+/** "auto": the native backend where an addon build that serves the `gpu` choice loads, else node-llama-cpp. */
 export type BackendChoice = BackendKind | "auto";
 
 /**
@@ -36,10 +37,15 @@ export function parseBackendChoice(value: string, field = "backend"): BackendCho
     throw new InvalidInputError(`must be one of auto, ${backendKinds.join(", ")}; got "${value}"`, field);
 }
 
-/** The backend a choice resolves to on this machine. */
-export function resolveBackend(choice: BackendChoice = defaultBackendChoice()): BackendKind {
+/**
+ * The backend a choice resolves to on this machine, for a `gpu` choice: "auto" is native when the
+ * addon build that `gpu` resolves to loads (with `gpu` auto, any build, GPU-only installs included),
+ * and always for an explicit GPU, which node-llama-cpp cannot serve here.
+ */
+export function resolveBackend(choice: BackendChoice = defaultBackendChoice(), gpu: GpuChoice = defaultGpuChoice()): BackendKind {
     if (choice !== "auto") return choice;
-    return nativeBackendAvailable() ? "native" : "node-llama-cpp";
+    if (gpu === "vulkan" || gpu === "cuda") return "native";
+    return nativeBackendAvailable(resolveGpu(gpu).build) ? "native" : "node-llama-cpp";
 }
 
 export function defaultBackendChoice(): BackendChoice {
@@ -50,7 +56,7 @@ export function defaultBackendChoice(): BackendChoice {
 /** Loads a GGUF on the chosen backend (see NativeBackend and NodeLlamaCppBackend for what each costs). */
 export function loadModelBackend(path: string, options: LoadModelBackendOptions = {}): Promise<ModelBackend> {
     const {backend: choice, ...nativeOptions} = options;
-    const backend = resolveBackend(choice ?? defaultBackendChoice());
+    const backend = resolveBackend(choice ?? defaultBackendChoice(), options.gpu ?? defaultGpuChoice());
     if (backend === "node-llama-cpp" && (options.gpu === "vulkan" || options.gpu === "cuda"))
         return Promise.reject(new InvalidInputError(`${options.gpu} needs the native backend; node-llama-cpp runs on the CPU here`, "gpu"));
     return backend === "native"

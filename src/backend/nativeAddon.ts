@@ -14,8 +14,9 @@ export interface NativeAddon {
     NativeModel: new (path: string, options?: NativeModelOptions) => NativeModelHandle;
     NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
     /**
-     * llama.cpp's grammar sampler for the GBNF `grammar`, from its rule `root` (default "root"), over
-     * the model's vocabulary; the grammar keeps the model alive. A grammar llama.cpp cannot parse, or
+     * llama.cpp's grammar for the GBNF `grammar`, from its rule `root` (default "root"), over the
+     * model's vocabulary, built on the calling thread (compileGrammar builds it on another); the
+     * grammar keeps the model alive. A grammar llama.cpp cannot parse, or
      * without `root`, is an Error; an empty one a RangeError.
      */
     NativeGrammar: new (model: NativeModelHandle, grammar: string, root?: string) => NativeGrammarHandle;
@@ -27,6 +28,16 @@ export interface NativeAddon {
      * (src/constraints/jsonSchemaGrammar.ts checks for them first).
      */
     jsonSchemaToGrammar(schemaJson: string): string;
+    /**
+     * jsonSchemaToGrammar on a thread of its own (native/src/GrammarJob.h): the promise rejects as
+     * jsonSchemaToGrammar throws, with an Error whose code is "grammar_too_large" when the grammar has
+     * more than `maxGrammarBytes` bytes, and at once with code "grammar_jobs_busy" when `maxJobs`
+     * grammar jobs (abandoned ones included) are running. A caller may stop waiting: the thread ends
+     * on its own.
+     */
+    compileJsonSchema(schemaJson: string, maxJobs: number, maxGrammarBytes: number): Promise<string>;
+    /** new NativeGrammar(model, grammar, root) on a thread of its own, as compileJsonSchema runs (code "grammar_jobs_busy"). */
+    compileGrammar(model: NativeModelHandle, grammar: string, root: string | undefined, maxJobs: number): Promise<NativeGrammarHandle>;
     /** The build, ggml's version and the backends and devices it loaded (as `llama-cli --list-devices`). */
     backendInfo(): NativeBackendInfo;
 }
@@ -83,8 +94,9 @@ export interface NativeModelHandle {
  * A grammar's state over a vocabulary (native/src/grammar.cpp). Beyond llama.cpp's grammar, control
  * and unknown tokens other than end-of-generation ones are never allowed (detokenize renders them as
  * nothing, so they could not be held to the grammar), and the accepted bytes stay strict UTF-8;
- * end-of-generation tokens are allowed only where the grammar may end. All calls are synchronous, on
- * the calling thread; a disposed grammar throws an Error.
+ * end-of-generation tokens are allowed only where the grammar may end. mask runs on a worker thread;
+ * the other calls on the calling thread, and throw while a mask runs ("busy"). A disposed grammar
+ * throws an Error.
  */
 export interface NativeGrammarHandle {
     readonly vocabularySize: number;
@@ -93,12 +105,18 @@ export interface NativeGrammarHandle {
     /**
      * Writes −Infinity into row[id] for every id that may not come next; `row` holds vocabularySize
      * entries. Ids already −Infinity are skipped: a whole 152k-token row costs 10–35 ms, one cut to a
-     * few candidates microseconds.
+     * few candidates microseconds. The work runs on libuv's worker pool over a copy of the row, which
+     * is written once it ends; resolves with the worker's milliseconds (a RangeError if the row was
+     * resized or detached meanwhile).
      */
-    mask(row: Float64Array): void;
+    mask(row: Float64Array): Promise<number>;
     /** Advances past `token`; an Error ("token N is not allowed by the grammar here") when it may not come next, the state unchanged. */
     accept(token: number): void;
-    /** An independent grammar in the same state. */
+    /** Remembers the current state (a copy of the grammar's stacks, not its rules); one mark, replaced by the next. */
+    mark(): void;
+    /** Returns to the marked state; an Error without a mark. */
+    rewind(): void;
+    /** An independent grammar in the same state (a deep copy). */
     clone(): NativeGrammarHandle;
     /** Idempotent. */
     dispose(): void;
@@ -218,22 +236,33 @@ export interface NativeContextHandle {
     dispose(): void;
 }
 
-const buildDirectory = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build");
+const packageBuildDirectory = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "native", "build");
+
+/**
+ * The folder the addon builds are looked for in: the SPECGATE_NATIVE_DIR environment variable (a
+ * build made or unpacked elsewhere), else the package's native/build/.
+ */
+export function nativeBuildDirectory(): string {
+    const fromEnvironment = process.env.SPECGATE_NATIVE_DIR;
+    return fromEnvironment === undefined || fromEnvironment === "" ? packageBuildDirectory : fromEnvironment;
+}
 
 /** Where scripts/buildNativeBackend.mjs puts an addon build: native/build/ for the CPU one, native/build/<gpu>/ for a GPU one. */
 export function nativeAddonPathOf(build: NativeBuild): string {
-    return build === "cpu" ? join(buildDirectory, "specgate_native.node") : join(buildDirectory, build, "specgate_native.node");
+    const directory = nativeBuildDirectory();
+    return build === "cpu" ? join(directory, "specgate_native.node") : join(directory, build, "specgate_native.node");
 }
 
-/** The CPU addon's path, relative to the package root: native/build/specgate_native.node. */
-export const nativeAddonPath = nativeAddonPathOf("cpu");
+/** The CPU addon's path in the package: native/build/specgate_native.node. */
+export const nativeAddonPath = join(packageBuildDirectory, "specgate_native.node");
 
-const loaded = new Map<NativeBuild, {addon: NativeAddon} | {error: string}>();
+/** Each addon file tried, by path: loaded once (a process cannot unload one). */
+const loaded = new Map<string, {addon: NativeAddon} | {error: string}>();
 
 function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
-    const cached = loaded.get(build);
-    if (cached !== undefined) return cached;
     const path = nativeAddonPathOf(build);
+    const cached = loaded.get(path);
+    if (cached !== undefined) return cached;
     let result: {addon: NativeAddon} | {error: string};
     if (!existsSync(path)) {
         const command = build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build}`;
@@ -247,7 +276,7 @@ function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
             result = {error: `the ${build === "cpu" ? "" : `${build} `}native backend does not load here: ${(error as Error).message}`};
         }
     }
-    loaded.set(build, result);
+    loaded.set(path, result);
     return result;
 }
 
@@ -266,4 +295,21 @@ export function nativeAddon(build: NativeBuild = "cpu"): NativeAddon {
     const result = load(build);
     if ("error" in result) throw new NativeBackendUnavailableError(result.error);
     return result.addon;
+}
+
+/**
+ * The first addon build that loads here (the CPU one, then the GPU ones), undefined when none does.
+ * Every build carries the same CPU code beside its compute backend.
+ */
+export function firstAvailableBuild(): NativeBuild | undefined {
+    return nativeBuilds.find((build) => nativeBackendAvailable(build));
+}
+
+/**
+ * An addon for work every build does alike on the CPU (converting a JSON schema to a grammar): the
+ * first that loads, so a machine with only a GPU build needs no CPU one. A
+ * NativeBackendUnavailableError saying how to build the CPU addon when none loads.
+ */
+export function anyNativeAddon(): NativeAddon {
+    return nativeAddon(firstAvailableBuild() ?? "cpu");
 }

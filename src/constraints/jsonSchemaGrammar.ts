@@ -1,5 +1,5 @@
 import {readFileSync} from "node:fs";
-import {nativeAddon} from "../backend/nativeAddon.js";
+import {anyNativeAddon} from "../backend/nativeAddon.js";
 import {InvalidInputError} from "../errors.js";
 
 /**
@@ -40,7 +40,7 @@ export interface JsonSchemaGrammarOptions {
     readonly strict?: boolean;
     /** Names the schema in errors (a request field, a file). */
     readonly field?: string;
-    /** Default: the CPU addon's jsonSchemaToGrammar (NativeBackendUnavailableError when it is not built). */
+    /** Default: the jsonSchemaToGrammar of the first addon build that loads (NativeBackendUnavailableError when none is built). */
     readonly convert?: SchemaConverter;
 }
 
@@ -107,7 +107,7 @@ export function grammarForJsonSchema(schema: unknown, options: JsonSchemaGrammar
             field
         );
     }
-    const convert = options.convert ?? ((text: string) => nativeAddon().jsonSchemaToGrammar(text));
+    const convert = options.convert ?? ((text: string) => anyNativeAddon().jsonSchemaToGrammar(text));
     try {
         return convert(JSON.stringify(effective));
     } catch (error) {
