@@ -2,11 +2,14 @@ import type {BatchStatistics} from "../backend/ModelBackend.js";
 import {collectDefaultMetrics, Counter, Gauge, Histogram, Registry} from "prom-client";
 import type {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
+import {drafterMetricLabel} from "./drafterMetricLabel.js";
 
 /** "speculative" when a draft proposed tokens for the request, "target_only" otherwise (the canary's two arms). */
 export type DecodeMode = "speculative" | "target_only";
 
 export interface CompletedRequest {
+    /** Who sent it (`key-<i>` for the i-th API key, or "server"): counted per tenant where tenant series are on. */
+    readonly tenant: string;
     readonly mode: DecodeMode;
     readonly finishReason: string;
     readonly telemetry: GenerationTelemetry;
@@ -27,6 +30,7 @@ export type FailureReason = "aborted" | "overloaded" | "shutdown" | "error";
 
 /** What a generation that did not complete had decoded when it stopped. */
 export interface CutGeneration {
+    readonly tenant: string;
     readonly mode: DecodeMode;
     readonly promptTokens: number;
     readonly completionTokens: number;
@@ -44,6 +48,11 @@ const throughputBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
  * generation cut short (client gone, drain, error) adds to `request_failure_total` and its tokens
  * to the token counters; a request refused before generation adds to `request_refused_total` by
  * HTTP status.
+ *
+ * Every label takes values from a set fixed by the server, never from what a request says: the
+ * `drafter` label is the drafter's kind (drafterMetricLabel), not the spec a client sent. Per-tenant
+ * series (`tenant` = `key-<i>`, the API key's position, never the key) exist only with
+ * `tenantSeries`, which the server turns on when /metrics is kept to the operator's metrics key.
  */
 export class ServeMetrics {
     public readonly registry = new Registry();
@@ -69,6 +78,7 @@ export class ServeMetrics {
     private readonly timePerOutputToken: Histogram<"model_name" | "decode_mode">;
     private readonly throughput: Histogram<"model_name" | "decode_mode">;
     private readonly queueTime: Histogram<"model_name" | "decode_mode">;
+    private readonly tenantCounters: TenantCounters | undefined;
 
     /**
      * `suffixCacheNodes`: read at scrape time, the trie nodes the server's suffix caches hold (their
@@ -82,6 +92,8 @@ export class ServeMetrics {
             suffixCacheNodes?: () => number;
             promptCache?: () => {readonly bytes: number; readonly count: number; readonly restores: number};
             batchStatistics?: () => Record<"target" | "draft", BatchStatistics | undefined>;
+            /** Also count requests and tokens per tenant (API key); only an operator should read them. */
+            tenantSeries?: boolean;
         } = {}
     ) {
         const registers = [this.registry];
@@ -175,6 +187,7 @@ export class ServeMetrics {
             throughputBuckets
         );
         this.queueTime = histogram("request_queue_time_seconds", "Time a request waited for a generation slot.", latencyBuckets);
+        if (options.tenantSeries === true) this.tenantCounters = tenantCounters(counter);
 
         new Gauge({
             name: "num_requests_running",
@@ -268,6 +281,11 @@ export class ServeMetrics {
         if (options.processMetrics === true) collectDefaultMetrics({register: this.registry});
     }
 
+    /** Whether requests and tokens are also counted per tenant. */
+    public get tenantSeries(): boolean {
+        return this.tenantCounters !== undefined;
+    }
+
     public recordCompletion(request: CompletedRequest): void {
         const model = {model_name: this.modelName};
         const labels = {model_name: this.modelName, decode_mode: request.mode};
@@ -279,8 +297,8 @@ export class ServeMetrics {
             telemetry.acceptedPerPosition.forEach((count, position) =>
                 this.acceptedPerPosition.inc({...model, position: String(position)}, count)
             );
-            for (const [drafter, counters] of telemetry.drafters.byDrafter) {
-                const labels = {...model, drafter};
+            for (const [member, counters] of telemetry.drafters.byDrafter) {
+                const labels = {...model, drafter: drafterMetricLabel(member)};
                 this.drafterLookups.inc(labels, counters.lookups);
                 this.drafterProposals.inc(labels, counters.proposals);
                 this.drafterDraftTokens.inc(labels, counters.draftTokens);
@@ -303,6 +321,7 @@ export class ServeMetrics {
         if (generated > 1) this.timePerOutputToken.observe(labels, (request.latency - request.timeToFirstToken) / (generated - 1));
         const decodeSeconds = (telemetry.time.total - telemetry.time.prompt) / 1000;
         if (generated > 0 && decodeSeconds > 0) this.throughput.observe(labels, generated / decodeSeconds);
+        this.countForTenant(request.tenant, request.promptTokens, generated, true);
     }
 
     /** A request that did not complete, with what it had decoded if it reached the engine. */
@@ -312,11 +331,21 @@ export class ServeMetrics {
         const labels = {model_name: this.modelName, decode_mode: cut.mode};
         this.promptTokens.inc(labels, cut.promptTokens);
         this.generationTokens.inc(labels, cut.completionTokens);
+        this.countForTenant(cut.tenant, cut.promptTokens, cut.completionTokens, false);
     }
 
     /** A reply with an error status (every one goes through the app's error handler). */
     public recordRefusal(status: number): void {
         this.refusals.inc({model_name: this.modelName, status: String(status)});
+    }
+
+    private countForTenant(tenant: string, promptTokens: number, generationTokens: number, completed: boolean): void {
+        const counters = this.tenantCounters;
+        if (counters === undefined) return;
+        const labels = {model_name: this.modelName, tenant};
+        if (completed) counters.successes.inc(labels);
+        counters.promptTokens.inc(labels, promptTokens);
+        counters.generationTokens.inc(labels, generationTokens);
     }
 
     public text(): Promise<string> {
@@ -326,4 +355,22 @@ export class ServeMetrics {
     public get contentType(): string {
         return this.registry.contentType;
     }
+}
+
+interface TenantCounters {
+    readonly successes: Counter<"model_name" | "tenant">;
+    readonly promptTokens: Counter<"model_name" | "tenant">;
+    readonly generationTokens: Counter<"model_name" | "tenant">;
+}
+
+/** Per-tenant counterparts of request_success_total and the token counters. */
+function tenantCounters(
+    counter: <Label extends string>(name: string, help: string, labelNames: Label[]) => Counter<Label>
+): TenantCounters {
+    const labels: Array<"model_name" | "tenant"> = ["model_name", "tenant"];
+    return {
+        successes: counter("tenant_request_success_total", "Completed requests per tenant (API key key-<i>).", labels),
+        promptTokens: counter("tenant_prompt_tokens_total", "Prompt tokens per tenant, requests cut short included.", labels),
+        generationTokens: counter("tenant_generation_tokens_total", "Generated tokens per tenant, requests cut short included.", labels)
+    };
 }

@@ -41,6 +41,33 @@ export class ApiKeys {
     }
 }
 
+/**
+ * The operator's key for /metrics (--metrics-api-key): the only key that reads it, so one tenant never
+ * sees another's series, and a scraper's key opens no other route.
+ */
+export class MetricsKey {
+    private readonly key: ApiKeys;
+
+    public constructor(key: string) {
+        if (key.length === 0 || /\s/.test(key)) throw new InvalidInputError("must be non-empty and contain no whitespace", "metricsApiKey");
+        this.key = new ApiKeys([key]);
+    }
+
+    /** Throws AuthenticationError unless the header carries the metrics key; the reader is the server's operator. */
+    public check(authorization: string | undefined): string {
+        try {
+            this.key.check(authorization);
+        } catch (error) {
+            if (error instanceof AuthenticationError)
+                throw new AuthenticationError(
+                    '/metrics is read with the server\'s metrics key (--metrics-api-key): send "Authorization: Bearer <metrics key>"'
+                );
+            throw error;
+        }
+        return serverTenant;
+    }
+}
+
 function digest(key: string): Buffer {
     return createHash("sha256").update(key, "utf8").digest();
 }

@@ -8,7 +8,7 @@ import {PayloadTooLargeError, RouteNotFoundError, ServerShuttingDownError} from 
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import type {PolicyKind} from "../policies/policyConfigSchema.js";
 import type {SingleDrafterSpec} from "../engine/drafters/parseDrafterSpec.js";
-import {ApiKeys, checkJsonContentType, type HostAllowList} from "./accessControl.js";
+import {ApiKeys, checkJsonContentType, type HostAllowList, MetricsKey} from "./accessControl.js";
 import {chatCompletionRequestSchema} from "./chatCompletionRequestSchema.js";
 import {type ChatTemplate, chatRequestTexts, defaultChatTemplate} from "../chat/ChatTemplate.js";
 import {completionRequestSchema} from "./completionRequestSchema.js";
@@ -69,6 +69,12 @@ export interface ServeAppOptions {
     readonly processMetrics?: boolean;
     /** Bearer tokens accepted on every route but /health; none (the default) leaves the server open. */
     readonly apiKeys?: readonly string[];
+    /**
+     * The operator's key for /metrics (Prometheus' bearer token). When set, /metrics answers only this
+     * key (no API key reads it) and adds per-tenant series; without it /metrics holds no per-tenant
+     * series and answers like every other route.
+     */
+    readonly metricsApiKey?: string;
     /** Host header values answered (see HostAllowList); default: any (startServeServer narrows it on loopback). */
     readonly allowedHosts?: HostAllowList;
     /** Origins allowed to call the API from a browser (CORS); default none, so no CORS headers are sent. */
@@ -200,7 +206,8 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
             processMetrics: options.processMetrics,
             suffixCacheNodes: () => tenants.suffixCacheNodes,
             promptCache: () => ({...promptCache.saved, restores: promptCache.restores}),
-            batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics})
+            batchStatistics: () => ({target: options.target.batchStatistics, draft: options.draft?.batchStatistics}),
+            tenantSeries: options.metricsApiKey !== undefined
         }),
         fingerprints: new SystemFingerprints({
             target: options.target,
@@ -242,7 +249,8 @@ function newRequestId(): string {
 /**
  * A request id first (every reply has one), then a foreign Host header is refused on every route,
  * then CORS (when configured) answers preflights, then every route but /health needs an API key when
- * the server has some; the key names the request's tenant. While draining only /metrics answers
+ * the server has some; the key names the request's tenant. With a metrics key, /metrics needs that
+ * key instead, and no API key reads it. While draining only /metrics answers
  * normally; /health reports 503 so load balancers stop sending.
  */
 function installAccessControl(app: Hono<ServeEnv>, state: ServeState, options: ServeAppOptions): void {
@@ -271,8 +279,12 @@ function installAccessControl(app: Hono<ServeEnv>, state: ServeState, options: S
             })
         );
     const apiKeys = new ApiKeys(options.apiKeys ?? []);
+    const metricsKey = options.metricsApiKey !== undefined ? new MetricsKey(options.metricsApiKey) : undefined;
     app.use("*", async (c, next) => {
-        c.set("tenant", c.req.path === "/health" ? serverTenant : apiKeys.check(c.req.header("authorization")));
+        const authorization = c.req.header("authorization");
+        if (c.req.path === "/health") c.set("tenant", serverTenant);
+        else if (c.req.path === "/metrics" && metricsKey !== undefined) c.set("tenant", metricsKey.check(authorization));
+        else c.set("tenant", apiKeys.check(authorization));
         await next();
     });
     app.use("*", async (c, next) => {

@@ -69,8 +69,12 @@ describe("drafters in serve", () => {
 
         const samples = parsePrometheusText(await (await app.request("/metrics")).text());
         const responses = [first, second, chained].map((reply) => reply.body.speculative.drafters as Record<string, Reply>);
-        for (const drafter of ["suffix:1:1:16:5000", "model"]) {
-            const total = (key: string) => responses.reduce((sum, drafters) => sum + (drafters[drafter]?.[key] ?? 0), 0);
+        // A response names the member's full spec; /metrics counts it under its kind.
+        for (const [member, drafter] of [
+            ["suffix:1:1:16:5000", "suffix"],
+            ["model", "model"]
+        ]) {
+            const total = (key: string) => responses.reduce((sum, drafters) => sum + (drafters[member]?.[key] ?? 0), 0);
             expect(sumSamples(samples, "spec_decode_drafter_lookups_total", {drafter})).toBe(total("lookups"));
             expect(sumSamples(samples, "spec_decode_drafter_proposals_total", {drafter})).toBe(total("proposals"));
             expect(sumSamples(samples, "spec_decode_drafter_draft_tokens_total", {drafter})).toBe(total("draftTokens"));

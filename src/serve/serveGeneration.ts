@@ -291,6 +291,7 @@ class GenerationRun {
     /** A generation that ended without completing: counted as a failure, with the tokens it had generated. */
     public recordCut(reason: FailureReason): void {
         this.state.metrics.recordFailure(reason, {
+            tenant: this.prepared.tenant,
             mode: this.prepared.path.mode,
             promptTokens: this.prepared.promptLength,
             completionTokens: this.completionTokens
@@ -318,6 +319,7 @@ class GenerationRun {
     public complete(result: GenerationResult): void {
         const end = performance.now();
         this.state.metrics.recordCompletion({
+            tenant: this.prepared.tenant,
             mode: this.prepared.path.mode,
             finishReason: result.finishReason,
             telemetry: result.telemetry,
