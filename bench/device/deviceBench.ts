@@ -2,8 +2,9 @@
  * The device-machine benchmark's driver (issue #29 item 5; bench/device/README.md). Bundled by
  * bench/device/prepare.sh into one .mjs file and run by bench/device/run.sh with the carried Node.
  *
- *   deviceBench fixtures --root R --fixtures DIR --cases family,d768,v152k,b1 [--quick]
- *       writes the random-weight GGUF pairs (the writer of `specgate fixtures`); family is models/.
+ *   deviceBench fixtures --root R --fixtures DIR --cases twin-1b,twin-7b,family,d768,v152k,b1 [--quick]
+ *       writes the widened twins of the family target (`specgate fixtures --widen-from`) and the
+ *       random-weight GGUF pairs (the writer of `specgate fixtures`); family is models/.
  *   deviceBench bench --root R --fixtures DIR --bin LLAMA_BIN --gpu cuda|vulkan|off --out DIR
  *       [--cases …] [--deadline EPOCH_S] [--reps N] [--tokens N] [--threads N] [--temperatures 0,…] [--quick]
  *
@@ -25,7 +26,7 @@ import {spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, writeFile} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
-import {join, resolve} from "node:path";
+import {dirname, join, resolve} from "node:path";
 import {NativeBackend} from "../../src/backend/NativeBackend.js";
 import {nativeAddon} from "../../src/backend/nativeAddon.js";
 import {defaultBenchPrompts} from "../../src/bench/defaultPrompts.js";
@@ -35,6 +36,8 @@ import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js"
 import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
+import {widenLlamaModel} from "../../src/gguf/widenLlamaModel.js";
+import {formatInterval, medianInterval, medianRatioInterval, type SpeedInterval} from "../speedIntervals.js";
 import {
     draftModelFlags,
     nativeSamplerFlags,
@@ -56,7 +59,7 @@ const flag = (name: string): boolean => argv.includes(name);
 const quick = flag("--quick");
 const root = resolve(value("--root") ?? ".");
 const fixtureDirectory = resolve(value("--fixtures") ?? join(root, ".specgate/device-fixtures"));
-const caseNames = (value("--cases") ?? "family,d768,v152k,b1").split(",").filter((name) => name !== "");
+const caseNames = (value("--cases") ?? "twin-1b,twin-7b,family").split(",").filter((name) => name !== "");
 const gamma = 4;
 
 type Shape = [embedding: number, layers: number, heads: number, feedForward: number];
@@ -67,6 +70,13 @@ interface FixtureSpec {
     context: number;
     vocabularySize: number;
 }
+/** A widened twin (src/gguf/widenLlamaModel.ts) of a tracked model: its function at the cost of `shape`. */
+interface TwinSpec {
+    /** The source, relative to --root. */
+    source: string;
+    shape: Shape;
+    type: "F16" | "Q8_0";
+}
 interface BenchCase {
     name: string;
     label: string;
@@ -74,6 +84,7 @@ interface BenchCase {
     draft: string;
     prompts: readonly string[];
     fixture?: FixtureSpec;
+    twin?: TwinSpec;
 }
 
 /** The cases: the shipped family pair, bench/nativeComparison.ts's d768 and v152k pairs, and a ≈1B-parameter F16 pair. */
@@ -96,7 +107,34 @@ function benchCases(): Record<string, BenchCase> {
     const b1: FixtureSpec = quick
         ? {target: [512, 4, 8, 1408], draft: [128, 1, 2, 352], type: "F16", context: 1024, vocabularySize: 32000}
         : {target: [2048, 16, 16, 5632], draft: [512, 4, 4, 1408], type: "F16", context: 1024, vocabularySize: 32000};
+    // Twins of the family target (head size 32): ≈0.87B (d2048×16, FF 5632) and ≈6.6B (d4096×32, FF 11008)
+    // parameters in F16, drafted by the family's own draft, so acceptance is the trained pair's.
+    const twin = (name: string, label: string, spec: TwinSpec): BenchCase => ({
+        name,
+        label,
+        target: join(fixtureDirectory, name, "target.gguf"),
+        draft: join(root, "models/draft/model.gguf"),
+        get prompts() {
+            return familyPrompts();
+        },
+        twin: spec
+    });
+    const twinOf = (shape: Shape, quickShape: Shape): TwinSpec => ({
+        source: "models/target/model.gguf",
+        shape: quick ? quickShape : shape,
+        type: "F16"
+    });
     return {
+        "twin-1b": twin(
+            "twin-1b",
+            `twin of the family target at ${quick ? "d512×4 (REDUCED for --quick)" : "d2048×16, 64 heads of 32, FF 5632 (0.82B parameters)"}, F16; family draft`,
+            twinOf([2048, 16, 64, 5632], [512, 4, 16, 1408])
+        ),
+        "twin-7b": twin(
+            "twin-7b",
+            `twin of the family target at ${quick ? "d768×4 (REDUCED for --quick)" : "d4096×32, 128 heads of 32, FF 11008 (6.5B parameters)"}, F16; family draft`,
+            twinOf([4096, 32, 128, 11008], [768, 4, 24, 2048])
+        ),
         family: {
             name: "family",
             label: "family pair (d128×4 target, d64 draft, 260 tokens, F32)",
@@ -148,9 +186,15 @@ async function writeFixtures(): Promise<void> {
     for (const name of caseNames) {
         const benchCase = cases[name];
         if (benchCase == null) throw new Error(`unknown case ${name}; expected one of ${Object.keys(cases).join(", ")}`);
-        const fixture = benchCase.fixture;
-        if (fixture == null || (existsSync(benchCase.target) && existsSync(benchCase.draft))) continue;
+        if (existsSync(benchCase.target) && existsSync(benchCase.draft)) continue;
         const started = performance.now();
+        if (benchCase.twin != null) {
+            await writeTwin(benchCase.target, benchCase.twin);
+            log(`wrote ${name} (${benchCase.label}) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+            continue;
+        }
+        const fixture = benchCase.fixture;
+        if (fixture == null) continue;
         const shape = ([embeddingLength, blockCount, headCount, feedForwardLength]: Shape) => ({
             embeddingLength,
             blockCount,
@@ -172,6 +216,17 @@ async function writeFixtures(): Promise<void> {
         log(`wrote ${name} (${benchCase.label}) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
     process.stdout.write(`fixtures ready in ${fixtureDirectory}\n`);
+}
+
+async function writeTwin(outputPath: string, twin: TwinSpec): Promise<void> {
+    const [embeddingLength, blockCount, headCount, feedForwardLength] = twin.shape;
+    await mkdir(dirname(outputPath), {recursive: true});
+    await widenLlamaModel({
+        source: join(root, twin.source),
+        shape: {embeddingLength, blockCount, headCount, feedForwardLength},
+        weightType: twin.type === "F16" ? GgmlTensorType.F16 : GgmlTensorType.Q8_0,
+        outputPath
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,6 +608,12 @@ function derive(row: ArmRow, rows: readonly ArmRow[]): Derived {
     };
 }
 
+/** An arm's tok/s over its tool's target-only tok/s at the same case and temperature, with its 95% interval. */
+function speedupInterval(row: ArmRow, rows: readonly ArmRow[], tool: "specgate" | "native"): SpeedInterval {
+    const base = findRow(rows, row.case, row.temperature, "target-only");
+    return medianRatioInterval(row[tool], base?.[tool] ?? []);
+}
+
 /** One line per case and arm: ≥ 0.95× llama.cpp; faster than target-only wherever llama.cpp's speculative example is; the analytic limit and the measured speed-up within 10% of each other. */
 interface TargetEntry {
     case: string;
@@ -608,10 +669,10 @@ function headerLines(context: RunContext): string[] {
             `arms interleaved (first arm alternating); threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
             `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`,
         "",
-        "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
+        "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp [95% bootstrap interval]; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
             `(block and tree rows: their mean target call, the tree's of ${treeShape.width * treeShape.depth + 1} tokens; target-only row: t(1) in ms); ` +
             "acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
-            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
+            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s (medians) [95% bootstrap interval]; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
     ];
 }
 
@@ -630,11 +691,11 @@ function caseLines(caseName: string, rows: readonly ArmRow[], context: RunContex
         const derived = derive(row, rows);
         const speculative = row.arm !== "target-only";
         lines.push(
-            `| ${caseName} | ${row.temperature} | ${row.arm} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ` +
+            `| ${caseName} | ${row.temperature} | ${row.arm} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | ${formatInterval(medianInterval(row.ratios), 3)} | ` +
                 `${speculative ? fixed(derived.costRatio) : `t(1) ${fixed(row.costCurve[1], 3)} ms`} | ` +
                 `${speculative ? `${fixed(derived.meanAcceptanceLength)} (${fixed(derived.acceptanceRate)}) \\| ${fixed(derived.nativeAcceptanceRate)}` : "–"} | ` +
                 `${speculative ? `${fixed(derived.specgateTokensPerStep)}, ${fixed(derived.nativeTokensPerStep)}` : "1, 1"} | ` +
-                `${speculative ? `${fixed(derived.specgateSpeedup)}×, ${fixed(derived.nativeSpeedup)}×` : "1×, 1×"} | ${speculative ? `${fixed(derived.limit)}×` : "–"} | ` +
+                `${speculative ? `${formatInterval(speedupInterval(row, rows, "specgate"), 2, "×")}, ${formatInterval(speedupInterval(row, rows, "native"), 2, "×")}` : "1×, 1×"} | ${speculative ? `${fixed(derived.limit)}×` : "–"} | ` +
                 `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
         );
     }
@@ -672,6 +733,35 @@ function targetLines(targets: readonly TargetEntry[]): string[] {
     ];
 }
 
+/** Speed-up targets of the twins (the strict γ=4 chain over target-only): a GPU makes a verification of γ+1 tokens cost about one. */
+const twinSpeedupTargets: Record<string, number> = {"twin-1b": 2.0, "twin-7b": 2.5};
+
+function twinTargetLines(rows: readonly ArmRow[]): string[] {
+    const lines: string[] = [];
+    for (const [caseName, goal] of Object.entries(twinSpeedupTargets))
+        for (const row of rows.filter(
+            (entry) => entry.case === caseName && entry.arm === "strict γ=4 model drafter" && entry.specgate.length > 0
+        )) {
+            const derived = derive(row, rows);
+            const speedup = speedupInterval(row, rows, "specgate");
+            const ratio = medianInterval(row.ratios);
+            const ofLimit = derived.specgateSpeedup / derived.limit;
+            lines.push(
+                `| ${caseName} | ${row.temperature} | ${formatInterval(speedup, 2, "×")} | ≥ ${goal}×: ${speedup.estimate >= goal ? "yes" : "**no**"} | ` +
+                    `${formatInterval(ratio, 3, "×")}: ${ratio.estimate >= 1 ? "yes" : "**no**"} | ${fixed(ofLimit)}: ${ofLimit >= 0.9 ? "yes" : "**no**"} |`
+            );
+        }
+    if (lines.length === 0) return [];
+    return [
+        "",
+        "## Twin targets (strict γ=4, family draft)",
+        "",
+        "| case | T | speed-up over target-only | target | specgate / llama-speculative-simple (≥ 1.0×) | measured/limit (≥ 0.9) |",
+        "|---|---|---|---|---|---|",
+        ...lines
+    ];
+}
+
 function errorAndCommandLines(rows: readonly ArmRow[], errors: readonly string[], temperatures: readonly number[]): string[] {
     const lines: string[] = [];
     if (errors.length > 0) lines.push("", "Errors:", "", ...errors.map((error) => `- ${error.split("\n").slice(0, 3).join(" / ")}`));
@@ -693,8 +783,9 @@ function errorAndCommandLines(rows: readonly ArmRow[], errors: readonly string[]
 async function bench(): Promise<void> {
     const settings = benchSettings();
     const cases = benchCases();
-    // Run order: the ≈1B pair first (the case a GPU is for), then the issue's order.
-    const runOrder = [...caseNames].sort((a, b) => Number(b === "b1") - Number(a === "b1"));
+    // Run order: the twins and the ≈1B pair first (the cases a GPU is for), then the order given.
+    const large = (name: string) => Number(name === "b1" || name.startsWith("twin-"));
+    const runOrder = [...caseNames].sort((a, b) => large(b) - large(a));
     const rows: ArmRow[] = [];
     const started = new Date();
     const loadAtStart = loadavg();
@@ -757,6 +848,7 @@ async function bench(): Promise<void> {
         ...headerLines(context),
         ...caseNames.flatMap((caseName) => caseLines(caseName, rows, context)),
         ...targetLines(targets),
+        ...twinTargetLines(rows),
         ...errorAndCommandLines(rows, errors, settings.temperatures)
     ];
     await writeReport(rows, lines, {context, backendInfo, targets, errors});

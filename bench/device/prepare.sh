@@ -12,8 +12,9 @@
 #                                 node-addon-api)
 #   .device/SIZES                 the sizes, and the total that travels (must stay under 64 MiB)
 #
-# Fixtures are NOT carried: run.sh writes the d768, v152k and ≈1B F16 pairs on the device with the
-# same writer as `specgate fixtures`; the family pair (models/) is tracked and travels with the tree.
+# Fixtures are NOT carried: run.sh writes the widened twins (twin-1b, twin-7b: 1.6 and 13 GB) and the
+# d768, v152k and ≈1B F16 pairs on the device with the writers of `specgate fixtures`; the family pair
+# (models/), which the twins widen, is tracked and travels with the tree.
 #
 #   bash bench/device/prepare.sh            # everything (Node's xz -9 takes ≈ 3-8 minutes on 2 cores)
 #   SKIP_NODE=1 bash bench/device/prepare.sh  # keep an existing .device/node.xz

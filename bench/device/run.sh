@@ -4,7 +4,8 @@
 # driver, Node-API headers). On the device (no Node, no network; nvcc, cmake, ninja present):
 #
 #   1. unpacks Node and llama.cpp's source (the release the addon is built from);
-#   2. starts writing the GGUF fixtures in the background (d768, v152k, and the ≈1B F16 pair);
+#   2. starts writing the GGUF fixtures in the background (the widened twins of the family target,
+#      twin-1b ≈ 0.8B and twin-7b ≈ 6.5B parameters in F16, and any random-weight pairs named in CASES);
 #   3. builds ONE shared llama.cpp (GGML_BACKEND_DL, as node-llama-cpp's prebuilt packages are laid
 #      out): libllama, libggml, libggml-base, the CPU and GPU backends, llama-bench and
 #      llama-speculative-simple;
@@ -27,7 +28,7 @@
 #                     without flash attention
 #   CUDA_CMAKE_ARGS=  more cmake arguments for the CUDA build (e.g. -DCUDA_cuda_driver_LIBRARY=…)
 #   CUBLAS_ROOT=      a folder with include/cublas_v2.h and lib/libcublas.so*, where the toolkit has none
-#   CASES=family,d768,v152k,b1   QUICK=1: tiny settings for the dry run (few tokens and repetitions)
+#   CASES=twin-1b,twin-7b,family (also d768, v152k, b1)   QUICK=1: tiny settings for the dry run (few tokens and repetitions)
 #   BENCH_ARGS=       more driver flags (e.g. "--tokens 128 --reps 5 --temperatures 0,0.8")
 set -uo pipefail
 
@@ -40,7 +41,7 @@ work="${WORK:-/tmp/specgate-device}"
 jobs="${JOBS:-$(nproc)}"
 budget="${BUDGET_S:-560}"
 deadline=$((started + budget))
-cases="${CASES:-family,d768,v152k,b1}"
+cases="${CASES:-twin-1b,twin-7b,family}"
 mkdir -p "$out" "$work"
 
 elapsed() { echo "$(( $(date +%s) - started ))s"; }
