@@ -52,6 +52,11 @@ export class PromptCache {
         this.states = bytes > 0 ? new SavedPromptStates(bytes) : undefined;
     }
 
+    /** The most bytes of KV saved to host memory (0: none are saved). */
+    public get savedLimitBytes(): number {
+        return this.states?.limitBytes ?? 0;
+    }
+
     /** Bytes of KV saved to host memory now, and how many states. */
     public get saved(): {readonly bytes: number; readonly count: number} {
         return {bytes: this.states?.bytes ?? 0, count: this.states?.count ?? 0};

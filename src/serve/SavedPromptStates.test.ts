@@ -32,4 +32,20 @@ describe("SavedPromptStates", () => {
         states.add("a", state([4], 300));
         expect(states.count).toBe(2);
     });
+
+    it("holds at most its bytes through a long run of distinct prompts from several tenants, keeping the latest", () => {
+        const states = new SavedPromptStates(10_000);
+        let peak = 0;
+        for (let prompt = 0; prompt < 2000; prompt++) {
+            const tenant = `key-${prompt % 3}`;
+            states.add(tenant, state([prompt, prompt + 1, prompt + 2], 300 + (prompt % 7) * 100));
+            peak = Math.max(peak, states.bytes);
+            // A prompt that recurs keeps its state in use: the LRU rule spares it.
+            expect(states.longestMatch("key-0", [0, 1, 2]).length, `after prompt ${prompt}`).toBe(3);
+        }
+        expect(peak).toBeLessThanOrEqual(10_000);
+        expect(states.count).toBeLessThanOrEqual(10_000 / 300);
+        expect(states.longestMatch("key-1", [1999, 2000, 2001]).length).toBe(3);
+        expect(states.longestMatch("key-0", [3, 4, 5]).length).toBe(0);
+    });
 });

@@ -18,7 +18,7 @@ export class SavedPromptStates {
     private clock = 0;
     private usedBytes = 0;
 
-    public constructor(private readonly limitBytes: number) {}
+    public constructor(public readonly limitBytes: number) {}
 
     /** Bytes held now. */
     public get bytes(): number {

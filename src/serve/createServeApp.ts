@@ -30,12 +30,10 @@ import {pairServeDraft, type SpeculativeDefaults} from "./resolveDecodePath.js";
 import {chatFormat, completionFormat} from "./ResponseFormat.js";
 import {serveGeneration} from "./serveGeneration.js";
 import {ServeMetrics} from "./ServeMetrics.js";
+import {defaultCacheRamBytes, fullContextStateBytes} from "./defaultCacheRam.js";
 import type {ServeEnv, ServeState} from "./ServeState.js";
 import {type SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
-
-/** llama-server's --cache-ram default: 8 GiB of saved KV. */
-export const defaultPromptCacheBytes = 8 * 1024 ** 3;
 
 export interface ServeAppOptions {
     readonly target: ModelBackend;
@@ -53,7 +51,8 @@ export interface ServeAppOptions {
     readonly maxConcurrency?: number;
     /**
      * Host memory for KV caches saved from slots given to other prompts, restored when a prompt shares
-     * a prefix with one (llama-server's --cache-ram). Default 8 GiB, as llama-server's; 0 keeps none.
+     * a prefix with one (llama-server's --cache-ram); 0 keeps none. Default: the least of 8 GiB, an
+     * eighth of the machine's memory and 64 of the target's full-context KV states (defaultCacheRamBytes).
      */
     readonly promptCacheBytes?: number;
     /** Requests waiting for a slot before new ones get 429. Default 64. */
@@ -172,7 +171,11 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
 function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal): ServeState {
     const slots = new GenerationSlots(options.maxConcurrency ?? 4, options.maxQueue ?? 64);
     const promptCache = new PromptCache(options.target, options.draft, slots.maxConcurrency, {
-        savedStateBytes: options.promptCacheBytes ?? defaultPromptCacheBytes
+        savedStateBytes:
+            options.promptCacheBytes ??
+            defaultCacheRamBytes(
+                options.modelFiles === undefined ? undefined : fullContextStateBytes(options.modelFiles.target, options.target.contextSize)
+            )
     });
     const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};
     const chatTemplate = options.chatTemplate ?? defaultChatTemplate(options.target);

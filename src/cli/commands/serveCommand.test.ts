@@ -6,6 +6,7 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
 import type {RunningServeServer} from "../../serve/startServeServer.js";
 import {registerServeCommand} from "./serveCommand.js";
+import {defaultCacheRamBytes, fullContextStateBytes} from "../../serve/defaultCacheRam.js";
 import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
 
 vi.setConfig(modelTestTimeouts);
@@ -153,6 +154,45 @@ describe("specgate serve", () => {
             else process.env.SPECGATE_API_KEY = previous;
         }
         expect(statuses).toEqual({health: 200, none: 401, wrong: 401, cli: 200, env: 200, localhost: 403});
+    });
+
+    it("keeps /metrics to --metrics-api-key, and sizes --cache-ram's default from the target", async () => {
+        let observed: {metrics: Record<string, number>; cacheRam: number; contextSize: number} | undefined;
+        await program((server, stop) => {
+            void (async () => {
+                try {
+                    const metrics = (key: string) => fetch(`${server.url}/metrics`, {headers: {authorization: `Bearer ${key}`}});
+                    observed = {
+                        metrics: {
+                            api: (await metrics("tenant-key")).status,
+                            scraper: (await metrics("scrape-key")).status,
+                            completionsWithScraperKey: (
+                                await fetch(`${server.url}/v1/models`, {headers: {authorization: "Bearer scrape-key"}})
+                            ).status
+                        },
+                        cacheRam: server.serveApp.state.promptCache.savedLimitBytes,
+                        contextSize: server.serveApp.state.target.contextSize
+                    };
+                } finally {
+                    await stop();
+                }
+            })();
+        }).parseAsync([
+            "node",
+            "specgate",
+            "serve",
+            "--target",
+            pair.targetPath,
+            "--port",
+            "0",
+            "--api-key",
+            "tenant-key",
+            "--metrics-api-key",
+            "scrape-key"
+        ]);
+        expect(observed?.metrics).toEqual({api: 401, scraper: 200, completionsWithScraperKey: 401});
+        expect(observed?.cacheRam).toBe(defaultCacheRamBytes(fullContextStateBytes(pair.targetPath, observed!.contextSize)));
+        expect(observed?.cacheRam).toBeLessThan(8 * 1024 ** 3);
     });
 
     it("refuses out-of-range options before loading anything", async () => {

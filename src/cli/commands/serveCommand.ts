@@ -41,7 +41,8 @@ interface ServeCliOptions {
     /** Absent: unified up to unifiedUpTo generations (unifiedKvCacheFor). */
     kvUnified?: boolean;
     maxQueue: number;
-    cacheRam: number;
+    /** Absent: defaultCacheRamBytes. */
+    cacheRam?: number;
     maxBodyBytes: number;
     maxPromptBytesPerToken: number;
     drainTimeout: number;
@@ -51,6 +52,7 @@ interface ServeCliOptions {
     modelName?: string;
     chatTemplate: "auto" | "gguf" | "default";
     apiKey: string[];
+    metricsApiKey?: string;
     allowedHosts?: string;
     corsOrigin: string[];
     requestPolicies: string;
@@ -128,9 +130,8 @@ function addCapacityFlags(command: Command): Command {
         .option("--max-queue <N>", "requests waiting for a slot before 429", integerOption(0, 100_000), 64)
         .option(
             "--cache-ram <MiB>",
-            "host memory for KV caches saved from slots given to other prompts, restored for prompts sharing a prefix (llama-server's --cache-ram; 0 keeps none)",
-            integerOption(0, 1_048_576),
-            8192
+            "host memory for KV caches saved from slots given to other prompts, restored for prompts sharing a prefix (llama-server's --cache-ram; 0 keeps none); default: the least of 8192, an eighth of the machine's memory and 64 of the target's full-context KV caches",
+            integerOption(0, 1_048_576)
         )
         .option("--max-body-bytes <N>", "largest request body", integerOption(1024), 1024 * 1024)
         .option(
@@ -162,6 +163,10 @@ function addAccessFlags(command: Command): Command {
             'require "Authorization: Bearer KEY" on every route but /health (repeatable; also $SPECGATE_API_KEY, comma-separated)',
             collect,
             []
+        )
+        .option(
+            "--metrics-api-key <KEY>",
+            "only this key reads /metrics (Prometheus' bearer token; no --api-key does), which then adds per-key series (also $SPECGATE_METRICS_API_KEY)"
         )
         .option(
             "--allowed-hosts <LIST>",
@@ -251,11 +256,12 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
         port: options.port,
         maxConcurrency: options.maxConcurrency,
         maxQueue: options.maxQueue,
-        promptCacheBytes: options.cacheRam * 1024 ** 2,
+        ...(options.cacheRam !== undefined ? {promptCacheBytes: options.cacheRam * 1024 ** 2} : {}),
         maxBodyBytes: options.maxBodyBytes,
         maxPromptBytesPerToken: options.maxPromptBytesPerToken,
         processMetrics: true,
         apiKeys: apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY),
+        metricsApiKey: metricsApiKeyFrom(options.metricsApiKey, process.env.SPECGATE_METRICS_API_KEY),
         ...(options.allowedHosts !== undefined ? {allowedHosts: new HostAllowList(listOption(options.allowedHosts))} : {}),
         corsOrigins: options.corsOrigin.flatMap(listOption),
         requestPolicies: RequestPermissions.parsePolicies(options.requestPolicies),
@@ -358,6 +364,12 @@ async function printBanner(server: RunningServeServer, options: ServeCliOptions)
     );
     const keyCount = apiKeysFrom(options.apiKey, process.env.SPECGATE_API_KEY).length;
     write(keyCount === 0 ? "no API key required" : `API key required (${keyCount} accepted)`);
+    write(
+        `prompt cache: up to ${(state.promptCache.savedLimitBytes / 1024 ** 2).toFixed(1)} MiB of saved KV (--cache-ram); ` +
+            (state.metrics.tenantSeries
+                ? "/metrics read with the metrics key only, with per-key series"
+                : "/metrics without per-key series")
+    );
     if (keyCount === 0 && !isLoopbackAddress(options.host))
         write(`warning: listening on ${options.host} without --api-key; anyone who can reach the port can use it`);
 }
@@ -376,6 +388,11 @@ function listOption(text: string): string[] {
 /** --api-key values and $SPECGATE_API_KEY's comma-separated keys, together. */
 function apiKeysFrom(cliKeys: readonly string[], environment: string | undefined): string[] {
     return [...cliKeys, ...listOption(environment ?? "")];
+}
+
+/** --metrics-api-key, else $SPECGATE_METRICS_API_KEY (kept out of `ps`), else none. */
+function metricsApiKeyFrom(cliKey: string | undefined, environment: string | undefined): string | undefined {
+    return cliKey ?? (environment !== undefined && environment.trim() !== "" ? environment.trim() : undefined);
 }
 
 /**
