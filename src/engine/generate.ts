@@ -269,10 +269,12 @@ class StepLoop {
         this.pending = promptTokens[promptTokens.length - 1];
         this.promptPrefix = promptTokens.slice(0, -1);
         const speculative = setup.drafter !== undefined || setup.tree !== undefined;
+        // A tree's depth is its draft length (trees keep a fixed shape, so maxGamma never applies to them).
+        const gamma = setup.tree !== undefined ? setup.tree.shape.depth : speculative ? options.gamma : 0;
         this.controller = new DraftLengthController({
             mode: options.draftLength,
-            gamma: setup.tree !== undefined ? setup.tree.shape.depth : speculative ? options.gamma : 0,
-            maxGamma: speculative ? Math.max(options.gamma, options.maxGamma ?? 2 * options.gamma) : 0,
+            gamma,
+            maxGamma: speculative ? Math.max(gamma, options.maxGamma ?? 2 * options.gamma) : 0,
             minConfidence: options.minConfidence
         });
         this.chance = new SeededChance(options.seed);

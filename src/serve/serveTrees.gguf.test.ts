@@ -111,6 +111,26 @@ describe("specgate serve with token trees (family pair, continuous batching)", (
         }
     });
 
+    it("decodes a tree deeper than twice γ (a tree's depth is its draft length), and refuses one deeper than 16 naming the limit", async () => {
+        const prompt = prompts[0];
+        const deep = await complete({prompt, max_tokens: 30, temperature: 0, ignore_eos: true, speculative: {tree: "2x9"}} as Request);
+        expect(deep.speculative.tree).toBe("2x9");
+        expect(deep.speculative.drafters!.model.draftedPerPosition.length).toBeGreaterThan(4);
+        const reference = await generate(target, undefined, prompt, {
+            gamma: 0,
+            maxTokens: 30,
+            ignoreEos: true,
+            sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}
+        });
+        expect(deep.text).toBe(reference.text);
+        const error = await complete({prompt, max_tokens: 4, speculative: {tree: "2x17"}} as Request).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        const refusal = error as InstanceType<typeof OpenAI.BadRequestError>;
+        expect(refusal.param).toBe("speculative.tree");
+        expect(refusal.message).toContain("1..16");
+        expect(refusal.message).not.toContain("maxGamma");
+    });
+
     it("falls back to a chain for what trees cannot do when the tree is the server's default (logprobs)", async () => {
         const reply = (await client.completions.create({
             model: "family",
