@@ -3,6 +3,13 @@ import {speculativeFieldSchema} from "./speculativeFieldSchema.js";
 
 export const notSupported = "is not supported by this server";
 
+/** Stop sequences a request may give (OpenAI allows 4; llama-server and vLLM take more). */
+export const maxStopSequences = 16;
+const stopSequence = z
+    .string()
+    .min(1, {error: "a stop sequence must not be empty"})
+    .max(1000, {error: "a stop sequence is at most 1000 characters"});
+
 /**
  * Fields shared by /v1/completions and /v1/chat/completions, with OpenAI's names. Parameters the
  * engine cannot honour are accepted only at their neutral value (n = 1, no penalties, no logit
@@ -18,7 +25,9 @@ export const commonRequestFields = {
     /** vLLM's convention: -1 (or 0) disables top-k. */
     top_k: z.int().min(-1).max(1_000_000).nullish(),
     min_p: z.number().min(0).max(1).nullish(),
-    stop: z.union([z.string().min(1).max(1000), z.array(z.string().min(1).max(1000)).max(16)]).nullish(),
+    stop: z
+        .union([stopSequence, z.array(stopSequence).max(maxStopSequences, {error: `at most ${maxStopSequences} stop sequences`})])
+        .nullish(),
     seed: z.int().min(0).max(Number.MAX_SAFE_INTEGER).nullish(),
     /** vLLM's and llama-server's extension: keep generating past the end-of-generation token, to max_tokens (benchmarks). */
     ignore_eos: z.boolean().nullish(),

@@ -115,7 +115,7 @@ export function createServeApp(options: ServeAppOptions): ServeApp {
     setMaxListeners(0, shutdownController.signal);
     const state = createServeState(options, shutdownController.signal);
     const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-    const completionSchema = completionRequestSchema(options.target.contextSize);
+    const completionSchema = completionRequestSchema(options.target.contextSize, options.target.vocabularySize);
 
     const app = new Hono<ServeEnv>();
     app.onError(errorResponder(state));

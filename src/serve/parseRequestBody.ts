@@ -37,13 +37,18 @@ export function parseRequestBody<Schema extends z.ZodType>(text: string, schema:
  * A union's own issue only says "Invalid input". Among its branches' issues the telling one is where
  * the value had the branch's type but broke a constraint (`gamma` below 0, a second prompt), not a
  * type mismatch with a branch that was never meant; ties go to the deepest path (speculative.gamma
- * rather than speculative).
+ * rather than speculative). A branch whose type the value does not have at all is left out: zod still
+ * runs its length checks on any value with a length (a string's 1000-character limit on a list of
+ * 10^4 stop strings), and those would name a limit that is not the one broken.
  */
 function deepestIssue(issue: Issue): Issue {
     if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue;
     const rank = (candidate: Issue): number => (candidate.code === "invalid_type" ? 0 : 1_000) + candidate.path.length;
+    const typeMatched = issue.errors.filter(
+        (branch) => !branch.some((candidate) => candidate.code === "invalid_type" && candidate.path.length === 0)
+    );
     let best: Issue | undefined;
-    for (const branch of issue.errors) {
+    for (const branch of typeMatched.length > 0 ? typeMatched : issue.errors) {
         for (const candidate of branch) {
             const resolved = deepestIssue({...candidate, path: [...issue.path, ...candidate.path]} as Issue);
             if (best === undefined || rank(resolved) > rank(best)) best = resolved;
