@@ -58,7 +58,7 @@ describe("grammarForJsonSchema", () => {
             required: ["a", "b"],
             additionalProperties: false
         };
-        expect(grammarForJsonSchema(loose, {strict: true})).toBe(grammarForJsonSchema(closed));
+        expect(grammarForJsonSchema(loose, {strict: true})).toBe(grammarForJsonSchema(closed, {compact: true}));
         expect(grammarForJsonSchema(loose)).not.toBe(grammarForJsonSchema(closed));
         expect(() => grammarForJsonSchema({...loose, additionalProperties: true}, {strict: true, field: "f"})).toThrow(
             /f: #\/additionalProperties: strict mode needs additionalProperties false/
@@ -255,8 +255,10 @@ describe("grammarForResponseFormat", () => {
     it("maps OpenAI's response_format shapes", () => {
         expect(grammarForResponseFormat(undefined)).toBeUndefined();
         expect(grammarForResponseFormat({type: "text"})).toBeUndefined();
-        expect(grammarForResponseFormat({type: "json_object"})).toBe(grammarForJsonSchema({type: "object"}));
-        expect(grammarForResponseFormat({type: "json_object", schema: personSchema})).toBe(grammarForJsonSchema(personSchema));
+        expect(grammarForResponseFormat({type: "json_object"})).toBe(grammarForJsonSchema({type: "object"}, {compact: true}));
+        expect(grammarForResponseFormat({type: "json_object", schema: personSchema})).toBe(
+            grammarForJsonSchema(personSchema, {compact: true})
+        );
         expect(grammarForResponseFormat({type: "json_schema", json_schema: {name: "person", schema: personSchema}})).toBe(
             grammarForJsonSchema(personSchema)
         );

@@ -1,6 +1,7 @@
 import {readFileSync} from "node:fs";
 import {anyNativeAddon} from "../backend/nativeAddon.js";
 import {InvalidInputError} from "../errors.js";
+import {compactJsonGrammar} from "./compactJsonGrammar.js";
 
 /**
  * JSON schemas to GBNF grammars, for structured outputs: OpenAI's `response_format` as llama-server
@@ -38,6 +39,12 @@ export interface JsonSchemaGrammarOptions {
      * `strict`; its grammar for an object with properties is closed anyway, but optional stays optional.)
      */
     readonly strict?: boolean;
+    /**
+     * No free whitespace between JSON tokens: at most one space, right after a `:` or `,`
+     * (compactJsonGrammar; vLLM's disable_any_whitespace). Default: `strict`. Otherwise llama.cpp's
+     * rule: up to 22 spaces and newlines wherever JSON allows whitespace.
+     */
+    readonly compact?: boolean;
     /** Names the schema in errors (a request field, a file). */
     readonly field?: string;
     /** Default: the jsonSchemaToGrammar of the first addon build that loads (NativeBackendUnavailableError when none is built). */
@@ -58,7 +65,7 @@ export function grammarForResponseFormat(format: unknown, convert?: SchemaConver
     if (type === "text") return undefined;
     if (type === "json_object") {
         const schema = format.schema;
-        return grammarForJsonSchema(schema ?? {}, {field: "response_format.schema", convert});
+        return grammarForJsonSchema(schema ?? {}, {compact: true, field: "response_format.schema", convert});
     }
     if (type === "json_schema") {
         const wrapper = format.json_schema;
@@ -108,11 +115,13 @@ export function grammarForJsonSchema(schema: unknown, options: JsonSchemaGrammar
         );
     }
     const convert = options.convert ?? ((text: string) => anyNativeAddon().jsonSchemaToGrammar(text));
+    let grammar: string;
     try {
-        return convert(JSON.stringify(effective));
+        grammar = convert(JSON.stringify(effective));
     } catch (error) {
         throw new InvalidInputError((error as Error).message, field);
     }
+    return (options.compact ?? options.strict === true) ? compactJsonGrammar(grammar) : grammar;
 }
 
 type JsonObject = Record<string, unknown>;
