@@ -2,22 +2,22 @@ import {randomBytes} from "node:crypto";
 import {open, rename, rm} from "node:fs/promises";
 import {InvalidInputError} from "../errors.js";
 import {trackTemporaryFile} from "../io/temporaryFiles.js";
-import {GgmlTensorType, ggmlTensorByteLength, q8_0BlockSize} from "./GgmlTensorType.js";
-import {encodeTensorValues, type GgufTensorDescriptor, type GgufWriter} from "./GgufWriter.js";
+import {GgmlTensorType, ggmlTensorByteLength} from "./GgmlTensorType.js";
+import type {GgufTensorDescriptor, GgufWriter} from "./GgufWriter.js";
 
-/** A tensor whose values are produced in pieces, in storage order, while the file is written. */
+/** A tensor whose data is produced in pieces, in storage order, while the file is written. */
 export interface StreamedTensor extends GgufTensorDescriptor {
     /**
-     * The tensor's float32 values in storage order, in chunks (for Q8_0, each a whole number of
-     * 32-value blocks). A chunk may be reused by the producer once the next one is asked for.
+     * The tensor's data already stored as its type (encodeTensorValues), in chunks. A chunk may be
+     * reused by the producer once the next one is asked for.
      */
-    chunks(): Iterable<Float32Array>;
+    chunks(): Iterable<Uint8Array>;
 }
 
 /**
  * Writes a GGUF file whose tensors are produced one chunk at a time, so a model larger than memory
  * can be written: `header` supplies the metadata (its own tensors, if any, are ignored), the data
- * of `tensors` follows in order, each converted to its type as it arrives. Atomic like
+ * of `tensors` follows in order, each checked to be its descriptor's size. Atomic like
  * GgufWriter.writeFile: a temp file beside `path`, renamed over it once complete. Returns the file's
  * size in bytes.
  */
@@ -51,18 +51,21 @@ export async function writeGgufStreaming(path: string, header: GgufWriter, tenso
 type WritableFile = Awaited<ReturnType<typeof open>>;
 
 async function writeTensorData(file: WritableFile, tensor: StreamedTensor): Promise<number> {
-    const expected = tensor.dimensions.reduce((product, size) => product * size, 1);
-    let values = 0;
+    const expected = ggmlTensorByteLength(
+        tensor.type,
+        tensor.dimensions.reduce((product, size) => product * size, 1)
+    );
     let bytes = 0;
     for (const chunk of tensor.chunks()) {
-        if (tensor.type === GgmlTensorType.Q8_0 && chunk.length % q8_0BlockSize !== 0)
-            throw new InvalidInputError(`a Q8_0 chunk of ${chunk.length} values is not whole blocks of ${q8_0BlockSize}`, tensor.name);
-        values += chunk.length;
-        if (values > expected) break;
-        bytes += await writeAll(file, encodeTensorValues(tensor.type, chunk));
+        bytes += chunk.length;
+        if (bytes > expected) break;
+        await writeAll(file, chunk);
     }
-    if (values !== expected || bytes !== ggmlTensorByteLength(tensor.type, expected))
-        throw new InvalidInputError(`dimensions [${tensor.dimensions.join(", ")}] need ${expected} values, got ${values}`, tensor.name);
+    if (bytes !== expected)
+        throw new InvalidInputError(
+            `[${tensor.dimensions.join(", ")}] as ${GgmlTensorType[tensor.type]} is ${expected} bytes, got ${bytes > expected ? "more" : bytes}`,
+            tensor.name
+        );
     return bytes;
 }
 

@@ -2,11 +2,15 @@ import {randomBytes} from "node:crypto";
 import {rename, unlink, writeFile} from "node:fs/promises";
 import {trackTemporaryFile} from "../io/temporaryFiles.js";
 import {InvalidInputError} from "../errors.js";
-import {float32ToFloat16Bits} from "./float16.js";
+import {endianness} from "node:os";
+import {float32ArrayToFloat16Bits, float32ToFloat16Bits} from "./float16.js";
 import {GgmlTensorType, ggmlTensorByteLength, q8_0BlockSize} from "./GgmlTensorType.js";
 import type {GgufArray, GgufMetadataEntry, GgufMetadataValue} from "./GgufMetadataValue.js";
 import {GgufValueType} from "./GgufValueType.js";
 import {quantizeQ8_0} from "./q8_0.js";
+
+/** Typed arrays use the host's byte order; GGUF is little-endian. */
+const littleEndianHost = endianness() === "LE";
 
 /** "GGUF" read as a little-endian uint32. */
 export const ggufMagic = 0x46554747;
@@ -195,6 +199,7 @@ export function encodeTensorValues(type: GgmlTensorType, values: Float32Array): 
             return new Uint8Array(copy.buffer);
         }
         case GgmlTensorType.F16: {
+            if (littleEndianHost) return new Uint8Array(float32ArrayToFloat16Bits(values).buffer);
             const bytes = new Uint8Array(ggmlTensorByteLength(type, values.length));
             const view = new DataView(bytes.buffer);
             for (let i = 0; i < values.length; i++) view.setUint16(i * 2, float32ToFloat16Bits(values[i]), true);

@@ -1,5 +1,5 @@
 import {describe, expect, it} from "vitest";
-import {float16BitsToFloat32, float32ToFloat16Bits} from "./float16.js";
+import {float16BitsToFloat32, float32ArrayToFloat16Bits, float32ToFloat16Bits} from "./float16.js";
 
 describe("float16", () => {
     it("encodes known values", () => {
@@ -45,5 +45,24 @@ describe("float16", () => {
                 expect(Math.abs(float16BitsToFloat32(neighbour) - value)).toBeGreaterThanOrEqual(Math.abs(encoded - value));
             }
         }
+    });
+
+    it("encodes an array as the one-value encoder does, over every float32 exponent, specials and a subarray", () => {
+        const words = new Uint32Array(1 << 16);
+        let state = 99;
+        for (let i = 0; i < words.length; i++) {
+            state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+            // Every exponent (0..255, so subnormals, overflow, Inf and NaN) with a random sign and mantissa.
+            words[i] = ((i & 0xff) << 23) | (state & 0x807fffff);
+        }
+        const values = new Float32Array(words.buffer);
+        values.set([0, -0, 65504, 65520, 2 ** -24, 2 ** -25, 1 + 2 ** -11, 1 + 3 * 2 ** -11], 0);
+        const expectAsOneByOne = (array: Float32Array): void => {
+            const halves = float32ArrayToFloat16Bits(array);
+            expect(halves).toHaveLength(array.length);
+            for (let i = 0; i < array.length; i++) expect(halves[i]).toBe(float32ToFloat16Bits(array[i]));
+        };
+        expectAsOneByOne(values);
+        expectAsOneByOne(values.subarray(3, 1000));
     });
 });

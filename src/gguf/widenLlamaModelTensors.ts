@@ -1,8 +1,9 @@
-import {GgmlTensorType} from "./GgmlTensorType.js";
+import {GgmlTensorType, ggmlTensorByteLength, q8_0BlockSize} from "./GgmlTensorType.js";
 import type {GgufReader} from "./GgufReader.js";
 import type {StreamedTensor} from "./GgufStreamWriter.js";
+import {encodeTensorValues} from "./GgufWriter.js";
 import type {LlamaHyperparameters} from "./llamaGgufMetadata.js";
-import type {TiledNoise} from "./widenLlamaModelTile.js";
+import {TiledNoise} from "./widenLlamaModelTile.js";
 import type {WidenPlacement} from "./widenLlamaModelShape.js";
 
 /** Everything the twin's tensors are built from. */
@@ -21,10 +22,13 @@ export interface TwinTensorSources {
     readonly hasOutput: boolean;
 }
 
-/** Values produced per chunk: 16 MiB of float32, so no tensor of any size is held whole. */
+/** Values produced per chunk (at most 16 MiB stored), so no tensor of any size is held whole. */
 const chunkValues = 1 << 22;
 
 /** A run of columns copied from the source: twin columns [twin, twin + length) ← source [source, …). */
+/** A row copied from a tiled stream (already encoded), or a function that writes it as floats. */
+type RowContent = {tile: TiledNoise; index: number; scale: number} | ((out: Float32Array) => void);
+
 interface ColumnRun {
     readonly twin: number;
     readonly source: number;
@@ -112,7 +116,7 @@ class TensorBuilder {
                     const sourceValues = reader.readTensor(sourceName);
                     for (let i = 0; i < sourceValues.length; i++) values[i] = sourceValues[i] * gain;
                 }
-                yield values;
+                yield encodeTensorValues(GgmlTensorType.F32, values);
             }
         };
     }
@@ -129,11 +133,13 @@ class TensorBuilder {
         return this.matrix(name, columns, rows, () => {
             const sourceValues = sourceName === undefined ? undefined : reader.readTensor(sourceName);
             const width = source.embeddingLength;
-            return (out, at, row) => {
+            return (row) => {
                 const copied = sourceValues === undefined ? -1 : sourceRow(row);
-                if (copied < 0) return dense.fill(out, at, columns, offset + row * columns, scale);
-                out.set(sourceValues!.subarray(copied * width, (copied + 1) * width), at);
-                out.fill(0, at + width, at + columns);
+                if (copied < 0) return {tile: dense, index: offset + row * columns, scale};
+                return (out) => {
+                    out.set(sourceValues!.subarray(copied * width, (copied + 1) * width));
+                    out.fill(0, width);
+                };
             };
         });
     }
@@ -150,48 +156,58 @@ class TensorBuilder {
         runs: readonly ColumnRun[],
         noiseScale: number
     ): StreamedTensor {
-        const {reader, twin, noise} = this.sources;
+        const {reader, source, twin, noise} = this.sources;
         const offset = this.nextOffset();
         return this.matrix(name, columns, twin.embeddingLength, () => {
             const sourceValues = sourceName === undefined ? undefined : reader.readTensor(sourceName);
-            const height = this.sources.source.embeddingLength;
+            const height = source.embeddingLength;
             const width = sourceValues === undefined ? 0 : sourceValues.length / height;
-            return (out, at, row) => {
-                noise.fill(out, at, columns, offset + row * columns, noiseScale);
-                if (sourceValues === undefined) return;
-                for (const run of runs)
-                    if (row < height)
-                        out.set(sourceValues.subarray(row * width + run.source, row * width + run.source + run.length), at + run.twin);
-                    else out.fill(0, at + run.twin, at + run.twin + run.length);
+            return (row) => {
+                const background = {tile: noise, index: offset + row * columns, scale: noiseScale};
+                if (sourceValues === undefined || (row >= height && noiseScale === 0)) return background;
+                return (out) => {
+                    noise.fill(out, 0, columns, background.index, noiseScale);
+                    for (const run of runs)
+                        if (row < height)
+                            out.set(sourceValues.subarray(row * width + run.source, row * width + run.source + run.length), run.twin);
+                        else out.fill(0, run.twin, run.twin + run.length);
+                };
             };
         });
     }
 
-    private matrix(
-        name: string,
-        columns: number,
-        rows: number,
-        prepare: () => (out: Float32Array, at: number, row: number) => void
-    ): StreamedTensor {
+    /** A [columns, rows] matrix produced a chunk of rows at a time, each row tiled or built as floats. */
+    private matrix(name: string, columns: number, rows: number, prepare: () => (row: number) => RowContent): StreamedTensor {
+        const type = this.sources.weightType;
         return {
             name,
             dimensions: [columns, rows],
-            type: this.sources.weightType,
+            type,
             *chunks() {
-                const fillRow = prepare();
+                const rowContent = prepare();
+                const rowBytes = ggmlTensorByteLength(type, columns);
                 const rowsPerChunk = Math.max(1, Math.floor(chunkValues / columns));
-                const buffer = new Float32Array(Math.min(rows, rowsPerChunk) * columns);
+                const buffer = new Uint8Array(Math.min(rows, rowsPerChunk) * rowBytes);
+                const floats = new Float32Array(columns);
                 for (let start = 0; start < rows; start += rowsPerChunk) {
                     const count = Math.min(rowsPerChunk, rows - start);
-                    for (let row = 0; row < count; row++) fillRow(buffer, row * columns, start + row);
-                    yield count * columns === buffer.length ? buffer : buffer.subarray(0, count * columns);
+                    for (let row = 0; row < count; row++) {
+                        const content = rowContent(start + row);
+                        if (typeof content !== "function")
+                            content.tile.copyEncoded(type, content.scale, buffer, row * rowBytes, content.index, columns);
+                        else {
+                            content(floats);
+                            buffer.set(encodeTensorValues(type, floats), row * rowBytes);
+                        }
+                    }
+                    yield count === rowsPerChunk ? buffer : buffer.subarray(0, count * rowBytes);
                 }
             }
         };
     }
 
-    /** Each tensor reads the tiled streams from its own starting point. */
+    /** Each tensor reads the tiled streams from its own starting point (a whole Q8_0 block). */
     private nextOffset(): number {
-        return (this.tensorOrdinal++ * 7_919) % 65_537;
+        return ((this.tensorOrdinal++ * 7_919) % (TiledNoise.length / q8_0BlockSize)) * q8_0BlockSize;
     }
 }
