@@ -47,18 +47,21 @@ inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
 }
 
 /**
- * Runs `job` off the main thread (it returns 0 or fills `error`); the job holds what it computes with.
- * The objects in `keepAlive` (the destination typed arrays) stay referenced until the promise settles;
- * JS must not touch (or detach) a destination before then.
+ * Runs `job` off the main thread (it returns 0 or fills `error`), then, on the main thread, `deliver`,
+ * which hands the results to the JS objects in `destinations` (the typed arrays the rows go to), kept
+ * referenced until the promise settles. The job computes only with memory the addon owns: JS may
+ * detach or shrink a destination's buffer at any time, so `deliver` checks each one again before it
+ * writes; its error message (empty: none) rejects the promise with a RangeError.
  */
 class DecodeWorker : public Napi::AsyncWorker {
 public:
     using Job = std::function<int(DecodeTimings&, std::string&)>;
+    using Deliver = std::function<std::string(Napi::Env, const std::vector<Napi::ObjectReference>&, DecodeTimings&)>;
 
-    DecodeWorker(Napi::Env env, std::vector<Napi::Value> keepAlive, Job job)
-        : Napi::AsyncWorker(env, "specgate.decode"), deferred(Napi::Promise::Deferred::New(env)), job(std::move(job)) {
-        for (const Napi::Value& value : keepAlive)
-            if (value.IsObject()) references.push_back(Napi::Persistent(value.As<Napi::Object>()));
+    DecodeWorker(Napi::Env env, std::vector<Napi::Value> destinations, Job job, Deliver deliver)
+        : Napi::AsyncWorker(env, "specgate.decode"), deferred(Napi::Promise::Deferred::New(env)), job(std::move(job)),
+          deliver(std::move(deliver)) {
+        for (const Napi::Value& value : destinations) references.push_back(Napi::Persistent(value.As<Napi::Object>()));
     }
 
     Napi::Promise Promise() { return deferred.Promise(); }
@@ -75,12 +78,25 @@ protected:
             SetError("the decode failed with an unknown exception");
         }
     }
-    void OnOK() override { deferred.Resolve(timingsObject(Env(), timings)); }
+    void OnOK() override {
+        std::string error;
+        try {
+            error = deliver(Env(), references, timings);
+        } catch (const std::exception& exception) {
+            error = exception.what();
+        }
+        if (!error.empty()) {
+            deferred.Reject(Napi::RangeError::New(Env(), error).Value());
+            return;
+        }
+        deferred.Resolve(timingsObject(Env(), timings));
+    }
     void OnError(const Napi::Error& error) override { deferred.Reject(error.Value()); }
 
 private:
     Napi::Promise::Deferred deferred;
     Job job;
+    Deliver deliver;
     std::vector<Napi::ObjectReference> references;
     DecodeTimings timings;
 };

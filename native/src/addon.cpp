@@ -16,7 +16,9 @@
 // Trust: every argument from JS is checked (validate.h) before it reaches llama.cpp, whose asserts
 // abort the process; every C++ exception becomes a JS error. A context holds its model's handle and
 // each decode in flight holds its context's state, so nothing is freed under a decode whatever order
-// JS disposes in.
+// JS disposes in. A worker thread never touches JS memory: JS may transfer (detach) or shrink an
+// ArrayBuffer at any time after decode() returns, so a decode's rows go to memory it owns and are
+// copied into the destination typed arrays on the main thread, each checked again first.
 #include <napi.h>
 
 #include <llama.h>
@@ -59,10 +61,20 @@ struct OutputGroup {
     std::vector<int32_t> outputs;
     OutputMode mode = OutputMode::None;
     Sampling sampling;
-    /** The JS typed array the rows go to, kept referenced while a worker writes into it. */
+    /** The JS typed array the rows go to. */
     Napi::TypedArray destinationArray;
+    /**
+     * Where the rows are written: the typed array's memory for decodeNow (no JS runs before they are);
+     * for decode, `staging`, memory the decode owns, copied into the typed array on the main thread
+     * afterwards (JS may detach or shrink the typed array's buffer while the worker runs).
+     */
     void* destination = nullptr;
+    /** The rows' size: elements and bytes of the destination they fill. */
+    size_t elements = 0;
+    size_t bytes = 0;
+    napi_typedarray_type type = napi_int8_array;
     bool wideDestination = false; // a Float64Array: logits are widened to double by the writer
+    std::unique_ptr<double[]> staging;
 };
 
 /** A decode request, copied out of its JS arguments and checked (NativeContext::ParseRequest). */
@@ -378,6 +390,8 @@ private:
             }
         }
         if (info.Length() > 5 && !info[5].IsUndefined()) request.shared = ParseShared(env, info[5], request, state);
+        for (size_t index = 0; index < request.groups.size(); index++)
+            RefuseResizable(env, request.groups[index], "groups[" + std::to_string(index) + "].destination");
         // Last, after every getter of the arguments has run (one could detach a buffer read earlier).
         for (size_t index = 0; index < request.groups.size(); index++)
             LocateDestination(env, request.groups[index], "groups[" + std::to_string(index) + "].destination", state.vocabularySize);
@@ -444,6 +458,23 @@ private:
         return group;
     }
 
+    /**
+     * Refuses a destination on a resizable ArrayBuffer (`new ArrayBuffer(n, {maxByteLength})`): rows
+     * need memory of a fixed length. Memory safety does not rest on this check (JS can lie to it by
+     * redefining the getter): decode writes into its own memory and copies out after checking the
+     * destination again, decodeNow writes before any JS runs.
+     */
+    static void RefuseResizable(Napi::Env env, const OutputGroup& group, const std::string& name) {
+        if (group.mode == OutputMode::None) return;
+        napi_value buffer = nullptr;
+        if (napi_get_typedarray_info(env, group.destinationArray, nullptr, nullptr, nullptr, &buffer, nullptr) != napi_ok ||
+            buffer == nullptr)
+            throwTypeError(env, name + " must be a typed array");
+        const Napi::Value resizable = Napi::Object(env, buffer).Get("resizable");
+        if (resizable.IsBoolean() && resizable.As<Napi::Boolean>().Value())
+            throwTypeError(env, name + " must not be a view of a resizable ArrayBuffer (its rows need a fixed length)");
+    }
+
     /** Checks a group's destination (element type and length for its mode) and takes the address its rows go to. */
     static void LocateDestination(Napi::Env env, OutputGroup& group, const std::string& name, int32_t vocabularySize) {
         if (group.mode == OutputMode::None) return;
@@ -468,7 +499,53 @@ private:
             throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) +
                                      " its rows need");
         group.destination = data; // napi_get_typedarray_info's data starts at the array's first element
+        group.elements = needed;
+        group.type = type;
+        group.bytes = needed * (type == napi_float64_array ? sizeof(double) : sizeof(int32_t)); // Float32Array, Int32Array: 4 bytes
         group.wideDestination = type == napi_float64_array;
+    }
+
+    /** Points each group's rows at memory of its own, allocated on the worker thread (decode). */
+    static void Stage(Request& request) {
+        for (OutputGroup& group : request.groups) {
+            if (group.mode == OutputMode::None || group.bytes == 0) continue;
+            group.staging.reset(new double[(group.bytes + sizeof(double) - 1) / sizeof(double)]);
+            group.destination = group.staging.get();
+        }
+    }
+
+    /**
+     * On the main thread after a decode: copies each group's staged rows into its typed array, asked
+     * afresh, since JS may have detached (transferred) or shrunk its buffer since decode() returned. A
+     * destination no longer of its type and length gets nothing and the decode rejects, naming it; the
+     * other groups still get their rows. The copy's time joins each group's transfer time.
+     */
+    static std::string Deliver(Napi::Env env, const Request& request, const std::vector<Napi::ObjectReference>& destinations,
+                               DecodeTimings& timings) {
+        std::string error;
+        size_t next = 0;
+        for (size_t index = 0; index < request.groups.size(); index++) {
+            const OutputGroup& group = request.groups[index];
+            if (group.mode == OutputMode::None) continue;
+            const Napi::ObjectReference& reference = destinations[next++];
+            auto start = std::chrono::steady_clock::now();
+            napi_typedarray_type type = napi_int8_array;
+            size_t length = 0;
+            void* data = nullptr;
+            const bool found = napi_get_typedarray_info(env, reference.Value(), &type, &length, &data, nullptr, nullptr) == napi_ok;
+            if (!found || type != group.type || length < group.elements || (group.bytes > 0 && data == nullptr)) {
+                if (error.empty())
+                    error = "groups[" + std::to_string(index) + "].destination was detached or shrunk while the decode ran: it holds " +
+                            std::to_string(found ? length : 0) + " elements, fewer than the " + std::to_string(group.elements) +
+                            " its rows need";
+                continue;
+            }
+            if (group.bytes > 0) std::memcpy(data, group.staging.get(), group.bytes);
+            const double copied = millisecondsSince(start);
+            if (index < timings.groups.size()) timings.groups[index].transferMilliseconds += copied;
+            timings.transferMilliseconds += copied;
+        }
+        return error;
     }
 
     /**
@@ -485,15 +562,23 @@ private:
      */
     Napi::Value Decode(const Napi::CallbackInfo& info) {
         std::shared_ptr<ContextState> live = Live(info.Env());
-        Request request = ParseRequest(info, *live);
-        // The worker keeps the context's state and the destinations alive; the request moves into its job.
-        std::vector<Napi::Value> keepAlive;
-        for (const OutputGroup& group : request.groups)
-            if (group.mode != OutputMode::None) keepAlive.push_back(group.destinationArray);
-        auto* worker = new DecodeWorker(info.Env(), std::move(keepAlive),
-                                        [live, request = std::move(request)](DecodeTimings& timings, std::string& error) {
-                                            return live->Run(request, timings, error, true);
-                                        });
+        auto request = std::make_shared<Request>(ParseRequest(info, *live));
+        // The worker writes only into memory the request owns; the rows reach the destinations on the main thread.
+        std::vector<Napi::Value> destinations;
+        for (OutputGroup& group : request->groups) {
+            if (group.mode != OutputMode::None) destinations.push_back(group.destinationArray);
+            group.destination = nullptr;
+            group.destinationArray = Napi::TypedArray();
+        }
+        auto* worker = new DecodeWorker(
+            info.Env(), std::move(destinations),
+            [live, request](DecodeTimings& timings, std::string& error) {
+                Stage(*request);
+                return live->Run(*request, timings, error, true);
+            },
+            [request](Napi::Env env, const std::vector<Napi::ObjectReference>& references, DecodeTimings& timings) {
+                return Deliver(env, *request, references, timings);
+            });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
         return promise;

@@ -163,6 +163,9 @@ export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutp
  * Logits, one id per output (Int32Array) for Argmax; for Distribution a Float64Array of 2 × outputs ×
  * vocabulary: the logit rows, then the sampler rows for `sampling`; for Probabilities a Float64Array of
  * outputs × vocabulary: the sampler rows alone (half the transfer, for callers that never read logits).
+ * A view of a resizable ArrayBuffer is refused (a TypeError naming it). decode writes the rows when its
+ * promise settles, on the main thread, into the destination as it is then: one transferred or shrunk
+ * in the meantime gets nothing and the promise rejects with a RangeError naming it.
  */
 export interface NativeOutputGroup {
     outputs: Int32Array;
