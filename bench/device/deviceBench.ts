@@ -84,7 +84,73 @@ interface BenchCase {
     draft: string;
     prompts: readonly string[];
     fixture?: FixtureSpec;
+    /** The target is a twin of the family target; `draftTwin`: the draft is a twin of the family draft. */
     twin?: TwinSpec;
+    draftTwin?: TwinSpec;
+}
+
+/**
+ * Twins of the family target (head size 32), drafted by the family's own draft so acceptance is the
+ * trained pair's: twin-0.1b (d768×8, FF 2048: 0.10B parameters) and twin-1b (d2048×16, FF 5632:
+ * 0.82B) for CPUs, twin-1b and twin-7b (d4096×32, FF 11008: 6.5B) for GPUs; F16, or Q8_0 with the
+ * suffix -q8; -wdraft: the family draft widened too (d512×4 for twin-1b, d256×2 for twin-0.1b), which
+ * sets the draft's cost ratio. Files are named by shape and type, so cases share them.
+ */
+function twinBenchCases(familyPrompts: () => string[]): Record<string, BenchCase> {
+    const targetSource = "models/target/model.gguf";
+    const draftSource = "models/draft/model.gguf";
+    const shapeName = ([embedding, layers]: Shape, type: string) => `d${embedding}x${layers}-${type.toLowerCase()}`;
+    const fileOf = (prefix: string, spec: TwinSpec) =>
+        join(fixtureDirectory, "twins", `${prefix}-${shapeName(spec.shape, spec.type)}.gguf`);
+    const sizes: Record<string, {target: Shape; quickTarget: Shape; draft: Shape; quickDraft: Shape; parameters: string}> = {
+        "twin-0.1b": {
+            target: [768, 8, 24, 2048],
+            quickTarget: [256, 4, 8, 768],
+            draft: [256, 2, 8, 768],
+            quickDraft: [128, 2, 4, 384],
+            parameters: "0.10B"
+        },
+        "twin-1b": {
+            target: [2048, 16, 64, 5632],
+            quickTarget: [512, 4, 16, 1408],
+            draft: [512, 4, 16, 1408],
+            quickDraft: [128, 2, 4, 384],
+            parameters: "0.82B"
+        },
+        "twin-7b": {
+            target: [4096, 32, 128, 11008],
+            quickTarget: [768, 4, 24, 2048],
+            draft: [512, 4, 16, 1408],
+            quickDraft: [128, 2, 4, 384],
+            parameters: "6.5B"
+        }
+    };
+    const cases: Record<string, BenchCase> = {};
+    for (const [base, size] of Object.entries(sizes))
+        for (const type of ["F16", "Q8_0"] as const)
+            for (const widenedDraft of [false, true]) {
+                const name = `${base}${type === "Q8_0" ? "-q8" : ""}${widenedDraft ? "-wdraft" : ""}`;
+                const twin: TwinSpec = {source: targetSource, shape: quick ? size.quickTarget : size.target, type};
+                const draftTwin: TwinSpec | undefined = widenedDraft
+                    ? {source: draftSource, shape: quick ? size.quickDraft : size.draft, type}
+                    : undefined;
+                const [embedding, layers, heads, feedForward] = twin.shape;
+                cases[name] = {
+                    name,
+                    label:
+                        `twin of the family target at d${embedding}×${layers}, ${heads} heads of 32, FF ${feedForward}` +
+                        `${quick ? " (REDUCED for --quick)" : ` (${size.parameters} parameters)`}, ${type}; ` +
+                        (draftTwin == null ? "family draft" : `family draft widened to d${draftTwin.shape[0]}×${draftTwin.shape[1]}`),
+                    target: fileOf("target", twin),
+                    draft: draftTwin == null ? join(root, draftSource) : fileOf("draft", draftTwin),
+                    get prompts() {
+                        return familyPrompts();
+                    },
+                    twin,
+                    ...(draftTwin == null ? {} : {draftTwin})
+                };
+            }
+    return cases;
 }
 
 /** The cases: the shipped family pair, bench/nativeComparison.ts's d768 and v152k pairs, and a ≈1B-parameter F16 pair. */
@@ -107,34 +173,9 @@ function benchCases(): Record<string, BenchCase> {
     const b1: FixtureSpec = quick
         ? {target: [512, 4, 8, 1408], draft: [128, 1, 2, 352], type: "F16", context: 1024, vocabularySize: 32000}
         : {target: [2048, 16, 16, 5632], draft: [512, 4, 4, 1408], type: "F16", context: 1024, vocabularySize: 32000};
-    // Twins of the family target (head size 32): ≈0.87B (d2048×16, FF 5632) and ≈6.6B (d4096×32, FF 11008)
-    // parameters in F16, drafted by the family's own draft, so acceptance is the trained pair's.
-    const twin = (name: string, label: string, spec: TwinSpec): BenchCase => ({
-        name,
-        label,
-        target: join(fixtureDirectory, name, "target.gguf"),
-        draft: join(root, "models/draft/model.gguf"),
-        get prompts() {
-            return familyPrompts();
-        },
-        twin: spec
-    });
-    const twinOf = (shape: Shape, quickShape: Shape): TwinSpec => ({
-        source: "models/target/model.gguf",
-        shape: quick ? quickShape : shape,
-        type: "F16"
-    });
+    const twinCases = twinBenchCases(familyPrompts);
     return {
-        "twin-1b": twin(
-            "twin-1b",
-            `twin of the family target at ${quick ? "d512×4 (REDUCED for --quick)" : "d2048×16, 64 heads of 32, FF 5632 (0.82B parameters)"}, F16; family draft`,
-            twinOf([2048, 16, 64, 5632], [512, 4, 16, 1408])
-        ),
-        "twin-7b": twin(
-            "twin-7b",
-            `twin of the family target at ${quick ? "d768×4 (REDUCED for --quick)" : "d4096×32, 128 heads of 32, FF 11008 (6.5B parameters)"}, F16; family draft`,
-            twinOf([4096, 32, 128, 11008], [768, 4, 24, 2048])
-        ),
+        ...twinCases,
         family: {
             name: "family",
             label: "family pair (d128×4 target, d64 draft, 260 tokens, F32)",
@@ -189,7 +230,8 @@ async function writeFixtures(): Promise<void> {
         if (existsSync(benchCase.target) && existsSync(benchCase.draft)) continue;
         const started = performance.now();
         if (benchCase.twin != null) {
-            await writeTwin(benchCase.target, benchCase.twin);
+            if (!existsSync(benchCase.target)) await writeTwin(benchCase.target, benchCase.twin);
+            if (benchCase.draftTwin != null && !existsSync(benchCase.draft)) await writeTwin(benchCase.draft, benchCase.draftTwin);
             log(`wrote ${name} (${benchCase.label}) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
             continue;
         }
@@ -733,28 +775,36 @@ function targetLines(targets: readonly TargetEntry[]): string[] {
     ];
 }
 
-/** Speed-up targets of the twins (the strict γ=4 chain over target-only): a GPU makes a verification of γ+1 tokens cost about one. */
-const twinSpeedupTargets: Record<string, number> = {"twin-1b": 2.0, "twin-7b": 2.5};
+/**
+ * Speed-up targets of the twins (the strict γ=4 chain over target-only, any type or draft): on a GPU a
+ * verification of γ+1 tokens costs about one target step; on a CPU (2 threads) more.
+ */
+const twinSpeedupTargets: Record<string, number> = onGpu ? {"twin-1b": 2.0, "twin-7b": 2.5} : {"twin-0.1b": 1.5, "twin-1b": 1.8};
+
+function twinTargetLine(row: ArmRow, rows: readonly ArmRow[], goal: number): string {
+    const derived = derive(row, rows);
+    const speedup = speedupInterval(row, rows, "specgate");
+    const ratio = medianInterval(row.ratios);
+    const ofLimit = derived.specgateSpeedup / derived.limit;
+    const verdict = (met: boolean) => (met ? "yes" : "**no**");
+    return (
+        `| ${row.case} | ${row.temperature} | ${formatInterval(speedup, 2, "×")} | ≥ ${goal}×: ${verdict(speedup.estimate >= goal)} | ` +
+        `${formatInterval(ratio, 3, "×")}: ${verdict(ratio.estimate >= 1)} | ${fixed(ofLimit)}: ${verdict(ofLimit >= 0.9)} |`
+    );
+}
 
 function twinTargetLines(rows: readonly ArmRow[]): string[] {
     const lines: string[] = [];
-    for (const [caseName, goal] of Object.entries(twinSpeedupTargets))
-        for (const row of rows.filter(
-            (entry) => entry.case === caseName && entry.arm === "strict γ=4 model drafter" && entry.specgate.length > 0
-        )) {
-            const derived = derive(row, rows);
-            const speedup = speedupInterval(row, rows, "specgate");
-            const ratio = medianInterval(row.ratios);
-            const ofLimit = derived.specgateSpeedup / derived.limit;
-            lines.push(
-                `| ${caseName} | ${row.temperature} | ${formatInterval(speedup, 2, "×")} | ≥ ${goal}×: ${speedup.estimate >= goal ? "yes" : "**no**"} | ` +
-                    `${formatInterval(ratio, 3, "×")}: ${ratio.estimate >= 1 ? "yes" : "**no**"} | ${fixed(ofLimit)}: ${ofLimit >= 0.9 ? "yes" : "**no**"} |`
-            );
-        }
+    for (const caseName of caseNames) {
+        const goal = twinSpeedupTargets[caseName.replace(/-q8|-wdraft/g, "")];
+        if (goal === undefined) continue;
+        const chains = rows.filter((row) => row.case === caseName && row.arm === "strict γ=4 model drafter" && row.specgate.length > 0);
+        lines.push(...chains.map((row) => twinTargetLine(row, rows, goal)));
+    }
     if (lines.length === 0) return [];
     return [
         "",
-        "## Twin targets (strict γ=4, family draft)",
+        "## Twin targets (strict γ=4, model drafter)",
         "",
         "| case | T | speed-up over target-only | target | specgate / llama-speculative-simple (≥ 1.0×) | measured/limit (≥ 0.9) |",
         "|---|---|---|---|---|---|",
@@ -781,6 +831,7 @@ function errorAndCommandLines(rows: readonly ArmRow[], errors: readonly string[]
 
 /** Every case × temperature × arm, the Markdown report and the JSON record. */
 async function bench(): Promise<void> {
+    await writeFixtures();
     const settings = benchSettings();
     const cases = benchCases();
     // Run order: the twins and the ≈1B pair first (the cases a GPU is for), then the order given.
