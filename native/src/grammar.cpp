@@ -1,14 +1,23 @@
-// NativeGrammar (llama.cpp's grammar sampler over a model's vocabulary) and jsonSchemaToGrammar
-// (llama.cpp's common/json-schema-to-grammar.cpp, compiled into the addon from LLAMA_CPP_DIR).
+// NativeGrammar (llama.cpp's grammar over a model's vocabulary) and jsonSchemaToGrammar (llama.cpp's
+// common/json-schema-to-grammar.cpp, compiled into the addon from LLAMA_CPP_DIR).
 //
-// Everything here runs on the JS thread: a grammar is advanced token by token by one generation. Each
-// call is short but a mask over a whole large vocabulary: llama.cpp matches every token's text against
-// the grammar's stacks (at 152k tokens, 10–35 ms on one core; microseconds for a row already cut to a
-// few candidates, or for allows on one token). Every argument is checked before it
-// reaches llama.cpp, whose grammar code aborts the process on a state it does not expect: accepting a
-// token the grammar does not allow (an end-of-generation token where the grammar cannot end aborts; any
-// other throws after emptying the grammar's stacks, and the next apply would abort). So accept() checks
-// the token against the grammar first, and a grammar whose accept failed anyway is dropped.
+// Threads. Work whose cost a request controls leaves the JS thread: converting a schema
+// (compileJsonSchema) and building a grammar's first stacks (compileGrammar) run as GrammarJobs on
+// threads of their own, which a caller may abandon; masking a row over the vocabulary (mask, 10–35 ms
+// at 152k tokens) runs on libuv's worker pool. Checking or accepting one token stays on the JS thread
+// (microseconds for a grammar whose construction finished in budget). A grammar is used by one
+// generation at a time: while its mask runs, every other call on it is refused ("busy").
+//
+// Speculation without copies. A grammar is llama.cpp's llama_grammar (its internal API, exported by
+// libllama): immutable rules and the current stacks. mark() saves the stacks (pointers into the rules)
+// and rewind() restores them, so a draft is checked on the live grammar and undone, instead of
+// deep-copying the rules every step as llama_sampler_clone does.
+//
+// Every argument is checked before it reaches llama.cpp, whose grammar code aborts the process on a
+// state it does not expect: accepting a token the grammar does not allow (an end-of-generation token
+// where the grammar cannot end aborts; any other throws after emptying the grammar's stacks, and the
+// next apply would abort). So accept() checks the token against the grammar first, and a grammar whose
+// accept failed anyway is dropped.
 //
 // Beyond llama.cpp's grammar, a NativeGrammar refuses control tokens (detokenized as nothing) and
 // holds the accepted bytes to strict UTF-8 (VocabularyTable), so the text specgate detokenizes is the
@@ -17,19 +26,23 @@
 
 #include <llama.h>
 
+#include "GrammarJob.h"
 #include "NativeModel.h"
 #include "runtime.h"
 #include "validate.h"
 
 #include "json-schema-to-grammar.h"
+#include "llama-grammar.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,29 +93,39 @@ int nestingDepth(const std::string& text) {
 }
 
 /**
- * jsonSchemaToGrammar(schemaJson: string) → GBNF whose root rule is "root": llama.cpp's
- * json_schema_to_grammar, as llama-server converts `json_schema` and `response_format`. Invalid JSON is
- * an Error ("schema is not valid JSON: …"); a schema the converter refuses (an unknown type, an
- * unresolvable $ref, a malformed keyword) an Error with its message; one deeper or with more references
- * than it can recurse through, a RangeError. Keywords it does not know it ignores, and a `pattern` it cannot
- * translate becomes "any string" with a warning on stderr: src/constraints/jsonSchemaGrammar.ts
- * refuses both before calling this.
+ * GBNF whose root rule is "root" for the JSON schema `text`: llama.cpp's json_schema_to_grammar, as
+ * llama-server converts `json_schema` and `response_format`. Invalid JSON is a std::invalid_argument
+ * ("schema is not valid JSON: …"); a schema deeper or with more references than the converter can
+ * recurse through a std::range_error; a schema the converter refuses (an unknown type, an unresolvable
+ * $ref, a malformed keyword) its own exception. Safe on any thread.
  */
-Napi::Value JsonSchemaToGrammar(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    const std::string text = stringArgument(env, info[0], "schema");
+std::string convertSchema(const std::string& text) {
     if (nestingDepth(text) > maxSchemaDepth)
-        throwRangeError(env, "schema is nested deeper than " + std::to_string(maxSchemaDepth) + " levels");
+        throw std::range_error("schema is nested deeper than " + std::to_string(maxSchemaDepth) + " levels");
     if (occurrences(text, "\"$ref\"") > maxSchemaReferences)
-        throwRangeError(env, "schema has more than " + std::to_string(maxSchemaReferences) + " $ref keys");
+        throw std::range_error("schema has more than " + std::to_string(maxSchemaReferences) + " $ref keys");
     common_json schema;
     try {
         schema = common_json::parse(text);
     } catch (const std::exception& error) {
-        throw Napi::Error::New(env, std::string("schema is not valid JSON: ") + error.what());
+        throw std::invalid_argument(std::string("schema is not valid JSON: ") + error.what());
     }
+    return json_schema_to_grammar(schema, /* force_gbnf= */ true);
+}
+
+/**
+ * jsonSchemaToGrammar(schemaJson: string) → GBNF, on the calling thread (convertSchema; a RangeError
+ * for a schema too deep or with too many references, an Error otherwise). Keywords the converter does
+ * not know it ignores, and a `pattern` it cannot translate becomes "any string" with a warning on
+ * stderr: src/constraints/jsonSchemaGrammar.ts refuses both before calling this.
+ */
+Napi::Value JsonSchemaToGrammar(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const std::string text = stringArgument(env, info[0], "schema");
     try {
-        return Napi::String::New(env, json_schema_to_grammar(schema, /* force_gbnf= */ true));
+        return Napi::String::New(env, convertSchema(text));
+    } catch (const std::range_error& error) {
+        throwRangeError(env, error.what());
     } catch (const std::exception& error) {
         throw Napi::Error::New(env, error.what());
     }
@@ -110,6 +133,37 @@ Napi::Value JsonSchemaToGrammar(const Napi::CallbackInfo& info) {
 
 napi_value JsonSchemaToGrammarEntry(napi_env env, napi_callback_info callbackInfo) {
     return guarded(env, [&]() -> napi_value { return JsonSchemaToGrammar(Napi::CallbackInfo(env, callbackInfo)); });
+}
+
+/**
+ * compileJsonSchema(schemaJson: string, maxJobs: number, maxGrammarBytes: number) → Promise<string>:
+ * convertSchema as a GrammarJob (refused when maxJobs run already). A grammar longer than
+ * maxGrammarBytes is an Error whose code is "grammar_too_large": the converter's output is what the
+ * grammar's construction and every later step pay for.
+ */
+Napi::Value CompileJsonSchema(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::string text = stringArgument(env, info[0], "schema");
+    const auto maxJobs = static_cast<int>(integerArgument(env, info[1], "maxJobs", 1, 1024));
+    const auto maxBytes = static_cast<size_t>(integerArgument(env, info[2], "maxGrammarBytes", 1, int64_t{1} << 40));
+    auto grammar = std::make_shared<std::string>();
+    GrammarJobBody body;
+    body.run = [text = std::move(text), grammar, maxBytes](std::string& code) -> std::string {
+        *grammar = convertSchema(text);
+        if (grammar->size() > maxBytes) {
+            const std::string size = std::to_string(grammar->size());
+            grammar->clear();
+            code = "grammar_too_large";
+            return "the schema's grammar has " + size + " bytes; the limit is " + std::to_string(maxBytes);
+        }
+        return {};
+    };
+    body.settle = [grammar](Napi::Env env) -> Napi::Value { return Napi::String::New(env, *grammar); };
+    return startGrammarJob(env, maxJobs, std::move(body));
+}
+
+napi_value CompileJsonSchemaEntry(napi_env env, napi_callback_info callbackInfo) {
+    return guarded(env, [&]() -> napi_value { return CompileJsonSchema(Napi::CallbackInfo(env, callbackInfo)); });
 }
 
 /** The states of a strict UTF-8 decoder between bytes (Unicode's table 3-7), and its dead state. */
@@ -233,22 +287,27 @@ std::shared_ptr<const VocabularyTable> vocabularyTableOf(const std::shared_ptr<M
     return table;
 }
 
-/** A grammar sampler, the model whose vocabulary it reads (kept alive by it), and mask's buffer. */
+/** A grammar, the model whose vocabulary it reads (kept alive by it), and what mark() saved. */
 struct GrammarState {
     std::shared_ptr<ModelHandle> model;
     std::shared_ptr<const VocabularyTable> table;
-    llama_sampler* sampler = nullptr;
+    llama_grammar* grammar = nullptr;
     /** The strict UTF-8 decoder's state after the tokens accepted so far. */
     uint8_t utf8 = Ground;
-    /** mask's candidates, reused from call to call. */
-    std::vector<llama_token_data> candidates;
+    /** A mask runs on a worker thread: nothing else may touch the grammar until it ends (JS thread only). */
+    bool busy = false;
+    /** mark()'s state, restored by rewind(). */
+    bool marked = false;
+    llama_grammar_stacks savedStacks;
+    llama_partial_utf8 savedPartialUtf8{};
+    uint8_t savedUtf8 = Ground;
 
     GrammarState() = default;
     GrammarState(const GrammarState&) = delete;
     GrammarState& operator=(const GrammarState&) = delete;
-    // The sampler reads the model's vocabulary: freed first (members are destroyed after the body).
+    // The grammar reads the model's vocabulary: freed first (members are destroyed after the body).
     ~GrammarState() {
-        if (sampler != nullptr) llama_sampler_free(sampler);
+        if (grammar != nullptr) llama_grammar_free_impl(grammar);
     }
 
     /** Whether `token` passes what NativeGrammar adds to the grammar (VocabularyTable). */
@@ -265,11 +324,11 @@ struct GrammarState {
     }
 
     /** True when `token` (in range) may come next: admissible, and the grammar applied to it alone leaves its logit finite. */
-    bool Allows(llama_token token) {
+    bool Allows(llama_token token) const {
         if (!Admissible(token)) return false;
         llama_token_data candidate{token, 0.0f, 0.0f};
         llama_token_data_array array{&candidate, 1, -1, false};
-        llama_sampler_apply(sampler, &array);
+        llama_grammar_apply_impl(*grammar, &array);
         return std::isfinite(candidate.logit);
     }
 
@@ -278,13 +337,150 @@ struct GrammarState {
         const auto index = static_cast<size_t>(token);
         if (table->kinds[index] == Text) utf8 = table->utf8[index * Utf8States + utf8];
     }
+
+    /**
+     * Sets row[id] to −Infinity for every id that may not come next (ids already −Infinity are not
+     * looked at). Any thread, while no other call uses the grammar.
+     */
+    void Mask(double* row, size_t size) const {
+        std::vector<llama_token_data> candidates;
+        candidates.reserve(size);
+        for (size_t id = 0; id < size; id++) {
+            if (row[id] == -INFINITY) continue;
+            if (Admissible(static_cast<llama_token>(id)))
+                candidates.push_back({static_cast<llama_token>(id), 0.0f, 0.0f});
+            else
+                row[id] = -INFINITY;
+        }
+        if (candidates.empty()) return;
+        llama_token_data_array array{candidates.data(), candidates.size(), -1, false};
+        llama_grammar_apply_impl(*grammar, &array);
+        for (const llama_token_data& candidate : candidates)
+            if (!std::isfinite(candidate.logit)) row[static_cast<size_t>(candidate.id)] = -INFINITY;
+    }
 };
 
 /**
- * A grammar made by clone(), handed to the constructor that clone() calls (JS runs one constructor at
- * a time per thread, and each environment has its own thread). Nothing JS can reach sets it.
+ * A grammar over `model`'s vocabulary from GBNF `text`, rule `root` (any thread): llama.cpp parses it
+ * and builds its first stacks, which for nested optional repetitions can take long. An error message
+ * (empty on success) names what llama.cpp logged.
  */
-thread_local std::unique_ptr<GrammarState> adopted;
+std::string createState(const std::shared_ptr<ModelHandle>& model, const std::string& text, const std::string& root,
+                        std::shared_ptr<GrammarState>& created) {
+    auto state = std::make_shared<GrammarState>();
+    state->model = model;
+    {
+        // llama.cpp's errors logged from here on are this grammar's (a decode or another grammar on
+        // another thread may log too; their lines are rare and only add detail).
+        std::lock_guard<std::mutex> lock(logMutex);
+        recentLogs.clear();
+    }
+    state->grammar = llama_grammar_init_impl(model->vocab, text.c_str(), root.c_str(), false, nullptr, 0, nullptr, 0);
+    if (state->grammar == nullptr) {
+        std::string details;
+        {
+            std::lock_guard<std::mutex> lock(logMutex);
+            for (const auto& line : recentLogs)
+                if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
+        }
+        return "llama.cpp could not parse the grammar" + (details.empty() ? "" : " (" + details + ")");
+    }
+    state->table = vocabularyTableOf(model);
+    created = std::move(state);
+    return {};
+}
+
+/** The grammar text and root of a constructor or compileGrammar call, checked (TypeError, RangeError). */
+std::pair<std::string, std::string> grammarArguments(Napi::Env env, const Napi::Value& grammarValue, const Napi::Value& rootValue) {
+    std::string grammar = stringArgument(env, grammarValue, "grammar");
+    std::string root = rootValue.IsUndefined() ? std::string("root") : stringArgument(env, rootValue, "root");
+    // llama.cpp reads both as C strings: a NUL would cut them short.
+    if (grammar.find('\0') != std::string::npos) throwTypeError(env, "grammar must not contain NUL characters");
+    if (root.find('\0') != std::string::npos) throwTypeError(env, "root must not contain NUL characters");
+    if (grammar.empty()) throwRangeError(env, "grammar must not be empty");
+    if (root.empty()) throwRangeError(env, "root must not be empty");
+    return {std::move(grammar), std::move(root)};
+}
+
+/**
+ * A grammar made by clone() or compileGrammar, handed to the constructor they call (JS runs one
+ * constructor at a time per thread, and each environment has its own thread). Nothing JS can reach sets it.
+ */
+thread_local std::shared_ptr<GrammarState> adopted;
+
+/** A new NativeGrammar object around `state` (JS thread). */
+Napi::Object wrapState(Napi::Env env, std::shared_ptr<GrammarState> state) {
+    AddonData* data = env.GetInstanceData<AddonData>();
+    if (data == nullptr) throw Napi::Error::New(env, "the addon is not initialised in this environment");
+    adopted = std::move(state);
+    Napi::Object object;
+    try {
+        object = data->nativeGrammar.New({});
+    } catch (...) {
+        adopted.reset();
+        throw;
+    }
+    adopted.reset();
+    return object;
+}
+
+/**
+ * Masks a copy of a row on libuv's worker pool and writes the −Infinity entries back into the row on
+ * the JS thread (the row is never written from the worker: JS may resize or detach it meanwhile, which
+ * is then an error). Resolves with the milliseconds the mask took on the worker.
+ */
+class MaskWorker : public Napi::AsyncWorker {
+public:
+    MaskWorker(Napi::Env env, std::shared_ptr<GrammarState> state, Napi::Object row, std::vector<double> copy)
+        : Napi::AsyncWorker(env, "specgate.grammarMask"), deferred(Napi::Promise::Deferred::New(env)), state(std::move(state)),
+          row(Napi::Persistent(row)), copy(std::move(copy)) {
+        this->state->busy = true;
+    }
+
+    Napi::Promise Promise() { return deferred.Promise(); }
+
+protected:
+    void Execute() override {
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            state->Mask(copy.data(), copy.size());
+        } catch (const std::exception& exception) {
+            SetError(exception.what());
+        } catch (...) {
+            SetError("the grammar's mask failed with an unknown exception");
+        }
+        milliseconds = millisecondsSince(start);
+    }
+
+    void OnOK() override {
+        state->busy = false;
+        Napi::Env env = Env();
+        napi_typedarray_type type = napi_int8_array;
+        size_t length = 0;
+        void* data = nullptr;
+        if (napi_get_typedarray_info(env, row.Value(), &type, &length, &data, nullptr, nullptr) != napi_ok || length != copy.size() ||
+            data == nullptr) {
+            deferred.Reject(Napi::RangeError::New(env, "the row was resized or detached while the grammar masked it").Value());
+            return;
+        }
+        double* target = static_cast<double*>(data);
+        for (size_t id = 0; id < copy.size(); id++)
+            if (copy[id] == -INFINITY) target[id] = -INFINITY;
+        deferred.Resolve(Napi::Number::New(env, milliseconds));
+    }
+
+    void OnError(const Napi::Error& error) override {
+        state->busy = false;
+        deferred.Reject(error.Value());
+    }
+
+private:
+    Napi::Promise::Deferred deferred;
+    std::shared_ptr<GrammarState> state;
+    Napi::ObjectReference row;
+    std::vector<double> copy;
+    double milliseconds = 0;
+};
 
 class NativeGrammar : public Napi::ObjectWrap<NativeGrammar> {
 public:
@@ -296,8 +492,10 @@ public:
                            {
                                taggedGetter<NativeGrammar, &NativeGrammar::VocabularySize>("vocabularySize"),
                                taggedMethod<NativeGrammar, &NativeGrammar::AllowsMethod>("allows"),
-                               taggedMethod<NativeGrammar, &NativeGrammar::Mask>("mask"),
+                               taggedMethod<NativeGrammar, &NativeGrammar::MaskMethod>("mask"),
                                taggedMethod<NativeGrammar, &NativeGrammar::Accept>("accept"),
+                               taggedMethod<NativeGrammar, &NativeGrammar::Mark>("mark"),
+                               taggedMethod<NativeGrammar, &NativeGrammar::Rewind>("rewind"),
                                taggedMethod<NativeGrammar, &NativeGrammar::Clone>("clone"),
                                taggedMethod<NativeGrammar, &NativeGrammar::Dispose>("dispose"),
                            });
@@ -305,8 +503,9 @@ public:
 
     /**
      * new NativeGrammar(model, grammar, root = "root"): the GBNF `grammar` from its rule `root` over the
-     * model's vocabulary, in its start state. A grammar llama.cpp cannot parse (or without `root`, or
-     * left-recursive) is an Error; an empty one a RangeError (llama.cpp would constrain nothing).
+     * model's vocabulary, in its start state, built on the calling thread (compileGrammar builds it on a
+     * thread of its own). A grammar llama.cpp cannot parse (or without `root`, or left-recursive) is an
+     * Error; an empty one a RangeError (llama.cpp would constrain nothing).
      */
     explicit NativeGrammar(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeGrammar>(info) {
         constructing(info.Env(), [&] {
@@ -319,42 +518,23 @@ public:
     }
 
 private:
-    std::unique_ptr<GrammarState> state; // null once disposed
+    std::shared_ptr<GrammarState> state; // null once disposed
 
     void Create(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        auto created = std::make_unique<GrammarState>();
-        created->model = unwrapTagged<NativeModel>(env, info[0], "model")->Handle();
-        if (created->model == nullptr) throw Napi::Error::New(env, "the model is disposed");
-        const std::string grammar = stringArgument(env, info[1], "grammar");
-        const std::string root = info[2].IsUndefined() ? std::string("root") : stringArgument(env, info[2], "root");
-        // llama.cpp reads both as C strings: a NUL would cut them short.
-        if (grammar.find('\0') != std::string::npos) throwTypeError(env, "grammar must not contain NUL characters");
-        if (root.find('\0') != std::string::npos) throwTypeError(env, "root must not contain NUL characters");
-        if (grammar.empty()) throwRangeError(env, "grammar must not be empty");
-        if (root.empty()) throwRangeError(env, "root must not be empty");
-        {
-            // Constructed on the JS thread: llama.cpp's errors logged from here on are this grammar's
-            // (a decode on a worker thread may log too; its lines are rare and only add detail).
-            std::lock_guard<std::mutex> lock(logMutex);
-            recentLogs.clear();
-        }
-        created->sampler = llama_sampler_init_grammar(created->model->vocab, grammar.c_str(), root.c_str());
-        if (created->sampler == nullptr) {
-            std::string details;
-            {
-                std::lock_guard<std::mutex> lock(logMutex);
-                for (const auto& line : recentLogs)
-                    if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
-            }
-            throw Napi::Error::New(env, "llama.cpp could not parse the grammar" + (details.empty() ? "" : " (" + details + ")"));
-        }
-        created->table = vocabularyTableOf(created->model);
+        std::shared_ptr<ModelHandle> model = unwrapTagged<NativeModel>(env, info[0], "model")->Handle();
+        if (model == nullptr) throw Napi::Error::New(env, "the model is disposed");
+        const auto [grammar, root] = grammarArguments(env, info[1], info[2]);
+        std::shared_ptr<GrammarState> created;
+        const std::string error = createState(model, grammar, root, created);
+        if (!error.empty()) throw Napi::Error::New(env, error);
         state = std::move(created);
     }
 
+    /** The grammar, unless disposed or busy with a mask (an Error). */
     GrammarState& Live(Napi::Env env) const {
         if (state == nullptr) throw Napi::Error::New(env, "the grammar is disposed");
+        if (state->busy) throw Napi::Error::New(env, "the grammar is busy: a mask is running (await it first)");
         return *state;
     }
 
@@ -364,7 +544,8 @@ private:
     }
 
     Napi::Value VocabularySize(const Napi::CallbackInfo& info) {
-        return Napi::Number::New(info.Env(), Live(info.Env()).model->vocabularySize);
+        if (state == nullptr) throw Napi::Error::New(info.Env(), "the grammar is disposed");
+        return Napi::Number::New(info.Env(), state->model->vocabularySize);
     }
 
     /** allows(token) → boolean: whether `token` may come next (an end-of-generation token only where the grammar may end). */
@@ -375,11 +556,13 @@ private:
     }
 
     /**
-     * mask(row: Float64Array of vocabularySize logits): writes −Infinity into row[id] for every id that
-     * may not come next; other entries are left as they are. Entries already −Infinity are not
-     * looked at (a row cut by top-k costs only its survivors).
+     * mask(row: Float64Array of vocabularySize logits) → Promise<number>: writes −Infinity into row[id]
+     * for every id that may not come next; other entries are left as they are. Entries already −Infinity
+     * are not looked at (a row cut by top-k costs only its survivors). The work runs on a worker thread
+     * over a copy of the row; the promise resolves, with the worker's milliseconds, once the row is
+     * written. Until then the grammar refuses every other call.
      */
-    Napi::Value Mask(const Napi::CallbackInfo& info) {
+    Napi::Value MaskMethod(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
         GrammarState& live = Live(env);
         const Napi::Value value = info[0];
@@ -392,23 +575,11 @@ private:
         const auto vocabularySize = static_cast<size_t>(live.model->vocabularySize);
         if (length != vocabularySize || data == nullptr)
             throwRangeError(env, "row holds " + std::to_string(length) + " entries; the vocabulary has " + std::to_string(vocabularySize));
-        double* row = static_cast<double*>(data);
-        std::vector<llama_token_data>& candidates = live.candidates;
-        candidates.clear();
-        candidates.reserve(vocabularySize);
-        for (size_t id = 0; id < vocabularySize; id++) {
-            if (row[id] == -INFINITY) continue;
-            if (live.Admissible(static_cast<llama_token>(id)))
-                candidates.push_back({static_cast<llama_token>(id), 0.0f, 0.0f});
-            else
-                row[id] = -INFINITY;
-        }
-        if (candidates.empty()) return env.Undefined();
-        llama_token_data_array array{candidates.data(), candidates.size(), -1, false};
-        llama_sampler_apply(live.sampler, &array);
-        for (const llama_token_data& candidate : candidates)
-            if (!std::isfinite(candidate.logit)) row[static_cast<size_t>(candidate.id)] = -INFINITY;
-        return env.Undefined();
+        const double* row = static_cast<const double*>(data);
+        auto* worker = new MaskWorker(env, state, value.As<Napi::Object>(), std::vector<double>(row, row + length));
+        Napi::Promise promise = worker->Promise();
+        worker->Queue();
+        return promise;
     }
 
     /**
@@ -421,7 +592,7 @@ private:
         const llama_token token = TokenArgument(env, info[0], live);
         if (!live.Allows(token)) throw Napi::Error::New(env, "token " + std::to_string(token) + " is not allowed by the grammar here");
         try {
-            llama_sampler_accept(live.sampler, token);
+            llama_grammar_accept_impl(*live.grammar, token);
             live.Advance(token);
         } catch (const std::exception& error) {
             // llama.cpp emptied the grammar's stacks before throwing: the next apply would abort.
@@ -432,36 +603,76 @@ private:
         return env.Undefined();
     }
 
-    /** clone() → NativeGrammar: an independent grammar in the same state (for checking a draft without advancing this one). */
+    /** mark(): remembers the current state (one mark; a later mark replaces it). Costs a copy of the current stacks, not of the rules. */
+    Napi::Value Mark(const Napi::CallbackInfo& info) {
+        GrammarState& live = Live(info.Env());
+        live.savedStacks = live.grammar->stacks;
+        live.savedPartialUtf8 = live.grammar->partial_utf8;
+        live.savedUtf8 = live.utf8;
+        live.marked = true;
+        return info.Env().Undefined();
+    }
+
+    /** rewind(): returns to the state mark() remembered (which stays marked); an Error without a mark. */
+    Napi::Value Rewind(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        GrammarState& live = Live(env);
+        if (!live.marked) throw Napi::Error::New(env, "the grammar has no mark to rewind to");
+        live.grammar->stacks = live.savedStacks;
+        live.grammar->partial_utf8 = live.savedPartialUtf8;
+        live.utf8 = live.savedUtf8;
+        return env.Undefined();
+    }
+
+    /** clone() → NativeGrammar: an independent grammar in the same state (a deep copy, rules included; unmarked). */
     Napi::Value Clone(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
         GrammarState& live = Live(env);
-        auto copy = std::make_unique<GrammarState>();
+        auto copy = std::make_shared<GrammarState>();
         copy->model = live.model;
         copy->table = live.table;
         copy->utf8 = live.utf8;
-        copy->sampler = llama_sampler_clone(live.sampler);
-        if (copy->sampler == nullptr) throw Napi::Error::New(env, "llama.cpp could not clone the grammar");
-        AddonData* data = env.GetInstanceData<AddonData>();
-        if (data == nullptr) throw Napi::Error::New(env, "the addon is not initialised in this environment");
-        adopted = std::move(copy);
-        Napi::Object object;
-        try {
-            object = data->nativeGrammar.New({});
-        } catch (...) {
-            adopted.reset();
-            throw;
-        }
-        adopted.reset();
-        return object;
+        copy->grammar = llama_grammar_clone_impl(*live.grammar);
+        if (copy->grammar == nullptr) throw Napi::Error::New(env, "llama.cpp could not clone the grammar");
+        return wrapState(env, std::move(copy));
     }
 
-    /** Frees the grammar (the model is released with it). Idempotent. */
+    /** Frees the grammar (the model is released with it; a mask still running keeps it until it ends). Idempotent. */
     Napi::Value Dispose(const Napi::CallbackInfo& info) {
         state.reset();
         return info.Env().Undefined();
     }
 };
+
+/**
+ * compileGrammar(model, grammar, root, maxJobs) → Promise<NativeGrammar>: the constructor's work as a
+ * GrammarJob (refused when maxJobs run already). Arguments are checked at once (TypeError, RangeError);
+ * llama.cpp's refusal rejects the promise with its message.
+ */
+Napi::Value CompileGrammar(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::shared_ptr<ModelHandle> model = unwrapTagged<NativeModel>(env, info[0], "model")->Handle();
+    if (model == nullptr) throw Napi::Error::New(env, "the model is disposed");
+    auto [grammar, root] = grammarArguments(env, info[1], info[2]);
+    const auto maxJobs = static_cast<int>(integerArgument(env, info[3], "maxJobs", 1, 1024));
+    auto created = std::make_shared<std::shared_ptr<GrammarState>>();
+    GrammarJobBody body;
+    body.run = [model, grammar = std::move(grammar), root = std::move(root), created](std::string& /*code*/) -> std::string {
+        return createState(model, grammar, root, *created);
+    };
+    body.settle = [created](Napi::Env env) -> Napi::Value { return wrapState(env, std::move(*created)); };
+    return startGrammarJob(env, maxJobs, std::move(body));
+}
+
+napi_value CompileGrammarEntry(napi_env env, napi_callback_info callbackInfo) {
+    return guarded(env, [&]() -> napi_value { return CompileGrammar(Napi::CallbackInfo(env, callbackInfo)); });
+}
+
+void exportFunction(Napi::Env env, Napi::Object exports, const char* name, napi_callback callback) {
+    napi_value function = nullptr;
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, name, NAPI_AUTO_LENGTH, callback, nullptr, &function));
+    exports.Set(name, function);
+}
 
 } // namespace
 
@@ -471,10 +682,9 @@ void registerGrammar(Napi::Env env, Napi::Object exports) {
     data->nativeGrammar = Napi::Persistent(grammar);
     env.SetInstanceData<AddonData>(data);
     exports.Set("NativeGrammar", grammar);
-    napi_value convert = nullptr;
-    NAPI_THROW_IF_FAILED_VOID(
-        env, napi_create_function(env, "jsonSchemaToGrammar", NAPI_AUTO_LENGTH, JsonSchemaToGrammarEntry, nullptr, &convert));
-    exports.Set("jsonSchemaToGrammar", convert);
+    exportFunction(env, exports, "jsonSchemaToGrammar", JsonSchemaToGrammarEntry);
+    exportFunction(env, exports, "compileJsonSchema", CompileJsonSchemaEntry);
+    exportFunction(env, exports, "compileGrammar", CompileGrammarEntry);
 }
 
 } // namespace specgate

@@ -563,7 +563,7 @@ describe("the native addon at its trust boundary", () => {
         expect(() => convert('{"type": "integer", "minimum": 1e300}')).not.toThrow(/unknown exception/);
     });
 
-    it("checks NativeGrammar's arguments, and never lets llama.cpp see a token its grammar refuses", () => {
+    it("checks NativeGrammar's arguments, and never lets llama.cpp see a token its grammar refuses", async () => {
         const a = model.tokenize("a", false)[0]!;
         const b = model.tokenize("b", false)[0]!;
         const eos = model.eosToken!;
@@ -585,8 +585,22 @@ describe("the native addon at its trust boundary", () => {
         expect(() => grammar.accept(eos)).toThrow(/is not allowed by the grammar here/);
         expect(() => grammar.accept(b)).toThrow(/is not allowed by the grammar here/);
         const row = new Float64Array(vocabulary);
-        grammar.mask(row);
+        const masking = grammar.mask(row);
+        // While a mask runs on its worker, the grammar refuses every other call.
+        expect(() => grammar.accept(a)).toThrow(/the grammar is busy/);
+        expect(() => grammar.mark()).toThrow(/the grammar is busy/);
+        await masking;
         expect([...row.keys()].filter((id) => row[id] === 0)).toEqual([a]);
+        // A row detached while its mask runs is refused when the result would be written back.
+        const moved = new Float64Array(vocabulary);
+        const movedMask = grammar.mask(moved);
+        structuredClone(moved.buffer, {transfer: [moved.buffer]});
+        await expect(movedMask).rejects.toThrow(/resized or detached while the grammar masked it/);
+        expect(() => grammar.rewind()).toThrow(/no mark to rewind to/);
+        grammar.mark();
+        grammar.accept(a);
+        grammar.rewind();
+        expect(grammar.allows(b)).toBe(false);
         grammar.accept(a);
         grammar.accept(b);
         expect(() => grammar.accept(a)).toThrow(/is not allowed by the grammar here/);
@@ -595,7 +609,7 @@ describe("the native addon at its trust boundary", () => {
         grammar.accept(eos);
         // A view of a larger buffer is masked in place, at its own offset.
         const buffer = new Float64Array(vocabulary + 3);
-        grammar.mask(buffer.subarray(3));
+        await grammar.mask(buffer.subarray(3));
         expect(buffer.subarray(0, 3)).toEqual(new Float64Array(3));
         expect([...buffer.subarray(3).keys()].filter((id) => buffer[3 + id] === 0)).toEqual([eos]);
         const copy = grammar.clone();
@@ -608,11 +622,11 @@ describe("the native addon at its trust boundary", () => {
         copy.dispose();
     });
 
-    it("refuses foreign receivers for NativeGrammar's methods, and keeps a grammar's model alive", () => {
+    it("refuses foreign receivers for NativeGrammar's methods, and keeps a grammar's model alive", async () => {
         const grammarPrototype = prototypeOf(addon.NativeGrammar);
         const wrongReceiver = /Illegal invocation|this must be a/;
         for (const receiver of [{}, model, context, Object.create(grammarPrototype) as object]) {
-            for (const method of ["allows", "accept", "clone", "dispose"])
+            for (const method of ["allows", "accept", "mark", "rewind", "clone", "dispose"])
                 expect(() => grammarPrototype[method]!.call(receiver, 1)).toThrow(wrongReceiver);
             expect(() => grammarPrototype.mask!.call(receiver, new Float64Array(vocabulary))).toThrow(wrongReceiver);
             expect(() => Object.getOwnPropertyDescriptor(grammarPrototype, "vocabularySize")!.get!.call(receiver)).toThrow(wrongReceiver);
@@ -625,7 +639,7 @@ describe("the native addon at its trust boundary", () => {
         const copy = grammar.clone();
         grammar.dispose();
         const row = new Float64Array(vocabulary);
-        copy.mask(row);
+        await copy.mask(row);
         expect(row.filter((value) => value === 0)).toHaveLength(1);
         copy.dispose();
     });
