@@ -245,6 +245,17 @@ export class NativeBackendUnavailableError extends SpecgateError {
     }
 }
 
+/**
+ * A structured-output schema (or its grammar) beyond what the server can compile or follow within its
+ * limits: a part over the documented size limits, conversion or construction over the time or memory
+ * budget, or a generation whose grammar work exceeded its per-request compute budget (HTTP 400).
+ */
+export class GrammarTooComplexError extends InvalidInputError {
+    public constructor(message: string, field?: string) {
+        super(message, field, "grammar_too_complex");
+    }
+}
+
 /** A token was fed to a constraint (a grammar) that forbids it at that point. */
 export class ConstraintViolationError extends SpecgateError {
     public constructor(message: string) {

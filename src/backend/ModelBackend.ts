@@ -55,6 +55,12 @@ export interface ModelBackend {
      */
     createConstraint?(grammar: string): TokenConstraint;
     /**
+     * createConstraint with the grammar built off the event loop (on a thread of its own, at most
+     * `options.maxJobs` at once: beyond, a ServerOverloadedError), its masks held to
+     * `options.computeBudgetMs`. Optional, as createConstraint.
+     */
+    compileConstraint?(grammar: string, options: ConstraintCompileOptions): Promise<TokenConstraint>;
+    /**
      * A fresh, empty sequence (its own KV cache). `options.branches` > 1 asks for a sequence that can
      * decode token trees of that many branches (evaluateTree), where the backend can.
      */
@@ -218,4 +224,14 @@ export interface BackendSequence {
     /** Empties the sequence. */
     clear(): Promise<void>;
     dispose(): Promise<void>;
+}
+
+/** How a constraint is compiled (ModelBackend.compileConstraint). */
+export interface ConstraintCompileOptions {
+    /** Grammar jobs (conversions and constructions, abandoned ones included) running at once, process-wide. */
+    readonly maxJobs: number;
+    /** Milliseconds of mask work the constraint may spend (GrammarConstraintOptions.computeBudgetMs). */
+    readonly computeBudgetMs?: number;
+    /** Names the grammar in errors (a request field). */
+    readonly field?: string;
 }

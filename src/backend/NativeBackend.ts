@@ -1,7 +1,7 @@
 import {GrammarConstraint} from "../constraints/GrammarConstraint.js";
-import {InvalidInputError, ModelLoadError} from "../errors.js";
+import {InvalidInputError, ModelLoadError, ServerOverloadedError} from "../errors.js";
 import {BatchScheduler} from "./BatchScheduler.js";
-import type {BatchStatistics, ModelBackend, SequenceOptions} from "./ModelBackend.js";
+import type {BatchStatistics, ConstraintCompileOptions, ModelBackend, SequenceOptions} from "./ModelBackend.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
 import {checkTokens} from "./checkEvaluation.js";
 import {allGpuLayers, defaultGpuChoice, describeDevices, type GpuChoice, parseGpuLayers, resolveGpu} from "./gpuChoice.js";
@@ -252,6 +252,19 @@ export class NativeBackend implements ModelBackend {
             throw new InvalidInputError((error as Error).message, "grammar");
         }
         return new GrammarConstraint(handle);
+    }
+
+    /** createConstraint with the grammar built on a thread of its own (see ModelBackend.compileConstraint). */
+    public async compileConstraint(grammar: string, options: ConstraintCompileOptions): Promise<GrammarConstraint> {
+        if (this.disposed) throw new InvalidInputError("the model is disposed", "backend");
+        let handle: NativeGrammarHandle;
+        try {
+            handle = await this.addon.compileGrammar(this.model, grammar, undefined, options.maxJobs);
+        } catch (error) {
+            if ((error as {code?: unknown}).code === "grammar_jobs_busy") throw new ServerOverloadedError((error as Error).message);
+            throw new InvalidInputError((error as Error).message, options.field ?? "grammar");
+        }
+        return new GrammarConstraint(handle, {computeBudgetMs: options.computeBudgetMs, field: options.field});
     }
 
     /**

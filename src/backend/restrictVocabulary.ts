@@ -49,6 +49,11 @@ export function restrictVocabulary(backend: ModelBackend, size: number): ModelBa
             backend.createConstraint == null
                 ? undefined
                 : (grammar) => new RestrictedConstraint(backend.createConstraint!(grammar), size, backend.vocabularySize),
+        compileConstraint:
+            backend.compileConstraint == null
+                ? undefined
+                : async (grammar, options) =>
+                      new RestrictedConstraint(await backend.compileConstraint!(grammar, options), size, backend.vocabularySize),
         createSequence: async () => new RestrictedSequence(await backend.createSequence(), size),
         dispose: () => backend.dispose()
     };

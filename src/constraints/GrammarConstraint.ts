@@ -1,23 +1,40 @@
 import type {NativeGrammarHandle} from "../backend/nativeAddon.js";
-import {ConstraintViolationError, InvalidDistributionError, TokenOutOfRangeError} from "../errors.js";
+import {ConstraintViolationError, GrammarTooComplexError, InvalidDistributionError, TokenOutOfRangeError} from "../errors.js";
 import type {TokenConstraint} from "./TokenConstraint.js";
 
+export interface GrammarConstraintOptions {
+    /**
+     * Milliseconds of mask work (on the worker thread) this constraint may spend over its life; past
+     * it the next mask throws GrammarTooComplexError. Default: no limit.
+     */
+    readonly computeBudgetMs?: number;
+    /** Names the grammar in a budget error (a request field). */
+    readonly field?: string;
+}
+
 /**
- * A TokenConstraint over a GBNF grammar: llama.cpp's grammar sampler in the native addon
- * (NativeGrammar), over the vocabulary of the model it was made for (NativeBackend.createConstraint).
+ * A TokenConstraint over a GBNF grammar: llama.cpp's grammar in the native addon (NativeGrammar),
+ * over the vocabulary of the model it was made for (NativeBackend.createConstraint, compileConstraint).
  *
  * End-of-generation tokens are allowed only where the grammar may end, and control tokens never
- * (they detokenize to nothing). Cost: `allows` and `accept` check one token; `maskLogits` runs the
- * grammar over every id whose logit is not already −Infinity (llama.cpp decodes each token's text
- * against the grammar's stacks), so masking a row already cut by top-k is cheaper than a full one.
+ * (they detokenize to nothing). Cost: `allows` and `accept` check one token on the calling thread;
+ * `maskLogits` runs the grammar over every id whose logit is not already −Infinity (llama.cpp decodes
+ * each token's text against the grammar's stacks) on a worker thread, so masking a row already cut by
+ * top-k is cheaper than a full one, and the event loop stays free meanwhile. The mask time adds up
+ * against the compute budget.
  */
 export class GrammarConstraint implements TokenConstraint {
     /** Number of token ids; rows given to maskLogits have this length. */
     public readonly vocabularySize: number;
+    /** Milliseconds spent masking so far (worker time). */
+    public maskMilliseconds = 0;
     private disposed = false;
 
     /** Takes ownership of `grammar`: dispose() frees it. */
-    public constructor(private readonly grammar: NativeGrammarHandle) {
+    public constructor(
+        private readonly grammar: NativeGrammarHandle,
+        private readonly options: GrammarConstraintOptions = {}
+    ) {
         this.vocabularySize = grammar.vocabularySize;
     }
 
@@ -26,10 +43,16 @@ export class GrammarConstraint implements TokenConstraint {
         return this.grammar.allows(token);
     }
 
-    public maskLogits(row: Float64Array): void {
+    public async maskLogits(row: Float64Array): Promise<void> {
         const size = this.vocabularySize;
         if (row.length !== size) throw new InvalidDistributionError(`holds ${row.length} entries; the vocabulary has ${size}`, "row");
-        this.grammar.mask(row);
+        const budget = this.options.computeBudgetMs;
+        if (budget !== undefined && this.maskMilliseconds > budget)
+            throw new GrammarTooComplexError(
+                `the grammar's masks took ${Math.round(this.maskMilliseconds)} ms, over this request's compute budget of ${budget} ms`,
+                this.options.field
+            );
+        this.maskMilliseconds += await this.grammar.mask(row);
     }
 
     /** Advances past `token`; a ConstraintViolationError (the grammar unchanged) when it may not come next. */
@@ -39,8 +62,17 @@ export class GrammarConstraint implements TokenConstraint {
         this.grammar.accept(token);
     }
 
+    public mark(): void {
+        this.grammar.mark();
+    }
+
+    public rewind(): void {
+        this.grammar.rewind();
+    }
+
+    /** An independent copy in the same state (a deep copy of the grammar; the engine uses mark and rewind instead). */
     public clone(): GrammarConstraint {
-        return new GrammarConstraint(this.grammar.clone());
+        return new GrammarConstraint(this.grammar.clone(), this.options);
     }
 
     public dispose(): void {

@@ -22,12 +22,12 @@ export class RestrictedConstraint implements TokenConstraint {
         return this.inner.allows(token);
     }
 
-    public maskLogits(row: Float64Array): void {
+    public async maskLogits(row: Float64Array): Promise<void> {
         if (row.length !== this.size)
             throw new InvalidDistributionError(`holds ${row.length} entries; the vocabulary has ${this.size}`, "row");
         this.scratch ??= new Float64Array(this.innerSize).fill(-Infinity);
         this.scratch.set(row);
-        this.inner.maskLogits(this.scratch);
+        await this.inner.maskLogits(this.scratch);
         row.set(this.scratch.subarray(0, this.size));
     }
 
@@ -36,8 +36,12 @@ export class RestrictedConstraint implements TokenConstraint {
         this.inner.accept(token);
     }
 
-    public clone(): RestrictedConstraint {
-        return new RestrictedConstraint(this.inner.clone(), this.size, this.innerSize);
+    public mark(): void {
+        this.inner.mark();
+    }
+
+    public rewind(): void {
+        this.inner.rewind();
     }
 
     public dispose(): void {

@@ -1,7 +1,8 @@
 import {readFileSync} from "node:fs";
 import {anyNativeAddon} from "../backend/nativeAddon.js";
-import {InvalidInputError} from "../errors.js";
+import {GrammarTooComplexError, InvalidInputError} from "../errors.js";
 import {compactJsonGrammar} from "./compactJsonGrammar.js";
+import {schemaBytesViolation, schemaLimitViolation} from "./schemaLimits.js";
 
 /**
  * JSON schemas to GBNF grammars, for structured outputs: OpenAI's `response_format` as llama-server
@@ -52,20 +53,32 @@ export interface JsonSchemaGrammarOptions {
 }
 
 /**
- * The grammar for an OpenAI `response_format`: undefined for `{type: "text"}` (or none), any JSON
- * object for `{type: "json_object"}`, the schema's grammar for `{type: "json_schema", json_schema:
- * {name, schema, strict?}}`. As in llama-server, an absent or empty schema means any object, and
- * `json_object` may carry a `schema` of its own. Throws InvalidInputError (field "response_format…")
- * for a malformed format, a schema the converter refuses, or assertions it would not enforce.
+ * A schema ready to convert: its JSON text as the converter reads it (checked: every assertion
+ * enforced, within schemaLimits), the field that names it in errors, and whether its grammar is made
+ * compact after conversion.
  */
-export function grammarForResponseFormat(format: unknown, convert?: SchemaConverter): string | undefined {
+export interface CheckedSchema {
+    readonly text: string;
+    readonly field: string;
+    readonly compact: boolean;
+}
+
+/**
+ * The schema of an OpenAI `response_format`, checked: undefined for `{type: "text"}` (or none), any
+ * JSON object for `{type: "json_object"}`, the schema for `{type: "json_schema", json_schema: {name,
+ * schema, strict?}}`. As in llama-server, an absent or empty schema means any object, and
+ * `json_object` may carry a `schema` of its own. Throws InvalidInputError (field "response_format…")
+ * for a malformed format or assertions the grammar would not enforce, GrammarTooComplexError for a
+ * schema over schemaLimits.
+ */
+export function responseFormatSchema(format: unknown): CheckedSchema | undefined {
     if (format === undefined || format === null) return undefined;
     if (!isObject(format)) throw new InvalidInputError("must be an object", "response_format");
     const type = format.type;
     if (type === "text") return undefined;
     if (type === "json_object") {
         const schema = format.schema;
-        return grammarForJsonSchema(schema ?? {}, {compact: true, field: "response_format.schema", convert});
+        return checkJsonSchema(schema ?? {}, {compact: true, field: "response_format.schema"});
     }
     if (type === "json_schema") {
         const wrapper = format.json_schema;
@@ -75,9 +88,18 @@ export function grammarForResponseFormat(format: unknown, convert?: SchemaConver
         const strict = wrapper.strict;
         if (strict !== undefined && strict !== null && typeof strict !== "boolean")
             throw new InvalidInputError("must be a boolean", "response_format.json_schema.strict");
-        return grammarForJsonSchema(wrapper.schema ?? {}, {strict: strict === true, field: "response_format.json_schema.schema", convert});
+        return checkJsonSchema(wrapper.schema ?? {}, {strict: strict === true, field: "response_format.json_schema.schema"});
     }
     throw new InvalidInputError(`must be "text", "json_object" or "json_schema", got ${JSON.stringify(type)}`, "response_format.type");
+}
+
+/**
+ * The grammar for an OpenAI `response_format` (responseFormatSchema, then grammarOf on the calling
+ * thread); undefined for text. The server converts asynchronously instead (compileConstraint).
+ */
+export function grammarForResponseFormat(format: unknown, convert?: SchemaConverter): string | undefined {
+    const checked = responseFormatSchema(format);
+    return checked === undefined ? undefined : grammarOf(checked, convert);
 }
 
 /** The grammar for the JSON schema in file `path` (the CLI's `generate --json-schema FILE`); errors name the file. */
@@ -100,9 +122,14 @@ export function grammarForJsonSchemaFile(path: string, options: Omit<JsonSchemaG
 /**
  * The GBNF grammar (root rule "root") that constrains output to `schema`; an empty schema means any
  * object. Throws InvalidInputError listing every assertion the grammar would not enforce, or with the
- * converter's message when it refuses the schema.
+ * converter's message when it refuses the schema; GrammarTooComplexError over schemaLimits.
  */
 export function grammarForJsonSchema(schema: unknown, options: JsonSchemaGrammarOptions = {}): string {
+    return grammarOf(checkJsonSchema(schema, options), options.convert);
+}
+
+/** `schema` checked for conversion (see grammarForJsonSchema for the errors); options.convert is not used. */
+export function checkJsonSchema(schema: unknown, options: JsonSchemaGrammarOptions = {}): CheckedSchema {
     const field = options.field ?? "schema";
     let effective = isObject(schema) && Object.keys(schema).length === 0 ? {type: "object"} : schema;
     if (options.strict === true) effective = strictSchema(effective, field);
@@ -114,14 +141,27 @@ export function grammarForJsonSchema(schema: unknown, options: JsonSchemaGrammar
             field
         );
     }
-    const convert = options.convert ?? ((text: string) => anyNativeAddon().jsonSchemaToGrammar(text));
+    const text = JSON.stringify(effective);
+    const violation = schemaBytesViolation(text) ?? schemaLimitViolation(effective);
+    if (violation !== undefined) throw new GrammarTooComplexError(`${violation.path}: ${violation.reason}`, field);
+    return {text, field, compact: options.compact ?? options.strict === true};
+}
+
+/** The grammar of a checked schema, converted on the calling thread (default: the addon's jsonSchemaToGrammar). */
+export function grammarOf(checked: CheckedSchema, convert?: SchemaConverter): string {
+    const converter = convert ?? ((text: string) => anyNativeAddon().jsonSchemaToGrammar(text));
     let grammar: string;
     try {
-        grammar = convert(JSON.stringify(effective));
+        grammar = converter(checked.text);
     } catch (error) {
-        throw new InvalidInputError((error as Error).message, field);
+        throw new InvalidInputError((error as Error).message, checked.field);
     }
-    return (options.compact ?? options.strict === true) ? compactJsonGrammar(grammar) : grammar;
+    return finishGrammar(checked, grammar);
+}
+
+/** The one place a converted schema becomes its grammar, for every caller (sync or not): compacted where asked. */
+export function finishGrammar(checked: CheckedSchema, converted: string): string {
+    return checked.compact ? compactJsonGrammar(converted) : converted;
 }
 
 type JsonObject = Record<string, unknown>;

@@ -17,7 +17,8 @@ const parity = (): ParityConstraint => new ParityConstraint(eos, firstForbidden)
 function maskedRow(after: number, last: number | undefined): Float64Array {
     const row = target.table[after].slice();
     const state = new ParityConstraint(eos, firstForbidden, last);
-    state.maskLogits(row);
+    // ParityConstraint masks before its promise is returned.
+    void state.maskLogits(row);
     state.dispose();
     return processLogits(row);
 }

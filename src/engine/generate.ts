@@ -338,7 +338,7 @@ class StepLoop {
         const draftTokens = proposal?.tokens ?? [];
         const evaluation = await this.evaluateTarget(prefix, draftTokens);
         const rawLogits = this.setup.options.logprobs !== undefined ? evaluation.logits.map((row) => row.slice()) : undefined;
-        const verification = this.verify(proposal, draftTokens, this.maskRows(evaluation, draftTokens));
+        const verification = this.verify(proposal, draftTokens, await this.maskRows(evaluation, draftTokens));
         const chunk = await this.advance(proposal, draftTokens, verification);
         if (rawLogits !== undefined)
             chunk.logprobs = chunk.tokens.map((token, index) => tokenLogprob(rawLogits[index], token, this.setup.options.logprobs!));
@@ -429,10 +429,12 @@ class StepLoop {
     private constrainDraft(proposal: DraftProposal | undefined): DraftProposal | undefined {
         const constraint = this.setup.constraint;
         if (constraint === undefined || proposal === undefined || proposal.tokens.length === 0) return proposal;
-        const state = constraint.clone();
+        // Checked on the live constraint, then rewound: no copy of the grammar per step.
+        constraint.mark();
         try {
             let allowed = 0;
-            while (allowed < proposal.tokens.length && state.allows(proposal.tokens[allowed])) state.accept(proposal.tokens[allowed++]);
+            while (allowed < proposal.tokens.length && constraint.allows(proposal.tokens[allowed]))
+                constraint.accept(proposal.tokens[allowed++]);
             if (allowed === proposal.tokens.length) return proposal;
             const keep = allowed + (this.stepPolicy.lossless && proposal.probs !== undefined ? 1 : 0);
             return {
@@ -442,7 +444,7 @@ class StepLoop {
                 logits: proposal.logits?.slice(0, keep)
             };
         } finally {
-            state.dispose();
+            constraint.rewind();
         }
     }
 
@@ -451,27 +453,29 @@ class StepLoop {
      * before it (emitted ones, then the draft's), and its sampler row recomputed from the masked row.
      * A row after a forbidden draft token (kept for a lossless policy, which rejects it for certain)
      * is left as it is: it is never reached. Masking a row costs one grammar check per vocabulary
-     * entry (llama.cpp's), so at T = 0 a row whose argmax the grammar allows is left whole.
+     * entry (llama.cpp's), so at T = 0 a row whose argmax the grammar allows is left whole. Masks run
+     * off the event loop (the constraint's worker); the draft tokens are accepted on the live
+     * constraint between mark() and rewind().
      */
-    private maskRows(evaluation: TargetEvaluation, draftTokens: readonly number[]): TargetEvaluation {
+    private async maskRows(evaluation: TargetEvaluation, draftTokens: readonly number[]): Promise<TargetEvaluation> {
         const constraint = this.setup.constraint;
         if (constraint === undefined) return evaluation;
         const start = performance.now();
-        const state = constraint.clone();
+        constraint.mark();
         try {
             const logits = evaluation.logits;
             const greedy = this.setup.options.sampling.temperature === 0;
             for (let row = 0; row < logits.length; row++) {
                 // At T = 0 the row's only use is its argmax: where the grammar allows it, it is the
                 // masked row's argmax too, and the full mask (milliseconds at V = 152k) is skipped.
-                if (!greedy || !state.allows(argmax(logits[row]))) state.maskLogits(logits[row]);
+                if (!greedy || !constraint.allows(argmax(logits[row]))) await constraint.maskLogits(logits[row]);
                 const next = draftTokens[row];
-                if (next === undefined || !state.allows(next)) break;
-                state.accept(next);
+                if (next === undefined || !constraint.allows(next)) break;
+                constraint.accept(next);
             }
             return {argmax: undefined, logits, probabilities: undefined};
         } finally {
-            state.dispose();
+            constraint.rewind();
             this.setup.telemetry.time.sampling += performance.now() - start;
         }
     }

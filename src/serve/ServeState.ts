@@ -1,3 +1,4 @@
+import type {GrammarBudget} from "../constraints/GrammarBudget.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
 import type {GenerationSlots} from "./GenerationSlots.js";
@@ -40,6 +41,8 @@ export interface ServeState {
     /** Aborted when a graceful shutdown runs out of time: every generation still running stops. */
     readonly shutdownSignal: AbortSignal;
     readonly created: number;
+    /** What one structured-output request may spend on its grammar. */
+    readonly grammarBudget: GrammarBudget;
     /** Where unexpected errors are reported (reportError). */
     readonly logError: (message: string) => void;
 }

@@ -1,4 +1,5 @@
 import {randomUUID} from "node:crypto";
+import {defaultGrammarBudget, type GrammarBudget} from "../constraints/GrammarBudget.js";
 import {setMaxListeners} from "node:events";
 import {type ErrorHandler, Hono} from "hono";
 import {cors} from "hono/cors";
@@ -88,6 +89,8 @@ export interface ServeAppOptions {
     readonly learnFromRequests?: boolean;
     /** Where every key's correction memory starts (default: empty). */
     readonly correctionMemory?: CorrectionMemory;
+    /** What one structured-output request may spend on its grammar (default defaultGrammarBudget). */
+    readonly grammarBudget?: Partial<GrammarBudget>;
     /** Where unexpected errors (500s) are reported, with their stack and request id. Default: stderr. */
     readonly logError?: (message: string) => void;
 }
@@ -222,6 +225,7 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         promptByteLimit: promptByteLimit(options.target, options.maxPromptBytesPerToken ?? defaultMaxPromptBytesPerToken),
         shutdownSignal,
         created: Math.floor(Date.now() / 1000),
+        grammarBudget: {...defaultGrammarBudget, ...options.grammarBudget},
         logError: options.logError ?? ((message) => console.error(message))
     };
 }

@@ -7,7 +7,7 @@ import type {ChatCompletionRequest} from "./chatCompletionRequestSchema.js";
 import type {CompletionRequest} from "./completionRequestSchema.js";
 import {resolveDecodePath, type ResolvedDecodePath} from "./resolveDecodePath.js";
 import type {ServeState} from "./ServeState.js";
-import {grammarForResponseFormat} from "../constraints/jsonSchemaGrammar.js";
+import {type CheckedSchema, responseFormatSchema} from "../constraints/jsonSchemaGrammar.js";
 import {assertConstrainable} from "../constraints/constraintFor.js";
 
 /** A validated request turned into what the engine runs. */
@@ -26,8 +26,8 @@ export interface PreparedGeneration {
     readonly tenant: string;
     /** Run on a cached sequence sharing a prefix with the prompt (the request's cache_prompt, default true). */
     readonly cachePrompt: boolean;
-    /** GBNF the output must match (response_format json_object or json_schema). */
-    readonly grammar?: string;
+    /** The schema the output must match (response_format json_object or json_schema), checked; compiled by serveGeneration. */
+    readonly responseSchema?: CheckedSchema;
 }
 
 /** The default of ServeAppOptions.maxPromptBytesPerToken. */
@@ -97,11 +97,14 @@ function withoutDefaultTree(path: ResolvedDecodePath, request: CompletionRequest
     return chain;
 }
 
-/** The grammar of a request's response_format; a 400 before the request waits for a slot when the target cannot be constrained. */
-function responseGrammar(state: ServeState, request: CompletionRequest | ChatCompletionRequest): string | undefined {
-    const grammar = grammarForResponseFormat(request.response_format);
-    if (grammar !== undefined) assertConstrainable(state.target, "response_format");
-    return grammar;
+/**
+ * The checked schema of a request's response_format (converted later, off the event loop); a 400
+ * before the request waits for a slot when it breaks a limit or the target cannot be constrained.
+ */
+function responseSchema(state: ServeState, request: CompletionRequest | ChatCompletionRequest): CheckedSchema | undefined {
+    const schema = responseFormatSchema(request.response_format);
+    if (schema !== undefined) assertConstrainable(state.target, "response_format");
+    return schema;
 }
 
 /** How many alternatives a request wants with each token's log-probability; undefined: none. */
@@ -188,6 +191,6 @@ export function prepareGeneration(
         continuousUsage: request.stream_options?.continuous_usage_stats === true,
         tenant,
         cachePrompt: request.cache_prompt !== false,
-        grammar: responseGrammar(state, request)
+        responseSchema: responseSchema(state, request)
     };
 }

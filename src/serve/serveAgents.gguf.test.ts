@@ -8,7 +8,7 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import {withBos} from "../backend/addsBos.js";
 import {constraintFor} from "../constraints/constraintFor.js";
 import {grammarForJsonSchema} from "../constraints/jsonSchemaGrammar.js";
-import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import type {GrammarConstraint} from "../constraints/GrammarConstraint.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
@@ -146,10 +146,10 @@ async function inBatches<T>(count: number, request: (index: number) => Promise<T
 async function constrainedOutcomes(prompt: string, grammar: string): Promise<Map<string, number>> {
     const outcomes = new Map<string, number>();
     const sequence = await target.createSequence();
-    const walk = async (tokens: number[], state: TokenConstraint, probability: number): Promise<void> => {
+    const walk = async (tokens: number[], state: GrammarConstraint, probability: number): Promise<void> => {
         await sequence.clear();
         const [row] = await sequence.evaluate(tokens);
-        state.maskLogits(row);
+        await state.maskLogits(row);
         const next = processLogits(row);
         for (let token = 0; token < next.length; token++) {
             if (next[token] === 0) continue;
@@ -166,7 +166,7 @@ async function constrainedOutcomes(prompt: string, grammar: string): Promise<Map
     };
     const start = withBos(target, target.tokenize(prompt));
     const promptLength = start.length;
-    const root = constraintFor(target, grammar);
+    const root = constraintFor(target, grammar) as GrammarConstraint;
     await walk(start, root, 1);
     root.dispose();
     await sequence.dispose();

@@ -5,7 +5,7 @@ import {type SSEStreamingApi, streamSSE} from "hono/streaming";
 import {type GenerationChunk, type GenerationResult, streamGeneration} from "../engine/generate.js";
 import {drafterLabel} from "../engine/drafters/parseDrafterSpec.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
-import {ServerOverloadedError, ServerShuttingDownError} from "../errors.js";
+import {GrammarTooComplexError, ServerOverloadedError, ServerShuttingDownError} from "../errors.js";
 import type {FailureReason} from "./ServeMetrics.js";
 import {type OpenAiError, openAiError} from "./openAiError.js";
 import {reportError} from "./reportError.js";
@@ -17,7 +17,7 @@ import {withBos} from "../backend/addsBos.js";
 import type {PromptCacheLease} from "./PromptCache.js";
 import type {TokenLogprob} from "../distributions/tokenLogprobs.js";
 import type {TokenConstraint} from "../constraints/TokenConstraint.js";
-import {constraintFor} from "../constraints/constraintFor.js";
+import {compileConstraint} from "../constraints/compileConstraint.js";
 import {treeShapeLabel} from "../engine/drafters/TreeDraftSession.js";
 
 /**
@@ -44,19 +44,25 @@ export async function serveGeneration(
     let started: StartedGeneration | undefined;
     // Cleared when the engine fails: its sequences may then hold tokens their KV does not.
     let intact = true;
+    let constraint: TokenConstraint | undefined;
     const finish = async (): Promise<void> => {
         // return() runs the engine's finally if it stopped mid-way (after the call in flight, if any); a no-op otherwise.
         await started?.generator.return(undefined as never).catch(() => undefined);
         await started?.lease.release(intact);
-        started?.constraint?.dispose();
+        constraint?.dispose();
         release?.();
         cancel.detach();
     };
 
     let handedToStream = false;
     try {
+        // The grammar is compiled off the event loop, within its budget, before the request takes a slot.
+        constraint =
+            prepared.responseSchema !== undefined
+                ? await compileConstraint(state.target, prepared.responseSchema, state.grammarBudget)
+                : undefined;
         release = await state.slots.acquire(cancel.signal);
-        started = await startGeneration(state, prepared, format, arrival, cancel.signal);
+        started = await startGeneration(state, prepared, format, arrival, cancel.signal, constraint);
         const first = await started.generator.next();
         if (!prepared.stream) return c.json(await decodeWhole(started, first));
         handedToStream = true;
@@ -67,6 +73,7 @@ export async function serveGeneration(
                 await streamReply(stream, run, generator, first, prepared, format);
             } catch (error) {
                 intact = cancel.signal.aborted;
+                logGrammarRefusal(error, c.get("requestId"), state);
                 await endCutStream(stream, run, error, cancel, prepared, format, (cut) =>
                     reportError(cut, c.get("requestId"), state.logError)
                 );
@@ -85,12 +92,19 @@ export async function serveGeneration(
             record("aborted");
             throw cancel.signal.reason;
         }
+        logGrammarRefusal(error, c.get("requestId"), state);
         record(error instanceof ServerOverloadedError ? "overloaded" : "error");
         intact = false;
         throw error;
     } finally {
         if (!handedToStream) await finish();
     }
+}
+
+/** A grammar over its limits or budget is the client's doing, but logged with the request's id: the operator sees who sends them. */
+function logGrammarRefusal(error: unknown, requestId: string, state: ServeState): void {
+    if (error instanceof GrammarTooComplexError)
+        state.logError(`specgate serve: request ${requestId} refused: ${error.field ?? "response_format"}: ${error.message}`);
 }
 
 /** Aborts a generation when its client leaves or a drain runs out of time; says which it was. */
@@ -134,8 +148,6 @@ interface StartedGeneration {
     readonly generator: AsyncGenerator<GenerationChunk, GenerationResult>;
     /** The cached sequences it runs on, handed back when it ends. */
     readonly lease: PromptCacheLease;
-    /** The request's grammar state (response_format), disposed of when it ends. */
-    readonly constraint: TokenConstraint | undefined;
 }
 
 /** The engine on this request's decode path, with its tenant's drafter and correction memory. */
@@ -144,7 +156,8 @@ async function startGeneration(
     prepared: PreparedGeneration,
     format: ResponseFormat,
     arrival: number,
-    signal: AbortSignal
+    signal: AbortSignal,
+    constraint: TokenConstraint | undefined
 ): Promise<StartedGeneration> {
     const started = performance.now();
     const {path, tenant} = prepared;
@@ -156,7 +169,6 @@ async function startGeneration(
     const fingerprint = await state.fingerprints.for(path, memoryState);
     const run = new GenerationRun(state, prepared, format, fingerprint, arrival, started, memoryState?.version);
     const drafter = path.mode === "speculative" ? state.tenants.drafters(tenant).get(path.drafter) : undefined;
-    const constraint = prepared.grammar !== undefined ? constraintFor(state.target, prepared.grammar, "response_format") : undefined;
     const lease = await state.promptCache.lease(
         tenant,
         withBos(state.target, prepared.promptTokens),
@@ -171,7 +183,7 @@ async function startGeneration(
         draftSequence: lease.draft,
         constraint
     });
-    return {run, generator, lease, constraint};
+    return {run, generator, lease};
 }
 
 type Step = IteratorResult<GenerationChunk, GenerationResult>;

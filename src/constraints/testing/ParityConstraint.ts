@@ -3,12 +3,13 @@ import type {TokenConstraint} from "../TokenConstraint.js";
 
 /**
  * A small automaton for tests: each token must differ in parity from the one before it, the first
- * may not be in `firstForbidden`, and `endToken` may come only after an odd token. Counts its clones
- * and disposals, so a test can check none leaks.
+ * may not be in `firstForbidden`, and `endToken` may come only after an odd token. Counts the
+ * instances not yet disposed of, so a test can check none leaks.
  */
 export class ParityConstraint implements TokenConstraint {
     public static live = 0;
     private disposed = false;
+    private marked: number | undefined;
 
     public constructor(
         private readonly endToken: number,
@@ -24,8 +25,10 @@ export class ParityConstraint implements TokenConstraint {
         return token % 2 !== this.last % 2;
     }
 
-    public maskLogits(row: Float64Array): void {
+    /** Masks at once (the row is masked when this returns); the promise only fits the interface. */
+    public maskLogits(row: Float64Array): Promise<void> {
         for (let id = 0; id < row.length; id++) if (!this.allows(id)) row[id] = -Infinity;
+        return Promise.resolve();
     }
 
     public accept(token: number): void {
@@ -33,8 +36,12 @@ export class ParityConstraint implements TokenConstraint {
         this.last = token;
     }
 
-    public clone(): TokenConstraint {
-        return new ParityConstraint(this.endToken, this.firstForbidden, this.last);
+    public mark(): void {
+        this.marked = this.last;
+    }
+
+    public rewind(): void {
+        this.last = this.marked;
     }
 
     public dispose(): void {
