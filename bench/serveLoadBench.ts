@@ -19,6 +19,8 @@
  *
  * The process RSS and the suffix caches' node count are sampled every 10 s (the cache's memory bound
  * under load: outputs at temperature 1 are all different, so the cache fills to its bound and stays).
+ * For memory over a long run of varied traffic (the server in its own process, its RSS and heap
+ * slope, exact counters) use the soak mode, bench/serveSoak.ts (`npm run bench:soak`).
  *
  * Without --target/--draft it writes the random-weight fixture pair (src/gguf/randomLlamaModel.ts).
  */
