@@ -142,7 +142,7 @@ export function checkJsonSchema(schema: unknown, options: JsonSchemaGrammarOptio
         );
     }
     const text = JSON.stringify(effective);
-    const violation = schemaBytesViolation(text) ?? schemaLimitViolation(effective);
+    const violation = schemaLimitViolation(effective) ?? schemaBytesViolation(text);
     if (violation !== undefined) throw new GrammarTooComplexError(`${violation.path}: ${violation.reason}`, field);
     return {text, field, compact: options.compact ?? options.strict === true};
 }
