@@ -40,7 +40,7 @@ export interface WidenLlamaModelOptions {
     readonly name?: string;
     /** general.description; default says whose twin it is, at what shape, and that it is not a better model. */
     readonly description?: string;
-    /** Field names in error messages (a CLI passes its flags). Default "source" and "shape". */
+    /** Field names in error messages (a CLI passes its flags). Default "source", "shape" and "perturb". */
     readonly fields?: Partial<WidenFieldNames>;
 }
 
@@ -85,11 +85,12 @@ const denseSeed = 0x7f4a_7c15;
  * streamed tensor by tensor; dense values are tiled from one seeded block.
  */
 export async function widenLlamaModel(options: WidenLlamaModelOptions): Promise<WidenedLlamaModel> {
-    const fields: WidenFieldNames = {source: "source", shape: "shape", ...options.fields};
+    const fields: WidenFieldNames = {source: "source", shape: "shape", perturb: "perturb", ...options.fields};
     const weightType = options.weightType ?? GgmlTensorType.F32;
     const perturb = options.perturb ?? 0;
     const seed = options.seed ?? 1;
-    if (!Number.isFinite(perturb) || perturb < 0) throw new InvalidInputError(`must be a finite number >= 0, got ${perturb}`, "perturb");
+    if (!Number.isFinite(perturb) || perturb < 0)
+        throw new InvalidInputError(`must be a finite number >= 0, got ${perturb}`, fields.perturb);
     if (!Number.isSafeInteger(seed) || seed < 0) throw new InvalidInputError(`must be a non-negative integer, got ${seed}`, "seed");
     const reader = GgufReader.open(options.source);
     try {
@@ -98,7 +99,7 @@ export async function widenLlamaModel(options: WidenLlamaModelOptions): Promise<
         const twin = twinHyperparameters(source, options.shape, weightType, fields.shape);
         const placement = widenPlacement(source, twin);
         if (perturb > 0 && !hasExtraParts(source, twin))
-            throw new InvalidInputError("needs an extra head, unit or layer to perturb; the shape equals the source's", "perturb");
+            throw new InvalidInputError("needs an extra head, unit or layer to perturb; the shape equals the source's", fields.perturb);
         const noiseScale = {
             attention: perturb * rootMeanSquare(reader, source, "attn_output"),
             feedForward: perturb * rootMeanSquare(reader, source, "ffn_down")

@@ -29,7 +29,16 @@ export interface WidenPlacement {
 export interface WidenFieldNames {
     readonly source: string;
     readonly shape: string;
+    readonly perturb: string;
 }
+
+/** The shape's parts as `d,layers,heads,ff` names them. */
+const shapeLabels = [
+    ["embeddingLength", "d"],
+    ["blockCount", "layers"],
+    ["headCount", "heads"],
+    ["feedForwardLength", "ff"]
+] as const;
 
 /** The llama.* hyperparameters of a source GGUF, refusing architectures the twin cannot reproduce. */
 export function readSourceHyperparameters(reader: GgufReader, field: string): LlamaHyperparameters {
@@ -71,12 +80,11 @@ export function twinHyperparameters(
     weightType: GgmlTensorType,
     field: string
 ): LlamaHyperparameters {
-    const keys = ["embeddingLength", "blockCount", "headCount", "feedForwardLength"] as const;
-    for (const key of keys) {
+    for (const [key, label] of shapeLabels) {
         if (!Number.isSafeInteger(shape[key]) || shape[key] < 1)
-            throw new InvalidInputError(`${key} must be a positive integer, got ${shape[key]}`, field);
+            throw new InvalidInputError(`${label} must be a positive integer, got ${shape[key]}`, field);
         if (shape[key] < source[key])
-            throw new InvalidInputError(`${key} ${shape[key]} is below the source's ${source[key]}; a twin only widens`, field);
+            throw new InvalidInputError(`${label} ${shape[key]} is below the source's ${source[key]}; a twin only widens`, field);
     }
     const headSize = source.embeddingLength / source.headCount;
     if (shape.embeddingLength !== shape.headCount * headSize)
@@ -91,9 +99,9 @@ export function twinHyperparameters(
             field
         );
     if (weightType === GgmlTensorType.Q8_0)
-        for (const key of ["embeddingLength", "feedForwardLength"] as const)
+        for (const [key, label] of [shapeLabels[0], shapeLabels[3]])
             if (shape[key] % q8_0BlockSize !== 0)
-                throw new InvalidInputError(`Q8_0 needs ${key} to be a multiple of ${q8_0BlockSize}, got ${shape[key]}`, field);
+                throw new InvalidInputError(`Q8_0 needs ${label} to be a multiple of ${q8_0BlockSize}, got ${shape[key]}`, field);
     return {
         ...source,
         ...shape,

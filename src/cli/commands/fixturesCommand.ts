@@ -7,7 +7,9 @@ import {resolveTokenizerVocabulary, tokenizerFamilies} from "../../gguf/tokenize
 import {InvalidInputError} from "../../errors.js";
 import {checkOutputFolder} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
+import {numberOption} from "../samplingCliOptions.js";
 import {writeOutputFile} from "../writeOutputFile.js";
+import {checkWidenFlags, describeWidened, writeWidenedFixtures} from "./widenFixtures.js";
 
 /** "d,layers,heads,ff" → a shape. */
 function parseShape(text: string, field: string) {
@@ -18,15 +20,32 @@ function parseShape(text: string, field: string) {
     return {embeddingLength, blockCount, headCount, headCountKv: headCount, feedForwardLength};
 }
 
-/** `specgate fixtures`: write a deterministic random-weight target/draft GGUF pair sharing a vocabulary. */
+/**
+ * `specgate fixtures`: write a deterministic random-weight target/draft GGUF pair sharing a
+ * vocabulary, or (--widen-from) widened twins of a trained model.
+ */
 export function registerFixturesCommand(program: Command): void {
     program
         .command("fixtures")
-        .description("write a deterministic random-weight llama target + draft GGUF pair (for tests and timing; the text is noise)")
+        .description(
+            "write a deterministic random-weight llama target + draft GGUF pair (for tests and timing; the text is noise), " +
+                "or with --widen-from a widened twin of a trained llama: the same function at the cost of a larger shape"
+        )
         .requiredOption("--out <DIR>", "directory for target.gguf and draft.gguf")
-        .option("--seed <S>", "seed of the random weights", integerOption(0), 1)
-        .option("--target-shape <d,layers,heads,ff>", "target shape", "64,2,4,128")
-        .option("--draft-shape <d,layers,heads,ff>", "draft shape", "32,1,2,64")
+        .option("--seed <S>", "seed of the random weights (with --widen-from: of the --perturb noise)", integerOption(0), 1)
+        .option("--target-shape <d,layers,heads,ff>", "target shape (with --widen-from: the twin's, required)", "64,2,4,128")
+        .option("--draft-shape <d,layers,heads,ff>", "draft shape (with --widen-draft-from: default the draft source's own)", "32,1,2,64")
+        .option(
+            "--widen-from <FILE>",
+            "write target.gguf as a widened twin of this llama GGUF at --target-shape: the same text and logits at the cost of that shape (heads = d / the source's head size)"
+        )
+        .option("--widen-draft-from <FILE>", "with --widen-from: also write draft.gguf as a widened twin of this GGUF at --draft-shape")
+        .option(
+            "--perturb <SIGMA>",
+            "with --widen-from: the target twin's extra heads, units and layers write seeded noise of SIGMA x the source's output-projection RMS, so it agrees less with its draft (0 = exact twin)",
+            numberOption("perturb"),
+            0
+        )
         .option("--context <N>", "context length", integerOption(16), 256)
         .option("--type <F32|F16|Q8_0>", "matrix tensor type", "F32")
         .option(
@@ -47,21 +66,46 @@ export function registerFixturesCommand(program: Command): void {
             0
         )
         .action(
-            async (options: {
-                out: string;
-                seed: number;
-                targetShape: string;
-                draftShape: string;
-                context: number;
-                type: string;
-                vocabularySize: number;
-                padVocabulary: number;
-                tokenizer?: string;
-                pre?: string;
-            }) => {
+            async (
+                options: {
+                    out: string;
+                    seed: number;
+                    targetShape: string;
+                    draftShape: string;
+                    context: number;
+                    type: string;
+                    vocabularySize: number;
+                    padVocabulary: number;
+                    tokenizer?: string;
+                    pre?: string;
+                    widenFrom?: string;
+                    widenDraftFrom?: string;
+                    perturb: number;
+                },
+                command: Command
+            ) => {
                 const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
                 const weightType = types[options.type];
                 if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
+                checkWidenFlags(command, options.widenFrom !== undefined);
+                if (options.widenFrom !== undefined) {
+                    const written = await writeWidenedFixtures({
+                        out: options.out,
+                        widenFrom: options.widenFrom,
+                        widenDraftFrom: options.widenDraftFrom,
+                        targetShape: parseShape(options.targetShape, "--target-shape"),
+                        draftShape:
+                            command.getOptionValueSource("draftShape") === "cli"
+                                ? parseShape(options.draftShape, "--draft-shape")
+                                : undefined,
+                        weightType,
+                        perturb: options.perturb,
+                        seed: options.seed
+                    });
+                    for (const model of written) process.stderr.write(`${describeWidened(model)}\n`);
+                    process.stdout.write(written.map((model) => `${model.path}\n`).join(""));
+                    return;
+                }
                 const target = {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context};
                 const draft = {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context};
                 if (options.tokenizer !== undefined && options.vocabularySize !== 260)
