@@ -46,6 +46,13 @@ async function decodeFresh(groups: (context: NativeContextHandle) => NativeOutpu
     }
 }
 
+/** Node 20's resizable ArrayBuffer (ES2024), which this project's TypeScript lib does not declare. */
+type ResizableArrayBuffer = ArrayBuffer & {resize(byteLength: number): void};
+const ResizableArrayBuffer = ArrayBuffer as unknown as new (byteLength: number, options: {maxByteLength: number}) => ResizableArrayBuffer;
+/** Detaches `array`'s buffer, as a postMessage transfer does; the memory moves to the returned buffer. */
+const transfer = (array: ArrayBufferView): ArrayBuffer =>
+    structuredClone(array.buffer as ArrayBuffer, {transfer: [array.buffer as ArrayBuffer]});
+
 const lastTwo = (): Int32Array => Int32Array.of(prompt.length - 2, prompt.length - 1);
 
 /** Each mode's destination for two outputs, and its rows on an undisturbed decode. */
@@ -61,7 +68,7 @@ describe("decode destinations that JS detaches or shrinks", () => {
     it("refuses a destination on a resizable ArrayBuffer, naming it, in decode and decodeNow", async () => {
         const context = new (nativeAddon().NativeContext)(model, {contextSize: 64, sequences: 1, batchSize: 16, threads: 1});
         try {
-            const resizable = new ArrayBuffer(2 * vocabulary * 4, {maxByteLength: 4 * vocabulary * 4});
+            const resizable = new ResizableArrayBuffer(2 * vocabulary * 4, {maxByteLength: 4 * vocabulary * 4});
             for (const destination of [new Float32Array(resizable), new Float32Array(resizable, 0, 2 * vocabulary)]) {
                 const groups = [
                     {outputs: lastTwo(), mode: NativeOutputMode.Argmax, destination: new Int32Array(2)},
@@ -73,7 +80,11 @@ describe("decode destinations that JS detaches or shrinks", () => {
                 expect(() => context.decodeNow(prompt, new Int32Array(prompt.length), positions, groups)).toThrow(refusal);
             }
             // A growable SharedArrayBuffer only grows: accepted.
-            const shared = new Int32Array(new SharedArrayBuffer(8, {maxByteLength: 64} as never));
+            const Growable = SharedArrayBuffer as unknown as new (
+                byteLength: number,
+                options: {maxByteLength: number}
+            ) => SharedArrayBuffer;
+            const shared = new Int32Array(new Growable(8, {maxByteLength: 64}));
             await context.decode(prompt, new Int32Array(prompt.length), positions, [
                 {outputs: lastTwo(), mode: NativeOutputMode.Argmax, destination: shared}
             ]);
@@ -98,7 +109,7 @@ describe("decode destinations that JS detaches or shrinks", () => {
                     {outputs: Int32Array.of(prompt.length - 1), mode, destination: moved, sampling}
                 ],
                 () => {
-                    transferred = structuredClone(moved.buffer, {transfer: [moved.buffer]});
+                    transferred = transfer(moved);
                     // The memory moved to the new buffer is the JS program's now: the worker must not write into it.
                     new Uint8Array(transferred).fill(7);
                 }
@@ -119,7 +130,7 @@ describe("decode destinations that JS detaches or shrinks", () => {
 
     it("a resizable destination that lies about being resizable and shrinks after decode() makes the call reject, not write past its end", async () => {
         const descriptor = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "resizable")!;
-        const buffer = new ArrayBuffer(2 * vocabulary * 4, {maxByteLength: 2 * vocabulary * 4});
+        const buffer = new ResizableArrayBuffer(2 * vocabulary * 4, {maxByteLength: 2 * vocabulary * 4});
         const destination = new Float32Array(buffer); // length-tracking: shrinks with its buffer
         Object.defineProperty(ArrayBuffer.prototype, "resizable", {configurable: true, get: () => false});
         let decoding: Promise<unknown>;
@@ -150,8 +161,8 @@ describe("decode destinations that JS detaches or shrinks", () => {
                     {outputs: lastTwo(), mode: NativeOutputMode.Logits, destination}
                 ]);
                 // Transfer now, after a turn of the event loop, or never.
-                if (round % 3 === 0) structuredClone(destination.buffer, {transfer: [destination.buffer]});
-                else if (round % 3 === 1) setImmediate(() => structuredClone(destination.buffer, {transfer: [destination.buffer]}));
+                if (round % 3 === 0) transfer(destination);
+                else if (round % 3 === 1) setImmediate(() => transfer(destination));
                 try {
                     await pending;
                     // Delivered before any transfer: the rows are the undisturbed decode's.
