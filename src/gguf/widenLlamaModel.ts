@@ -28,9 +28,11 @@ export interface WidenLlamaModelOptions {
     /** Storage type of the matrices (the RMSNorm gains stay F32). Default F32. */
     readonly weightType?: GgmlTensorType;
     /**
-     * σ >= 0: the zero output projections of the extra heads, units and layers get seeded noise of
-     * standard deviation σ × the RMS of the source's matrices of that kind (attn_output, ffn_down), so
-     * the extra compute changes the function and the twin agrees less with the source. 0 (default):
+     * σ >= 0: the zero output projections of the extra heads, units and layers get seeded uniform
+     * noise, so the extra compute changes the function and the twin agrees less with the source.
+     * Its standard deviation is σ × the RMS of the source's matrices of that kind (attn_output,
+     * ffn_down) × sqrt(source inputs / extra inputs over all blocks): at σ = 1 the extra parts
+     * together write about as much as the source's own, for any shape. Linear in σ; 0 (default):
      * exactly the unperturbed twin. Needs at least one extra head, unit or layer.
      */
     readonly perturb?: number;
@@ -101,8 +103,8 @@ export async function widenLlamaModel(options: WidenLlamaModelOptions): Promise<
         if (perturb > 0 && !hasExtraParts(source, twin))
             throw new InvalidInputError("needs an extra head, unit or layer to perturb; the shape equals the source's", fields.perturb);
         const noiseScale = {
-            attention: perturb * rootMeanSquare(reader, source, "attn_output"),
-            feedForward: perturb * rootMeanSquare(reader, source, "ffn_down")
+            attention: perturb * rootMeanSquare(reader, source, "attn_output") * extraShare(source, twin, "embeddingLength"),
+            feedForward: perturb * rootMeanSquare(reader, source, "ffn_down") * extraShare(source, twin, "feedForwardLength")
         };
         const tensors = twinTensors({
             reader,
@@ -141,6 +143,17 @@ export async function widenLlamaModel(options: WidenLlamaModelOptions): Promise<
 
 function hasExtraParts(source: LlamaHyperparameters, twin: LlamaHyperparameters): boolean {
     return twin.headCount > source.headCount || twin.feedForwardLength > source.feedForwardLength || twin.blockCount > source.blockCount;
+}
+
+/**
+ * sqrt(source inputs / extra inputs) of an output projection summed over all blocks (inputs: head
+ * dimensions for attn_output, units for ffn_down), so that at σ = 1 the extra parts together write
+ * about as much into the residual as the source's parts do, whatever the twin's shape.
+ */
+function extraShare(source: LlamaHyperparameters, twin: LlamaHyperparameters, width: "embeddingLength" | "feedForwardLength"): number {
+    const sourceInputs = source[width] * source.blockCount;
+    const extraInputs = (twin[width] - source[width]) * source.blockCount + twin[width] * (twin.blockCount - source.blockCount);
+    return extraInputs === 0 ? 0 : Math.sqrt(sourceInputs / extraInputs);
 }
 
 /** RMS of every source block's `kind` matrix together. */

@@ -40,6 +40,11 @@ export class TiledNoise {
     public copyEncoded(type: GgmlTensorType, scale: number, out: Uint8Array, at: number, index: number, count: number): void {
         if (type === GgmlTensorType.Q8_0 && (index % q8_0BlockSize !== 0 || count % q8_0BlockSize !== 0))
             throw new RangeError(`Q8_0 copies whole blocks, got index ${index} and count ${count}`);
+        if (scale === 0) {
+            // +0 in every type (a negative value times 0 would store -0).
+            out.fill(0, at, at + ggmlTensorByteLength(type, count));
+            return;
+        }
         const bytes = this.encodedBlock(type, scale);
         const bytesOf = (values: number): number => ggmlTensorByteLength(type, values);
         this.copyRuns(index, count, (position, done, run) =>
