@@ -180,8 +180,9 @@ describe("a widened twin of the family target", () => {
         expect(half.maximumDifference).toBeLessThanOrEqual(tolerance);
         const againstF32 = await compare(source, await load(twin.path));
 
-        // The native CPU addon built with GGML_NATIVE dies with SIGILL on Q8_0 matmuls on some
-        // AMX-capable hosts, so Q8_0 runs on node-llama-cpp's prebuilt binaries.
+        // Built with GGML_NATIVE on a CPU that lists AMX, the native addon runs Q8_0 matmuls in ggml's
+        // AMX kernel, which dies with SIGILL (at `tilezero`) where the host does not grant the tile
+        // state, as on some VMs; node-llama-cpp's prebuilt binaries have no AMX kernel.
         const quantized = await twinOf(familyTarget, "q8_0.gguf", {weightType: GgmlTensorType.Q8_0});
         const q8 = await compare(await load(familyTarget, "node-llama-cpp"), await load(quantized.path, "node-llama-cpp"));
         console.log(
