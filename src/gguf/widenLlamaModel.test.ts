@@ -6,6 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {InvalidInputError} from "../errors.js";
 import {GgmlTensorType} from "./GgmlTensorType.js";
 import {GgufReader} from "./GgufReader.js";
+import {GgufWriter} from "./GgufWriter.js";
 import {writeRandomLlamaPair} from "./randomLlamaModel.js";
 import {widenLlamaModel, type WidenedShape, type WidenLlamaModelOptions} from "./widenLlamaModel.js";
 
@@ -157,5 +158,35 @@ describe("widenLlamaModel", () => {
             a.close();
             b.close();
         }
+    });
+
+    it("keeps a tied embedding tied, and refuses a source with tensors a plain llama lacks", async () => {
+        const copy = async (name: string, change: (writer: GgufWriter, reader: GgufReader) => void): Promise<string> => {
+            const reader = GgufReader.open(source);
+            try {
+                const writer = new GgufWriter();
+                for (const [key, entry] of reader.metadata) writer.set(key, entry.type, entry.value);
+                change(writer, reader);
+                await writer.writeFile(join(directory, name));
+                return join(directory, name);
+            } finally {
+                reader.close();
+            }
+        };
+        const copyTensors = (writer: GgufWriter, reader: GgufReader, skip: string): void => {
+            for (const tensor of reader.tensors)
+                if (tensor.name !== skip) writer.addTensor(tensor.name, tensor.dimensions, tensor.type, reader.readTensor(tensor.name));
+        };
+        const tied = await copy("tied.gguf", (writer, reader) => copyTensors(writer, reader, "output.weight"));
+        const twin = await widenLlamaModel({source: tied, shape, outputPath: join(directory, "tied-twin.gguf")});
+        expect(GgufReader.readHeader(twin.path).tensors.some((tensor) => tensor.name === "output.weight")).toBe(false);
+
+        const extra = await copy("extra.gguf", (writer, reader) => {
+            copyTensors(writer, reader, "");
+            writer.addTensor("rope_freqs.weight", [8], GgmlTensorType.F32, new Float32Array(8).fill(1));
+        });
+        await expect(
+            widenLlamaModel({source: extra, shape, outputPath: join(directory, "x.gguf"), fields: {source: "--widen-from"}})
+        ).rejects.toThrow("--widen-from: has a tensor rope_freqs.weight a widened twin cannot reproduce");
     });
 });

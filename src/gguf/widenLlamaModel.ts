@@ -102,10 +102,13 @@ export async function widenLlamaModel(options: WidenLlamaModelOptions): Promise<
         const placement = widenPlacement(source, twin);
         if (perturb > 0 && !hasExtraParts(source, twin))
             throw new InvalidInputError("needs an extra head, unit or layer to perturb; the shape equals the source's", fields.perturb);
-        const noiseScale = {
-            attention: perturb * rootMeanSquare(reader, source, "attn_output") * extraShare(source, twin, "embeddingLength"),
-            feedForward: perturb * rootMeanSquare(reader, source, "ffn_down") * extraShare(source, twin, "feedForwardLength")
-        };
+        const noiseScale =
+            perturb === 0
+                ? {attention: 0, feedForward: 0}
+                : {
+                      attention: perturb * rootMeanSquare(reader, source, "attn_output") * extraShare(source, twin, "embeddingLength"),
+                      feedForward: perturb * rootMeanSquare(reader, source, "ffn_down") * extraShare(source, twin, "feedForwardLength")
+                  };
         const tensors = twinTensors({
             reader,
             source,
