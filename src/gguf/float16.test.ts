@@ -58,9 +58,7 @@ describe("float16", () => {
         const values = new Float32Array(words.buffer);
         values.set([0, -0, 65504, 65520, 2 ** -24, 2 ** -25, 1 + 2 ** -11, 1 + 3 * 2 ** -11], 0);
         const expectAsOneByOne = (array: Float32Array): void => {
-            const halves = float32ArrayToFloat16Bits(array);
-            expect(halves).toHaveLength(array.length);
-            for (let i = 0; i < array.length; i++) expect(halves[i]).toBe(float32ToFloat16Bits(array[i]));
+            expect(Array.from(float32ArrayToFloat16Bits(array))).toEqual(Array.from(array, (value) => float32ToFloat16Bits(value)));
         };
         expectAsOneByOne(values);
         expectAsOneByOne(values.subarray(3, 1000));
