@@ -25,10 +25,10 @@ export interface TwinTensorSources {
 /** Values produced per chunk (at most 16 MiB stored), so no tensor of any size is held whole. */
 const chunkValues = 1 << 22;
 
-/** A run of columns copied from the source: twin columns [twin, twin + length) ← source [source, …). */
 /** A row copied from a tiled stream (already encoded), or a function that writes it as floats. */
 type RowContent = {tile: TiledNoise; index: number; scale: number} | ((out: Float32Array) => void);
 
+/** A run of columns copied from the source: twin columns [twin, twin + length) ← source [source, …). */
 interface ColumnRun {
     readonly twin: number;
     readonly source: number;
