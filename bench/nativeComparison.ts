@@ -29,6 +29,11 @@
  *   npm run bench:native -- --quick            # smoke run (1 thread, 2 repetitions, 24 tokens; ≈ 1.5 minutes)
  *   npm run bench:native -- --json FILE --reps 5 --tokens 64 --threads 1,2 --temperatures 0,0.8 --cases family,d768,v152k --no-ngram
  *   npm run bench:native -- --cases qwen3 --threads 1 --no-ngram   # the V = 152k figures on Qwen3's real vocabulary
+ *   npm run bench:native -- --cases twin-0.1b,twin-1b --threads 2 --temperatures 0 --no-ngram   # widened twins: speculation that pays
+ *
+ * Ratios and speed-ups carry 95% bootstrap intervals over the repetitions (bench/speedIntervals.ts).
+ * The twins' other arms (n-gram, block, tree, a widened draft, Q8_0) are in `npm run bench:twins`,
+ * the device bench's driver run on this CPU.
  *   npm run bench:native -- --scaling-only --threads 1,2 --cases v152k   # target-only pairs at 1 and 2 threads
  *   npm run bench:native -- --contention --scaling-only --threads 2 --cases v152k   # one core kept busy by another process
  *
@@ -40,6 +45,7 @@
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
 import {benchMachine} from "./cpuInstructionSet.js";
+import {formatInterval, medianInterval, medianRatioInterval} from "./speedIntervals.js";
 import {spawn, spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
@@ -110,6 +116,19 @@ const familyPrompts = readFileSync(join(root, "examples/family-prompts.jsonl"), 
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => (JSON.parse(line) as {prompt: string}).prompt);
+function twinCase(name: string, shape: string): Record<string, BenchCase> {
+    const directory = join(fixtureDirectory, name);
+    return {
+        [name]: {
+            name,
+            label: `widened twin of the family target at ${shape.split(",").slice(0, 2).join("×")}, F16 (family draft)`,
+            target: join(directory, "target.gguf"),
+            draft: join(root, "models/draft/model.gguf"),
+            prompts: familyPrompts,
+            fixtures: ["--widen-from", join(root, "models/target/model.gguf"), "--target-shape", shape, "--type", "F16", "--out", directory]
+        }
+    };
+}
 const cases: Record<string, BenchCase> = {
     family: {
         name: "family",
@@ -158,6 +177,10 @@ const cases: Record<string, BenchCase> = {
             "152000"
         ]
     },
+    // Widened twins of the family target (src/gguf/widenLlamaModel.ts): its function, so the family
+    // draft's acceptance, at the cost of d768×8 (0.06B parameters) and d2048×16 (0.82B), F16.
+    ...twinCase("twin-0.1b", "768,8,24,2048"),
+    ...twinCase("twin-1b", "2048,16,64,5632"),
     qwen3: {
         name: "qwen3",
         label: "Qwen3's real vocabulary (151,669 tokens, BPE; d256×4 F32 target, d64×1 draft)",
@@ -854,7 +877,7 @@ for (const row of pairs) {
     let speedups = "–";
     let limit = "–";
     if (speculative && base != null) {
-        speedups = `${fixed(median(row.specgate) / median(base.specgate))}×, ${fixed(median(row.native) / median(base.native))}×`;
+        speedups = `${formatInterval(medianRatioInterval(row.specgate, base.specgate), 2, "×")}, ${formatInterval(medianRatioInterval(row.native, base.native), 2, "×")}`;
         // Zero-overhead speed-up at specgate's measured acceptance and costs: tokens per step · t(1) / (t(γ+1) + γ · t_draft).
         const t1 = base.specgateCostCurve?.[1];
         const tBatch = row.specgateCostCurve?.[gamma + 1];
@@ -863,7 +886,7 @@ for (const row of pairs) {
     }
     const perStep = speculative ? `${fixed(row.specgateTokensPerStep)}, ${fixed(row.nativeTokensPerStep)}` : "1, 1";
     lines.push(
-        `| ${row.case} | ${row.temperature} | ${row.threads} | ${row.mode} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${fixed(median(row.ratios), 3)}** | ${perStep} | ${speedups} | ${limit} |`
+        `| ${row.case} | ${row.temperature} | ${row.threads} | ${row.mode} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | **${formatInterval(medianInterval(row.ratios), 3)}** | ${perStep} | ${speedups} | ${limit} |`
     );
 }
 lines.push("");

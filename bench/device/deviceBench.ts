@@ -59,7 +59,10 @@ const flag = (name: string): boolean => argv.includes(name);
 const quick = flag("--quick");
 const root = resolve(value("--root") ?? ".");
 const fixtureDirectory = resolve(value("--fixtures") ?? join(root, ".specgate/device-fixtures"));
-const caseNames = (value("--cases") ?? "twin-1b,twin-7b,family").split(",").filter((name) => name !== "");
+/** Default cases: the twins a GPU is for, or (--gpu off) those a 2-core CPU can time in minutes. */
+const caseNames = (value("--cases") ?? (value("--gpu") === "off" ? "twin-0.1b,twin-1b" : "twin-1b,twin-7b,family"))
+    .split(",")
+    .filter((name) => name !== "");
 const gamma = 4;
 
 type Shape = [embedding: number, layers: number, heads: number, feedForward: number];
