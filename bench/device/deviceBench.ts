@@ -94,7 +94,7 @@ interface BenchCase {
 
 /**
  * Twins of the family target (head size 32), drafted by the family's own draft so acceptance is the
- * trained pair's: twin-0.1b (d768×8, FF 2048: 0.10B parameters) and twin-1b (d2048×16, FF 5632:
+ * trained pair's: twin-0.1b (d768×8, FF 2048: 0.06B parameters) and twin-1b (d2048×16, FF 5632:
  * 0.82B) for CPUs, twin-1b and twin-7b (d4096×32, FF 11008: 6.5B) for GPUs; F16, or Q8_0 with the
  * suffix -q8; -wdraft: the family draft widened too (d512×4 for twin-1b, d256×2 for twin-0.1b), which
  * sets the draft's cost ratio. Files are named by shape and type, so cases share them.
@@ -111,7 +111,7 @@ function twinBenchCases(familyPrompts: () => string[]): Record<string, BenchCase
             quickTarget: [256, 4, 8, 768],
             draft: [256, 2, 8, 768],
             quickDraft: [128, 2, 4, 384],
-            parameters: "0.10B"
+            parameters: "0.06B"
         },
         "twin-1b": {
             target: [2048, 16, 64, 5632],
