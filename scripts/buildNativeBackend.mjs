@@ -20,6 +20,12 @@
 // shows it live instead. SPECGATE_NATIVE_PREBUILT=/path/to/specgate_native.node installs that addon
 // (built by this script elsewhere, for the same Node-API and CPU) instead of compiling: for scratch
 // installs of a packed specgate, as its packaging test does.
+//
+// CFLAGS and CXXFLAGS are passed to CMake on every build, not only the first: when they change (or the
+// AMX decision below does), the build is reconfigured and recompiled rather than kept with the old
+// flags. On a CPU with Intel AMX the CPU build is -march=native; scripts/amxBuildFlags.mjs checks that
+// AMX tiles work here and otherwise adds -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 (the console says
+// which).
 import {execFileSync, spawnSync} from "node:child_process";
 import {
     closeSync,
@@ -39,6 +45,7 @@ import {availableParallelism} from "node:os";
 import {dirname, join} from "node:path";
 import {createRequire} from "node:module";
 import {fileURLToPath} from "node:url";
+import {amxBuildFlags, splitFlags} from "./amxBuildFlags.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -108,9 +115,26 @@ function prepareSource() {
     );
 }
 
-/** Configures (once) and builds the addon in `directory`, then puts it at `destination`. */
-function buildAddon(directory, destination, definitions) {
-    if (!existsSync(join(directory, "CMakeCache.txt"))) {
+/** CMAKE_C_FLAGS and CMAKE_CXX_FLAGS of the configuration in `directory`; null where it has none. */
+function configuredFlags(directory) {
+    const cache = join(directory, "CMakeCache.txt");
+    if (!existsSync(cache)) return null;
+    const text = readFileSync(cache, "utf8");
+    const value = (name) => text.match(new RegExp(`^${name}:STRING=(.*)$`, "m"))?.[1] ?? "";
+    return {c: value("CMAKE_C_FLAGS"), cxx: value("CMAKE_CXX_FLAGS")};
+}
+
+/**
+ * Configures the addon's build in `directory` (the first time, and again whenever the compiler flags
+ * `flags` ({c, cxx}) differ from its configuration's), builds it and puts it at `destination`.
+ */
+function buildAddon(directory, destination, definitions, flags) {
+    const configured = configuredFlags(directory);
+    if (configured === null || configured.c !== flags.c || configured.cxx !== flags.cxx) {
+        if (configured !== null)
+            console.log(
+                `specgate: the compiler flags changed (C "${configured.c}" → "${flags.c}", C++ "${configured.cxx}" → "${flags.cxx}"): reconfiguring ${directory}, everything is recompiled`
+            );
         run("cmake", [
             "-S",
             join(root, "native"),
@@ -118,6 +142,8 @@ function buildAddon(directory, destination, definitions) {
             directory,
             ...(has("ninja") ? ["-G", "Ninja"] : []),
             "-DCMAKE_BUILD_TYPE=Release",
+            `-DCMAKE_C_FLAGS=${flags.c}`,
+            `-DCMAKE_CXX_FLAGS=${flags.cxx}`,
             `-DLLAMA_CPP_DIR=${sourceDirectory}`,
             ...definitions
         ]);
@@ -134,11 +160,33 @@ function replaceFile(source, destination) {
     renameSync(staged, destination);
 }
 
+/** CFLAGS and CXXFLAGS as given, each followed by `extra`. */
+function compilerFlags(extra) {
+    return {
+        c: [...splitFlags(process.env.CFLAGS), ...extra].join(" "),
+        cxx: [...splitFlags(process.env.CXXFLAGS), ...extra].join(" ")
+    };
+}
+
+/** The flags that keep a -march=native build off AMX where AMX does not work; none without -march=native. */
+function cpuAmxFlags(nativeArch) {
+    if (/^(off|0|false|no|n)$/i.test(nativeArch)) return [];
+    const {flags, note} = amxBuildFlags();
+    if (note !== null) {
+        console.log(`specgate: ${note}`);
+        if (!logLive) writeFileSync(logPath, `specgate: ${note}\n`, {flag: "a"});
+    }
+    return flags;
+}
+
 function buildCpu(includeDirectories) {
-    buildAddon(cmakeDirectory, output, [
-        `-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`,
-        `-DSPECGATE_NATIVE_ARCH=${process.env.SPECGATE_NATIVE_ARCH ?? "ON"}`
-    ]);
+    const nativeArch = process.env.SPECGATE_NATIVE_ARCH ?? "ON";
+    buildAddon(
+        cmakeDirectory,
+        output,
+        [`-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`, `-DSPECGATE_NATIVE_ARCH=${nativeArch}`],
+        compilerFlags(cpuAmxFlags(nativeArch))
+    );
 }
 
 /** The folder of node-llama-cpp's prebuilt libraries for `gpu` on this platform (its optional dependency). */
@@ -187,11 +235,13 @@ function buildGpu(gpu, includeDirectories) {
             statSync(destination).mtimeMs < statSync(source).mtimeMs;
         if (stale) replaceFile(source, destination);
     }
-    buildAddon(join(buildDirectory, `cmake-${gpu}`), join(outputDirectory, "specgate_native.node"), [
-        `-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`,
-        `-DSPECGATE_GPU=${gpu}`,
-        `-DSPECGATE_PREBUILT_DIR=${outputDirectory}`
-    ]);
+    // No -march=native here (ggml comes prebuilt, with its CPU variants chosen at run time): no AMX flags.
+    buildAddon(
+        join(buildDirectory, `cmake-${gpu}`),
+        join(outputDirectory, "specgate_native.node"),
+        [`-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`, `-DSPECGATE_GPU=${gpu}`, `-DSPECGATE_PREBUILT_DIR=${outputDirectory}`],
+        compilerFlags([])
+    );
     return join(outputDirectory, "specgate_native.node");
 }
 

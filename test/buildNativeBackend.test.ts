@@ -21,7 +21,8 @@ function runScript(env: NodeJS.ProcessEnv): {status: number | null; output: stri
 
 describe("the native build's output", () => {
     mkdirSync(join(scratch, "scripts"));
-    copyFileSync(join(root, "scripts", "buildNativeBackend.mjs"), join(scratch, "scripts", "buildNativeBackend.mjs"));
+    for (const file of ["buildNativeBackend.mjs", "amxBuildFlags.mjs", "amxProbe.cpp"])
+        copyFileSync(join(root, "scripts", file), join(scratch, "scripts", file));
     mkdirSync(join(scratch, "node_modules", "node-llama-cpp", "llama"), {recursive: true});
     writeFileSync(join(scratch, "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle"), "");
     mkdirSync(join(scratch, "bin"));
