@@ -48,7 +48,7 @@ alignas(64) int8_t left[kRows][kRowBytes];
 alignas(64) int8_t right[kRows][kRowBytes];
 alignas(64) int32_t product[kRows][kRowBytes / 4];
 
-}  // namespace
+} // namespace
 
 int main() {
     if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
