@@ -4,7 +4,11 @@
 // Such work cannot be interrupted once it is inside llama.cpp, so it runs on a detached thread rather
 // than on libuv's worker pool (whose few threads the decodes need): a caller that stops waiting (a time
 // budget, a shutdown) drops the promise, the thread finishes on its own and its result is freed. The
-// thread keeps no reference on the event loop, so Node may exit while one runs. At most `maxJobs` run at
+// thread keeps no reference on the event loop, so Node may exit while one runs; an exit that runs static
+// destructors (llama.cpp's, the C++ runtime's, Node's) under a running job would be a use after free, so
+// such an exit must skip them (exitWhileGrammarJobsRun, which src/backend/nativeAddon.ts calls from
+// process "exit"). What a job uses it co-owns: the model's handle is a shared_ptr held by the job until
+// its result is freed, so disposing of the model meanwhile only defers its release. At most `maxJobs` run at
 // once, abandoned ones included: a job beyond that is refused at once (an Error whose code is
 // "grammar_jobs_busy"), so hostile requests cannot pile up threads.
 #pragma once
@@ -91,10 +95,12 @@ inline Napi::Promise startGrammarJob(Napi::Env env, int maxJobs, GrammarJobBody 
             job->error = "the grammar job failed with an unknown exception";
         }
         if (job->error.empty() && !job->body.settle) job->error = "the grammar job has no result";
-        runningGrammarJobs.fetch_sub(1);
         // The environment may be gone (Node exiting): the job is then only freed.
         if (channel.BlockingCall(job) != napi_ok) delete job;
         channel.Release();
+        // Last: once no job counts as running, exitWhileGrammarJobsRun lets the process exit normally,
+        // so nothing of the addon, Node or llama.cpp may be touched from here on.
+        runningGrammarJobs.fetch_sub(1);
     }).detach();
     return promise;
 }

@@ -36,7 +36,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -668,6 +671,27 @@ napi_value CompileGrammarEntry(napi_env env, napi_callback_info callbackInfo) {
     return guarded(env, [&]() -> napi_value { return CompileGrammar(Napi::CallbackInfo(env, callbackInfo)); });
 }
 
+/** grammarJobsRunning() → the grammar jobs whose thread still runs, abandoned ones included (this addon, process-wide). */
+napi_value GrammarJobsRunningEntry(napi_env env, napi_callback_info /*callbackInfo*/) {
+    return guarded(env, [&]() -> napi_value { return Napi::Number::New(env, runningGrammarJobs.load()); });
+}
+
+/**
+ * exitWhileGrammarJobsRun(code) → false when no grammar job runs. Otherwise it ends the process at
+ * once with `code`, C stdio flushed, without atexit handlers or static destructors: a job's thread
+ * still runs inside llama.cpp and the C++ runtime, whose static objects those would destroy under it.
+ * For process "exit" (src/backend/nativeAddon.ts), after which nothing else would run anyway.
+ */
+napi_value ExitWhileGrammarJobsRunEntry(napi_env env, napi_callback_info callbackInfo) {
+    return guarded(env, [&]() -> napi_value {
+        const Napi::CallbackInfo info(env, callbackInfo);
+        const auto code = static_cast<int>(integerArgument(env, info[0], "code", INT32_MIN, INT32_MAX));
+        if (runningGrammarJobs.load() == 0) return Napi::Boolean::New(env, false);
+        std::fflush(nullptr);
+        std::_Exit(code);
+    });
+}
+
 void exportFunction(Napi::Env env, Napi::Object exports, const char* name, napi_callback callback) {
     napi_value function = nullptr;
     NAPI_THROW_IF_FAILED_VOID(env, napi_create_function(env, name, NAPI_AUTO_LENGTH, callback, nullptr, &function));
@@ -685,6 +709,8 @@ void registerGrammar(Napi::Env env, Napi::Object exports) {
     exportFunction(env, exports, "jsonSchemaToGrammar", JsonSchemaToGrammarEntry);
     exportFunction(env, exports, "compileJsonSchema", CompileJsonSchemaEntry);
     exportFunction(env, exports, "compileGrammar", CompileGrammarEntry);
+    exportFunction(env, exports, "grammarJobsRunning", GrammarJobsRunningEntry);
+    exportFunction(env, exports, "exitWhileGrammarJobsRun", ExitWhileGrammarJobsRunEntry);
 }
 
 } // namespace specgate

@@ -10,6 +10,7 @@ import {
     nativeAddon
 } from "./nativeAddon.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+import {slowGrammar} from "../testing/slowGrammar.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -642,6 +643,33 @@ describe("the native addon at its trust boundary", () => {
         await copy.mask(row);
         expect(row.filter((value) => value === 0)).toHaveLength(1);
         copy.dispose();
+    });
+
+    it("lets a grammar job co-own its model: disposing of the model meanwhile leaves the job's grammar whole", async () => {
+        const own = new addon.NativeModel(familyTarget);
+        const [a, b] = [own.tokenize("a", false)[0]!, own.tokenize("b", false)[0]!];
+        const eos = own.eosToken!;
+        // The model is disposed of before the job's thread has read its vocabulary; the grammar then reads it at every step.
+        const building = addon.compileGrammar(own, 'root ::= "a" "b"', undefined, 4);
+        own.dispose();
+        expect(() => own.vocabularySize).toThrow(/the model is disposed/);
+        expect(() => addon.compileGrammar(own, 'root ::= "a"', undefined, 4)).toThrow(/the model is disposed/);
+        const grammar = await building;
+        expect(grammar.vocabularySize).toBe(vocabulary);
+        const row = new Float64Array(vocabulary);
+        await grammar.mask(row);
+        expect([...row.keys()].filter((id) => row[id] === 0)).toEqual([a]);
+        grammar.accept(a);
+        expect(grammar.allows(b)).toBe(true);
+        grammar.accept(b);
+        expect(grammar.allows(eos)).toBe(true);
+        grammar.dispose();
+        // A job of seconds on a model disposed of at once, nobody awaiting it, ends on its own; its grammar is freed.
+        const abandoned = new addon.NativeModel(familyTarget);
+        const late = addon.compileGrammar(abandoned, slowGrammar(14), undefined, 4);
+        abandoned.dispose();
+        expect(addon.grammarJobsRunning()).toBeGreaterThanOrEqual(1);
+        (await late).dispose();
     });
 
     describe("saveSequence and restoreSequence", () => {

@@ -4,6 +4,7 @@ import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {NativeBackendUnavailableError} from "../errors.js";
 import type {EvaluationSplit} from "./ModelBackend.js";
+import {guardExitAgainstGrammarJobs} from "./grammarJobExitGuard.js";
 
 /**
  * What native/src/addon.cpp exports (see that file for the threading and copying rules). The addon
@@ -38,6 +39,14 @@ export interface NativeAddon {
     compileJsonSchema(schemaJson: string, maxJobs: number, maxGrammarBytes: number): Promise<string>;
     /** new NativeGrammar(model, grammar, root) on a thread of its own, as compileJsonSchema runs (code "grammar_jobs_busy"). */
     compileGrammar(model: NativeModelHandle, grammar: string, root: string | undefined, maxJobs: number): Promise<NativeGrammarHandle>;
+    /** Grammar jobs (compileJsonSchema, compileGrammar) whose thread still runs, abandoned ones included. */
+    grammarJobsRunning(): number;
+    /**
+     * Ends the process at once with `code` when a grammar job still runs (no static destructors run
+     * under its thread); false otherwise. Installed on process "exit" when the addon loads
+     * (grammarJobExitGuard.ts).
+     */
+    exitWhileGrammarJobsRun(code: number): boolean;
     /** The build, ggml's version and the backends and devices it loaded (as `llama-cli --list-devices`). */
     backendInfo(): NativeBackendInfo;
 }
@@ -274,7 +283,9 @@ function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
         };
     } else {
         try {
-            result = {addon: createRequire(import.meta.url)(path) as NativeAddon};
+            const addon = createRequire(import.meta.url)(path) as NativeAddon;
+            guardExitAgainstGrammarJobs(addon);
+            result = {addon};
         } catch (error) {
             result = {error: `the ${build === "cpu" ? "" : `${build} `}native backend does not load here: ${(error as Error).message}`};
         }
