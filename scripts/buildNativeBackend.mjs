@@ -1,8 +1,14 @@
 #!/usr/bin/env node
 // Builds specgate's native backend (native/ → native/build/specgate_native.node) against the
-// llama.cpp release bundled in node-llama-cpp. Runs on `npm install` / `npm ci`; incremental after
-// the first build (84 compilations, about 4 CPU-minutes, llama.cpp being most of it: ≈ 2 minutes
-// on an idle 2-core machine, longer on a busy one).
+// llama.cpp release bundled in node-llama-cpp, found by resolving the node-llama-cpp package from
+// here (wherever npm put it: hoisted to the app's node_modules or nested under specgate's). Runs on
+// `npm install` / `npm ci` where npm runs install scripts, and as `npx specgate build` (which passes
+// --strict: a failure exits 1) where it does not (npm 11 runs a dependency's install script only once
+// the app allows it). Incremental after the first build (84 compilations, about 4 CPU-minutes,
+// llama.cpp being most of it: ≈ 2 minutes on an idle 2-core machine, longer on a busy one). It says
+// each step on stderr as it starts, and again every 30 s while it runs (with the compiler's progress);
+// SPECGATE_BUILD_PROGRESS_SECONDS changes the interval. `--check` resolves the bundle and looks for
+// the tools, says what it would build, and builds nothing (exit 1 when it could not build).
 //
 // `--gpu vulkan|cuda` (or SPECGATE_GPU=vulkan|cuda, e.g. `SPECGATE_GPU=vulkan npm ci`) also builds
 // a GPU addon, native/build/<gpu>/specgate_native.node: the same sources linked against the prebuilt
@@ -12,8 +18,9 @@
 // model load (src/backend/gpuChoice.ts, src/backend/nativeAddon.ts).
 //
 // Without a compiler, cmake or git the build fails: specgate then runs on node-llama-cpp
-// (`--backend node-llama-cpp`, chosen automatically), and this script only warns — except under CI
-// (CI=true), where a missing native backend is an error. SPECGATE_SKIP_NATIVE=1 skips the build.
+// (`--backend node-llama-cpp`, chosen automatically, saying so on stderr), and this script only warns,
+// naming the fix and `npx specgate build` — except under CI (CI=true) or --strict, where a missing
+// native backend is an error (exit 1). SPECGATE_SKIP_NATIVE=1 skips the build.
 //
 // The compilers' output goes to native/build/build.log, not to the terminal (llama.cpp alone prints
 // thousands of lines); on failure its path and last lines are printed. SPECGATE_BUILD_LOG=inherit
@@ -26,7 +33,7 @@
 // flags. On a CPU with Intel AMX the CPU build is -march=native; scripts/amxBuildFlags.mjs checks that
 // AMX tiles work here and otherwise adds -mno-amx-tile -mno-amx-int8 -mno-amx-bf16 (the console says
 // which).
-import {execFileSync, spawnSync} from "node:child_process";
+import {execFileSync, spawn, spawnSync} from "node:child_process";
 import {
     closeSync,
     copyFileSync,
@@ -44,6 +51,7 @@ import {
 import {availableParallelism} from "node:os";
 import {dirname, join} from "node:path";
 import {createRequire} from "node:module";
+import {clearInterval, setInterval} from "node:timers";
 import {fileURLToPath} from "node:url";
 import {amxBuildFlags, splitFlags} from "./amxBuildFlags.mjs";
 
@@ -53,24 +61,58 @@ const buildDirectory = join(root, "native", "build");
 const sourceDirectory = join(buildDirectory, "llama.cpp");
 const cmakeDirectory = join(buildDirectory, "cmake");
 const output = join(buildDirectory, "specgate_native.node");
-const bundle = join(root, "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle");
-const strict = process.env.CI === "true" || process.env.CI === "1";
+const options = process.argv.slice(2);
+const strict = process.env.CI === "true" || process.env.CI === "1" || options.includes("--strict");
 const gpuKinds = ["vulkan", "cuda"];
 const logPath = join(buildDirectory, "build.log");
 const logLive = process.env.SPECGATE_BUILD_LOG === "inherit";
+const progressSeconds = Number(process.env.SPECGATE_BUILD_PROGRESS_SECONDS ?? "30");
+const installTools = "install git, cmake ≥ 3.21 and a C++17 compiler (Debian/Ubuntu: apt-get install git cmake g++)";
 
-/** Runs a build step with its output appended to build.log (or on the terminal with SPECGATE_BUILD_LOG=inherit). */
-function run(command, args) {
+/** A line on stderr: npm shows a script's stderr where it hides its stdout, and stdout may be a pipe. */
+function say(message) {
+    console.error(`specgate: ${message}`);
+}
+
+/** "1 min 05 s". */
+function elapsed(since) {
+    const seconds = Math.round((Date.now() - since) / 1000);
+    return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, "0")} s`;
+}
+
+/** The compiler's progress in build.log's last lines: Ninja's "[37/84]" or Make's "[ 44%]"; "" when none. */
+function compilerProgress() {
+    if (logLive || !existsSync(logPath)) return "";
+    const text = readFileSync(logPath, "utf8").slice(-4000);
+    const ninja = [...text.matchAll(/^\[(\d+)\/(\d+)\]/gm)].at(-1);
+    if (ninja !== undefined) return `, ${ninja[1]} of ${ninja[2]} build steps done`;
+    const make = [...text.matchAll(/^\[\s*(\d+)%\]/gm)].at(-1);
+    return make === undefined ? "" : `, ${make[1]}% done`;
+}
+
+/**
+ * Runs a build step, `step` naming it for the progress lines, with its output appended to build.log
+ * (or on the terminal with SPECGATE_BUILD_LOG=inherit).
+ */
+async function run(step, command, args) {
     let log;
     if (!logLive) {
         mkdirSync(buildDirectory, {recursive: true});
         log = openSync(logPath, "a");
         writeSync(log, `\n$ ${command} ${args.join(" ")}\n`);
     }
+    const started = Date.now();
+    say(`${step} …`);
+    const timer = setInterval(() => say(`${step}: ${elapsed(started)} so far${compilerProgress()}`), progressSeconds * 1000);
     let result;
     try {
-        result = spawnSync(command, args, {stdio: logLive ? "inherit" : ["ignore", log, log]});
+        result = await new Promise((resolve) => {
+            const child = spawn(command, args, {stdio: logLive ? "inherit" : ["ignore", log, log]});
+            child.on("error", (error) => resolve({error}));
+            child.on("close", (status, signal) => resolve({status: status ?? signal}));
+        });
     } finally {
+        clearInterval(timer);
         if (log !== undefined) closeSync(log);
     }
     if (result.error) throw new Error(`${command} could not start: ${result.error.message}`);
@@ -104,12 +146,43 @@ function requestedGpu() {
     return value;
 }
 
+/**
+ * node-llama-cpp's package folder, resolved from this script as specgate's own imports resolve it
+ * (hoisted to the app's node_modules or nested under specgate's).
+ */
+function nodeLlamaCppDirectory() {
+    let directory;
+    try {
+        directory = dirname(require.resolve("node-llama-cpp"));
+    } catch {
+        throw new Error(
+            `node-llama-cpp (a dependency of specgate) cannot be resolved from ${root}: reinstall specgate (npm install specgate)`
+        );
+    }
+    while (!existsSync(join(directory, "package.json")) && dirname(directory) !== directory) directory = dirname(directory);
+    return directory;
+}
+
+/** The llama.cpp source node-llama-cpp bundles (a git bundle of its release). */
+function llamaCppBundle() {
+    const bundle = join(nodeLlamaCppDirectory(), "llama", "gitRelease.bundle");
+    if (!existsSync(bundle)) throw new Error(`${bundle} is missing: reinstall node-llama-cpp (npm install specgate)`);
+    return bundle;
+}
+
+/** The tools a build needs that are not on PATH. */
+function missingTools() {
+    return ["git", "cmake"].filter((tool) => !has(tool));
+}
+
 /** The llama.cpp checkout (headers and, for the CPU addon, sources) and the Node-API include folders. */
-function prepareSource() {
-    if (!existsSync(bundle)) throw new Error(`${bundle} is missing: install node-llama-cpp first`);
-    for (const tool of ["git", "cmake"]) if (!has(tool)) throw new Error(`${tool} is not installed`);
+async function prepareSource() {
+    const bundle = llamaCppBundle();
+    const missing = missingTools();
+    if (missing.length > 0) throw new Error(`${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not installed: ${installTools}`);
     mkdirSync(buildDirectory, {recursive: true});
-    if (!existsSync(join(sourceDirectory, ".git"))) run("git", ["clone", "--quiet", bundle, sourceDirectory]);
+    if (!existsSync(join(sourceDirectory, ".git")))
+        await run(`unpacking llama.cpp from ${bundle}`, "git", ["clone", "--quiet", bundle, sourceDirectory]);
     return [require("node-api-headers").include_dir, require("node-addon-api").include_dir].map((directory) =>
         directory.startsWith("/") ? directory : join(root, directory)
     );
@@ -128,14 +201,14 @@ function configuredFlags(directory) {
  * Configures the addon's build in `directory` (the first time, and again whenever the compiler flags
  * `flags` ({c, cxx}) differ from its configuration's), builds it and puts it at `destination`.
  */
-function buildAddon(directory, destination, definitions, flags) {
+async function buildAddon(name, directory, destination, definitions, flags) {
     const configured = configuredFlags(directory);
     if (configured === null || configured.c !== flags.c || configured.cxx !== flags.cxx) {
         if (configured !== null)
-            console.log(
+            console.error(
                 `specgate: the compiler flags changed (C "${configured.c}" → "${flags.c}", C++ "${configured.cxx}" → "${flags.cxx}"): reconfiguring ${directory}, everything is recompiled`
             );
-        run("cmake", [
+        await run(`configuring the ${name} (cmake)`, "cmake", [
             "-S",
             join(root, "native"),
             "-B",
@@ -148,7 +221,14 @@ function buildAddon(directory, destination, definitions, flags) {
             ...definitions
         ]);
     }
-    run("cmake", ["--build", directory, "--target", "specgate_native", "-j", String(availableParallelism())]);
+    await run(`compiling the ${name} (llama.cpp and specgate's sources)`, "cmake", [
+        "--build",
+        directory,
+        "--target",
+        "specgate_native",
+        "-j",
+        String(availableParallelism())
+    ]);
     replaceFile(join(directory, "specgate_native.node"), destination);
 }
 
@@ -179,9 +259,10 @@ function cpuAmxFlags(nativeArch) {
     return flags;
 }
 
-function buildCpu(includeDirectories) {
+async function buildCpu(includeDirectories) {
     const nativeArch = process.env.SPECGATE_NATIVE_ARCH ?? "ON";
-    buildAddon(
+    await buildAddon(
+        "CPU addon",
         cmakeDirectory,
         output,
         [`-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`, `-DSPECGATE_NATIVE_ARCH=${nativeArch}`],
@@ -211,14 +292,14 @@ function prebuiltDirectory(gpu) {
  * so both must be the same release (node-llama-cpp builds both from its llama.cpp.info.json tag).
  */
 function checkRelease(directory) {
-    const bundled = JSON.parse(readFileSync(join(root, "node_modules", "node-llama-cpp", "llama", "llama.cpp.info.json"), "utf8")).tag;
+    const bundled = JSON.parse(readFileSync(join(nodeLlamaCppDirectory(), "llama", "llama.cpp.info.json"), "utf8")).tag;
     const metadata = JSON.parse(readFileSync(join(directory, "_nlcBuildMetadata.json"), "utf8"));
     const prebuilt = metadata.buildOptions?.llamaCpp?.release;
     if (prebuilt !== bundled)
         throw new Error(`the prebuilt libraries in ${directory} are llama.cpp ${prebuilt}, the bundled source is ${bundled}`);
 }
 
-function buildGpu(gpu, includeDirectories) {
+async function buildGpu(gpu, includeDirectories) {
     const prebuilt = prebuiltDirectory(gpu);
     checkRelease(prebuilt);
     const outputDirectory = join(buildDirectory, gpu);
@@ -236,7 +317,8 @@ function buildGpu(gpu, includeDirectories) {
         if (stale) replaceFile(source, destination);
     }
     // No -march=native here (ggml comes prebuilt, with its CPU variants chosen at run time): no AMX flags.
-    buildAddon(
+    await buildAddon(
+        `${gpu} addon`,
         join(buildDirectory, `cmake-${gpu}`),
         join(outputDirectory, "specgate_native.node"),
         [`-DNODE_API_INCLUDE_DIRS=${includeDirectories.join(";")}`, `-DSPECGATE_GPU=${gpu}`, `-DSPECGATE_PREBUILT_DIR=${outputDirectory}`],
@@ -250,16 +332,42 @@ function checkLoads(addon) {
     execFileSync(process.execPath, ["-e", `require(${JSON.stringify(addon)})`], {stdio: "inherit"});
 }
 
-function fail(message) {
+/**
+ * A build that did not happen: an error (exit 1) under CI or --strict, a warning otherwise. `message`
+ * says what failed and how to fix it; `fallback` what specgate does without the build.
+ */
+function fail(message, fallback) {
     if (strict) {
-        console.error(message);
+        console.error(
+            `specgate: error: ${message}\nspecgate: the native backend is required here (${options.includes("--strict") ? "npx specgate build" : "CI=true"}); ` +
+                "once fixed, run `npx specgate build`, or set SPECGATE_SKIP_NATIVE=1 to install without it and run on node-llama-cpp"
+        );
         process.exit(1);
     }
-    console.warn(message);
+    console.error(`specgate: ${message}; ${fallback} (\`npx specgate build\` builds it once that is fixed)`);
 }
 
+/** `--check`: what a build would use, without building; exit 1 when it could not build. */
+function check() {
+    const problems = [];
+    let bundle;
+    try {
+        bundle = llamaCppBundle();
+    } catch (error) {
+        problems.push(error.message);
+    }
+    const missing = missingTools();
+    if (missing.length > 0) problems.push(`${missing.join(" and ")} not found: ${installTools}`);
+    if (bundle !== undefined) say(`llama.cpp source: ${bundle}`);
+    say(`CPU addon: ${output}${existsSync(output) ? " (built)" : " (not built)"}`);
+    for (const problem of problems) say(`cannot build: ${problem}`);
+    if (problems.length === 0) say("ready to build (`npx specgate build`)");
+    process.exit(problems.length === 0 ? 0 : 1);
+}
+
+if (options.includes("--check")) check();
 if (process.env.SPECGATE_SKIP_NATIVE === "1") {
-    console.log("specgate: SPECGATE_SKIP_NATIVE=1, not building the native backend");
+    say("SPECGATE_SKIP_NATIVE=1, not building the native backend");
     process.exit(0);
 }
 const prebuilt = process.env.SPECGATE_NATIVE_PREBUILT;
@@ -268,12 +376,10 @@ if (prebuilt !== undefined && prebuilt !== "") {
         mkdirSync(buildDirectory, {recursive: true});
         replaceFile(prebuilt, output);
         checkLoads(output);
-        console.log(`specgate: native backend installed from ${prebuilt} (${output})`);
+        say(`native backend installed from ${prebuilt} (${output})`);
     } catch (error) {
         rmSync(output, {force: true});
-        fail(
-            `specgate: the prebuilt native backend ${prebuilt} was not installed (${error.message}); specgate will use node-llama-cpp instead`
-        );
+        fail(`the prebuilt native backend ${prebuilt} was not installed (${error.message})`, "specgate will use node-llama-cpp instead");
     }
     process.exit(0);
 }
@@ -284,22 +390,25 @@ if (!logLive) {
     mkdirSync(buildDirectory, {recursive: true});
     writeFileSync(logPath, `specgate native build, ${new Date().toISOString()}\n`);
 }
-console.log(`specgate: building the native backend (a few minutes the first time; compiler output in ${logPath})`);
+say(`building the native backend (a few minutes the first time; compiler output in ${logPath})`);
 try {
-    includeDirectories = prepareSource();
-    buildCpu(includeDirectories);
+    includeDirectories = await prepareSource();
+    await buildCpu(includeDirectories);
     checkLoads(output);
-    console.log(`specgate: native backend built in ${((Date.now() - started) / 1000).toFixed(0)} s (${output})`);
+    say(`native backend built in ${elapsed(started)} (${output})`);
 } catch (error) {
-    fail(`specgate: the native backend was not built (${error.message}); specgate will use node-llama-cpp instead`);
+    fail(
+        `the native backend was not built (${error.message})`,
+        "specgate will use node-llama-cpp instead, which is slower and has no --json-schema"
+    );
 }
 if (gpu !== null && includeDirectories !== undefined) {
     started = Date.now();
     try {
-        const addon = buildGpu(gpu, includeDirectories);
+        const addon = await buildGpu(gpu, includeDirectories);
         checkLoads(addon);
-        console.log(`specgate: ${gpu} native backend built in ${((Date.now() - started) / 1000).toFixed(0)} s (${addon})`);
+        say(`${gpu} native backend built in ${elapsed(started)} (${addon})`);
     } catch (error) {
-        fail(`specgate: the ${gpu} native backend was not built (${error.message}); specgate will compute on the CPU`);
+        fail(`the ${gpu} native backend was not built (${error.message})`, "specgate will compute on the CPU");
     }
 }
