@@ -23,8 +23,14 @@
 
 namespace specgate {
 
-/** Grammar jobs whose thread is still running, abandoned or not (process-wide). */
+/** Grammar jobs whose work is still running, abandoned or not (process-wide): what `maxJobs` caps. */
 inline std::atomic<int> runningGrammarJobs{0};
+
+/**
+ * Grammar job threads not yet ended: a job's thread still touches Node and the addon after its work
+ * (handing the result over), so an exit must wait for this count, not runningGrammarJobs, to be 0.
+ */
+inline std::atomic<int> liveGrammarThreads{0};
 
 /**
  * What a job's thread computes: `run` returns an error message (empty on success), and may name its
@@ -86,6 +92,7 @@ inline Napi::Promise startGrammarJob(Napi::Env env, int maxJobs, GrammarJobBody 
         runningGrammarJobs.fetch_sub(1);
         throw;
     }
+    liveGrammarThreads.fetch_add(1);
     std::thread([channel, job = pending.release()]() mutable {
         try {
             job->error = job->body.run(job->code);
@@ -95,12 +102,14 @@ inline Napi::Promise startGrammarJob(Napi::Env env, int maxJobs, GrammarJobBody 
             job->error = "the grammar job failed with an unknown exception";
         }
         if (job->error.empty() && !job->body.settle) job->error = "the grammar job has no result";
+        // Before the result is handed over: a caller that sees it may start the next job at once.
+        runningGrammarJobs.fetch_sub(1);
         // The environment may be gone (Node exiting): the job is then only freed.
         if (channel.BlockingCall(job) != napi_ok) delete job;
         channel.Release();
-        // Last: once no job counts as running, exitWhileGrammarJobsRun lets the process exit normally,
+        // Last: once no thread counts as live, exitWhileGrammarJobsRun lets the process exit normally,
         // so nothing of the addon, Node or llama.cpp may be touched from here on.
-        runningGrammarJobs.fetch_sub(1);
+        liveGrammarThreads.fetch_sub(1);
     }).detach();
     return promise;
 }

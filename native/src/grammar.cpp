@@ -671,9 +671,9 @@ napi_value CompileGrammarEntry(napi_env env, napi_callback_info callbackInfo) {
     return guarded(env, [&]() -> napi_value { return CompileGrammar(Napi::CallbackInfo(env, callbackInfo)); });
 }
 
-/** grammarJobsRunning() → the grammar jobs whose thread still runs, abandoned ones included (this addon, process-wide). */
+/** grammarJobsRunning() → the grammar job threads not yet ended, abandoned ones included (this addon, process-wide). */
 napi_value GrammarJobsRunningEntry(napi_env env, napi_callback_info /*callbackInfo*/) {
-    return guarded(env, [&]() -> napi_value { return Napi::Number::New(env, runningGrammarJobs.load()); });
+    return guarded(env, [&]() -> napi_value { return Napi::Number::New(env, liveGrammarThreads.load()); });
 }
 
 /**
@@ -686,7 +686,7 @@ napi_value ExitWhileGrammarJobsRunEntry(napi_env env, napi_callback_info callbac
     return guarded(env, [&]() -> napi_value {
         const Napi::CallbackInfo info(env, callbackInfo);
         const auto code = static_cast<int>(integerArgument(env, info[0], "code", INT32_MIN, INT32_MAX));
-        if (runningGrammarJobs.load() == 0) return Napi::Boolean::New(env, false);
+        if (liveGrammarThreads.load() == 0) return Napi::Boolean::New(env, false);
         std::fflush(nullptr);
         std::_Exit(code);
     });
