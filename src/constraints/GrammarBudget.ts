@@ -8,7 +8,7 @@ export interface GrammarBudget {
     readonly timeoutMs: number;
     /** Largest grammar (GBNF text) a schema may convert to, in bytes: what construction and every step pay for. */
     readonly maxGrammarBytes: number;
-    /** Grammar jobs (conversions, constructions) running at once, abandoned ones included (then 429). */
+    /** Grammar jobs (conversions, constructions) running at once, abandoned ones included (others wait; 429 if none frees in time). */
     readonly maxJobs: number;
     /** Milliseconds of mask work (on worker threads) one request's grammar may spend over its generation. */
     readonly computeMs: number;

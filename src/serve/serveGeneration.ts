@@ -56,10 +56,13 @@ export async function serveGeneration(
 
     let handedToStream = false;
     try {
-        // The grammar is compiled off the event loop, within its budget, before the request takes a slot.
+        // The grammar is compiled off the event loop, within its budget, before the request takes a slot
+        // (none while draining); a client that leaves or a drain that runs out of time stops the wait at once.
+        if (prepared.responseSchema !== undefined && !state.slots.accepting)
+            throw new ServerShuttingDownError("the server is shutting down");
         constraint =
             prepared.responseSchema !== undefined
-                ? await compileConstraint(state.target, prepared.responseSchema, state.grammarBudget)
+                ? await compileConstraint(state.target, prepared.responseSchema, state.grammarBudget, {signal: cancel.signal})
                 : undefined;
         release = await state.slots.acquire(cancel.signal);
         started = await startGeneration(state, prepared, format, arrival, cancel.signal, constraint);
@@ -99,6 +102,12 @@ export async function serveGeneration(
     } finally {
         if (!handedToStream) await finish();
     }
+}
+
+/** What a structured-output request's grammar cost (response_format): masked rows, and milliseconds in all and per token. */
+function grammarSummary(result: GenerationResult): Record<string, number> {
+    const telemetry = result.telemetry;
+    return {masks: telemetry.grammarMasks, time_ms: telemetry.time.grammar, time_ms_per_token: telemetry.grammarMillisecondsPerToken};
 }
 
 /** A grammar over its limits or budget is the client's doing, but logged with the request's id: the operator sees who sends them. */
@@ -398,7 +407,8 @@ class GenerationRun {
             system_fingerprint: this.fingerprint,
             choices: [choice],
             usage: this.usage(result),
-            speculative: this.speculativeSummary(result)
+            speculative: this.speculativeSummary(result),
+            ...(this.prepared.responseSchema !== undefined ? {grammar: grammarSummary(result)} : {})
         };
     }
 

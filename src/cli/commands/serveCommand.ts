@@ -19,6 +19,7 @@ import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {handleSignalsItself} from "../interrupts.js";
+import {defaultGrammarBudget} from "../../constraints/GrammarBudget.js";
 
 interface ServeCliOptions {
     target: string;
@@ -46,6 +47,9 @@ interface ServeCliOptions {
     maxBodyBytes: number;
     maxPromptBytesPerToken: number;
     drainTimeout: number;
+    grammarTimeoutMs: number;
+    grammarComputeMs: number;
+    grammarJobs: number;
     threads: number;
     backend?: BackendChoice;
     contextSize?: number;
@@ -78,7 +82,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
     const command = program
         .command("serve")
         .description("serve a GGUF target (speculatively with a GGUF draft) behind an OpenAI-compatible HTTP API with Prometheus metrics");
-    addAccessFlags(addCapacityFlags(addSamplingOptions(addModelFlags(command)))).action((options: ServeCliOptions) =>
+    addAccessFlags(addGrammarFlags(addCapacityFlags(addSamplingOptions(addModelFlags(command))))).action((options: ServeCliOptions) =>
         runServe(options, hooks)
     );
 }
@@ -149,6 +153,29 @@ function addCapacityFlags(command: Command): Command {
         )
         .addOption(backendOption())
         .option("--context-size <N>", "context tokens per sequence", integerOption(8));
+}
+
+/** What one structured-output request (response_format) may spend on its grammar (GrammarBudget). */
+function addGrammarFlags(command: Command): Command {
+    return command
+        .option(
+            "--grammar-timeout-ms <MS>",
+            "converting a response_format schema and building its grammar (off the event loop) must end within this, or the request gets 400 grammar_too_complex",
+            integerOption(1, 600_000),
+            defaultGrammarBudget.timeoutMs
+        )
+        .option(
+            "--grammar-compute-ms <MS>",
+            "milliseconds of grammar masks (worker threads) one request may spend over its generation; past it the request ends with grammar_too_complex",
+            integerOption(0, 86_400_000),
+            defaultGrammarBudget.computeMs
+        )
+        .option(
+            "--grammar-jobs <N>",
+            "schema conversions and grammar builds running at once, abandoned ones included; others wait, and get 429 if none frees within --grammar-timeout-ms",
+            integerOption(1, 1024),
+            defaultGrammarBudget.maxJobs
+        );
 }
 
 /** Who may call the server and what their requests may choose. */
@@ -267,7 +294,8 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
         requestPolicies: RequestPermissions.parsePolicies(options.requestPolicies),
         requestDrafters: RequestPermissions.parseDrafters(options.requestDrafters),
         shareDrafterCache: options.shareDrafterCache,
-        learnFromRequests: options.learnFromRequests
+        learnFromRequests: options.learnFromRequests,
+        grammarBudget: {timeoutMs: options.grammarTimeoutMs, computeMs: options.grammarComputeMs, maxJobs: options.grammarJobs}
     };
 }
 
