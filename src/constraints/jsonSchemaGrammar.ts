@@ -102,8 +102,16 @@ export function grammarForResponseFormat(format: unknown, convert?: SchemaConver
     return checked === undefined ? undefined : grammarOf(checked, convert);
 }
 
-/** The grammar for the JSON schema in file `path` (the CLI's `generate --json-schema FILE`); errors name the file. */
+/** The grammar for the JSON schema in file `path`, converted on the calling thread; errors name the file. */
 export function grammarForJsonSchemaFile(path: string, options: Omit<JsonSchemaGrammarOptions, "field"> = {}): string {
+    return grammarOf(checkJsonSchemaFile(path, options), options.convert);
+}
+
+/**
+ * The JSON schema in file `path`, checked as checkJsonSchema checks one (the CLI's `generate
+ * --json-schema FILE`, which then compiles it with compileConstraint); errors name the file.
+ */
+export function checkJsonSchemaFile(path: string, options: Omit<JsonSchemaGrammarOptions, "field" | "convert"> = {}): CheckedSchema {
     let text: string;
     try {
         text = readFileSync(path, "utf8");
@@ -116,7 +124,7 @@ export function grammarForJsonSchemaFile(path: string, options: Omit<JsonSchemaG
     } catch (error) {
         throw new InvalidInputError(`is not valid JSON: ${(error as Error).message}`, path);
     }
-    return grammarForJsonSchema(schema, {...options, field: path});
+    return checkJsonSchema(schema, {...options, field: path});
 }
 
 /**

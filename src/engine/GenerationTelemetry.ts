@@ -22,10 +22,13 @@ export class GenerationTelemetry {
     public cachedPromptTokens = 0;
     /**
      * Wall milliseconds by phase: prompt evaluation, drafting, target verification (the whole call:
-     * model, row transfer, thread hops), sampling (turning target logit rows into sampler rows), the
-     * policy's decision, everything else (rollback, stop handling).
+     * model, row transfer, thread hops), sampling (turning target logit rows into sampler rows), grammar
+     * (a constraint's masks, awaited on their worker, and its checks of drafts and rows), the policy's
+     * decision, everything else (rollback, stop handling).
      */
-    public time = {prompt: 0, draft: 0, verify: 0, sampling: 0, policy: 0, other: 0, total: 0};
+    public time = {prompt: 0, draft: 0, verify: 0, sampling: 0, grammar: 0, policy: 0, other: 0, total: 0};
+    /** Logit rows a constraint masked (each a pass over the vocabulary on a worker thread). */
+    public grammarMasks = 0;
     /**
      * What the backend measured inside its evaluations, where it can (the native backend): model time
      * (llama_decode), row transfer (copying logits out, or reducing them to argmax ids) and sampler rows
@@ -130,6 +133,11 @@ export class GenerationTelemetry {
         return decode <= 0 ? 0 : Math.max(0, decode - this.modelMilliseconds) / decode;
     }
 
+    /** Milliseconds of grammar work (time.grammar) per emitted token: what a constraint costs each token. */
+    public get grammarMillisecondsPerToken(): number {
+        return this.emittedTokens === 0 ? 0 : this.time.grammar / this.emittedTokens;
+    }
+
     /** Mean ms of a target evaluation of k tokens, for each k seen. */
     public costCurve(): Record<number, number> {
         return Object.fromEntries(
@@ -145,6 +153,7 @@ export class GenerationTelemetry {
         this.emittedTokens += other.emittedTokens;
         this.promptTokens += other.promptTokens;
         this.cachedPromptTokens += other.cachedPromptTokens;
+        this.grammarMasks += other.grammarMasks;
         other.acceptedPerPosition.forEach(
             (count, position) => (this.acceptedPerPosition[position] = (this.acceptedPerPosition[position] ?? 0) + count)
         );
@@ -189,6 +198,7 @@ export class GenerationTelemetry {
             tokensPerSecond: this.tokensPerSecond,
             overheadShare: this.overheadShare,
             timeMilliseconds: this.time,
+            grammarMasks: this.grammarMasks,
             modelMilliseconds: this.modelMilliseconds,
             backendMilliseconds: this.backend.measured
                 ? {

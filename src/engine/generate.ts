@@ -429,6 +429,7 @@ class StepLoop {
     private constrainDraft(proposal: DraftProposal | undefined): DraftProposal | undefined {
         const constraint = this.setup.constraint;
         if (constraint === undefined || proposal === undefined || proposal.tokens.length === 0) return proposal;
+        const start = performance.now();
         // Checked on the live constraint, then rewound: no copy of the grammar per step.
         constraint.mark();
         try {
@@ -445,6 +446,7 @@ class StepLoop {
             };
         } finally {
             constraint.rewind();
+            this.setup.telemetry.time.grammar += performance.now() - start;
         }
     }
 
@@ -468,7 +470,10 @@ class StepLoop {
             for (let row = 0; row < logits.length; row++) {
                 // At T = 0 the row's only use is its argmax: where the grammar allows it, it is the
                 // masked row's argmax too, and the full mask (milliseconds at V = 152k) is skipped.
-                if (!greedy || !constraint.allows(argmax(logits[row]))) await constraint.maskLogits(logits[row]);
+                if (!greedy || !constraint.allows(argmax(logits[row]))) {
+                    await constraint.maskLogits(logits[row]);
+                    this.setup.telemetry.grammarMasks++;
+                }
                 const next = draftTokens[row];
                 if (next === undefined || !constraint.allows(next)) break;
                 constraint.accept(next);
@@ -476,7 +481,7 @@ class StepLoop {
             return {argmax: undefined, logits, probabilities: undefined};
         } finally {
             constraint.rewind();
-            this.setup.telemetry.time.sampling += performance.now() - start;
+            this.setup.telemetry.time.grammar += performance.now() - start;
         }
     }
 

@@ -13,13 +13,15 @@ import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliO
 import {writeJsonOutput} from "../writeJsonOutput.js";
 import {stopStrings} from "../stopStrings.js";
 import {interruptSignal, reportOnInterrupt} from "../interrupts.js";
-import {constraintFor} from "../../constraints/constraintFor.js";
-import {grammarForJsonSchemaFile} from "../../constraints/jsonSchemaGrammar.js";
+import {compileConstraint} from "../../constraints/compileConstraint.js";
+import {defaultGrammarBudget} from "../../constraints/GrammarBudget.js";
+import {checkJsonSchemaFile} from "../../constraints/jsonSchemaGrammar.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import type {TokenConstraint} from "../../constraints/TokenConstraint.js";
 
 interface GenerateCliOptions {
     jsonSchema?: string;
+    grammarTimeoutMs: number;
     target: string;
     draft?: string;
     drafter?: string;
@@ -79,12 +81,18 @@ export function registerGenerateCommand(program: Command): void {
         .option("--context-size <N>", "context tokens per sequence", integerOption(8))
         .option("--json <OUT>", 'write the result and telemetry as JSON to OUT ("-" for stdout)')
         .option("--json-schema <FILE>", "constrain the output to JSON matching this JSON Schema (llama.cpp's converter; native backend)")
+        .option(
+            "--grammar-timeout-ms <MS>",
+            "with --json-schema: converting the schema and building its grammar (off the main thread) must end within this",
+            integerOption(1, 600_000),
+            defaultGrammarBudget.timeoutMs
+        )
         .action(async (prompt: string, options: GenerateCliOptions) => {
             const policy = parsePolicySpec(options.policy);
             const drafterSpec = resolveCliDrafter(options.drafter, options.draft);
             const sampling = samplingFromCli(options);
             await checkOutputFile(options.json, "--json");
-            const grammar = options.jsonSchema != null ? grammarForJsonSchemaFile(options.jsonSchema) : undefined;
+            const schema = options.jsonSchema != null ? checkJsonSchemaFile(options.jsonSchema) : undefined;
             const tree = options.tree != null ? parseTreeShape(options.tree, "--tree") : undefined;
             const loadOptions = {
                 threads: options.threads,
@@ -102,7 +110,17 @@ export function registerGenerateCommand(program: Command): void {
                     identity: target.vocabularyIdentity()
                 });
                 const drafter = drafterSpec != null ? createDrafter(drafterSpec, draft) : undefined;
-                constraint = grammar !== undefined ? constraintFor(target, grammar) : undefined;
+                // Off the main thread and within its budget, as serve compiles response_format: a schema
+                // too costly to compile fails with the same message, and Ctrl-C stops the wait.
+                constraint =
+                    schema !== undefined
+                        ? await compileConstraint(
+                              target,
+                              schema,
+                              {...defaultGrammarBudget, timeoutMs: options.grammarTimeoutMs},
+                              {signal: interruptSignal()}
+                          )
+                        : undefined;
                 const stream = streamGeneration(
                     target,
                     draft,
@@ -146,6 +164,12 @@ export function registerGenerateCommand(program: Command): void {
                             : "") +
                         "\n"
                 );
+                // The grammar's cost on a line of its own: masks run on a worker, and their time is not the model's.
+                if (constraint !== undefined)
+                    process.stderr.write(
+                        `[grammar] ${telemetry.grammarMasks} masked rows, ${telemetry.time.grammar.toFixed(1)} ms, ` +
+                            `${telemetry.grammarMillisecondsPerToken.toFixed(3)} ms per token\n`
+                    );
                 if (options.json != null)
                     await writeJsonOutput(options.json, {
                         text: result.text,

@@ -60,6 +60,24 @@ describe("generate --json-schema", () => {
         }
     });
 
+    it("compiles the schema within --grammar-timeout-ms and fails past it with serve's message (exit 2)", async () => {
+        // Within the schema limits, but about a second of conversion: 70 objects of 100 optional properties.
+        const inner = {type: "object", properties: Object.fromEntries(Array.from({length: 100}, (_, j) => [`${j}`, {}]))};
+        const schema = join(directory, "slow.json");
+        await writeFile(
+            schema,
+            JSON.stringify({
+                type: "object",
+                properties: Object.fromEntries(Array.from({length: 70}, (_, i) => [`o${i}`, inner])),
+                required: Array.from({length: 70}, (_, i) => `o${i}`)
+            })
+        );
+        const run = await runCliCaptured("generate", "x", "--target", target, "--json-schema", schema, "--grammar-timeout-ms", "1");
+        expect(run.code, run.stderr).toBe(ExitCode.badInput);
+        expect(run.stderr).toContain(schema);
+        expect(run.stderr).toMatch(/converting the schema to a grammar took longer than the budget of 1 ms \(--grammar-timeout-ms\)/);
+    });
+
     it("refuses a schema the grammar would not enforce, naming the file and the keyword (exit 2)", async () => {
         const schema = join(directory, "bad.json");
         await writeFile(schema, JSON.stringify({type: "number", multipleOf: 2}));
