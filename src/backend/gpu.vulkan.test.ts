@@ -36,7 +36,7 @@ const familyDraft = new URL("../../models/draft/model.gguf", import.meta.url).pa
 
 /** Why the suite cannot run here; null when it can. */
 function unavailableReason(): string | null {
-    if (!nativeBuildPresent("vulkan")) return `${nativeAddonPathOf("vulkan")} is not built (npm run build:native -- --gpu vulkan)`;
+    if (!nativeBuildPresent("vulkan")) return `${nativeAddonPathOf("vulkan")} is not built (npx specgate build --gpu vulkan)`;
     if (!nativeBackendAvailable("vulkan")) {
         try {
             nativeAddon("vulkan");

@@ -48,7 +48,7 @@ describe("choosing the addon build", () => {
 
     it.skipIf(nativeBuildPresent("cuda"))("refuses a GPU build that is not built, saying how to build it", async () => {
         await expect(NativeBackend.load(familyTarget, {gpu: "cuda"})).rejects.toThrow(NativeBackendUnavailableError);
-        await expect(NativeBackend.load(familyTarget, {gpu: "cuda"})).rejects.toThrow(/npm run build:native -- --gpu cuda/);
+        await expect(NativeBackend.load(familyTarget, {gpu: "cuda"})).rejects.toThrow(/`npx specgate build --gpu cuda`/);
     });
 
     it("refuses a GPU with node-llama-cpp, which runs on the CPU here", async () => {

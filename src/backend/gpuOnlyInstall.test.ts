@@ -2,6 +2,7 @@ import {copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync} from "node:
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {collectInfo, formatInfo} from "../cli/commands/infoCommand.js";
 import {ExitCode} from "../cli/exitCodes.js";
 import {runCliCaptured} from "../cli/testing/runCliCaptured.js";
 import {grammarForResponseFormat} from "../constraints/jsonSchemaGrammar.js";
@@ -102,6 +103,40 @@ describe("an install with only a GPU build of the addon", () => {
         expect(firstAvailableBuild()).toBeUndefined();
         expect(resolveBackend("auto", "auto")).toBe("node-llama-cpp");
         expect(() => anyNativeAddon()).toThrow(NativeBackendUnavailableError);
-        expect(() => anyNativeAddon()).toThrow(/npm run build:native/);
+        expect(() => anyNativeAddon()).toThrow(/run `npx specgate build`, which needs git, cmake and a C\+\+ compiler/);
+    });
+
+    it("without any build: --backend auto says once on stderr that it runs node-llama-cpp, and how to build the addon", async () => {
+        useBuildDirectory(join(directory, "none"));
+        const written: string[] = [];
+        const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+            written.push(String(chunk));
+            return true;
+        });
+        try {
+            for (let load = 0; load < 2; load++) {
+                const backend = await loadModelBackend(familyTarget, {backend: "auto", gpu: "auto"});
+                expect(backend).not.toBeInstanceOf(NativeBackend);
+                await backend.dispose();
+            }
+        } finally {
+            spy.mockRestore();
+        }
+        const notes = written
+            .join("")
+            .split("\n")
+            .filter((line) => line.startsWith("specgate: running on node-llama-cpp"));
+        expect(notes).toHaveLength(1);
+        expect(notes[0]).toContain(`${join(directory, "none", "specgate_native.node")} is missing; run \`npx specgate build\``);
+    });
+
+    it("without any build: specgate info says the models run on node-llama-cpp and names the command", () => {
+        useBuildDirectory(join(directory, "none"));
+        const text = formatInfo(collectInfo());
+        expect(text).toContain("  cpu: not built (npx specgate build)\n");
+        expect(text).toContain("  vulkan: not built (npx specgate build --gpu vulkan)\n");
+        expect(text).toContain(
+            "--gpu auto computes on: node-llama-cpp, because no native addon loads here (`npx specgate build` builds it)\n"
+        );
     });
 });

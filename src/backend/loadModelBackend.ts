@@ -2,6 +2,7 @@ import {InvalidInputError} from "../errors.js";
 import {defaultGpuChoice, type GpuChoice, resolveGpu} from "./gpuChoice.js";
 import type {ModelBackend} from "./ModelBackend.js";
 import {nativeBackendAvailable} from "./nativeAddon.js";
+import {noticeNativeFallback} from "./noticeNativeFallback.js";
 import {NativeBackend, type NativeBackendOptions} from "./NativeBackend.js";
 import {NodeLlamaCppBackend} from "./NodeLlamaCppBackend.js";
 
@@ -53,12 +54,18 @@ export function defaultBackendChoice(): BackendChoice {
     return fromEnvironment === undefined || fromEnvironment === "" ? "auto" : parseBackendChoice(fromEnvironment, "SPECGATE_BACKEND");
 }
 
-/** Loads a GGUF on the chosen backend (see NativeBackend and NodeLlamaCppBackend for what each costs). */
+/**
+ * Loads a GGUF on the chosen backend (see NativeBackend and NodeLlamaCppBackend for what each costs).
+ * "auto" without a native addon that loads runs node-llama-cpp and says so once on stderr.
+ */
 export function loadModelBackend(path: string, options: LoadModelBackendOptions = {}): Promise<ModelBackend> {
     const {backend: choice, ...nativeOptions} = options;
-    const backend = resolveBackend(choice ?? defaultBackendChoice(), options.gpu ?? defaultGpuChoice());
+    const chosen = choice ?? defaultBackendChoice();
+    const gpu = options.gpu ?? defaultGpuChoice();
+    const backend = resolveBackend(chosen, gpu);
     if (backend === "node-llama-cpp" && (options.gpu === "vulkan" || options.gpu === "cuda"))
         return Promise.reject(new InvalidInputError(`${options.gpu} needs the native backend; node-llama-cpp runs on the CPU here`, "gpu"));
+    if (backend === "node-llama-cpp" && chosen === "auto") noticeNativeFallback(gpu);
     return backend === "native"
         ? NativeBackend.load(path, nativeOptions)
         : NodeLlamaCppBackend.load(path, {threads: options.threads, contextSize: options.contextSize});

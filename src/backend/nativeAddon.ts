@@ -57,8 +57,9 @@ export interface NativeModelOptions {
 }
 
 /**
- * The addon builds: "cpu" (llama.cpp linked statically, what `npm install` builds) and the GPU ones
- * `npm run build:native -- --gpu <gpu>` adds (node-llama-cpp's prebuilt libraries of the same release).
+ * The addon builds: "cpu" (llama.cpp linked statically, what `npm install` or `npx specgate build`
+ * builds) and the GPU ones `npx specgate build --gpu <gpu>` adds (node-llama-cpp's prebuilt libraries
+ * of the same release).
  */
 export const nativeBuilds = ["cpu", "vulkan", "cuda"] as const;
 export type NativeBuild = (typeof nativeBuilds)[number];
@@ -277,9 +278,8 @@ function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
     if (cached !== undefined) return cached;
     let result: {addon: NativeAddon} | {error: string};
     if (!existsSync(path)) {
-        const command = build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build}`;
         result = {
-            error: `the ${build === "cpu" ? "" : `${build} `}native backend is not built (${path} is missing; run \`${command}\`, which needs cmake, git and a C++ compiler)`
+            error: `the ${build === "cpu" ? "" : `${build} `}native backend is not built (${path} is missing; run \`${buildCommandOf(build)}\`, which needs git, cmake and a C++ compiler)`
         };
     } else {
         try {
@@ -287,11 +287,24 @@ function load(build: NativeBuild): {addon: NativeAddon} | {error: string} {
             guardExitAgainstGrammarJobs(addon);
             result = {addon};
         } catch (error) {
-            result = {error: `the ${build === "cpu" ? "" : `${build} `}native backend does not load here: ${(error as Error).message}`};
+            result = {
+                error: `the ${build === "cpu" ? "" : `${build} `}native backend does not load here (${(error as Error).message}); \`${buildCommandOf(build)}\` rebuilds it`
+            };
         }
     }
     loaded.set(path, result);
     return result;
+}
+
+/** The command that builds an addon build in a user's project (the package's `specgate build`). */
+export function buildCommandOf(build: NativeBuild): string {
+    return build === "cpu" ? "npx specgate build" : `npx specgate build --gpu ${build}`;
+}
+
+/** Why the addon build (default: the CPU one) cannot be used here, naming the command that builds it; undefined when it loads. */
+export function nativeBackendProblem(build: NativeBuild = "cpu"): string | undefined {
+    const result = load(build);
+    return "error" in result ? result.error : undefined;
 }
 
 /** True when the addon build (default: the CPU one) is present and loads on this machine. */

@@ -7,8 +7,8 @@ import {integerOption} from "./parseIntegerOption.js";
 export function backendOption(): Option {
     return new Option(
         "--backend <auto|native|node-llama-cpp>",
-        "engine that runs the models: native (specgate's llama.cpp addon, built by npm install), node-llama-cpp, " +
-            "or auto (native where it is built; default, or the SPECGATE_BACKEND environment variable)"
+        "engine that runs the models: native (specgate's llama.cpp addon, built by npm install or `npx specgate build`), node-llama-cpp, " +
+            "or auto (native where it is built, else node-llama-cpp, saying so on stderr; default, or the SPECGATE_BACKEND environment variable)"
     ).argParser((value: string): BackendChoice => {
         try {
             return parseBackendChoice(value);
@@ -22,7 +22,7 @@ export function backendOption(): Option {
 export function gpuOption(): Option {
     return new Option(
         "--gpu <auto|vulkan|cuda|off>",
-        "native backend: compute on the Vulkan or CUDA build of the addon (`npm run build:native -- --gpu vulkan`), " +
+        "native backend: compute on the Vulkan or CUDA build of the addon (`npx specgate build --gpu vulkan`), " +
             "on the CPU (off), or auto (a GPU build that is built and finds a device, else the CPU; default). `specgate info` lists builds and devices"
     ).argParser((value: string): GpuChoice => {
         try {

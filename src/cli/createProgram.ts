@@ -2,6 +2,7 @@ import {readFileSync} from "node:fs";
 import {Command} from "commander";
 import {registerBatteryCommand} from "./commands/batteryCommand.js";
 import {registerBenchCommand} from "./commands/benchCommand.js";
+import {registerBuildCommand} from "./commands/buildCommand.js";
 import {registerCalibrateCommand} from "./commands/calibrateCommand.js";
 import {registerCanaryCommand} from "./commands/canaryCommand.js";
 import {registerCorpusCommand} from "./commands/corpusCommand.js";
@@ -44,6 +45,7 @@ export function createProgram(): Command {
     registerFamilyCommand(program);
     registerInfoCommand(program);
     registerBatteryCommand(program);
+    registerBuildCommand(program);
     program.addHelpText(
         "after",
         exitCodeHelp([

@@ -4,7 +4,14 @@ import {dirname, join, relative} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {Command} from "commander";
 import {noDeviceHint, resolveGpu} from "../../backend/gpuChoice.js";
-import {type NativeBackendInfo, type NativeBuild, nativeAddon, nativeAddonPathOf, nativeBuilds} from "../../backend/nativeAddon.js";
+import {
+    type NativeBackendInfo,
+    type NativeBuild,
+    buildCommandOf,
+    nativeAddon,
+    nativeAddonPathOf,
+    nativeBuilds
+} from "../../backend/nativeAddon.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
 
 /** One addon build: where it is, whether it loads, and what it computes with. */
@@ -88,9 +95,7 @@ export function formatInfo(report: InfoReport): string {
     ];
     for (const build of report.builds) {
         if (!build.present) {
-            lines.push(
-                `  ${build.build}: not built (${build.build === "cpu" ? "npm run build:native" : `npm run build:native -- --gpu ${build.build}`})`
-            );
+            lines.push(`  ${build.build}: not built (${buildCommandOf(build.build)})`);
             continue;
         }
         if (build.info === null) {
@@ -110,10 +115,16 @@ export function formatInfo(report: InfoReport): string {
         else if (!info.devices.some((device) => device.type === "gpu" || device.type === "igpu"))
             lines.push(`    no GPU device found${noDeviceHint(build.build)}`);
     }
-    lines.push(
-        `--gpu auto computes on: ${report.auto.build === "cpu" ? "the CPU addon" : `the ${report.auto.build} addon (${report.auto.devices.join(", ")})`}`
-    );
+    lines.push(`--gpu auto computes on: ${autoPlacement(report)}`);
     return lines.join("\n") + "\n";
+}
+
+/** What `--gpu auto` (with `--backend auto`) runs on: an addon build that loads, else node-llama-cpp. */
+function autoPlacement(report: InfoReport): string {
+    const {build, devices} = report.auto;
+    if (report.builds.find((candidate) => candidate.build === build)?.info == null)
+        return `node-llama-cpp, because no native addon loads here (\`${buildCommandOf("cpu")}\` builds it)`;
+    return build === "cpu" ? "the CPU addon" : `the ${build} addon (${devices.join(", ")})`;
 }
 
 /** `specgate info`: the native addon builds, the backends and devices each can use, and versions. */
