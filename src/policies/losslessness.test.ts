@@ -188,26 +188,32 @@ describe("lossless policies, exact enumeration", () => {
     });
 });
 
-describe("χ² at 10^6 samples through simulate", () => {
+// The sampling path end to end (exactness is the enumeration's job above). 10^5 samples: a sampler
+// that follows the target passes χ² p > 0.001 as often at any sample size (999 in 1,000 seeds), its
+// empirical total variation is about 0.003 here (under 0.007 for every seed tried), and the lossy
+// policies' first-token deviations (total variation above 0.5) give p < 1e-9 with room to spare.
+describe("χ² at 10^5 samples through simulate", () => {
     const rows = randomRows(8, 16, 4);
+    const samples = 100_000;
 
     it.each(["strict", "match", "block"])("%s: the first emitted token follows the target row (χ² p > 0.001)", (kind) => {
-        const report = simulateStep(stepWith({kind}, rows, "sample"), {samples: 1_000_000, seed: 2026});
+        const report = simulateStep(stepWith({kind}, rows, "sample"), {samples, seed: 2026});
         expect(report.firstTokenVsTarget.chiSquare.pValue).toBeGreaterThan(0.001);
-        expect(report.firstTokenVsTarget.totalVariation).toBeLessThan(0.005);
+        expect(report.firstTokenVsTarget.totalVariation).toBeLessThan(0.015);
     });
 
     it.each([[{kind: "fuzzy", divergence: "js", threshold: 0.6, distribution: "processed"}], [{kind: "typical"}]])(
         "%o: the deviation is detected (χ² p < 1e-9) and reported",
         (policy) => {
             const input = stepWith(policy, rows, "sample");
-            const report = simulateStep(input, {samples: 1_000_000, seed: 2026});
+            const report = simulateStep(input, {samples, seed: 2026});
             expect(report.firstTokenVsTarget.chiSquare.pValue).toBeLessThan(1e-9);
             // The simulated deviation agrees with the exact enumeration to sampling precision.
             const exactDeviation = enumerateStep(
                 stepWith(policy, {target: rows.target.slice(0, 2), draft: rows.draft.slice(0, 1)}, "sample")
             ).firstTokenTotalVariation;
             expect(exactDeviation).toBeGreaterThan(0.01);
+            expect(Math.abs(report.firstTokenVsTarget.totalVariation - exactDeviation)).toBeLessThan(0.015);
         }
     );
 });

@@ -15,15 +15,24 @@ import {childrenOf, type DraftTree, drawWithoutReplacement, topIds, verifyTreeGr
 
 const vocabularySize = 4;
 
-/** Rows that depend on the prefix: a random row per prefix, the same whenever it is asked for. */
+/**
+ * Rows that depend on the prefix: a random row per prefix, the same whenever it is asked for (made
+ * once: the enumeration replays every path from the root, asking for the same rows again and again).
+ */
 function prefixRows(seed: number): (prefix: readonly number[]) => Float64Array {
+    const rows = new Map<number, Float64Array>();
     return (prefix) => {
         const key = prefix.reduce((hash, token) => hash * (vocabularySize + 1) + token + 1, 0);
-        const row = randomProbabilityRow(new Random(seed * 100_003 + key), vocabularySize, 0);
-        // Some zeros, as top-k/top-p truncation leaves.
-        if (prefix.length % 2 === 1) row[(prefix[prefix.length - 1] + 1) % vocabularySize] = 0;
-        const sum = row.reduce((total, value) => total + value, 0);
-        return row.map((value) => value / sum);
+        let row = rows.get(key);
+        if (row === undefined) {
+            row = randomProbabilityRow(new Random(seed * 100_003 + key), vocabularySize, 0);
+            // Some zeros, as top-k/top-p truncation leaves.
+            if (prefix.length % 2 === 1) row[(prefix[prefix.length - 1] + 1) % vocabularySize] = 0;
+            const sum = row.reduce((total, value) => total + value, 0);
+            row = row.map((value) => value / sum);
+            rows.set(key, row);
+        }
+        return row;
     };
 }
 
@@ -104,10 +113,15 @@ describe("recursive rejection sampling over token trees", () => {
         {widths: [3, 1, 1], seed: 6},
         {widths: [1, 2], seed: 7},
         {widths: [1, 1, 1], seed: 8}
-    ])("emits target-only's distribution exactly for trees of widths $widths (prefix-dependent rows)", ({widths, seed}) => {
-        const outcomes = outputDistribution(seed, widths);
-        expect(completedError(outcomes, prefixRows(seed), widths.length + 1)).toBeLessThan(1e-12);
-    });
+    ])(
+        "emits target-only's distribution exactly for trees of widths $widths (prefix-dependent rows)",
+        ({widths, seed}) => {
+            const outcomes = outputDistribution(seed, widths);
+            expect(completedError(outcomes, prefixRows(seed), widths.length + 1)).toBeLessThan(1e-12);
+        },
+        // [3, 1, 1] enumerates every tree and every verification of it: seconds on a busy machine.
+        30_000
+    );
 
     it("control: verifying every child against the target's own row (no residual after a rejection) is not exact", () => {
         const seed = 11;
