@@ -44,12 +44,45 @@ describe("compactJsonGrammar", () => {
             'value ::= "\\":\\"" space | [,:] space'
         ].join("\n");
         expect(compactJsonGrammar(grammar).split("\n")).toEqual([
-            'kv ::= "\\"a\\"" space ":" " "? value',
-            'root ::= "{" space kv ( "," " "? kv )* space "}"',
+            'separator ::= " "?',
+            'kv ::= "\\"a\\"" space ":" separator value',
+            'root ::= "{" space kv ( "," separator kv )* space "}"',
             'space ::= ""',
             // A literal that only contains a colon, and a character class, are not separators.
             'value ::= "\\":\\"" space | [,:] space'
         ]);
+    });
+
+    it("names the separator rule apart from the grammar's own rules", () => {
+        const grammar = ['root ::= "[" space separator ("," space separator)* "]"', 'separator ::= "a"', `space ::= ${llamaCppSpaceRule}`];
+        expect(compactJsonGrammar(grammar.join("\n")).split("\n")).toEqual([
+            'separator-1 ::= " "?',
+            'root ::= "[" space separator ("," separator-1 separator)* "]"',
+            'separator ::= "a"',
+            'space ::= ""'
+        ]);
+    });
+
+    it("holds as many array items as llama.cpp's grammar parser allows, strict or not (its repetition limit)", () => {
+        const parses = (grammar: string): boolean => {
+            try {
+                new (nativeAddon().NativeGrammar)(model, grammar).dispose();
+                return true;
+            } catch {
+                return false;
+            }
+        };
+        for (const items of [{type: "integer"}, {type: "string"}, {type: "object", properties: {a: {type: "string"}}}])
+            for (const strict of [false, true]) {
+                const at = (bounds: object): string => grammarForJsonSchema({type: "array", items, ...bounds}, {strict});
+                expect(parses(at({minItems: 2000})), JSON.stringify(items)).toBe(true);
+                expect(parses(at({maxItems: 1998})), JSON.stringify(items)).toBe(true);
+                expect(parses(at({minItems: 1998, maxItems: 1998})), JSON.stringify(items)).toBe(true);
+                // Past the limits the schema check refuses first; at 2000 the parser refuses the grammar.
+                expect(() => at({maxItems: 1999})).toThrow("#/maxItems: is 1999; the limit is 1998");
+                const unchecked = nativeAddon().jsonSchemaToGrammar(JSON.stringify({type: "array", items, maxItems: 2000}));
+                expect(parses(strict ? compactJsonGrammar(unchecked) : unchecked)).toBe(false);
+            }
     });
 
     it("leaves a grammar without a space rule as it is, and refuses a space rule it does not know", () => {

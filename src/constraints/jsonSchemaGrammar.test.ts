@@ -175,8 +175,17 @@ describe("unsupportedSchemaKeywords", () => {
 
     it("refuses bounds the grammar cannot hold and malformed schemas", () => {
         expect(unsupportedSchemaKeywords({type: "string", maxLength: 5000})).toEqual([
-            {path: "#/maxLength", reason: "exceeds 2000: llama.cpp's grammars repeat at most 2000 times"}
+            {path: "#/maxLength", reason: "is 5000; the limit is 2000 (the most llama.cpp's grammar parser repeats an item)"}
         ]);
+        expect(unsupportedSchemaKeywords({type: "array", minItems: 2000, maxItems: 1999})).toEqual([
+            {path: "#/maxItems", reason: "is 1999; the limit is 1998 (the most llama.cpp's grammar parser repeats an item)"},
+            {path: "#/minItems", reason: "exceeds maxItems"}
+        ]);
+        expect(() =>
+            grammarForResponseFormat({type: "json_schema", json_schema: {name: "a", schema: {type: "array", maxItems: 1999}}})
+        ).toThrow(
+            "response_format.json_schema.schema: has an assertion the grammar would not enforce: #/maxItems: is 1999; the limit is 1998"
+        );
         expect(unsupportedSchemaKeywords({type: "integer", minimum: 5, maximum: 1})).toEqual([
             {path: "#", reason: "no integer lies within its bounds"}
         ]);

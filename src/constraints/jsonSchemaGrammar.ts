@@ -182,6 +182,13 @@ function isObject(value: unknown): value is JsonObject {
 const maxDepth = 128;
 /** llama.cpp's grammars repeat an item at most this many times: a larger bound would be dropped (or the grammar refused). */
 const maxRepetitions = 2000;
+/**
+ * The largest value of each count keyword whose grammar llama.cpp's parser accepts (docs/serving.md,
+ * "Structured output limits"). The parser refuses a repeated group whose rules times its repetitions
+ * exceed 2000 (MAX_REPETITION_THRESHOLD). maxItems without a minItems of at least 1 becomes an optional
+ * group holding maxItems − 1 repetition rules, the repeated group and the item's rule: at most 1998.
+ */
+export const countLimits: Readonly<Record<string, number>> = {minLength: 2000, maxLength: 2000, minItems: 2000, maxItems: 1998};
 
 const stringKeywords = ["pattern", "format", "minLength", "maxLength"];
 const numberKeywords = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
@@ -609,8 +616,9 @@ class SchemaWalker {
             this.report(pointer(path, key), "must be a non-negative integer");
             return undefined;
         }
-        if (value > maxRepetitions)
-            this.report(pointer(path, key), `exceeds ${maxRepetitions}: llama.cpp's grammars repeat at most ${maxRepetitions} times`);
+        const limit = countLimits[key]!;
+        if (value > limit)
+            this.report(pointer(path, key), `is ${value}; the limit is ${limit} (the most llama.cpp's grammar parser repeats an item)`);
         return value;
     }
 
