@@ -4,9 +4,12 @@
 // Threads. Work whose cost a request controls leaves the JS thread: converting a schema
 // (compileJsonSchema) and building a grammar's first stacks (compileGrammar) run as GrammarJobs on
 // threads of their own, which a caller may abandon; masking a row over the vocabulary (mask, 10–35 ms
-// at 152k tokens) runs on libuv's worker pool. Checking or accepting one token stays on the JS thread
-// (microseconds for a grammar whose construction finished in budget). A grammar is used by one
-// generation at a time: while its mask runs, every other call on it is refused ("busy").
+// at 152k tokens) runs on libuv's worker pool, and so does a generation step's other grammar work:
+// checking a draft (acceptTokens with rewind), masking a step's rows while following its draft
+// (maskRows) and advancing past the emitted tokens (acceptTokens). A grammar built within budget can
+// still make one such check take minutes (its stacks multiply on a token), so none of them runs on the
+// JS thread in a generation; allows() and accept() remain there for tests and tools. A grammar is used
+// by one generation at a time: while a worker runs, every other call on it is refused ("busy").
 //
 // Speculation without copies. A grammar is llama.cpp's llama_grammar (its internal API, exported by
 // libllama): immutable rules and the current stacks. mark() saves the stacks (pointers into the rules)
@@ -299,6 +302,8 @@ struct GrammarState {
     uint8_t utf8 = Ground;
     /** A mask runs on a worker thread: nothing else may touch the grammar until it ends (JS thread only). */
     bool busy = false;
+    /** llama.cpp refused a token a worker accepted, emptying the stacks: every later call is refused (JS thread only). */
+    bool broken = false;
     /** mark()'s state, restored by rewind(). */
     bool marked = false;
     llama_grammar_stacks savedStacks;
@@ -339,6 +344,82 @@ struct GrammarState {
     void Advance(llama_token token) {
         const auto index = static_cast<size_t>(token);
         if (table->kinds[index] == Text) utf8 = table->utf8[index * Utf8States + utf8];
+    }
+
+    /** The grammar's parse state (stacks, partial UTF-8 of both decoders): what a step undoes. */
+    struct Snapshot {
+        llama_grammar_stacks stacks;
+        llama_partial_utf8 partialUtf8{};
+        uint8_t utf8 = Ground;
+    };
+
+    Snapshot Save() const { return {grammar->stacks, grammar->partial_utf8, utf8}; }
+
+    void Restore(Snapshot snapshot) {
+        grammar->stacks = std::move(snapshot.stacks);
+        grammar->partial_utf8 = snapshot.partialUtf8;
+        utf8 = snapshot.utf8;
+    }
+
+    /** Advances past `token`, which Allows (llama.cpp throws, its stacks emptied, on one it refuses). */
+    void AcceptAllowed(llama_token token) {
+        llama_grammar_accept_impl(*grammar, token);
+        Advance(token);
+    }
+
+    /**
+     * Accepts `tokens` in order while each is allowed and returns how many were; with `restore`, the
+     * state is put back afterwards (a draft checked, nothing kept). Any thread, while no other call
+     * uses the grammar. Tokens must be in range.
+     */
+    size_t AcceptWhileAllowed(const std::vector<int32_t>& tokens, bool restore) {
+        Snapshot saved;
+        if (restore) saved = Save();
+        size_t accepted = 0;
+        try {
+            while (accepted < tokens.size() && Allows(tokens[accepted])) AcceptAllowed(tokens[accepted++]);
+        } catch (...) {
+            if (restore) Restore(std::move(saved));
+            throw;
+        }
+        if (restore) Restore(std::move(saved));
+        return accepted;
+    }
+
+    /**
+     * One verification step's masks: row i is masked in the state after tokens[0..i) (the draft), and
+     * the walk stops after the first row whose token is missing or not allowed (later rows are never
+     * reached). With `greedy`, a row whose argmax (the lowest index among equals) the grammar allows is
+     * left whole: its argmax is the masked row's. The state is put back afterwards. Returns the rows
+     * masked. Any thread, while no other call uses the grammar.
+     */
+    size_t MaskRows(std::vector<std::vector<double>>& rows, const std::vector<int32_t>& tokens, bool greedy) {
+        Snapshot saved = Save();
+        size_t masked = 0;
+        try {
+            for (size_t index = 0; index < rows.size(); index++) {
+                std::vector<double>& row = rows[index];
+                if (!greedy || !Allows(argmaxOf(row))) {
+                    Mask(row.data(), row.size());
+                    masked++;
+                }
+                if (index >= tokens.size() || !Allows(tokens[index])) break;
+                AcceptAllowed(tokens[index]);
+            }
+        } catch (...) {
+            Restore(std::move(saved));
+            throw;
+        }
+        Restore(std::move(saved));
+        return masked;
+    }
+
+    /** The index of a row's largest entry, the lowest among equals (src/distributions/argmax.ts). */
+    static llama_token argmaxOf(const std::vector<double>& row) {
+        size_t best = 0;
+        for (size_t index = 1; index < row.size(); index++)
+            if (row[index] > row[best]) best = index;
+        return static_cast<llama_token>(best);
     }
 
     /**
@@ -428,6 +509,20 @@ Napi::Object wrapState(Napi::Env env, std::shared_ptr<GrammarState> state) {
 }
 
 /**
+ * Masks and steps whose work is running on libuv's worker pool, abandoned ones included: at exit such a
+ * thread is still inside llama.cpp (and libuv would wait for it), so exitWhileGrammarJobsRun counts them.
+ */
+std::atomic<int> runningGrammarSteps{0};
+
+/** Counts a worker's Execute in runningGrammarSteps while it lasts. */
+struct RunningStep {
+    RunningStep() { runningGrammarSteps.fetch_add(1); }
+    ~RunningStep() { runningGrammarSteps.fetch_sub(1); }
+    RunningStep(const RunningStep&) = delete;
+    RunningStep& operator=(const RunningStep&) = delete;
+};
+
+/**
  * Masks a copy of a row on libuv's worker pool and writes the −Infinity entries back into the row on
  * the JS thread (the row is never written from the worker: JS may resize or detach it meanwhile, which
  * is then an error). Resolves with the milliseconds the mask took on the worker.
@@ -444,6 +539,7 @@ public:
 
 protected:
     void Execute() override {
+        const RunningStep running;
         const auto start = std::chrono::steady_clock::now();
         try {
             state->Mask(copy.data(), copy.size());
@@ -485,6 +581,87 @@ private:
     double milliseconds = 0;
 };
 
+/**
+ * A generation step's grammar work on libuv's worker pool: acceptTokens (rows empty) or maskRows (each
+ * row a copy, written back on the JS thread as MaskWorker writes one). Resolves with {count,
+ * milliseconds}: the tokens accepted or the rows masked, and the worker's time. A token llama.cpp
+ * refused after Allows passed it leaves a grammar that was not restored broken.
+ */
+class StepWorker : public Napi::AsyncWorker {
+public:
+    /** What a step does on the worker. */
+    enum class Kind { Accept, AcceptAndRestore, MaskRows };
+
+    StepWorker(Napi::Env env, std::shared_ptr<GrammarState> state, Kind kind, std::vector<int32_t> tokens, bool greedy)
+        : Napi::AsyncWorker(env, "specgate.grammarStep"), deferred(Napi::Promise::Deferred::New(env)), state(std::move(state)), kind(kind),
+          tokens(std::move(tokens)), greedy(greedy) {
+        this->state->busy = true;
+    }
+
+    /** A row to mask (MaskRows): its JS array, kept referenced, and a copy the worker reads and writes. */
+    void AddRow(Napi::Object row, std::vector<double> copy) {
+        targets.push_back(Napi::Persistent(row));
+        copies.push_back(std::move(copy));
+    }
+
+    Napi::Promise Promise() { return deferred.Promise(); }
+
+protected:
+    void Execute() override {
+        const RunningStep running;
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            count = kind == Kind::MaskRows ? state->MaskRows(copies, tokens, greedy)
+                                           : state->AcceptWhileAllowed(tokens, kind == Kind::AcceptAndRestore);
+        } catch (const std::exception& exception) {
+            SetError(std::string("llama.cpp's grammar failed (") + exception.what() + ")");
+        } catch (...) {
+            SetError("the grammar's step failed with an unknown exception");
+        }
+        milliseconds = millisecondsSince(start);
+    }
+
+    void OnOK() override {
+        state->busy = false;
+        Napi::Env env = Env();
+        for (size_t index = 0; index < targets.size(); index++) {
+            napi_typedarray_type type = napi_int8_array;
+            size_t length = 0;
+            void* data = nullptr;
+            const std::vector<double>& copy = copies[index];
+            if (napi_get_typedarray_info(env, targets[index].Value(), &type, &length, &data, nullptr, nullptr) != napi_ok ||
+                length != copy.size() || data == nullptr) {
+                deferred.Reject(Napi::RangeError::New(env, "a row was resized or detached while the grammar masked it").Value());
+                return;
+            }
+            double* target = static_cast<double*>(data);
+            for (size_t id = 0; id < copy.size(); id++)
+                if (copy[id] == -INFINITY) target[id] = -INFINITY;
+        }
+        Napi::Object result = Napi::Object::New(env);
+        result.Set("count", Napi::Number::New(env, static_cast<double>(count)));
+        result.Set("milliseconds", Napi::Number::New(env, milliseconds));
+        deferred.Resolve(result);
+    }
+
+    void OnError(const Napi::Error& error) override {
+        state->busy = false;
+        if (kind == Kind::Accept) state->broken = true;
+        deferred.Reject(error.Value());
+    }
+
+private:
+    Napi::Promise::Deferred deferred;
+    std::shared_ptr<GrammarState> state;
+    Kind kind;
+    std::vector<int32_t> tokens;
+    bool greedy;
+    std::vector<Napi::ObjectReference> targets;
+    std::vector<std::vector<double>> copies;
+    size_t count = 0;
+    double milliseconds = 0;
+};
+
 class NativeGrammar : public Napi::ObjectWrap<NativeGrammar> {
 public:
     static constexpr napi_type_tag typeTag{0x5c2e8a417b9d3f06, 0xe4a1c7b3d5f20918};
@@ -496,6 +673,8 @@ public:
                                taggedGetter<NativeGrammar, &NativeGrammar::VocabularySize>("vocabularySize"),
                                taggedMethod<NativeGrammar, &NativeGrammar::AllowsMethod>("allows"),
                                taggedMethod<NativeGrammar, &NativeGrammar::MaskMethod>("mask"),
+                               taggedMethod<NativeGrammar, &NativeGrammar::AcceptTokens>("acceptTokens"),
+                               taggedMethod<NativeGrammar, &NativeGrammar::MaskRowsMethod>("maskRows"),
                                taggedMethod<NativeGrammar, &NativeGrammar::Accept>("accept"),
                                taggedMethod<NativeGrammar, &NativeGrammar::Mark>("mark"),
                                taggedMethod<NativeGrammar, &NativeGrammar::Rewind>("rewind"),
@@ -534,11 +713,37 @@ private:
         state = std::move(created);
     }
 
-    /** The grammar, unless disposed or busy with a mask (an Error). */
+    /** The grammar, unless disposed, broken or busy with a worker (an Error). */
     GrammarState& Live(Napi::Env env) const {
         if (state == nullptr) throw Napi::Error::New(env, "the grammar is disposed");
-        if (state->busy) throw Napi::Error::New(env, "the grammar is busy: a mask is running (await it first)");
+        if (state->busy) throw Napi::Error::New(env, "the grammar is busy: a mask or step is running (await it first)");
+        if (state->broken) throw Napi::Error::New(env, "the grammar is unusable: llama.cpp refused a token it had allowed");
         return *state;
+    }
+
+    /** A tokens argument: an Int32Array of ids in [0, vocabularySize). */
+    static std::vector<int32_t> TokensArgument(Napi::Env env, Napi::Value value, const GrammarState& live) {
+        std::vector<int32_t> tokens = int32ArrayArgument(env, value, "tokens");
+        for (const int32_t token : tokens)
+            if (token < 0 || token >= live.model->vocabularySize)
+                throwRangeError(env, "tokens must hold ids in [0, " + std::to_string(live.model->vocabularySize) + "), got " +
+                                         std::to_string(token));
+        return tokens;
+    }
+
+    /** A row argument: a copy of a Float64Array of vocabularySize entries. */
+    static std::vector<double> RowArgument(Napi::Env env, Napi::Value value, const GrammarState& live) {
+        napi_typedarray_type type = napi_int8_array;
+        size_t length = 0;
+        void* data = nullptr;
+        if (!value.IsTypedArray() || napi_get_typedarray_info(env, value, &type, &length, &data, nullptr, nullptr) != napi_ok ||
+            type != napi_float64_array)
+            throwTypeError(env, "row must be a Float64Array");
+        const auto vocabularySize = static_cast<size_t>(live.model->vocabularySize);
+        if (length != vocabularySize || data == nullptr)
+            throwRangeError(env, "row holds " + std::to_string(length) + " entries; the vocabulary has " + std::to_string(vocabularySize));
+        const double* row = static_cast<const double*>(data);
+        return std::vector<double>(row, row + length);
     }
 
     /** A token argument: an integer id in [0, vocabularySize). */
@@ -580,6 +785,50 @@ private:
             throwRangeError(env, "row holds " + std::to_string(length) + " entries; the vocabulary has " + std::to_string(vocabularySize));
         const double* row = static_cast<const double*>(data);
         auto* worker = new MaskWorker(env, state, value.As<Napi::Object>(), std::vector<double>(row, row + length));
+        Napi::Promise promise = worker->Promise();
+        worker->Queue();
+        return promise;
+    }
+
+    /**
+     * acceptTokens(tokens: Int32Array, restore: boolean) → Promise<{count, milliseconds}>: on libuv's
+     * worker pool, accepts the tokens in order while each is allowed; `count` is how many were. With
+     * `restore` the state is put back afterwards (a draft checked). Until it settles the grammar
+     * refuses every other call.
+     */
+    Napi::Value AcceptTokens(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        GrammarState& live = Live(env);
+        std::vector<int32_t> tokens = TokensArgument(env, info[0], live);
+        if (!info[1].IsBoolean()) throwTypeError(env, "restore must be a boolean");
+        const auto kind = info[1].As<Napi::Boolean>().Value() ? StepWorker::Kind::AcceptAndRestore : StepWorker::Kind::Accept;
+        auto* worker = new StepWorker(env, state, kind, std::move(tokens), false);
+        Napi::Promise promise = worker->Promise();
+        worker->Queue();
+        return promise;
+    }
+
+    /**
+     * maskRows(rows: Float64Array[], tokens: Int32Array, greedy: boolean) → Promise<{count,
+     * milliseconds}>: a verification step's masks on libuv's worker pool (GrammarState::MaskRows): row
+     * i in the state after tokens[0..i), stopping after the first row whose token is missing or not
+     * allowed; with `greedy`, a row whose argmax is allowed stays whole. The state is unchanged
+     * afterwards; `count` is the rows masked. Rows are copied and written back once it ends.
+     */
+    Napi::Value MaskRowsMethod(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        GrammarState& live = Live(env);
+        if (!info[0].IsArray()) throwTypeError(env, "rows must be an array of Float64Array");
+        Napi::Array rows = info[0].As<Napi::Array>();
+        std::vector<int32_t> tokens = TokensArgument(env, info[1], live);
+        if (!info[2].IsBoolean()) throwTypeError(env, "greedy must be a boolean");
+        std::vector<std::pair<Napi::Object, std::vector<double>>> copies;
+        for (uint32_t index = 0; index < rows.Length(); index++) {
+            Napi::Value row = rows.Get(index);
+            copies.emplace_back(row.IsObject() ? row.As<Napi::Object>() : Napi::Object(), RowArgument(env, row, live));
+        }
+        auto* worker = new StepWorker(env, state, StepWorker::Kind::MaskRows, std::move(tokens), info[2].As<Napi::Boolean>().Value());
+        for (auto& [row, copy] : copies) worker->AddRow(row, std::move(copy));
         Napi::Promise promise = worker->Promise();
         worker->Queue();
         return promise;
@@ -677,16 +926,17 @@ napi_value GrammarJobsRunningEntry(napi_env env, napi_callback_info /*callbackIn
 }
 
 /**
- * exitWhileGrammarJobsRun(code) → false when no grammar job runs. Otherwise it ends the process at
- * once with `code`, C stdio flushed, without atexit handlers or static destructors: a job's thread
- * still runs inside llama.cpp and the C++ runtime, whose static objects those would destroy under it.
+ * exitWhileGrammarJobsRun(code) → false when no grammar job, mask or step runs. Otherwise it ends the
+ * process at once with `code`, C stdio flushed, without atexit handlers or static destructors: a job's
+ * thread (or a pool thread's step, which libuv would wait for at exit) still runs inside llama.cpp and
+ * the C++ runtime, whose static objects those would destroy under it.
  * For process "exit" (src/backend/nativeAddon.ts), after which nothing else would run anyway.
  */
 napi_value ExitWhileGrammarJobsRunEntry(napi_env env, napi_callback_info callbackInfo) {
     return guarded(env, [&]() -> napi_value {
         const Napi::CallbackInfo info(env, callbackInfo);
         const auto code = static_cast<int>(integerArgument(env, info[0], "code", INT32_MIN, INT32_MAX));
-        if (liveGrammarThreads.load() == 0) return Napi::Boolean::New(env, false);
+        if (liveGrammarThreads.load() == 0 && runningGrammarSteps.load() == 0) return Napi::Boolean::New(env, false);
         std::fflush(nullptr);
         std::_Exit(code);
     });

@@ -108,6 +108,12 @@ export interface NativeModelHandle {
  * the other calls on the calling thread, and throw while a mask runs ("busy"). A disposed grammar
  * throws an Error.
  */
+/** What a grammar's step on the worker pool did: tokens accepted or rows masked, and the worker's milliseconds. */
+export interface NativeGrammarStep {
+    readonly count: number;
+    readonly milliseconds: number;
+}
+
 export interface NativeGrammarHandle {
     readonly vocabularySize: number;
     /** Whether `token` (an id in [0, vocabularySize)) may come next. */
@@ -120,6 +126,19 @@ export interface NativeGrammarHandle {
      * resized or detached meanwhile).
      */
     mask(row: Float64Array): Promise<number>;
+    /**
+     * On libuv's worker pool: accepts `tokens` in order while each is allowed; `count` is how many
+     * were. With `restore` the state is put back afterwards. Until it settles every other call is refused.
+     */
+    acceptTokens(tokens: Int32Array, restore: boolean): Promise<NativeGrammarStep>;
+    /**
+     * On libuv's worker pool: row i (vocabularySize entries) masked in the state after tokens[0..i),
+     * stopping after the first row whose token is missing or not allowed; with `greedy`, a row whose
+     * argmax (lowest index among equals) is allowed stays whole. The state is unchanged afterwards;
+     * `count` is the rows masked. Rows are copied and written once it ends (a RangeError if one was
+     * resized or detached meanwhile).
+     */
+    maskRows(rows: readonly Float64Array[], tokens: Int32Array, greedy: boolean): Promise<NativeGrammarStep>;
     /** Advances past `token`; an Error ("token N is not allowed by the grammar here") when it may not come next, the state unchanged. */
     accept(token: number): void;
     /** Remembers the current state (a copy of the grammar's stacks, not its rules); one mark, replaced by the next. */

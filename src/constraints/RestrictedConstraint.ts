@@ -31,9 +31,29 @@ export class RestrictedConstraint implements TokenConstraint {
         row.set(this.scratch.subarray(0, this.size));
     }
 
+    public async maskRows(rows: readonly Float64Array[], tokens: readonly number[], options: {readonly greedy: boolean}): Promise<number> {
+        for (const row of rows)
+            if (row.length !== this.size)
+                throw new InvalidDistributionError(`holds ${row.length} entries; the vocabulary has ${this.size}`, "row");
+        for (const token of tokens) this.checkToken(token);
+        const inner = rows.map((row) => {
+            const scratch = new Float64Array(this.innerSize).fill(-Infinity);
+            scratch.set(row);
+            return scratch;
+        });
+        const masked = await this.inner.maskRows(inner, tokens, options);
+        rows.forEach((row, index) => row.set(inner[index]!.subarray(0, this.size)));
+        return masked;
+    }
+
     public accept(token: number): void {
         this.checkToken(token);
         this.inner.accept(token);
+    }
+
+    public acceptTokens(tokens: readonly number[], options?: {readonly restore?: boolean}): Promise<number> {
+        for (const token of tokens) this.checkToken(token);
+        return this.inner.acceptTokens(tokens, options);
     }
 
     public mark(): void {

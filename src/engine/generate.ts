@@ -7,7 +7,7 @@ import {argmax} from "../distributions/argmax.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {evaluateRows} from "../backend/evaluateRows.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
-import {InvalidInputError, PromptExceedsContextError} from "../errors.js";
+import {ConstraintViolationError, InvalidInputError, PromptExceedsContextError} from "../errors.js";
 import type {CorrectionMemory} from "../policies/CorrectionMemory.js";
 import {createPolicy} from "../policies/createPolicy.js";
 import {createGreedyPolicy} from "../policies/greedyPolicy.js";
@@ -334,7 +334,7 @@ class StepLoop {
                 ? 0
                 : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
         if (this.treeSession !== undefined && wanted > 0) return this.treeStep(wanted);
-        const proposal = this.constrainDraft(await this.draft(wanted));
+        const proposal = await this.constrainDraft(await this.draft(wanted));
         const draftTokens = proposal?.tokens ?? [];
         const evaluation = await this.evaluateTarget(prefix, draftTokens);
         const rawLogits = this.setup.options.logprobs !== undefined ? evaluation.logits.map((row) => row.slice()) : undefined;
@@ -426,16 +426,13 @@ class StepLoop {
      * sampling as proven (the draft length depends only on tokens already drafted). Otherwise the
      * token is dropped, so no policy can accept it.
      */
-    private constrainDraft(proposal: DraftProposal | undefined): DraftProposal | undefined {
+    private async constrainDraft(proposal: DraftProposal | undefined): Promise<DraftProposal | undefined> {
         const constraint = this.setup.constraint;
         if (constraint === undefined || proposal === undefined || proposal.tokens.length === 0) return proposal;
         const start = performance.now();
-        // Checked on the live constraint, then rewound: no copy of the grammar per step.
-        constraint.mark();
         try {
-            let allowed = 0;
-            while (allowed < proposal.tokens.length && constraint.allows(proposal.tokens[allowed]))
-                constraint.accept(proposal.tokens[allowed++]);
+            // Checked off the event loop and undone: no copy of the grammar per step.
+            const allowed = await constraint.acceptTokens(proposal.tokens, {restore: true});
             if (allowed === proposal.tokens.length) return proposal;
             const keep = allowed + (this.stepPolicy.lossless && proposal.probs !== undefined ? 1 : 0);
             return {
@@ -445,7 +442,6 @@ class StepLoop {
                 logits: proposal.logits?.slice(0, keep)
             };
         } finally {
-            constraint.rewind();
             this.setup.telemetry.time.grammar += performance.now() - start;
         }
     }
@@ -455,32 +451,19 @@ class StepLoop {
      * before it (emitted ones, then the draft's), and its sampler row recomputed from the masked row.
      * A row after a forbidden draft token (kept for a lossless policy, which rejects it for certain)
      * is left as it is: it is never reached. Masking a row costs one grammar check per vocabulary
-     * entry (llama.cpp's), so at T = 0 a row whose argmax the grammar allows is left whole. Masks run
-     * off the event loop (the constraint's worker); the draft tokens are accepted on the live
-     * constraint between mark() and rewind().
+     * entry (llama.cpp's), so at T = 0 a row whose argmax the grammar allows is left whole. The whole
+     * step's grammar work is one call off the event loop (the constraint's worker), which leaves the
+     * constraint's state as it was.
      */
     private async maskRows(evaluation: TargetEvaluation, draftTokens: readonly number[]): Promise<TargetEvaluation> {
         const constraint = this.setup.constraint;
         if (constraint === undefined) return evaluation;
         const start = performance.now();
-        constraint.mark();
         try {
-            const logits = evaluation.logits;
             const greedy = this.setup.options.sampling.temperature === 0;
-            for (let row = 0; row < logits.length; row++) {
-                // At T = 0 the row's only use is its argmax: where the grammar allows it, it is the
-                // masked row's argmax too, and the full mask (milliseconds at V = 152k) is skipped.
-                if (!greedy || !constraint.allows(argmax(logits[row]))) {
-                    await constraint.maskLogits(logits[row]);
-                    this.setup.telemetry.grammarMasks++;
-                }
-                const next = draftTokens[row];
-                if (next === undefined || !constraint.allows(next)) break;
-                constraint.accept(next);
-            }
-            return {argmax: undefined, logits, probabilities: undefined};
+            this.setup.telemetry.grammarMasks += await constraint.maskRows(evaluation.logits, draftTokens, {greedy});
+            return {argmax: undefined, logits: evaluation.logits, probabilities: undefined};
         } finally {
-            constraint.rewind();
             this.setup.telemetry.time.grammar += performance.now() - start;
         }
     }
@@ -610,8 +593,10 @@ class StepLoop {
         return {tokens: emitted.tokens, text: emitted.text, verification};
     }
 
-    private advanceConstraint(emitted: readonly number[]): void {
-        advanceConstraintPast(this.setup.constraint, emitted, this.setup.options.ignoreEos ? undefined : this.setup.target.eosToken);
+    private async advanceConstraint(emitted: readonly number[]): Promise<void> {
+        const start = performance.now();
+        await advanceConstraintPast(this.setup.constraint, emitted, this.setup.options.ignoreEos ? undefined : this.setup.target.eosToken);
+        this.setup.telemetry.time.grammar += performance.now() - start;
     }
 
     /** 4. Roll back rejected drafts; the final token becomes the next step's pending token; emit. */
@@ -628,19 +613,23 @@ class StepLoop {
             this.session!.observe({proposal, accepted, emitted: verification.emitted});
             telemetry.drafters.record(proposal.consulted, proposal.source, draftTokens.length, accepted);
         }
-        this.advanceConstraint(verification.emitted);
+        await this.advanceConstraint(verification.emitted);
         this.controller.observe(draftTokens.length, accepted);
         return this.emit(verification, draftTokens.length, start);
     }
 }
 
-/** The constraint, past the tokens a step emitted (an end-of-generation token ends the output instead). */
-function advanceConstraintPast(constraint: TokenConstraint | undefined, emitted: readonly number[], endToken: number | undefined): void {
+/** The constraint, past the tokens a step emitted (an end-of-generation token ends the output instead), off the event loop. */
+async function advanceConstraintPast(
+    constraint: TokenConstraint | undefined,
+    emitted: readonly number[],
+    endToken: number | undefined
+): Promise<void> {
     if (constraint === undefined) return;
-    for (const token of emitted) {
-        if (token === endToken) return;
-        constraint.accept(token);
-    }
+    const end = endToken === undefined ? -1 : emitted.indexOf(endToken);
+    const tokens = end < 0 ? emitted : emitted.slice(0, end);
+    const accepted = await constraint.acceptTokens(tokens);
+    if (accepted < tokens.length) throw new ConstraintViolationError(`token ${tokens[accepted]} is not allowed by the grammar here`);
 }
 
 /** Longest stretch of generation steps between two turns of the event loop. */

@@ -1,4 +1,5 @@
 import {ConstraintViolationError} from "../../errors.js";
+import {acceptTokensInTurn, maskRowsInTurn} from "../stepsOnCallingThread.js";
 import type {TokenConstraint} from "../TokenConstraint.js";
 
 /**
@@ -34,6 +35,14 @@ export class ParityConstraint implements TokenConstraint {
     public accept(token: number): void {
         if (!this.allows(token)) throw new ConstraintViolationError(`token ${token} may not follow ${this.last}`);
         this.last = token;
+    }
+
+    public acceptTokens(tokens: readonly number[], options: {readonly restore?: boolean} = {}): Promise<number> {
+        return acceptTokensInTurn(this, tokens, options.restore === true);
+    }
+
+    public maskRows(rows: readonly Float64Array[], tokens: readonly number[], options: {readonly greedy: boolean}): Promise<number> {
+        return maskRowsInTurn(this, rows, tokens, options.greedy);
     }
 
     public mark(): void {
