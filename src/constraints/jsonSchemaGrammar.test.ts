@@ -3,8 +3,9 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {describe, expect, it} from "vitest";
 import {nativeAddon} from "../backend/nativeAddon.js";
-import {InvalidInputError} from "../errors.js";
+import {GrammarTooComplexError, InvalidInputError} from "../errors.js";
 import {
+    checkJsonSchema,
     grammarForJsonSchema,
     grammarForJsonSchemaFile,
     grammarForResponseFormat,
@@ -294,6 +295,22 @@ describe("grammarForResponseFormat", () => {
             expect(() => grammarForResponseFormat(format)).toThrow(InvalidInputError);
             expect(() => grammarForResponseFormat(format)).toThrow(message);
         }
+    });
+});
+
+describe("checkJsonSchema's size limits", () => {
+    const properties = (count: number) => Object.fromEntries(Array.from({length: count}, (_, i) => [`p${i}`, {type: "integer"}]));
+
+    it("are checked before any other walk: an oversized schema is too complex, whatever else it breaks", () => {
+        const schema = {type: "object", properties: properties(10_000), not: {}};
+        expect(() => checkJsonSchema(schema, {field: "response_format.json_schema.schema"})).toThrow(GrammarTooComplexError);
+        expect(() => checkJsonSchema(schema)).toThrow("#/properties: has 10000 properties; the limit is 1000");
+    });
+
+    it("count no property as optional in strict mode, which makes them all required", () => {
+        const schema = {type: "object", properties: properties(200)};
+        expect(() => checkJsonSchema(schema)).toThrow("#/properties: has 200 optional properties; the limit is 100");
+        expect(checkJsonSchema(schema, {strict: true}).text).toContain('"required":["p0"');
     });
 });
 

@@ -139,6 +139,9 @@ export function grammarForJsonSchema(schema: unknown, options: JsonSchemaGrammar
 /** `schema` checked for conversion (see grammarForJsonSchema for the errors); options.convert is not used. */
 export function checkJsonSchema(schema: unknown, options: JsonSchemaGrammarOptions = {}): CheckedSchema {
     const field = options.field ?? "schema";
+    // The size limits first, with an early exit: a hostile schema is refused before any walk of all of it.
+    const oversized = schemaLimitViolation(schema, {allRequired: options.strict === true});
+    if (oversized !== undefined) throw new GrammarTooComplexError(`${oversized.path}: ${oversized.reason}`, field);
     let effective = isObject(schema) && Object.keys(schema).length === 0 ? {type: "object"} : schema;
     if (options.strict === true) effective = strictSchema(effective, field);
     const issues = unsupportedSchemaKeywords(effective);
@@ -150,7 +153,7 @@ export function checkJsonSchema(schema: unknown, options: JsonSchemaGrammarOptio
         );
     }
     const text = JSON.stringify(effective);
-    const violation = schemaLimitViolation(effective) ?? schemaBytesViolation(text);
+    const violation = schemaBytesViolation(text);
     if (violation !== undefined) throw new GrammarTooComplexError(`${violation.path}: ${violation.reason}`, field);
     return {text, field, compact: options.compact ?? options.strict === true};
 }

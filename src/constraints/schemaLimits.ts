@@ -32,9 +32,19 @@ export interface SchemaLimitViolation {
 
 const countKeywords = ["minLength", "maxLength", "minItems", "maxItems"];
 
-/** The first part of `schema` over a limit of schemaLimits (the JSON text's size apart: see schemaBytesViolation). */
-export function schemaLimitViolation(schema: unknown): SchemaLimitViolation | undefined {
-    const walk = new LimitWalk();
+/** How schemaLimitViolation reads a schema. */
+export interface SchemaLimitOptions {
+    /** Every property counts as required (OpenAI's strict mode makes them so). */
+    readonly allRequired?: boolean;
+}
+
+/**
+ * The first part of `schema` over a limit of schemaLimits (the JSON text's size apart: see
+ * schemaBytesViolation). One pass over the schema's nodes, each costing its own keys; the walk stops
+ * at the first part over a limit, so a hostile schema costs little more than its first large part.
+ */
+export function schemaLimitViolation(schema: unknown, options: SchemaLimitOptions = {}): SchemaLimitViolation | undefined {
+    const walk = new LimitWalk(options.allRequired === true);
     walk.visit(schema, "#", 0);
     if (walk.violation === undefined && walk.repetitionSum > schemaLimits.repetitionSum)
         return {
@@ -55,18 +65,24 @@ class LimitWalk {
     public violation: SchemaLimitViolation | undefined;
     public repetitionSum = 0;
 
+    public constructor(private readonly allRequired: boolean) {}
+
     public visit(node: unknown, path: string, depth: number): void {
-        // Nesting is bounded by the schema check (and the converter) before any of this matters.
+        // Nesting is bounded by the request's parser (and the converter) before any of this matters.
         if (this.violation !== undefined || depth > 512) return;
         if (Array.isArray(node)) {
-            node.forEach((item, index) => this.visit(item, `${path}/${index}`, depth + 1));
+            for (let index = 0; index < node.length && this.violation === undefined; index++)
+                this.visit(node[index], `${path}/${index}`, depth + 1);
             return;
         }
         if (typeof node !== "object" || node === null) return;
         const schema = node as Record<string, unknown>;
         this.check(schema, path);
-        for (const [key, value] of Object.entries(schema))
+        for (const key in schema) {
+            if (this.violation !== undefined) return;
+            const value = schema[key];
             if (typeof value === "object" && value !== null) this.visit(value, `${path}/${escapePointer(key)}`, depth + 1);
+        }
     }
 
     private check(schema: Record<string, unknown>, path: string): void {
@@ -77,7 +93,7 @@ class LimitWalk {
         if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
             const names = Object.keys(properties);
             const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-            const optional = names.filter((name) => !required.has(name)).length;
+            const optional = this.allRequired ? 0 : names.filter((name) => !required.has(name)).length;
             if (names.length > schemaLimits.properties)
                 over("properties", `has ${names.length} properties; the limit is ${schemaLimits.properties}`);
             else if (optional > schemaLimits.optionalProperties)
