@@ -307,6 +307,16 @@ describe("checkJsonSchema's size limits", () => {
         expect(() => checkJsonSchema(schema)).toThrow("#/properties: has 10000 properties; the limit is 1000");
     });
 
+    it("refuse a pattern that repeats a group able to match the empty string, and keep those that do not", () => {
+        expect(() => checkJsonSchema({type: "string", pattern: "^((a?a?a?a?a?a?a?a?a?a?){0,10}){0,10}$"})).toThrow(
+            '#/pattern: repeats the group "(a?a?a?a?a?a?a?a?a?a?)", which can match the empty string'
+        );
+        for (const pattern of ["^(((a|b|c)*(a|b)*){0,100})$", "^(a*)*$", "^(x|)+$", "^((a)?)?$"])
+            expect(() => checkJsonSchema({type: "string", pattern}), pattern).toThrow(GrammarTooComplexError);
+        for (const pattern of ["^(-?[0-9]+)*$", "^[a-z]+(-[a-z]+)*$", "^(?:ab)?$", "^(a[b]?)*$", "^(a{2,3}){2}$", "^[0-9]{3}-[0-9]{4}$"])
+            expect(checkJsonSchema({type: "string", pattern}).text, pattern).toContain(JSON.stringify(pattern));
+    });
+
     it("count no property as optional in strict mode, which makes them all required", () => {
         const schema = {type: "object", properties: properties(200)};
         expect(() => checkJsonSchema(schema)).toThrow("#/properties: has 200 optional properties; the limit is 100");

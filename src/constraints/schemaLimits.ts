@@ -117,6 +117,12 @@ class LimitWalk {
                     "pattern",
                     `nests bounded repetitions whose bounds multiply to ${product}; the limit is ${schemaLimits.patternRepetitionProduct}`
                 );
+            const repeatedEmpty = this.violation === undefined ? repeatedEmptyGroup(schema.pattern) : undefined;
+            if (repeatedEmpty !== undefined)
+                over(
+                    "pattern",
+                    `repeats the group "${repeatedEmpty}", which can match the empty string: its parses multiply on every character; the limit is no such group (make its content required: (a+)? rather than (a*)*)`
+                );
         }
         for (const keyword of countKeywords) {
             const value = schema[keyword];
@@ -179,4 +185,70 @@ export function patternRepetitions(pattern: string): {product: number; sum: numb
     let product = 1;
     while (index < pattern.length) product = Math.max(product, sequence());
     return {product, sum};
+}
+
+/**
+ * The first group of a regex that a quantifier (?, *, +, {m,n}) repeats although it can match the
+ * empty string (`(a?b?){0,10}`, `(a*)*`, `(x|)+`), or undefined. Such a repetition is ambiguous: the
+ * grammar keeps one parse per way the empty iterations can fall, so its stacks, and every step's
+ * cost, multiply with each nesting, well within the repetition product's limit (docs/serving.md,
+ * "Structured output limits"). Escapes and character classes are single characters; the pattern's syntax
+ * is judged elsewhere (unsupportedPattern).
+ */
+export function repeatedEmptyGroup(pattern: string): string | undefined {
+    let index = 0;
+    let found: string | undefined;
+    const quantifierAt = (at: number): number => {
+        const c = pattern[at];
+        if (c === "?" || c === "*" || c === "+") return 1;
+        if (c !== "{") return 0;
+        const close = pattern.indexOf("}", at);
+        return close > at && /^\{\d+(,\d*)?\}$/.test(pattern.slice(at, close + 1)) ? close + 1 - at : 0;
+    };
+    const minimumOf = (quantifier: string): number =>
+        quantifier === "+" ? 1 : quantifier.startsWith("{") ? Number.parseInt(quantifier.slice(1), 10) : 0;
+    /** Whether the alternatives up to the closing parenthesis (consumed) or the end can match the empty string. */
+    const alternatives = (): boolean => {
+        let nullable = false;
+        let sequence = true;
+        while (index < pattern.length) {
+            const c = pattern[index]!;
+            if (c === ")") {
+                index++;
+                return nullable || sequence;
+            }
+            if (c === "|") {
+                index++;
+                nullable ||= sequence;
+                sequence = true;
+                continue;
+            }
+            const start = index;
+            let atomNullable = false;
+            if (c === "\\") index += 2;
+            else if (c === "[") {
+                index++;
+                while (index < pattern.length && pattern[index] !== "]") index += pattern[index] === "\\" ? 2 : 1;
+                index++;
+            } else if (c === "(") {
+                index += pattern.startsWith("(?:", index) ? 3 : 1;
+                atomNullable = alternatives();
+            } else {
+                index++;
+                // Anchors match the empty string; any other character does not.
+                atomNullable = c === "^" || c === "$";
+            }
+            const length = quantifierAt(index);
+            if (length > 0) {
+                const quantifier = pattern.slice(index, index + length);
+                if (atomNullable && c === "(") found ??= pattern.slice(start, index);
+                atomNullable ||= minimumOf(quantifier) === 0;
+                index += length;
+            }
+            sequence &&= atomNullable;
+        }
+        return nullable || sequence;
+    };
+    while (index < pattern.length && found === undefined) alternatives();
+    return found;
 }
