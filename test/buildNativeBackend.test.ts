@@ -108,7 +108,7 @@ describe("the native build's output", () => {
 
     it("says the step and how long it has run while a step runs", () => {
         const bin = join(scratch, "slow");
-        installTool(bin, "git", "sleep 3\nexit 3");
+        installTool(bin, "git", "sleep 1.5\nexit 3");
         const {output} = runScript({...env, SPECGATE_BUILD_PROGRESS_SECONDS: "0.2"}, scratch, `${bin}:${join(scratch, "bin")}`);
         expect(output).toContain(`specgate: unpacking llama.cpp from ${bundle} …\n`);
         expect(output).toMatch(/^specgate: unpacking llama\.cpp from .*gitRelease\.bundle: \d+ s so far$/m);
