@@ -4,31 +4,11 @@ import {generate} from "../engine/generate.js";
 import {GrammarTooComplexError} from "../errors.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {slowGrammar} from "../testing/slowGrammar.js";
+import {longestEventLoopGap, settled} from "../testing/longestEventLoopGap.js";
 
 vi.setConfig(modelTestTimeouts);
 
 const familyTarget = new URL("../../models/target/model.gguf", import.meta.url).pathname;
-
-/** The longest gap between heartbeats of a 10 ms interval while `work` settles, and how it settled. */
-async function longestEventLoopGap(work: () => Promise<unknown>): Promise<{error: unknown; gap: number; elapsed: number}> {
-    const start = performance.now();
-    let last = start;
-    let gap = 0;
-    const heartbeat = setInterval(() => {
-        const now = performance.now();
-        gap = Math.max(gap, now - last);
-        last = now;
-    }, 10);
-    let error: unknown;
-    try {
-        await work();
-    } catch (caught) {
-        error = caught;
-    } finally {
-        clearInterval(heartbeat);
-    }
-    return {error, gap: Math.max(gap, performance.now() - last), elapsed: performance.now() - start};
-}
 
 describe("a grammar whose steps explode after a quick build (slowGrammar)", () => {
     let backend: NativeBackend;
@@ -50,7 +30,7 @@ describe("a grammar whose steps explode after a quick build (slowGrammar)", () =
         // Depth 12 builds in tens of milliseconds; checking its first token takes seconds or more.
         const constraint = await compile(12, 300);
         try {
-            const {error, gap, elapsed} = await longestEventLoopGap(() => constraint.acceptTokens([a], {restore: true}));
+            const {result: error, gap, elapsed} = await longestEventLoopGap(() => settled(constraint.acceptTokens([a], {restore: true})));
             expect(error).toBeInstanceOf(GrammarTooComplexError);
             expect((error as GrammarTooComplexError).field).toBe("response_format");
             expect((error as Error).message).toMatch(/compute budget of 300 ms/);
@@ -67,8 +47,12 @@ describe("a grammar whose steps explode after a quick build (slowGrammar)", () =
     it("ends a generation with grammar_too_complex while the event loop stays responsive", async () => {
         const constraint = await compile(14, 1000);
         try {
-            const {error, gap, elapsed} = await longestEventLoopGap(() =>
-                generate(backend, undefined, "Say a", {maxTokens: 8, sampling: {temperature: 0}}, {constraint})
+            const {
+                result: error,
+                gap,
+                elapsed
+            } = await longestEventLoopGap(() =>
+                settled(generate(backend, undefined, "Say a", {maxTokens: 8, sampling: {temperature: 0}}, {constraint}))
             );
             expect(error).toBeInstanceOf(GrammarTooComplexError);
             expect((error as GrammarTooComplexError).code).toBe("grammar_too_complex");

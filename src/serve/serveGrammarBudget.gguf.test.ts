@@ -3,6 +3,7 @@ import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+import {longestEventLoopGap} from "../testing/longestEventLoopGap.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -20,24 +21,6 @@ const hostileSchemas: Record<string, unknown> = {
         anyOf: Array.from({length: 10_000}, (_, i) => ({type: "object", properties: {[`k${i}`]: {type: "string"}}, required: [`k${i}`]}))
     }
 };
-
-/** The longest gap between heartbeats of a 10 ms interval while `work` runs: how long the event loop was blocked. */
-async function longestEventLoopGap<T>(work: () => Promise<T>): Promise<{result: T; gap: number}> {
-    let last = performance.now();
-    let gap = 0;
-    const heartbeat = setInterval(() => {
-        const now = performance.now();
-        gap = Math.max(gap, now - last);
-        last = now;
-    }, 10);
-    try {
-        const result = await work();
-        gap = Math.max(gap, performance.now() - last);
-        return {result, gap};
-    } finally {
-        clearInterval(heartbeat);
-    }
-}
 
 describe("serve under hostile structured-output schemas", () => {
     let target: ModelBackend;
