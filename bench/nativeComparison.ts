@@ -116,16 +116,16 @@ const familyPrompts = readFileSync(join(root, "examples/family-prompts.jsonl"), 
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => (JSON.parse(line) as {prompt: string}).prompt);
-function twinCase(name: string, shape: string): Record<string, BenchCase> {
+function twinCase(name: string, shape: string, type: "F16" | "Q8_0" = "F16"): Record<string, BenchCase> {
     const directory = join(fixtureDirectory, name);
     return {
         [name]: {
             name,
-            label: `widened twin of the family target at ${shape.split(",").slice(0, 2).join("×")}, F16 (family draft)`,
+            label: `widened twin of the family target at ${shape.split(",").slice(0, 2).join("×")}, ${type} (family draft)`,
             target: join(directory, "target.gguf"),
             draft: join(root, "models/draft/model.gguf"),
             prompts: familyPrompts,
-            fixtures: ["--widen-from", join(root, "models/target/model.gguf"), "--target-shape", shape, "--type", "F16", "--out", directory]
+            fixtures: ["--widen-from", join(root, "models/target/model.gguf"), "--target-shape", shape, "--type", type, "--out", directory]
         }
     };
 }
@@ -178,9 +178,11 @@ const cases: Record<string, BenchCase> = {
         ]
     },
     // Widened twins of the family target (src/gguf/widenLlamaModel.ts): its function, so the family
-    // draft's acceptance, at the cost of d768×8 (0.06B parameters) and d2048×16 (0.82B), F16.
+    // draft's acceptance, at the cost of d768×8 (0.06B parameters) and d2048×16 (0.82B), F16 or Q8_0.
     ...twinCase("twin-0.1b", "768,8,24,2048"),
     ...twinCase("twin-1b", "2048,16,64,5632"),
+    ...twinCase("twin-0.1b-q8", "768,8,24,2048", "Q8_0"),
+    ...twinCase("twin-1b-q8", "2048,16,64,5632", "Q8_0"),
     qwen3: {
         name: "qwen3",
         label: "Qwen3's real vocabulary (151,669 tokens, BPE; d256×4 F32 target, d64×1 draft)",
