@@ -51,7 +51,8 @@ describe("exiting while grammar jobs run", () => {
         it(`ends with the process's own exit code when ${name}`, async () => {
             const started = performance.now();
             const finished = await exitDuringGrammarJob(how);
-            expect(finished.output).toMatch(/^jobs [34]$/m);
+            // The two slow jobs still run; the two tiny ones may have ended already on a quick machine.
+            expect(finished.output).toMatch(/^jobs [234]$/m);
             expect(finished.signal, finished.output).toBeNull();
             expect(finished.code, finished.output).toBe(code);
             expect(finished.output).not.toMatch(/terminate called|Aborted|Segmentation/);
