@@ -523,6 +523,22 @@ struct RunningStep {
 };
 
 /**
+ * Writes the −Infinity entries of a masked copy back into its row, on the JS thread; false (nothing
+ * written) when JS resized or detached the row while the worker masked the copy.
+ */
+bool writeMaskBack(Napi::Env env, Napi::Value row, const std::vector<double>& copy) {
+    napi_typedarray_type type = napi_int8_array;
+    size_t length = 0;
+    void* data = nullptr;
+    if (napi_get_typedarray_info(env, row, &type, &length, &data, nullptr, nullptr) != napi_ok || length != copy.size() || data == nullptr)
+        return false;
+    double* target = static_cast<double*>(data);
+    for (size_t id = 0; id < copy.size(); id++)
+        if (copy[id] == -INFINITY) target[id] = -INFINITY;
+    return true;
+}
+
+/**
  * Masks a copy of a row on libuv's worker pool and writes the −Infinity entries back into the row on
  * the JS thread (the row is never written from the worker: JS may resize or detach it meanwhile, which
  * is then an error). Resolves with the milliseconds the mask took on the worker.
@@ -554,17 +570,10 @@ protected:
     void OnOK() override {
         state->busy = false;
         Napi::Env env = Env();
-        napi_typedarray_type type = napi_int8_array;
-        size_t length = 0;
-        void* data = nullptr;
-        if (napi_get_typedarray_info(env, row.Value(), &type, &length, &data, nullptr, nullptr) != napi_ok || length != copy.size() ||
-            data == nullptr) {
+        if (!writeMaskBack(env, row.Value(), copy)) {
             deferred.Reject(Napi::RangeError::New(env, "the row was resized or detached while the grammar masked it").Value());
             return;
         }
-        double* target = static_cast<double*>(data);
-        for (size_t id = 0; id < copy.size(); id++)
-            if (copy[id] == -INFINITY) target[id] = -INFINITY;
         deferred.Resolve(Napi::Number::New(env, milliseconds));
     }
 
@@ -624,20 +633,11 @@ protected:
     void OnOK() override {
         state->busy = false;
         Napi::Env env = Env();
-        for (size_t index = 0; index < targets.size(); index++) {
-            napi_typedarray_type type = napi_int8_array;
-            size_t length = 0;
-            void* data = nullptr;
-            const std::vector<double>& copy = copies[index];
-            if (napi_get_typedarray_info(env, targets[index].Value(), &type, &length, &data, nullptr, nullptr) != napi_ok ||
-                length != copy.size() || data == nullptr) {
+        for (size_t index = 0; index < targets.size(); index++)
+            if (!writeMaskBack(env, targets[index].Value(), copies[index])) {
                 deferred.Reject(Napi::RangeError::New(env, "a row was resized or detached while the grammar masked it").Value());
                 return;
             }
-            double* target = static_cast<double*>(data);
-            for (size_t id = 0; id < copy.size(); id++)
-                if (copy[id] == -INFINITY) target[id] = -INFINITY;
-        }
         Napi::Object result = Napi::Object::New(env);
         result.Set("count", Napi::Number::New(env, static_cast<double>(count)));
         result.Set("milliseconds", Napi::Number::New(env, milliseconds));
@@ -774,17 +774,8 @@ private:
         Napi::Env env = info.Env();
         GrammarState& live = Live(env);
         const Napi::Value value = info[0];
-        if (!value.IsTypedArray()) throwTypeError(env, "row must be a Float64Array");
-        napi_typedarray_type type = napi_int8_array;
-        size_t length = 0;
-        void* data = nullptr;
-        if (napi_get_typedarray_info(env, value, &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_float64_array)
-            throwTypeError(env, "row must be a Float64Array");
-        const auto vocabularySize = static_cast<size_t>(live.model->vocabularySize);
-        if (length != vocabularySize || data == nullptr)
-            throwRangeError(env, "row holds " + std::to_string(length) + " entries; the vocabulary has " + std::to_string(vocabularySize));
-        const double* row = static_cast<const double*>(data);
-        auto* worker = new MaskWorker(env, state, value.As<Napi::Object>(), std::vector<double>(row, row + length));
+        std::vector<double> copy = RowArgument(env, value, live);
+        auto* worker = new MaskWorker(env, state, value.As<Napi::Object>(), std::move(copy));
         Napi::Promise promise = worker->Promise();
         worker->Queue();
         return promise;
