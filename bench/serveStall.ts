@@ -20,6 +20,7 @@ import {type ChildProcessByStdio, spawn} from "node:child_process";
 import {join} from "node:path";
 import type {Readable} from "node:stream";
 import {parseArgs} from "node:util";
+import {hostileSchemas} from "../src/serve/testing/hostileSchemas.js";
 
 const {values} = parseArgs({
     options: {
@@ -98,18 +99,6 @@ function structured(schema: unknown, temperature: number, seed: number, maxToken
         response_format: {type: "json_schema", json_schema: {name: "relative", schema}}
     };
 }
-
-const hostileSchemas: Record<string, unknown> = {
-    "pattern ^((a{0,50}){0,50}){0,50}$": {type: "string", pattern: "^((a{0,50}){0,50}){0,50}$"},
-    "10,000 optional properties": {
-        type: "object",
-        properties: Object.fromEntries(Array.from({length: 10_000}, (_, i) => [`p${i}`, {type: "integer"}]))
-    },
-    "enum of 10,000": {enum: Array.from({length: 10_000}, (_, i) => `value-${i}`)},
-    "anyOf of 10,000 objects": {
-        anyOf: Array.from({length: 10_000}, (_, i) => ({type: "object", properties: {[`k${i}`]: {type: "string"}}, required: [`k${i}`]}))
-    }
-};
 
 function percentile(sorted: readonly number[], fraction: number): number {
     return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN;

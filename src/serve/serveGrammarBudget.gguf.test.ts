@@ -4,23 +4,12 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
 import {longestEventLoopGap} from "../testing/longestEventLoopGap.js";
+import {hostileSchemas} from "./testing/hostileSchemas.js";
+import {postStructuredChat} from "./testing/postStructuredChat.js";
 
 vi.setConfig(modelTestTimeouts);
 
 const targetFile = new URL("../../models/target/model.gguf", import.meta.url).pathname;
-
-/** The schemas that froze the server (issue 40), each refused or answered without stalling it. */
-const hostileSchemas: Record<string, unknown> = {
-    "nested bounded repetition in a pattern": {type: "string", pattern: "^((a{0,50}){0,50}){0,50}$"},
-    "10,000 optional properties": {
-        type: "object",
-        properties: Object.fromEntries(Array.from({length: 10_000}, (_, i) => [`p${i}`, {type: "integer"}]))
-    },
-    "an enum of 10,000 values": {enum: Array.from({length: 10_000}, (_, i) => `value-${i}`)},
-    "anyOf of 10,000 objects": {
-        anyOf: Array.from({length: 10_000}, (_, i) => ({type: "object", properties: {[`k${i}`]: {type: "string"}}, required: [`k${i}`]}))
-    }
-};
 
 describe("serve under hostile structured-output schemas", () => {
     let target: ModelBackend;
@@ -38,16 +27,7 @@ describe("serve under hostile structured-output schemas", () => {
     });
 
     const ask = async (schema: unknown, maxTokens = 8): Promise<{status: number; body: {error?: {code: string; message: string}}}> => {
-        const response = await fetch(`${server.url}/v1/chat/completions`, {
-            method: "POST",
-            headers: {"content-type": "application/json"},
-            body: JSON.stringify({
-                messages: [{role: "user", content: "Answer."}],
-                max_tokens: maxTokens,
-                temperature: 1,
-                response_format: {type: "json_schema", json_schema: {name: "x", schema}}
-            })
-        });
+        const response = await postStructuredChat(server.url, schema, {maxTokens});
         return {status: response.status, body: (await response.json()) as {error?: {code: string; message: string}}};
     };
 

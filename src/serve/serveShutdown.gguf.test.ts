@@ -5,6 +5,7 @@ import {join} from "node:path";
 import type {Readable} from "node:stream";
 import {describe, expect, it, vi} from "vitest";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+import {postStructuredChat} from "./testing/postStructuredChat.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -32,21 +33,6 @@ function startServe(): ChildProcessByStdio<null, Readable, Readable> {
     return spawn(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"]
-    });
-}
-
-/** A chat request with `response_format` json_schema `schema`. */
-function structured(url: string, schema: unknown, stream: boolean, maxTokens: number): Promise<Response> {
-    return fetch(`${url}/v1/chat/completions`, {
-        method: "POST",
-        headers: {"content-type": "application/json"},
-        body: JSON.stringify({
-            messages: [{role: "user", content: "List."}],
-            max_tokens: maxTokens,
-            temperature: 1,
-            stream,
-            response_format: {type: "json_schema", json_schema: {name: "x", schema}}
-        })
     });
 }
 
@@ -83,12 +69,14 @@ describe("serve on SIGTERM", () => {
         });
         child.stdout.resume();
 
-        const stream = await structured(url, longSchema, true, 7000);
+        const stream = await postStructuredChat(url, longSchema, {maxTokens: 7000, stream: true, content: "List."});
         expect(stream.status).toBe(200);
         const reader = stream.body!.getReader();
         const decoder = new TextDecoder();
         let body = decoder.decode((await reader.read()).value);
-        const refused = Array.from({length: 4}, () => structured(url, slowSchema, false, 8).then((response) => response.status));
+        const refused = Array.from({length: 4}, () =>
+            postStructuredChat(url, slowSchema, {maxTokens: 8, stream: false, content: "List."}).then((response) => response.status)
+        );
         // The conversions are on their threads before the signal.
         await new Promise((resolve) => setTimeout(resolve, 100));
         const signalledAt = performance.now();
