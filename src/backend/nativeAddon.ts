@@ -100,20 +100,20 @@ export interface NativeModelHandle {
     dispose(): void;
 }
 
-/**
- * A grammar's state over a vocabulary (native/src/grammar.cpp). Beyond llama.cpp's grammar, control
- * and unknown tokens other than end-of-generation ones are never allowed (detokenize renders them as
- * nothing, so they could not be held to the grammar), and the accepted bytes stay strict UTF-8;
- * end-of-generation tokens are allowed only where the grammar may end. mask runs on a worker thread;
- * the other calls on the calling thread, and throw while a mask runs ("busy"). A disposed grammar
- * throws an Error.
- */
 /** What a grammar's step on the worker pool did: tokens accepted or rows masked, and the worker's milliseconds. */
 export interface NativeGrammarStep {
     readonly count: number;
     readonly milliseconds: number;
 }
 
+/**
+ * A grammar's state over a vocabulary (native/src/grammar.cpp). Beyond llama.cpp's grammar, control
+ * and unknown tokens other than end-of-generation ones are never allowed (detokenize renders them as
+ * nothing, so they could not be held to the grammar), and the accepted bytes stay strict UTF-8;
+ * end-of-generation tokens are allowed only where the grammar may end. mask, acceptTokens and maskRows
+ * run on libuv's worker pool; the other calls on the calling thread, and they throw while a worker
+ * call runs ("busy"). A disposed grammar throws an Error.
+ */
 export interface NativeGrammarHandle {
     readonly vocabularySize: number;
     /** Whether `token` (an id in [0, vocabularySize)) may come next. */
