@@ -45,7 +45,7 @@
  * JSON (every repetition, medians, commands, targets): --json FILE, default .specgate/bench-native/result.json.
  */
 import {benchMachine} from "./cpuInstructionSet.js";
-import {formatInterval, medianInterval, medianRatioInterval} from "./speedIntervals.js";
+import {formatInterval, median, medianInterval, medianRatioInterval} from "./speedIntervals.js";
 import {spawn, spawnSync} from "node:child_process";
 import {existsSync, readFileSync} from "node:fs";
 import {mkdir, open, writeFile} from "node:fs/promises";
@@ -210,12 +210,6 @@ const cases: Record<string, BenchCase> = {
 // Small helpers
 
 const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
-const median = (values: readonly number[]): number => {
-    const finite = values.filter((entry) => Number.isFinite(entry)).sort((a, b) => a - b);
-    if (finite.length === 0) return Number.NaN;
-    const middle = finite.length >> 1;
-    return finite.length % 2 === 1 ? finite[middle] : (finite[middle - 1] + finite[middle]) / 2;
-};
 const fixed = (number: number | undefined, digits = 2): string =>
     number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
 const commandLine = (parts: readonly string[]): string =>

@@ -14,7 +14,8 @@ export interface SpeedInterval {
 
 const resamples = 2000;
 
-function medianOf(values: readonly number[]): number {
+/** The median of the finite values (NaN when there are none): the bench tables' statistic. */
+export function median(values: readonly number[]): number {
     const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
     if (sorted.length === 0) return Number.NaN;
     const middle = sorted.length >> 1;
@@ -27,7 +28,7 @@ const unknown: SpeedInterval = {estimate: Number.NaN, low: Number.NaN, high: Num
 export function medianInterval(values: readonly number[], seed = 1): SpeedInterval {
     const finite = values.filter((value) => Number.isFinite(value));
     if (finite.length === 0) return unknown;
-    const interval = stratifiedBootstrap([finite], ([chosen]) => medianOf(chosen), {seed, resamples});
+    const interval = stratifiedBootstrap([finite], ([chosen]) => median(chosen), {seed, resamples});
     return {estimate: interval.estimate, low: interval.low, high: interval.high};
 }
 
@@ -39,7 +40,7 @@ export function medianRatioInterval(numerator: readonly number[], denominator: r
     const top = numerator.filter((value) => Number.isFinite(value));
     const bottom = denominator.filter((value) => Number.isFinite(value));
     if (top.length === 0 || bottom.length === 0) return unknown;
-    const interval = stratifiedBootstrap([top, bottom], ([a, b]) => medianOf(a) / medianOf(b), {seed, resamples});
+    const interval = stratifiedBootstrap([top, bottom], ([a, b]) => median(a) / median(b), {seed, resamples});
     return {estimate: interval.estimate, low: interval.low, high: interval.high};
 }
 

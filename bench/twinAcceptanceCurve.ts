@@ -33,7 +33,7 @@ import {widenLlamaModel} from "../src/gguf/widenLlamaModel.js";
 import {inferAcceptance} from "../src/speedup/inferAcceptance.js";
 import {expectedTokensPerStep, speedupFromCostCurve} from "../src/speedup/speedupModel.js";
 import {benchMachine} from "./cpuInstructionSet.js";
-import {formatInterval, medianRatioInterval} from "./speedIntervals.js";
+import {formatInterval, median, medianRatioInterval} from "./speedIntervals.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -60,11 +60,6 @@ const prompts = readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8"
     .map((line) => (JSON.parse(line) as {prompt: string}).prompt);
 
 const log = (text: string): void => void process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${text}\n`);
-const median = (values: readonly number[]): number => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = sorted.length >> 1;
-    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 const fixed = (number: number, digits = 2): string => (Number.isFinite(number) ? number.toFixed(digits) : "–");
 
 async function twinFor(sigma: number): Promise<string> {

@@ -37,7 +37,7 @@ import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
 import {widenLlamaModel} from "../../src/gguf/widenLlamaModel.js";
-import {formatInterval, medianInterval, medianRatioInterval, type SpeedInterval} from "../speedIntervals.js";
+import {formatInterval, median, medianInterval, medianRatioInterval, type SpeedInterval} from "../speedIntervals.js";
 import {
     draftModelFlags,
     nativeSamplerFlags,
@@ -213,12 +213,6 @@ function benchCases(): Record<string, BenchCase> {
 }
 
 const log = (text: string): void => void process.stderr.write(`[deviceBench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
-const median = (values: readonly number[]): number => {
-    const finite = values.filter((entry) => Number.isFinite(entry)).sort((a, b) => a - b);
-    if (finite.length === 0) return Number.NaN;
-    const middle = finite.length >> 1;
-    return finite.length % 2 === 1 ? finite[middle] : (finite[middle - 1] + finite[middle]) / 2;
-};
 const fixed = (number: number | undefined | null, digits = 2): string =>
     number == null || !Number.isFinite(number) ? "–" : number.toFixed(digits);
 
