@@ -360,10 +360,17 @@ class StepLoop {
         };
     }
 
+    /** Every part is disposed of, even when one before it throws; the first error is rethrown. */
     public async dispose(): Promise<void> {
-        if (!this.setup.sequenceLent) await this.setup.sequence.dispose();
-        await this.session?.dispose();
-        await this.treeSession?.dispose();
+        try {
+            if (!this.setup.sequenceLent) await this.setup.sequence.dispose();
+        } finally {
+            try {
+                await this.session?.dispose();
+            } finally {
+                await this.treeSession?.dispose();
+            }
+        }
     }
 
     private get speculative(): boolean {
