@@ -1,6 +1,9 @@
 import {cpus, totalmem} from "node:os";
 
+import {nativeAddon} from "../../backend/nativeAddon.js";
 import type {DecodePathDescription} from "../../decodePaths/DecodePath.js";
+import {engineVersions} from "../../fingerprint/engineVersions.js";
+import {type NativeEngineBuild, describeServingFramework} from "./describeServingFramework.js";
 import type {TaisStackIdentity} from "./taisCard.js";
 
 /** The TAIS paper names of the acceptance methods it covers; other policies keep their own name. */
@@ -8,8 +11,8 @@ const ACCEPTANCE_METHODS: Readonly<Record<string, string>> = {strict: "rejection
 
 /**
  * The card's cell_identity for a `tais run`, from what the two decode paths say about themselves:
- * the model files as the decode-path specs name them, the target from the target-only arm, the draft, acceptance method and framework from the
- * speculative arm, and this machine's processor and memory when the speculative arm runs here.
+ * the model files as the decode-path specs name them, the target from the target-only arm, the draft, acceptance method and framework
+ * (the engine, build and device that decoded) from the speculative arm, and this machine's processor and memory when the speculative arm runs here.
  * What a path cannot know (a remote server's hardware or acceptance method) stays null.
  */
 export function describeTaisStack(targetOnly: DecodePathDescription, speculative: DecodePathDescription): TaisStackIdentity {
@@ -40,7 +43,7 @@ export function describeTaisStack(targetOnly: DecodePathDescription, speculative
             parameters.speculative === true && policy !== null
                 ? `${ACCEPTANCE_METHODS[policy] ?? policy} (policy ${policy}, gamma ${String(parameters.gamma)}, ${String(parameters.draftSampling)} drafts)`
                 : null,
-        serving_framework: "specgate embedded engine (node-llama-cpp)",
+        serving_framework: describeServingFramework(speculative, engineVersions(), nativeEngineBuild(speculative)),
         hardware:
             processors.length === 0
                 ? null
@@ -51,4 +54,15 @@ export function describeTaisStack(targetOnly: DecodePathDescription, speculative
 function modelName(description: DecodePathDescription): string | null {
     const model = (description.parameters as {model?: unknown}).model;
     return typeof model === "string" ? model : null;
+}
+
+/** ggml's version and commit from the addon build an embedded path decoded on (already loaded); null for other engines. */
+function nativeEngineBuild(description: DecodePathDescription): NativeEngineBuild | null {
+    if (description.backend !== "native") return null;
+    try {
+        const {ggmlVersion, ggmlCommit} = nativeAddon(description.gpu?.build ?? "cpu").backendInfo();
+        return {ggmlVersion, ggmlCommit};
+    } catch {
+        return null;
+    }
 }

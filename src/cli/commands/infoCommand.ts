@@ -1,5 +1,4 @@
-import {existsSync, readFileSync} from "node:fs";
-import {createRequire} from "node:module";
+import {existsSync} from "node:fs";
 import {dirname, join, relative} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {Command} from "commander";
@@ -12,6 +11,7 @@ import {
     nativeAddonPathOf,
     nativeBuilds
 } from "../../backend/nativeAddon.js";
+import {type EngineVersions, engineVersions} from "../../fingerprint/engineVersions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
 
 /** One addon build: where it is, whether it loads, and what it computes with. */
@@ -27,7 +27,7 @@ export interface AddonBuildReport {
 }
 
 export interface InfoReport {
-    readonly versions: {readonly specgate: string; readonly nodeLlamaCpp: string | null; readonly llamaCppRelease: string | null};
+    readonly versions: EngineVersions;
     readonly builds: readonly AddonBuildReport[];
     /** The build `--gpu auto` picks here, and the devices it offloads to. */
     readonly auto: {readonly build: NativeBuild; readonly devices: readonly string[]};
@@ -35,27 +35,8 @@ export interface InfoReport {
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
-function readJson(path: string): Record<string, unknown> | null {
-    try {
-        return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-    } catch {
-        return null;
-    }
-}
-
-function nodeLlamaCppDirectory(): string | null {
-    try {
-        let directory = dirname(createRequire(join(root, "package.json")).resolve("node-llama-cpp"));
-        while (!existsSync(join(directory, "package.json")) && dirname(directory) !== directory) directory = dirname(directory);
-        return directory;
-    } catch {
-        return null;
-    }
-}
-
 /** Every addon build's presence and, where it loads, its backends and devices (loading each present build). */
 export function collectInfo(): InfoReport {
-    const nodeLlamaCpp = nodeLlamaCppDirectory();
     const builds = nativeBuilds.map((build): AddonBuildReport => {
         const path = nativeAddonPathOf(build);
         const report = {build, path: relative(root, path), present: existsSync(path)};
@@ -68,15 +49,7 @@ export function collectInfo(): InfoReport {
     });
     const auto = resolveGpu("auto");
     return {
-        versions: {
-            specgate: (readJson(join(root, "package.json"))?.version as string | undefined) ?? "unknown",
-            nodeLlamaCpp:
-                nodeLlamaCpp === null ? null : ((readJson(join(nodeLlamaCpp, "package.json"))?.version as string | undefined) ?? null),
-            llamaCppRelease:
-                nodeLlamaCpp === null
-                    ? null
-                    : ((readJson(join(nodeLlamaCpp, "llama", "llama.cpp.info.json"))?.tag as string | undefined) ?? null)
-        },
+        versions: engineVersions(),
         builds,
         auto: {build: auto.build, devices: auto.devices.map((device) => device.name)}
     };
