@@ -45,13 +45,17 @@ export async function serveGeneration(
     // Cleared when the engine fails: its sequences may then hold tokens their KV does not.
     let intact = true;
     let constraint: TokenConstraint | undefined;
+    // The constraint and the slot are freed even when handing the sequences back throws.
     const finish = async (): Promise<void> => {
-        // return() runs the engine's finally if it stopped mid-way (after the call in flight, if any); a no-op otherwise.
-        await started?.generator.return(undefined as never).catch(() => undefined);
-        await started?.lease.release(intact);
-        constraint?.dispose();
-        release?.();
-        cancel.detach();
+        try {
+            // return() runs the engine's finally if it stopped mid-way (after the call in flight, if any); a no-op otherwise.
+            await started?.generator.return(undefined as never).catch(() => undefined);
+            await started?.lease.release(intact);
+        } finally {
+            constraint?.dispose();
+            release?.();
+            cancel.detach();
+        }
     };
 
     let handedToStream = false;
