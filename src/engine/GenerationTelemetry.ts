@@ -1,4 +1,5 @@
 import type {EvaluationSplit} from "../backend/ModelBackend.js";
+import {DraftLengthTelemetry} from "./DraftLengthTelemetry.js";
 import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
 
 /**
@@ -55,6 +56,8 @@ export class GenerationTelemetry {
     public draftModelMilliseconds = 0;
     /** Lookups, proposals, accepted tokens and per-position counts of each drafter (chain members apart). */
     public drafters = new DrafterTelemetry();
+    /** The draft length chosen for each decoding step, and the steps draftLength "auto" left without speculation. */
+    public draftLengths = new DraftLengthTelemetry();
 
     public recordStep(proposed: number, accepted: number, emitted: number): void {
         this.steps++;
@@ -180,6 +183,7 @@ export class GenerationTelemetry {
         ];
         this.draftModelMilliseconds += other.draftModelMilliseconds;
         this.drafters.merge(other.drafters);
+        this.draftLengths.merge(other.draftLengths);
     }
 
     public toJSON() {
@@ -214,7 +218,8 @@ export class GenerationTelemetry {
                 : null,
             targetCostCurveMilliseconds: this.costCurve(),
             draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1],
-            drafters: this.drafters.toJSON()
+            drafters: this.drafters.toJSON(),
+            draftLengths: this.draftLengths.toJSON()
         };
     }
 }
