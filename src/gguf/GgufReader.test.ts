@@ -1,4 +1,4 @@
-import {mkdtemp, rm, writeFile} from "node:fs/promises";
+import {mkdir, mkdtemp, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -36,6 +36,19 @@ describe("GgufReader", () => {
 
     it("accepts what the writer wrote", async () => {
         expect(await reasonFor(valid)).toBe("accepted");
+    });
+
+    it("says a folder is a folder, naming the GGUF files in it", async () => {
+        const folder = join(directory, "model-folder");
+        await mkdir(folder);
+        await writeFile(join(folder, "model.gguf"), valid);
+        expect(() => GgufReader.readHeader(folder)).toThrow(
+            expect.objectContaining({
+                reason: "missing",
+                field: folder,
+                message: `${folder}: is a folder, not a GGUF model file; it holds ${join(folder, "model.gguf")}`
+            })
+        );
     });
 
     it("reports a missing file, wrong magic and every kind of damaged header", async () => {

@@ -1,4 +1,5 @@
-import {closeSync, fstatSync, openSync, readSync} from "node:fs";
+import {closeSync, fstatSync, openSync, readSync, readdirSync} from "node:fs";
+import {join} from "node:path";
 import {ModelLoadError} from "../errors.js";
 import {float16BitsToFloat32} from "./float16.js";
 import {GgmlTensorType, ggmlTensorByteLength, q8_0BlockSize} from "./GgmlTensorType.js";
@@ -89,6 +90,10 @@ export class GgufReader {
             const code = (error as NodeJS.ErrnoException).code;
             if (code === "ENOENT" || code === "ENOTDIR") throw new ModelLoadError("missing", "no such model file", path);
             throw new ModelLoadError("missing", `cannot open model file: ${(error as Error).message}`, path);
+        }
+        if (fstatSync(descriptor).isDirectory()) {
+            closeSync(descriptor);
+            throw new ModelLoadError("missing", folderMessage(path), path);
         }
         const cursor = new FileCursor(descriptor, path);
         try {
@@ -271,4 +276,16 @@ class FileCursor {
     public close(): void {
         closeSync(this.descriptor);
     }
+}
+
+/** A folder given where a model file belongs: says so, naming the GGUF files inside it that could be meant. */
+function folderMessage(path: string): string {
+    let ggufFiles: string[] = [];
+    try {
+        ggufFiles = readdirSync(path).filter((name) => name.endsWith(".gguf"));
+    } catch {
+        // An unreadable folder is still a folder; the message just names no candidates.
+    }
+    const hint = ggufFiles.length === 0 ? "" : `; it holds ${ggufFiles.map((name) => join(path, name)).join(", ")}`;
+    return `is a folder, not a GGUF model file${hint}`;
 }
