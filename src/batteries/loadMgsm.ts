@@ -21,7 +21,7 @@ export async function mgsmLanguagesIn(directory: string): Promise<string[]> {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
         throw error;
     }
-    const found = names.flatMap((name) => /^mgsm_(.+)\.tsv$/.exec(name)?.[1] ?? []);
+    const found = names.flatMap((name) => mgsmLanguageOf(name) ?? []);
     const shipped: readonly string[] = mgsmLanguages;
     return [...shipped.filter((tag) => found.includes(tag)), ...found.filter((tag) => !shipped.includes(tag)).sort()];
 }
@@ -33,11 +33,21 @@ export async function mgsmLanguagesIn(directory: string): Promise<string[]> {
  */
 export async function loadMgsm(language: string, directory = join(defaultDataDirectory(), "mgsm")): Promise<BatteryItem[]> {
     const path = join(directory, `mgsm_${language}.tsv`);
+    return parseMgsm(await readDataFile(path), path, language);
+}
+
+/** The language tag of an MGSM file name (`mgsm_<tag>.tsv`), undefined for any other name. */
+export function mgsmLanguageOf(fileName: string): string | undefined {
+    return /^mgsm_(.+)\.tsv$/.exec(fileName)?.[1];
+}
+
+/** The rows of one MGSM language's file (`path` names it in errors), as loadMgsm returns them. */
+export function parseMgsm(text: string, path: string, language: string): BatteryItem[] {
     const items: BatteryItem[] = [];
-    (await readDataFile(path)).split("\n").forEach((raw, index) => {
-        const text = raw.replace(/\r$/, "");
-        if (text.trim() === "") return;
-        const fields = text.split("\t");
+    text.split("\n").forEach((raw, index) => {
+        const line = raw.replace(/\r$/, "");
+        if (line.trim() === "") return;
+        const fields = line.split("\t");
         if (fields.length !== 2)
             throw new MalformedRowError(path, index + 1, `expected question<TAB>answer, found ${fields.length} fields`);
         const reference = normalizeNumberText(fields[1]);

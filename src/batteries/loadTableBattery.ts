@@ -4,6 +4,7 @@ import {MalformedRowError} from "../errors.js";
 import type {BatteryItem} from "./BatteryItem.js";
 import {parseBatteryRows} from "./loadJsonlBattery.js";
 import type {JsonLine} from "./parseJsonLines.js";
+import {mgsmLanguageOf, parseMgsm} from "./loadMgsm.js";
 import {readDataFile} from "./readDataFile.js";
 
 /** The columns a table battery may have: the scalar fields of the JSONL format (docs/audits.md). */
@@ -13,8 +14,9 @@ export const tableBatteryColumns = ["id", "task", "language", "prompt", "referen
  * A battery in a table: a `.csv` (RFC 4180, quotes allowed) or `.tsv` (tab-separated, no quoting)
  * file whose header row names columns among tableBatteryColumns; `prompt` is required. An empty cell
  * is an absent field; `task` defaults to the file's name and `id` to `<task>-<row>`. A `.tsv` file
- * without that header and with two columns is read as MGSM's `question<TAB>answer` rows. Each row is
- * then checked as a JSONL item is (same errors, naming the line and the field).
+ * without that header and with two columns is read as MGSM's `question<TAB>answer` rows, scored
+ * "numeric"; named `mgsm_<tag>.tsv`, it gives exactly loadMgsm's items for that language (ids, task,
+ * language). Each row is then checked as a JSONL item is (same errors, naming the line and the field).
  */
 export async function loadTableBattery(path: string): Promise<BatteryItem[]> {
     return parseTableBattery(await readDataFile(path), path);
@@ -26,14 +28,18 @@ export function parseTableBattery(text: string, file: string): BatteryItem[] {
     const stem = basename(file).replace(/\.(tsv|csv)$/, "");
     const [header, ...data] = records;
     const named = header.fields.includes("prompt");
-    if (!named && file.endsWith(".tsv") && header.fields.length === 2)
+    if (!named && file.endsWith(".tsv") && header.fields.length === 2) {
+        // MGSM's own file, loaded directly, gives the items `mgsm:<tag>` gives (ids, task, language).
+        const language = mgsmLanguageOf(basename(file));
+        if (language !== undefined) return parseMgsm(text, file, language);
         return parseBatteryRows(
             records.map(({fields, line}, index) => ({
-                value: {id: `${stem}-${index + 1}`, task: stem, prompt: fields[0], reference: fields[1]},
+                value: {id: `${stem}-${index + 1}`, task: stem, prompt: fields[0], reference: fields[1], scorer: "numeric"},
                 line
             })),
             file
         );
+    }
     if (!named)
         throw new MalformedRowError(
             file,

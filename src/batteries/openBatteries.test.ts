@@ -41,7 +41,7 @@ describe("a battery file of any format", () => {
         const items = await loadBattery(plain);
         expect(items.map((item) => [item.id, item.task, item.reference, item.scorer])).toEqual([
             ["plain-1", "plain", "4", "numeric"],
-            ["plain-2", "plain", "6", "exact-match"]
+            ["plain-2", "plain", "6", "numeric"]
         ]);
     });
 
@@ -85,10 +85,19 @@ describe("MGSM in any language present in the data", () => {
         expect(new Set(all.map((item) => item.language))).toEqual(new Set(["de", "bn"]));
     });
 
+    it("gives an mgsm_<tag>.tsv loaded directly the items, scorer and language mgsm:<tag> gives", async () => {
+        const named = await loadBattery("mgsm:de", data);
+        expect(named.length).toBeGreaterThan(0);
+        expect(await loadBattery(join(data, "mgsm", "mgsm_de.tsv"))).toEqual(named);
+        expect(await loadBattery(`${join(data, "mgsm", "mgsm_bn.tsv")}@1`)).toEqual([
+            {id: "mgsm-1-bn", task: "mgsm-bn", language: "bn", prompt: expect.any(String), reference: "5", scorer: "numeric"}
+        ]);
+    });
+
     it("refuses a language whose file is absent, naming those present", async () => {
         const error = await loadBattery("mgsm:xx@2", data).catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(UnknownLanguageError);
-        expect((error as Error).message).toMatch(/--battery: MGSM has no language "xx" in .* \(no mgsm_xx\.tsv\); present: de, bn$/);
+        expect((error as Error).message).toMatch(/^battery: MGSM has no language "xx" in .* \(no mgsm_xx\.tsv\); present: de, bn$/);
     });
 });
 
