@@ -11,6 +11,7 @@ import {loadJsonlBattery} from "./loadJsonlBattery.js";
 import {loadMgsm, mgsmLanguages, mgsmLanguagesIn} from "./loadMgsm.js";
 import {loadTableBattery} from "./loadTableBattery.js";
 import {loadTruthfulQa} from "./loadTruthfulQa.js";
+import {splitBatteryLimit} from "./splitBatteryLimit.js";
 
 export const batteryNames = ["advbench", "truthfulqa", "bbq", "csqa", "gsm8k", "mgsm", "humaneval"] as const;
 
@@ -30,9 +31,7 @@ export async function loadBattery(spec: string, dataDirectory = defaultDataDirec
     if (entries.length === 0) throw new InvalidInputError("is empty", "--battery");
     const items: BatteryItem[] = [];
     for (const entry of entries) {
-        const limitMatch = /^(.*)@(\d+)$/.exec(entry);
-        const body = limitMatch?.[1] ?? entry;
-        const limit = limitMatch == null ? Infinity : Number(limitMatch[2]);
+        const {body, limit} = splitBatteryLimit(entry);
         const groups = /\.jsonl(?:\.gz)?$/.test(body)
             ? [await loadJsonlBattery(body)]
             : /\.(?:tsv|csv)$/.test(body)
