@@ -21,6 +21,7 @@ import {
     openRunModels,
     parseBatteryRunOptions
 } from "../batteryRunOptions.js";
+import {dataDirOption} from "../dataDirOption.js";
 
 /** Raw option values as commander hands them over. */
 export interface CalibrateCommandOptions extends BatteryRunCliOptions {
@@ -206,6 +207,7 @@ export function registerCalibrateCommand(program: Command): Command {
         );
     return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
+        .addOption(dataDirOption())
         .option(
             "--procedure <grid|fsd-paper>",
             "grid (default): the fastest threshold and γ within --max-accuracy-drop; fsd-paper: the Fuzzy SD paper's App. D procedure for fuzzy " +

@@ -22,6 +22,7 @@ import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions}
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 import {fairnessConclusion} from "../../fairness/fairnessConclusion.js";
 import {createProgress} from "../progress.js";
+import {dataDirOption} from "../dataDirOption.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessAnalyzeOptions extends FairnessRunCliOptions {
@@ -125,6 +126,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--target <T.gguf>", "target model")
         .option("--draft <D.gguf>", "draft model")
         .option("--battery <spec>", "battery spec, e.g. mgsm@20 or mgsm:de@50,mgsm:ja@50, or a .jsonl with task/language/reference")
+        .addOption(dataDirOption())
         .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
         .option("--gamma <n>", "draft tokens per step", "4")
         .option("--max-tokens <n>", "tokens generated per item (and reference tokens scored)", "32")

@@ -26,6 +26,7 @@ import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
+import {dataDirOption} from "../dataDirOption.js";
 
 /** Raw option values as commander hands them over. */
 export interface FairnessMitigateOptions extends FairnessRunCliOptions {
@@ -231,6 +232,7 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--draft <D.gguf>", "drafter to fine-tune (llama architecture; F32, F16 or Q8_0)")
         .option("--battery <spec>", "training battery (the distillation set), e.g. a .jsonl with task/language[/reference]")
         .option("--eval-battery <spec>", "evaluation battery (default: the training battery, reported as in-sample)")
+        .addOption(dataDirOption())
         .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf")
         .option(
             "--method <scdf|rebalance|both>",

@@ -21,6 +21,7 @@ import {
     openRunModels,
     parseBatteryRunOptions
 } from "../batteryRunOptions.js";
+import {dataDirOption} from "../dataDirOption.js";
 
 /** Raw option values as commander hands them over. */
 export interface SweepCommandOptions extends BatteryRunCliOptions {
@@ -98,6 +99,7 @@ export function registerSweepCommand(program: Command): Command {
         );
     return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@50,csqa@50 or a .jsonl file")
+        .addOption(dataDirOption())
         .option(
             "--policies <list>",
             'comma-separated policy specs, compact or JSON, e.g. block,fuzzy:js:0.2,calibrated:6:0.01,{"kind":"fuzzy","threshold":0.4,"topK":50}'
