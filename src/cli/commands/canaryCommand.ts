@@ -9,6 +9,7 @@ import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {createProgress} from "../progress.js";
+import {dataDirOption} from "../dataDirOption.js";
 
 /** Raw option values as commander hands them over. */
 export interface CanaryCommandOptions {
@@ -24,6 +25,8 @@ export interface CanaryCommandOptions {
     readonly json?: string;
     readonly report?: string;
     readonly quiet?: boolean;
+    /** --data-dir: where named batteries in --prompts are read (default: defaultDataDirectory()). */
+    readonly dataDirectory?: string;
 }
 
 /** How the command turns a spec into a path; tests substitute in-memory paths. */
@@ -42,7 +45,7 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
     try {
         const a = requiredText(options.a, "--a");
         const b = requiredText(options.b, "--b");
-        const items = await loadBattery(requiredText(options.prompts, "--prompts"));
+        const items = await loadBattery(requiredText(options.prompts, "--prompts"), options.dataDirectory);
         const maxMismatch = nonNegativeDecimal(options.maxMismatch, "--max-mismatch", 0.015);
         const maxTokens = positiveInteger(options.maxTokens, "--max-tokens", 64);
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
@@ -98,6 +101,7 @@ export function registerCanaryCommand(program: Command): Command {
             "--prompts <file>",
             "prompts: a generic battery .jsonl (id, task, prompt | messages) or a battery spec such as advbench@100"
         )
+        .addOption(dataDirOption())
         .option("--max-mismatch <rate>", "fail when the mismatch rate exceeds this", "0.015")
         .option("--expect-fingerprint <hash>", "fail unless path B has this fingerprint (or every reply carries it as system_fingerprint)")
         .option("--expect-fingerprint-a <hash>", "the same check for path A")
