@@ -1,3 +1,4 @@
+import {readFileSync, unlinkSync} from "node:fs";
 import {hostname} from "node:os";
 import {open, readFile, rename, unlink} from "node:fs/promises";
 import {LedgerLockedError} from "../../errors.js";
@@ -12,7 +13,9 @@ interface LockOwner {
  * An exclusive lock on a file, held as `<path>.lock` created with O_EXCL and holding the owner's
  * pid, host and start time. A lock whose pid is no longer running on this host (a run killed with
  * SIGKILL or a power cut leaves one behind) is taken over; a lock from another host cannot be
- * checked and is reported, with the file to delete once that run is known to be gone.
+ * checked and is reported, with the file to delete once that run is known to be gone. A process
+ * that exits while holding locks (Ctrl-C stops a command within its grace period, whether or not
+ * the command got to release them) removes them as it exits.
  */
 export class LedgerLock {
     private released = false;
@@ -35,7 +38,9 @@ export class LedgerLock {
                 } finally {
                     await handle.close();
                 }
-                return new LedgerLock(path, content);
+                const lock = new LedgerLock(path, content);
+                holdOnExit(lock);
+                return lock;
             } catch (error) {
                 if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
             }
@@ -60,9 +65,34 @@ export class LedgerLock {
     public async release(): Promise<void> {
         if (this.released) return;
         this.released = true;
+        held.delete(this);
         const current = await readFile(this.path, "utf8").catch(() => undefined);
         if (current?.trim() === this.content) await unlink(this.path).catch(() => undefined);
     }
+
+    /** release() for a process that is exiting, where nothing asynchronous runs any more. */
+    public releaseSync(): void {
+        if (this.released) return;
+        this.released = true;
+        held.delete(this);
+        try {
+            if (readFileSync(this.path, "utf8").trim() === this.content) unlinkSync(this.path);
+        } catch {
+            // Gone already, or unreadable: nothing of this process's to remove.
+        }
+    }
+}
+
+/** The locks this process holds, released synchronously when it exits. */
+const held = new Set<LedgerLock>();
+
+function holdOnExit(lock: LedgerLock): void {
+    if (held.size === 0 && !process.listeners("exit").includes(releaseHeldLocks)) process.on("exit", releaseHeldLocks);
+    held.add(lock);
+}
+
+function releaseHeldLocks(): void {
+    for (const lock of held) lock.releaseSync();
 }
 
 /** The lock's owner, or undefined for a lock cut short before its content was written (its creator died in between). */
