@@ -9,7 +9,8 @@ import {InvalidInputError} from "../errors.js";
  * (llama.cpp's --draft-p-min; node-llama-cpp's minConfidence).
  */
 export interface DraftLengthOptions {
-    readonly mode: "fixed" | "schedule";
+    /** `auto` is chosen by AdaptiveDraftLength; here it is γ, capped at maxGamma. */
+    readonly mode: "fixed" | "schedule" | "auto";
     readonly gamma: number;
     readonly maxGamma: number;
     readonly minConfidence: number;

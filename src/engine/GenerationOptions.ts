@@ -11,8 +11,15 @@ import {policyConfigSchema} from "../policies/policyConfigSchema.js";
 export const generationOptionsSchema = z.strictObject({
     policy: policyConfigSchema.default({kind: "strict"}),
     gamma: z.int().min(0).max(64).default(4),
-    draftLength: z.enum(["fixed", "schedule"]).default("fixed"),
-    /** Cap for the `schedule` mode; defaults to 2·γ. */
+    /**
+     * `fixed`: γ every step. `schedule`: Hugging Face's +2 / −1 heuristic. `auto`: before each step, the
+     * length in 0..maxGamma that maximises predicted tokens per second from the measured cost of a
+     * target step at the current batch and the generation's acceptance (src/engine/AdaptiveDraftLength.ts);
+     * no draft when none pays. γ is then the length of the first steps; a token tree's depth becomes
+     * its largest depth.
+     */
+    draftLength: z.enum(["fixed", "schedule", "auto"]).default("fixed"),
+    /** Cap for the `schedule` and `auto` modes; defaults to 2·γ. */
     maxGamma: z.int().min(0).max(64).optional(),
     /** Stop drafting when the draft's top probability is below this (llama.cpp --draft-p-min); 0 disables. */
     minConfidence: z.number().min(0).max(1).default(0),

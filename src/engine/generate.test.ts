@@ -7,6 +7,9 @@ import type {Drafter} from "./drafters/Drafter.js";
 import {generate, streamGeneration} from "./generate.js";
 import {BigramBackend} from "./testing/BigramBackend.js";
 import {firstTwoTokensCell, firstTwoTokensDistribution} from "./testing/firstTwoTokens.js";
+import {GenerationTelemetry} from "./GenerationTelemetry.js";
+import {SpeculationLoad} from "./SpeculationLoad.js";
+import {presetSpeculationLoad} from "./testing/presetSpeculationLoad.js";
 
 const target = BigramBackend.random(1, 8, {scale: 2});
 const draft = target.noisyCopy(2, 1.0);
@@ -54,6 +57,54 @@ describe("speculative generation on a bigram backend", () => {
                     firstTwoTokensCell(await generate(target, draft, prompt, {policy: {kind} as never, gamma: 3, maxTokens: 2, seed}), 8)
                 ]++;
             expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
+        }
+    });
+
+    it("draftLength auto at temperature 0 reproduces target-only greedy, on measured costs and on costs that make it skip and draft", async () => {
+        const baseline = await generate(target, undefined, [0, 2, 3], {sampling: {temperature: 0}, maxTokens: 40});
+        for (const load of [
+            undefined,
+            new SpeculationLoad(),
+            presetSpeculationLoad(0.1),
+            presetSpeculationLoad(0.6),
+            presetSpeculationLoad(3)
+        ])
+            for (const argmaxFastPath of [true, false]) {
+                const auto = await generate(
+                    target,
+                    draft,
+                    [0, 2, 3],
+                    {draftLength: "auto", maxGamma: 6, sampling: {temperature: 0}, maxTokens: 40, argmaxFastPath},
+                    {speculationLoad: load}
+                );
+                expect(auto.tokens).toEqual(baseline.tokens);
+                expect(auto.telemetry.draftLengths.steps).toBeGreaterThan(0);
+                expect(Math.max(...auto.telemetry.draftLengths.counts.keys())).toBeLessThanOrEqual(6);
+            }
+    });
+
+    it("draftLength auto: strict and match emit the target's own distribution for the first two tokens while the length varies (χ², 3000 seeds)", async () => {
+        const prompt = [0, 4];
+        const expected = firstTwoTokensDistribution(target, 4);
+        for (const kind of ["strict", "match"]) {
+            // Preset costs: the lengths follow the acceptance of earlier generations (the load's prior), not the machine's timing.
+            const load = presetSpeculationLoad(0.6);
+            const lengths = new GenerationTelemetry();
+            const observed = new Float64Array(64);
+            for (let seed = 0; seed < 3000; seed++) {
+                const result = await generate(
+                    target,
+                    draft,
+                    prompt,
+                    {policy: {kind} as never, draftLength: "auto", gamma: 3, maxTokens: 2, seed},
+                    {speculationLoad: load}
+                );
+                lengths.merge(result.telemetry);
+                observed[firstTwoTokensCell(result, 8)]++;
+            }
+            expect(lengths.draftLengths.counts[0], kind).toBeGreaterThan(0);
+            expect(lengths.draftLengths.counts[1], kind).toBeGreaterThan(0);
+            expect(chiSquareGoodnessOfFit(observed, expected).pValue, kind).toBeGreaterThan(0.001);
         }
     });
 

@@ -13,6 +13,7 @@ import {createPolicy} from "../policies/createPolicy.js";
 import {createGreedyPolicy} from "../policies/greedyPolicy.js";
 import type {VerificationPolicy, VerificationResult} from "../policies/VerificationPolicy.js";
 import {SeededChance} from "../random/SeededChance.js";
+import {AdaptiveDraftLength} from "./AdaptiveDraftLength.js";
 import {DraftLengthController} from "./DraftLengthController.js";
 import {createDrafter} from "./drafters/createDrafter.js";
 import {ModelDrafter} from "./drafters/ModelDrafter.js";
@@ -25,6 +26,7 @@ import {type DraftTree, verifyTreeGreedy, verifyTreeSampling} from "../policies/
 import {type GenerationOptions, type GenerationOptionsInput, parseGenerationOptions} from "./GenerationOptions.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
 import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
+import {SpeculationLoad} from "./SpeculationLoad.js";
 
 export interface GenerationChunk {
     /** Token ids emitted by this step (after stop handling). */
@@ -69,6 +71,12 @@ export interface GenerationResources {
     sequence?: BackendSequence;
     /** The same for the model drafter's draft sequence. */
     draftSequence?: BackendSequence;
+    /**
+     * What the generations on this target share for `draftLength: "auto"` (step costs, acceptance,
+     * the batch's composition). Every generation given one reports its share and measurements to it,
+     * whatever its draft length mode. Absent: an auto generation learns on its own.
+     */
+    speculationLoad?: SpeculationLoad;
 }
 
 /**
@@ -110,6 +118,7 @@ export async function* streamGeneration(
     const promptTokens = promptTokensOf(target, prompt, options);
     telemetry.promptTokens = promptTokens.length;
     const treeDraft = options.tree !== undefined ? treeDraftModel(options, draft, target, fullTarget, drafter, resources) : undefined;
+    const speculates = drafter != null && (options.gamma > 0 || (options.draftLength === "auto" && (options.maxGamma ?? 0) > 0));
 
     const loop = new StepLoop({
         target,
@@ -117,7 +126,7 @@ export async function* streamGeneration(
         telemetry,
         promptTokens,
         started,
-        drafter: drafter != null && options.gamma > 0 && options.tree === undefined ? drafter : undefined,
+        drafter: speculates && options.tree === undefined ? drafter : undefined,
         tree: options.tree !== undefined && treeDraft !== undefined ? {shape: options.tree, draft: treeDraft} : undefined,
         policy:
             resources.policy ??
@@ -131,7 +140,8 @@ export async function* streamGeneration(
         draftSequence: resources.draftSequence,
         constraint: resources.constraint,
         // Probed on the model itself: a restricted view of it is a new object per generation.
-        holdSpaces: detokenizerCleansSpaces(fullTarget)
+        holdSpaces: detokenizerCleansSpaces(fullTarget),
+        adaptive: adaptiveDraftLength(options, speculates, fullTarget, resources.speculationLoad)
     });
     try {
         await loop.begin();
@@ -153,6 +163,26 @@ export async function* streamGeneration(
     } finally {
         await loop.dispose();
     }
+}
+
+/** The draft length chooser of an auto generation, or the reporter of any generation given a shared load. */
+function adaptiveDraftLength(
+    options: GenerationOptions,
+    speculates: boolean,
+    target: ModelBackend,
+    load: SpeculationLoad | undefined
+): AdaptiveDraftLength | undefined {
+    const choose = speculates && options.draftLength === "auto";
+    if (!choose && load === undefined) return undefined;
+    const tree = options.tree;
+    const maxGamma = options.maxGamma ?? 2 * options.gamma;
+    return new AdaptiveDraftLength(load ?? new SpeculationLoad(), {
+        choose,
+        maxLength: tree !== undefined ? tree.depth : Math.max(options.gamma, maxGamma),
+        initialLength: tree !== undefined ? tree.depth : options.gamma > 0 ? options.gamma : Math.min(4, maxGamma),
+        tokensPerPosition: tree?.width ?? 1,
+        batchStatistics: () => target.batchStatistics
+    });
 }
 
 /**
@@ -179,8 +209,8 @@ function treeDraftModel(
         refuse(`token trees are verified losslessly: use the strict or greedy policy, not ${options.policy.kind}`, "policy");
     if (options.sampling.temperature > 0 && (options.policy.kind === "greedy" || options.draftSampling === "greedy"))
         refuse("at T > 0 a tree's children are drawn from the draft's rows: use policy strict and draftSampling sample", "tree");
-    if (options.draftLength !== "fixed" || options.minConfidence > 0)
-        refuse("token trees have a fixed shape: draftLength fixed and minConfidence 0", "tree");
+    if (options.draftLength === "schedule" || options.minConfidence > 0)
+        refuse("token trees have a fixed width: draftLength fixed or auto (which chooses the depth) and minConfidence 0", "tree");
     if (options.logprobs !== undefined) refuse("logprobs are not reported with token trees", "logprobs");
     if (resources.constraint !== undefined) refuse("constrained output (a grammar) is not drafted as token trees", "tree");
     if (resources.policy !== undefined) refuse("token trees are verified by their own rule, not a policy instance", "tree");
@@ -227,6 +257,8 @@ interface StepLoopSetup {
     readonly constraint: TokenConstraint | undefined;
     /** Streamed text holds a trailing space back: the detokenizer may still remove it (detokenizerCleansSpaces). */
     readonly holdSpaces: boolean;
+    /** draftLength "auto", or a shared load to report to (absent: neither). */
+    readonly adaptive: AdaptiveDraftLength | undefined;
 }
 
 /** What one step's target evaluation gave: argmax ids (fast path) or raw rows and sampler rows. */
@@ -328,12 +360,19 @@ class StepLoop {
             this.finishReason = "length";
             return undefined;
         }
+        const stepStart = performance.now();
+        const draftBefore = this.setup.telemetry.time.draft;
         // A step emits up to its draft + 1 tokens: a draft longer than the tokens still wanted, less one, is wasted work.
         const wanted =
             this.promptPrefix !== null
                 ? 0
-                : Math.min(this.controller.next, room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1);
-        if (this.treeSession !== undefined && wanted > 0) return this.treeStep(wanted);
+                : this.chooseLength(Math.min(room, this.setup.options.maxTokens - this.stopDetector.emittedTokens.length - 1));
+        if (this.treeSession !== undefined && wanted > 0) {
+            const chunk = await this.treeStep(wanted);
+            this.observeStep(wanted, chunk.verification!.acceptedCount, stepStart, draftBefore);
+            return chunk;
+        }
+        const promptStep = this.promptPrefix !== null;
         const proposal = await this.constrainDraft(await this.draft(wanted));
         const draftTokens = proposal?.tokens ?? [];
         const evaluation = await this.evaluateTarget(prefix, draftTokens);
@@ -342,6 +381,7 @@ class StepLoop {
         const chunk = await this.advance(proposal, draftTokens, verification);
         if (rawLogits !== undefined)
             chunk.logprobs = chunk.tokens.map((token, index) => tokenLogprob(rawLogits[index], token, this.setup.options.logprobs!));
+        if (!promptStep) this.observeStep(draftTokens.length, verification.acceptedCount, stepStart, draftBefore);
         return chunk;
     }
 
@@ -363,6 +403,7 @@ class StepLoop {
     /** Every part is disposed of, even when one before it throws; the first error is rethrown. */
     public async dispose(): Promise<void> {
         try {
+            this.setup.adaptive?.dispose();
             if (!this.setup.sequenceLent) await this.setup.sequence.dispose();
         } finally {
             try {
@@ -375,6 +416,30 @@ class StepLoop {
 
     private get speculative(): boolean {
         return this.setup.drafter !== undefined || this.setup.tree !== undefined;
+    }
+
+    /**
+     * This step's draft length, at most `limit`: the controller's, or draftLength auto's choice;
+     * counted for a speculative generation where a draft was possible.
+     */
+    private chooseLength(limit: number): number {
+        const adaptive = this.setup.adaptive;
+        const length = adaptive?.next(this.controller.next, limit) ?? Math.min(this.controller.next, limit);
+        if (this.speculative && limit > 0) {
+            const choice = adaptive?.choice;
+            this.setup.telemetry.draftLengths.record(length, choice?.skipped ?? false, choice?.probe ?? false);
+        }
+        return length;
+    }
+
+    /** Tells draftLength auto (or the shared load) what the step drafted, accepted and cost. */
+    private observeStep(proposed: number, accepted: number, stepStart: number, draftBefore: number): void {
+        this.setup.adaptive?.observe({
+            proposed,
+            accepted,
+            draftMilliseconds: this.setup.telemetry.time.draft - draftBefore,
+            stepMilliseconds: performance.now() - stepStart
+        });
     }
 
     /**
@@ -486,6 +551,7 @@ class StepLoop {
         const start = performance.now();
         const batch = [...prefix, this.pending, ...draftTokens];
         const positions = batch.map((_token, index) => index).slice(prefix.length);
+        if (!promptStep) this.setup.adaptive?.beforeTarget();
         const evaluation = await timedEvaluation(sequence, async (): Promise<TargetEvaluation> =>
             this.argmaxOnly
                 ? {argmax: await sequence.evaluateArgmax!(batch, {positions}), logits: [], probabilities: undefined}
@@ -509,6 +575,7 @@ class StepLoop {
         } else {
             telemetry.time.verify += performance.now() - start;
             telemetry.recordTargetEvaluation(batch.length, evaluation.milliseconds, evaluation.native);
+            this.setup.adaptive?.afterTarget(batch.length, evaluation.milliseconds, evaluation.native);
         }
         return evaluation.result;
     }
@@ -549,6 +616,7 @@ class StepLoop {
         telemetry.time.draft += performance.now() - start;
         start = performance.now();
         const greedy = tree.rows === undefined;
+        this.setup.adaptive?.beforeTarget();
         const evaluation = await timedEvaluation(sequence, () =>
             sequence.evaluateTree!(
                 [this.pending, ...tree.tokens],
@@ -558,6 +626,7 @@ class StepLoop {
         );
         telemetry.time.verify += performance.now() - start;
         telemetry.recordTargetEvaluation(tree.tokens.length + 1, evaluation.milliseconds, evaluation.native);
+        this.setup.adaptive?.afterTarget(tree.tokens.length + 1, evaluation.milliseconds, evaluation.native);
         start = performance.now();
         const rows = evaluation.result;
         const verdict = greedy

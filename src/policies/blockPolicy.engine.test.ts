@@ -3,6 +3,7 @@ import {processLogits} from "../distributions/processLogits.js";
 import {generate, type GenerationResult} from "../engine/generate.js";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
+import {presetSpeculationLoad} from "../engine/testing/presetSpeculationLoad.js";
 
 /**
  * `block` through the engine on a bigram backend (rows depend on the previous token, so every
@@ -90,6 +91,30 @@ describe("block verification in the engine (bigram backend)", () => {
             expect(proposed, name).toBeGreaterThanOrEqual(3000);
             expect(chiSquareGoodnessOfFit(observed, expected).pValue, name).toBeGreaterThan(0.001);
         }
+    });
+
+    it("draftLength auto: the first three tokens follow the target while the draft length varies between 0, 1 and 2 (χ², 3000 seeds)", async () => {
+        const expected = firstThreeTokensDistribution(4);
+        const observed = new Float64Array(size ** 3);
+        // Preset costs: the lengths follow acceptance (this generation's and earlier ones'), not the machine's timing.
+        const load = presetSpeculationLoad(0.65);
+        const lengths = [0, 0, 0];
+        for (let seed = 0; seed < 3000; seed++) {
+            const result = await generate(
+                target,
+                draft,
+                [0, 4],
+                {policy: {kind: "block"}, draftLength: "auto", gamma: 2, maxTokens: 3, seed},
+                {speculationLoad: load}
+            );
+            result.telemetry.draftLengths.counts.forEach((count, length) => (lengths[length] += count));
+            observed[firstThreeTokensCell(result)]++;
+        }
+        expect(
+            lengths.every((count) => count > 0),
+            lengths.join(", ")
+        ).toBe(true);
+        expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
     });
 
     it("keeps more tokens per step than strict at temperature 1 (same seeds, γ = 4)", async () => {

@@ -1,0 +1,156 @@
+import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
+import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
+import {expectedTokensPerStep} from "../speedup/speedupModel.js";
+import type {LoadShare, SpeculationLoad} from "./SpeculationLoad.js";
+
+export interface AdaptiveDraftLengthOptions {
+    /** Choose the length (`draftLength: "auto"`); false: only report this generation's share and measurements to the load. */
+    readonly choose: boolean;
+    /** Longest draft: maxGamma for a chain, the depth for a token tree. */
+    readonly maxLength: number;
+    /** The length of the first steps, while the cost of a step is still unmeasured. */
+    readonly initialLength: number;
+    /** Target tokens per draft position: 1 for a chain, the width of a token tree. */
+    readonly tokensPerPosition: number;
+    /** The target's continuous-batching counters, where it batches (read to learn each step's total tokens). */
+    readonly batchStatistics?: () => BatchStatistics | undefined;
+}
+
+/** What one step did, for the estimates. */
+export interface AdaptiveStepOutcome {
+    /** Draft positions proposed (a tree's levels). */
+    readonly proposed: number;
+    /** Leading positions accepted. */
+    readonly accepted: number;
+    readonly draftMilliseconds: number;
+    /** The whole step, drafting, the target call, verification and bookkeeping. */
+    readonly stepMilliseconds: number;
+}
+
+/**
+ * `draftLength: "auto"` for one generation: before each step, the draft length in 0..maxLength that
+ * maximises predicted tokens per second of the step (chooseDraftLength) from
+ *  - this generation's acceptance α: the geometric model's estimate (accepted positions over accepted
+ *    positions plus steps that ended at a rejection, recent steps weighted more) with the load's
+ *    running estimate as a prior worth `priorWeight` observations;
+ *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
+ *    every generation on the load;
+ *  - the other live generations' tokens and expected yield in the same step (continuous batching).
+ * The choice depends on past steps only, so any lossless policy stays lossless. When no draft pays,
+ * one skipped step in every few on the load drafts a single token instead (SpeculationLoad.skipOrProbe),
+ * so α — this generation's and the prior of the next — never freezes, and speculation resumes when
+ * acceptance or load changes. Until two step sizes have been measured it alternates the initial length with none.
+ */
+export class AdaptiveDraftLength {
+    private accepted = 0;
+    private rejected = 0;
+    private readonly share: LoadShare;
+    private readonly prior: number;
+    private statisticsBefore: {steps: number; tokens: number} | undefined;
+    private targetMilliseconds = 0;
+    private lastChoice = {length: 0, skipped: false, probe: false};
+
+    public constructor(
+        private readonly load: SpeculationLoad,
+        private readonly options: AdaptiveDraftLengthOptions
+    ) {
+        this.share = load.join();
+        this.prior = load.acceptancePrior;
+    }
+
+    /** The estimated acceptance per draft position. */
+    public get alpha(): number {
+        return (this.accepted + priorWeight * this.prior) / (this.accepted + this.rejected + priorWeight);
+    }
+
+    /** The last choice: its length, whether it skipped speculation, whether it was a probe. */
+    public get choice(): {readonly length: number; readonly skipped: boolean; readonly probe: boolean} {
+        return this.lastChoice;
+    }
+
+    /**
+     * The next step's draft length, at most `limit` (the tokens still wanted, less one); `fixedLength`
+     * is what a fixed or scheduled length would draft (used when not choosing).
+     */
+    public next(fixedLength: number, limit = Infinity): number {
+        const choose = this.options.choose && limit > 0;
+        const length = choose ? this.decide(Math.min(this.options.maxLength, limit)) : Math.min(fixedLength, limit);
+        if (!choose) this.lastChoice = {length, skipped: false, probe: false};
+        this.share.tokens = 1 + this.options.tokensPerPosition * length;
+        this.share.expectedYield = expectedTokensPerStep(this.alpha, length);
+        return length;
+    }
+
+    /** Call right before the target call, then afterTarget with what it measured. */
+    public beforeTarget(): void {
+        const statistics = this.options.batchStatistics?.();
+        this.statisticsBefore = statistics === undefined ? undefined : {steps: statistics.steps, tokens: statistics.tokens};
+    }
+
+    /** The target call of `tokens` tokens took `milliseconds` of wall time (`native`: the backend's split). */
+    public afterTarget(tokens: number, milliseconds: number, native: EvaluationSplit | undefined): void {
+        // The model's own time where measured: the wall time of a batched call includes waiting for the others.
+        const cost =
+            native !== undefined ? native.decodeMilliseconds + native.transferMilliseconds + native.samplingMilliseconds : milliseconds;
+        this.targetMilliseconds = milliseconds;
+        this.load.stepCost.record(this.stepTokens(tokens), cost);
+    }
+
+    public observe(outcome: AdaptiveStepOutcome): void {
+        const {proposed, accepted} = outcome;
+        if (proposed > 0) {
+            const rejected = accepted < proposed ? 1 : 0;
+            this.accepted = this.accepted * memoryDecay + accepted;
+            this.rejected = this.rejected * memoryDecay + rejected;
+            this.load.recordAcceptance(accepted, rejected);
+            this.load.recordDraft(outcome.draftMilliseconds, proposed);
+        }
+        this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds);
+    }
+
+    public dispose(): void {
+        this.load.leave(this.share);
+    }
+
+    /** The step's total tokens: from the scheduler's counters when exactly one shared step ran, else this share plus the others'. */
+    private stepTokens(ownTokens: number): number {
+        const before = this.statisticsBefore;
+        const after = this.options.batchStatistics?.();
+        if (before !== undefined && after !== undefined && after.steps - before.steps === 1) return after.tokens - before.tokens;
+        return ownTokens + this.load.others(this.share).tokens;
+    }
+
+    private decide(maxLength: number): number {
+        const {initialLength, tokensPerPosition} = this.options;
+        const others = this.load.others(this.share);
+        const cost = this.load.stepCost;
+        if (cost.sizes < 2) {
+            // Bootstrap: measure a step without a draft and one with the initial length.
+            const length = cost.has(others.tokens + 1) || maxLength === 0 ? Math.min(initialLength, maxLength) : 0;
+            this.lastChoice = {length, skipped: false, probe: false};
+            return length;
+        }
+        const best = chooseDraftLength({
+            alpha: this.alpha,
+            maxLength,
+            tokensPerPosition,
+            draftTime: this.load.draftTime,
+            stepTime: (tokens) => cost.predict(tokens),
+            overheadTime: this.load.overheadTime,
+            otherTokens: others.tokens,
+            otherYield: others.expectedYield
+        });
+        if (best.length > 0) this.load.speculated();
+        else if (maxLength > 0 && this.load.skipOrProbe()) {
+            this.lastChoice = {length: 1, skipped: false, probe: true};
+            return 1;
+        }
+        this.lastChoice = {length: best.length, skipped: best.length === 0, probe: false};
+        return best.length;
+    }
+}
+
+/** Each drafted step weighs earlier observations by this, so the estimate follows a change of content (memory ≈ 32 steps). */
+const memoryDecay = 1 - 1 / 32;
+/** Observations the load's running acceptance estimate is worth as a new generation's prior. */
+const priorWeight = 8;

@@ -1,0 +1,127 @@
+import {StepCostCurve} from "./StepCostCurve.js";
+
+/** One live generation's share of the next target step: its tokens and the tokens it is expected to emit. */
+export class LoadShare {
+    public tokens = 1;
+    public expectedYield = 1;
+}
+
+/**
+ * What the generations on one target share for choosing draft lengths (`draftLength: "auto"`): the
+ * measured cost of a target step by its total tokens, the cost of drafting one position, the time a
+ * step spends outside both, a running acceptance estimate that is every new generation's prior, and
+ * each live generation's share of the next step (the batch composition, under continuous batching).
+ * One instance per server; a generation without one gets its own.
+ */
+export class SpeculationLoad {
+    private draftMilliseconds = new RunningMean();
+    private overheadMilliseconds = new RunningMean();
+    /** Geometric acceptance counts (accepted positions; steps that ended at a rejection), halved as they grow. */
+    private accepted = 0;
+    private rejected = 0;
+    private readonly shares = new Set<LoadShare>();
+    private skippedSinceProbe = 0;
+    private probeInterval = baseProbeInterval;
+
+    /** `stepCost`: the curve to learn into (a preset one, in tests). */
+    public constructor(public readonly stepCost = new StepCostCurve()) {}
+
+    /** A share of the next step for a generation that starts; leave() when it ends. */
+    public join(): LoadShare {
+        const share = new LoadShare();
+        this.shares.add(share);
+        return share;
+    }
+
+    public leave(share: LoadShare): void {
+        this.shares.delete(share);
+    }
+
+    /** Tokens and expected yield of every live generation but `share` (the rest of the batch). */
+    public others(share: LoadShare): {tokens: number; expectedYield: number} {
+        let tokens = 0;
+        let expectedYield = 0;
+        for (const other of this.shares)
+            if (other !== share) {
+                tokens += other.tokens;
+                expectedYield += other.expectedYield;
+            }
+        return {tokens, expectedYield};
+    }
+
+    public get liveGenerations(): number {
+        return this.shares.size;
+    }
+
+    public recordAcceptance(accepted: number, rejected: number): void {
+        this.accepted += accepted;
+        this.rejected += rejected;
+        if (this.accepted + this.rejected > acceptanceMemory) {
+            this.accepted /= 2;
+            this.rejected /= 2;
+        }
+    }
+
+    /** The running acceptance estimate (every generation's, recent ones weighted more), from a prior of ½ worth two observations. */
+    public get acceptancePrior(): number {
+        return (this.accepted + 1) / (this.accepted + this.rejected + 2);
+    }
+
+    /**
+     * A generation's chooser found no draft worth its cost. True: draft one token anyway (a probe), so
+     * acceptance stays measured. Probes come once every `probeInterval` skipped steps of all the
+     * generations together, the interval doubling after each probe up to maxProbeInterval (at most
+     * one extra target token per that many skipped ones while speculation stays off) and back to
+     * baseProbeInterval once a chooser drafts again.
+     */
+    public skipOrProbe(): boolean {
+        if (++this.skippedSinceProbe < this.probeInterval) return false;
+        this.skippedSinceProbe = 0;
+        this.probeInterval = Math.min(maxProbeInterval, 2 * this.probeInterval);
+        return true;
+    }
+
+    /** A chooser found a draft worth its cost: probes start again from the first interval when it stops. */
+    public speculated(): void {
+        this.probeInterval = baseProbeInterval;
+    }
+
+    public recordDraft(milliseconds: number, positions: number): void {
+        if (positions > 0) this.draftMilliseconds.add(milliseconds / positions);
+    }
+
+    /** Milliseconds to draft one position; 0 before any was measured. */
+    public get draftTime(): number {
+        return this.draftMilliseconds.value ?? 0;
+    }
+
+    public recordOverhead(milliseconds: number): void {
+        this.overheadMilliseconds.add(Math.max(0, milliseconds));
+    }
+
+    public get overheadTime(): number {
+        return this.overheadMilliseconds.value ?? 0;
+    }
+}
+
+/** Mean of the first eight samples, then a running average weighting each new one 1/8. */
+class RunningMean {
+    private count = 0;
+    private mean = 0;
+
+    public add(value: number): void {
+        if (!Number.isFinite(value)) return;
+        this.count++;
+        this.mean += (value - this.mean) / Math.min(this.count, 8);
+    }
+
+    public get value(): number | undefined {
+        return this.count === 0 ? undefined : this.mean;
+    }
+}
+
+const baseProbeInterval = 8;
+const maxProbeInterval = 64;
+
+/** Acceptance observations kept at full weight before the counts are halved. */
+const acceptanceMemory = 4096;

@@ -1,0 +1,32 @@
+import {SpeculationLoad} from "../SpeculationLoad.js";
+import {StepCostCurve} from "../StepCostCurve.js";
+
+/** A step cost curve that keeps what it was given and ignores measurements. */
+class PresetCostCurve extends StepCostCurve {
+    private frozen = false;
+
+    public freeze(): this {
+        this.frozen = true;
+        return this;
+    }
+
+    public override record(tokens: number, milliseconds: number): void {
+        if (!this.frozen) super.record(tokens, milliseconds);
+    }
+}
+
+/**
+ * A SpeculationLoad whose costs are preset, not measured: a target step of n tokens costs
+ * 1 + slope·(n − 1), drafting and overhead nothing. Draft lengths chosen on it depend on acceptance
+ * alone, so tests of `draftLength: "auto"` are independent of the machine's timing. Acceptance is
+ * still learnt, so the prior moves from generation to generation.
+ */
+export function presetSpeculationLoad(slope: number): SpeculationLoad {
+    const curve = new PresetCostCurve();
+    curve.record(1, 1);
+    curve.record(65, 1 + 64 * slope);
+    const load = new SpeculationLoad(curve.freeze());
+    load.recordDraft = () => undefined;
+    load.recordOverhead = () => undefined;
+    return load;
+}

@@ -1,0 +1,45 @@
+import {describe, expect, it} from "vitest";
+import {InvalidInputError} from "../errors.js";
+import {chooseDraftLength} from "./chooseDraftLength.js";
+import {expectedTokensPerStep} from "./speedupModel.js";
+
+/** A target step of n tokens: 10 ms plus `perToken` ms for each token beyond the first. */
+const linear = (perToken: number) => (tokens: number) => 10 + perToken * (tokens - 1);
+
+describe("chooseDraftLength", () => {
+    it("drafts long when verification is nearly free and acceptance high (a memory-bound target alone)", () => {
+        const choice = chooseDraftLength({alpha: 0.9, maxLength: 8, tokensPerPosition: 1, draftTime: 0.5, stepTime: linear(0.1)});
+        expect(choice.length).toBeGreaterThanOrEqual(6);
+        // The rate it reports is the objective at that length.
+        expect(choice.rate).toBeCloseTo(
+            expectedTokensPerStep(0.9, choice.length) / (choice.length * 0.5 + linear(0.1)(choice.length + 1)),
+            12
+        );
+    });
+
+    it("does not draft when acceptance is low or a verified token costs nearly a step", () => {
+        expect(chooseDraftLength({alpha: 0.03, maxLength: 8, tokensPerPosition: 1, draftTime: 0.5, stepTime: linear(0.1)}).length).toBe(0);
+        expect(chooseDraftLength({alpha: 0.8, maxLength: 8, tokensPerPosition: 1, draftTime: 0, stepTime: linear(9.5)}).length).toBe(0);
+    });
+
+    it("stops drafting in a long batch that a short one would draft in (compute-bound: a step's cost grows with its tokens)", () => {
+        const base = {alpha: 0.7, maxLength: 8, tokensPerPosition: 1, draftTime: 0.2, stepTime: (tokens: number) => 2 + tokens};
+        expect(chooseDraftLength(base).length).toBeGreaterThan(0);
+        // 31 other sequences decoding one token each, each emitting one.
+        expect(chooseDraftLength({...base, otherTokens: 31, otherYield: 31}).length).toBe(0);
+    });
+
+    it("counts a tree's width of target tokens per position", () => {
+        const chain = chooseDraftLength({alpha: 0.6, maxLength: 4, tokensPerPosition: 1, draftTime: 0, stepTime: linear(3)});
+        const wide = chooseDraftLength({alpha: 0.6, maxLength: 4, tokensPerPosition: 4, draftTime: 0, stepTime: linear(3)});
+        expect(chain.length).toBeGreaterThan(0);
+        expect(wide.length).toBe(0);
+    });
+
+    it("refuses α outside [0, 1] and a negative or fractional maximum", () => {
+        const input = {alpha: 0.5, maxLength: 4, tokensPerPosition: 1, draftTime: 0, stepTime: linear(1)};
+        expect(() => chooseDraftLength({...input, alpha: 1.5})).toThrow(InvalidInputError);
+        expect(() => chooseDraftLength({...input, maxLength: -1})).toThrow(/maxLength|non-negative/);
+        expect(() => chooseDraftLength({...input, maxLength: 1.5})).toThrow(InvalidInputError);
+    });
+});

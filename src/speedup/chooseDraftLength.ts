@@ -1,0 +1,54 @@
+import {InvalidInputError} from "../errors.js";
+import {expectedTokensPerStep} from "./speedupModel.js";
+
+/** What the choice of one sequence's next draft length weighs (times in any one unit). */
+export interface DraftLengthChoiceInput {
+    /** The sequence's acceptance estimate, per draft position. */
+    readonly alpha: number;
+    /** Longest draft allowed. */
+    readonly maxLength: number;
+    /** Target tokens each draft position adds to the step (1 for a chain, the width for a token tree). */
+    readonly tokensPerPosition: number;
+    /** Time to draft one position. */
+    readonly draftTime: number;
+    /** Time of one target step decoding this many tokens (the whole batch, every sequence's together). */
+    readonly stepTime: (tokens: number) => number;
+    /** Time a step costs besides drafting and the target call (verification, rollback, bookkeeping). */
+    readonly overheadTime?: number;
+    /** Target tokens the other sequences put into the same step. */
+    readonly otherTokens?: number;
+    /** Tokens the other sequences are expected to emit from that step. */
+    readonly otherYield?: number;
+}
+
+export interface DraftLengthChoice {
+    readonly length: number;
+    /** Predicted tokens per unit time of the batch at that length. */
+    readonly rate: number;
+}
+
+/**
+ * The draft length k in 0..maxLength that maximises predicted tokens per unit time of the step this
+ * sequence joins: (Y + f_k(α)) / (k·t_draft + t(B + 1 + w·k) + overhead), f_k(α) = (1 − α^{k+1}) /
+ * (1 − α) the expected tokens of a k-token draft, B and Y the other sequences' tokens and expected
+ * yield in the same step, w the target tokens per draft position. With nothing else in the batch it
+ * is the sequence's own speed-up; in a long batch a draft token costs about a target token's share
+ * of the step and pays only with high acceptance, so k = 0 (no speculation) wins. Ties go to the
+ * shorter draft.
+ */
+export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthChoice {
+    const {alpha, maxLength, tokensPerPosition, draftTime, stepTime} = input;
+    if (!(alpha >= 0 && alpha <= 1)) throw new InvalidInputError(`must be in [0, 1], got ${alpha}`, "alpha");
+    if (!Number.isInteger(maxLength) || maxLength < 0)
+        throw new InvalidInputError(`must be a non-negative integer, got ${maxLength}`, "maxLength");
+    const otherTokens = input.otherTokens ?? 0;
+    const otherYield = input.otherYield ?? 0;
+    const overhead = input.overheadTime ?? 0;
+    let best: DraftLengthChoice = {length: 0, rate: -Infinity};
+    for (let length = 0; length <= maxLength; length++) {
+        const time = length * draftTime + stepTime(otherTokens + 1 + tokensPerPosition * length) + overhead;
+        const rate = (otherYield + expectedTokensPerStep(alpha, length)) / Math.max(time, Number.MIN_VALUE);
+        if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
+    }
+    return best;
+}
