@@ -272,3 +272,13 @@ export class InterruptedError extends SpecgateError {
         this.signal = signal;
     }
 }
+
+/**
+ * Too little data for a result: an audit whose items, after those skipped under the context rule,
+ * leave a group empty. Commands exit 3 (insufficient data) on it.
+ */
+export class InsufficientDataError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("insufficient_data", message, field);
+    }
+}

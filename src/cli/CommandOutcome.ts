@@ -1,7 +1,8 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {GpuChoice} from "../backend/gpuChoice.js";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
-import {SpecgateError} from "../errors.js";
+import {InsufficientDataError, SpecgateError} from "../errors.js";
+import {trainedContextWarning} from "./contextSizeOption.js";
 import {ExitCode} from "./exitCodes.js";
 
 /** What a command's in-process runner returns; the registered action writes it out and sets the exit code. */
@@ -17,15 +18,22 @@ export type OpenModel = (path: string, threads: number) => Promise<ModelBackend>
 /** Opens a GGUF on the default backend (native where built, or SPECGATE_BACKEND). */
 export const openDefaultModel: OpenModel = (path, threads) => loadModelBackend(path, {threads});
 
-/** Where a command's --gpu and --gpu-layers put its models. */
+/** Where a command's --gpu and --gpu-layers put its models, and the context --context-size gives them. */
 export interface ModelPlacement {
     readonly gpu?: GpuChoice;
     readonly gpuLayers?: number;
+    readonly contextSize?: number;
 }
 
-/** Opens GGUFs on the default backend, on the GPU build and layers the command's options name. */
-export function openModelOn(placement: ModelPlacement): OpenModel {
-    return (path, threads) => loadModelBackend(path, {threads, gpu: placement.gpu, gpuLayers: placement.gpuLayers});
+/**
+ * Opens GGUFs on the default backend, on the GPU build and layers the command's options name, with
+ * its --context-size; warns on stderr (as `command`) when that exceeds a model's training context.
+ */
+export function openModelOn(placement: ModelPlacement, command = "specgate"): OpenModel {
+    return (path, threads) => {
+        process.stderr.write(trainedContextWarning(command, path, placement.contextSize));
+        return loadModelBackend(path, {threads, gpu: placement.gpu, gpuLayers: placement.gpuLayers, contextSize: placement.contextSize});
+    };
 }
 
 /** A Node file-system error (ENOENT, EACCES, EISDIR…): the user named a path that cannot be used. */
@@ -40,9 +48,12 @@ export function oneLine(message: string): string {
 
 /**
  * Bad input — a typed SpecgateError, or a file-system error — becomes exit code 2 and one stderr
- * line that leads with what is wrong; anything else is a bug and is rethrown.
+ * line that leads with what is wrong (an InsufficientDataError exit code 3); anything else is a bug
+ * and is rethrown.
  */
 export function badInputOutcome(commandName: string, error: unknown): CommandOutcome {
+    if (error instanceof InsufficientDataError)
+        return {exitCode: ExitCode.insufficientData, stdout: "", stderr: `${commandName}: INSUFFICIENT DATA: ${oneLine(error.message)}\n`};
     if (error instanceof SpecgateError || isFileSystemError(error))
         return {exitCode: ExitCode.badInput, stdout: "", stderr: `${commandName}: ${oneLine(error.message)}\n`};
     throw error;

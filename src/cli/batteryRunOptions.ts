@@ -14,6 +14,10 @@ import {drafterOptionHelp, resolveCliDrafter} from "./drafterOption.js";
 import {samplingFromCli} from "./samplingCliOptions.js";
 import {stopStrings} from "./stopStrings.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "./textOptions.js";
+import {batteryWithinContext} from "../tune/batteryPromptTokens.js";
+import type {ContextSkips} from "../engine/fitsContext.js";
+import {noItemFits} from "./contextSkips.js";
+import {contextSizeOption} from "./contextSizeOption.js";
 
 /** The options sweep and calibrate share, as commander hands them over: a target, a draft and a scored battery. */
 export interface BatteryRunCliOptions extends ModelPlacement {
@@ -84,20 +88,25 @@ export function loadRunBattery(settings: BatteryRunSettings, options: BatteryRun
 }
 
 /**
- * Opens the target and the draft (pushed onto `opened`, which the caller disposes whatever happens)
- * and picks the chat template the battery's conversations are rendered with.
+ * Opens the target and the draft (pushed onto `opened`, which the caller disposes whatever happens),
+ * picks the chat template the battery's conversations are rendered with, and applies the context
+ * rule: `items` are those whose prompt fits with --max-tokens, `skips` counts the rest (an
+ * InsufficientDataError when none fits).
  */
 export async function openRunModels(
     settings: BatteryRunSettings,
     items: readonly BatteryItem[],
     openModel: OpenModel,
     opened: ModelBackend[]
-): Promise<{target: ModelBackend; draft: ModelBackend; chatTemplate: ChatTemplate | undefined}> {
+): Promise<{target: ModelBackend; draft: ModelBackend; chatTemplate: ChatTemplate | undefined; items: BatteryItem[]; skips: ContextSkips}> {
     const target = await openModel(settings.targetPath, settings.threads);
     opened.push(target);
     const draft = await openModel(settings.draftPath, settings.threads);
     opened.push(draft);
-    return {target, draft, chatTemplate: batteryChatTemplate(target, settings.targetPath, items)};
+    const chatTemplate = batteryChatTemplate(target, settings.targetPath, items);
+    const {kept, skips} = batteryWithinContext(target, draft, items, settings.maxTokens, chatTemplate);
+    if (kept.length === 0) throw noItemFits(skips);
+    return {target, draft, chatTemplate, items: kept, skips};
 }
 
 /** The flags naming the models: --target, --draft and --drafter. */
@@ -116,5 +125,6 @@ export function addGenerationFlags(command: Command): Command {
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .addOption(gpuOption())
-        .addOption(gpuLayersOption());
+        .addOption(gpuLayersOption())
+        .addOption(contextSizeOption());
 }

@@ -1,4 +1,5 @@
-import {addsBos} from "../backend/addsBos.js";
+import {addsBos, withBos} from "../backend/addsBos.js";
+import {contextRefusal, fitsContext} from "../engine/fitsContext.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {GpuChoice} from "../backend/gpuChoice.js";
 import {type BackendChoice, loadModelBackend} from "../backend/loadModelBackend.js";
@@ -69,14 +70,17 @@ export class EmbeddedDecodePath implements DecodePath {
         if (draft !== undefined) pairDraftModel(target, draft, this.drafter, `${name}: draft`);
     }
 
-    /** Loads the GGUF files on `backend` (`threads` threads, default 1; `gpu` as loadModelBackend's) and owns the backends. */
+    /**
+     * Loads the GGUF files on `backend` (`threads` threads, default 1; `gpu` and `contextSize` as
+     * loadModelBackend's) and owns the backends.
+     */
     public static async open(
         name: string,
         files: {target: string; draft?: string},
         settings: EmbeddedDecodeSettings = {},
         threads = 1,
         backend?: BackendChoice,
-        gpu: {gpu?: GpuChoice; gpuLayers?: number} = {}
+        gpu: {gpu?: GpuChoice; gpuLayers?: number; contextSize?: number} = {}
     ): Promise<EmbeddedDecodePath> {
         const target = await loadModelBackend(files.target, {threads, backend, ...gpu});
         let draft: ModelBackend | undefined;
@@ -120,12 +124,22 @@ export class EmbeddedDecodePath implements DecodePath {
         };
     }
 
+    /**
+     * One completion through `generate`. A prompt that does not fit the context with maxTokens
+     * generated tokens (fitsContext) is refused with a PromptExceedsContextError, as a server
+     * refuses its max_tokens, so an embedded and a served path skip the same prompts.
+     */
     public complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
         return this.queue.run(async () => {
+            const prompt = this.prompt(request);
+            const promptLength = withBos(this.target, typeof prompt === "string" ? this.target.tokenize(prompt) : prompt).length;
+            const contextSize = Math.min(this.target.contextSize, this.draft?.contextSize ?? Infinity);
+            if (!fitsContext(promptLength, request.maxTokens, contextSize))
+                throw contextRefusal(promptLength, request.maxTokens, contextSize, request.messages !== undefined ? "messages" : "prompt");
             const result = await generate(
                 this.target,
                 undefined,
-                this.prompt(request),
+                prompt,
                 {
                     policy: this.policy,
                     gamma: this.gamma,

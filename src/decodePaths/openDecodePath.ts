@@ -32,6 +32,6 @@ export async function openDecodePath(spec: string | DecodePathSpec): Promise<Dec
         },
         parsed.threads,
         parsed.backend,
-        {gpu: parsed.gpu, gpuLayers: parsed.gpuLayers}
+        {gpu: parsed.gpu, gpuLayers: parsed.gpuLayers, contextSize: parsed.contextSize}
     );
 }

@@ -19,6 +19,8 @@ export interface EmbeddedPathSpec {
     readonly gpu?: GpuChoice;
     /** Native backend on a GPU: layers offloaded; default all. */
     readonly gpuLayers?: number;
+    /** Context tokens per sequence (`context=N`); default: the model's training context, at most 4096. */
+    readonly contextSize?: number;
     readonly topK?: number;
     readonly topP?: number;
     readonly minP?: number;
@@ -44,7 +46,7 @@ export type DecodePathSpec = EmbeddedPathSpec | OpenAiPathSpec;
  * Parses a decode path spec `KIND:key=value,key=value,…` (a `\,` is a literal comma in a value):
  *
  *   embedded:target=T.gguf[,draft=D.gguf][,drafter=SPEC][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,backend=auto]
- *            [,gpu=auto|vulkan|cuda|off][,gpu-layers=N][,top-k=K][,top-p=P][,min-p=M][,draft-sampling=sample|greedy][,name=N]
+ *            [,gpu=auto|vulkan|cuda|off][,gpu-layers=N][,context=N][,top-k=K][,top-p=P][,min-p=M][,draft-sampling=sample|greedy][,name=N]
  *     Without a draft or a drafter the path is target-only; `drafter` is a --drafter spec, e.g.
  *     `drafter=ngram:2:5` or `drafter=ngram+model` (with a draft). `policy.PARAM` sets a policy parameter by its
  *     config name, e.g. `policy=fuzzy,policy.threshold=0.5,policy.divergence=js`.
@@ -95,6 +97,7 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
         const gpuValue = take("gpu");
         const gpu = gpuValue === undefined ? undefined : parseGpuChoice(gpuValue, `${spec}: gpu`);
         const gpuLayers = pairs.has("gpu-layers") ? integer("gpu-layers", 0, 0) : undefined;
+        const contextSize = pairs.has("context") ? integer("context", 0, 8) : undefined;
         const draftSampling = take("draft-sampling");
         if (draftSampling !== undefined && draftSampling !== "sample" && draftSampling !== "greedy")
             throw new InvalidInputError(`must be sample or greedy, got "${draftSampling}"`, `${spec}: draft-sampling`);
@@ -110,6 +113,7 @@ export function parseDecodePathSpec(spec: string): DecodePathSpec {
             ...(backend !== undefined ? {backend} : {}),
             ...(gpu !== undefined ? {gpu} : {}),
             ...(gpuLayers !== undefined ? {gpuLayers} : {}),
+            ...(contextSize !== undefined ? {contextSize} : {}),
             topK: integer("top-k", 0, 0),
             topP: decimal("top-p"),
             minP: decimal("min-p"),

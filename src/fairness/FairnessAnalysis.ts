@@ -93,7 +93,16 @@ export interface FairnessAnalysis {
         /** The pooled cost curve behind every predicted S_T (milliseconds). */
         readonly costCurve: CostCurve | null;
     };
+    /** The items measured; those skipped under the context rule are in `context.skipped`, not here. */
     readonly items: readonly FairnessItemRecord[];
+    /**
+     * The context rule (fitsContext): the context size of the pair, and the items not measured because
+     * their prompt does not fit it with maxTokens generated tokens. No prompt is cut.
+     */
+    readonly context: {
+        readonly size: number;
+        readonly skipped: readonly {readonly id: string; readonly group: string; readonly promptTokens: number}[];
+    };
     /** Per-group γ serving hints and what they measured (`--equalize`); absent without it. */
     readonly equalize?: EqualizeAnalysis;
 }

@@ -6,8 +6,6 @@ export interface FairnessItemRecord {
     readonly group: string;
     /** What was teacher-forced: the item's reference, or the target's own output when it has none. */
     readonly continuation: "reference" | "target-output";
-    /** Prompt tokens dropped from the left to fit the context (0 when the prompt fit). */
-    readonly truncatedPromptTokens: number;
     readonly divergences: DivergenceSums;
     readonly run: RunCounters;
 }

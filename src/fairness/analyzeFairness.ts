@@ -2,14 +2,15 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
-import {InvalidInputError} from "../errors.js";
+import {InsufficientDataError, InvalidInputError} from "../errors.js";
+import {fitsContext} from "../engine/fitsContext.js";
 import type {CostCurve} from "../speedup/speedupModel.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
 import type {FairnessItemRecord} from "./FairnessItemRecord.js";
 import {equalizeGamma} from "./equalize/equalizeGamma.js";
 import type {VerificationCosts} from "./equalize/predictGammaSpeedups.js";
-import {defaultGrouping, type FairnessGrouping, groupBatteryItems} from "./groupBatteryItems.js";
-import {measureFairnessItem} from "./measureFairnessItem.js";
+import {defaultGrouping, type FairnessGrouping, groupBatteryItems, type ItemGroup} from "./groupBatteryItems.js";
+import {fairnessPromptLength, measureFairnessItem} from "./measureFairnessItem.js";
 import {summarizeFairness} from "./summarizeFairness.js";
 
 export interface FairnessOptions {
@@ -42,16 +43,19 @@ export interface FairnessOptions {
  * distributional quantities of the Disparate Impacts paper §5–§6 from teacher forcing; across groups, U with its CI,
  * the speed-up spread and the fitness–acceptance rank correlation. Items run round-robin across
  * groups so slow drift in machine load spreads over every group instead of biasing the last one.
+ * Items whose prompt does not fit the context with maxTokens generated tokens are skipped and
+ * listed in `context.skipped`; when that leaves a group empty there is nothing to compare, an
+ * InsufficientDataError.
  */
 export async function analyzeFairness(options: FairnessOptions): Promise<FairnessAnalysis> {
     const by = options.by ?? defaultGrouping(options.items);
-    const groups = groupBatteryItems(options.items, by);
     const gamma = options.gamma ?? 4;
     const maxTokens = options.maxTokens ?? 32;
+    const {groups, context} = withinContext(groupBatteryItems(options.items, by), options, maxTokens);
     const sampling = options.sampling ?? {temperature: 0, topK: 0, topP: 1, minP: 0};
     const seed = options.seed ?? 0;
     if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64)
-        throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "--gamma");
+        throw new InvalidInputError(`must be an integer in [1, 64], got ${gamma}`, "gamma");
     const settings = {
         gamma,
         maxTokens,
@@ -64,7 +68,8 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
     };
 
     const order: Array<{item: BatteryItem; group: string}> = [];
-    for (let round = 0; order.length < options.items.length; round++)
+    const measured = groups.reduce((sum, group) => sum + group.items.length, 0);
+    for (let round = 0; order.length < measured; round++)
         for (const group of groups) if (round < group.items.length) order.push({item: group.items[round], group: group.name});
 
     // One untimed pass, so loading and first-allocation costs land on no group.
@@ -93,18 +98,48 @@ export async function analyzeFairness(options: FairnessOptions): Promise<Fairnes
         speculative.merge(measured.speculative);
         options.onProgress?.(index + 1, order.length, item.id);
     }
-    const analysis = summarizeFairness({
-        by,
-        groupNames: groups.map((group) => group.name),
-        records,
-        costCurve: pooledCostCurve(baseline, speculative, gamma),
-        settings
-    });
+    const analysis = {
+        ...summarizeFairness({
+            by,
+            groupNames: groups.map((group) => group.name),
+            records,
+            costCurve: pooledCostCurve(baseline, speculative, gamma),
+            settings
+        }),
+        context
+    };
     if (options.equalize === undefined) return analysis;
     return {
         ...analysis,
         equalize: await equalizeGamma({...options.equalize, target: options.target, draft: options.draft, order, analysis, sampling})
     };
+}
+
+/** The groups with only the items that fit the context, and the context rule's count of the rest. */
+function withinContext(
+    groups: readonly ItemGroup[],
+    options: FairnessOptions,
+    maxTokens: number
+): {groups: ItemGroup[]; context: FairnessAnalysis["context"]} {
+    const size = Math.min(options.target.contextSize, options.draft.contextSize);
+    const skipped: {id: string; group: string; promptTokens: number}[] = [];
+    const kept = groups.map((group) => ({
+        name: group.name,
+        items: group.items.filter((item) => {
+            const promptTokens = fairnessPromptLength(options.target, item);
+            if (fitsContext(promptTokens, maxTokens, size)) return true;
+            skipped.push({id: item.id, group: group.name, promptTokens});
+            return false;
+        })
+    }));
+    const empty = kept.filter((group) => group.items.length === 0).map((group) => group.name);
+    if (empty.length > 0)
+        throw new InsufficientDataError(
+            `${skipped.length} of ${options.items.length} item(s) do not fit the ${size}-token context with ${maxTokens} generated tokens, ` +
+                `leaving no item in ${empty.join(", ")}; use a larger context or fewer generated tokens`,
+            "items"
+        );
+    return {groups: kept, context: {size, skipped}};
 }
 
 /** t_T(1) from the target-only runs, t_T(γ+1) and t_D from the speculative ones; null if any is unmeasured. */

@@ -4,11 +4,11 @@ const times = (value: number): string => `${value.toFixed(2)}×`;
 
 /**
  * What a fairness analysis lets one conclude, in three lines: each group's measured speed-up over
- * target-only decoding (with its bootstrap interval), how many prompts were cut to fit the context,
+ * target-only decoding (with its bootstrap interval), how many items were skipped by the context rule,
  * and a one-line conclusion that does not claim more than the intervals allow — whether speculation
  * paid at all, and whether the fastest and slowest groups are told apart.
  */
-export function fairnessConclusion(analysis: Pick<FairnessAnalysis, "by" | "groups" | "items" | "settings">): string[] {
+export function fairnessConclusion(analysis: Pick<FairnessAnalysis, "by" | "groups" | "items" | "settings" | "context">): string[] {
     const groups = analysis.groups;
     const percent = Math.round(100 * analysis.settings.confidence);
     const perGroup = groups
@@ -17,10 +17,11 @@ export function fairnessConclusion(analysis: Pick<FairnessAnalysis, "by" | "grou
                 `${group.name} ${times(group.measured.speedup.estimate)} [${group.measured.speedup.low.toFixed(2)}, ${group.measured.speedup.high.toFixed(2)}]`
         )
         .join(", ");
-    const cut = analysis.items.filter((item) => item.truncatedPromptTokens > 0).length;
+    const skipped = analysis.context.skipped.length;
     const lines = [
         `speed-up vs target-only per ${analysis.by} (${percent}% CI): ${perGroup}`,
-        `prompts cut to fit the context: ${cut} of ${analysis.items.length}${cut > 0 ? " (their runs saw a shortened prompt; raise the model's context or shorten the battery)" : ""}`
+        `items skipped, prompt too long for the ${analysis.context.size}-token context with ${analysis.settings.maxTokens} generated tokens: ` +
+            `${skipped} of ${skipped + analysis.items.length}${skipped > 0 ? " (not measured; raise --context-size or lower --max-tokens)" : ""}`
     ];
     if (groups.length === 0) return lines;
     const estimates = groups.map((group) => group.measured.speedup.estimate);

@@ -5,7 +5,8 @@ import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {generate} from "../engine/generate.js";
 import type {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
-import {InvalidInputError} from "../errors.js";
+import {withBos} from "../backend/addsBos.js";
+import {contextRefusal, fitsContext} from "../engine/fitsContext.js";
 import type {FairnessItemRecord} from "./FairnessItemRecord.js";
 import {teacherForcedSums} from "./teacherForcedSums.js";
 
@@ -28,8 +29,9 @@ export interface ItemMeasurement {
 /**
  * One item: a target-only run and a strict speculative run of the same prompt and seed (the
  * speed-up pair), then both models teacher-forced on the item's reference — or, without one, on the
- * target's own output, which is a sample of the task as the target serves it. Prompts too long for
- * the context lose tokens from the left, so the end of the question survives.
+ * target's own output, which is a sample of the task as the target serves it. A prompt that does
+ * not fit the context with maxTokens generated tokens (fitsContext) is a PromptExceedsContextError:
+ * analyzeFairness skips those items before measuring; nothing is cut.
  */
 export async function measureFairnessItem(
     target: ModelBackend,
@@ -39,13 +41,13 @@ export async function measureFairnessItem(
     options: ItemMeasurementOptions
 ): Promise<ItemMeasurement> {
     const contextSize = Math.min(target.contextSize, draft.contextSize);
+    const promptTokens = fairnessPromptTokens(target, item);
+    // Teacher forcing reads BOS first whenever the model has one, even where generation adds none.
+    const bos = target.bosToken == null || promptTokens[0] === target.bosToken ? [] : [target.bosToken];
+    const promptLength = bos.length + promptTokens.length;
+    if (!fitsContext(promptLength, options.maxTokens, contextSize))
+        throw contextRefusal(promptLength, options.maxTokens, contextSize, item.id);
     const text = item.prompt ?? renderMessagesAsText(item.messages ?? []);
-    const promptTokens = target.tokenize(text);
-    // BOS, the prompt, every generated token and the final pending token must fit.
-    const runBudget = contextSize - options.maxTokens - 2;
-    if (runBudget < 1)
-        throw new InvalidInputError(`${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
-    const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
     const generation = {
         policy: {kind: "strict" as const},
         sampling: options.sampling,
@@ -53,16 +55,13 @@ export async function measureFairnessItem(
         stop: options.stop ?? [],
         seed: options.seed
     };
-    const baseline = await generate(target, undefined, runPrompt, {...generation, gamma: 0});
-    const speculative = await generate(target, draft, runPrompt, {...generation, gamma: options.gamma});
+    const baseline = await generate(target, undefined, promptTokens, {...generation, gamma: 0, addBos: false});
+    const speculative = await generate(target, draft, promptTokens, {...generation, gamma: options.gamma, addBos: false});
 
     const isReference = item.reference !== undefined && item.reference !== "";
     const continuation = isReference ? target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens) : baseline.tokens;
-    const bos = target.bosToken == null ? [] : [target.bosToken];
-    const contextBudget = contextSize - continuation.length - bos.length;
-    const forcedPrompt = promptTokens.slice(Math.max(0, promptTokens.length - contextBudget));
     const divergences = await teacherForcedSums(target, draft, {
-        context: [...bos, ...forcedPrompt],
+        context: [...bos, ...promptTokens],
         continuation,
         isReference,
         temperature: options.distributionTemperature,
@@ -75,7 +74,6 @@ export async function measureFairnessItem(
             id: item.id,
             group,
             continuation: isReference ? "reference" : "target-output",
-            truncatedPromptTokens: promptTokens.length - Math.min(runPrompt.length, forcedPrompt.length),
             divergences,
             run: {
                 baselineTokens: baseline.telemetry.emittedTokens,
@@ -96,6 +94,17 @@ export async function measureFairnessItem(
         baseline: baseline.telemetry,
         speculative: speculative.telemetry
     };
+}
+
+/** An item's prompt as both runs decode it: its text (or plain-text conversation) tokenized, BOS first where the target adds one. */
+function fairnessPromptTokens(target: ModelBackend, item: BatteryItem): number[] {
+    return withBos(target, target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? [])));
+}
+
+/** The tokens an item's prompt takes in the context, as measureFairnessItem checks it against fitsContext. */
+export function fairnessPromptLength(target: ModelBackend, item: BatteryItem): number {
+    const tokens = fairnessPromptTokens(target, item);
+    return tokens.length + (target.bosToken != null && tokens[0] !== target.bosToken ? 1 : 0);
 }
 
 /** The reference as it would follow the prompt: separated by one space unless either side brings whitespace. */

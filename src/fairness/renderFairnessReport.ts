@@ -19,14 +19,14 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
         `${fixed(value.estimate, digits)}${unit} [${fixed(value.low, digits)}, ${fixed(value.high, digits)}]`;
     const rho = (value: number | null) => (value == null ? "undefined" : value.toFixed(2));
     const times = (value: number | null) => (value == null || !Number.isFinite(value) ? "–" : `${value.toFixed(2)}×`);
-    const truncated = analysis.items.filter((item) => item.truncatedPromptTokens > 0).length;
+    const skipped = analysis.context.skipped.length;
     const nonIdentical = analysis.items.filter((item) => !item.run.identical).length;
 
     const lines = [
         "# Speculative decoding fairness report",
         "",
         `Target \`${context.target}\`, draft \`${context.draft}\`, battery \`${context.battery}\` grouped by **${analysis.by}** ` +
-            `(${analysis.groups.length} groups, ${analysis.items.length} items). Strict verification, γ = ${settings.gamma}, ` +
+            `(${analysis.groups.length} groups, ${analysis.items.length} items${skipped > 0 ? `; ${skipped} more skipped, their prompt too long for the context` : ""}). Strict verification, γ = ${settings.gamma}, ` +
             `temperature ${settings.temperature}, up to ${settings.maxTokens} tokens per item; distributions at temperature ${settings.distributionTemperature}; ` +
             `${percent}% percentile-bootstrap intervals from ${settings.resamples} resamples of items within each group (seed ${settings.seed}).`,
         "",
@@ -92,7 +92,8 @@ export function renderFairnessReport(analysis: FairnessAnalysis, context: Fairne
             "The Disparate Impacts paper Theorem 2 bounds |α − (1 − r_q)| by r_p, so with a well-fit target (small r_p) fitness predicts acceptance. " +
             "A positive ρ(fitness, α) and a negative ρ(D_T, α) are the pattern the seed reports (ρ = 0.44 over MGSM items for Qwen2.5 0.5B/3B).",
         "- **Caveats**: timings come from this machine under its load at the time; with few items or few groups, ρ and the max/min ratio are fragile. " +
-            `${truncated} item(s) had prompts cut from the left to fit the context; ${nonIdentical} item(s) produced a speculative output different from target-only ` +
+            `${skipped} of ${skipped + analysis.items.length} item(s) were skipped, their prompt too long for the ${analysis.context.size}-token context ` +
+            `with ${settings.maxTokens} generated tokens (not measured; no prompt is cut); ${nonIdentical} item(s) produced a speculative output different from target-only ` +
             "(expected only at temperature > 0, where both are samples).",
         ""
     );

@@ -12,7 +12,6 @@ function record(id: string, group: string, rows: readonly (readonly [number[], n
         id,
         group,
         continuation: "target-output",
-        truncatedPromptTokens: 0,
         divergences,
         run: {
             baselineTokens: 10,

@@ -21,7 +21,7 @@ export function summarizeFairness(input: {
     readonly records: readonly FairnessItemRecord[];
     readonly costCurve: CostCurve | null;
     readonly settings: FairnessSettings;
-}): FairnessAnalysis {
+}): Omit<FairnessAnalysis, "context"> {
     const {settings} = input;
     const strata = input.groupNames.map((name) => input.records.filter((record) => record.group === name));
     strata.forEach((stratum, index) => {

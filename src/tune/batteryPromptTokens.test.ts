@@ -4,7 +4,8 @@ import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import type {ChatMessageInput, ChatToolInput} from "../chat/chatMessages.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
-import {batteryPromptTokens, cutPromptsLine} from "./batteryPromptTokens.js";
+import {PromptExceedsContextError} from "../errors.js";
+import {batteryPromptTokens, batteryWithinContext} from "./batteryPromptTokens.js";
 
 const target = BigramBackend.random(1, 28, {contextSize: 64});
 const chat: BatteryItem = {
@@ -54,14 +55,15 @@ describe("batteryPromptTokens", () => {
         );
     });
 
-    it("cuts a rendered conversation longer than the context from the left, and names it", () => {
-        const template = recordingTemplate(40);
-        const tokens = batteryPromptTokens(target, undefined, chat, 8, template);
-        expect(tokens).toHaveLength(64 - 8 - 2);
-        expect(tokens.at(-1)).toBe(79 % 20);
-        expect(cutPromptsLine("specgate sweep", target, undefined, [chat, plain], 8, template)).toMatch(
-            /^specgate sweep: 1 of 2 item\(s\) .*: chat\n$/
-        );
-        expect(cutPromptsLine("specgate sweep", target, undefined, [chat, plain], 8, recordingTemplate(3))).toBe("");
+    it("never cuts a prompt: one that does not fit with --max-tokens is refused, and skipped and counted by batteryWithinContext", () => {
+        // 2 messages × 29 tokens = 58, BOS (token 0) first: 58 + 8 > 64 while 58 + 6 fits.
+        const template = recordingTemplate(29);
+        expect(() => batteryPromptTokens(target, undefined, chat, 8, template)).toThrow(PromptExceedsContextError);
+        expect(() => batteryPromptTokens(target, undefined, chat, 8, template)).toThrow(/chat: has 58 tokens; with 8 generated tokens/);
+        expect(batteryPromptTokens(target, undefined, chat, 6, template)).toHaveLength(58);
+        const {kept, skips} = batteryWithinContext(target, undefined, [chat, plain], 8, template);
+        expect(kept.map((item) => item.id)).toEqual(["plain"]);
+        expect(skips).toEqual({ids: ["chat"], total: 2, contextSize: 64, maxTokens: 8});
+        expect(batteryWithinContext(target, undefined, [chat, plain], 6, template).skips.ids).toEqual([]);
     });
 });

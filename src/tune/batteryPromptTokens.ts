@@ -2,8 +2,9 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import type {BatteryItem} from "../batteries/BatteryItem.js";
 import {renderBatteryChat} from "../batteries/renderBatteryChat.js";
 import {renderMessagesAsText} from "../chat/renderMessagesAsText.js";
-import {InvalidInputError} from "../errors.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
+import {addsBos} from "../backend/addsBos.js";
+import {type ContextSkips, contextRefusal, fitsContext} from "../engine/fitsContext.js";
 
 /**
  * An item's whole prompt: its text tokenized by the target, or its conversation rendered by
@@ -15,10 +16,15 @@ function itemTokens(target: ModelBackend, item: BatteryItem, chatTemplate: ChatT
     return target.tokenize(item.prompt ?? renderMessagesAsText(item.messages ?? []));
 }
 
+/** The tokens an item's prompt takes in the context: itemTokens, and BOS where generate adds it. */
+function promptLength(target: ModelBackend, tokens: readonly number[]): number {
+    return tokens.length + (addsBos(target) && tokens[0] !== target.bosToken ? 1 : 0);
+}
+
 /**
- * An item's prompt as the tune commands feed it to the engine (see itemTokens) and, when longer
- * than the context leaves room for (BOS, every generated token and the final pending token), cut
- * from the left so the end of the question survives.
+ * An item's prompt as the tune commands feed it to the engine (see itemTokens). A prompt that does not
+ * fit the context with maxTokens generated tokens (fitsContext) is a PromptExceedsContextError;
+ * commands skip those items first (batteryWithinContext), and nothing is cut.
  */
 export function batteryPromptTokens(
     target: ModelBackend,
@@ -28,31 +34,29 @@ export function batteryPromptTokens(
     chatTemplate?: ChatTemplate
 ): number[] {
     const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
-    const promptBudget = contextSize - maxTokens - 2;
-    if (promptBudget < 1)
-        throw new InvalidInputError(`${maxTokens} leaves no room for a prompt in a ${contextSize}-token context`, "--max-tokens");
     const promptTokens = itemTokens(target, item, chatTemplate);
-    return promptTokens.slice(Math.max(0, promptTokens.length - promptBudget));
+    const length = promptLength(target, promptTokens);
+    if (!fitsContext(length, maxTokens, contextSize)) throw contextRefusal(length, maxTokens, contextSize, item.id);
+    return promptTokens;
 }
 
 /**
- * One stderr line naming the items whose prompts batteryPromptTokens cuts (longer than the context
- * leaves room for with `maxTokens`), or "" when none is cut: the cut is reported, never silent.
+ * The items whose prompts fit the context with maxTokens generated tokens, and the context rule's
+ * count of those skipped (src/cli/contextSkips.ts).
  */
-export function cutPromptsLine(
-    command: string,
+export function batteryWithinContext(
     target: ModelBackend,
     draft: ModelBackend | undefined,
     items: readonly BatteryItem[],
     maxTokens: number,
     chatTemplate?: ChatTemplate
-): string {
+): {kept: BatteryItem[]; skips: ContextSkips} {
     const contextSize = Math.min(target.contextSize, draft?.contextSize ?? Infinity);
-    const budget = contextSize - maxTokens - 2;
-    const cut = items.filter((item) => itemTokens(target, item, chatTemplate).length > budget).map((item) => item.id);
-    if (cut.length === 0) return "";
-    return (
-        `${command}: ${cut.length} of ${items.length} item(s) have prompts longer than the ${contextSize}-token context leaves room for with --max-tokens ${maxTokens}; ` +
-        `they were cut from the left, keeping the end of the question: ${cut.slice(0, 10).join(", ")}${cut.length > 10 ? ", …" : ""}\n`
-    );
+    const kept: BatteryItem[] = [];
+    const ids: string[] = [];
+    for (const item of items) {
+        if (fitsContext(promptLength(target, itemTokens(target, item, chatTemplate)), maxTokens, contextSize)) kept.push(item);
+        else ids.push(item.id);
+    }
+    return {kept, skips: {ids, total: items.length, contextSize, maxTokens}};
 }

@@ -68,6 +68,30 @@ describe("runCanary", () => {
         expect(loose.passed).toBe(true);
     });
 
+    it("skips and counts prompts that do not fit the context with --max-tokens; more than half skipped is insufficient data", async () => {
+        // A 40-token context: "abc" and BOS (4) + 30 tokens fit, a 12-letter prompt (13) does not.
+        const small = BigramBackend.random(3, 12, {eosBias: -8, contextSize: 40});
+        const paths = () => ({
+            a: new EmbeddedDecodePath("target-only", small, undefined),
+            b: new EmbeddedDecodePath("strict", small, small.noisyCopy(4, 3), {gamma: 4})
+        });
+        const battery = (long: number): BatteryItem[] =>
+            items.map((item, index) => (index < long ? {...item, prompt: "abcdefabcdef"} : item));
+        const most = await runCanary({...settings, maxMismatch: 0.5, items: battery(5), ...paths()});
+        expect(most.compared).toBe(3);
+        expect(most.skipped.map((entry) => entry.id)).toEqual(["p0", "p0", "p1", "p1", "p2", "p2", "p3", "p3", "p4", "p4"]);
+        expect(most.skipped[0].message).toMatch(/has 13 tokens; with 30 generated tokens that is more than the 40-token context/);
+        expect(most.verdict).toBe("insufficient-data");
+        expect(most.failures[0]).toMatch(/^5 of 8 prompt\(s\) were skipped \(more than half\)/);
+        expect(renderCanaryReport(most)).toMatch(/skipped \(prompt exceeds the context\): 5/);
+        // Every prompt skipped: insufficient data too, not a failed comparison.
+        expect((await runCanary({...settings, items: battery(8), ...paths()})).verdict).toBe("insufficient-data");
+        // Three of eight skipped: the five compared decide, and at a loose bound they pass.
+        const few = await runCanary({...settings, maxMismatch: 0.5, items: battery(3), ...paths()});
+        expect(few.compared).toBe(5);
+        expect(few.verdict).toBe("pass");
+    });
+
     it("fails two that do: a lossy fuzzy policy, with token indexes and near-tie diagnosis", async () => {
         const a = new EmbeddedDecodePath("target-only", target, undefined);
         const b = new EmbeddedDecodePath("fuzzy", target, draft, {policy: {kind: "fuzzy", threshold: 100}, gamma: 4});

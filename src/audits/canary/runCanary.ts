@@ -2,6 +2,7 @@ import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import type {Completion, CompletionRequest, DecodePath, LogitGap} from "../../decodePaths/DecodePath.js";
 import {ConcurrencyLimiter} from "../../decodePaths/ConcurrencyLimiter.js";
 import {InvalidInputError, PromptExceedsContextError} from "../../errors.js";
+import {mostSkipped} from "../../engine/fitsContext.js";
 import {decodePathFingerprint, type DecodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
 import {type ProportionInterval, wilsonInterval} from "../../statistics/wilsonInterval.js";
 import {compoundingRisk} from "./compoundingRisk.js";
@@ -81,9 +82,10 @@ export interface CanaryResult {
     /**
      * "pass": the mismatch rate's 95% Wilson upper bound lies below the bound (and fingerprints match);
      * "drift": the outputs compared differ beyond the bound, or a fingerprint differs;
-     * "could-not-compare": no drift was seen, but requests failed or no prompt was compared, so
-     * the canary cannot say the paths agree; "insufficient-data": no drift was seen, but too few
-     * prompts were compared to rule out a rate at the bound (promptsNeeded says how many would).
+     * "could-not-compare": no drift was seen, but requests failed, so the canary cannot say the paths
+     * agree; "insufficient-data": no drift was seen, but more than half the prompts were skipped
+     * (too long for a path's context), or too few were compared to rule out a rate at the bound
+     * (promptsNeeded says how many would).
      */
     readonly verdict: "pass" | "drift" | "could-not-compare" | "insufficient-data";
     readonly passed: boolean;
@@ -99,9 +101,9 @@ const EXCERPT = 40;
  * risk over multi-call sessions, and whether each path still has the fingerprint it should.
  */
 export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
-    if (options.items.length === 0) throw new InvalidInputError("has no prompts", "--prompts");
+    if (options.items.length === 0) throw new InvalidInputError("has no prompts", "items");
     if (!(options.maxMismatch >= 0 && options.maxMismatch <= 1))
-        throw new InvalidInputError(`must lie in [0, 1], got ${options.maxMismatch}`, "--max-mismatch");
+        throw new InvalidInputError(`must lie in [0, 1], got ${options.maxMismatch}`, "maxMismatch");
     const limiter = new ConcurrencyLimiter(options.concurrency);
     const errors: {id: string; path: "a" | "b"; message: string}[] = [];
     const skipped: {id: string; path: "a" | "b"; message: string}[] = [];
@@ -188,9 +190,15 @@ export async function runCanary(options: CanaryOptions): Promise<CanaryResult> {
                     ? "no number of prompts would pass at the rate seen"
                     : `about ${needed} prompts would be needed at the rate seen${mismatches.length === 0 ? " (no mismatch)" : ""}`)
         );
+    // The context rule: prompts that do not fit a path's context with maxTokens are skipped; more than
+    // half skipped leaves too little of the battery for a verdict.
+    const skippedPrompts = new Set(skipped.map((entry) => entry.id)).size;
+    if (drift.length === 0 && errors.length === 0 && mostSkipped(skippedPrompts, options.items.length))
+        tooFew.unshift(
+            `${skippedPrompts} of ${options.items.length} prompt(s) were skipped (more than half), their prompt too long for a path's context ` +
+                `with --max-tokens ${options.maxTokens}; raise the context (context=N in an embedded path) or lower --max-tokens`
+        );
     const notCompared: string[] = [];
-    if (compared.length === 0 && errors.length === 0)
-        notCompared.push(`no prompt was compared: all ${options.items.length} exceed a path's context`);
     if (errors.length > 0)
         notCompared.push(
             `${errors.length} request(s) failed, so ${options.items.length - compared.length} of ${options.items.length} prompt(s) were not compared (first: ${errors[0].message})`

@@ -11,7 +11,8 @@ import {nonNegativeDecimal, requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
-import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
+import type {ContextSkips} from "../../engine/fitsContext.js";
+import {contextJson, contextSkipsLine, mostSkipped, mostSkippedLine, skippedItemsSection} from "../contextSkips.js";
 import {
     addGenerationFlags,
     addModelPairFlags,
@@ -49,6 +50,7 @@ export const BUDGET_NOT_MET_EXIT_CODE = ExitCode.verdictFailed;
 /**
  * `specgate calibrate` without process side effects beyond reading the battery and models and
  * writing --json and --report. Exit codes: 0 a setting was selected, 1 none meets the budget while accepting more than strict SD,
+ * 3 more than half the items skipped (prompt too long for the context),
  * 2 bad input.
  */
 export async function runCalibrateCommand(
@@ -68,17 +70,17 @@ export async function runCalibrateCommand(
                 ? undefined
                 : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
         if (paperProcedure) return await runFsdPaperProcedure(options, settings, thresholds, openModel, opened, hooks);
-        const {targetPath, draftPath, battery, sampling, draftSampling, maxTokens, stop, seed} = settings;
+        const {targetPath, draftPath, sampling, draftSampling, maxTokens, stop, seed} = settings;
         const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
         const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
         const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
         const speed = options.speed ?? "measured";
         if (speed !== "measured" && speed !== "one-step")
             throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
-        const items = await loadRunBattery(settings, options);
+        const battery = await loadRunBattery(settings, options);
         await checkReportOutputs(options);
 
-        const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
+        const {target, draft, chatTemplate, items, skips} = await openRunModels(settings, battery, openModel, opened);
         const result = await calibrateSetting({
             ...settings,
             target,
@@ -92,7 +94,8 @@ export async function runCalibrateCommand(
             onProgress: hooks.progress,
             chatTemplate
         });
-        const report = renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
+        const report =
+            renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery: settings.battery}) + skippedItemsSection(skips);
         const stdout = await writeReportOutputs(
             options,
             report,
@@ -105,20 +108,21 @@ export async function runCalibrateCommand(
             () => ({
                 target: targetPath,
                 draft: draftPath,
-                battery,
+                battery: settings.battery,
                 sampling,
                 draftSampling,
                 maxTokens,
                 stop,
                 seed,
                 calibrationShare,
-                ...result
+                ...result,
+                context: contextJson(skips)
             })
         );
         return {
-            exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0,
+            exitCode: calibrateExitCode(result.selected != null, skips),
             stdout,
-            stderr: cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate)
+            stderr: contextSkipsLine(COMMAND_NAME, skips) + mostSkippedLine(COMMAND_NAME, skips)
         };
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -157,9 +161,13 @@ async function runFsdPaperProcedure(
     const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", thresholds ?? FSD_PAPER_PROCEDURE.thresholds);
     const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
     const {targetPath, draftPath, battery, sampling, maxTokens, stop, seed} = settings;
-    const items = await loadRunBattery(settings, options);
     await checkReportOutputs(options);
-    const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
+    const {target, draft, chatTemplate, items, skips} = await openRunModels(
+        settings,
+        await loadRunBattery(settings, options),
+        openModel,
+        opened
+    );
     const result = await calibrateFuzzyPaperProcedure({
         target,
         draft,
@@ -173,7 +181,7 @@ async function runFsdPaperProcedure(
         onProgress: hooks.progress,
         chatTemplate
     });
-    const report = renderFsdPaperCalibrationReport(result, {target: targetPath, draft: draftPath, battery});
+    const report = renderFsdPaperCalibrationReport(result, {target: targetPath, draft: draftPath, battery}) + skippedItemsSection(skips);
     const stdout = await writeReportOutputs(
         options,
         report,
@@ -193,10 +201,21 @@ async function runFsdPaperProcedure(
             stop,
             seed,
             calibrationShare,
-            ...result
+            ...result,
+            context: contextJson(skips)
         })
     );
-    return {exitCode: result.selected == null ? BUDGET_NOT_MET_EXIT_CODE : 0, stdout, stderr: ""};
+    return {
+        exitCode: calibrateExitCode(result.selected != null, skips),
+        stdout,
+        stderr: contextSkipsLine(COMMAND_NAME, skips) + mostSkippedLine(COMMAND_NAME, skips)
+    };
+}
+
+/** 3 when more than half the items were skipped (whatever was selected), else 0 selected or 1 none. */
+function calibrateExitCode(selected: boolean, skips: ContextSkips): number {
+    if (mostSkipped(skips)) return ExitCode.insufficientData;
+    return selected ? ExitCode.success : BUDGET_NOT_MET_EXIT_CODE;
 }
 
 export function registerCalibrateCommand(program: Command): Command {
@@ -238,14 +257,15 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
         .addHelpText(
             "after",
-            exitCodeHelp(["success", "verdictFailed", "badInput"], {
+            exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData"], {
+                insufficientData: "more than half the items skipped: prompt too long for the context with --max-tokens",
                 success: "a setting was selected",
                 verdictFailed: "no setting meets the budget while accepting more tokens per verification than strict SD: keep strict SD"
             })
         )
         .action(async (options: CalibrateCommandOptions) => {
             emitOutcome(
-                await runCalibrateCommand(options, openModelOn(options), {
+                await runCalibrateCommand(options, openModelOn(options, COMMAND_NAME), {
                     progress: (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)
                 })
             );

@@ -4,6 +4,7 @@ import {runCanary} from "../../audits/canary/runCanary.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
+import {decodePathContextWarning} from "../contextSizeOption.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
@@ -51,6 +52,7 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
         const seed = nonNegativeInteger(options.seed, "--seed", 0);
         const concurrency = nonNegativeInteger(options.concurrency, "--concurrency", 4);
         await checkReportOutputs(options);
+        const warnings = decodePathContextWarning(COMMAND_NAME, a) + decodePathContextWarning(COMMAND_NAME, b);
         opened.push(await openPath(a));
         opened.push(await openPath(b));
         const progress = createProgress({command: COMMAND_NAME, unit: "prompts", quiet: options.quiet});
@@ -80,7 +82,9 @@ export async function runCanaryCommand(options: CanaryCommandOptions, openPath: 
             "could-not-compare": ExitCode.couldNotCompare,
             "insufficient-data": ExitCode.insufficientData
         }[result.verdict];
-        const stderr = result.verdict === "pass" ? "" : `${COMMAND_NAME}: ${verdictNames[result.verdict]}: ${result.failures.join("; ")}\n`;
+        const stderr =
+            warnings +
+            (result.verdict === "pass" ? "" : `${COMMAND_NAME}: ${verdictNames[result.verdict]}: ${result.failures.join("; ")}\n`);
         return {exitCode, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
@@ -117,14 +121,15 @@ export function registerCanaryCommand(program: Command): Command {
                 success:
                     "pass: the mismatch rate's 95% upper bound (Wilson) is below --max-mismatch and every expected fingerprint matches",
                 insufficientData:
-                    "too few prompts: no drift seen, but the upper bound is not below --max-mismatch (stderr says how many would do)",
+                    "too few prompts: no drift seen, but the upper bound is not below --max-mismatch (stderr says how many would do), " +
+                    "or more than half the prompts skipped, too long for a path's context with --max-tokens",
                 verdictFailed: "drift: the mismatch rate exceeds --max-mismatch, or a fingerprint differs",
                 badInput: "bad usage or bad input, a draft whose tokenizer differs from its target's included (nothing was compared)",
                 couldNotCompare:
                     "could not compare: requests failed (server down, timeouts) and the prompts that were compared show no drift"
             }) +
                 "\nDecode path specs (--a, --b):\n" +
-                "  embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,name=N]\n" +
+                "  embedded:target=T.gguf[,draft=D.gguf][,policy=strict][,policy.PARAM=V…][,gamma=4][,threads=1][,context=N][,name=N]\n" +
                 "  openai:base=URL,model=M[,key-env=VAR][,endpoint=auto|chat|completions][,concurrency=4][,retries=4][,timeout-ms=120000][,name=N]\n" +
                 "docs/audits.md lists every key.\n"
         )

@@ -17,11 +17,13 @@ import {jsonText} from "../writeJsonOutput.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
-import {exitCodeHelp} from "../exitCodes.js";
+import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 import {fairnessConclusion} from "../../fairness/fairnessConclusion.js";
 import {createProgress} from "../progress.js";
+import {contextSizeOption} from "../contextSizeOption.js";
+import {contextSkipsLine, mostSkipped, mostSkippedLine} from "../contextSkips.js";
 import {dataDirOption} from "../dataDirOption.js";
 
 /** Raw option values as commander hands them over. */
@@ -43,7 +45,8 @@ const COMMAND_NAME = "specgate fairness analyze";
 
 /**
  * `specgate fairness analyze` without process side effects beyond reading the battery and models
- * and writing --json, --plots and --report. Exit codes: 0 done, 2 bad input.
+ * and writing --json, --plots and --report. Exit codes: 0 done, 2 bad input, 3 insufficient data
+ * (more than half the items, or every item of a group, skipped: prompt too long for the context).
  */
 export async function runFairnessAnalyzeCommand(
     options: FairnessAnalyzeOptions,
@@ -104,9 +107,17 @@ export async function runFairnessAnalyzeCommand(
             () => summaryLine(analysis),
             () => ({target: targetPath, draft: draftPath, battery, ...analysis})
         );
+        const skips = {
+            ids: analysis.context.skipped.map((item) => item.id),
+            total: analysis.items.length + analysis.context.skipped.length,
+            contextSize: analysis.context.size,
+            maxTokens: run.maxTokens
+        };
         const stderr =
-            plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "";
-        return {exitCode: 0, stdout, stderr};
+            contextSkipsLine(COMMAND_NAME, skips) +
+            mostSkippedLine(COMMAND_NAME, skips) +
+            (plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "");
+        return {exitCode: mostSkipped(skips) ? ExitCode.insufficientData : ExitCode.success, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -137,6 +148,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
+        .addOption(contextSizeOption())
         .option("--json <out>", "write the full analysis, per-item records included, to OUT ('-' for stdout)")
         .option("--plots <dir>", "write speedup.{svg,png} and alpha-vs-divergence.{svg,png} into DIR")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
@@ -148,12 +160,14 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--equalize-max-gamma <n>", "γ candidates 1..N for --equalize (default 8)")
         .addHelpText(
             "after",
-            exitCodeHelp(["success", "badInput"], {
-                badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included"
+            exitCodeHelp(["success", "badInput", "insufficientData"], {
+                badInput: "bad usage or bad input, a battery with a single group or an unknown language tag included",
+                insufficientData:
+                    "more than half the items, or every item of a group, skipped: prompt too long for the context with --max-tokens"
             })
         )
         .action(async (options: FairnessAnalyzeOptions) => {
-            emitOutcome(await runFairnessAnalyzeCommand(options, openModelOn(options)));
+            emitOutcome(await runFairnessAnalyzeCommand(options, openModelOn(options, COMMAND_NAME)));
         });
     registerFairnessMitigateCommand(fairness);
     return fairness;
@@ -170,7 +184,7 @@ function summaryLine(analysis: FairnessAnalysis): string {
             : `; equalized γ ${equalize.groups.map((group) => `${group.name} ${group.gamma}`).join(", ")}: ` +
               `measured max/min ${equalize.spread.measured.before.maxMinRatio.toFixed(2)} → ${equalize.spread.measured.after.maxMinRatio.toFixed(2)}`) +
         "\n" +
-        // Per group against target-only, prompts cut, and what that allows one to conclude.
+        // Per group against target-only, items skipped by the context rule, and what that allows one to conclude.
         fairnessConclusion(analysis)
             .map((line) => `${line}\n`)
             .join("")

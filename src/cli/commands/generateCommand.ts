@@ -17,6 +17,8 @@ import {compileConstraint} from "../../constraints/compileConstraint.js";
 import {defaultGrammarBudget} from "../../constraints/GrammarBudget.js";
 import {checkJsonSchemaFile} from "../../constraints/jsonSchemaGrammar.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
+import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {generateFinish} from "../generateFinish.js";
 import type {TokenConstraint} from "../../constraints/TokenConstraint.js";
 
 interface GenerateCliOptions {
@@ -78,7 +80,12 @@ export function registerGenerateCommand(program: Command): void {
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
-        .option("--context-size <N>", "context tokens per sequence", integerOption(8))
+        .addOption(
+            contextSizeOption(
+                "context tokens per sequence (default: the model's training context, at most 4096); a prompt that leaves no room " +
+                    "for a generated token is refused, and generation that reaches the context stops there with finish: context"
+            )
+        )
         .option("--json <OUT>", 'write the result and telemetry as JSON to OUT ("-" for stdout)')
         .option("--json-schema <FILE>", "constrain the output to JSON matching this JSON Schema (llama.cpp's converter; native backend)")
         .option(
@@ -101,6 +108,9 @@ export function registerGenerateCommand(program: Command): void {
                 gpu: options.gpu,
                 gpuLayers: options.gpuLayers
             };
+            for (const path of [options.target, options.draft]) {
+                if (path != null) process.stderr.write(trainedContextWarning("specgate generate", path, options.contextSize));
+            }
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
             let constraint: TokenConstraint | undefined;
@@ -156,14 +166,20 @@ export function registerGenerateCommand(program: Command): void {
                 const result: GenerationResult = next.value;
                 if (printText) process.stdout.write("\n");
                 const telemetry = result.telemetry;
+                const finish = generateFinish(result, options.maxTokens);
                 process.stderr.write(
                     `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, ${tree !== undefined ? `tree ${options.tree}` : `γ=${options.gamma}`}` : "target-only"}] ${result.tokens.length} tokens, ` +
-                        `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${result.finishReason}` +
+                        `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${finish}` +
                         (drafter != null
                             ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}`
                             : "") +
                         "\n"
                 );
+                if (finish === "context")
+                    process.stderr.write(
+                        `specgate generate: stopped at the ${target.contextSize}-token context after ${result.tokens.length} of --max-tokens ${options.maxTokens} ` +
+                            `(the prompt has ${result.promptTokens}); raise --context-size or lower --max-tokens\n`
+                    );
                 // The grammar's cost on a line of its own: masks run on a worker, and their time is not the model's.
                 if (constraint !== undefined)
                     process.stderr.write(
@@ -174,7 +190,7 @@ export function registerGenerateCommand(program: Command): void {
                     await writeJsonOutput(options.json, {
                         text: result.text,
                         tokens: result.tokens,
-                        finishReason: result.finishReason,
+                        finishReason: finish,
                         promptTokens: result.promptTokens,
                         drafter: drafter?.label ?? null,
                         policy,

@@ -16,6 +16,7 @@ import {type RunningServeServer, type ServeServerOptions, startServeServer} from
 import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
+import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {handleSignalsItself} from "../interrupts.js";
@@ -152,7 +153,12 @@ function addCapacityFlags(command: Command): Command {
             1
         )
         .addOption(backendOption())
-        .option("--context-size <N>", "context tokens per sequence", integerOption(8));
+        .addOption(
+            contextSizeOption(
+                "context tokens per sequence (default: the model's training context, at most 4096); a prompt and max_tokens " +
+                    "that do not fit together are refused (400 context_length_exceeded)"
+            )
+        );
 }
 
 /** What one structured-output request (response_format) may spend on its grammar (GrammarBudget). */
@@ -234,6 +240,8 @@ function addAccessFlags(command: Command): Command {
 async function runServe(options: ServeCliOptions, hooks: ServeCommandHooks): Promise<void> {
     const startOptions = serveStartOptions(options);
     const loadOptions = serveLoadOptions(options);
+    for (const path of [options.target, options.draft])
+        if (path != null) process.stderr.write(trainedContextWarning("specgate serve", path, options.contextSize));
     const target = await loadModelBackend(options.target, loadOptions);
     let draft: ModelBackend | undefined;
     let server: RunningServeServer;

@@ -11,8 +11,8 @@ import {writeOutputFile} from "../writeOutputFile.js";
 import {requiredText} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
-import {exitCodeHelp} from "../exitCodes.js";
-import {cutPromptsLine} from "../../tune/batteryPromptTokens.js";
+import {ExitCode, exitCodeHelp} from "../exitCodes.js";
+import {contextJson, contextSkipsLine, mostSkipped, mostSkippedLine, skippedItemsSection} from "../contextSkips.js";
 import {
     addGenerationFlags,
     addModelPairFlags,
@@ -37,7 +37,7 @@ const COMMAND_NAME = "specgate sweep";
 /**
  * `specgate sweep` without process side effects beyond reading the battery and models and writing
  * --json, --plots and --report; `progress` receives a line per finished configuration.
- * Exit codes: 0 done, 2 bad input.
+ * Exit codes: 0 done, 2 bad input, 3 more than half the items skipped (prompt too long for the context).
  */
 export async function runSweepCommand(
     options: SweepCommandOptions,
@@ -47,17 +47,17 @@ export async function runSweepCommand(
     const opened: ModelBackend[] = [];
     try {
         const settings = parseBatteryRunOptions(options);
-        const {targetPath, draftPath, battery, maxTokens} = settings;
+        const {targetPath, draftPath} = settings;
         const policies = parsePolicyList(requiredText(options.policies, "--policies"), "--policies").map((policy) => {
             return policy.kind === "calibrated" && policy.memory == null && options.memory != null
                 ? {...policy, memory: options.memory}
                 : policy;
         });
         if (policies.length === 0) throw new InvalidInputError("is empty", "--policies");
-        const items = await loadRunBattery(settings, options);
+        const battery = await loadRunBattery(settings, options);
         await checkReportOutputs(options);
 
-        const {target, draft, chatTemplate} = await openRunModels(settings, items, openModel, opened);
+        const {target, draft, chatTemplate, items, skips} = await openRunModels(settings, battery, openModel, opened);
         const result = await runSweep({
             ...settings,
             target,
@@ -70,20 +70,21 @@ export async function runSweepCommand(
         });
 
         let plot: string | undefined;
-        let stderr = cutPromptsLine(COMMAND_NAME, target, draft, items, maxTokens, chatTemplate);
+        let stderr = contextSkipsLine(COMMAND_NAME, skips) + mostSkippedLine(COMMAND_NAME, skips);
         if (options.plots !== undefined) {
             const written = await writeOutputFile(() => writeFrontierPlot(result, options.plots!), options.plots, "--plots");
             plot = `${options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || "."}/frontier.png`;
             if (!written.textRendered) stderr += `${COMMAND_NAME}: no TrueType font found; the PNG has no text (the SVG does)\n`;
         }
-        const report = renderSweepReport(result, {target: targetPath, draft: draftPath, battery, plot});
+        const report =
+            renderSweepReport(result, {target: targetPath, draft: draftPath, battery: settings.battery, plot}) + skippedItemsSection(skips);
         const stdout = await writeReportOutputs(
             options,
             report,
             () => summaryLine(result),
-            () => ({target: targetPath, draft: draftPath, battery, ...result})
+            () => ({target: targetPath, draft: draftPath, battery: settings.battery, ...result, context: contextJson(skips)})
         );
-        return {exitCode: 0, stdout, stderr};
+        return {exitCode: mostSkipped(skips) ? ExitCode.insufficientData : ExitCode.success, stdout, stderr};
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -119,10 +120,16 @@ export function registerSweepCommand(program: Command): Command {
             "after",
             "\nBaselines in the same run: target-only, draft-only, strict SD at each γ, random acceptance at each\n" +
                 "fuzzy/calibrated/lossy configuration's acceptance rate, and the random-allocation line.\n" +
-                exitCodeHelp(["success", "badInput"])
+                exitCodeHelp(["success", "badInput", "insufficientData"], {
+                    insufficientData: "more than half the items skipped: prompt too long for the context with --max-tokens"
+                })
         )
         .action(async (options: SweepCommandOptions) => {
-            emitOutcome(await runSweepCommand(options, openModelOn(options), (line) => process.stderr.write(`${COMMAND_NAME}: ${line}\n`)));
+            emitOutcome(
+                await runSweepCommand(options, openModelOn(options, COMMAND_NAME), (line) =>
+                    process.stderr.write(`${COMMAND_NAME}: ${line}\n`)
+                )
+            );
         });
 }
 
