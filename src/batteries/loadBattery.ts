@@ -28,7 +28,7 @@ export async function loadBattery(spec: string, dataDirectory = defaultDataDirec
         .split(",")
         .map((entry) => entry.trim())
         .filter((entry) => entry !== "");
-    if (entries.length === 0) throw new InvalidInputError("is empty", "--battery");
+    if (entries.length === 0) throw new InvalidInputError("is empty", "battery");
     const items: BatteryItem[] = [];
     for (const entry of entries) {
         const {body, limit} = splitBatteryLimit(entry);
@@ -41,7 +41,7 @@ export async function loadBattery(spec: string, dataDirectory = defaultDataDirec
     }
     const seen = new Set<string>();
     for (const item of items) {
-        if (seen.has(item.id)) throw new InvalidInputError(`item id "${item.id}" appears twice; list each dataset once`, "--battery");
+        if (seen.has(item.id)) throw new InvalidInputError(`item id "${item.id}" appears twice; list each dataset once`, "battery");
         seen.add(item.id);
     }
     return items;
@@ -50,7 +50,7 @@ export async function loadBattery(spec: string, dataDirectory = defaultDataDirec
 async function loadNamed(body: string, directory: string): Promise<BatteryItem[][]> {
     const [name, variant] = body.split(":", 2) as [string, string | undefined];
     const noVariant = (): void => {
-        if (variant !== undefined) throw new InvalidInputError(`"${name}" takes no variant, got "${variant}"`, "--battery");
+        if (variant !== undefined) throw new InvalidInputError(`"${name}" takes no variant, got "${variant}"`, "battery");
     };
     switch (name) {
         case "advbench":
@@ -80,7 +80,7 @@ async function loadNamed(body: string, directory: string): Promise<BatteryItem[]
                 throw new UnknownLanguageError(
                     variant,
                     `MGSM has no language "${variant}" in ${folder} (no mgsm_${variant}.tsv); present: ${present.join(", ")}`,
-                    "--battery"
+                    "battery"
                 );
             const languages = variant !== undefined ? [variant] : present.length > 0 ? present : [...mgsmLanguages];
             return Promise.all(languages.map((language) => loadMgsm(language, folder)));
@@ -88,7 +88,7 @@ async function loadNamed(body: string, directory: string): Promise<BatteryItem[]
         default:
             throw new InvalidInputError(
                 `unknown battery "${name}"; expected one of ${batteryNames.join(", ")}, or a .jsonl, .tsv or .csv file (docs/audits.md)`,
-                "--battery"
+                "battery"
             );
     }
 }

@@ -115,7 +115,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
 async function checkBenchInputs(options: BenchOptions, drafters: readonly DrafterSpec[]): Promise<void> {
     const pairsInTokens =
         (options.extraPaths?.length ?? 0) > 0 || drafters.some((drafter) => drafterUsesModel(drafter) && !drafterRetokenizes(drafter));
-    if (options.draft != null && pairsInTokens) pairDraftModel(options.target, options.draft, undefined, "--draft");
+    if (options.draft != null && pairsInTokens) pairDraftModel(options.target, options.draft, undefined, "draft");
     for (const policy of options.policies)
         await resolveCorrectionMemory(policy, {size: options.target.vocabularySize, identity: options.target.vocabularyIdentity()});
 }
@@ -150,7 +150,7 @@ async function enginePath(
         const pass = new GenerationTelemetry();
         // One drafter per pass over the prompts: a suffix cache learns from the earlier prompts of
         // the pass (requests of one run), and every round starts as the first did.
-        const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "--drafters");
+        const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "drafters");
         for (const [index, prompt] of options.prompts.entries()) {
             const generation = {policy, gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index};
             const result = await generate(options.target, undefined, prompt, generation, {correctionMemory, drafter: instance});

@@ -68,12 +68,15 @@ export async function buildCorrectionMemory(
         steps += result.telemetry.steps;
         divergences += totalCount(memory) - before;
     }
-    if (skipped.length === prompts.length && prompts.length > 0)
+    if (skipped.length === prompts.length && prompts.length > 0) {
+        const shortest = Math.min(...prompts.map((prompt) => target.tokenize(prompt).length));
         throw new PromptExceedsContextError(
-            Math.min(...prompts.map((prompt) => target.tokenize(prompt).length)),
+            shortest,
             target.contextSize,
-            "--corpus: every prompt"
+            "prompts",
+            `every prompt exceeds the context: the shortest has ${shortest} tokens; the context holds ${target.contextSize}`
         );
+    }
     return {memory, prompts: prompts.length - skipped.length, skipped, steps, divergences};
 }
 

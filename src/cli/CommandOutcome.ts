@@ -4,6 +4,7 @@ import {loadModelBackend} from "../backend/loadModelBackend.js";
 import {InsufficientDataError, SpecgateError} from "../errors.js";
 import {trainedContextWarning} from "./contextSizeOption.js";
 import {ExitCode} from "./exitCodes.js";
+import {cliErrorMessage} from "./flagForField.js";
 
 /** What a command's in-process runner returns; the registered action writes it out and sets the exit code. */
 export interface CommandOutcome {
@@ -55,7 +56,7 @@ export function badInputOutcome(commandName: string, error: unknown): CommandOut
     if (error instanceof InsufficientDataError)
         return {exitCode: ExitCode.insufficientData, stdout: "", stderr: `${commandName}: INSUFFICIENT DATA: ${oneLine(error.message)}\n`};
     if (error instanceof SpecgateError || isFileSystemError(error))
-        return {exitCode: ExitCode.badInput, stdout: "", stderr: `${commandName}: ${oneLine(error.message)}\n`};
+        return {exitCode: ExitCode.badInput, stdout: "", stderr: `${commandName}: ${oneLine(cliErrorMessage(error, commandName))}\n`};
     throw error;
 }
 

@@ -2,6 +2,7 @@ import {CommanderError} from "commander";
 import {SpecgateError} from "../errors.js";
 import {commandPath, createProgram} from "./createProgram.js";
 import {ExitCode} from "./exitCodes.js";
+import {cliErrorMessage} from "./flagForField.js";
 import {isFileSystemError, oneLine} from "./CommandOutcome.js";
 import {interrupted, reportInterruption, setInterruptedCommand} from "./interrupts.js";
 
@@ -31,7 +32,7 @@ export async function runCli(args: readonly string[]): Promise<number> {
             // commander has already written the message (or the help, for a missing subcommand).
             return error.exitCode === 0 ? ExitCode.success : ExitCode.badInput;
         if (error instanceof SpecgateError || isFileSystemError(error)) {
-            process.stderr.write(`${failing}: ${oneLine(error.message)}\n`);
+            process.stderr.write(`${failing}: ${oneLine(cliErrorMessage(error, failing))}\n`);
             return ExitCode.badInput;
         }
         process.stderr.write(

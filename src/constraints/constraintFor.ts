@@ -12,7 +12,7 @@ export function assertConstrainable(backend: ModelBackend, field: string): void 
 }
 
 /** A constraint on `backend`'s output from GBNF `grammar`; InvalidInputError (`field`) where the backend has no grammars. */
-export function constraintFor(backend: ModelBackend, grammar: string, field = "--json-schema"): TokenConstraint {
+export function constraintFor(backend: ModelBackend, grammar: string, field = "jsonSchema"): TokenConstraint {
     assertConstrainable(backend, field);
     return backend.createConstraint!(grammar);
 }

@@ -15,12 +15,12 @@ export interface ItemGroup {
  * unfairness across one group is meaningless, and a silent 0 would read as "fair".
  */
 export function groupBatteryItems(items: readonly BatteryItem[], by: FairnessGrouping): ItemGroup[] {
-    if (items.length === 0) throw new InvalidInputError("has no items", "--battery");
+    if (items.length === 0) throw new InvalidInputError("has no items", "items");
     const groups = new Map<string, BatteryItem[]>();
     for (const item of items) {
         if (item.language !== undefined) languageName(item.language, `item ${item.id}: language`);
         const key = by === "task" ? item.task : item.language;
-        if (key === undefined) throw new InvalidInputError(`item ${item.id} has no language; group --by task or tag every item`, "--by");
+        if (key === undefined) throw new InvalidInputError(`item ${item.id} has no language; group by task or tag every item`, "by");
         const group = groups.get(key) ?? [];
         group.push(item);
         groups.set(key, group);
@@ -28,7 +28,7 @@ export function groupBatteryItems(items: readonly BatteryItem[], by: FairnessGro
     if (groups.size < 2)
         throw new SingleGroupError(
             `every item falls in one ${by} ("${[...groups.keys()][0]}"); a fairness analysis compares at least two groups`,
-            "--by"
+            "by"
         );
     return [...groups].map(([name, groupItems]) => ({name, items: groupItems}));
 }

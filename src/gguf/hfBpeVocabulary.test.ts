@@ -71,12 +71,10 @@ describe("hfBpeVocabulary", () => {
         ).toThrow(/model.merges\[0\]/);
     });
 
-    it("a tokenizer folder needs --pre, and missing files are named", async () => {
+    it("a tokenizer folder needs a pre-tokenizer name, and missing files are named", async () => {
         const directory = await mkdtemp(join(tmpdir(), "specgate-hf-tokenizer-"));
         try {
-            await expect(resolveTokenizerVocabulary(directory, undefined)).rejects.toThrow(
-                /--tokenizer: .* a tokenizer folder needs --pre/
-            );
+            await expect(resolveTokenizerVocabulary(directory, undefined)).rejects.toThrow(/^tokenizer: .* a tokenizer folder needs pre, /);
             await expect(resolveTokenizerVocabulary(directory, "qwen2")).rejects.toThrow(InvalidInputError);
             await writeFile(join(directory, "tokenizer.json"), JSON.stringify(tokenizerJson));
             await writeFile(join(directory, "tokenizer_config.json"), JSON.stringify({add_bos_token: false}));

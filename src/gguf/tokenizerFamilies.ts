@@ -72,19 +72,19 @@ export async function readTokenizerFiles(directory: string, field = "tokenizer")
 export async function resolveTokenizerVocabulary(
     nameOrFolder: string,
     pre: string | undefined,
-    field = "--tokenizer"
+    field = "tokenizer"
 ): Promise<GgufVocabulary> {
     if (isTokenizerFamily(nameOrFolder)) return familyVocabulary(nameOrFolder, pre, field);
     if (pre === undefined)
         throw new InvalidInputError(
-            `"${nameOrFolder}" is not one of ${Object.keys(tokenizerFamilies).join(", ")}; a tokenizer folder needs --pre (llama.cpp's pre-tokenizer name, e.g. qwen2 or llama-bpe)`,
+            `"${nameOrFolder}" is not one of ${Object.keys(tokenizerFamilies).join(", ")}; a tokenizer folder needs pre, llama.cpp's pre-tokenizer name (e.g. qwen2 or llama-bpe)`,
             field
         );
     return hfBpeVocabulary(await readTokenizerFiles(nameOrFolder, field), {pre});
 }
 
 /** A family's GGUF vocabulary from its installed package (`pre` overrides a BPE family's pre-tokenizer name). */
-export async function familyVocabulary(name: TokenizerFamily, pre?: string, field = "--tokenizer"): Promise<GgufVocabulary> {
+export async function familyVocabulary(name: TokenizerFamily, pre?: string, field = "tokenizer"): Promise<GgufVocabulary> {
     const family: {options?: HfBpeVocabularyOptions; sentencePiece?: true} = tokenizerFamilies[name];
     const files = await readFamilyTokenizerFiles(name, field);
     if (family.options === undefined) return hfSpmVocabulary(files);

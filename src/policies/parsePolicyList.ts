@@ -7,12 +7,12 @@ import type {PolicyConfig} from "./policyConfigSchema.js";
  * object: commas inside braces, brackets or JSON strings do not split, so
  * `strict,{"kind":"fuzzy","threshold":0.4,"topK":50},calibrated:6:0.01` is three policies.
  */
-export function parsePolicyList(text: string, field = "--policies"): PolicyConfig[] {
+export function parsePolicyList(text: string, field = "policies"): PolicyConfig[] {
     return splitPolicyList(text, field).map((spec) => parsePolicySpec(spec, field));
 }
 
 /** The entries of a policy list, trimmed, empty ones dropped. */
-export function splitPolicyList(text: string, field = "--policies"): string[] {
+export function splitPolicyList(text: string, field = "policies"): string[] {
     const entries: string[] = [];
     let depth = 0;
     let inString = false;

@@ -12,7 +12,7 @@ import type {PolicyConfig} from "./policyConfigSchema.js";
  *   random:PROBABILITY                      e.g. random:0.6
  * or a JSON object, e.g. '{"kind":"fuzzy","threshold":0.4,"distribution":"processed"}'.
  */
-export function parsePolicySpec(spec: string, field = "--policy"): PolicyConfig {
+export function parsePolicySpec(spec: string, field = "policy"): PolicyConfig {
     const text = spec.trim();
     if (text.startsWith("{")) {
         let value: unknown;

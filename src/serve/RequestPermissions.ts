@@ -32,12 +32,12 @@ export class RequestPermissions {
     }
 
     /** Parses `--request-policies` ("strict,greedy,match", "all" or "none"). */
-    public static parsePolicies(text: string, field = "--request-policies"): PolicyKind[] {
+    public static parsePolicies(text: string, field = "requestPolicies"): PolicyKind[] {
         return parseKindList(text, policyKinds, field);
     }
 
     /** Parses `--request-drafters` ("model,ngram,suffix", "all" or "none"). */
-    public static parseDrafters(text: string, field = "--request-drafters"): Array<SingleDrafterSpec["kind"]> {
+    public static parseDrafters(text: string, field = "requestDrafters"): Array<SingleDrafterSpec["kind"]> {
         return parseKindList(text, drafterKinds, field);
     }
 

@@ -7,7 +7,7 @@ import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 describe("assertAccuracyBattery", () => {
     it("rejects an empty battery with a typed error", () => {
         expect(() => assertAccuracyBattery([])).toThrow(EmptyBatteryError);
-        expect(() => assertAccuracyBattery([])).toThrow(/--battery: has no items/);
+        expect(() => assertAccuracyBattery([])).toThrow(/^items: has no items/);
     });
 
     it("rejects items the scorer cannot judge, naming them", () => {

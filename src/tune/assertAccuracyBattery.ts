@@ -6,7 +6,7 @@ import {EmptyBatteryError, ScorerMismatchError} from "../errors.js";
  * ("none", i.e. JSONL rows without a reference) would otherwise count as 0% everywhere and make every
  * setting look equally accurate.
  */
-export function assertAccuracyBattery(items: readonly BatteryItem[], field = "--battery"): void {
+export function assertAccuracyBattery(items: readonly BatteryItem[], field = "items"): void {
     if (items.length === 0) throw new EmptyBatteryError("has no items; a sweep needs at least one scored item", field);
     const problems = items.flatMap((item) => {
         const problem = scorerProblem(item);

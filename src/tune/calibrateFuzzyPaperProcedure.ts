@@ -93,8 +93,8 @@ export interface FsdPaperCalibrationResult {
 export async function calibrateFuzzyPaperProcedure(options: FsdPaperCalibrationOptions): Promise<FsdPaperCalibrationResult> {
     assertAccuracyBattery(options.items);
     if (options.grid.kind !== "fuzzy")
-        throw new InvalidInputError(`the Fuzzy SD paper's procedure calibrates fuzzy, got "${options.grid.kind}"`, "--policy");
-    assertSameVocabulary(options.target, options.draft, "--draft");
+        throw new InvalidInputError(`the Fuzzy SD paper's procedure calibrates fuzzy, got "${options.grid.kind}"`, "grid");
+    assertSameVocabulary(options.target, options.draft, "draft");
     const split = splitBattery(options.items, options.calibrationShare, options.seed);
     const procedure = FSD_PAPER_PROCEDURE;
 
@@ -148,7 +148,7 @@ export async function calibrateFuzzyPaperProcedure(options: FsdPaperCalibrationO
     const strict: PolicyConfig = {kind: "strict"};
     const fuzzyAt = (threshold: number): PolicyConfig => {
         const index = options.grid.thresholds.indexOf(threshold);
-        if (index < 0) throw new InvalidInputError(`has no threshold ${threshold}`, "--thresholds");
+        if (index < 0) throw new InvalidInputError(`has no threshold ${threshold}`, "thresholds");
         return options.grid.policies[index];
     };
     const items = split.calibration;

@@ -93,11 +93,11 @@ export interface CalibrationResult {
 export async function calibrateSetting(options: CalibrationOptions): Promise<CalibrationResult> {
     assertAccuracyBattery(options.items);
     if (!(options.maxAccuracyDrop >= 0))
-        throw new InvalidInputError(`must be a non-negative number of points, got ${options.maxAccuracyDrop}`, "--max-accuracy-drop");
+        throw new InvalidInputError(`must be a non-negative number of points, got ${options.maxAccuracyDrop}`, "maxAccuracyDrop");
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
-        throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
+        throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "gammas");
     // Everything a configuration will need is checked before the first one runs.
-    assertSameVocabulary(options.target, options.draft, "--draft");
+    assertSameVocabulary(options.target, options.draft, "draft");
     for (const policy of options.grid.policies)
         await resolveCorrectionMemory(
             policy,
@@ -148,7 +148,7 @@ export async function calibrateSetting(options: CalibrationOptions): Promise<Cal
         const draftOnly = await measure(items, {kind: "strict"}, null, null, `${phase}: draft-only`, "draft");
         const costs = stepCostsOf(targetOnly, draftOnly);
         if (costs == null)
-            throw new InvalidInputError("target-only or draft-only produced no tokens, so one-step speeds are undefined", "--speed");
+            throw new InvalidInputError("target-only or draft-only produced no tokens, so one-step speeds are undefined", "speed");
         return costs;
     };
     const rankingSpeed = (row: CalibrationRow, costs: StepCosts | null): number => {

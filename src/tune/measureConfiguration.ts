@@ -91,7 +91,7 @@ export async function measureConfiguration(
     settings: ConfigurationSettings,
     resources: MeasureResources = {}
 ): Promise<ConfigurationMeasurement> {
-    if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
+    if (items.length === 0) throw new InvalidInputError("no items to measure", "items");
     // Checked before any work: a budget that leaves no room for a prompt fails on every item.
     batteryPromptTokens(target, draft, items[0], settings.maxTokens, settings.chatTemplate);
     const newDrafter = () => (settings.drafter == null || draft == null ? undefined : createDrafter(settings.drafter, draft));

@@ -76,8 +76,8 @@ export async function measureScorePreservingOracle(
     settings: ScorePreservingOracleSettings
 ): Promise<ScorePreservingOracleMeasurement> {
     if (!Number.isInteger(settings.gamma) || settings.gamma < 1)
-        throw new InvalidInputError(`must be a positive integer, got ${settings.gamma}`, "--gamma");
-    if (items.length === 0) throw new InvalidInputError("no items to measure", "--battery");
+        throw new InvalidInputError(`must be a positive integer, got ${settings.gamma}`, "gamma");
+    if (items.length === 0) throw new InvalidInputError("no items to measure", "items");
     const passes = settings.passes ?? ((item: BatteryItem, output: string) => scoreItem(item, output).pass === true);
     const targetSequence = await target.createSequence();
     const draftSequence = await draft.createSequence();

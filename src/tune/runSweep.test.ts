@@ -136,7 +136,7 @@ describe("runSweep", () => {
                 oracle: true,
                 policies: [{kind: "strict"}]
             })
-        ).rejects.toThrow(/--oracle.*greedy|greedy.*--temperature 0\.7/);
+        ).rejects.toThrow(/^oracle: is defined for greedy decoding; got temperature 0\.7/);
         expect(target.evaluateCalls.length).toBe(callsBefore);
     });
 
@@ -149,7 +149,7 @@ describe("runSweep", () => {
         );
         const items = await targetReferenceBattery(target);
         const callsBefore = target.evaluateCalls.length;
-        await expect(runSweep({...base, items, gammas: []})).rejects.toThrow(/--gamma/);
+        await expect(runSweep({...base, items, gammas: []})).rejects.toThrow(/^gammas: must be positive integers/);
         expect(target.evaluateCalls.length).toBe(callsBefore);
     });
 });

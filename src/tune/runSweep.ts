@@ -34,11 +34,11 @@ const relaxedKinds = new Set(["fuzzy", "calibrated", "lossy"]);
 export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     assertAccuracyBattery(options.items);
     if (options.gammas.length === 0 || options.gammas.some((gamma) => !Number.isInteger(gamma) || gamma < 1))
-        throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "--gamma");
+        throw new InvalidInputError(`must be positive integers, got ${options.gammas.join(",") || "none"}`, "gammas");
     if (options.oracle === true && options.sampling.temperature !== 0)
-        throw new InvalidInputError(`is defined for greedy decoding; got --temperature ${options.sampling.temperature}`, "--oracle");
+        throw new InvalidInputError(`is defined for greedy decoding; got temperature ${options.sampling.temperature}`, "oracle");
     // Everything a configuration will need is checked before the first one runs.
-    assertSameVocabulary(options.target, options.draft, "--draft");
+    assertSameVocabulary(options.target, options.draft, "draft");
     for (const policy of options.policies)
         await resolveCorrectionMemory(
             policy,

@@ -47,6 +47,6 @@ describe("splitBattery", () => {
         expect(() => splitBattery([], 0.5)).toThrow(EmptyBatteryError);
         expect(() => splitBattery([item("only", "t")], 0.5)).toThrow(/cannot make two non-empty splits/);
         expect(() => splitBattery(battery, 1)).toThrow(InvalidInputError);
-        expect(() => splitBattery(battery, 0)).toThrow(/--calibration-share/);
+        expect(() => splitBattery(battery, 0)).toThrow(/^calibrationShare: /);
     });
 });

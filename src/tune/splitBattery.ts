@@ -16,8 +16,8 @@ export interface BatterySplit {
  */
 export function splitBattery(items: readonly BatteryItem[], calibrationShare: number, seed = 0): BatterySplit {
     if (!(calibrationShare > 0 && calibrationShare < 1))
-        throw new InvalidInputError(`must lie strictly between 0 and 1, got ${calibrationShare}`, "--calibration-share");
-    if (items.length === 0) throw new EmptyBatteryError("has no items to split", "--battery");
+        throw new InvalidInputError(`must lie strictly between 0 and 1, got ${calibrationShare}`, "calibrationShare");
+    if (items.length === 0) throw new EmptyBatteryError("has no items to split", "items");
     const byTask = new Map<string, BatteryItem[]>();
     for (const item of items) byTask.set(item.task, [...(byTask.get(item.task) ?? []), item]);
     const calibrationIds = new Set<string>();
@@ -39,7 +39,7 @@ export function splitBattery(items: readonly BatteryItem[], calibrationShare: nu
     if (calibration.length === 0 || evaluation.length === 0)
         throw new EmptyBatteryError(
             `${items.length} item(s) cannot make two non-empty splits at share ${calibrationShare}; calibration needs a larger battery`,
-            "--battery"
+            "items"
         );
     return {calibration, evaluation};
 }

@@ -18,12 +18,12 @@ describe("thresholdGrid", () => {
         expect(thresholdGrid("fuzzy").policies.every((policy) => policy.kind === "fuzzy" && policy.divergence === "js")).toBe(true);
     });
 
-    it("rejects other policies, a threshold inside --policy, empty lists and a stray memory", () => {
+    it("rejects other policies, a threshold inside the policy, empty lists and a stray memory", () => {
         expect(() => thresholdGrid("strict")).toThrow(InvalidInputError);
         expect(() => thresholdGrid("fuzzy:js:0.4")).toThrow(/without its threshold/);
-        expect(() => thresholdGrid("fuzzy", [])).toThrow(/--thresholds: is empty/);
-        expect(() => thresholdGrid("fuzzy", [0.1], "memory.json")).toThrow(/--memory/);
-        expect(() => thresholdGrid("calibrated", [2])).toThrow(/--thresholds/);
-        expect(() => thresholdGrid("fuzzy:kl", [0.1])).toThrow(/--policy\.divergence/);
+        expect(() => thresholdGrid("fuzzy", [])).toThrow(/^thresholds: is empty/);
+        expect(() => thresholdGrid("fuzzy", [0.1], "memory.json")).toThrow(/^memory: only applies to the calibrated policy/);
+        expect(() => thresholdGrid("calibrated", [2])).toThrow(/^thresholds\.tau: /);
+        expect(() => thresholdGrid("fuzzy:kl", [0.1])).toThrow(/^policy\.divergence/);
     });
 });

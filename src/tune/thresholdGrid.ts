@@ -37,20 +37,17 @@ const defaultThresholds: Record<TunablePolicyKind, readonly number[]> = {
 export function thresholdGrid(base: string, thresholds?: readonly number[], memory?: string): ThresholdGrid {
     const [kind, ...parts] = base.trim().split(":");
     if (kind !== "fuzzy" && kind !== "calibrated" && kind !== "typical")
-        throw new InvalidInputError(`must be fuzzy[:DIVERGENCE], calibrated[:FREQUENCY] or typical, got "${base}"`, "--policy");
+        throw new InvalidInputError(`must be fuzzy[:DIVERGENCE], calibrated[:FREQUENCY] or typical, got "${base}"`, "policy");
     if (parts.length > 1 || (kind === "typical" && parts.length > 0))
-        throw new InvalidInputError(
-            `give the policy without its threshold (the thresholds come from --thresholds), got "${base}"`,
-            "--policy"
-        );
-    if (memory != null && kind !== "calibrated") throw new InvalidInputError("only applies to --policy calibrated", "--memory");
+        throw new InvalidInputError(`give the policy without its threshold (the thresholds are given apart), got "${base}"`, "policy");
+    if (memory != null && kind !== "calibrated") throw new InvalidInputError("only applies to the calibrated policy", "memory");
     const values = thresholds ?? defaultThresholds[kind];
-    if (values.length === 0) throw new InvalidInputError("is empty", "--thresholds");
+    if (values.length === 0) throw new InvalidInputError("is empty", "thresholds");
     const prefix = kind === "fuzzy" ? `fuzzy:${parts[0] ?? "js"}` : kind === "calibrated" ? `calibrated:${parts[0] ?? "6"}` : "typical";
-    // A bad divergence or frequency is the --policy flag's fault, whatever the thresholds.
-    parsePolicySpec(`${prefix}:0.1`, "--policy");
+    // A bad divergence or frequency is the policy's fault, whatever the thresholds.
+    parsePolicySpec(`${prefix}:0.1`, "policy");
     const policies = values.map((threshold) => {
-        const policy = parsePolicySpec(`${prefix}:${threshold}`, "--thresholds");
+        const policy = parsePolicySpec(`${prefix}:${threshold}`, "thresholds");
         return policy.kind === "calibrated" && memory != null ? {...policy, memory} : policy;
     });
     const parameter = kind === "fuzzy" ? `T (${prefix.slice(6)})` : kind === "calibrated" ? "τ" : "posterior threshold";

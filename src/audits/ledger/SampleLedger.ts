@@ -41,7 +41,7 @@ export class SampleLedger<Row extends LedgerRow> {
         this.done = new Set(existing.map((row) => row.sampleId));
     }
 
-    public static async open<Row extends LedgerRow>(path: string, header: unknown, field = "--ledger"): Promise<SampleLedger<Row>> {
+    public static async open<Row extends LedgerRow>(path: string, header: unknown, field = "ledger"): Promise<SampleLedger<Row>> {
         const lock = await LedgerLock.acquire(path, field);
         try {
             return await SampleLedger.openLocked<Row>(path, header, lock);
@@ -70,7 +70,7 @@ export class SampleLedger<Row extends LedgerRow> {
             if (canonicalJson(first.header) !== canonicalJson(header))
                 throw new LedgerMismatchError(
                     `${path} was written by a run with a different configuration; use a new ledger file`,
-                    "--ledger"
+                    "ledger"
                 );
             const seen = new Map<string, number>();
             lines.slice(1).forEach((line, index) => {

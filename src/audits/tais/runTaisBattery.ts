@@ -42,7 +42,7 @@ export interface TaisSkippedSample {
  * failure ends the run (the ledger keeps what was done).
  */
 export async function runTaisBattery(options: TaisRunOptions): Promise<{rows: TaisSampleRow[]; skipped: TaisSkippedSample[]}> {
-    if (options.items.length === 0) throw new InvalidInputError("has no items", "--battery");
+    if (options.items.length === 0) throw new InvalidInputError("has no items", "items");
     const limiter = new ConcurrencyLimiter(options.concurrency);
     const skipped: TaisSkippedSample[] = [];
     const wanted = options.items.flatMap((item) =>

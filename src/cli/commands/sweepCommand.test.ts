@@ -104,7 +104,7 @@ describe("specgate sweep", () => {
         );
         expect(warm).toMatchObject({
             exitCode: 2,
-            stderr: expect.stringMatching(/--oracle: is defined for greedy decoding; got --temperature 0\.8/)
+            stderr: expect.stringMatching(/--oracle: is defined for greedy decoding; got temperature 0\.8/)
         });
     });
 

@@ -30,6 +30,7 @@ import {
     TAIS_FAMILY_HELP,
     type TaisScreenCommandOptions
 } from "../taisScreenOptions.js";
+import {cliErrorMessage} from "../flagForField.js";
 import {reportOnInterrupt} from "../interrupts.js";
 import {createProgress} from "../progress.js";
 
@@ -170,7 +171,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             return {
                 exitCode: TAIS_EXIT_CODES.bad_input,
                 stdout: "",
-                stderr: `${COMMAND_NAME}: ${error.message.replace(/\s*\n\s*/g, " ")}\n`
+                stderr: `${COMMAND_NAME}: ${cliErrorMessage(error, COMMAND_NAME).replace(/\s*\n\s*/g, " ")}\n`
             };
         throw error;
     } finally {

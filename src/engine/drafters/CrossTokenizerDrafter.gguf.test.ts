@@ -65,7 +65,7 @@ describe("model:retokenize: a Llama 3 draft for a Qwen3 target", () => {
         const refusal = generate(target, draft, "Hello", {maxTokens: 4});
         await expect(refusal).rejects.toThrow(TokenizerMismatchError);
         await expect(generate(target, draft, "Hello", {maxTokens: 4})).rejects.toThrow(
-            /^draft: BOS differs: the target does not add it \(id 151643\), the draft adds it \(id 128000\); --drafter model:retokenize drafts with a model of another vocabulary$/
+            /^draft: BOS differs: the target does not add it \(id 151643\), the draft adds it \(id 128000\); the drafter "model:retokenize" drafts with a model of another vocabulary$/
         );
     });
 

@@ -13,7 +13,7 @@ import {SuffixDrafter} from "./SuffixDrafter.js";
  * uses; a spec that names `model` without one is an InvalidDrafterError. A suffix drafter's cache
  * lives in the returned instance: reuse the instance to share it across generations.
  */
-export function createDrafter(spec: DrafterSpec | string, draft: ModelBackend | undefined, field = "--drafter"): Drafter {
+export function createDrafter(spec: DrafterSpec | string, draft: ModelBackend | undefined, field = "drafter"): Drafter {
     const parsed = typeof spec === "string" ? parseDrafterSpec(spec, field) : spec;
     const single = (member: SingleDrafterSpec): Drafter => {
         switch (member.kind) {

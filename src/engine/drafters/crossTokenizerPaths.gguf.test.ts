@@ -40,7 +40,7 @@ describe("a draft model of another vocabulary in serve, embedded decode paths an
     it("refuses the pair at start-up when the default drafter drafts in tokens, naming what differs and model:retokenize", () => {
         expect(() => createServeApp({target, draft, modelName: "qwen3"})).toThrow(TokenizerMismatchError);
         expect(() => createServeApp({target, draft, modelName: "qwen3", speculative: {drafter: parseDrafterSpec("ngram+model")}})).toThrow(
-            /^draft: BOS differs: .*; --drafter model:retokenize drafts with a model of another vocabulary$/
+            /^draft: BOS differs: .*; the drafter "model:retokenize" drafts with a model of another vocabulary$/
         );
     });
 
@@ -83,7 +83,7 @@ describe("a draft model of another vocabulary in serve, embedded decode paths an
 
     it("drafts across tokenizers on an embedded decode path (canary, tais): target-only's text at temperature 0, the draft part of the path", async () => {
         expect(() => new EmbeddedDecodePath("b", target, draft, {drafter: "model"})).toThrow(
-            /^b: draft: BOS differs: .*; --drafter model:retokenize/
+            /^b: draft: BOS differs: .*; the drafter "model:retokenize"/
         );
         const across = new EmbeddedDecodePath(
             "b",
@@ -118,7 +118,7 @@ describe("a draft model of another vocabulary in serve, embedded decode paths an
         expect(rows.map((row) => row.label)).toEqual(["target-only", "model:retokenize strict γ=4"]);
         expect(rows[1]).toMatchObject({drafter: "model:retokenize", exactMatchRate: 1});
         await expect(runBench({...options, drafters: [parseDrafterSpec("ngram+model")]})).rejects.toThrow(
-            /^--draft: BOS differs: .*; --drafter model:retokenize/
+            /^draft: BOS differs: .*; the drafter "model:retokenize"/
         );
     });
 });

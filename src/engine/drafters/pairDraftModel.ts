@@ -17,6 +17,9 @@ export function pairDraftModel(target: ModelBackend, draft: ModelBackend, drafte
     } catch (error) {
         if (!(error instanceof TokenizerMismatchError)) throw error;
         const message = error.message.startsWith(`${field}: `) ? error.message.slice(field.length + 2) : error.message;
-        throw new TokenizerMismatchError(`${message}; --drafter ${crossTokenizerLabel} drafts with a model of another vocabulary`, field);
+        throw new TokenizerMismatchError(
+            `${message}; the drafter "${crossTokenizerLabel}" drafts with a model of another vocabulary`,
+            field
+        );
     }
 }

@@ -50,7 +50,7 @@ const maximumNodes = 2_000_000;
  *   A+B[+C]                                a chain, e.g. ngram+model, ngram:3:5+suffix+model
  * Throws InvalidDrafterError naming the part that is wrong.
  */
-export function parseDrafterSpec(spec: string, field = "--drafter"): DrafterSpec {
+export function parseDrafterSpec(spec: string, field = "drafter"): DrafterSpec {
     const text = spec.trim();
     if (text === "")
         throw new InvalidDrafterError("is empty; expected model, model:retokenize, ngram, suffix or a chain such as ngram+model", field);

@@ -40,7 +40,7 @@ export async function equalizeGamma(options: EqualizeOptions): Promise<EqualizeA
     const {settings} = analysis;
     const requested = options.maxGamma ?? 8;
     if (!Number.isInteger(requested) || requested < 1 || requested > 64)
-        throw new InvalidInputError(`must be an integer in [1, 64], got ${requested}`, "--equalize-max-gamma");
+        throw new InvalidInputError(`must be an integer in [1, 64], got ${requested}`, "maxGamma");
     // The global γ must be among the candidates, or "at the global γ" could not be predicted.
     const maxGamma = Math.max(requested, settings.gamma);
     const {order} = options;

@@ -61,7 +61,7 @@ export async function buildDistillationSet(
     options: DistillationSetOptions
 ): Promise<DistillationGroup[]> {
     if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1)
-        throw new InvalidInputError(`must be an integer >= 1, got ${options.maxTokens}`, "--max-tokens");
+        throw new InvalidInputError(`must be an integer >= 1, got ${options.maxTokens}`, "maxTokens");
     const groups = groupBatteryItems(items, options.by);
     const contextSize = Math.min(target.contextSize, options.contextSize);
     const bos = target.bosToken == null ? [] : [target.bosToken];
@@ -85,7 +85,7 @@ export async function buildDistillationSet(
                 if (runBudget < 1)
                     throw new InvalidInputError(
                         `${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`,
-                        "--max-tokens"
+                        "maxTokens"
                     );
                 const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
                 const sampling = options.continuations === "target-sampled" ? fullSupport : greedy;
@@ -128,7 +128,7 @@ export async function buildDistillationSet(
             });
         }
         if (sequences.length === 0)
-            throw new InvalidInputError(`group "${group.name}" has no item with a non-empty continuation to distil`, "--battery");
+            throw new InvalidInputError(`group "${group.name}" has no item with a non-empty continuation to distil`, "items");
         result.push({name: group.name, sequences});
     }
     return result;

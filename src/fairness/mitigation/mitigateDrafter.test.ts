@@ -160,7 +160,7 @@ describe("mitigateDrafter", () => {
             .writeFile(gpt2);
         expect(() => readTrainableDrafter(gpt2, target.vocabularySize)).toThrow(ModelLoadError);
         expect(() => readTrainableDrafter(gpt2, target.vocabularySize)).toThrow(
-            /--draft: .*cannot be fine-tuned by the reference llama model: .*expected a llama model, found gpt2/
+            /^drafterPath: .*cannot be fine-tuned by the reference llama model: .*expected a llama model, found gpt2/
         );
     });
 });

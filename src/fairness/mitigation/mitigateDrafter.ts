@@ -47,7 +47,7 @@ export interface DrafterMitigationResult {
  * whole set before and after, and writes the new drafter as an F32 GGUF with the input's metadata.
  */
 export async function mitigateDrafter(input: DrafterMitigationInput): Promise<DrafterMitigationResult> {
-    if (input.groups.length < 2) throw new InvalidInputError(`needs at least two groups, got ${input.groups.length}`, "--battery");
+    if (input.groups.length < 2) throw new InvalidInputError(`needs at least two groups, got ${input.groups.length}`, "groups");
     const {config, weights} = readTrainableDrafter(input.drafterPath, input.targetVocabularySize);
     const state = createMitigationState(config, weights, input.options);
     const sequences = input.groups.map((group) => group.sequences);

@@ -16,14 +16,14 @@ export function readTrainableDrafter(path: string, targetVocabularySize: number)
             throw new ModelLoadError(
                 error.reason,
                 `${path} cannot be fine-tuned by the reference llama model: ${error.message}`,
-                "--draft"
+                "drafterPath"
             );
         throw error;
     }
     if (contents.config.vocabularySize !== targetVocabularySize)
         throw new TokenizerMismatchError(
             `the drafter has ${contents.config.vocabularySize} tokens, the target ${targetVocabularySize}`,
-            "--draft"
+            "drafterPath"
         );
     return contents;
 }

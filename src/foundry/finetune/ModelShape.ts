@@ -11,7 +11,7 @@ export interface ModelShape {
 }
 
 /** Parses "d,layers,heads,ff", e.g. "256,4,4,768"; `field` names the flag in errors. */
-export function parseModelShape(text: string, field = "--shape"): ModelShape {
+export function parseModelShape(text: string, field = "shape"): ModelShape {
     const parts = text.split(",").map((part) => part.trim());
     const values = parts.map(Number);
     if (parts.length !== 4 || values.some((value) => !Number.isSafeInteger(value) || value <= 0))
