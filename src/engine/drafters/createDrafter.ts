@@ -18,7 +18,7 @@ export function createDrafter(spec: DrafterSpec | string, draft: ModelBackend | 
     const single = (member: SingleDrafterSpec): Drafter => {
         switch (member.kind) {
             case "model":
-                if (draft == null) throw new InvalidDrafterError(`"${drafterLabel(member)}" needs a draft model (--draft D.gguf)`, field);
+                if (draft == null) throw new InvalidDrafterError(`"${drafterLabel(member)}" needs a draft model`, field);
                 return member.retokenize === true ? new CrossTokenizerDrafter(draft) : new ModelDrafter(draft);
             case "ngram":
                 return new NgramDrafter(member);
