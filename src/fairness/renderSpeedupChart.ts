@@ -1,6 +1,6 @@
-import {escapeXml} from "./escapeXml.js";
+import {escapeXml} from "../plots/escapeXml.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
-import {niceTicks} from "./niceTicks.js";
+import {niceTicks} from "../plots/niceTicks.js";
 
 const width = 640;
 const height = 360;

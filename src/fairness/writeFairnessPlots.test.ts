@@ -6,7 +6,7 @@ import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {loadJsonlBattery} from "../batteries/loadJsonlBattery.js";
 import {analyzeFairness} from "./analyzeFairness.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
-import {niceTicks} from "./niceTicks.js";
+import {niceTicks} from "../plots/niceTicks.js";
 import {renderAlphaDivergenceScatter} from "./renderAlphaDivergenceScatter.js";
 import {renderSpeedupChart} from "./renderSpeedupChart.js";
 import {twoLanguageBattery} from "./testing/fairnessFixtures.js";

@@ -4,7 +4,7 @@ import {writeFileAtomic} from "../io/writeFileAtomic.js";
 import type {FairnessAnalysis} from "./FairnessAnalysis.js";
 import {renderAlphaDivergenceScatter} from "./renderAlphaDivergenceScatter.js";
 import {renderSpeedupChart} from "./renderSpeedupChart.js";
-import {svgToPng} from "./svgToPng.js";
+import {svgToPng} from "../plots/svgToPng.js";
 
 export interface WrittenPlots {
     /** File names inside the plot folder, SVG and PNG of each plot. */

@@ -1,5 +1,5 @@
-import {escapeXml} from "../fairness/escapeXml.js";
-import {niceTicks} from "../fairness/niceTicks.js";
+import {escapeXml} from "../plots/escapeXml.js";
+import {niceTicks} from "../plots/niceTicks.js";
 import type {SweepResult, SweepRole} from "./SweepResult.js";
 
 const width = 720;

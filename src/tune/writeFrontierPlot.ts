@@ -1,6 +1,6 @@
 import {mkdir} from "node:fs/promises";
 import {join} from "node:path";
-import {svgToPng} from "../fairness/svgToPng.js";
+import {svgToPng} from "../plots/svgToPng.js";
 import {writeFileAtomic} from "../io/writeFileAtomic.js";
 import {renderFrontierChart} from "./renderFrontierChart.js";
 import type {SweepResult} from "./SweepResult.js";
