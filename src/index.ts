@@ -17,7 +17,7 @@
  * Loads a target GGUF and optionally its draft GGUF on the same backend: `openModelPair({target, draft}, options)`.
  * Dispose of the pair when done (`await pair.dispose()`).
  */
-export {openModelPair, type ModelPair, type ModelPairFiles} from "./backend/openModelPair.js";
+export {openModelPair, type ModelPair, type ModelPairFiles, type ModelPairWithDraft} from "./backend/openModelPair.js";
 /** Loads one GGUF on the native backend (where built) or node-llama-cpp; the engine behind openModelPair. */
 export {loadModelBackend, type LoadModelBackendOptions, type BackendChoice, type BackendKind} from "./backend/loadModelBackend.js";
 /** What specgate needs from an inference engine (implement it to plug in your own). */
@@ -81,7 +81,8 @@ export type {DecodePath, CompletionRequest, Completion} from "./decodePaths/Deco
 /** Loads a battery: named datasets (`mgsm:de@20`, `advbench@100`) or a .jsonl/.tsv/.csv file of items. */
 export {loadBattery} from "./batteries/loadBattery.js";
 /** One prompt of a battery. */
-export type {BatteryItem, ChatMessage, ScorerKind} from "./batteries/BatteryItem.js";
+export type {BatteryItem, ScorerKind} from "./batteries/BatteryItem.js";
+export type {ChatMessage} from "./chat/ChatMessage.js";
 
 // ── Audits: TAIS, canary, fairness ────────────────────────────────────────────────────────────────
 

@@ -1,6 +1,6 @@
 import type {ChatMessageInput, ChatToolInput} from "../chat/chatMessages.js";
 import type {ChatTemplate} from "../chat/ChatTemplate.js";
-import type {ChatMessage, ChatTool} from "./BatteryItem.js";
+import type {ChatMessage, ChatTool} from "../chat/ChatMessage.js";
 
 /**
  * A battery conversation's prompt tokens as `specgate serve` renders the same conversation sent by

@@ -1,4 +1,4 @@
-import type {ChatMessage} from "../batteries/BatteryItem.js";
+import type {ChatMessage} from "./ChatMessage.js";
 import {InvalidInputError} from "../errors.js";
 
 /**

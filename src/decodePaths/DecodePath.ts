@@ -1,4 +1,4 @@
-import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
+import type {ChatMessage, ChatTool} from "../chat/ChatMessage.js";
 
 /** One completion request, the same for every decode path. Exactly one of prompt and messages is set. */
 export interface CompletionRequest {

@@ -7,7 +7,7 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {extractToolCalls} from "../audits/canary/extractToolCalls.js";
-import type {ChatMessage, ChatTool} from "../batteries/BatteryItem.js";
+import type {ChatMessage, ChatTool} from "../chat/ChatMessage.js";
 import {EmbeddedDecodePath} from "../decodePaths/EmbeddedDecodePath.js";
 import {OpenAiDecodePath} from "../decodePaths/OpenAiDecodePath.js";
 import {oneHot, RowBackend} from "../engine/drafters/testing/RowBackend.js";

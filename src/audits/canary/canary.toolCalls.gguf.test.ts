@@ -2,7 +2,7 @@ import {mkdtemp, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
-import type {ChatMessage, ChatTool} from "../../batteries/BatteryItem.js";
+import type {ChatMessage, ChatTool} from "../../chat/ChatMessage.js";
 import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {runCanaryCommand} from "../../cli/commands/canaryCommand.js";
