@@ -10,6 +10,11 @@ export interface ModelPair {
     dispose(): Promise<void>;
 }
 
+/** A pair opened with a draft file: its draft is loaded. */
+export interface ModelPairWithDraft extends ModelPair {
+    readonly draft: ModelBackend;
+}
+
 /** The GGUF files of a pair. */
 export interface ModelPairFiles {
     readonly target: string;
@@ -22,6 +27,11 @@ export interface ModelPairFiles {
  * error is thrown, so a failed call leaves nothing loaded. The pair's vocabularies are checked when
  * a generation starts (a draft must read the target's token ids).
  */
+export async function openModelPair(
+    files: ModelPairFiles & {readonly draft: string},
+    options?: LoadModelBackendOptions
+): Promise<ModelPairWithDraft>;
+export async function openModelPair(files: ModelPairFiles, options?: LoadModelBackendOptions): Promise<ModelPair>;
 export async function openModelPair(files: ModelPairFiles, options: LoadModelBackendOptions = {}): Promise<ModelPair> {
     const target = await loadModelBackend(files.target, options);
     let draft: ModelBackend | undefined;
