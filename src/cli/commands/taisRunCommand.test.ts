@@ -6,7 +6,7 @@ import {parse} from "yaml";
 import {parseCountsCsv} from "../../audits/tais/parseCountsCsv.js";
 import type {TaisSampleRow} from "../../audits/tais/TaisSampleRow.js";
 import type {Completion, CompletionRequest, DecodePath} from "../../decodePaths/DecodePath.js";
-import {DecodePathError} from "../../errors.js";
+import {DecodePathError, PromptExceedsContextError} from "../../errors.js";
 import type {TaisCard} from "../../audits/tais/taisCard.js";
 import {runTaisRunCommand} from "./taisRunCommand.js";
 
@@ -185,5 +185,28 @@ describe("specgate tais run", () => {
             (await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "hot"}, async (spec) => scriptedPath(spec, range(0, 1))))
                 .stderr
         ).toMatch(/--temperatures/);
+    });
+
+    it("skips and counts samples whose prompt does not fit an arm's context; more than half skipped is insufficient data, exit 3", async () => {
+        // Prompts numbered `from` and above are "too long": both arms refuse them as a decode path does.
+        const tooLongFrom = (from: number) => async (spec: string) => {
+            const path = scriptedPath(spec, range(0, 4));
+            const complete = path.complete;
+            path.complete = async (request) => {
+                if (Number(/goal (\d+)/.exec(request.prompt ?? "")![1]) >= from) throw new PromptExceedsContextError(300, 256);
+                return complete(request);
+            };
+            return path;
+        };
+        const half = await runTaisRunCommand({battery, a: "A", b: "B", format: "json"}, tooLongFrom(100));
+        expect(half.stderr).toMatch(
+            /^specgate tais run: skipped 100 of 200 sample\(s\) whose prompt does not fit an arm's context with --max-tokens 128/
+        );
+        expect(half.stderr).not.toMatch(/INSUFFICIENT DATA/);
+        expect((JSON.parse(half.stdout) as {tais_run: {samples: number; skipped: unknown[]}}).tais_run).toMatchObject({samples: 100});
+        const most = await runTaisRunCommand({battery, a: "A", b: "B", format: "json"}, tooLongFrom(99));
+        expect(most.exitCode).toBe(3);
+        expect(most.stderr).toMatch(/INSUFFICIENT DATA: 101 of 200 sample\(s\) were skipped \(more than half\)/);
+        expect((JSON.parse(most.stdout) as {tais_run: {skipped: unknown[]}}).tais_run.skipped).toHaveLength(101);
     });
 });

@@ -32,6 +32,9 @@ import {
 } from "../taisScreenOptions.js";
 import {cliErrorMessage} from "../flagForField.js";
 import {reportOnInterrupt} from "../interrupts.js";
+import {decodePathContextWarning} from "../contextSizeOption.js";
+import {ExitCode} from "../exitCodes.js";
+import {mostSkipped} from "../../engine/fitsContext.js";
 import {createProgress} from "../progress.js";
 
 export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
@@ -78,6 +81,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
         await checkOutputFile(options.json, "--json");
         await checkOutputFile(options.counts, "--counts");
         await checkOutputFile(options.ledger, "--ledger");
+        const warnings = decodePathContextWarning(COMMAND_NAME, options.a ?? "") + decodePathContextWarning(COMMAND_NAME, options.b ?? "");
         opened.push(await openPath(requiredText(options.a, "--a")));
         opened.push(await openPath(requiredText(options.b, "--b")));
         const [targetOnly, speculative] = opened;
@@ -161,11 +165,19 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             if (options.json === "-") stdout = json;
             else await writeOutputFile(() => writeFileAtomic(options.json!, json), options.json, "--json");
         }
+        // The context rule: more than half the samples skipped leaves too little of the battery for a verdict, unless it found divergence.
+        const samples = rows.length + skipped.length;
+        const verdictExitCode = TAIS_EXIT_CODES[result.overallClassification];
+        const tooFew = mostSkipped(skipped.length, samples) && verdictExitCode !== ExitCode.verdictFailed;
         const stderr =
-            skipped.length === 0
+            warnings +
+            (skipped.length === 0
                 ? ""
-                : `${COMMAND_NAME}: skipped ${skipped.length} of ${rows.length + skipped.length} sample(s) whose prompt exceeds the context (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`;
-        return {exitCode: TAIS_EXIT_CODES[result.overallClassification], stdout, stderr};
+                : `${COMMAND_NAME}: skipped ${skipped.length} of ${samples} sample(s) whose prompt does not fit an arm's context with --max-tokens ${maxTokens} (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`) +
+            (tooFew
+                ? `${COMMAND_NAME}: INSUFFICIENT DATA: ${skipped.length} of ${samples} sample(s) were skipped (more than half); raise the context (context=N in an embedded path) or lower --max-tokens\n`
+                : "");
+        return {exitCode: tooFew ? ExitCode.insufficientData : verdictExitCode, stdout, stderr};
     } catch (error) {
         if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
             return {
