@@ -57,9 +57,8 @@ export interface NativeBackendOptions {
     /**
      * The shared context's KV cache as one buffer for all sequences (llama-server's --kv-unified)
      * instead of one stream per sequence (its default with explicit slots). Separate streams make each
-     * token attend only to its own sequence: 16 streams × 64-token prompts decoded 398 against 344
-     * tokens/s unified (llama-batched-bench, d768 target, flash attention) and specgate serve 114–118
-     * against 95–97 tokens/s at 16 streams. But llama.cpp decodes a batch with separate streams in
+     * token attend only to its own sequence, which is faster with many streams (BENCHMARKS.md,
+     * "specgate serve against llama-server"). But llama.cpp decodes a batch with separate streams in
      * ubatches of consecutive sequence ids with equally many tokens each, so steps mixing lengths (one
      * token of a target-only request beside γ + 1 of a verification, a prompt chunk) cost several
      * passes over the weights; a unified buffer decodes any mix in one. Default false.

@@ -1,4 +1,6 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import {type GammaSetting, gammaLabel, parseGammaSpec} from "../engine/gammaSpec.js";
+import {SpeculationLoad} from "../engine/SpeculationLoad.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {createDrafter} from "../engine/drafters/createDrafter.js";
 import {pairDraftModel} from "../engine/drafters/pairDraftModel.js";
@@ -20,6 +22,8 @@ export interface BenchOptions {
     prompts: readonly string[];
     policies: readonly PolicyConfig[];
     gammas: readonly number[];
+    /** Largest drafts of `draftLength: "auto"` rows (γ=auto:MAX), measured beside the fixed γ rows. */
+    autoGammas?: readonly number[];
     sampling: SamplingOptions;
     maxTokens: number;
     seed: number;
@@ -41,7 +45,10 @@ export interface BenchRow {
     /** Drafter label (e.g. `ngram:3:16+model`); null for target-only and the extra paths. */
     drafter: string | null;
     policy: string | null;
+    /** The fixed γ, or the largest draft of an auto row. */
     gamma: number;
+    /** Present on rows whose draft length was chosen each step (`--gamma auto:MAX`). */
+    draftLength?: "auto";
     tokens: number;
     tokensPerSecond: number;
     /** Median over rounds of tokens/s ÷ target-only's tokens/s in the same round. */
@@ -78,14 +85,18 @@ export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
     const drafters = options.drafters ?? [{kind: "model"} as const];
     await checkBenchInputs(options, drafters);
     const repeats = options.repeats ?? 1;
+    const settings: GammaSetting[] = [
+        ...options.gammas.map((gamma) => ({gamma})),
+        ...(options.autoGammas ?? []).map((maxGamma) => parseGammaSpec(`auto:${maxGamma}`, "autoGammas"))
+    ];
     const configurations = drafters.flatMap((drafter) =>
-        options.gammas.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy})))
+        settings.flatMap((gamma) => options.policies.map((policy) => ({drafter, gamma, policy})))
     );
     const total = (1 + configurations.length + (options.extraPaths?.length ?? 0)) * options.prompts.length * repeats;
     let done = 0;
     const progress = (label: string) => options.onProgress?.(++done, total, label);
 
-    const baseline = await enginePath(options, undefined, {kind: "strict"}, 0, "target-only", progress);
+    const baseline = await enginePath(options, undefined, {kind: "strict"}, {gamma: 0}, "target-only", progress);
     const speculative = [];
     for (const {drafter, gamma, policy} of configurations)
         speculative.push({
@@ -121,8 +132,8 @@ async function checkBenchInputs(options: BenchOptions, drafters: readonly Drafte
 }
 
 /** Draft-model rows keep their historical labels; other drafters are named first. */
-function configurationLabel(drafter: DrafterSpec, policy: PolicyConfig, gamma: number): string {
-    return `${drafter.kind === "model" && drafter.retokenize !== true ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} γ=${gamma}`;
+function configurationLabel(drafter: DrafterSpec, policy: PolicyConfig, gamma: GammaSetting): string {
+    return `${drafter.kind === "model" && drafter.retokenize !== true ? "" : `${drafterLabel(drafter)} `}${policyLabel(policy)} ${gammaLabel(gamma)}`;
 }
 
 type EnginePath = Awaited<ReturnType<typeof enginePath>>;
@@ -133,13 +144,15 @@ async function enginePath(
     options: BenchOptions,
     drafter: DrafterSpec | undefined,
     policy: PolicyConfig,
-    gamma: number,
+    gamma: GammaSetting,
     label: string,
     progress: (label: string) => void
 ) {
     const telemetry = new GenerationTelemetry();
     const outputs: number[][] = [];
     const rates: number[] = [];
+    // Costs and acceptance learnt by an auto row carry over its prompts and rounds, as a server's do over requests.
+    const speculationLoad = gamma.draftLength === "auto" ? new SpeculationLoad() : undefined;
     // One memory per configuration, shared across its prompts and rounds (the online phase of
     // Calibrated SD), starting from the policy's memory file when it names one.
     const correctionMemory = await resolveCorrectionMemory(policy, {
@@ -152,8 +165,12 @@ async function enginePath(
         // the pass (requests of one run), and every round starts as the first did.
         const instance = drafter == null ? undefined : createDrafter(drafter, options.draft, "drafters");
         for (const [index, prompt] of options.prompts.entries()) {
-            const generation = {policy, gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index};
-            const result = await generate(options.target, undefined, prompt, generation, {correctionMemory, drafter: instance});
+            const generation = {policy, ...gamma, sampling: options.sampling, maxTokens: options.maxTokens, seed: options.seed + index};
+            const result = await generate(options.target, undefined, prompt, generation, {
+                correctionMemory,
+                drafter: instance,
+                speculationLoad
+            });
             pass.merge(result.telemetry);
             if (rates.length === 0) outputs.push(result.tokens);
             progress(label);
@@ -234,19 +251,23 @@ function baselineRow({telemetry}: EnginePath): BenchRow {
 
 function speculativeRow(
     drafter: DrafterSpec,
-    gamma: number,
+    setting: GammaSetting,
     policy: PolicyConfig,
     path: EnginePath,
     reference: BaselineReference
 ): BenchRow {
     const {telemetry, outputs, rates, label} = path;
-    const {alpha, analytic} = analyticLimit(drafter, gamma, telemetry, reference.timePerToken);
+    const gamma = setting.maxGamma ?? setting.gamma;
+    // The analytic limit assumes one γ on every step: none for a row whose length varies.
+    const {alpha, analytic} =
+        setting.draftLength === "auto" ? {alpha: null, analytic: null} : analyticLimit(drafter, gamma, telemetry, reference.timePerToken);
     const speedup = reference.speedups(rates);
     return {
         label,
         drafter: drafterLabel(drafter),
         policy: policyLabel(policy),
         gamma,
+        ...(setting.draftLength === "auto" ? {draftLength: "auto" as const} : {}),
         tokens: telemetry.emittedTokens,
         tokensPerSecond: telemetry.tokensPerSecond,
         speedup: speedup.median,

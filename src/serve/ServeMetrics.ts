@@ -39,10 +39,12 @@ export interface CutGeneration {
 const latencyBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160];
 const tokenLatencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5];
 const throughputBuckets = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+/** Draft lengths (0: the step had no draft); --gamma allows up to 64. */
+const draftLengthBuckets = [0, 1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64];
 
 /**
  * The server's Prometheus registry (its own, so two apps in one process never share counters).
- * Spec-decode counters follow vLLM (field notes §9) and are exposed with `_total`; acceptance rate
+ * Spec-decode counters follow vLLM's (`vllm:spec_decode_*`) and are exposed with `_total`; acceptance rate
  * = accepted / draft tokens, mean acceptance length = 1 + accepted / drafts. They are added when a
  * request completes, from its telemetry, so they always agree with the responses' usage. A
  * generation cut short (client gone, drain, error) adds to `request_failure_total` and its tokens
@@ -60,6 +62,10 @@ export class ServeMetrics {
     private readonly draftTokens: Counter<"model_name">;
     private readonly acceptedTokens: Counter<"model_name">;
     private readonly acceptedPerPosition: Counter<"model_name" | "position">;
+    private readonly draftedPerPosition: Counter<"model_name" | "position">;
+    private readonly draftLength: Histogram<"model_name">;
+    private readonly skippedSteps: Counter<"model_name">;
+    private readonly probeSteps: Counter<"model_name">;
     private readonly drafterLookups: Counter<"model_name" | "drafter">;
     private readonly drafterProposals: Counter<"model_name" | "drafter">;
     private readonly drafterDraftTokens: Counter<"model_name" | "drafter">;
@@ -109,6 +115,28 @@ export class ServeMetrics {
             "spec_decode_num_accepted_tokens_per_pos_total",
             "Draft tokens accepted at each draft position (0-based).",
             ["model_name", "position"]
+        );
+        this.draftedPerPosition = counter(
+            "spec_decode_num_draft_tokens_per_pos_total",
+            "Draft tokens proposed at each draft position (0-based): the denominator of acceptance per position when draft lengths vary.",
+            ["model_name", "position"]
+        );
+        this.draftLength = new Histogram({
+            name: "spec_decode_draft_length",
+            help: "Draft length chosen for each decoding step of speculative requests (a tree's depth; 0: no draft).",
+            labelNames: ["model_name"],
+            buckets: draftLengthBuckets,
+            registers
+        });
+        this.skippedSteps = counter(
+            "spec_decode_num_skipped_steps_total",
+            "Decoding steps on which --gamma auto drafted nothing because no draft was predicted to pay.",
+            ["model_name"]
+        );
+        this.probeSteps = counter(
+            "spec_decode_num_probe_steps_total",
+            "Decoding steps on which --gamma auto drafted one token although no draft was predicted to pay, to keep acceptance measured.",
+            ["model_name"]
         );
         // Per drafter (a chain's members apart): how often it was asked, proposed, and what was accepted.
         this.drafterLookups = counter("spec_decode_drafter_lookups_total", "Steps on which the drafter was asked for a proposal.", [
@@ -297,6 +325,14 @@ export class ServeMetrics {
             telemetry.acceptedPerPosition.forEach((count, position) =>
                 this.acceptedPerPosition.inc({...model, position: String(position)}, count)
             );
+            telemetry.draftedPerPosition.forEach((count, position) =>
+                this.draftedPerPosition.inc({...model, position: String(position)}, count)
+            );
+            telemetry.draftLengths.counts.forEach((count, length) => {
+                for (let step = 0; step < count; step++) this.draftLength.observe(model, length);
+            });
+            this.skippedSteps.inc(model, telemetry.draftLengths.skipped);
+            this.probeSteps.inc(model, telemetry.draftLengths.probes);
             for (const [member, counters] of telemetry.drafters.byDrafter) {
                 const labels = {...model, drafter: drafterMetricLabel(member)};
                 this.drafterLookups.inc(labels, counters.lookups);

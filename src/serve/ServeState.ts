@@ -8,6 +8,7 @@ import type {DraftPairing, SpeculativeDefaults} from "./resolveDecodePath.js";
 import type {SamplerDefaults, SystemFingerprints} from "./systemFingerprint.js";
 import type {ServeMetrics} from "./ServeMetrics.js";
 import type {TenantResources} from "./TenantResources.js";
+import type {SpeculationLoad} from "../engine/SpeculationLoad.js";
 
 /** Hono's per-request variables: who sent the request (the API key's tenant) and the id its reply carries. */
 export interface ServeEnv {
@@ -29,6 +30,11 @@ export interface ServeState {
     readonly permissions: RequestPermissions;
     /** Drafter pools and correction memories, per tenant (API key) unless the operator shares them. */
     readonly tenants: TenantResources;
+    /**
+     * Step costs, acceptance and the batch's composition, shared by every generation on the target:
+     * what `--gamma auto` chooses each step's draft length from.
+     */
+    readonly speculationLoad: SpeculationLoad;
     readonly samplerDefaults: SamplerDefaults;
     readonly chatTemplate: ChatTemplate;
     readonly slots: GenerationSlots;

@@ -1,4 +1,5 @@
 import {randomUUID} from "node:crypto";
+import {SpeculationLoad} from "../engine/SpeculationLoad.js";
 import {defaultGrammarBudget, type GrammarBudget} from "../constraints/GrammarBudget.js";
 import {setMaxListeners} from "node:events";
 import {type ErrorHandler, Hono} from "hono";
@@ -204,6 +205,7 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         speculativeDefaults,
         permissions: new RequestPermissions(options.requestPolicies, options.requestDrafters),
         tenants,
+        speculationLoad: new SpeculationLoad(),
         samplerDefaults,
         chatTemplate,
         slots,

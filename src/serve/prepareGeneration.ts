@@ -165,6 +165,7 @@ export function prepareGeneration(
         gamma: speculative ? path.gamma : 0,
         draftSampling: speculative ? path.draftSampling : "sample",
         draftLength: speculative ? path.draftLength : "fixed",
+        ...(speculative && path.maxGamma !== undefined ? {maxGamma: path.maxGamma} : {}),
         minConfidence: speculative ? path.minConfidence : 0,
         ...(speculative && path.tree !== undefined ? {tree: path.tree} : {}),
         sampling: {

@@ -14,6 +14,7 @@ import {parsePolicySpec, policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {parseTreeShape, type TreeShape, treeShapeLabel} from "../engine/drafters/TreeDraftSession.js";
 import {RequestPermissions} from "./RequestPermissions.js";
+import {gammaLabel, parseGammaSpec} from "../engine/gammaSpec.js";
 import type {SpeculativeField} from "./speculativeFieldSchema.js";
 
 /** The server's speculative settings, used where a request does not override them. */
@@ -23,7 +24,9 @@ export interface SpeculativeDefaults {
     readonly policy: PolicyConfig;
     readonly gamma: number;
     readonly draftSampling: "sample" | "greedy";
-    readonly draftLength: "fixed" | "schedule";
+    readonly draftLength: "fixed" | "schedule" | "auto";
+    /** Largest draft of `schedule` and `auto` (default 2·γ). */
+    readonly maxGamma?: number;
     readonly minConfidence: number;
     /** Token trees instead of chains (--tree); their width is the most a request may ask for. */
     readonly tree?: TreeShape;
@@ -105,7 +108,14 @@ export function resolveDecodePath(
             "file paths are not accepted in requests; the server's correction memory is used",
             "speculative.policy.memory"
         );
-    const gamma = field?.gamma ?? defaults.gamma;
+    const requested = field?.gamma !== undefined ? parseGammaSpec(field.gamma, "speculative.gamma") : undefined;
+    const gamma = requested?.gamma ?? defaults.gamma;
+    // A request's own γ replaces the server's: a number is a fixed length unless draft_length says otherwise.
+    const draftLength =
+        requested?.draftLength ??
+        field?.draft_length ??
+        (requested !== undefined && defaults.draftLength === "auto" ? "fixed" : defaults.draftLength);
+    const maxGamma = requested !== undefined ? requested.maxGamma : defaults.maxGamma;
     if (gamma === 0) return {mode: "target_only"};
     const tree = requestedTree(field?.tree, defaults.tree, drafter);
     return {
@@ -114,7 +124,8 @@ export function resolveDecodePath(
         policy,
         gamma,
         draftSampling: field?.draft_sampling ?? defaults.draftSampling,
-        draftLength: field?.draft_length ?? defaults.draftLength,
+        draftLength,
+        ...(maxGamma !== undefined ? {maxGamma} : {}),
         minConfidence: field?.min_confidence ?? defaults.minConfidence,
         ...(tree !== undefined ? {tree} : {})
     };
@@ -143,6 +154,11 @@ function requestedTree(field: string | undefined, serverTree: TreeShape | undefi
 /** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:3:16, strict, γ=4". */
 export function decodePathLabel(path: ResolvedDecodePath): string {
     if (path.mode === "target_only") return "target-only";
-    const shape = path.tree !== undefined ? `tree ${treeShapeLabel(path.tree)}` : `γ=${path.gamma}`;
+    const shape =
+        path.tree !== undefined
+            ? `tree ${treeShapeLabel(path.tree)}${path.draftLength === "auto" ? ", depth auto" : ""}`
+            : path.draftLength === "auto"
+              ? gammaLabel({gamma: path.gamma, draftLength: "auto", maxGamma: path.maxGamma ?? 2 * path.gamma})
+              : `γ=${path.gamma}`;
     return `${path.drafter.kind === "model" ? "" : `${drafterLabel(path.drafter)}, `}${policyLabel(path.policy)}, ${shape}`;
 }

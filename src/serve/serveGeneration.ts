@@ -194,7 +194,8 @@ async function startGeneration(
         drafter,
         sequence: lease.target,
         draftSequence: lease.draft,
-        constraint
+        constraint,
+        speculationLoad: state.speculationLoad
     });
     return {run, generator, lease};
 }
@@ -375,12 +376,23 @@ class GenerationRun {
             mode: "speculative",
             drafter: drafterLabel(path.drafter),
             policy: policyLabel(path.policy),
-            ...(path.tree !== undefined ? {tree: treeShapeLabel(path.tree)} : {gamma: path.gamma}),
+            ...(path.tree !== undefined
+                ? {tree: treeShapeLabel(path.tree)}
+                : {gamma: path.draftLength === "auto" ? `auto:${path.maxGamma ?? 2 * path.gamma}` : path.gamma}),
+            draft_length: path.draftLength,
             num_drafts: telemetry.drafts,
             num_draft_tokens: telemetry.draftTokens,
             num_accepted_tokens: telemetry.acceptedTokens,
             acceptance_rate: telemetry.acceptanceRate,
             mean_acceptance_length: telemetry.meanAcceptanceLength,
+            // Per draft position (0-based): drafted and accepted, so acceptance per position is their ratio.
+            num_draft_tokens_per_pos: telemetry.draftedPerPosition,
+            num_accepted_tokens_per_pos: telemetry.acceptedPerPosition,
+            // Steps by the draft length chosen for them (a tree's depth), and those that skipped speculation.
+            draft_lengths: telemetry.draftLengths.counts,
+            mean_draft_length: telemetry.draftLengths.mean,
+            num_skipped_steps: telemetry.draftLengths.skipped,
+            num_probe_steps: telemetry.draftLengths.probes,
             drafters: telemetry.drafters.toJSON(),
             // The memory changes with every online update, so its state is reported here rather than in system_fingerprint.
             ...(this.correctionMemoryVersion !== undefined

@@ -57,6 +57,7 @@ export function servedDecodePathDescription(
                   gamma: path.gamma,
                   draftSampling: path.draftSampling,
                   draftLength: path.draftLength,
+                  ...(path.maxGamma !== undefined ? {maxGamma: path.maxGamma} : {}),
                   minConfidence: path.minConfidence,
                   // A tree's rows come from batches laid out otherwise than a chain's.
                   ...(path.tree !== undefined ? {tree: treeShapeLabel(path.tree)} : {})

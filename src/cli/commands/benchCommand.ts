@@ -1,4 +1,5 @@
 import type {Command} from "commander";
+import {parseGammaSpec} from "../../engine/gammaSpec.js";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
@@ -64,7 +65,11 @@ export function registerBenchCommand(program: Command): void {
                 "comma-separated policy specs (see --policy of generate), e.g. strict,block",
                 "greedy,strict,fuzzy:js:0.4,calibrated"
             )
-            .option("--gamma <list>", "comma-separated draft lengths, each in [1, 64] (target-only, γ = 0, is always measured)", "1,4,8")
+            .option(
+                "--gamma <list>",
+                "comma-separated draft lengths, each in [1, 64] (target-only, γ = 0, is always measured), or auto / auto:MAX (chosen each step in 0..8 / 0..MAX)",
+                "1,4,8"
+            )
     )
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)
         .option(
@@ -83,15 +88,21 @@ export function registerBenchCommand(program: Command): void {
         .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
         .action(async (options: BenchCliOptions) => {
             const policies = parsePolicyList(options.policies, "--policies");
-            const gammas = options.gamma.split(",").map((value) => {
-                const gamma = Number(value);
-                if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64)
-                    throw new InvalidInputError(
-                        `expected integers in [1, 64], got "${value}" (γ = 0 is target-only decoding, always the table's first row)`,
-                        "--gamma"
-                    );
-                return gamma;
-            });
+            const entries = options.gamma.split(",");
+            const autoGammas = entries
+                .filter((value) => value.startsWith("auto"))
+                .map((value) => parseGammaSpec(value, "--gamma").maxGamma!);
+            const gammas = entries
+                .filter((value) => !value.startsWith("auto"))
+                .map((value) => {
+                    const gamma = Number(value);
+                    if (!Number.isInteger(gamma) || gamma < 1 || gamma > 64)
+                        throw new InvalidInputError(
+                            `expected integers in [1, 64], got "${value}" (γ = 0 is target-only decoding, always the table's first row)`,
+                            "--gamma"
+                        );
+                    return gamma;
+                });
             const drafters = resolveCliDrafterList(options.drafters, options.draft);
             const sampling = samplingFromCli(options);
             const allPrompts = await loadPrompts(options.prompts);
@@ -152,6 +163,7 @@ export function registerBenchCommand(program: Command): void {
                     prompts,
                     policies,
                     gammas,
+                    autoGammas,
                     sampling,
                     maxTokens: options.maxTokens,
                     seed: options.seed,

@@ -17,6 +17,8 @@ import {compileConstraint} from "../../constraints/compileConstraint.js";
 import {defaultGrammarBudget} from "../../constraints/GrammarBudget.js";
 import {checkJsonSchemaFile} from "../../constraints/jsonSchemaGrammar.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
+import {type GammaSetting, gammaLabel} from "../../engine/gammaSpec.js";
+import {gammaOption, gammaOptionHelp} from "../gammaOption.js";
 import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
 import {generateFinish} from "../generateFinish.js";
 import type {TokenConstraint} from "../../constraints/TokenConstraint.js";
@@ -28,9 +30,9 @@ interface GenerateCliOptions {
     draft?: string;
     drafter?: string;
     policy: string;
-    gamma: number;
+    gamma: GammaSetting;
     tree?: string;
-    draftLength: "fixed" | "schedule";
+    draftLength: "fixed" | "schedule" | "auto";
     minConfidence: number;
     draftSampling: "sample" | "greedy";
     temperature: number;
@@ -59,8 +61,8 @@ export function registerGenerateCommand(program: Command): void {
             .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
             .option("--drafter <spec>", drafterOptionHelp)
             .option("--policy <spec>", "verification policy, e.g. strict, block, greedy, fuzzy:js:0.4, calibrated, lossy:0.05", "strict")
-            .option("--gamma <N>", "draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
-            .option("--draft-length <mode>", "fixed | schedule (HF +2/−1)", "fixed")
+            .option("--gamma <N|auto[:MAX]>", gammaOptionHelp, gammaOption, {gamma: 4})
+            .option("--draft-length <mode>", "fixed | schedule (HF +2/−1) | auto (as --gamma auto, at most 2·γ)", "fixed")
             .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
             .option("--draft-sampling <mode>", "sample | greedy", "sample")
             .option(
@@ -73,7 +75,7 @@ export function registerGenerateCommand(program: Command): void {
         .option("--seed <S>", "seed of the sampler and of sampled drafts (the same seed gives the same text)", integerOption(0), 0)
         .option(
             "--threads <N>",
-            "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)",
+            "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, slows a small model down on a busy machine)",
             integerOption(1, 256),
             1
         )
@@ -137,8 +139,9 @@ export function registerGenerateCommand(program: Command): void {
                     prompt,
                     {
                         policy,
-                        gamma: options.gamma,
-                        draftLength: options.draftLength,
+                        gamma: options.gamma.gamma,
+                        draftLength: options.gamma.draftLength ?? options.draftLength,
+                        ...(options.gamma.maxGamma !== undefined ? {maxGamma: options.gamma.maxGamma} : {}),
                         minConfidence: options.minConfidence,
                         draftSampling: options.draftSampling,
                         ...(tree !== undefined ? {tree} : {}),
@@ -168,10 +171,13 @@ export function registerGenerateCommand(program: Command): void {
                 const telemetry = result.telemetry;
                 const finish = generateFinish(result, options.maxTokens);
                 process.stderr.write(
-                    `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, ${tree !== undefined ? `tree ${options.tree}` : `γ=${options.gamma}`}` : "target-only"}] ${result.tokens.length} tokens, ` +
+                    `[${drafter != null ? `${drafter.label}, ${policyLabel(policy)}, ${tree !== undefined ? `tree ${options.tree}` : gammaLabel(options.gamma)}` : "target-only"}] ${result.tokens.length} tokens, ` +
                         `${telemetry.tokensPerSecond.toFixed(1)} tok/s, finish: ${finish}` +
                         (drafter != null
-                            ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}`
+                            ? `, acceptance ${(100 * telemetry.acceptanceRate).toFixed(1)}%, mean acceptance length ${telemetry.meanAcceptanceLength.toFixed(2)}` +
+                              (telemetry.draftLengths.skipped + telemetry.draftLengths.probes > 0 || options.gamma.draftLength === "auto"
+                                  ? `, mean draft length ${telemetry.draftLengths.mean.toFixed(2)} (${telemetry.draftLengths.skipped} steps without a draft)`
+                                  : "")
                             : "") +
                         "\n"
                 );
@@ -194,7 +200,7 @@ export function registerGenerateCommand(program: Command): void {
                         promptTokens: result.promptTokens,
                         drafter: drafter?.label ?? null,
                         policy,
-                        gamma: options.gamma,
+                        gamma: options.gamma.draftLength === "auto" ? gammaLabel(options.gamma).slice(2) : options.gamma.gamma,
                         sampling,
                         telemetry: telemetry.toJSON(),
                         engine: {backend: target.backendKind ?? null, build: target.nativeBuild ?? null, device: target.device ?? null}

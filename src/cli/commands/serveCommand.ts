@@ -18,6 +18,8 @@ import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
 import {integerOption} from "../parseIntegerOption.js";
+import type {GammaSetting} from "../../engine/gammaSpec.js";
+import {gammaOption, gammaOptionHelp} from "../gammaOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {handleSignalsItself} from "../interrupts.js";
 import {defaultGrammarBudget} from "../../constraints/GrammarBudget.js";
@@ -27,7 +29,7 @@ interface ServeCliOptions {
     draft?: string;
     drafter?: string;
     policy: string;
-    gamma: number;
+    gamma: GammaSetting;
     tree?: string;
     draftSampling: "sample" | "greedy";
     minConfidence: number;
@@ -98,7 +100,7 @@ function addModelFlags(command: Command): Command {
             `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`
         )
         .option("--policy <spec>", "default verification policy, e.g. strict, block, fuzzy:js:0.4 (requests may override it)", "strict")
-        .option("--gamma <N>", "default draft tokens per step, in [0, 64] (0: target-only decoding)", integerOption(0, 64), 4)
+        .option("--gamma <N|auto[:MAX]>", `default ${gammaOptionHelp}`, gammaOption, {gamma: 4})
         .option("--draft-sampling <mode>", "sample | greedy", "sample")
         .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
         .option(
@@ -148,7 +150,7 @@ function addCapacityFlags(command: Command): Command {
         .option("--drain-timeout <SECONDS>", "on shutdown, abort generations still running after this long", integerOption(0), 30)
         .option(
             "--threads <N>",
-            "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, made a tiny model 100× slower on 2 cores)",
+            "CPU threads per model evaluation; raise it for large models (node-llama-cpp's own default, every core, slows a small model down on a busy machine)",
             integerOption(1, 256),
             1
         )
@@ -281,7 +283,8 @@ function serveStartOptions(options: ServeCliOptions): Omit<ServeServerOptions, "
         speculative: {
             ...(drafter != null ? {drafter} : {}),
             policy,
-            gamma: options.gamma,
+            gamma: options.gamma.gamma,
+            ...(options.gamma.draftLength !== undefined ? {draftLength: options.gamma.draftLength, maxGamma: options.gamma.maxGamma} : {}),
             draftSampling: options.draftSampling,
             minConfidence: options.minConfidence,
             ...(options.tree !== undefined ? {tree: parseTreeShape(options.tree, "--tree")} : {})
@@ -312,9 +315,9 @@ const unifiedUpTo = 4;
 
 /**
  * The KV layout of the batched context: --kv-unified / --no-kv-unified, else unified up to 4
- * generations (steps of few sequences mix lengths often, and one buffer decodes them in one pass: the
- * d768 pair at 4 streams ran 1.015× llama-server's defaults unified against 0.93× in separate
- * streams) and separate above (where attention over every generation's cells costs 16–20%).
+ * generations (steps of few sequences mix lengths often, and one buffer decodes them in one pass) and
+ * separate above (where attention over every generation's cells costs more than the mixed lengths);
+ * the measurements: BENCHMARKS.md, "specgate serve against llama-server".
  */
 function unifiedKvCacheFor(options: ServeCliOptions): boolean {
     return options.kvUnified ?? options.maxConcurrency <= unifiedUpTo;
@@ -377,7 +380,7 @@ async function printBanner(server: RunningServeServer, options: ServeCliOptions)
     const target = state.target;
     const defaults = state.speculativeDefaults;
     const defaultPath: ResolvedDecodePath =
-        defaults.drafter != null && options.gamma > 0
+        defaults.drafter != null && options.gamma.gamma > 0
             ? {...defaults, mode: "speculative", drafter: defaults.drafter}
             : {mode: "target_only"};
     const write = (line: string): boolean => process.stderr.write(`specgate serve: ${line}\n`);
