@@ -35,7 +35,7 @@ afterAll(async () => {
  * Largest top-2 logit gap we accept as a "near tie" at a first divergence. The target's logits for
  * the same prefix differ between a 1-token and a (γ+1)-token batch by float32 reduction order:
  * measured ≤ 2e-6 on this fixture (NodeLlamaCppBackend tests), so a flip needs a gap of that order;
- * 1e-3 is the field notes' fp16 figure and leaves a wide margin while still catching a real bug
+ * 1e-3, of the order of fp16 rounding, leaves a wide margin while still catching a real bug
  * (a wrong token has a gap of order 1 on these models, whose logit scale is ~3).
  */
 const nearTieBound = 1e-3;

@@ -10,8 +10,7 @@ function oneHot(token: number, vocabularySize = 10): Float64Array {
 }
 
 /**
- * vLLM v1's greedy verification cases (tests/v1/sample/test_rejection_sampler.py, restated in the
- * field notes §1): draft tokens, target argmax per position, bonus token → emitted tokens.
+ * vLLM v1's greedy verification cases (tests/v1/sample/test_rejection_sampler.py): draft tokens, target argmax per position, bonus token → emitted tokens.
  */
 const vllmGreedyCases: Array<{draft: number[]; argmax: number[]; bonus: number; emitted: number[]}> = [
     {draft: [1, 2, 3], argmax: [1, 2, 3], bonus: 4, emitted: [1, 2, 3, 4]},

@@ -70,7 +70,7 @@ describe("lossless policies, exact enumeration", () => {
         expect(completedSequenceError(input)).toBeLessThan(1e-12);
     });
 
-    it("strict's one-step output equals p on the field notes' proof case P(out=y) = q(y)min(1,p/q) + (1−α)r(y)", () => {
+    it("strict's one-step output equals p on the speculative sampling proof's case P(out=y) = q(y)min(1,p/q) + (1−α)r(y)", () => {
         const input = stepWith(
             {kind: "strict"},
             {

@@ -3,7 +3,7 @@ import {divergenceKinds} from "../divergences/DivergenceKind.js";
 
 /**
  * Every verification policy and its parameters, validated. Unknown kinds and unknown parameters are
- * errors (strict objects). Defaults are the seeds' / vLLM's where they give one; a parameter with no
+ * errors (strict objects). Defaults are the papers' / vLLM's where they give one; a parameter with no
  * published default (fuzzy threshold, lossy τ, random acceptance rate) is required.
  */
 const memoryEntry = z.tuple([z.int().min(0), z.int().min(0), z.int().min(1)]);
@@ -27,9 +27,9 @@ export const policyConfigSchema = z.discriminatedUnion("kind", [
     }),
     z.strictObject({
         kind: z.literal("calibrated"),
-        // Not published: the stored the Calibrated SD paper text leaves both values blank ("frequency threshold to ,
+        // Not published: the Calibrated SD paper's text leaves both values blank ("frequency threshold to ,
         // and semantic gating threshold to"); 6 and 0.01 are what secondary descriptions of the paper
-        // give (field notes §5), kept as defaults so `calibrated` runs without arguments; tune τ with `calibrate`.
+        // give, kept as defaults so `calibrated` runs without arguments; tune τ with `calibrate`.
         frequencyThreshold: z.int().min(1).default(6),
         tau: z.number().gt(0).max(1).default(0.01),
         onlineUpdate: z.boolean().default(true),

@@ -12,7 +12,8 @@ export type RescueRule = (
 ) => {rescued: boolean; reason: string; values: Record<string, number>};
 
 /**
- * Lossless speculative sampling (Leviathan et al. 2023; Chen et al. 2023), the core of `strict`,
+ * Lossless speculative sampling ("Fast Inference from Transformers via Speculative Decoding";
+ * "Accelerating Large Language Model Decoding with Speculative Sampling"), the core of `strict`,
  * `calibrated` and `lossy`.
  *
  * Accept draft x with probability min(1, p(x)/q(x)). At the first rejection emit one token from the

@@ -26,7 +26,7 @@ describe("speed-up model", () => {
         expect(expectedTokensPerStepFromPositions([0.9, 0.5])).toBeCloseTo(2.35, 14);
     });
 
-    it("S(α, γ, c) = f/(1 + γc) (Leviathan et al. Table: α = 0.8, γ = 4, c = 0.05 → 3.3616/1.2)", () => {
+    it(`S(α, γ, c) = f/(1 + γc) (the table of "Fast Inference from Transformers via Speculative Decoding": α = 0.8, γ = 4, c = 0.05 → 3.3616/1.2)`, () => {
         expect(speedupFromCostRatio(0.8, 4, 0.05)).toBeCloseTo(3.3616 / 1.2, 12);
         expect(speedupFromCostRatio(0.8, 4, 0)).toBeCloseTo(3.3616, 12);
     });

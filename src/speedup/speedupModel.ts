@@ -1,8 +1,8 @@
 import {InvalidInputError} from "../errors.js";
 
 /**
- * The analytic limit every benchmark is compared with (Leviathan et al. 2023; the Disparate Impacts paper §3;
- * field notes §6). α is the per-position acceptance probability Σ min(p, q) = 1 − TV(p, q).
+ * The analytic limit every benchmark is compared with ("Fast Inference from Transformers via
+ * Speculative Decoding"; the Disparate Impacts paper §3). α is the per-position acceptance probability Σ min(p, q) = 1 − TV(p, q).
  */
 
 function checkAlpha(alpha: number, field = "alpha"): void {

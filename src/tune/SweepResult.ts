@@ -23,7 +23,7 @@ export interface SweepPoint extends ConfigurationMeasurement {
     readonly matchedTo?: string;
     /**
      * The same row if verification cost one target step (oneStepVerificationSeconds): speed,
-     * frontier and random-allocation comparison in the regime the seeds measure on GPUs. Null when
+     * frontier and random-allocation comparison in the memory-bound regime of a GPU. Null when
      * a baseline emitted no tokens.
      */
     readonly oneStepVerification: OneStepVerificationPoint | null;

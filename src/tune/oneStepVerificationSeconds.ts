@@ -21,8 +21,8 @@ export function stepCostsOf(targetOnly: Counts, draftOnly: Counts): StepCosts | 
 
 /**
  * Decode seconds a speculative configuration would take if verifying γ + 1 tokens cost one target
- * step — the memory-bound regime of a GPU serving a large target, which the seeds' speed-ups assume
- * and a small compute-bound CPU model does not have (there 5 tokens cost ≈ 3 steps). Every
+ * step — the memory-bound regime of a GPU serving a large target, which the papers' speed-ups assume
+ * and a small compute-bound CPU model does not have (there a batch of γ + 1 tokens costs several steps). Every
  * verification emits its accepted tokens plus one, so target calls = emitted − accepted; the draft
  * evaluates each proposed token once. A single-model row (no drafts) is its measured time.
  */

@@ -91,7 +91,7 @@ export function renderSweepReport(result: SweepResult, context: SweepReportConte
         "",
         "ALen: mean acceptance length (1 + accepted / drafts); AR: accepted / drafted tokens; Draft tok.: share of output tokens that are accepted draft tokens; " +
             "Rand. alloc. Acc: accuracy of sending a random share of queries to the target and the rest to the draft alone, at this row's tokens/s. " +
-            "Spd₁, Rand. alloc. Acc₁, Frontier₁: the same quantities if verifying γ + 1 tokens cost one target step (the memory-bound GPU regime the seeds measure), " +
+            "Spd₁, Rand. alloc. Acc₁, Frontier₁: the same quantities if verifying γ + 1 tokens cost one target step (the memory-bound regime of a GPU serving a large target), " +
             "from each row's counts and the per-token times of the target-only and draft-only rows of this run (src/tune/oneStepVerificationSeconds.ts). " +
             "Differences smaller than the CI widths are noise: sweep a larger battery before acting on them.",
         ""

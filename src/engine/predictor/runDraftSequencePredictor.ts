@@ -58,7 +58,7 @@ export interface DraftSequencePredictorRun {
 /**
  * Generates with node-llama-cpp's own speculative decoding (a target LlamaContextSequence with a
  * DraftSequenceTokenPredictor over a draft model's sequence): the baseline that specgate's engine is
- * compared against. Verification there is match-the-sample (field notes §2): the target samples at
+ * compared against. Verification there is match-the-sample: the target samples at
  * every predicted position and keeps predictions equal to its own samples, so output is the
  * target's own sampling chain; at temperature 0 it must equal plain greedy decoding.
  *

@@ -18,7 +18,7 @@ export interface GammaPrediction {
 }
 
 /**
- * Field notes §6 at every γ in 1..maxGamma: S = f_γ(α)·t_T(1) / (γ·t_D + t_T(γ+1)), with the
+ * The analytic speed-up (speedupModel.ts) at every γ in 1..maxGamma: S = f_γ(α)·t_T(1) / (γ·t_D + t_T(γ+1)), with the
  * per-position acceptance α held fixed — under strict verification α is a property of the
  * draft/target pair on a group's text, not of γ, so one α̂ predicts every γ.
  */
