@@ -1,4 +1,4 @@
-import {copyFile, mkdtemp, rm, writeFile} from "node:fs/promises";
+import {copyFile, mkdtemp, rm, stat, utimes, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
@@ -43,8 +43,10 @@ describe("decodePathFingerprint", () => {
         expect((await decodePathFingerprint(embedded("other-draft.gguf", 4))).fingerprint).not.toBe(base);
         expect((await decodePathFingerprint(embedded("draft.gguf", 5))).fingerprint).not.toBe(base);
         // Same path and size, new content and mtime: the cache must not hide the change.
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        await writeFile(join(directory, "draft.gguf"), "draft weights v3");
+        const draft = join(directory, "draft.gguf");
+        const {mtime} = await stat(draft);
+        await writeFile(draft, "draft weights v3");
+        await utimes(draft, mtime, new Date(mtime.getTime() + 1000));
         expect((await decodePathFingerprint(embedded("draft.gguf", 4))).fingerprint).not.toBe(base);
     });
 
