@@ -1,4 +1,4 @@
-import {describe, expect, it} from "vitest";
+import {afterEach, beforeEach, describe, expect, it, vi} from "vitest";
 import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidInputError} from "../../errors.js";
 import {skewedBigramPair} from "../testing/skewedBigramPair.js";
@@ -6,13 +6,18 @@ import {measureVerificationCosts} from "./measureVerificationCosts.js";
 
 const greedy = {temperature: 0, topK: 0, topP: 1, minP: 0};
 
-/** A backend whose evaluations wait `perToken` ms per token, recording the size of every argmax evaluation. */
+/**
+ * A backend whose evaluations take `perToken` ms per token on the test's fake clock (performance.now
+ * moves by exactly that much, whatever the machine's load), recording the size of every argmax evaluation.
+ */
 function slowed(backend: ModelBackend, perToken: number) {
     const argmaxBatches: number[] = [];
     const wrapped: ModelBackend = Object.assign(Object.create(backend) as ModelBackend, {
         async createSequence(): Promise<BackendSequence> {
             const inner = await backend.createSequence();
-            const wait = (tokens: number) => new Promise((resolve) => setTimeout(resolve, perToken * tokens));
+            const wait = async (tokens: number): Promise<void> => {
+                vi.advanceTimersByTime(perToken * tokens);
+            };
             return {
                 get tokens() {
                     return inner.tokens;
@@ -36,10 +41,18 @@ function slowed(backend: ModelBackend, perToken: number) {
 }
 
 describe("measureVerificationCosts", () => {
-    it("times every verification size 1..γ+1 from real strict runs, and a draft token cheaper than the target's", async () => {
+    // Only performance.now is faked: the engine's event-loop turns (setImmediate) stay real.
+    beforeEach(() => {
+        vi.useFakeTimers({toFake: ["performance"]});
+    });
+    afterEach(() => {
+        vi.useRealTimers();
+    });
+
+    it("times every verification size 1..γ+1 and a draft token from real strict runs", async () => {
         const pair = skewedBigramPair(5);
         const target = slowed(pair.target, 3);
-        const draft = slowed(pair.draft, 0);
+        const draft = slowed(pair.draft, 1);
         // Prompts on the well-served side (every draft accepted) and the other (every draft rejected).
         const costs = await measureVerificationCosts(target.backend, draft.backend, {
             maxGamma: 3,
@@ -50,11 +63,8 @@ describe("measureVerificationCosts", () => {
             sampling: greedy,
             maxTokens: 8
         });
-        expect(costs.targetMilliseconds).toHaveLength(4);
-        // 3 ms per token: t_T(4) − t_T(1) ≈ 9 ms, well above timer jitter.
-        expect(costs.targetMilliseconds[3] - costs.targetMilliseconds[0]).toBeGreaterThan(5);
-        expect(costs.draftMilliseconds).toBeGreaterThan(0);
-        expect(costs.draftMilliseconds).toBeLessThan(costs.targetMilliseconds[0]);
+        // 3 ms per target token and 1 ms per draft token, on a clock nothing else moves.
+        expect(costs).toEqual({targetMilliseconds: [3, 6, 9, 12], draftMilliseconds: 1});
         // Verification batches of every size up to γ + 1 = 4 ran on the target, none larger.
         expect(new Set(target.argmaxBatches)).toEqual(new Set([1, 2, 3, 4]));
     });
