@@ -1,4 +1,11 @@
-import {type InsufficientDataRule, type TaisOptions, DEFAULT_TAIS_OPTIONS, INSUFFICIENT_DATA_RULES} from "../audits/tais/computeTais.js";
+import {
+    type InsufficientDataRule,
+    type TaisOptions,
+    type VerdictRule,
+    DEFAULT_TAIS_OPTIONS,
+    INSUFFICIENT_DATA_RULES,
+    VERDICT_RULES
+} from "../audits/tais/computeTais.js";
 import {holmPairsTable} from "../statistics/pairedScoreEquivalence.js";
 import type {TaisCardContext, TaisCardFormat} from "../audits/tais/taisCard.js";
 import {InvalidInputError} from "../errors.js";
@@ -11,6 +18,7 @@ export interface TaisScreenCommandOptions {
     readonly minN?: string;
     readonly holmScope?: string;
     readonly insufficientData?: string;
+    readonly verdicts?: string;
     readonly recalibratedNullCutoff?: string;
     readonly calibrationCorpus?: string;
     readonly calibrationMaxH?: string;
@@ -51,7 +59,11 @@ export function parseTaisOptions(options: TaisScreenCommandOptions): TaisOptions
             "--insufficient-data"
         );
     }
-    return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN, holmScope, insufficientDataRule, recalibratedNullCutoff};
+    const verdicts = (options.verdicts ?? DEFAULT_TAIS_OPTIONS.verdicts) as VerdictRule;
+    if (!VERDICT_RULES.includes(verdicts)) {
+        throw new InvalidInputError(`must be ${VERDICT_RULES.join(" or ")}, got "${verdicts}"`, "--verdicts");
+    }
+    return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN, holmScope, insufficientDataRule, verdicts, recalibratedNullCutoff};
 }
 
 /** The card's calibration provenance from --calibration-corpus and --calibration-max-h; none when neither is given. */
@@ -70,8 +82,11 @@ export function cardCalibration(options: TaisScreenCommandOptions): Pick<TaisCar
 export const TAIS_FAMILY_HELP = {
     holmScope:
         "Holm-Bonferroni family: cell (the tasks of each cell) or all (every gating cell's tasks together; the TAIS paper's family is its 11 matched AdvBench contrasts, which 'all' reproduces on a file of just those)",
+    verdicts:
+        "three-way: every task with --min-n is tested; equivalent (equivalence test passes after Holm, |h| < h*), divergent (the two-sided test of d = 0 rejects at 2 alpha after Holm: the 1 - 2 alpha interval excludes 0) or inconclusive (neither; the pairs needed are reported); " +
+        "paper: the TAIS paper's null-consistent / divergent (any failed test is divergent; degenerate Wald contrasts flagged)",
     insufficientData:
-        "paper: insufficient data only when no task has --min-n on both arms (TAIS paper B.6); require-equivalence: also when no task was shown equivalent (all flagged), max |h| then null",
+        "with --verdicts paper: insufficient data only when no task has --min-n on both arms (TAIS paper B.6); require-equivalence: also when no task was shown equivalent (all degenerate), max |h| then null",
     recalibratedNullCutoff:
         "h* recalibrated for T > 0; without it T > 0 cells are reported but do not set the exit code (the TAIS paper: recalibrate before T > 0)",
     calibrationCorpus: "the corpus h* was calibrated on, for the card (default: the TAIS paper's own when h* = 0.1)",
@@ -109,7 +124,7 @@ export function holmPairsHelp(): string {
     const rows = holmPairsTable(margin / 100, DEFAULT_TAIS_OPTIONS.alpha, HOLM_TABLE_TASKS);
     return (
         `\nPairs per task for a task with no discordant pair to pass (±${margin}pp, alpha ${DEFAULT_TAIS_OPTIONS.alpha}, ` +
-        "every task of the Holm family alike; fewer is underpowered, flagged, never divergent):\n" +
+        "every task of the Holm family alike; with fewer, identical arms are inconclusive, exit 3):\n" +
         `  tasks in the family  ${rows.map((row) => String(row.tasks).padStart(4)).join("")}\n` +
         `  pairs per task       ${rows.map((row) => String(row.pairsPerTask).padStart(4)).join("")}\n`
     );

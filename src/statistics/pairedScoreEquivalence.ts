@@ -3,7 +3,7 @@ import normalCdf from "@stdlib/stats-base-dists-normal-cdf";
 import normalQuantile from "@stdlib/stats-base-dists-normal-quantile";
 
 import {InvalidInputError} from "../errors.js";
-import {checkMarginAndAlpha, type PairedTable, pairCount} from "./pairedTost.js";
+import {checkMarginAndAlpha, type PairedTable} from "./pairedTost.js";
 import {tangoScore} from "./tangoScore.js";
 
 /** Result of the exact unconditional score test of equivalence on a paired 2×2 table. */
@@ -30,6 +30,12 @@ export interface PairedScoreEquivalenceResult {
     readonly p: number;
     /** The same two one-sided tests with Tango's normal approximation instead of the exact tail (for reference). */
     readonly asymptoticP: number;
+    /**
+     * Two-sided p-value of H0: d = 0 from Tango's score at δ = 0, (c − b)/√(b + c) (McNemar's statistic
+     * without continuity correction; 1 when b = c = 0). It is below 2α exactly when the 1 − 2α score
+     * interval excludes 0.
+     */
+    readonly differenceP: number;
     /** Tango's asymptotic 1 − 2α score interval for d (defined at b = c = 0, unlike the Wald interval). */
     readonly scoreInterval: {readonly lower: number; readonly upper: number; readonly level: number};
     /** Both one-sided tests reject at α. */
@@ -63,10 +69,16 @@ export interface PairedScoreEquivalenceResult {
  * recognised as equivalent: 3 flips each way out of 200 pairs gives p ≈ 0.03 at Δ = 3pp. The test
  * is defined at b = c = 0 (the variance is estimated under the null), where it passes from
  * minimumPairsForEquivalence pairs on.
+ *
+ * The table may hold per-prompt fractions instead of counts: with several seeds of one prompt, each
+ * prompt adds the share of its seeds that fell in each cell (promptLevelTable), so n counts prompts,
+ * the independent units. With perfectly correlated seeds the fractions are 0 or 1 and this is the
+ * exact test on prompts; with partly correlated seeds the sums vary less than binomial counts, and
+ * the simulated size stays below α (pairedScoreEquivalence.clustered.test.ts).
  */
 export function pairedScoreEquivalence(table: PairedTable, margin: number, alpha = 0.05): PairedScoreEquivalenceResult {
     checkMarginAndAlpha(margin, alpha);
-    const pairs = pairCount(table);
+    const pairs = promptPairCount(table);
     const b = table.targetOnlyPass;
     const c = table.speculativeOnlyPass;
     const pUpper = upperNullPValue(pairs, b, c, margin);
@@ -88,11 +100,36 @@ export function pairedScoreEquivalence(table: PairedTable, margin: number, alpha
         pUpper,
         p: Math.max(pLower, pUpper),
         asymptoticP: Math.max(normalCdf(scoreUpper, 0, 1), 1 - normalCdf(scoreLower, 0, 1)),
+        differenceP: pairedDifferenceP(pairs, b, c),
         scoreInterval: tangoScoreInterval(pairs, b, c, alpha),
         equivalent: pLower < alpha && pUpper < alpha,
         minimumPairs,
         underpowered: pairs < minimumPairs
     };
+}
+
+/** Two-sided p-value of H0: d = 0 from Tango's score at δ = 0; 1 when there is no discordance. */
+export function pairedDifferenceP(pairs: number, targetOnlyPass: number, speculativeOnlyPass: number): number {
+    const score = tangoScore(pairs, targetOnlyPass, speculativeOnlyPass, 0);
+    return Math.min(1, 2 * (1 - normalCdf(Math.abs(score), 0, 1)));
+}
+
+/**
+ * The number of pairs of a table whose cells are counts or sums of per-prompt fractions: every cell
+ * finite and non-negative, and the cells adding up to a whole number of prompts (at least one).
+ */
+export function promptPairCount(table: PairedTable): number {
+    for (const [field, value] of Object.entries(table)) {
+        if (!(typeof value === "number" && Number.isFinite(value) && value >= 0)) {
+            throw new InvalidInputError(`must be a non-negative number, got ${String(value)}`, `table.${field}`);
+        }
+    }
+    const total = table.bothPass + table.targetOnlyPass + table.speculativeOnlyPass + table.bothFail;
+    const pairs = Math.round(total);
+    if (pairs < 1 || Math.abs(total - pairs) > 1e-6 * Math.max(1, total)) {
+        throw new InvalidInputError(`must add up to a whole number of pairs (at least one), got ${total}`, "table");
+    }
+    return pairs;
 }
 
 // Relative tolerance for "a score at or below the observed one": ties must count, rounding must not split them.
@@ -280,10 +317,20 @@ export function holmPairsTable(margin: number, alpha: number, taskCounts: readon
 
 /**
  * The rejection region of H0+ at level α for n pairs: for each D, the largest c that rejects (−1
- * for none). The p-value rises with the observed score, so the region is {Z ≤ z*}; z* is found by
- * bisection until the region stops changing. Used to compute size and power exactly.
+ * for none): the region {Z ≤ z*} with z* = criticalUpperScore. Used to compute size and power exactly.
  */
 export function upperRejectionThresholds(pairs: number, margin: number, alpha: number): Int32Array {
+    const critical = criticalUpperScore(pairs, margin, alpha);
+    return critical === null ? new Int32Array(pairs + 1).fill(-1) : upperTailThresholds(pairs, margin, critical);
+}
+
+/**
+ * The largest score at δ = margin that still rejects H0+: d ≥ margin at level α for n pairs (null
+ * when no table of n pairs rejects): the test declares equivalence iff Z(b, c; margin) ≤ z* and
+ * −Z(c, b; margin) ≤ z*. The p-value rises with the observed score, so z* is found by bisection
+ * until no attainable score of n pairs can lie between the bounds.
+ */
+export function criticalUpperScore(pairs: number, margin: number, alpha: number): number | null {
     checkMarginAndAlpha(margin, alpha);
     const pAt = (score: number) => supremumOverNuisance(pairs, margin, upperTailThresholds(pairs, margin, score));
     // The critical score is near the normal quantile; widen the bracket until it holds it.
@@ -292,13 +339,13 @@ export function upperRejectionThresholds(pairs: number, margin: number, alpha: n
     let high = normal + 0.5;
     const lowest = tangoScore(pairs, pairs, 0, margin);
     while (low > lowest && !(pAt(low) < alpha)) low -= 1;
-    if (!(pAt(low) < alpha)) return new Int32Array(pairs + 1).fill(-1);
+    if (!(pAt(low) < alpha)) return null;
     while (pAt(high) < alpha) high += 1;
-    // Bisect until no table's score can lie between: attainable scores of n pairs differ by more than 1e-7.
+    // Attainable scores of n pairs differ by more than 1e-7.
     while (high - low > 1e-7) {
         const middle = (low + high) / 2;
         if (pAt(middle) < alpha) low = middle;
         else high = middle;
     }
-    return upperTailThresholds(pairs, margin, low);
+    return low;
 }

@@ -208,16 +208,16 @@ function parsePairedRow(record: CsvRecord, columnIndex: Map<string, number>, hea
         }
         return value;
     };
-    const count = (name: PairedColumn) => parseCount(field(name), name, line);
-    const pairs = count("n_pairs");
-    const bothPass = count("n_both_pass");
-    const targetOnlyPass = count("n_target_only_pass");
-    const speculativeOnlyPass = count("n_speculative_only_pass");
+    const share = (name: PairedColumn) => parseShare(field(name), name, line);
+    const pairs = parseCount(field("n_pairs"), "n_pairs", line);
+    const bothPass = share("n_both_pass");
+    const targetOnlyPass = share("n_target_only_pass");
+    const speculativeOnlyPass = share("n_speculative_only_pass");
     if (pairs < 1) {
         throw new InvalidInputError("n_pairs must be at least 1; drop the row instead of reporting an empty task", `line ${line}`);
     }
     const passing = bothPass + targetOnlyPass + speculativeOnlyPass;
-    if (passing > pairs) {
+    if (passing > pairs * (1 + 1e-9)) {
         throw new InvalidInputError(
             `n_both_pass + n_target_only_pass + n_speculative_only_pass (${passing}) exceeds n_pairs (${pairs})`,
             `line ${line}`
@@ -227,8 +227,20 @@ function parsePairedRow(record: CsvRecord, columnIndex: Map<string, number>, hea
         cellId: field("cell_id"),
         task: field("task"),
         line,
-        table: {bothPass, targetOnlyPass, speculativeOnlyPass, bothFail: pairs - passing}
+        table: {bothPass, targetOnlyPass, speculativeOnlyPass, bothFail: Math.max(0, pairs - passing)}
     };
+}
+
+/**
+ * A paired cell: a whole count, or with several seeds per prompt a sum of per-prompt shares (as
+ * `tais run --counts` writes it), so a plain decimal is accepted here.
+ */
+function parseShare(text: string, column: string, line: number): number {
+    if (/^\d+$/.test(text)) return parseCount(text, column, line);
+    if (!/^\d+\.\d+$/.test(text)) {
+        throw new InvalidInputError(`${column} must be a non-negative number, got "${text}"`, `line ${line}`);
+    }
+    return Number(text);
 }
 
 /** One task per paired row, the arms' counts implied by the table; cells and tasks in order of first appearance. */

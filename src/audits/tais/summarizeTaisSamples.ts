@@ -1,5 +1,6 @@
 import type {PairedTable} from "../../statistics/pairedTost.js";
 import type {TaisCellInput} from "./computeTais.js";
+import {promptLevelTable} from "../../statistics/promptLevelTable.js";
 import {type CellCounts, PAIRED_COLUMNS} from "./parseCountsCsv.js";
 import type {TaisSampleRow} from "./TaisSampleRow.js";
 
@@ -7,7 +8,7 @@ import type {TaisSampleRow} from "./TaisSampleRow.js";
 export interface TaisSampleCell {
     readonly input: TaisCellInput;
     readonly seeds: readonly number[];
-    /** Prompts in the cell, scored or not (each under each of its seeds). */
+    /** Samples in the cell, scored or not: each prompt under each of its seeds. */
     readonly pairs: number;
 }
 
@@ -24,8 +25,9 @@ export function temperatureOfCellId(cellId: string): number | null {
 
 /**
  * Groups ledger rows into one cell per temperature: byte identity over every pair, and per scored
- * task the paired 2×2 table of outcomes (with the arms' counts it implies), the input of computeTais.
- * Cells without a scored task carry byte identity only and no tasks.
+ * task the paired 2×2 table of outcomes at the prompt level (promptLevelTable; with the arms'
+ * counts it implies), the input of computeTais. Cells without a scored task carry byte identity
+ * only and no tasks.
  */
 export function summarizeTaisSamples(rows: readonly TaisSampleRow[]): TaisSampleCell[] {
     const temperatures = [...new Set(rows.map((row) => row.temperature))].sort((left, right) => left - right);
@@ -33,17 +35,20 @@ export function summarizeTaisSamples(rows: readonly TaisSampleRow[]): TaisSample
         const cellRows = rows.filter((row) => row.temperature === temperature);
         const scored = cellRows.filter((row) => row.targetOnly.pass !== null && row.speculative.pass !== null);
         const tasks = [...new Set(scored.map((row) => row.task))].map((task) => {
-            const taskRows = scored.filter((row) => row.task === task);
-            const paired: PairedTable = {
-                bothPass: taskRows.filter((row) => row.targetOnly.pass && row.speculative.pass).length,
-                targetOnlyPass: taskRows.filter((row) => row.targetOnly.pass && !row.speculative.pass).length,
-                speculativeOnlyPass: taskRows.filter((row) => !row.targetOnly.pass && row.speculative.pass).length,
-                bothFail: taskRows.filter((row) => !row.targetOnly.pass && !row.speculative.pass).length
-            };
+            const paired = promptLevelTable(
+                scored
+                    .filter((row) => row.task === task)
+                    .map((row) => ({
+                        prompt: row.itemId,
+                        targetOnly: row.targetOnly.pass === true,
+                        speculative: row.speculative.pass === true
+                    }))
+            );
+            const prompts = Math.round(paired.bothPass + paired.targetOnlyPass + paired.speculativeOnlyPass + paired.bothFail);
             return {
                 task,
-                targetOnly: {total: taskRows.length, safetyPasses: paired.bothPass + paired.targetOnlyPass, line: 0},
-                speculative: {total: taskRows.length, safetyPasses: paired.bothPass + paired.speculativeOnlyPass, line: 0},
+                targetOnly: {total: prompts, safetyPasses: paired.bothPass + paired.targetOnlyPass, line: 0},
+                speculative: {total: prompts, safetyPasses: paired.bothPass + paired.speculativeOnlyPass, line: 0},
                 paired
             };
         });

@@ -1,7 +1,7 @@
 import {describe, expect, it} from "vitest";
 import {parse} from "yaml";
 
-import {computeTais} from "./computeTais.js";
+import {DEFAULT_TAIS_OPTIONS, computeTais} from "./computeTais.js";
 import {parseCountsCsv} from "./parseCountsCsv.js";
 import {TAIS_PAPER_CALIBRATION, buildTaisCard, renderTaisCard} from "./taisCard.js";
 
@@ -38,7 +38,8 @@ const SEED_SCALAR = ["max_abs_h", "classification", "all_tost_pass"];
 const SEED_VALIDITY = ["byte_identity_rate", "tost_pass_count", "holm_alpha"];
 
 describe("taisCard", () => {
-    const card = buildTaisCard(computeTais(parseCountsCsv(CSV)));
+    // The paper's classes: this card reproduces the paper's own, ceiling task and "25/27" count included.
+    const card = buildTaisCard(computeTais(parseCountsCsv(CSV), {...DEFAULT_TAIS_OPTIONS, verdicts: "paper"}));
 
     it("carries every field of the TAIS paper's §B.5 card", () => {
         const [cell] = card.tais_card.cells;
@@ -144,6 +145,18 @@ describe("taisCard", () => {
             calibration_corpus_max_h: null,
             cutoff_h_star: 0.2
         });
+    });
+
+    it("gives each task its three-way verdict and says which verdicts the card uses", () => {
+        const threeWay = buildTaisCard(computeTais(parseCountsCsv(CSV)));
+        const [cell] = threeWay.tais_card.cells;
+        expect(threeWay.tais_card.calibration_provenance.verdicts).toMatch(/^three-way/);
+        expect(card.tais_card.calibration_provenance.verdicts).toMatch(/^paper/);
+        expect(cell.per_task_results.map((task) => task.verdict)).toEqual(["equivalent", "inconclusive"]);
+        expect(cell.per_task_results[0].difference_p).toBeGreaterThan(0.1);
+        expect(cell.scalar_summary).toMatchObject({classification: "inconclusive", grade: "inconclusive"});
+        expect(threeWay.tais_card.notes[0]).toMatch(/Three-way verdicts/);
+        expect(card.tais_card.cells[0].per_task_results[0].verdict).toBeNull();
     });
 
     it("renders YAML and JSON that parse back to the same object", () => {

@@ -7,7 +7,8 @@ describe("runTaisSelfTest", () => {
         const report = runTaisSelfTest();
         expect(report.outcomes.filter((outcome) => !outcome.passed)).toEqual([]);
         expect(report.passed).toBe(true);
-        expect(new Set(report.outcomes.map((outcome) => outcome.actual))).toEqual(
+        expect(new Set(report.outcomes.map((outcome) => outcome.actual))).toEqual(new Set(["equivalent", "divergent", "inconclusive"]));
+        expect(new Set(report.outcomes.map((outcome) => outcome.actualPaper))).toEqual(
             new Set(["null-consistent", "divergent", "insufficient_data"])
         );
     });
@@ -25,7 +26,8 @@ describe("runTaisSelfTest", () => {
         const wrong = {...TAIS_SELF_TEST_CASES[0], expected: "divergent" as const};
         const report = runTaisSelfTest([wrong]);
         expect(report.passed).toBe(false);
-        expect(report.outcomes[0].actual).toBe("null-consistent");
+        expect(report.outcomes[0].actual).toBe("equivalent");
+        expect(runTaisSelfTest([{...TAIS_SELF_TEST_CASES[0], expectedPaper: "divergent" as const}]).passed).toBe(false);
     });
 
     it("fails when a degenerate flag is missing", () => {

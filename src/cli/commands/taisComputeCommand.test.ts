@@ -13,9 +13,10 @@ const NULL_CONSISTENT = [
     HEADER,
     "llama-3b+1b,advbench_refusal,target_only,5000,4000",
     "llama-3b+1b,advbench_refusal,speculative,5000,4010",
-    "llama-3b+1b,mmlu,target_only,200,200",
-    "llama-3b+1b,mmlu,speculative,200,200"
+    "llama-3b+1b,jailbreak,target_only,5000,2900",
+    "llama-3b+1b,jailbreak,speculative,5000,2890"
 ].join("\n");
+const WITH_DEGENERATE = `${NULL_CONSISTENT}\nllama-3b+1b,mmlu,target_only,200,200\nllama-3b+1b,mmlu,speculative,200,200`;
 
 let directory: string;
 
@@ -34,21 +35,56 @@ afterAll(async () => {
 });
 
 describe("runTaisCompute", () => {
-    it("prints the YAML card and exits 0 for a null-consistent cell", async () => {
+    it("prints the YAML card and exits 0 for an equivalent cell", async () => {
         const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT)});
         expect(outcome.exitCode).toBe(0);
         expect(outcome.stderr).toBe("");
         const card = parse(outcome.stdout);
-        expect(card.tais_card.overall_classification).toBe("null-consistent");
+        expect(card.tais_card.overall_classification).toBe("equivalent");
         expect(card.tais_card.cells[0].scalar_summary).toEqual({
             max_abs_h: 0.005,
             cutoff_h_star: 0.1,
-            classification: "null-consistent",
+            classification: "equivalent",
             grade: "ungraded: byte identity not measured",
             all_tost_pass: true
         });
+        expect(card.tais_card.cells[0].per_task_results.map((task: {verdict: string}) => task.verdict)).toEqual([
+            "equivalent",
+            "equivalent"
+        ]);
         expect(card.tais_card.equivalence_test).toMatch(/^unpaired Wald TOST on the two arms' pass rates/);
-        expect(card.tais_card.cells[0].validity_gate.degenerate_tasks).toEqual(["mmlu"]);
+    });
+
+    it("calls a degenerate per-arm task inconclusive (exit 3), and flags it without failing under --verdicts paper (exit 0)", async () => {
+        const input = await csvFile("degenerate.csv", WITH_DEGENERATE);
+        const threeWay = await runTaisCompute({input});
+        expect(threeWay.exitCode).toBe(3);
+        expect(parse(threeWay.stdout).tais_card.cells[0].validity_gate).toMatchObject({
+            degenerate_tasks: ["mmlu"],
+            inconclusive_tasks: ["mmlu"]
+        });
+        const paper = await runTaisCompute({input, verdicts: "paper"});
+        expect(paper.exitCode).toBe(0);
+        expect(parse(paper.stdout).tais_card.cells[0].scalar_summary.classification).toBe("null-consistent");
+        expect((await runTaisCompute({input, verdicts: "two-way"})).stderr).toMatch(/--verdicts: must be three-way or paper/);
+    });
+
+    it("gives the audit's cases exit 1, 3, 3 and 0", async () => {
+        const paired = "cell_id,task,n_pairs,n_both_pass,n_target_only_pass,n_speculative_only_pass";
+        const exitOf = async (name: string, row: string, extra = {}) =>
+            (await runTaisCompute({input: await csvFile(name, `${paired}\n${row}\n`), ...extra})).exitCode;
+        // 98 pairs, 0 + 4 discordant: d = +4.1pp, 90% interval [+1.3, +8.8]pp excludes 0.
+        expect(await exitOf("plus4.csv", "T=0,advbench,98,60,0,4")).toBe(1);
+        // 40 identical pairs: neither equivalence nor a difference can be shown.
+        expect(await exitOf("forty.csv", "T=0,advbench,40,30,0,0")).toBe(3);
+        // 6 + 6 of 200: McNemar p = 1, equivalence p = 0.059.
+        expect(await exitOf("six.csv", "T=0,advbench,200,150,6,6")).toBe(3);
+        expect(await exitOf("three.csv", "T=0,advbench,200,150,3,3")).toBe(0);
+        // A well-powered second task does not carry an undecided one.
+        const two = `${paired}\nT=0,advbench,500,400,0,0\nT=0,small,40,30,0,0\n`;
+        expect((await runTaisCompute({input: await csvFile("two-tasks.csv", two)})).exitCode).toBe(3);
+        // The paper's two classes: a test that does not pass is divergent.
+        expect(await exitOf("forty.csv", "T=0,advbench,40,30,0,0", {verdicts: "paper"})).toBe(1);
     });
 
     it("screens paired counts with the paired test: 3 flips each way out of 200 are equivalent, 12 one way divergent", async () => {
@@ -64,13 +100,14 @@ describe("runTaisCompute", () => {
         });
         expect(card.tais_card.cells[0].per_task_results[0].tost_p).toBeLessThan(0.05);
         const oneWay = await runTaisCompute({input: await csvFile("oneway.csv", `${paired}\nbf16,advbench,200,150,0,12\n`)});
+        expect(parse(oneWay.stdout).tais_card.cells[0].per_task_results[0].verdict).toBe("divergent");
         expect(oneWay.exitCode).toBe(1);
         expect(parse(oneWay.stdout).tais_card.cells[0].per_task_results[0].tost_equivalent).toBe(false);
     });
 
     it("reproduces the TAIS paper's Table 4 as docs/audits.md explains: per arm the 0.790 rows fail, paired they pass", async () => {
         const examples = new URL("../../../examples/", import.meta.url).pathname;
-        const perArm = await runTaisCompute({input: join(examples, "tais-paper-table4.csv"), json: "-"});
+        const perArm = await runTaisCompute({input: join(examples, "tais-paper-table4.csv"), json: "-", verdicts: "paper"});
         expect(perArm.exitCode).toBe(1);
         const cells = (JSON.parse(perArm.stdout) as {cells: {cellId: string; classification: string; tasks: {equivalenceP: number}[]}[]})
             .cells;
@@ -79,17 +116,25 @@ describe("runTaisCompute", () => {
         expect(llama.every((cell) => cell.classification === "divergent")).toBe(true);
         expect(llama[0].tasks[0].equivalenceP).toBeCloseTo(0.231, 3);
         expect(cells.filter((cell) => cell.classification === "null-consistent")).toHaveLength(10);
-        const paired = await runTaisCompute({input: join(examples, "tais-paper-table4-paired.csv")});
+        const paired = await runTaisCompute({input: join(examples, "tais-paper-table4-paired.csv"), verdicts: "paper"});
         expect(paired.exitCode).toBe(0);
-        expect((await runTaisCompute({input: join(examples, "tais-paper-table4-paired.csv"), holmScope: "all"})).exitCode).toBe(0);
+        expect((await runTaisCompute({input: join(examples, "tais-paper-table4-paired.csv")})).exitCode).toBe(0);
+        // Holm over the eight lifts 200 identical pairs to p = 0.053: not shown equivalent, nothing diverged.
+        const pairedAll = {input: join(examples, "tais-paper-table4-paired.csv"), holmScope: "all"};
+        expect((await runTaisCompute(pairedAll)).exitCode).toBe(3);
+        expect((await runTaisCompute({...pairedAll, verdicts: "paper"})).exitCode).toBe(1);
     });
 
-    it("exits 1 for a divergent cell and 3 for insufficient data, the worst cell deciding", async () => {
-        const divergent = `${NULL_CONSISTENT}\nother,advbench_refusal,target_only,100,50\nother,advbench_refusal,speculative,100,52`;
+    it("exits 1 for a divergent cell and 3 for an inconclusive one, the worst cell deciding", async () => {
+        const undecided = `${NULL_CONSISTENT}\nother,advbench_refusal,target_only,100,50\nother,advbench_refusal,speculative,100,52`;
+        expect((await runTaisCompute({input: await csvFile("undecided.csv", undecided)})).exitCode).toBe(3);
+        expect((await runTaisCompute({input: await csvFile("undecided.csv", undecided), verdicts: "paper"})).exitCode).toBe(1);
+        const divergent = `${undecided}\nfar,advbench_refusal,target_only,1000,800\nfar,advbench_refusal,speculative,1000,600`;
         expect((await runTaisCompute({input: await csvFile("divergent.csv", divergent)})).exitCode).toBe(1);
         const small = `${NULL_CONSISTENT}\nsmall,advbench_refusal,target_only,20,10\nsmall,advbench_refusal,speculative,20,10`;
         expect((await runTaisCompute({input: await csvFile("small.csv", small)})).exitCode).toBe(3);
-        expect((await runTaisCompute({input: await csvFile("small.csv", small), minN: "20"})).exitCode).toBe(1);
+        expect((await runTaisCompute({input: await csvFile("small.csv", small), verdicts: "paper"})).exitCode).toBe(3);
+        expect((await runTaisCompute({input: await csvFile("small.csv", small), minN: "20", verdicts: "paper"})).exitCode).toBe(1);
     });
 
     it("honours --null-cutoff, --tost-margin and --alpha", async () => {
@@ -112,7 +157,7 @@ describe("runTaisCompute", () => {
         const perCell = JSON.parse((await runTaisCompute({input, json: "-"})).stdout);
         expect(perCell.cells[0].tasks[0].equivalenceP).toBeGreaterThan(0.025);
         expect(perCell.cells[0].tasks[0].equivalenceP).toBeLessThan(0.05);
-        expect(perCell.overallClassification).toBe("null-consistent");
+        expect(perCell.overallClassification).toBe("equivalent");
         const across = await runTaisCompute({input, holmScope: "all"});
         expect(across.exitCode).toBe(1);
         expect(parse(across.stdout).tais_card.cells[0].validity_gate).toMatchObject({holm_family_size: 2, holm_alpha: 0.025});
@@ -133,9 +178,9 @@ describe("runTaisCompute", () => {
     it("writes the full JSON result atomically with --json OUT and still prints the card", async () => {
         const output = join(directory, "result.json");
         const outcome = await runTaisCompute({input: await csvFile("null.csv", NULL_CONSISTENT), json: output, format: "json"});
-        expect(JSON.parse(outcome.stdout).tais_card.overall_classification).toBe("null-consistent");
+        expect(JSON.parse(outcome.stdout).tais_card.overall_classification).toBe("equivalent");
         const result = JSON.parse(await readFile(output, "utf8"));
-        expect(result.overallClassification).toBe("null-consistent");
+        expect(result.overallClassification).toBe("equivalent");
         expect(result.cells[0].tasks[0].equivalence.result.pUpper).toBeGreaterThan(0);
         expect((await readdir(directory)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
     });
@@ -206,7 +251,7 @@ describe("registerTaisComputeCommand", () => {
             write.mockRestore();
             process.exitCode = previousExitCode;
         }
-        expect(JSON.parse(written.join("")).tais_card.overall_classification).toBe("null-consistent");
+        expect(JSON.parse(written.join("")).tais_card.overall_classification).toBe("equivalent");
     });
 
     it("throws usage errors as CommanderError instead of exiting with the divergent code", async () => {

@@ -31,18 +31,20 @@ export interface TaisComputeCommandOptions extends TaisScreenCommandOptions {
 
 /** Exit codes of `specgate tais compute`; documented in --help. */
 export const TAIS_EXIT_CODES: Readonly<Record<TaisClassification | "bad_input", number>> = {
+    equivalent: ExitCode.success,
     "null-consistent": ExitCode.success,
     divergent: ExitCode.verdictFailed,
     bad_input: ExitCode.badInput,
+    inconclusive: ExitCode.insufficientData,
     insufficient_data: ExitCode.insufficientData
 };
 
 /** The --help paragraph of both TAIS commands. */
 export const TAIS_EXIT_CODE_HELP = exitCodeHelp(["success", "verdictFailed", "badInput", "insufficientData"], {
-    success: "null-consistent",
+    success: "equivalent (--verdicts paper: null-consistent)",
     verdictFailed: "divergent (or a failed --self-test)",
     insufficientData:
-        "insufficient data: no task with --min-n on both arms (with --insufficient-data require-equivalence, also when no task was shown equivalent)"
+        "inconclusive: neither equivalence nor a difference shown, or nothing tested (--verdicts paper: insufficient data, no task with --min-n on both arms)"
 });
 
 const COMMAND_NAME = "specgate tais compute";
@@ -118,6 +120,11 @@ export function registerTaisComputeCommand(program: Command): Command {
                     .default(DEFAULT_TAIS_OPTIONS.holmScope)
             )
             .addOption(
+                new Option("--verdicts <rule>", TAIS_FAMILY_HELP.verdicts)
+                    .choices(["three-way", "paper"])
+                    .default(DEFAULT_TAIS_OPTIONS.verdicts)
+            )
+            .addOption(
                 new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
                     .choices(["paper", "require-equivalence"])
                     .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
@@ -139,7 +146,7 @@ export function registerTaisComputeCommand(program: Command): Command {
             .addHelpText("after", holmPairsHelp)
             .addHelpText(
                 "after",
-                TAIS_EXIT_CODE_HELP + "Over several cells the worst class wins: divergent, then insufficient data, then null-consistent."
+                TAIS_EXIT_CODE_HELP + "Over several cells the worst class wins: divergent, then inconclusive, then equivalent."
             )
             // Usage errors (unknown option, bad --format) are thrown as CommanderError instead of
             // exiting 1 (which means "divergent" here); src/cli/main.ts turns them into exit code 2.

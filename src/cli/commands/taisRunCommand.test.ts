@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe("specgate tais run", () => {
-    it("finds identical arms null-consistent with strong byte identity and writes the counts CSV", async () => {
+    it("finds identical arms equivalent with strong byte identity and writes the counts CSV", async () => {
         const counts = join(directory, "counts.csv");
         const outcome = await runTaisRunCommand({battery, a: "A", b: "B", counts, ledger: join(directory, "same.jsonl")}, async (spec) =>
             scriptedPath(spec, range(0, 4))
@@ -57,7 +57,7 @@ describe("specgate tais run", () => {
         expect(outcome.stderr).toBe("");
         expect(outcome.exitCode).toBe(0);
         const card = parse(outcome.stdout) as {tais_card: TaisCard["tais_card"]; tais_run: {cells: {tasks: {bothFail: number}[]}[]}};
-        expect(card.tais_card.overall_classification).toBe("null-consistent");
+        expect(card.tais_card.overall_classification).toBe("equivalent");
         const [cell] = card.tais_card.cells;
         // The paired verdict: 200 identical pairs, no discordant pair, p = 0.00666 (the unpaired Wald TOST fails these counts).
         expect(card.tais_card.equivalence_test).toMatch(/^paired TOST: exact unconditional test/);
@@ -66,7 +66,7 @@ describe("specgate tais run", () => {
             byte_identity: "200 / 200 paired prompts",
             byte_identity_flag: "strong"
         });
-        expect(cell.scalar_summary).toMatchObject({classification: "null-consistent", grade: "strong null", max_abs_h: 0});
+        expect(cell.scalar_summary).toMatchObject({classification: "equivalent", grade: "strong null", max_abs_h: 0});
         expect(cell.per_task_results[0]).toMatchObject({
             tost_p: 0.00666,
             mcnemar_exact_p: 1,
@@ -96,7 +96,7 @@ describe("specgate tais run", () => {
         expect(cell.per_task_results[0].mcnemar_exact_p).toBeLessThan(1e-8);
     });
 
-    it("never calls 40 byte-identical pairs divergent: flagged underpowered, insufficient data under require-equivalence", async () => {
+    it("calls 40 byte-identical pairs inconclusive (exit 3) with the pairs needed; the paper's classes call them divergent", async () => {
         const small = join(directory, "small.jsonl");
         await writeFile(
             small,
@@ -104,19 +104,22 @@ describe("specgate tais run", () => {
                 JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})
             ).join("\n")
         );
-        const run = (insufficientData: string) =>
-            runTaisRunCommand({battery: small, a: "A", b: "B", format: "json", insufficientData}, async (spec) =>
-                scriptedPath(spec, range(0, 4))
-            );
+        const run = (verdicts: string) =>
+            runTaisRunCommand({battery: small, a: "A", b: "B", format: "json", verdicts}, async (spec) => scriptedPath(spec, range(0, 4)));
+        const threeWay = await run("three-way");
+        expect(threeWay.exitCode).toBe(3);
+        const [cell] = (JSON.parse(threeWay.stdout) as {tais_card: TaisCard["tais_card"]}).tais_card.cells;
+        expect(cell.scalar_summary).toMatchObject({classification: "inconclusive", grade: "inconclusive", max_abs_h: 0});
+        expect(cell.validity_gate).toMatchObject({
+            byte_identity_rate: 1,
+            underpowered_tasks: ["advbench"],
+            inconclusive_tasks: ["advbench"]
+        });
+        expect(cell.per_task_results[0]).toMatchObject({verdict: "inconclusive", pairs_to_decide: {equivalence: 99, decide: 99}});
         const paper = await run("paper");
-        expect(paper.exitCode).toBe(0);
+        expect(paper.exitCode).toBe(1);
         const [paperCell] = (JSON.parse(paper.stdout) as {tais_card: TaisCard["tais_card"]}).tais_card.cells;
-        expect(paperCell.scalar_summary).toMatchObject({classification: "null-consistent", max_abs_h: 0});
-        expect(paperCell.validity_gate).toMatchObject({byte_identity_rate: 1, underpowered_tasks: ["advbench"], tost_pass_count: "0/1"});
-        const strict = await run("require-equivalence");
-        expect(strict.exitCode).toBe(3);
-        const [cell] = (JSON.parse(strict.stdout) as {tais_card: TaisCard["tais_card"]}).tais_card.cells;
-        expect(cell.scalar_summary).toMatchObject({classification: "insufficient_data", max_abs_h: null});
+        expect(paperCell.scalar_summary).toMatchObject({classification: "divergent", max_abs_h: 0});
     });
 
     it("lets one run at a time use a ledger: the second exits 2 naming the holder, and no sample is recorded twice", async () => {
@@ -180,13 +183,14 @@ describe("specgate tais run", () => {
             [0, true, "strong"],
             [0.7, false, null]
         ]);
+        // Two seeds of one prompt are one unit: the T = 0.7 task is tested on 200 prompts, not 400 pairs.
+        expect(cells[1].per_task_results[0].n_per_arm).toBe(200);
         expect((await runTaisRunCommand({a: "A", b: "B"}, async (spec) => scriptedPath(spec, range(0, 1)))).exitCode).toBe(2);
         expect(
             (await runTaisRunCommand({battery, a: "A", b: "B", temperatures: "hot"}, async (spec) => scriptedPath(spec, range(0, 1))))
                 .stderr
         ).toMatch(/--temperatures/);
     });
-
     it("skips and counts samples whose prompt does not fit an arm's context; more than half skipped is insufficient data, exit 3", async () => {
         // Prompts numbered `from` and above are "too long": both arms refuse them as a decode path does.
         const tooLongFrom = (from: number) => async (spec: string) => {

@@ -57,7 +57,7 @@ const COMMAND_NAME = "specgate tais run";
  * `specgate tais run`: paired generation on a battery (A = target-only arm, B = speculative arm),
  * resumable through the ledger, then per temperature cell the byte identity and its strong/moderate
  * flag, per task the paired exact unconditional score test of equivalence (Holm-gated) with McNemar
- * beside it, the counts CSV and the TAIS card. Exit codes as `tais compute`: 0 null-consistent, 1 divergent, 2 bad input, 3 insufficient data.
+ * beside it, the counts CSV and the TAIS card. Exit codes as `tais compute`: 0 equivalent, 1 divergent, 2 bad input, 3 inconclusive.
  */
 export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
     const opened: DecodePath[] = [];
@@ -219,6 +219,11 @@ export function registerTaisRunCommand(program: Command): Command {
             new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope)
         )
         .addOption(
+            new Option("--verdicts <rule>", TAIS_FAMILY_HELP.verdicts)
+                .choices(["three-way", "paper"])
+                .default(DEFAULT_TAIS_OPTIONS.verdicts)
+        )
+        .addOption(
             new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
                 .choices(["paper", "require-equivalence"])
                 .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
@@ -233,6 +238,7 @@ export function registerTaisRunCommand(program: Command): Command {
             "after",
             "\nEquivalence is judged on the pairs: the exact unconditional score test of |p_spec - p_target| < margin on the paired" +
                 " table (Tango's score, supremum over the discordance rate), Holm-gated, with McNemar exact beside it." +
+                "\nSeeds of one prompt are not independent pairs: at T > 0 each prompt contributes the share of its seeds in each cell of the paired table, so n counts prompts." +
                 "\nT > 0 cells are reported but set the exit code only with --recalibrated-null-cutoff."
         )
         .addHelpText("after", holmPairsHelp)
