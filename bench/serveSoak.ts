@@ -282,9 +282,15 @@ async function main(): Promise<void> {
     let report: ReturnType<typeof counterCheck> | undefined;
     try {
         samples.push(sampleOf(await scrape(baseUrl), 0));
+        // A failed scrape fails the run once the clients are done, so the finally below still stops the
+        // server (left unhandled, the rejection would end the process with the server running).
+        const scrapeFailures: unknown[] = [];
         const sampler = setInterval(() => {
             const at = Math.round(elapsedSeconds());
-            void scrape(baseUrl).then((scraped) => samples.push(sampleOf(scraped, at)));
+            scrape(baseUrl).then(
+                (scraped) => samples.push(sampleOf(scraped, at)),
+                (error: unknown) => scrapeFailures.push(error)
+            );
         }, sampleSeconds * 1000);
         const deadline = started + minutes * 60_000;
         let sent = 0;
@@ -299,6 +305,7 @@ async function main(): Promise<void> {
             })
         );
         clearInterval(sampler);
+        if (scrapeFailures.length > 0) throw scrapeFailures[0];
         const final = await scrape(baseUrl);
         samples.push(sampleOf(final, Math.round(elapsedSeconds())));
         report = counterCheck(final);
