@@ -6,6 +6,7 @@ import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {targetLaw} from "../testing/targetLaw.js";
 import {generate} from "./generate.js";
+import {presetSpeculationLoad} from "./testing/presetSpeculationLoad.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -43,6 +44,26 @@ describe("token trees in generate (family pair)", () => {
         expect(result.tokens).toEqual(reference.tokens);
         expect(result.telemetry.emittedTokens / result.telemetry.steps).toBeGreaterThan(1.5);
         expect(result.telemetry.draftTokens).toBeGreaterThan(0);
+    });
+
+    it("T = 0, draftLength auto chooses the depth of a 2-wide tree (0 to 4) and the output is target-only greedy decoding's", async () => {
+        const options = {sampling: greedy, maxTokens: 40, ignoreEos: true};
+        const prompt = "Once upon a time";
+        const reference = await generate(target, undefined, prompt, {...options, gamma: 0});
+        // Measured costs, and preset ones on which a two-token level pays only at high acceptance.
+        for (const speculationLoad of [undefined, presetSpeculationLoad(0.3)]) {
+            const result = await generate(
+                target,
+                draft,
+                prompt,
+                {...options, tree: {width: 2, depth: 4}, draftLength: "auto"},
+                {speculationLoad}
+            );
+            expect(result.tokens).toEqual(reference.tokens);
+            const depths = result.telemetry.draftLengths.counts;
+            expect(depths.length).toBeLessThanOrEqual(5);
+            expect(result.telemetry.draftLengths.steps).toBeGreaterThan(0);
+        }
     });
 
     it("T = 0 without the argmax fast path (logit rows) gives the same tokens", async () => {
