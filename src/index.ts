@@ -82,6 +82,7 @@ export type {DecodePath, CompletionRequest, Completion} from "./decodePaths/Deco
 export {loadBattery} from "./batteries/loadBattery.js";
 /** One prompt of a battery. */
 export type {BatteryItem, ScorerKind} from "./batteries/BatteryItem.js";
+/** One chat turn, as OpenAI-compatible endpoints take it (a battery item's `messages`). */
 export type {ChatMessage} from "./chat/ChatMessage.js";
 
 // ── Audits: TAIS, canary, fairness ────────────────────────────────────────────────────────────────
