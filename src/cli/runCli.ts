@@ -1,5 +1,5 @@
 import {CommanderError} from "commander";
-import {SpecgateError} from "../errors.js";
+import {InsufficientDataError, SpecgateError} from "../errors.js";
 import {commandPath, createProgram} from "./createProgram.js";
 import {ExitCode} from "./exitCodes.js";
 import {cliErrorMessage} from "./flagForField.js";
@@ -9,7 +9,8 @@ import {interrupted, reportInterruption, setInterruptedCommand} from "./interrup
 /**
  * Runs the CLI on `args` (without node and the script) and returns the exit code: the one place
  * errors become messages and exit codes (see exitCodes.ts). Usage errors, typed errors and
- * file-system errors are bad input (2), one line on stderr; anything else is a bug (70) and keeps
+ * file-system errors are bad input (2), one line on stderr (an InsufficientDataError is exit 3,
+ * insufficient data); anything else is a bug (70) and keeps
  * its stack trace. Commands that report a verdict set process.exitCode; it is read and cleared.
  * A command stopped by SIGINT/SIGTERM ends with 130/143, whatever it threw (src/cli/interrupts.ts).
  */
@@ -31,6 +32,10 @@ export async function runCli(args: readonly string[]): Promise<number> {
         if (error instanceof CommanderError)
             // commander has already written the message (or the help, for a missing subcommand).
             return error.exitCode === 0 ? ExitCode.success : ExitCode.badInput;
+        if (error instanceof InsufficientDataError) {
+            process.stderr.write(`${failing}: INSUFFICIENT DATA: ${oneLine(error.message)}\n`);
+            return ExitCode.insufficientData;
+        }
         if (error instanceof SpecgateError || isFileSystemError(error)) {
             process.stderr.write(`${failing}: ${oneLine(cliErrorMessage(error, failing))}\n`);
             return ExitCode.badInput;

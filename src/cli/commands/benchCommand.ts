@@ -15,6 +15,9 @@ import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import {loadPrompts} from "../loadPrompts.js";
 import {promptsWithinContext, skippedPromptsLine} from "../promptsWithinContext.js";
+import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {mostSkipped} from "../../engine/fitsContext.js";
+import {ExitCode} from "../exitCodes.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
 import {createProgress} from "../progress.js";
 
@@ -37,6 +40,7 @@ interface BenchCliOptions {
     backend?: BackendChoice;
     gpu?: GpuChoice;
     gpuLayers?: number;
+    contextSize?: number;
     predictor: boolean;
     json?: string;
 }
@@ -83,6 +87,7 @@ export function registerBenchCommand(program: Command): void {
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
+        .addOption(contextSizeOption())
         .option("--json <OUT>", 'write every row with full telemetry to OUT ("-" for stdout)')
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
         .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
@@ -107,11 +112,14 @@ export function registerBenchCommand(program: Command): void {
             const sampling = samplingFromCli(options);
             const allPrompts = await loadPrompts(options.prompts);
             await checkOutputFile(options.json, "--json");
+            for (const path of [options.target, options.draft])
+                if (path != null) process.stderr.write(trainedContextWarning("specgate bench", path, options.contextSize));
             const target = await loadModelBackend(options.target, {
                 threads: options.threads,
                 backend: options.backend,
                 gpu: options.gpu,
-                gpuLayers: options.gpuLayers
+                gpuLayers: options.gpuLayers,
+                contextSize: options.contextSize
             });
             const draftPath = options.draft;
             const draft =
@@ -120,13 +128,14 @@ export function registerBenchCommand(program: Command): void {
                           threads: options.threads,
                           backend: options.backend,
                           gpu: options.gpu,
-                          gpuLayers: options.gpuLayers
+                          gpuLayers: options.gpuLayers,
+                          contextSize: options.contextSize
                       })
                     : undefined;
             try {
-                // Prompts longer than the context are skipped and named, not a failure halfway through.
-                const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, "--prompts");
-                process.stderr.write(skippedPromptsLine("specgate bench", skipped, allPrompts.length));
+                // Prompts that do not fit the context with --max-tokens are skipped and named, not a run the context cuts short.
+                const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, options.maxTokens, "--prompts");
+                process.stderr.write(skippedPromptsLine("specgate bench", skipped, allPrompts.length, options.maxTokens));
                 // node-llama-cpp's own speculative path, one per γ, with its defaults otherwise
                 // (minTokens 0, minConfidence 0.6): what a node-llama-cpp user gets today.
                 // It drafts in the target's tokens: a draft of another vocabulary (model:retokenize) has none to give.
@@ -199,6 +208,13 @@ export function registerBenchCommand(program: Command): void {
                         threads: options.threads,
                         rows
                     });
+                if (mostSkipped(skipped.length, allPrompts.length)) {
+                    process.stderr.write(
+                        `specgate bench: INSUFFICIENT DATA: ${skipped.length} of ${allPrompts.length} prompt(s) were skipped (more than half); ` +
+                            "the rows do not stand for the prompt set\n"
+                    );
+                    process.exitCode = ExitCode.insufficientData;
+                }
             } finally {
                 await draft?.dispose();
                 await target.dispose();

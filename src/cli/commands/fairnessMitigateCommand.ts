@@ -25,6 +25,8 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
 import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
+import {contextSizeOption} from "../contextSizeOption.js";
+import {contextSkipsLine} from "../contextSkips.js";
 import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {dataDirOption} from "../dataDirOption.js";
 
@@ -146,14 +148,25 @@ export async function runFairnessMitigateCommand(
         const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
 
         progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
+        const skippedIds: string[] = [];
         const groups = await buildDistillationSet(target, items, {
             by,
             maxTokens,
             stop,
             contextSize: drafter.config.contextLength,
             seed,
-            continuations
+            continuations,
+            onSkipped: (id) => skippedIds.push(id)
         });
+        if (skippedIds.length > 0)
+            progress(
+                contextSkipsLine(`${COMMAND_NAME}: distilling`, {
+                    ids: skippedIds,
+                    total: items.length,
+                    contextSize: Math.min(target.contextSize, drafter.config.contextLength),
+                    maxTokens
+                }).trimEnd()
+            );
         const analysisOptions = {target, items: evaluationItems, by, gamma: run.gamma, maxTokens, stop, seed, resamples: run.resamples};
         progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
         const before = await analyzeFairness({...analysisOptions, draft});
@@ -289,6 +302,7 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--threads <n>", "CPU threads per model evaluation", "1")
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
+        .addOption(contextSizeOption())
         .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
         .addHelpText(
@@ -301,7 +315,7 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
             emitOutcome(
                 await runFairnessMitigateCommand(
                     {...options, onProgress: (line) => process.stderr.write(`${line}\n`)},
-                    openModelOn(options)
+                    openModelOn(options, COMMAND_NAME)
                 )
             );
         });

@@ -11,6 +11,10 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
+import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {promptsWithinContext, skippedPromptsLine} from "../promptsWithinContext.js";
+import {mostSkipped} from "../../engine/fitsContext.js";
+import {ExitCode} from "../exitCodes.js";
 
 interface OcmBuildOptions {
     target: string;
@@ -24,6 +28,7 @@ interface OcmBuildOptions {
     topP: number;
     minP: number;
     maxTokens: number;
+    contextSize?: number;
     stop?: string[];
     seed: number;
     threads: number;
@@ -70,25 +75,27 @@ export function registerOcmCommand(program: Command): void {
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
+        .addOption(contextSizeOption())
         .action(async (options: OcmBuildOptions) => {
             const sampling = samplingFromCli(options);
             const stop = stopStrings(options.stop);
-            const prompts = await loadPrompts(options.corpus);
+            const corpus = await loadPrompts(options.corpus);
             await checkOutputFile(options.out, "--out");
-            const target = await loadModelBackend(options.target, {
+            for (const path of [options.target, options.draft])
+                process.stderr.write(trainedContextWarning("specgate ocm build", path, options.contextSize));
+            const loadOptions = {
                 threads: options.threads,
                 backend: options.backend,
                 gpu: options.gpu,
-                gpuLayers: options.gpuLayers
-            });
-            const draft = await loadModelBackend(options.draft, {
-                threads: options.threads,
-                backend: options.backend,
-                gpu: options.gpu,
-                gpuLayers: options.gpuLayers
-            });
+                gpuLayers: options.gpuLayers,
+                contextSize: options.contextSize
+            };
+            const target = await loadModelBackend(options.target, loadOptions);
+            const draft = await loadModelBackend(options.draft, loadOptions);
             try {
                 assertSameVocabulary(target, draft, "--draft");
+                // The context rule: prompts that do not fit with --max-tokens are skipped and counted.
+                const {kept: prompts, skipped} = promptsWithinContext(target, draft, corpus, options.maxTokens, "--corpus");
                 const initial =
                     options.initial != null ? await loadCorrectionMemory(options.initial, target.vocabularyIdentity()) : undefined;
                 const calibration = await buildCorrectionMemory(target, draft, prompts, {
@@ -103,13 +110,14 @@ export function registerOcmCommand(program: Command): void {
                 process.stdout.write(
                     `${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`
                 );
-                if (calibration.skipped.length > 0)
+                process.stderr.write(skippedPromptsLine("specgate ocm build", skipped, corpus.length, options.maxTokens));
+                if (mostSkipped(skipped.length, corpus.length)) {
                     process.stderr.write(
-                        `specgate ocm build: skipped ${calibration.skipped.length} of ${prompts.length} prompt(s) longer than the ${target.contextSize}-token context: ${calibration.skipped
-                            .slice(0, 10)
-                            .map((index) => `#${index + 1}`)
-                            .join(", ")}${calibration.skipped.length > 10 ? ", …" : ""}\n`
+                        `specgate ocm build: INSUFFICIENT DATA: ${skipped.length} of ${corpus.length} prompt(s) were skipped (more than half); ` +
+                            "the memory does not stand for the corpus\n"
                     );
+                    process.exitCode = ExitCode.insufficientData;
+                }
             } finally {
                 await draft.dispose();
                 await target.dispose();

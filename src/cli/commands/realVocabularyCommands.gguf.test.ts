@@ -15,7 +15,7 @@ vi.setConfig(modelTestTimeouts);
  * target 128 padding rows longer than the draft; random weights, tiny shapes, a 4,096-token
  * context). The battery mixes English, Japanese with emoji, Devanagari, combining marks and a chat
  * item, plus one item whose prompt is longer than the context: every command finishes and says
- * what it did with it (skipped and named, or cut from the left and counted), never stopping halfway.
+ * what it did with it (skipped, named and counted; never cut), never stopping halfway.
  */
 let directory: string;
 let target: string;
@@ -145,7 +145,9 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             "-"
         );
         expect(outcome.code, outcome.stderr).toBe(0);
-        expect(outcome.stderr).toMatch(/skipped 1 of 5 prompt\(s\) longer than the 4096-token context: #4 \(\d+ tokens\)/);
+        expect(outcome.stderr).toMatch(
+            /skipped 1 of 5 prompt\(s\) that do not fit the 4096-token context with --max-tokens 8: #4 \(\d+ tokens\)/
+        );
         const report = JSON.parse(outcome.stdout) as {
             prompts: number;
             skippedPrompts: unknown[];
@@ -185,8 +187,8 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             errors: unknown[];
         };
         expect(result.skipped).toEqual([
-            {id: "long", path: "a", message: expect.stringMatching(/context holds 4096/)},
-            {id: "long", path: "b", message: expect.stringMatching(/context holds 4096/)}
+            {id: "long", path: "a", message: expect.stringMatching(/with 8 generated tokens that is more than the 4096-token context/)},
+            {id: "long", path: "b", message: expect.stringMatching(/with 8 generated tokens that is more than the 4096-token context/)}
         ]);
         expect(result.errors).toEqual([]);
     }, 30_000);
@@ -207,14 +209,16 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             "json"
         );
         expect(outcome.code).toBe(ExitCode.insufficientData);
-        expect(outcome.stderr).toMatch(/skipped 1 of 6 sample\(s\) whose prompt exceeds the context \(first: long, target_only/);
+        expect(outcome.stderr).toMatch(
+            /skipped 1 of 6 sample\(s\) whose prompt does not fit an arm's context with --max-tokens 8 \(first: long, target_only/
+        );
         const card = JSON.parse(outcome.stdout) as {tais_run: {samples: number; skipped: {item: string}[]; cells: {pairs: number}[]}};
         expect(card.tais_run.samples).toBe(5);
         expect(card.tais_run.skipped.map((sample) => sample.item)).toEqual(["long"]);
         expect(outcome.stdout).toContain('"byte_identity": "5 / 5 paired prompts"');
     }, 30_000);
 
-    it("sweep: baselines and configurations over the battery, the long prompt cut from the left and named", async () => {
+    it("sweep: baselines and configurations over the battery, the long prompt skipped, named and counted", async () => {
         const outcome = await cli(
             "sweep",
             "--target",
@@ -234,16 +238,20 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         );
         expect(outcome.code, outcome.stderr).toBe(0);
         expect(outcome.stderr).toMatch(
-            /1 of 6 item\(s\) have prompts longer than the 4096-token context leaves room for with --max-tokens 8; they were cut from the left, keeping the end of the question: long/
+            /skipped 1 of 6 item\(s\) whose prompt does not fit the 4096-token context with --max-tokens 8 \(raise --context-size or lower --max-tokens\): long\n/
         );
-        const result = JSON.parse(outcome.stdout) as {points: {label: string; outcomes: unknown[]}[]};
+        const result = JSON.parse(outcome.stdout) as {
+            points: {label: string; outcomes: unknown[]}[];
+            context: {size: number; total: number; skipped: string[]};
+        };
+        expect(result.context).toEqual({size: 4096, maxTokens: 8, total: 6, skipped: ["long"]});
         expect(result.points.map((point) => point.label)).toEqual(
             expect.arrayContaining(["target-only", "draft-only", "strict γ=2", "fuzzy:js:0.4 γ=2"])
         );
-        for (const point of result.points) expect(point.outcomes).toHaveLength(6);
+        for (const point of result.points) expect(point.outcomes).toHaveLength(5);
     }, 30_000);
 
-    it("calibrate: a threshold chosen or the budget reported, with the cut prompt named", async () => {
+    it("calibrate: a threshold chosen or the budget reported, with the skipped prompt named", async () => {
         const outcome = await cli(
             "calibrate",
             "--target",
@@ -264,7 +272,7 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             "-"
         );
         expect([ExitCode.success, ExitCode.verdictFailed], outcome.stderr).toContain(outcome.code);
-        expect(outcome.stderr).toMatch(/cut from the left, keeping the end of the question: long/);
+        expect(outcome.stderr).toMatch(/skipped 1 of 6 item\(s\) whose prompt does not fit .*: long\n/);
         const result = JSON.parse(outcome.stdout) as {candidates: unknown[]};
         expect(result.candidates.length).toBeGreaterThan(0);
     }, 30_000);
@@ -286,14 +294,16 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             "12"
         );
         expect(outcome.code, outcome.stderr).toBe(0);
-        expect(outcome.stderr).toMatch(/skipped 1 of 5 prompt\(s\) longer than the 4096-token context: #4/);
+        expect(outcome.stderr).toMatch(
+            /skipped 1 of 5 prompt\(s\) that do not fit the 4096-token context with --max-tokens 12: #4 \(\d+ tokens\)/
+        );
         expect(outcome.stdout).toMatch(/on 4 prompts\n$/);
         const memory = JSON.parse(await readFile(out, "utf8")) as {vocabularySize: number; entries: unknown[]};
         expect(memory.vocabularySize).toBe(151_669 + 128);
         expect(memory.entries.length).toBeGreaterThan(0);
     }, 30_000);
 
-    it("fairness analyze: groups by language over the shared ids, the long prompt cut and counted", async () => {
+    it("fairness analyze: groups by language over the shared ids, the long prompt skipped and counted", async () => {
         const outcome = await cli(
             "fairness",
             "analyze",
@@ -314,10 +324,13 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         const analysis = JSON.parse(outcome.stdout) as {
             by: string;
             groups: {name: string}[];
-            items: {id: string; truncatedPromptTokens: number}[];
+            items: {id: string}[];
+            context: {size: number; skipped: {id: string}[]};
         };
         expect(analysis.by).toBe("language");
         expect(analysis.groups.map((group) => group.name).sort()).toEqual(["en", "hi", "ja"]);
-        expect(analysis.items.filter((item) => item.truncatedPromptTokens > 0).map((item) => item.id)).toEqual(["long"]);
+        expect(analysis.context.skipped.map((item) => item.id)).toEqual(["long"]);
+        expect(analysis.items.map((item) => item.id)).not.toContain("long");
+        expect(outcome.stderr).toMatch(/skipped 1 of 6 item\(s\) whose prompt does not fit the 4096-token context with --max-tokens 8/);
     }, 30_000);
 });

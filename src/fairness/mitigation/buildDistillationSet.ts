@@ -3,7 +3,8 @@ import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import {renderMessagesAsText} from "../../chat/renderMessagesAsText.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {generate} from "../../engine/generate.js";
-import {InvalidInputError} from "../../errors.js";
+import {InsufficientDataError, InvalidInputError} from "../../errors.js";
+import {fitsContext} from "../../engine/fitsContext.js";
 import type {TrainingSequence} from "../../foundry/model/llamaLossAndGradients.js";
 import {type FairnessGrouping, groupBatteryItems} from "../groupBatteryItems.js";
 import {referenceText} from "../measureFairnessItem.js";
@@ -31,8 +32,12 @@ export interface DistillationSetOptions {
     readonly by: FairnessGrouping;
     /** Continuation tokens per item: reference tokens kept, or target tokens generated. */
     readonly maxTokens: number;
-    /** Longest sequence the drafter may see (its context length); prompts lose tokens from the left. */
+    /**
+     * Longest sequence the drafter may see (its context length): an item whose prompt (BOS included)
+     * and maxTokens do not fit it (fitsContext) is skipped, never cut, and passed to onSkipped.
+     */
     readonly contextSize: number;
+    readonly onSkipped?: (id: string) => void;
     /** Stop strings of the target's greedy runs, as analyze uses them. */
     readonly stop?: readonly string[];
     /**
@@ -72,24 +77,24 @@ export async function buildDistillationSet(
     const result: DistillationGroup[] = [];
     for (const group of groups) {
         const sequences: DistillationSequence[] = [];
+        let skippedInGroup = 0;
         for (const item of group.items) {
             const index = itemIndex.get(item)!;
             const text = item.prompt ?? renderMessagesAsText(item.messages ?? []);
             const promptTokens = target.tokenize(text);
+            if (!fitsContext(bos.length + promptTokens.length, options.maxTokens, contextSize)) {
+                options.onSkipped?.(item.id);
+                skippedInGroup++;
+                options.onProgress?.(++done, items.length);
+                continue;
+            }
             const isReference = options.continuations !== "target-sampled" && item.reference !== undefined && item.reference !== "";
             let continuation: number[];
             if (isReference) {
                 continuation = target.tokenize(referenceText(text, item.reference!)).slice(0, options.maxTokens);
             } else {
-                const runBudget = contextSize - options.maxTokens - 2;
-                if (runBudget < 1)
-                    throw new InvalidInputError(
-                        `${options.maxTokens} leaves no room for a prompt in a ${contextSize}-token context`,
-                        "maxTokens"
-                    );
-                const runPrompt = promptTokens.slice(Math.max(0, promptTokens.length - runBudget));
                 const sampling = options.continuations === "target-sampled" ? fullSupport : greedy;
-                const run = await generate(target, undefined, runPrompt, {
+                const run = await generate(target, undefined, promptTokens, {
                     policy: {kind: "strict"},
                     sampling,
                     maxTokens: options.maxTokens,
@@ -103,8 +108,7 @@ export async function buildDistillationSet(
             options.onProgress?.(done, items.length);
             // Nothing to imitate (the target stopped at once, or an empty reference): the item adds no position.
             if (continuation.length === 0) continue;
-            const contextBudget = contextSize - continuation.length - bos.length;
-            const context = [...bos, ...promptTokens.slice(Math.max(0, promptTokens.length - contextBudget))];
+            const context = [...bos, ...promptTokens];
             if (context.length === 0) continue;
             const tokens = [...context, ...continuation];
             // Row at index i predicts tokens[i + 1]: the last context token predicts the first continuation token.
@@ -127,6 +131,11 @@ export async function buildDistillationSet(
                 targetDistributions
             });
         }
+        if (sequences.length === 0 && skippedInGroup === group.items.length)
+            throw new InsufficientDataError(
+                `no item of group "${group.name}" fits the ${contextSize}-token context with ${options.maxTokens} generated tokens`,
+                "items"
+            );
         if (sequences.length === 0)
             throw new InvalidInputError(`group "${group.name}" has no item with a non-empty continuation to distil`, "items");
         result.push({name: group.name, sequences});
