@@ -1,20 +1,17 @@
 /**
  * The measured cost t(n) of a target step decoding n tokens (every sequence's tokens of a shared
  * step together), learnt online: a running mean per n (the first few samples averaged, later ones
- * weighted 1/8 so the curve follows load from other processes), read between measured sizes by
- * linear interpolation and beyond them along the least-squares slope of all sizes (never negative:
- * more tokens never cost less).
+ * weighted 1/8 so the curve follows load from other processes), read through a local straight-line
+ * fit (predict).
  */
 export class StepCostCurve {
     private readonly points = new Map<number, {mean: number; count: number}>();
-    private sorted: number[] | undefined;
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
         const point = this.points.get(tokens);
         if (point === undefined) {
             this.points.set(tokens, {mean: milliseconds, count: 1});
-            this.sorted = undefined;
             return;
         }
         point.count++;
@@ -30,51 +27,46 @@ export class StepCostCurve {
         return this.points.has(tokens);
     }
 
-    /** Predicted milliseconds of a step of `tokens` tokens; NaN before any measurement. */
+    /**
+     * Predicted milliseconds of a step of `tokens` tokens; NaN before any measurement. A straight line
+     * fitted by weighted least squares to the measured sizes, each weighted by its samples (at most
+     * settledWeight) and by its nearness to `tokens` on a log scale (a size twice as far off counts
+     * 0.73 as much): a single noisy size cannot bend the prediction, and a curve that is flat at first
+     * and then rises (a GPU turning compute-bound) is followed locally. Its slope is never negative:
+     * more tokens never cost less.
+     */
     public predict(tokens: number): number {
-        const sizes = this.sortedSizes();
-        if (sizes.length === 0) return Number.NaN;
-        const at = (size: number) => this.points.get(size)!.mean;
-        if (sizes.length === 1) return at(sizes[0]);
-        const first = sizes[0];
-        const last = sizes[sizes.length - 1];
-        if (tokens <= first) return Math.max(0, at(first) - this.slope() * (first - tokens));
-        if (tokens >= last) return at(last) + this.slope() * (tokens - last);
-        let upper = 1;
-        while (sizes[upper] < tokens) upper++;
-        const low = sizes[upper - 1];
-        const high = sizes[upper];
-        return at(low) + ((at(high) - at(low)) * (tokens - low)) / (high - low);
-    }
-
-    /** Least-squares slope over the measured sizes, each weighted by its samples (at most settledWeight), at least 0. */
-    private slope(): number {
+        if (this.points.size === 0) return Number.NaN;
         let weight = 0;
-        let meanX = 0;
-        let meanY = 0;
+        let sumX = 0;
+        let sumY = 0;
         for (const [size, point] of this.points) {
-            const w = Math.min(point.count, settledWeight);
+            const w = this.weight(size, point.count, tokens);
             weight += w;
-            meanX += w * size;
-            meanY += w * point.mean;
+            sumX += w * size;
+            sumY += w * point.mean;
         }
-        meanX /= weight;
-        meanY /= weight;
+        const meanX = sumX / weight;
+        const meanY = sumY / weight;
         let covariance = 0;
         let variance = 0;
         for (const [size, point] of this.points) {
-            const w = Math.min(point.count, settledWeight);
+            const w = this.weight(size, point.count, tokens);
             covariance += w * (size - meanX) * (point.mean - meanY);
             variance += w * (size - meanX) ** 2;
         }
-        return variance === 0 ? 0 : Math.max(0, covariance / variance);
+        const slope = variance > 0 ? Math.max(0, covariance / variance) : 0;
+        return Math.max(0, meanY + slope * (tokens - meanX));
     }
 
-    private sortedSizes(): number[] {
-        this.sorted ??= [...this.points.keys()].sort((a, b) => a - b);
-        return this.sorted;
+    private weight(size: number, count: number, tokens: number): number {
+        const distance = Math.log(size / tokens) / logBandwidth;
+        // A small floor keeps far sizes in the fit, so it can extrapolate beyond the measured range.
+        return Math.min(count, settledWeight) * (Math.exp(-0.5 * distance * distance) + 0.01);
     }
 }
 
+/** A size this many e-folds away on a log scale weighs e^(−1/2) as much: ln 2 · 1.25, so twice as far off weighs 0.73. */
+const logBandwidth = Math.log(2) * 1.25;
 /** Samples after which a size's mean becomes a running average weighting each new one 1/8. */
 const settledWeight = 8;

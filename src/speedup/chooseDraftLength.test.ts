@@ -36,6 +36,13 @@ describe("chooseDraftLength", () => {
         expect(wide.length).toBe(0);
     });
 
+    it("takes a measured curve that dips as flat there: a longer draft never looks cheaper", () => {
+        const dipping = (tokens: number) => (tokens === 1 ? 10 : tokens <= 3 ? 4 : 10 + tokens);
+        // Read as given, a 1- or 2-token draft would look 2.5 times cheaper than no draft.
+        const choice = chooseDraftLength({alpha: 0.05, maxLength: 4, tokensPerPosition: 1, draftTime: 1, stepTime: dipping});
+        expect(choice.length).toBe(0);
+    });
+
     it("refuses α outside [0, 1] and a negative or fractional maximum", () => {
         const input = {alpha: 0.5, maxLength: 4, tokensPerPosition: 1, draftTime: 0, stepTime: linear(1)};
         expect(() => chooseDraftLength({...input, alpha: 1.5})).toThrow(InvalidInputError);

@@ -11,7 +11,7 @@ export interface DraftLengthChoiceInput {
     readonly tokensPerPosition: number;
     /** Time to draft one position. */
     readonly draftTime: number;
-    /** Time of one target step decoding this many tokens (the whole batch, every sequence's together). */
+    /** Time of one target step decoding this many tokens (the whole batch, every sequence's together); taken as non-decreasing. */
     readonly stepTime: (tokens: number) => number;
     /** Time a step costs besides drafting and the target call (verification, rollback, bookkeeping). */
     readonly overheadTime?: number;
@@ -45,8 +45,11 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
     const otherYield = input.otherYield ?? 0;
     const overhead = input.overheadTime ?? 0;
     let best: DraftLengthChoice = {length: 0, rate: -Infinity};
+    // A measured curve may dip between noisy sizes; more tokens never make a step cheaper.
+    let step = 0;
     for (let length = 0; length <= maxLength; length++) {
-        const time = length * draftTime + stepTime(otherTokens + 1 + tokensPerPosition * length) + overhead;
+        step = Math.max(step, stepTime(otherTokens + 1 + tokensPerPosition * length));
+        const time = length * draftTime + step + overhead;
         const rate = (otherYield + expectedTokensPerStep(alpha, length)) / Math.max(time, Number.MIN_VALUE);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
     }
