@@ -1,4 +1,5 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
+import {medianInterval, type MedianInterval} from "../statistics/medianInterval.js";
 import {type GammaSetting, gammaLabel, parseGammaSpec} from "../engine/gammaSpec.js";
 import {SpeculationLoad} from "../engine/SpeculationLoad.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
@@ -55,6 +56,11 @@ export interface BenchRow {
     speedup: number;
     /** The lowest and highest per-round speed-up (equal to `speedup` with one round). */
     speedupRange: {min: number; max: number};
+    /**
+     * Distribution-free interval of the median per-round speed-up (medianInterval): 95% from 6
+     * rounds on; with fewer, the range of the rounds and the lower confidence it has.
+     */
+    speedupInterval: MedianInterval;
     acceptanceRate: number | null;
     meanAcceptanceLength: number | null;
     /** α̂: the i.i.d. per-position acceptance that explains the measured accepted tokens per step. */
@@ -222,8 +228,9 @@ class BaselineReference {
     }
 
     /** Per-round speed-ups against target-only in the same round. */
-    public speedups(rates: readonly number[]): {median: number; min: number; max: number} {
-        return summarize(rates.map((rate, round) => rate / this.baseline.rates[round]));
+    public speedups(rates: readonly number[]): {median: number; min: number; max: number; interval: MedianInterval} {
+        const ratios = rates.map((rate, round) => rate / this.baseline.rates[round]);
+        return {...summarize(ratios), interval: medianInterval(ratios)};
     }
 }
 
@@ -237,6 +244,7 @@ function baselineRow({telemetry}: EnginePath): BenchRow {
         tokensPerSecond: telemetry.tokensPerSecond,
         speedup: 1,
         speedupRange: {min: 1, max: 1},
+        speedupInterval: {low: 1, high: 1, confidence: 1},
         acceptanceRate: null,
         meanAcceptanceLength: null,
         inferredAlpha: null,
@@ -272,6 +280,7 @@ function speculativeRow(
         tokensPerSecond: telemetry.tokensPerSecond,
         speedup: speedup.median,
         speedupRange: {min: speedup.min, max: speedup.max},
+        speedupInterval: speedup.interval,
         acceptanceRate: telemetry.acceptanceRate,
         meanAcceptanceLength: telemetry.meanAcceptanceLength,
         inferredAlpha: alpha,
@@ -331,6 +340,7 @@ function extraRow(path: ExtraPath, reference: BaselineReference): BenchRow {
         tokensPerSecond,
         speedup: speedup.median,
         speedupRange: {min: speedup.min, max: speedup.max},
+        speedupInterval: speedup.interval,
         acceptanceRate: null,
         meanAcceptanceLength: null,
         inferredAlpha: null,
@@ -375,33 +385,54 @@ export function formatBenchHeader(setup: BenchSetup): string {
     );
 }
 
+/** Rounds from which [lowest, highest] is a 95% interval for the median speed-up (1 − 2^(1−n) ≥ 0.95). */
+export const ROUNDS_FOR_95_PERCENT = 6;
+
 /**
- * The line that ends the table: what the rows let one conclude. The fastest configuration whose
- * output equals target-only's on every prompt, its speed-up and whether every round agrees on the
- * side of 1× it falls; a faster lossy row is named with its price. One round has no range to judge.
+ * The line that ends the table: what the rows let one conclude, from each speed-up's interval for
+ * the median (speedupInterval). The fastest configuration whose output equals target-only's on every
+ * prompt is called faster (or slower) only when its interval lies above (below) 1× with 95%
+ * confidence; rounds too few for that are said to be too few, with the sign test's p-value of the
+ * rounds all on one side. A faster lossy row is named with its price.
  */
 export function benchConclusion(rows: readonly BenchRow[], rounds?: number): string {
     const times = (value: number) => `${value.toFixed(2)}×`;
-    const range = (row: BenchRow) => `[${row.speedupRange.min.toFixed(2)}–${row.speedupRange.max.toFixed(2)}]`;
+    const interval = (row: BenchRow) =>
+        `[${row.speedupInterval.low.toFixed(2)}, ${row.speedupInterval.high.toFixed(2)}] (${percent(row.speedupInterval.confidence)} interval of the median)`;
     const candidates = rows.filter((row) => row.label !== "target-only");
     if (candidates.length === 0) return "conclusion: only target-only ran; nothing to compare";
     const byspeed = [...candidates].sort((x, y) => y.speedup - x.speedup);
     const exact = byspeed.find((row) => row.exactMatchRate === 1);
     const fastest = byspeed[0];
-    const single = rounds === 1 ? " (one round, so no range: run --repeats 3 or more before trusting it)" : "";
     let text: string;
     if (exact === undefined) text = "no configuration kept target-only's output on every prompt";
-    else if (exact.speedupRange.min > 1)
-        text = `${exact.label} is the fastest exact configuration, ${times(exact.speedup)} ${range(exact)}: faster than target-only in every round`;
-    else if (exact.speedupRange.max < 1)
-        text =
-            `no exact configuration beat target-only (the best, ${exact.label}, ran at ${times(exact.speedup)} ${range(exact)}): ` +
-            "here the models' per-call cost outweighs what acceptance saves; the analytic limit is what carries over to a compute-bound target";
-    else
-        text = `${exact.label} is the fastest exact configuration at ${times(exact.speedup)}, but its rounds ${range(exact)} straddle 1×: no reliable gain`;
+    else if (exact.speedupInterval.low > 1 || exact.speedupInterval.high < 1) {
+        const faster = exact.speedupInterval.low > 1;
+        const side = faster ? "faster" : "slower";
+        text = `${exact.label} is the fastest exact configuration, ${times(exact.speedup)} ${interval(exact)}: `;
+        text +=
+            exact.speedupInterval.confidence >= 0.95
+                ? `${side} than target-only`
+                : rounds === 1
+                  ? `one round has no interval, so it cannot be called ${side} (run --repeats ${ROUNDS_FOR_95_PERCENT} or more)`
+                  : `${side} in all ${rounds ?? "its"} rounds, but that is a sign test at p = ${signTestP(rounds)}: too few rounds to call it ${side} (run --repeats ${ROUNDS_FOR_95_PERCENT} or more)`;
+        if (!faster)
+            text +=
+                "; here the models' per-call cost outweighs what acceptance saves; the analytic limit is what carries over to a compute-bound target";
+    } else
+        text = `${exact.label} is the fastest exact configuration at ${times(exact.speedup)}, but its interval ${interval(exact)} contains 1×: no reliable gain`;
     if (exact !== undefined && fastest !== exact && fastest.exactMatchRate < 1)
         text += `; ${fastest.label} is faster (${times(fastest.speedup)}) but changed the output on ${(100 * (1 - fastest.exactMatchRate)).toFixed(0)}% of prompts`;
-    return `conclusion: ${text}${single}`;
+    return `conclusion: ${text}`;
+}
+
+function percent(value: number): string {
+    return `${(100 * value).toFixed(value >= 0.995 || value === 0 ? 0 : 1)}%`;
+}
+
+/** Two-sided sign-test p-value of n rounds all on one side of 1×: 2 · 0.5^n. */
+function signTestP(rounds: number | undefined): string {
+    return rounds === undefined ? "unknown" : Math.min(1, 2 * 0.5 ** rounds).toPrecision(3);
 }
 
 /** The Markdown table `specgate bench` prints, with a legend below it and the conclusion last. */
@@ -413,14 +444,15 @@ export function formatBenchTable(rows: readonly BenchRow[], rounds?: number): st
             : `${value.toFixed(digits)}${unit} [${range.min.toFixed(digits)}–${range.max.toFixed(digits)}]`;
     const differs = rows.some((row) => row.exactMatchRate < 1);
     const lines = [
-        "| configuration | tok/s | speed-up [range] | acceptance | mean acc. length | α̂ | analytic limit | efficiency [range] | outside llama_decode | exact match |",
+        "| configuration | tok/s | speed-up [interval] | acceptance | mean acc. length | α̂ | analytic limit | efficiency [range] | outside llama_decode | exact match |",
         "|---|---|---|---|---|---|---|---|---|---|",
         ...rows.map(
             (row) =>
-                `| ${row.exactMatchRate < 1 ? "⚠ " : ""}${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${spread(row.speedup, row.speedupRange, 2, "×")} | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${row.efficiency == null ? "–" : spread(row.efficiency, row.efficiencyRange, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`
+                `| ${row.exactMatchRate < 1 ? "⚠ " : ""}${row.label} | ${row.tokensPerSecond.toFixed(1)} | ${spread(row.speedup, {min: row.speedupInterval.low, max: row.speedupInterval.high}, 2, "×")} | ${row.acceptanceRate == null ? "–" : `${(100 * row.acceptanceRate).toFixed(1)}%`} | ${number(row.meanAcceptanceLength, 2)} | ${number(row.inferredAlpha, 3)} | ${row.analyticSpeedup == null ? "–" : `${row.analyticSpeedup.toFixed(2)}×`} | ${row.efficiency == null ? "–" : spread(row.efficiency, row.efficiencyRange, 2)} | ${row.overheadShare == null ? "–" : `${(100 * row.overheadShare).toFixed(1)}%`} | ${(100 * row.exactMatchRate).toFixed(0)}% |`
         ),
         "",
-        "speed-up: tokens/s ÷ target-only's in the same round; the median over rounds, [lowest–highest] round.",
+        "speed-up: tokens/s ÷ target-only's in the same round; the median over rounds and its distribution-free interval " +
+            `(order statistics: 95% from ${ROUNDS_FOR_95_PERCENT} rounds on; below that the [lowest–highest] round, a ${percent(1 - 2 * 0.5 ** Math.max(1, rounds ?? 1))} interval here).`,
         "acceptance: accepted ÷ drafted tokens; mean acc. length: tokens per target call; α̂: the per-token acceptance that explains it.",
         "analytic limit: the speed-up α̂ allows if speculation cost only its model calls (this run's draft and verification times",
         "against target-only's whole time per token; for lookup drafters and chains, target-only's time per token × tokens ÷ the row's model time);",
