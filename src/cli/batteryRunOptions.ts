@@ -105,7 +105,7 @@ export async function openRunModels(
     opened.push(draft);
     const chatTemplate = batteryChatTemplate(target, settings.targetPath, items);
     const {kept, skips} = batteryWithinContext(target, draft, items, settings.maxTokens, chatTemplate);
-    if (kept.length === 0) throw noItemFits(skips);
+    if (kept.length === 0 && skips.ids.length > 0) throw noItemFits(skips);
     return {target, draft, chatTemplate, items: kept, skips};
 }
 

@@ -3,6 +3,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {skewedBigramPair} from "../../fairness/testing/skewedBigramPair.js";
+import {BigramBackend} from "../../engine/testing/BigramBackend.js";
 import {targetReferenceBattery} from "../../tune/testing/targetReferenceBattery.js";
 import {createProgram} from "../createProgram.js";
 import {runSweepCommand} from "./sweepCommand.js";
@@ -65,6 +66,56 @@ describe("specgate sweep", () => {
         expect((await readdir(plots)).sort()).toEqual(["frontier.png", "frontier.svg"]);
         const png = await readFile(join(plots, "frontier.png"));
         expect([...png.subarray(1, 4)].map((code) => String.fromCharCode(code)).join("")).toBe("PNG");
+    });
+
+    it("skips and counts items whose prompt does not fit the context with --max-tokens; more than half skipped is exit 3", async () => {
+        // A 12-token context with 4 tokens to generate holds a prompt of 8 (BOS and 7 letters).
+        const small = {target: new BigramBackend(pair.target.table, 12), draft: new BigramBackend(pair.draft.table, 12)};
+        const openSmall = async (path: string) => (path === "target.gguf" ? small.target : small.draft);
+        const file = join(directory, "long.jsonl");
+        const write = (prompts: string[]) =>
+            writeFile(
+                file,
+                prompts.map((prompt, index) => JSON.stringify({id: `i${index}`, task: "copy", prompt, reference: "x"})).join("\n") + "\n"
+            );
+        const run = (report?: string) =>
+            runSweepCommand(
+                {
+                    target: "target.gguf",
+                    draft: "draft.gguf",
+                    battery: file,
+                    policies: "fuzzy:js:0.4",
+                    gamma: "2",
+                    maxTokens: "4",
+                    json: "-",
+                    report
+                },
+                openSmall
+            );
+        await write(["fig", "abc", "fig hij fig", "jig"]);
+        const report = join(directory, "long.md");
+        const few = await run(report);
+        expect(few.exitCode, few.stderr).toBe(0);
+        expect(few.stderr).toBe(
+            "specgate sweep: skipped 1 of 4 item(s) whose prompt does not fit the 12-token context with --max-tokens 4 " +
+                "(raise --context-size or lower --max-tokens): i2\n"
+        );
+        expect(await readFile(report, "utf8")).toMatch(/## Skipped items\n\n1 of 4 item\(s\) were not run: .*: i2\.\n$/);
+        const written = JSON.parse(few.stdout) as {
+            points: {outcomes: {id: string}[]}[];
+            context: unknown;
+        };
+        expect(written.context).toEqual({size: 12, maxTokens: 4, total: 4, skipped: ["i2"]});
+        expect(written.points[0].outcomes.map((outcome) => outcome.id)).toEqual(["i0", "i1", "i3"]);
+
+        await write(["fig", "fig hij fig", "abcde abcde"]);
+        const most = await run();
+        expect(most.exitCode).toBe(3);
+        expect(most.stderr).toMatch(/INSUFFICIENT DATA: 2 of 3 item\(s\) were skipped \(more than half\)/);
+        await write(["fig hij fig", "abcde abcde"]);
+        const none = await run();
+        expect(none).toMatchObject({exitCode: 3, stdout: ""});
+        expect(none.stderr).toMatch(/INSUFFICIENT DATA: none of the 2 item\(s\) fits the 12-token context with --max-tokens 4/);
     });
 
     it("--oracle adds the headroom section and JSON, and is refused at a temperature above 0", async () => {
