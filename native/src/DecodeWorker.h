@@ -15,6 +15,8 @@ namespace specgate {
 struct GroupResult {
     double transferMilliseconds = 0;
     double samplingMilliseconds = 0;
+    /** Bytes of this group's rows copied out of the graph's output (logit rows, device-selected ids). */
+    double deviceToHostBytes = 0;
     std::string error;
 };
 
@@ -23,6 +25,7 @@ struct DecodeTimings {
     double decodeMilliseconds = 0;
     double transferMilliseconds = 0;
     double samplingMilliseconds = 0;
+    double deviceToHostBytes = 0;
     /** The threads llama_decode computed with (fewer than requested under contention: threadsForDecode). */
     int threads = 0;
     std::vector<GroupResult> groups;
@@ -33,12 +36,14 @@ inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
     result.Set("decodeMilliseconds", timings.decodeMilliseconds);
     result.Set("transferMilliseconds", timings.transferMilliseconds);
     result.Set("samplingMilliseconds", timings.samplingMilliseconds);
+    result.Set("deviceToHostBytes", timings.deviceToHostBytes);
     result.Set("threads", timings.threads);
     Napi::Array groups = Napi::Array::New(env, timings.groups.size());
     for (size_t index = 0; index < timings.groups.size(); index++) {
         Napi::Object group = Napi::Object::New(env);
         group.Set("transferMilliseconds", timings.groups[index].transferMilliseconds);
         group.Set("samplingMilliseconds", timings.groups[index].samplingMilliseconds);
+        group.Set("deviceToHostBytes", timings.groups[index].deviceToHostBytes);
         if (!timings.groups[index].error.empty()) group.Set("error", timings.groups[index].error);
         groups.Set(static_cast<uint32_t>(index), group);
     }

@@ -84,13 +84,7 @@ private:
         }
         llama_model* model = llama_model_load_from_file(path.c_str(), params);
         if (model == nullptr) {
-            std::string details;
-            {
-                std::lock_guard<std::mutex> lock(logMutex);
-                for (const auto& line : recentLogs) {
-                    if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
-                }
-            }
+            const std::string details = recentErrors();
             throw Napi::Error::New(env, "llama.cpp could not load the model" + (details.empty() ? "" : " (" + details + ")"));
         }
         handle = std::make_shared<ModelHandle>(model);

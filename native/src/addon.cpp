@@ -26,6 +26,7 @@
 #include <ggml-cpu.h>
 
 #include "DecodeWorker.h"
+#include "DeviceSelection.h"
 #include "NativeGrammar.h"
 #include "NativeModel.h"
 #include "runtime.h"
@@ -118,12 +119,18 @@ struct ContextState {
     int activeThreads = 1;       // what the last decode used (threadsForDecode; guarded by mutex)
     bool adaptiveThreads = true; // fewer threads while other processes keep cores busy
     std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by mutex)
+    DeviceSelection selection;   // argmax rows picked in the graph (guarded by mutex)
+    /** Per batch index of the decode running: its argmax id was picked on the device (guarded by mutex). */
+    std::vector<uint8_t> selectedRows;
+    /** Whether the decode running copies its logit rows out of the graph (guarded by mutex). */
+    bool rowsCopied = true;
 
     ContextState() = default;
     ContextState(const ContextState&) = delete;
     ContextState& operator=(const ContextState&) = delete;
     ~ContextState() {
         if (batchCapacity > 0) llama_batch_free(batch);
+        selection.Detach();
         if (context != nullptr) llama_free(context);
     }
 
@@ -170,14 +177,23 @@ struct ContextState {
             const int32_t token = request.shared[index];
             batch.seq_id[token][batch.n_seq_id[token]++] = request.shared[index + 1];
         }
+        PrepareSelection(request, wanted);
         UseThreads(adaptiveThreads ? threadsForDecode(threads) : threads);
         timings.threads = activeThreads;
+        {
+            // What llama.cpp logs from here on explains this decode's failure, if it fails.
+            std::lock_guard<std::mutex> lock(logMutex);
+            recentLogs.clear();
+        }
         auto start = std::chrono::steady_clock::now();
         const int32_t status = llama_decode(context, batch);
         decodeFinished();
+        selection.ReleaseDetached();
         if (status != 0) {
+            const std::string details = recentErrors();
             error =
                 status == 1 ? "llama_decode found no room in the KV cache" : "llama_decode failed with status " + std::to_string(status);
+            if (!details.empty()) error += " (" + details + ")";
             return status;
         }
         llama_synchronize(context);
@@ -187,8 +203,47 @@ struct ContextState {
             if (!WriteRows(request.groups[index], timings.groups[index], error)) return -1;
             timings.transferMilliseconds += timings.groups[index].transferMilliseconds;
             timings.samplingMilliseconds += timings.groups[index].samplingMilliseconds;
+            timings.deviceToHostBytes += timings.groups[index].deviceToHostBytes;
         }
         return 0;
+    }
+
+    /**
+     * Before a decode: which sequences get their argmax ids from the graph (every row they ask of this
+     * batch is an argmax id), whether llama.cpp will copy logit rows (a row of some sequence without a
+     * sampler), and, per batch index, whether its id is picked on the device. A token of several
+     * sequences (a tree's shared node) counts for each of them.
+     */
+    void PrepareSelection(const Request& request, const std::vector<int8_t>& wanted) {
+        const size_t count = request.tokens.size();
+        selectedRows.assign(count, 0);
+        rowsCopied = true;
+        if (!selection.Enabled()) return;
+        std::vector<int8_t> argmaxRow(count, 0);
+        for (const OutputGroup& group : request.groups)
+            for (int32_t index : group.outputs) argmaxRow[static_cast<size_t>(index)] = group.mode == OutputMode::Argmax ? 1 : 0;
+        std::vector<uint8_t> wants(sequenceCount, 0);
+        std::vector<uint32_t> rows(sequenceCount, 0);
+        const uint32_t limit =
+            llama_n_batch(context) < DeviceSelection::maxRowsPerSequence ? llama_n_batch(context) : DeviceSelection::maxRowsPerSequence;
+        auto mark = [&](size_t index, int32_t sequence) {
+            uint8_t& want = wants[static_cast<size_t>(sequence)];
+            want = argmaxRow[index] != 0 && want != 2 && ++rows[static_cast<size_t>(sequence)] <= limit ? 1 : 2;
+        };
+        for (size_t index = 0; index < count; index++)
+            if (wanted[index] != 0) mark(index, request.sequences[index]);
+        for (size_t index = 0; index + 1 < request.shared.size(); index += 2)
+            if (wanted[static_cast<size_t>(request.shared[index])] != 0)
+                mark(static_cast<size_t>(request.shared[index]), request.shared[index + 1]);
+        selection.Prepare(wants);
+        rowsCopied = false;
+        for (size_t index = 0; index < count; index++) {
+            if (wanted[index] == 0) continue;
+            selectedRows[index] = selection.Selects(request.sequences[index]) ? 1 : 0;
+            if (selectedRows[index] == 0) rowsCopied = true;
+        }
+        for (size_t index = 0; index + 1 < request.shared.size(); index += 2)
+            if (wanted[static_cast<size_t>(request.shared[index])] != 0 && !selection.Selects(request.shared[index + 1])) rowsCopied = true;
     }
 
     /** Computes with `count` threads from now on: that many threads' pool, and llama.cpp told so (both cheap). */
@@ -208,7 +263,24 @@ struct ContextState {
         void* destination = group.destination;
         auto start = std::chrono::steady_clock::now();
         const size_t rowLength = static_cast<size_t>(vocabularySize);
+        if (rowsCopied) result.deviceToHostBytes += static_cast<double>(outputs.size() * rowLength * sizeof(float));
         for (size_t row = 0; row < outputs.size(); row++) {
+            if (selectedRows[static_cast<size_t>(outputs[row])] != 0) {
+                result.deviceToHostBytes += sizeof(llama_token);
+                if (mode == OutputMode::Argmax) {
+                    const llama_token token = llama_get_sampled_token_ith(context, outputs[row]);
+                    if (token < 0 || token >= vocabularySize) {
+                        error = "llama.cpp selected no token on the device for batch index " + std::to_string(outputs[row]);
+                        return false;
+                    }
+                    static_cast<int32_t*>(destination)[row] = token;
+                    continue;
+                }
+            }
+            if (!rowsCopied) {
+                error = "llama.cpp copied no logits for batch index " + std::to_string(outputs[row]);
+                return false;
+            }
             const float* logits = llama_get_logits_ith(context, outputs[row]);
             if (logits == nullptr) {
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
@@ -275,9 +347,10 @@ public:
     }
 
     /**
-     * new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?, adaptiveThreads?}):
+     * new NativeContext(model, {contextSize, sequences, batchSize, threads, unified?, adaptiveThreads?, deviceSelection?}):
      * adaptiveThreads (default true) lets a decode use fewer than `threads` while other processes keep
-     * cores busy, or when `threads` exceeds the cores this process may use (runtime.h, threadsForDecode).
+     * cores busy, or when `threads` exceeds the cores this process may use (runtime.h, threadsForDecode);
+     * deviceSelection (default true) picks argmax rows inside the graph (DeviceSelection.h).
      */
     explicit NativeContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeContext>(info) {
         constructing(info.Env(), [&] { Create(info); });
@@ -303,6 +376,8 @@ private:
         const bool unified = options.Get("unified").ToBoolean().Value();
         const Napi::Value adaptive = options.Get("adaptiveThreads");
         const bool adaptiveThreads = adaptive.IsUndefined() || adaptive.ToBoolean().Value();
+        const Napi::Value onDevice = options.Get("deviceSelection");
+        const bool deviceSelection = onDevice.IsUndefined() || onDevice.ToBoolean().Value();
 
         llama_context_params params = llama_context_default_params();
         params.n_ctx = static_cast<uint32_t>(contextSize * sequences);
@@ -317,6 +392,9 @@ private:
         params.n_threads = threads;
         params.n_threads_batch = threads;
         params.no_perf = true;
+        // Rows one sequence may have selected on the device in one decode (llama.cpp's default is 1): a
+        // verification's γ + 1, a tree's nodes. A sequence asking for more gets them from the host.
+        params.n_outputs_max_per_seq = std::min<uint32_t>(params.n_batch, DeviceSelection::maxRowsPerSequence);
         created->context = llama_init_from_model(created->model->model, params);
         if (created->context == nullptr) throw Napi::Error::New(env, "llama.cpp could not create a context");
         created->vocabularySize = created->model->vocabularySize;
@@ -330,6 +408,7 @@ private:
         created->threads = threads;
         created->activeThreads = threads;
         created->adaptiveThreads = adaptiveThreads;
+        created->selection.Init(created->context, created->sequenceCount, deviceSelection);
         ggml_threadpool* pool = poolFor(threads);
         if (pool == nullptr) throw Napi::Error::New(env, "ggml could not start a threadpool");
         llama_attach_threadpool(created->context, pool, pool);

@@ -461,12 +461,7 @@ std::string createState(const std::shared_ptr<ModelHandle>& model, const std::st
     }
     state->grammar = llama_grammar_init_impl(model->vocab, text.c_str(), root.c_str(), false, nullptr, 0, nullptr, 0);
     if (state->grammar == nullptr) {
-        std::string details;
-        {
-            std::lock_guard<std::mutex> lock(logMutex);
-            for (const auto& line : recentLogs)
-                if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
-        }
+        const std::string details = recentErrors();
         return "llama.cpp could not parse the grammar" + (details.empty() ? "" : " (" + details + ")");
     }
     state->table = vocabularyTableOf(model);

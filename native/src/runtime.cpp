@@ -67,6 +67,14 @@ std::mutex computeMutex;
 std::mutex logMutex;
 std::deque<std::string> recentLogs;
 
+std::string recentErrors() {
+    std::lock_guard<std::mutex> lock(logMutex);
+    std::string details;
+    for (const auto& line : recentLogs)
+        if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
+    return details;
+}
+
 void initBackendOnce() {
     static std::once_flag once;
     std::call_once(once, [] {

@@ -19,6 +19,8 @@ extern std::mutex computeMutex;
 /** llama.cpp's recent warnings and errors, attached to load failures; guarded by logMutex. */
 extern std::mutex logMutex;
 extern std::deque<std::string> recentLogs;
+/** The error lines among recentLogs, joined with "; " (empty when none), for a failure's message. */
+std::string recentErrors();
 
 /**
  * llama_backend_init and the log hook, once per process. A GPU build (SPECGATE_BACKEND_DL) first loads
