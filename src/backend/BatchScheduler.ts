@@ -43,6 +43,7 @@ interface Submission {
         transferMilliseconds: number;
         samplingMilliseconds: number;
         batchWaitMilliseconds: number;
+        deviceToHostBytes: number;
         error?: string;
     };
 }
@@ -231,7 +232,13 @@ export class BatchScheduler {
                 firstOutput: outputs.reduce((first, index) => Math.min(first, index), tokens.length),
                 next: 0,
                 waitingSince: performance.now(),
-                result: {decodeMilliseconds: 0, transferMilliseconds: 0, samplingMilliseconds: 0, batchWaitMilliseconds: 0}
+                result: {
+                    decodeMilliseconds: 0,
+                    transferMilliseconds: 0,
+                    samplingMilliseconds: 0,
+                    batchWaitMilliseconds: 0,
+                    deviceToHostBytes: 0
+                }
             });
             const handedOut = this.expected.get(sequence);
             if (handedOut !== undefined) {
@@ -370,6 +377,7 @@ export class BatchScheduler {
                 const group = result.groups[index]!;
                 chunk.submission.result.transferMilliseconds += group.transferMilliseconds;
                 chunk.submission.result.samplingMilliseconds += group.samplingMilliseconds;
+                chunk.submission.result.deviceToHostBytes += group.deviceToHostBytes ?? 0;
                 if (group.error !== undefined) chunk.submission.result.error = group.error;
             });
             const unfinished: Submission[] = [];

@@ -126,6 +126,13 @@ export interface EvaluationSplit {
      * decodeMilliseconds is the whole step's llama_decode. Absent where sequences are not batched.
      */
     batchWaitMilliseconds?: number;
+    /**
+     * Bytes copied out of the model's compute graph for this evaluation's rows: whole logit rows
+     * (vocabulary × 4 bytes each), or 4 bytes per token id picked on the device (argmax inside the
+     * graph). From a GPU these cross to the host; on a CPU build they are a memory copy. Absent where
+     * the backend does not measure it.
+     */
+    deviceToHostBytes?: number;
 }
 
 /** EvaluationSplit summed over a sequence's life. */

@@ -29,6 +29,15 @@ export interface NativeBackendOptions {
      * 1 thread (BENCHMARKS.md, "Contention, and T > 0 by the CPU's vector width"). False: always `threads`.
      */
     readonly adaptiveThreads?: boolean;
+    /**
+     * Where every row a sequence asks of a decode is an argmax id (temperature 0: target-only, greedy,
+     * strict and block verification, trees, the model drafter), the argmax runs inside llama.cpp's graph
+     * on the device and only the ids are copied out, not vocabulary-sized logit rows. An exact tie of the
+     * largest logit is then resolved by ggml's argmax rather than by the lowest id. Default true on the
+     * CPU and CUDA builds; the Vulkan build refuses it (llama.cpp's backend sampling corrupted memory under
+     * Mesa's Vulkan driver: docs/install.md). False: every row is copied and reduced on the host.
+     */
+    readonly deviceSelection?: boolean;
     /** Tokens per sequence. Default: the model's context length, capped at 4096. */
     readonly contextSize?: number;
     /** Most tokens in one llama_decode call. Default: contextSize, so an evaluate is one call. */
@@ -132,6 +141,7 @@ export class NativeBackend implements ModelBackend {
         private readonly options: {
             threads: number;
             adaptiveThreads: boolean;
+            deviceSelection: boolean;
             contextSize: number;
             batchSize: number;
             maxIdleSequences: number;
@@ -172,6 +182,11 @@ export class NativeBackend implements ModelBackend {
         const resolved = resolveGpu(options.gpu ?? defaultGpuChoice());
         const requestedLayers = parseGpuLayers(options.gpuLayers ?? allGpuLayers);
         const gpuLayers = resolved.build === "cpu" ? 0 : requestedLayers;
+        if (options.deviceSelection === true && resolved.build === "vulkan")
+            throw new InvalidInputError(
+                "is not available on the Vulkan build: llama.cpp's backend sampling corrupted memory under Mesa's llvmpipe in our tests (docs/install.md)",
+                "deviceSelection"
+            );
         const addon = nativeAddon(resolved.build);
         let model: NativeModelHandle;
         try {
@@ -198,6 +213,7 @@ export class NativeBackend implements ModelBackend {
             {
                 threads,
                 adaptiveThreads: options.adaptiveThreads ?? true,
+                deviceSelection: options.deviceSelection ?? resolved.build !== "vulkan",
                 ...sizes,
                 inlineBelowMilliseconds,
                 batchedSequences,
@@ -286,7 +302,8 @@ export class NativeBackend implements ModelBackend {
     }
 
     private sharedSlot(): SequenceSlot | undefined {
-        const {batchedSequences, contextSize, stepTokens, threads, adaptiveThreads, unifiedKvCache, treeBranches} = this.options;
+        const {batchedSequences, contextSize, stepTokens, threads, adaptiveThreads, deviceSelection, unifiedKvCache, treeBranches} =
+            this.options;
         if (batchedSequences <= 1) return undefined;
         const trees = treeBranches > 1;
         this.scheduler ??= new BatchScheduler(
@@ -295,6 +312,7 @@ export class NativeBackend implements ModelBackend {
                 sequences: batchedSequences * treeBranches,
                 threads,
                 adaptiveThreads,
+                deviceSelection,
                 unified: unifiedKvCache || trees,
                 // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
                 batchSize: contextSize + stepTokens
@@ -313,13 +331,14 @@ export class NativeBackend implements ModelBackend {
                 sequences: 1,
                 batchSize: this.options.batchSize,
                 threads: this.options.threads,
-                adaptiveThreads: this.options.adaptiveThreads
+                adaptiveThreads: this.options.adaptiveThreads,
+                deviceSelection: this.options.deviceSelection
             });
         return new OwnContextSlot(context, this.options.inlineBelowMilliseconds, (released) => this.release(released));
     }
 
     private treeSlot(branches: number): SequenceSlot {
-        const {contextSize, threads, adaptiveThreads, inlineBelowMilliseconds} = this.options;
+        const {contextSize, threads, adaptiveThreads, deviceSelection, inlineBelowMilliseconds} = this.options;
         const pool = this.idleTreeContexts.get(branches) ?? [];
         this.idleTreeContexts.set(branches, pool);
         const context =
@@ -330,7 +349,8 @@ export class NativeBackend implements ModelBackend {
                 unified: true,
                 batchSize: contextSize,
                 threads,
-                adaptiveThreads
+                adaptiveThreads,
+                deviceSelection
             });
         return new OwnContextSlot(context, inlineBelowMilliseconds, (released) => this.release(released, pool), branches);
     }

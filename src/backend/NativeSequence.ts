@@ -33,6 +33,7 @@ export class NativeSequence implements BackendSequence {
         transferMilliseconds: 0,
         samplingMilliseconds: 0,
         batchWaitMilliseconds: 0,
+        deviceToHostBytes: 0,
         evaluations: 0
     };
     private readonly history: number[] = [];
@@ -199,6 +200,7 @@ export class NativeSequence implements BackendSequence {
         this.timings.transferMilliseconds += result.transferMilliseconds;
         this.timings.samplingMilliseconds += result.samplingMilliseconds;
         this.timings.batchWaitMilliseconds! += result.batchWaitMilliseconds ?? 0;
+        this.timings.deviceToHostBytes! += result.deviceToHostBytes ?? 0;
         this.timings.evaluations++;
         // processRow's refusals (NaN or +Infinity logits, an all-masked row) are what processLogits refuses.
         if (result.error !== undefined) throw new InvalidDistributionError(result.error, "logits");

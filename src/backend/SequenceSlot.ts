@@ -84,6 +84,7 @@ export class OwnContextSlot implements SequenceSlot {
             decodeMilliseconds: result.decodeMilliseconds,
             transferMilliseconds: result.transferMilliseconds,
             samplingMilliseconds: result.samplingMilliseconds,
+            deviceToHostBytes: result.groups[0]?.deviceToHostBytes ?? 0,
             error: result.groups[0]?.error
         };
     }

@@ -93,6 +93,15 @@ describe.skipIf(skip)("NativeBackend on Vulkan, the family pair", () => {
         }
     });
 
+    it("refuses device token selection (llama.cpp's backend sampling is unsafe under Mesa's Vulkan driver) and copies rows by default", async () => {
+        await expect(NativeBackend.load(familyTarget, {gpu: "vulkan", deviceSelection: true})).rejects.toMatchObject({
+            field: "deviceSelection"
+        });
+        const greedy = {temperature: 0, topK: 0, topP: 1, minP: 0};
+        const result = await generate(target, undefined, "Once upon a time", {gamma: 0, sampling: greedy, maxTokens: 8, ignoreEos: true});
+        expect(result.telemetry.deviceToHostBytesPerToken).toBe(4 * target.vocabularySize);
+    });
+
     it("keeps the model on the CPU with gpuLayers 0", async () => {
         const onCpu = await NativeBackend.load(familyTarget, {gpu: "vulkan", gpuLayers: 0});
         try {

@@ -28,6 +28,7 @@ export type LoadModelBackendOptions = Pick<
     | "treeBranches"
     | "gpu"
     | "gpuLayers"
+    | "deviceSelection"
 > & {
     /** Default: the SPECGATE_BACKEND environment variable, else "auto". */
     readonly backend?: BackendChoice;

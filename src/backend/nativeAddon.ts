@@ -170,6 +170,12 @@ export interface NativeContextOptions {
      * waiting for a core stall the others: native/src/runtime.h, threadsForDecode). False: always `threads`.
      */
     adaptiveThreads?: boolean;
+    /**
+     * Default true: a sequence whose rows of a decode are all argmax ids gets them picked inside the
+     * graph, so 4 bytes per row leave the device instead of a logit row (native/src/DeviceSelection.h).
+     * An exact tie of the largest logit is then resolved by ggml's argmax, not by the lowest id.
+     */
+    deviceSelection?: boolean;
 }
 
 /** Sampler settings for Distribution mode (SamplingOptions). */
@@ -207,7 +213,9 @@ export interface NativeOutputGroup {
 export interface NativeDecodeResult extends EvaluationSplit {
     /** The threads llama_decode computed with (fewer than the context's under contention, with adaptiveThreads). */
     threads?: number;
-    groups: Array<{transferMilliseconds: number; samplingMilliseconds: number; error?: string}>;
+    /** Bytes copied out of the graph for the rows (EvaluationSplit.deviceToHostBytes); absent from fakes in tests. */
+    deviceToHostBytes?: number;
+    groups: Array<{transferMilliseconds: number; samplingMilliseconds: number; deviceToHostBytes?: number; error?: string}>;
 }
 
 export interface NativeContextHandle {

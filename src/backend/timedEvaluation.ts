@@ -25,7 +25,8 @@ export async function timedEvaluation<T>(sequence: BackendSequence, evaluation: 
             samplingMilliseconds: after.samplingMilliseconds - before.samplingMilliseconds,
             ...(after.batchWaitMilliseconds !== undefined
                 ? {batchWaitMilliseconds: after.batchWaitMilliseconds - (before.batchWaitMilliseconds ?? 0)}
-                : {})
+                : {}),
+            ...(after.deviceToHostBytes !== undefined ? {deviceToHostBytes: after.deviceToHostBytes - (before.deviceToHostBytes ?? 0)} : {})
         }
     };
 }

@@ -3,7 +3,7 @@ import {DraftLengthTelemetry} from "./DraftLengthTelemetry.js";
 import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
 
 /**
- * Counters of one generation (or many, merged), with vLLM's definitions (field notes §9):
+ * Counters of one generation (or many, merged), with vLLM's spec-decode metric definitions:
  * acceptance rate = accepted / draft tokens; mean acceptance length = 1 + accepted / drafts, counting
  * the recovered or bonus token.
  */
@@ -48,6 +48,13 @@ export class GenerationTelemetry {
         draftBatchWait: 0,
         measured: false
     };
+    /**
+     * Bytes copied out of the models' compute graphs (EvaluationSplit.deviceToHostBytes): logit rows
+     * whole, or 4 bytes per id where the argmax was taken on the device. Whole rows cross wherever
+     * something on the host reads them: sampler rows at T > 0, logits, grammar masks, fuzzy, calibrated
+     * and typical verification. Null parts were not measured (a backend that does not report them).
+     */
+    public deviceToHost = {target: 0, draft: 0, measured: false};
     /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
     public targetEvaluations = new Map<number, [number, number]>();
     /** [total ms, count] of single draft-token evaluations, for t_draft. */
@@ -79,6 +86,7 @@ export class GenerationTelemetry {
             this.backend.targetSampling += native.samplingMilliseconds;
             this.backend.targetBatchWait += native.batchWaitMilliseconds ?? 0;
             this.backend.measured = true;
+            this.recordBytes("target", native);
         }
         const entry = this.targetEvaluations.get(batchSize) ?? [0, 0];
         entry[0] += milliseconds;
@@ -95,10 +103,23 @@ export class GenerationTelemetry {
             this.backend.draftSampling += native.samplingMilliseconds;
             this.backend.draftBatchWait += native.batchWaitMilliseconds ?? 0;
             this.backend.measured = true;
+            this.recordBytes("draft", native);
         }
         if (batchSize !== 1) return;
         this.draftEvaluations[0] += milliseconds;
         this.draftEvaluations[1]++;
+    }
+
+    private recordBytes(model: "target" | "draft", native: EvaluationSplit): void {
+        if (native.deviceToHostBytes === undefined) return;
+        this.deviceToHost[model] += native.deviceToHostBytes;
+        this.deviceToHost.measured = true;
+    }
+
+    /** Bytes copied out of the compute graphs per emitted token (target and draft); null where not measured. */
+    public get deviceToHostBytesPerToken(): number | null {
+        if (!this.deviceToHost.measured || this.emittedTokens === 0) return null;
+        return (this.deviceToHost.target + this.deviceToHost.draft) / this.emittedTokens;
     }
 
     public get acceptanceRate(): number {
@@ -173,6 +194,9 @@ export class GenerationTelemetry {
         this.backend.draftSampling += other.backend.draftSampling;
         this.backend.draftBatchWait += other.backend.draftBatchWait;
         this.backend.measured ||= other.backend.measured;
+        this.deviceToHost.target += other.deviceToHost.target;
+        this.deviceToHost.draft += other.deviceToHost.draft;
+        this.deviceToHost.measured ||= other.deviceToHost.measured;
         for (const [size, [total, count]] of other.targetEvaluations) {
             const entry = this.targetEvaluations.get(size) ?? [0, 0];
             this.targetEvaluations.set(size, [entry[0] + total, entry[1] + count]);
@@ -214,6 +238,14 @@ export class GenerationTelemetry {
                       draftTransfer: this.backend.draftTransfer,
                       draftSampling: this.backend.draftSampling,
                       draftBatchWait: this.backend.draftBatchWait
+                  }
+                : null,
+            deviceToHostBytes: this.deviceToHost.measured
+                ? {
+                      target: this.deviceToHost.target,
+                      draft: this.deviceToHost.draft,
+                      total: this.deviceToHost.target + this.deviceToHost.draft,
+                      perToken: this.deviceToHostBytesPerToken
                   }
                 : null,
             targetCostCurveMilliseconds: this.costCurve(),

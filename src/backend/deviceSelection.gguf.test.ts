@@ -1,0 +1,114 @@
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {generate} from "../engine/generate.js";
+import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+import {NativeBackend} from "./NativeBackend.js";
+
+vi.setConfig(modelTestTimeouts);
+
+/**
+ * Token selection inside the graph (NativeBackendOptions.deviceSelection, native/src/DeviceSelection.h)
+ * on the CPU build, with the shipped family pair: at temperature 0 every lossless arm gives the text it
+ * gives with the rows reduced on the host, while only token ids leave the graph; at T > 0 whole rows
+ * still cross, and the telemetry shows it.
+ */
+const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
+const draftPath = new URL("../../models/draft/model.gguf", import.meta.url).pathname;
+const greedy = {temperature: 0, topK: 0, topP: 1, minP: 0};
+const prompts = ["Once upon a time", "Question: Tom has 3 apples and buys 4 more. How many apples does he have?\nAnswer:"];
+
+interface Pair {
+    target: NativeBackend;
+    draft: NativeBackend;
+}
+const pairs = new Map<boolean, Pair>();
+
+async function loadPair(deviceSelection: boolean, extra: {batchedSequences?: number} = {}): Promise<Pair> {
+    const options = {threads: 1, gpu: "off" as const, deviceSelection, ...extra};
+    return {target: await NativeBackend.load(targetPath, options), draft: await NativeBackend.load(draftPath, options)};
+}
+
+beforeAll(async () => {
+    pairs.set(false, await loadPair(false));
+    pairs.set(true, await loadPair(true));
+});
+afterAll(async () => {
+    for (const {target, draft} of pairs.values()) {
+        await draft.dispose();
+        await target.dispose();
+    }
+});
+
+const arms: Array<{name: string; usesDraft: boolean; options: GenerationOptionsInput}> = [
+    {name: "target-only", usesDraft: false, options: {gamma: 0}},
+    {name: "strict γ = 4", usesDraft: true, options: {policy: {kind: "strict"}, gamma: 4}},
+    {name: "greedy γ = 4", usesDraft: true, options: {policy: {kind: "greedy"}, gamma: 4}},
+    {name: "block γ = 4", usesDraft: true, options: {policy: {kind: "block"}, gamma: 4}},
+    {name: "tree 2 × 4", usesDraft: true, options: {tree: {width: 2, depth: 4}}}
+];
+
+async function run(deviceSelection: boolean, arm: (typeof arms)[number], prompt: string, sampling = greedy, seed = 0) {
+    const {target, draft} = pairs.get(deviceSelection)!;
+    return generate(target, arm.usesDraft ? draft : undefined, prompt, {...arm.options, sampling, maxTokens: 40, ignoreEos: true, seed});
+}
+
+describe("device token selection at temperature 0", () => {
+    it.each(arms)("$name: the same tokens as host selection, at most 64 bytes per emitted token", async (arm) => {
+        for (const prompt of prompts) {
+            const host = await run(false, arm, prompt);
+            const device = await run(true, arm, prompt);
+            expect(device.tokens).toEqual(host.tokens);
+            const vocabularyRow = 4 * pairs.get(true)!.target.vocabularySize;
+            expect(host.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(vocabularyRow);
+            if (arm.name === "target-only" || arm.name === "strict γ = 4")
+                expect(device.telemetry.deviceToHostBytesPerToken!).toBeLessThanOrEqual(64);
+            else expect(device.telemetry.deviceToHostBytesPerToken!).toBeLessThan(vocabularyRow);
+        }
+    });
+
+    it("reports the bytes in the telemetry's JSON, target and draft apart", async () => {
+        const result = await run(true, arms[1]!, prompts[0]!);
+        const bytes = result.telemetry.toJSON().deviceToHostBytes!;
+        expect(bytes.total).toBe(bytes.target + bytes.draft);
+        // One 4-byte id per target row: the prompt's last row, then at most γ + 1 per verification step.
+        expect(bytes.target % 4).toBe(0);
+        expect(bytes.target).toBeGreaterThanOrEqual(4 * (1 + result.telemetry.steps));
+        expect(bytes.target).toBeLessThanOrEqual(4 * (1 + 5 * result.telemetry.steps));
+        expect(bytes.draft).toBeGreaterThan(0);
+        expect(bytes.perToken).toBeCloseTo(bytes.total / result.telemetry.emittedTokens, 9);
+    });
+});
+
+describe("device token selection at temperature 1", () => {
+    it("leaves sampling to the host: whole rows cross, and a seed gives the same text either way", async () => {
+        const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+        const host = await run(false, arms[1]!, prompts[0]!, sampling, 7);
+        const device = await run(true, arms[1]!, prompts[0]!, sampling, 7);
+        expect(device.tokens).toEqual(host.tokens);
+        expect(device.telemetry.deviceToHost.target).toBe(host.telemetry.deviceToHost.target);
+        expect(device.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
+    });
+});
+
+describe("device token selection on a shared context (continuous batching)", () => {
+    it("gives each greedy sequence its host-selected text while another sequence of the same steps samples at T = 1", async () => {
+        const shared = await loadPair(true, {batchedSequences: 3});
+        try {
+            const arm = arms[1]!;
+            const references = await Promise.all(prompts.map((prompt) => run(false, arm, prompt)));
+            const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+            const options = {...arm.options, maxTokens: 40, ignoreEos: true};
+            const [first, second, sampled] = await Promise.all([
+                generate(shared.target, shared.draft, prompts[0]!, {...options, sampling: greedy}),
+                generate(shared.target, shared.draft, prompts[1]!, {...options, sampling: greedy}),
+                generate(shared.target, shared.draft, prompts[0]!, {...options, sampling, seed: 3})
+            ]);
+            expect(first.tokens).toEqual(references[0]!.tokens);
+            expect(second.tokens).toEqual(references[1]!.tokens);
+            expect(sampled.tokens.length).toBe(40);
+        } finally {
+            await shared.draft.dispose();
+            await shared.target.dispose();
+        }
+    });
+});
