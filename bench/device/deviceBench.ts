@@ -362,13 +362,19 @@ async function runSpeculativeSimple(options: {
 const treeShape = parseTreeShape(value("--tree") ?? "2x4", "--tree");
 const treeArm = `tree ${treeShapeLabel(treeShape)} model drafter` as const;
 type ArmName = "target-only" | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
-const armNames: readonly ArmName[] = [
-    "target-only",
-    "strict γ=4 model drafter",
-    "strict γ=4 ngram drafter",
-    "block γ=4 model drafter",
-    treeArm
-];
+/** --arms target,strict,ngram,block,tree (default all): which arms run, by short name. */
+const armsByShortName: Record<string, ArmName> = {
+    target: "target-only",
+    strict: "strict γ=4 model drafter",
+    ngram: "strict γ=4 ngram drafter",
+    block: "block γ=4 model drafter",
+    tree: treeArm
+};
+const armNames: readonly ArmName[] = (value("--arms") ?? Object.keys(armsByShortName).join(",")).split(",").map((name) => {
+    const arm = armsByShortName[name.trim()];
+    if (arm === undefined) throw new Error(`--arms: "${name}" is not one of ${Object.keys(armsByShortName).join(", ")}`);
+    return arm;
+});
 /** Arms llama.cpp has no counterpart of (block verification, token trees): specgate alone, compared with its own chain. */
 const specgateOnly = (arm: ArmName): boolean => arm === "block γ=4 model drafter" || arm === treeArm;
 const specgateOnlyArms = armNames.filter(specgateOnly);
@@ -381,8 +387,11 @@ interface ArmRow {
     specgate: number[];
     native: number[];
     ratios: number[];
-    /** specgate: emitted tokens, target steps, drafts, draft tokens, accepted draft tokens (summed over repetitions). */
-    specgateCounts: {emitted: number; steps: number; drafts: number; draftTokens: number; accepted: number};
+    /**
+     * specgate: emitted tokens, target steps, drafts, draft tokens, accepted draft tokens, and bytes copied
+     * out of the compute graphs (logit rows, device-selected ids; telemetry.deviceToHost) — summed over repetitions.
+     */
+    specgateCounts: {emitted: number; steps: number; drafts: number; draftTokens: number; accepted: number; deviceToHostBytes: number};
     /** llama.cpp: decoded, accepted, drafted (summed). */
     nativeCounts: {decoded: number; accepted: number; drafted: number};
     /** Median over repetitions of specgate's mean target-evaluation ms per batch size (t(k)). */
@@ -402,7 +411,11 @@ function addCounts(row: ArmRow, telemetry: GenerationTelemetry): void {
     row.specgateCounts.drafts += telemetry.drafts;
     row.specgateCounts.draftTokens += telemetry.draftTokens;
     row.specgateCounts.accepted += telemetry.acceptedTokens;
+    row.specgateCounts.deviceToHostBytes += telemetry.deviceToHost.target + telemetry.deviceToHost.draft;
 }
+
+/** Bytes copied out of the graphs per emitted token, over the row's repetitions. */
+const bytesPerToken = (row: ArmRow): number => row.specgateCounts.deviceToHostBytes / Math.max(1, row.specgateCounts.emitted);
 
 function verifyMillisecondsPerStep(telemetry: GenerationTelemetry): number {
     let total = 0;
@@ -465,7 +478,7 @@ function emptyRow(caseName: string, temperature: number, arm: ArmName): ArmRow {
         specgate: [],
         native: [],
         ratios: [],
-        specgateCounts: {emitted: 0, steps: 0, drafts: 0, draftTokens: 0, accepted: 0},
+        specgateCounts: {emitted: 0, steps: 0, drafts: 0, draftTokens: 0, accepted: 0, deviceToHostBytes: 0},
         nativeCounts: {decoded: 0, accepted: 0, drafted: 0},
         costCurve: {},
         verifyMillisecondsPerStep: Number.NaN,
@@ -711,7 +724,8 @@ function headerLines(context: RunContext): string[] {
         "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp [95% bootstrap interval]; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
             `(block and tree rows: their mean target call, the tree's of ${treeShape.width * treeShape.depth + 1} tokens; target-only row: t(1) in ms); ` +
             "acceptance = specgate mean acceptance length (acceptance rate) | llama.cpp acceptance rate; tokens/step = emitted tokens per target call; " +
-            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s (medians) [95% bootstrap interval]; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit."
+            "speed-up over target-only = arm tok/s over the same tool's target-only tok/s (medians) [95% bootstrap interval]; limit = tokens/step · t(1) / (t_verify + γ·t_draft) from specgate's own costs; measured/limit = specgate speed-up / limit; " +
+            "bytes/token = specgate's bytes copied out of the compute graphs (logit rows, or ids picked on the device) per emitted token."
     ];
 }
 
@@ -723,8 +737,8 @@ function caseLines(caseName: string, rows: readonly ArmRow[], context: RunContex
         "",
         `## ${caseName}: ${context.cases[caseName]?.label ?? ""}`,
         "",
-        "| case | T | arm | specgate tok/s | llama.cpp tok/s | ratio | t(γ+1)/t(1) | acceptance (specgate \\| llama.cpp) | tokens/step (specgate, llama.cpp) | speed-up over target-only (specgate, llama.cpp) | analytic limit | measured/limit | reps |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| case | T | arm | specgate tok/s | llama.cpp tok/s | ratio | t(γ+1)/t(1) | acceptance (specgate \\| llama.cpp) | tokens/step (specgate, llama.cpp) | speed-up over target-only (specgate, llama.cpp) | analytic limit | measured/limit | bytes/token | reps |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     ];
     for (const row of caseRows) {
         const derived = derive(row, rows);
@@ -735,7 +749,7 @@ function caseLines(caseName: string, rows: readonly ArmRow[], context: RunContex
                 `${speculative ? `${fixed(derived.meanAcceptanceLength)} (${fixed(derived.acceptanceRate)}) \\| ${fixed(derived.nativeAcceptanceRate)}` : "–"} | ` +
                 `${speculative ? `${fixed(derived.specgateTokensPerStep)}, ${fixed(derived.nativeTokensPerStep)}` : "1, 1"} | ` +
                 `${speculative ? `${formatInterval(speedupInterval(row, rows, "specgate"), 2, "×")}, ${formatInterval(speedupInterval(row, rows, "native"), 2, "×")}` : "1×, 1×"} | ${speculative ? `${fixed(derived.limit)}×` : "–"} | ` +
-                `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
+                `${speculative ? fixed(derived.specgateSpeedup / derived.limit) : "–"} | ${fixed(bytesPerToken(row), 1)} | ${row.specgate.length}${row.skipped != null ? ` (${row.skipped})` : ""} |`
         );
     }
     for (const temperature of context.settings.temperatures) {
