@@ -1,4 +1,4 @@
-import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import type {TokenConstraint} from "./TokenConstraint.js";
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import type {VocabularyDescription} from "./VocabularyDescription.js";
 

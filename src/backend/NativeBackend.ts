@@ -1,4 +1,4 @@
-import {GrammarConstraint} from "../constraints/GrammarConstraint.js";
+import {GrammarConstraint} from "./GrammarConstraint.js";
 import {InvalidInputError, ModelLoadError, ServerOverloadedError} from "../errors.js";
 import {BatchScheduler} from "./BatchScheduler.js";
 import type {BatchStatistics, ConstraintCompileOptions, ModelBackend, SequenceOptions} from "./ModelBackend.js";

@@ -1,4 +1,4 @@
-import {RestrictedConstraint} from "../constraints/RestrictedConstraint.js";
+import {RestrictedConstraint} from "./RestrictedConstraint.js";
 import {argmax} from "../distributions/argmax.js";
 import {InvalidInputError} from "../errors.js";
 import {processLogits} from "../distributions/processLogits.js";

@@ -4,10 +4,10 @@ import {restrictVocabulary} from "../backend/restrictVocabulary.js";
 import {ConstraintViolationError, InvalidDistributionError, InvalidInputError, TokenOutOfRangeError} from "../errors.js";
 import {Random} from "../random/Random.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {GrammarConstraint} from "./GrammarConstraint.js";
+import {GrammarConstraint} from "../backend/GrammarConstraint.js";
 import {grammarForJsonSchema} from "./jsonSchemaGrammar.js";
 import {personSchema} from "./testing/personSchema.js";
-import type {TokenConstraint} from "./TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 
 vi.setConfig(modelTestTimeouts);
 

@@ -3,7 +3,7 @@ import {anyNativeAddon} from "../backend/nativeAddon.js";
 import {GrammarTooComplexError, InvalidInputError, ServerOverloadedError} from "../errors.js";
 import type {GrammarBudget} from "./GrammarBudget.js";
 import {type CheckedSchema, finishGrammar} from "./jsonSchemaGrammar.js";
-import type {TokenConstraint} from "./TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 import {assertConstrainable} from "./constraintFor.js";
 import {grammarJobPlace} from "./grammarJobPlaces.js";
 

@@ -1,6 +1,6 @@
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {InvalidInputError} from "../errors.js";
-import type {TokenConstraint} from "./TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 
 /** InvalidInputError (`field`) where `backend` has no grammars (only the native backend has). */
 export function assertConstrainable(backend: ModelBackend, field: string): void {

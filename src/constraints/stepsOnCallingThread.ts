@@ -1,5 +1,5 @@
 import {argmax} from "../distributions/argmax.js";
-import type {TokenConstraint} from "./TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 
 /**
  * TokenConstraint.acceptTokens from the synchronous methods, for a constraint whose every check is

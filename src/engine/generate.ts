@@ -1,7 +1,7 @@
 import {withBos} from "../backend/addsBos.js";
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import {restrictSequence, restrictVocabulary} from "../backend/restrictVocabulary.js";
-import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 import {type TokenLogprob, tokenLogprob} from "../distributions/tokenLogprobs.js";
 import {argmax} from "../distributions/argmax.js";
 import {processLogits} from "../distributions/processLogits.js";

@@ -8,7 +8,7 @@ import type {ModelBackend} from "../backend/ModelBackend.js";
 import {withBos} from "../backend/addsBos.js";
 import {constraintFor} from "../constraints/constraintFor.js";
 import {grammarForJsonSchema} from "../constraints/jsonSchemaGrammar.js";
-import type {GrammarConstraint} from "../constraints/GrammarConstraint.js";
+import type {GrammarConstraint} from "../backend/GrammarConstraint.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";

@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import type {BackendSequence} from "../backend/ModelBackend.js";
-import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 import {BigramBackend} from "../engine/testing/BigramBackend.js";
 import {createServeApp} from "./createServeApp.js";
 

@@ -16,7 +16,7 @@ import {finishWithToolCalls, openAiToolCalls, ToolCallStream} from "../chat/tool
 import {withBos} from "../backend/addsBos.js";
 import type {PromptCacheLease} from "./PromptCache.js";
 import type {TokenLogprob} from "../distributions/tokenLogprobs.js";
-import type {TokenConstraint} from "../constraints/TokenConstraint.js";
+import type {TokenConstraint} from "../backend/TokenConstraint.js";
 import {compileConstraint} from "../constraints/compileConstraint.js";
 import {treeShapeLabel} from "../engine/drafters/TreeDraftSession.js";
 

@@ -21,7 +21,7 @@ import {type GammaSetting, gammaLabel} from "../../engine/gammaSpec.js";
 import {gammaOption, gammaOptionHelp} from "../gammaOption.js";
 import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
 import {generateFinish} from "../generateFinish.js";
-import type {TokenConstraint} from "../../constraints/TokenConstraint.js";
+import type {TokenConstraint} from "../../backend/TokenConstraint.js";
 
 interface GenerateCliOptions {
     jsonSchema?: string;

@@ -1,6 +1,6 @@
 import {ConstraintViolationError} from "../../errors.js";
 import {acceptTokensInTurn, maskRowsInTurn} from "../stepsOnCallingThread.js";
-import type {TokenConstraint} from "../TokenConstraint.js";
+import type {TokenConstraint} from "../../backend/TokenConstraint.js";
 
 /**
  * A small automaton for tests: each token must differ in parity from the one before it, the first

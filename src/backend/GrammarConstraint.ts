@@ -1,4 +1,4 @@
-import type {NativeGrammarHandle, NativeGrammarStep} from "../backend/nativeAddon.js";
+import type {NativeGrammarHandle, NativeGrammarStep} from "./nativeAddon.js";
 import {ConstraintViolationError, GrammarTooComplexError, InvalidDistributionError, TokenOutOfRangeError} from "../errors.js";
 import type {TokenConstraint} from "./TokenConstraint.js";
 
