@@ -32,7 +32,8 @@ export interface AdaptiveStepOutcome {
  * maximises predicted tokens per second of the step (chooseDraftLength) from
  *  - this generation's acceptance α: the geometric model's estimate (accepted positions over accepted
  *    positions plus steps that ended at a rejection, recent steps weighted more) with the load's
- *    running estimate as a prior worth `priorWeight` observations;
+ *    running estimate as a prior worth `priorWeight` observations, plus one standard error
+ *    (optimism while it is uncertain, so a new generation tries drafts before giving them up);
  *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
  *    every generation on the load;
  *  - the other live generations' tokens and expected yield in the same step (continuous batching).
@@ -61,6 +62,16 @@ export class AdaptiveDraftLength {
     /** The estimated acceptance per draft position. */
     public get alpha(): number {
         return (this.accepted + priorWeight * this.prior) / (this.accepted + this.rejected + priorWeight);
+    }
+
+    /**
+     * The acceptance the choice assumes: the estimate plus one standard error of it (an upper
+     * confidence bound), so a generation drafts while its acceptance is still uncertain and stops
+     * only once it is known to be too low to pay.
+     */
+    public get optimisticAlpha(): number {
+        const alpha = this.alpha;
+        return Math.min(1, alpha + Math.sqrt((alpha * (1 - alpha)) / (this.accepted + this.rejected + priorWeight)));
     }
 
     /** The last choice: its length, whether it skipped speculation, whether it was a probe. */
@@ -131,7 +142,7 @@ export class AdaptiveDraftLength {
             return length;
         }
         const best = chooseDraftLength({
-            alpha: this.alpha,
+            alpha: this.optimisticAlpha,
             maxLength,
             tokensPerPosition,
             draftTime: this.load.draftTime,

@@ -88,7 +88,7 @@ describe("speculative generation on a bigram backend", () => {
         const expected = firstTwoTokensDistribution(target, 4);
         for (const kind of ["strict", "match"]) {
             // Preset costs: the lengths follow the acceptance of earlier generations (the load's prior), not the machine's timing.
-            const load = presetSpeculationLoad(0.6);
+            const load = presetSpeculationLoad(0.8);
             const lengths = new GenerationTelemetry();
             const observed = new Float64Array(64);
             for (let seed = 0; seed < 3000; seed++) {
