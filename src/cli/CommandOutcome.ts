@@ -31,9 +31,15 @@ export interface ModelPlacement {
  * its --context-size; warns on stderr (as `command`) when that exceeds a model's training context.
  */
 export function openModelOn(placement: ModelPlacement, command = "specgate"): OpenModel {
-    return (path, threads) => {
+    return async (path, threads) => {
+        const model = await loadModelBackend(path, {
+            threads,
+            gpu: placement.gpu,
+            gpuLayers: placement.gpuLayers,
+            contextSize: placement.contextSize
+        });
         process.stderr.write(trainedContextWarning(command, path, placement.contextSize));
-        return loadModelBackend(path, {threads, gpu: placement.gpu, gpuLayers: placement.gpuLayers, contextSize: placement.contextSize});
+        return model;
     };
 }
 

@@ -112,8 +112,6 @@ export function registerBenchCommand(program: Command): void {
             const sampling = samplingFromCli(options);
             const allPrompts = await loadPrompts(options.prompts);
             await checkOutputFile(options.json, "--json");
-            for (const path of [options.target, options.draft])
-                if (path != null) process.stderr.write(trainedContextWarning("specgate bench", path, options.contextSize));
             const target = await loadModelBackend(options.target, {
                 threads: options.threads,
                 backend: options.backend,
@@ -132,6 +130,8 @@ export function registerBenchCommand(program: Command): void {
                           contextSize: options.contextSize
                       })
                     : undefined;
+            for (const path of [options.target, options.draft])
+                if (path != null) process.stderr.write(trainedContextWarning("specgate bench", path, options.contextSize));
             try {
                 // Prompts that do not fit the context with --max-tokens are skipped and named, not a run the context cuts short.
                 const {kept: prompts, skipped} = promptsWithinContext(target, draft, allPrompts, options.maxTokens, "--prompts");

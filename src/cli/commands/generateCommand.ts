@@ -110,11 +110,11 @@ export function registerGenerateCommand(program: Command): void {
                 gpu: options.gpu,
                 gpuLayers: options.gpuLayers
             };
-            for (const path of [options.target, options.draft]) {
-                if (path != null) process.stderr.write(trainedContextWarning("specgate generate", path, options.contextSize));
-            }
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
+            // After the loads, so a context the machine cannot hold is the one line that is printed.
+            for (const path of [options.target, options.draft])
+                if (path != null) process.stderr.write(trainedContextWarning("specgate generate", path, options.contextSize));
             let constraint: TokenConstraint | undefined;
             try {
                 const correctionMemory = await resolveCorrectionMemory(policy, {

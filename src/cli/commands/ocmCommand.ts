@@ -81,8 +81,6 @@ export function registerOcmCommand(program: Command): void {
             const stop = stopStrings(options.stop);
             const corpus = await loadPrompts(options.corpus);
             await checkOutputFile(options.out, "--out");
-            for (const path of [options.target, options.draft])
-                process.stderr.write(trainedContextWarning("specgate ocm build", path, options.contextSize));
             const loadOptions = {
                 threads: options.threads,
                 backend: options.backend,
@@ -92,6 +90,8 @@ export function registerOcmCommand(program: Command): void {
             };
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = await loadModelBackend(options.draft, loadOptions);
+            for (const path of [options.target, options.draft])
+                process.stderr.write(trainedContextWarning("specgate ocm build", path, options.contextSize));
             try {
                 assertSameVocabulary(target, draft, "--draft");
                 // The context rule: prompts that do not fit with --max-tokens are skipped and counted.

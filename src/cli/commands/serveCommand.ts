@@ -242,13 +242,13 @@ function addAccessFlags(command: Command): Command {
 async function runServe(options: ServeCliOptions, hooks: ServeCommandHooks): Promise<void> {
     const startOptions = serveStartOptions(options);
     const loadOptions = serveLoadOptions(options);
-    for (const path of [options.target, options.draft])
-        if (path != null) process.stderr.write(trainedContextWarning("specgate serve", path, options.contextSize));
     const target = await loadModelBackend(options.target, loadOptions);
     let draft: ModelBackend | undefined;
     let server: RunningServeServer;
     try {
         draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
+        for (const path of [options.target, options.draft])
+            if (path != null) process.stderr.write(trainedContextWarning("specgate serve", path, options.contextSize));
         const correctionMemory =
             options.correctionMemory !== undefined
                 ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity())
