@@ -45,7 +45,7 @@
  *   TPOT         per request: (last content event − first content event) / (tokens − tokens of the first
  *                event): the decode time per token a client sees, immune to how tokens are chunked.
  *
- *   npm run bench:serve                                   # d768 pair, 3 arms, 1,4,16 streams, 3 rounds, 8/2/2 requests per client, 64 tokens (≈ 12 min on 2 cores)
+ *   npm run bench:serve                                   # d768 pair, 3 arms, 1,4,16 streams, 5 rounds, 8/2/2 requests per client, 64 tokens (≈ 20 min on 2 cores)
  *   npm run bench:serve -- --quick                        # smoke run: 1,4 streams, 1 round, 2 requests/client, 16 tokens
  *   npm run bench:serve -- --case family --streams 4 --rounds 5 --threads 2 --gamma 4 --max-tokens 64 --requests 4
  *   npm run bench:serve -- --target T.gguf --draft D.gguf --context 512 --json out.json
@@ -66,6 +66,7 @@ import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
+import {formatInterval, medianInterval} from "./speedIntervals.js";
 import {
     commandLine,
     fixed,
@@ -104,7 +105,7 @@ const {values} = parseArgs({
 });
 const quick = values.quick;
 const streamLevels = (values.streams ?? (quick ? "1,4" : "1,4,16")).split(",").map(Number);
-const rounds = Number(values.rounds ?? (quick ? 1 : 3));
+const rounds = Number(values.rounds ?? (quick ? 1 : 5));
 /** Requests each client sends one after another in a round; default max(2, ⌈8 / streams⌉) (1 stream: 8, 4 and 16 streams: 2). */
 const requestsOf = (streams: number): number =>
     values.requests !== undefined ? Number(values.requests) : quick ? 2 : Math.max(2, Math.ceil(8 / streams));
@@ -712,37 +713,45 @@ async function main(): Promise<void> {
         }
         // The rounds pair up (round r of each arm ran close together): the median of the per-round
         // ratios is the figure least moved by load that changed between rounds.
-        const pairedRatios = Object.fromEntries(
+        const pairedRatioSamples = Object.fromEntries(
             streamLevels.map((streams) => {
                 const of = (arm: ArmName) => roundResults.filter((result) => result.arm === arm && result.streams === streams);
                 const theirs = of(other);
                 return [
                     streams,
-                    median(
-                        of("specgate").flatMap((result) => {
-                            const match = theirs.find((entry) => entry.round === result.round);
-                            return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
-                        })
-                    )
+                    of("specgate").flatMap((result) => {
+                        const match = theirs.find((entry) => entry.round === result.round);
+                        return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
+                    })
                 ];
             })
-        ) as Record<number, number>;
+        ) as Record<number, number[]>;
+        const pairedRatios = Object.fromEntries(streamLevels.map((streams) => [streams, median(pairedRatioSamples[streams])])) as Record<
+            number,
+            number
+        >;
+        // 95% bootstrap interval of the median paired ratio: a target is met only when it clears 1.0× (bench/speedIntervals.ts).
+        const pairedIntervals = Object.fromEntries(
+            streamLevels.map((streams) => [streams, medianInterval(pairedRatioSamples[streams])])
+        ) as Record<number, ReturnType<typeof medianInterval>>;
         lines.push(
             "",
-            `Throughput ratio specgate / ${other}, median of the per-round ratios (round r of the arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${fixed(pairedRatios[streams], 3)}`).join(", ")}.`
+            `Throughput ratio specgate / ${other}, median of the per-round ratios (round r of the arms ran back to back): ${streamLevels.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${formatInterval(pairedIntervals[streams], 3)}`).join(", ")} (95% bootstrap intervals over ${rounds} round(s); fewer than 5 rounds leave them wide).`
         );
         const configs = streamLevels.flatMap((streams) => {
             const config = llamaServerConfigs[`${other} ×${streams}`];
             return config === undefined ? [] : [`×${streams}: ${describeConfig(config)}`];
         });
         if (configs.length > 0) lines.push("", `${other} chose (its log): ${configs.join("; ")}.`);
-        const targets: Array<{target: string; measured: string; met: boolean}> = [];
+        // null: undecided, the interval holds 1.0× (or there is none).
+        const targets: Array<{target: string; measured: string; met: boolean | null}> = [];
         for (const streams of streamLevels) {
             const ratio = ratioOf(find("specgate", streams)?.tokensPerSecond, find(other, streams)?.tokensPerSecond);
+            const interval = pairedIntervals[streams];
             targets.push({
                 target: `throughput at ${streams} stream${streams > 1 ? "s" : ""} ≥ 1.0× ${other}'s`,
-                measured: `${fixed(ratio, 3)}×`,
-                met: ratio >= 1
+                measured: `${fixed(ratio, 3)}× (paired rounds ${formatInterval(interval, 3)})`,
+                met: interval.low >= 1 ? true : interval.high < 1 ? false : null
             });
         }
         for (const streams of streamLevels) {
@@ -754,7 +763,10 @@ async function main(): Promise<void> {
             });
         }
         lines.push("", "| target | measured | met |", "|---|---|---|");
-        for (const entry of targets) lines.push(`| ${entry.target} | ${entry.measured} | ${entry.met ? "yes" : "**no**"} |`);
+        for (const entry of targets)
+            lines.push(
+                `| ${entry.target} | ${entry.measured} | ${entry.met === null ? "undecided (the interval holds 1.0×)" : entry.met ? "yes" : "**no**"} |`
+            );
         // Same greedy text on both arms: the token counts per prompt and level should agree (llama-server
         // counts a final EOS token in predicted_n, specgate does not: a difference of 1 on a stopped request is that).
         const counts = (arm: ArmName, streams: number, prompt: number) =>
