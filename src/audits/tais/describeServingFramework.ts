@@ -9,7 +9,7 @@ export interface NativeEngineBuild {
 
 /**
  * The TAIS card's serving_framework for an embedded decode path: the engine that decoded (specgate's
- * native addon, and which build of it, or the node-llama-cpp fallback), its versions, and the device
+ * native addon, and which build of it, or node-llama-cpp, chosen or fallen back to), its versions, and the device
  * it computed on, from what the path reports about itself.
  */
 export function describeServingFramework(path: DecodePathDescription, versions: EngineVersions, native: NativeEngineBuild | null): string {
@@ -21,7 +21,7 @@ export function describeServingFramework(path: DecodePathDescription, versions: 
     }
     if (path.backend === "node-llama-cpp") {
         const llamaCpp = versions.llamaCppRelease === null ? "" : `, llama.cpp ${versions.llamaCppRelease}`;
-        return `${specgate}, node-llama-cpp ${versions.nodeLlamaCpp ?? "(version unknown)"} fallback (prebuilt binaries${llamaCpp}), on CPU`;
+        return `${specgate}, node-llama-cpp ${versions.nodeLlamaCpp ?? "(version unknown)"} backend (its prebuilt binaries${llamaCpp}; not specgate's addon), on CPU`;
     }
     return `${specgate} embedded engine (in-process backend that does not name its engine)`;
 }

@@ -69,9 +69,9 @@ describe("describeServingFramework", () => {
         );
     });
 
-    it("names node-llama-cpp as the fallback it is, and says so when a backend names no engine", () => {
+    it("names node-llama-cpp and its llama.cpp release, and says so when a backend names no engine", () => {
         expect(describeServingFramework({...path, backend: "node-llama-cpp"}, versions, null)).toBe(
-            "specgate 0.1.0, node-llama-cpp 3.22.1 fallback (prebuilt binaries, llama.cpp b6000), on CPU"
+            "specgate 0.1.0, node-llama-cpp 3.22.1 backend (its prebuilt binaries, llama.cpp b6000; not specgate's addon), on CPU"
         );
         expect(describeServingFramework(path, versions, null)).toMatch(/does not name its engine/);
     });
@@ -98,6 +98,8 @@ describe("the TAIS card of embedded arms on the shipped models", () => {
     });
 
     it("names node-llama-cpp when it ran", async () => {
-        expect(await servingFramework("node-llama-cpp")).toMatch(/^specgate \S+, node-llama-cpp 3\.22\.\d+ fallback .*, on CPU$/);
+        expect(await servingFramework("node-llama-cpp")).toMatch(
+            /^specgate \S+, node-llama-cpp 3\.22\.\d+ backend .*; not specgate's addon\), on CPU$/
+        );
     });
 });
