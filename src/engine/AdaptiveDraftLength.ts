@@ -49,6 +49,8 @@ export class AdaptiveDraftLength {
     private readonly prior: number;
     private statisticsBefore: {steps: number; tokens: number} | undefined;
     private targetMilliseconds = 0;
+    /** The previous step drafted: a draft model's cache was current, so this step's draft time is the steady cost. */
+    private drafting = false;
     private lastChoice = {length: 0, skipped: false, probe: false};
 
     public constructor(
@@ -114,8 +116,11 @@ export class AdaptiveDraftLength {
             this.accepted = this.accepted * memoryDecay + accepted;
             this.rejected = this.rejected * memoryDecay + rejected;
             this.load.recordAcceptance(accepted, rejected);
-            this.load.recordDraft(outcome.draftMilliseconds, proposed);
+            // After steps without a draft a draft model first decodes what they emitted (and its first
+            // call warms it up): a one-off, not the cost of drafting each position, so it is left out.
+            if (this.drafting) this.load.recordDraft(outcome.draftMilliseconds, proposed);
         }
+        this.drafting = proposed > 0;
         this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds);
     }
 
