@@ -51,6 +51,9 @@
  *   npm run bench:serve -- --target T.gguf --draft D.gguf --context 512 --json out.json
  *   npm run bench:serve -- --arms specgate,llama-server      # one llama-server arm only
  *   npm run bench:serve -- --specgate-args="--batching off"   # specgate serve with one context per generation (the = is needed)
+ *   npm run bench:serve -- --arms specgate --gammas 0,2,4,8,auto --streams 1,4,16,32 --case twin-0.1b
+ *                                                          # γ arms: one specgate server per γ (auto: --gamma auto), compared
+ *                                                          # with each other; auto ÷ the best fixed γ with 95% intervals
  *
  * JSON (settings, commands, what each llama-server chose, every request, per-round figures): --json
  * FILE, default .specgate/bench-serve/result-<date>.json; server logs under .specgate/bench-serve/logs/.
@@ -66,7 +69,7 @@ import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
-import {formatInterval, medianInterval} from "./speedIntervals.js";
+import {formatInterval, medianInterval, medianRatioInterval} from "./speedIntervals.js";
 import {
     commandLine,
     fixed,
@@ -94,6 +97,8 @@ const {values} = parseArgs({
         requests: {type: "string"},
         "max-tokens": {type: "string"},
         gamma: {type: "string", default: "4"},
+        /** One specgate arm per entry (`specgate γ=…`), e.g. 0,2,4,8,auto; each server gets --gamma with that value. */
+        gammas: {type: "string"},
         threads: {type: "string", default: "1"},
         context: {type: "string", default: "512"},
         temperature: {type: "string", default: "0"},
@@ -123,10 +128,22 @@ const llamaServerBinary = join(root, "native/build/baselines/bin/llama-server");
 
 const llamaArms = ["llama-server-defaults", "llama-server"] as const;
 type LlamaArm = (typeof llamaArms)[number];
-type ArmName = "specgate" | LlamaArm;
+/** `specgate γ=X`: a specgate arm of --gammas, served with --gamma X. */
+type GammaArm = `specgate γ=${string}`;
+type ArmName = "specgate" | GammaArm | LlamaArm;
 const isLlamaArm = (arm: ArmName): arm is LlamaArm => (llamaArms as readonly string[]).includes(arm);
+const isSpecgateArm = (arm: ArmName): boolean => arm === "specgate" || arm.startsWith("specgate γ=");
+/** The --gamma a specgate arm's server gets. */
+const gammaOfArm = (arm: ArmName): string => (arm.startsWith("specgate γ=") ? arm.slice("specgate γ=".length) : String(gamma));
 for (const arm of armNames)
     if (arm !== "specgate" && !isLlamaArm(arm)) throw new Error(`unknown arm ${arm as string} (known: specgate, ${llamaArms.join(", ")})`);
+const gammaArms: GammaArm[] = (values.gammas ?? "")
+    .split(",")
+    .filter((entry) => entry !== "")
+    .map((entry) => `specgate γ=${entry}` as const);
+// With --gammas the specgate arm becomes one arm per γ.
+if (gammaArms.length > 0)
+    armNames.splice(0, armNames.length, ...armNames.flatMap((arm): ArmName[] => (arm === "specgate" ? gammaArms : [arm])));
 
 const familyPrompts = (): string[] =>
     readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8")
@@ -144,6 +161,14 @@ const cases: Record<string, {label: string; target: string; draft: string; promp
     family: {
         label: "shipped family pair (models/target, models/draft)",
         target: join(root, "models/target/model.gguf"),
+        draft: join(root, "models/draft/model.gguf"),
+        prompts: familyPrompts
+    },
+    "twin-0.1b": {
+        label: "twin-0.1b (the family target widened to 768×8, F16; docs/benchmarks/twins.md) with the family draft",
+        target: existsSync(join(root, ".specgate/twin-0.1b/target.gguf"))
+            ? join(root, ".specgate/twin-0.1b/target.gguf")
+            : join(root, ".specgate/bench-twins/twins/target-d768x8-f16.gguf"),
         draft: join(root, "models/draft/model.gguf"),
         prompts: familyPrompts
     }
@@ -238,7 +263,7 @@ class ServerProcess {
                 "--policy",
                 "strict",
                 "--gamma",
-                String(gamma),
+                gammaOfArm(arm),
                 "--draft-sampling",
                 "greedy",
                 "--min-confidence",
@@ -266,7 +291,7 @@ class ServerProcess {
                 ...specgateExtraArgs
             ];
         }
-        const logFile = join(logDirectory, `${arm}-np${slots}.log`);
+        const logFile = join(logDirectory, `${arm.replace(/[^A-Za-z0-9:.-]+/g, "-")}-np${slots}.log`);
         const url = `http://127.0.0.1:${port}`;
         const child = await startServerProcess(arm, binary, args, logFile, url);
         return new ServerProcess(arm, child, url, commandLine([binary, ...args]), logFile);
@@ -313,7 +338,7 @@ class ServerProcess {
                     (line) => line.startsWith(name) && (line[name.length] === " " || line[name.length] === "{") && line.includes(labels)
                 )
                 .reduce((total, line) => (Number.isNaN(total) ? 0 : total) + Number(line.slice(line.lastIndexOf(" ") + 1)), Number.NaN);
-        if (this.arm === "specgate")
+        if (isSpecgateArm(this.arm))
             return {calls: sum("batch_steps_total", 'model="target"'), tokens: sum("batch_tokens_total", 'model="target"')};
         return {
             calls: sum("llamacpp:n_decode_total"),
@@ -346,7 +371,7 @@ interface LlamaServerConfig {
 
 /** The request body each arm gets: the same prompt, token budget and greedy sampler, in each server's dialect. */
 function requestBody(arm: ArmName, prompt: string, tokens: number): string {
-    if (arm === "specgate")
+    if (isSpecgateArm(arm))
         return JSON.stringify({
             prompt,
             max_tokens: tokens,
@@ -390,6 +415,9 @@ interface RequestRecord {
     retryCauses: string[];
     drafted?: number;
     accepted?: number;
+    /** specgate: steps by the draft length chosen for them, and those --gamma auto left without a draft. */
+    draftLengths?: number[];
+    skippedSteps?: number;
     error?: string;
 }
 
@@ -397,7 +425,7 @@ interface StreamChunk {
     choices?: Array<{text?: string; finish_reason?: string | null}>;
     usage?: {prompt_tokens?: number; completion_tokens?: number};
     timings?: {predicted_n?: number; prompt_n?: number; draft_n?: number; draft_n_accepted?: number};
-    speculative?: {num_draft_tokens?: number; num_accepted_tokens?: number};
+    speculative?: {num_draft_tokens?: number; num_accepted_tokens?: number; draft_lengths?: number[]; num_skipped_steps?: number};
     error?: unknown;
 }
 
@@ -461,6 +489,8 @@ async function streamOnce(
         if (chunk.speculative?.num_draft_tokens !== undefined) {
             record.drafted = chunk.speculative.num_draft_tokens;
             record.accepted = chunk.speculative.num_accepted_tokens;
+            record.draftLengths = chunk.speculative.draft_lengths;
+            record.skippedSteps = chunk.speculative.num_skipped_steps;
         }
         const choice = chunk.choices?.[0];
         if (choice?.finish_reason != null) record.finishReason = choice.finish_reason;
@@ -564,6 +594,75 @@ function describeConfig(config: LlamaServerConfig): string {
             ? `KV unified${config.contextPerSequence !== undefined ? ` (${config.contextPerSequence} tokens shared)` : ""}`
             : `KV per slot${config.contextPerSequence !== undefined ? ` (${config.contextPerSequence} tokens each before capping)` : ""}`;
     return `${config.slots} slot${config.slots === 1 ? "" : "s"}, ${config.contextPerSlot} tokens per slot${config.cappedToTrainingContext ? " (capped to the training context)" : ""}, ${unified}`;
+}
+
+/** Mean draft length chosen per step and the share of steps without a draft (specgate responses; NaN elsewhere). */
+function draftLengthSummary(rows: readonly RequestRecord[]): {meanDraftLength: number; skippedShare: number} {
+    const counts: number[] = [];
+    let skipped = 0;
+    for (const row of rows) {
+        row.draftLengths?.forEach((count, length) => (counts[length] = (counts[length] ?? 0) + count));
+        skipped += row.skippedSteps ?? 0;
+    }
+    const steps = counts.reduce((sum, count) => sum + (count ?? 0), 0);
+    if (steps === 0) return {meanDraftLength: Number.NaN, skippedShare: Number.NaN};
+    return {meanDraftLength: counts.reduce((sum, count, length) => sum + (count ?? 0) * length, 0) / steps, skippedShare: skipped / steps};
+}
+
+/**
+ * The γ arms side by side: each arm's median tok/s over rounds with its 95% bootstrap interval, the
+ * best fixed γ at each level, and auto ÷ that best with its interval (rounds resampled per arm). The
+ * target (auto ≥ 0.97× the best fixed γ) counts as met only when the interval's lower end is ≥ 0.97,
+ * missed when its upper end is below, and undecided otherwise.
+ */
+function compareGammaArms(
+    roundResults: readonly RoundResult[],
+    summaries: ReadonlyArray<{arm: ArmName; streams: number; meanDraftLength: number; skippedShare: number; acceptance: number}>
+) {
+    const rates = (arm: ArmName, streams: number) =>
+        roundResults.filter((result) => result.arm === arm && result.streams === streams).map((result) => result.tokensPerSecond);
+    const autoArm = gammaArms.find((arm) => gammaOfArm(arm).startsWith("auto"));
+    const fixedArms = gammaArms.filter((arm) => arm !== autoArm);
+    const lines = [
+        `| streams | ${gammaArms.map((arm) => `${arm.slice("specgate ".length)} tok/s [95%]`).join(" | ")} | best fixed | auto ÷ best fixed [95%] | auto ≥ 0.97× | auto mean draft length | auto steps without a draft | auto acceptance |`,
+        `|---|${gammaArms.map(() => "---|").join("")}---|---|---|---|---|---|`
+    ];
+    const rows = streamLevels.map((streams) => {
+        const intervals = gammaArms.map((arm) => medianInterval(rates(arm, streams)));
+        const best = fixedArms.reduce<ArmName | undefined>(
+            (chosen, arm) => (chosen === undefined || median(rates(arm, streams)) > median(rates(chosen, streams)) ? arm : chosen),
+            undefined
+        );
+        const ratio =
+            autoArm !== undefined && best !== undefined
+                ? medianRatioInterval(rates(autoArm, streams), rates(best, streams))
+                : {estimate: Number.NaN, low: Number.NaN, high: Number.NaN};
+        const verdict = !Number.isFinite(ratio.low)
+            ? "–"
+            : ratio.low >= 0.97
+              ? "yes"
+              : ratio.high < 0.97
+                ? "**no**"
+                : "undecided (interval spans 0.97)";
+        const auto = summaries.find((summary) => summary.arm === autoArm && summary.streams === streams);
+        lines.push(
+            `| ${streams} | ${intervals.map((interval) => formatInterval(interval, 1)).join(" | ")} | ${best?.slice("specgate ".length) ?? "–"} | ${formatInterval(ratio, 3)} | ${verdict} | ` +
+                `${fixed(auto?.meanDraftLength, 2)} | ${fixed(100 * (auto?.skippedShare ?? Number.NaN), 1)}% | ${fixed(auto?.acceptance, 2)} |`
+        );
+        return {
+            streams,
+            arms: Object.fromEntries(gammaArms.map((arm, index) => [arm, intervals[index]])),
+            bestFixed: best,
+            autoOverBest: ratio,
+            verdict
+        };
+    });
+    lines.push(
+        "",
+        `Intervals: 95% percentile bootstrap over rounds (bench/speedIntervals.ts); ${rounds} round(s) per arm and level. ` +
+            "With fewer than about 5 rounds the intervals are wide and the target stays undecided."
+    );
+    return {lines, rows};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -676,7 +775,8 @@ async function main(): Promise<void> {
             ),
             tpotP50: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.5),
             tpotP99: percentile(rows.map((record) => record.tpotMs).filter(Number.isFinite), 0.99),
-            acceptance: drafted > 0 ? accepted / drafted : Number.NaN
+            acceptance: drafted > 0 ? accepted / drafted : Number.NaN,
+            ...draftLengthSummary(rows)
         };
     };
     type Summary = ReturnType<typeof summarize>;
@@ -822,6 +922,8 @@ async function main(): Promise<void> {
                 `| ${row.arm} | ${row.streams} | ${fixed(row.tokensPerSecond)} | ${fixed(row.ttftP50)} | ${fixed(row.ttftP99)} | ${fixed(row.itlP50, 2)} | ${fixed(row.tpotP50, 2)} | ${fixed(row.meanTokensPerRequest)} | ${row.errors} |`
             );
     }
+    const gammaComparison = gammaArms.length > 0 ? compareGammaArms(roundResults, summaries) : undefined;
+    if (gammaComparison !== undefined) lines.push("", "### γ arms: --gamma auto beside fixed γ", "", ...gammaComparison.lines);
     const globalTargets: Array<{target: string; measured: string; met: boolean}> = [];
     if (highest !== lowest) {
         lines.push("");
@@ -874,6 +976,7 @@ async function main(): Promise<void> {
             requestsPerClient: streamLevels.map(requestsOf),
             maxTokens,
             gamma,
+            gammas: gammaArms.map(gammaOfArm),
             threads,
             contextPerSlot,
             temperature,
@@ -885,6 +988,7 @@ async function main(): Promise<void> {
         summaries,
         scaling,
         targets: [...comparisons.flatMap((comparison) => comparison.targets), ...globalTargets],
+        gammaArms: gammaComparison?.rows,
         comparisons: Object.fromEntries(
             comparisons.map((comparison) => [
                 comparison.arm,
