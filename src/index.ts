@@ -36,6 +36,13 @@ export {generate, streamGeneration, type GenerationChunk, type GenerationResult,
 export {parseGenerationOptions, type GenerationOptions, type GenerationOptionsInput} from "./engine/GenerationOptions.js";
 /** Counters of one generation: tokens, steps, acceptance, time per phase. */
 export {GenerationTelemetry} from "./engine/GenerationTelemetry.js";
+/**
+ * What generations with `draftLength: "auto"` share (step costs, acceptance, the batch's make-up):
+ * pass one instance as `resources.speculationLoad` to every generation on a target. `parseGammaSpec`
+ * reads the CLI's `4`, `auto`, `auto:16` into options.
+ */
+export {SpeculationLoad} from "./engine/SpeculationLoad.js";
+export {parseGammaSpec, type GammaSetting} from "./engine/gammaSpec.js";
 /** Why a generation ended: "eos", "length" or "stop". */
 export type {FinishReason} from "./engine/StopDetector.js";
 
