@@ -18,7 +18,8 @@ let pair: RandomLlamaPair;
 
 beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), "specgate-equalize-"));
-    pair = await writeRandomLlamaPair({directory, seed: 31});
+    // A 1,024-token context: the MGSM fixture prompts and 6 generated tokens fit it (in 256 they would be skipped).
+    pair = await writeRandomLlamaPair({directory, seed: 31, target: {contextLength: 1024}, draft: {contextLength: 1024}});
 });
 afterAll(async () => {
     await rm(directory, {recursive: true, force: true});
