@@ -44,8 +44,8 @@ const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const under = (root, names) => `^${escape(root)}(${names.map((name) => escape(name) + (name.endsWith(".ts") ? "$" : "/")).join("|")})`;
 const testCode = "(\\.test\\.ts$|/testing/)";
 
-/** One forbidden rule per layer: its modules may not import any later layer's. */
-export function layerRules(root = "src/", order = layers) {
+/** One forbidden rule per layer (its modules may not import any later layer's), and the rules around them. */
+function layerRules(root = "src/", order = layers) {
     const upward = order.slice(0, -1).map((name, index) => ({
         name: `layer-${name.replace(/\.ts$/, "")}`,
         comment: `src/${name} is below ${order.slice(index + 1).join(", ")} (ARCHITECTURE.md, "Layers"): it may import only ${order.slice(0, index).join(", ") || "nothing in src"}`,
