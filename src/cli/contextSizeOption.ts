@@ -13,11 +13,16 @@ export function contextSizeOption(help = CONTEXT_SIZE_HELP): Option {
 }
 
 /**
- * A stderr line when `contextSize` exceeds the context the GGUF at `modelPath` was trained on
+ * A stderr line when `contextSize` (given as `flag`) exceeds the context the GGUF at `modelPath` was trained on
  * (`<arch>.context_length`): llama.cpp runs past it, but positions the model never saw in training
  * give degraded output. "" when it does not, or when the file does not state its training context.
  */
-export function trainedContextWarning(command: string, modelPath: string, contextSize: number | undefined): string {
+export function trainedContextWarning(
+    command: string,
+    modelPath: string,
+    contextSize: number | undefined,
+    flag = "--context-size"
+): string {
     if (contextSize === undefined) return "";
     let trained: number | undefined;
     try {
@@ -27,7 +32,7 @@ export function trainedContextWarning(command: string, modelPath: string, contex
     }
     if (trained === undefined || contextSize <= trained) return "";
     return (
-        `${command}: warning: --context-size ${contextSize} exceeds the ${trained}-token context ${modelPath} was trained on; ` +
+        `${command}: warning: ${flag} ${contextSize} exceeds the ${trained}-token context ${modelPath} was trained on; ` +
         "positions past it were never seen in training and usually give degraded output\n"
     );
 }
@@ -42,6 +47,6 @@ export function decodePathContextWarning(command: string, spec: string): string 
     }
     if (parsed.kind !== "embedded") return "";
     return [parsed.target, parsed.draft]
-        .map((path) => (path === undefined ? "" : trainedContextWarning(command, path, parsed.contextSize)))
+        .map((path) => (path === undefined ? "" : trainedContextWarning(command, path, parsed.contextSize, "context=")))
         .join("");
 }

@@ -30,6 +30,12 @@ describe("parseDecodePathSpec", () => {
         expect(() => parseDecodePathSpec("embedded:target=T.gguf,gpu-layers=-1")).toThrow(InvalidInputError);
     });
 
+    it("parses an embedded path's context size (context=N, at least 8)", () => {
+        expect(parseDecodePathSpec("embedded:target=t.gguf,context=2048")).toMatchObject({kind: "embedded", contextSize: 2048});
+        expect(parseDecodePathSpec("embedded:target=t.gguf")).not.toHaveProperty("contextSize");
+        expect(() => parseDecodePathSpec("embedded:target=t.gguf,context=4")).toThrow(/context: must be an integer ≥ 8, got "4"/);
+    });
+
     it("parses openai specs with extra body fields and escaped commas", () => {
         expect(
             parseDecodePathSpec(

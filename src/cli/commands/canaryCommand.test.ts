@@ -25,6 +25,21 @@ afterAll(async () => {
 });
 
 describe("specgate canary on GGUF decode paths", () => {
+    it("sizes an embedded path's context with context=N: prompts that do not fit are skipped, most skipped is exit 3", async () => {
+        const spec = (context: number) => `embedded:target=${pair.targetPath},context=${context}`;
+        const tooSmall = await runCanaryCommand({a: spec(16), b: spec(16), prompts, maxTokens: "20", maxMismatch: "0.5"});
+        expect(tooSmall.exitCode).toBe(3);
+        expect(tooSmall.stdout).toMatch(/^# Decode-path drift canary\n\n\*\*INSUFFICIENT DATA\*\*/);
+        expect(tooSmall.stdout).toContain("prompts: 5, compared: 0, skipped (prompt exceeds the context): 5");
+        expect(tooSmall.stderr).toMatch(/insufficient data: 5 of 5 prompt\(s\) were skipped \(more than half\)/);
+        // Past the model's 256-token training context: it runs, with a warning naming the key.
+        const large = await runCanaryCommand({a: spec(512), b: spec(512), prompts, maxTokens: "4", maxMismatch: "0.5"});
+        expect(large.exitCode, large.stderr).toBe(0);
+        expect(large.stderr).toContain(
+            `specgate canary: warning: context= 512 exceeds the 256-token context ${pair.targetPath} was trained on`
+        );
+    });
+
     it("passes target-only against strict speculative greedy, writing the report and JSON", async () => {
         const report = join(directory, "report.md");
         const json = join(directory, "result.json");
