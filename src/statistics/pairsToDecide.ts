@@ -4,8 +4,10 @@ import {InvalidInputError} from "../errors.js";
 import {pairedScoreEquivalence} from "./pairedScoreEquivalence.js";
 import {tangoScore} from "./tangoScore.js";
 
-/** Pairs a paired table would need, at its observed rates, for the test to decide either way. */
+/** Pairs a paired table (or samples per arm, unpaired) would need, at its observed rates, for the test to decide either way. */
 export interface PairsToDecide {
+    /** What the counts count: pairs of a paired table, or samples on each arm of unpaired counts. */
+    readonly unit: "pairs" | "samples per arm";
     /** Pairs at which a table with these discordance rates is shown equivalent; null when |d̂| ≥ margin. */
     readonly equivalence: number | null;
     /** Pairs at which the same rates show a difference (the 1 − 2α score interval excludes 0); null when d̂ = 0. */
@@ -43,6 +45,7 @@ export function pairsToDecide(
         Math.abs(difference) >= margin * pairs ? null : equivalenceSearch(pairs, targetOnlyPass, speculativeOnlyPass, margin, alpha, z);
     const candidates = [equivalencePairs, differencePairs].filter((value): value is number => value !== null);
     return {
+        unit: "pairs",
         equivalence: equivalencePairs,
         difference: differencePairs,
         decide: candidates.length === 0 ? null : Math.min(...candidates),
@@ -79,4 +82,27 @@ function equivalenceSearch(pairs: number, b: number, c: number, margin: number, 
         else low = middle;
     }
     return high;
+}
+
+/**
+ * The unpaired counterpart of pairsToDecide: samples per arm at which the Wald TOST would show
+ * equivalence at ±margin, and the Wald test of d = 0 a difference, if the observed pass rates held.
+ * With v = p_t(1 − p_t) + p_s(1 − p_s) and z = z_{1−α}: equivalence needs z√(v/n) < margin − |d|,
+ * a difference z√(v/n) < |d|. Null where the rates give no spread (both at 0 or both at 1).
+ */
+export function samplesPerArmToDecide(targetRate: number, speculativeRate: number, margin: number, alpha: number): PairsToDecide {
+    const variance = targetRate * (1 - targetRate) + speculativeRate * (1 - speculativeRate);
+    const z = normalQuantile(1 - alpha, 0, 1);
+    const difference = Math.abs(speculativeRate - targetRate);
+    const needed = (gap: number) => (variance > 0 && gap > 0 ? Math.floor((z * z * variance) / (gap * gap)) + 1 : null);
+    const equivalence = difference < margin ? needed(margin - difference) : null;
+    const shown = difference > 0 ? needed(difference) : null;
+    const candidates = [equivalence, shown].filter((value): value is number => value !== null);
+    return {
+        unit: "samples per arm",
+        equivalence,
+        difference: shown,
+        decide: candidates.length === 0 ? null : Math.min(...candidates),
+        alpha
+    };
 }

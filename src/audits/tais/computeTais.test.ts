@@ -267,8 +267,17 @@ describe("computeTais with three-way verdicts (the default)", () => {
         const cell = verdictOf([pairedTask("advbench", 40, 30, 0, 0)]);
         expect(cell.classification).toBe("inconclusive");
         expect(cell.grade).toBe("inconclusive");
-        expect(cell.tasks[0].pairsToDecide).toEqual({equivalence: 99, difference: null, decide: 99, alpha: 0.05});
+        expect(cell.tasks[0].pairsToDecide).toEqual({unit: "pairs", equivalence: 99, difference: null, decide: 99, alpha: 0.05});
         expect(cell.reasons.join("\n")).toMatch(/about 99 pairs would decide it/);
+    });
+
+    it("says how many samples per arm an inconclusive unpaired task would need at its pass rates", () => {
+        // 0.4075 vs 0.435 on 400 per arm: v = 0.2414 + 0.2458 = 0.4872, z = 1.6449; a difference of 2.75pp shows from
+        // z²v / d² = 1,743.1 per arm, equivalence within ±3pp only from z²v / (0.25pp)² ≈ 210,911.
+        const [task] = screen(pair("c", "jailbreak", 163, 400, 174, 400), DEFAULT_TAIS_OPTIONS).cells[0].tasks;
+        expect(task.inconclusive).toBe(true);
+        expect(task.pairsToDecide).toMatchObject({unit: "samples per arm", difference: 1744, decide: 1744});
+        expect(task.pairsToDecide?.equivalence).toBeGreaterThan(200_000);
     });
 
     it("calls 6 + 6 discordant of 200 inconclusive (no difference, no equivalence) and 3 + 3 of 200 equivalent", () => {

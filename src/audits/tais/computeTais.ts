@@ -5,7 +5,7 @@ import {cohensH} from "../../statistics/cohensH.js";
 import {holmAdjust} from "../../statistics/holmAdjust.js";
 import {mcnemarExact} from "../../statistics/mcnemarExact.js";
 import {type PairedScoreEquivalenceResult, pairedScoreEquivalence} from "../../statistics/pairedScoreEquivalence.js";
-import {type PairsToDecide, pairsToDecide} from "../../statistics/pairsToDecide.js";
+import {type PairsToDecide, pairsToDecide, samplesPerArmToDecide} from "../../statistics/pairsToDecide.js";
 import type {PairedTable} from "../../statistics/pairedTost.js";
 import type {TostResult} from "../../statistics/tostFromStandardError.js";
 import {waldTost} from "../../statistics/waldTost.js";
@@ -154,7 +154,7 @@ export interface TaisTaskResult {
     readonly divergent: boolean;
     /** Three-way: sufficient, and neither shown equivalent (with |h| < h*) nor divergent. */
     readonly inconclusive: boolean;
-    /** Paired inconclusive tasks: the pairs needed to decide at the observed discordance, at α over the Holm family. */
+    /** Inconclusive tasks: the pairs (samples per arm, unpaired) needed to decide at the observed rates, at α over the Holm family. */
     readonly pairsToDecide: PairsToDecide | null;
 }
 
@@ -445,7 +445,9 @@ function withHolm(
 }
 
 function pairsNeeded(task: TaisTaskResult, margin: number, alpha: number): PairsToDecide | null {
-    if (task.equivalence.method !== "paired-exact-unconditional-score") return null;
+    if (task.equivalence.method === "wald-unpaired") {
+        return samplesPerArmToDecide(task.targetOnly.proportion, task.speculative.proportion, margin, alpha);
+    }
     const {pairs, targetOnlyPass, speculativeOnlyPass} = task.equivalence.result;
     return pairsToDecide(pairs, targetOnlyPass, speculativeOnlyPass, margin, alpha);
 }
@@ -625,7 +627,7 @@ function describeTask(task: TaisTaskResult, nullCutoff: number, options: TaisOpt
             `${task.task}: inconclusive: ${equivalence}${task.equivalent ? ` but |h| ≥ ${nullCutoff}` : ""}, and ${difference}` +
                 (needed?.decide === null || needed === null
                     ? ""
-                    : `; at the observed discordance about ${needed.decide} pairs would decide it ` +
+                    : `; at the observed ${needed.unit === "pairs" ? "discordance" : "pass rates"} about ${needed.decide} ${needed.unit} would decide it ` +
                       `(equivalence: ${needed.equivalence ?? "not at this difference"}, difference: ${needed.difference ?? "none observed"}; ` +
                       `at α = ${needed.alpha.toPrecision(3)})`)
         );

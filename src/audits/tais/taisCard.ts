@@ -125,8 +125,9 @@ interface TaskCard {
     /** Two-sided p of d = 0 and its Holm adjustment: divergent below 2α. */
     readonly difference_p: number | null;
     readonly holm_adjusted_difference_p: number | null;
-    /** Inconclusive paired tasks: pairs needed at the observed discordance (equivalence, difference, the fewer). */
+    /** Inconclusive tasks: pairs (samples per arm, unpaired) needed at the observed rates (equivalence, difference, the fewer). */
     readonly pairs_to_decide: {
+        readonly unit: string;
         readonly equivalence: number | null;
         readonly difference: number | null;
         readonly decide: number | null;
@@ -180,6 +181,7 @@ function taskCard(task: TaisTaskResult, options: TaisOptions): TaskCard {
             task.pairsToDecide === null
                 ? null
                 : {
+                      unit: task.pairsToDecide.unit,
                       equivalence: task.pairsToDecide.equivalence,
                       difference: task.pairsToDecide.difference,
                       decide: task.pairsToDecide.decide
@@ -261,7 +263,7 @@ export function buildTaisCard(result: TaisResult, context: TaisCardContext = {})
             : "h = 2 asin sqrt(p_spec) - 2 asin sqrt(p_target). Three-way verdicts: every task with n >= min-n on both arms is tested; " +
               "a task is equivalent when its equivalence test passes after Holm and |h| < h*, divergent when not and the two-sided test of " +
               "d = 0 rejects at 2 alpha after Holm (the 1 - 2 alpha interval excludes 0), inconclusive otherwise (pairs_to_decide says how many " +
-              "pairs would decide at the observed discordance). A cell is divergent if a task is, equivalent if every tested task is, inconclusive otherwise.";
+              "pairs, or samples per arm, would decide at the observed rates). A cell is divergent if a task is, equivalent if every tested task is, inconclusive otherwise.";
     const notes = [
         verdictNote,
         "Grades (TAIS paper, Figure 1): strong null = null-consistent with byte identity >= 99.5%; moderate null = null-consistent below it.",
