@@ -1,10 +1,10 @@
 // SIGINT/SIGTERM, sent to a real `specgate` process: it stops at once, says what it completed and
 // "interrupted", leaves no output file (nor a temporary one) and exits 130/143; a closed stdout
-// (`| head`) ends it quietly. Each signal is sent once the command shows it is at work (its output),
-// not after a fixed wait; how fast it stops is bounded loosely (`stopsWithin`), as a busy machine
+// (`| head`) ends it quietly. Each signal is sent once the command shows it is at work (its output,
+// or for simulate's silent loop, the signal's default action restored), not after a fixed wait; how fast it stops is bounded loosely (`stopsWithin`), as a busy machine
 // may take seconds to schedule the exit, and the exit code and message show it was interrupted.
-import {type ChildProcessByStdio, spawn} from "node:child_process";
-import {mkdtemp, readdir, rm, writeFile} from "node:fs/promises";
+import {type ChildProcessByStdio, execFileSync, spawn} from "node:child_process";
+import {constants, mkdtemp, open, readdir, readFile, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import type {Readable} from "node:stream";
@@ -76,6 +76,22 @@ function interruptWhen(args: readonly string[], ready: RegExp, signal: NodeJS.Si
             else resolve({code, signal: exitSignal, stdout, stderr, stoppedIn: performance.now() - sentAt});
         });
     });
+}
+
+const noValue = (): undefined => undefined;
+
+/**
+ * Waits until process `pid` no longer catches SIGINT (Linux: SigCgt in /proc/PID/status); false at
+ * once where /proc does not say, or when the process has ended.
+ */
+async function stopsCatchingSigint(pid: number): Promise<boolean> {
+    for (;;) {
+        const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => undefined);
+        const caught = status === undefined ? undefined : /^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+        if (caught === undefined) return false;
+        if ((BigInt(`0x${caught}`) & (1n << 1n)) === 0n) return true;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+    }
 }
 
 describe("an interrupted command", () => {
@@ -158,8 +174,10 @@ describe("an interrupted command", () => {
     });
 
     it("simulate, one synchronous loop, ends at once (the signal's default action) and writes nothing", async () => {
+        // The step is read from a named pipe: writing it completes once the command has opened its input,
+        // the last thing it does before the loop.
         const step = join(directory, "step.json");
-        await writeFile(step, JSON.stringify({policy: {kind: "strict"}, targetProbs: [[0.5, 0.5]], draftProbs: [], draftTokens: []}));
+        execFileSync("mkfifo", [step]);
         const report = join(directory, "report.json");
         const child = startCli(["simulate", "--input", step, "--samples", "1000000000", "--json", report]);
         let stderr = "";
@@ -167,13 +185,27 @@ describe("an interrupted command", () => {
         const exited = new Promise<{code: number | null; signal: NodeJS.Signals | null}>((resolve) =>
             child.on("exit", (code, signal) => resolve({code, signal}))
         );
-        // Most likely inside the loop by then; a signal during its set-up ends it with 130 instead.
-        await new Promise((resolve) => setTimeout(resolve, 5000));
+        const written = writeFile(
+            step,
+            JSON.stringify({policy: {kind: "strict"}, targetProbs: [[0.5, 0.5]], draftProbs: [], draftTokens: []})
+        );
+        // A write that fails shows as the command's own failure below.
+        const early = await Promise.race([written.then(noValue, noValue), exited]);
+        if (early !== undefined) {
+            // It ended without opening its input: a reader of our own lets the pending write finish.
+            await (await open(step, constants.O_RDONLY | constants.O_NONBLOCK)).close();
+            await written.catch(() => undefined);
+            throw new Error(`simulate exited (${early.code}) before reading its input:\n${stderr}`);
+        }
+        // It enters the loop once it no longer catches SIGINT (it hands the signal back to its default action).
+        const watched = await stopsCatchingSigint(child.pid!);
         const sentAt = performance.now();
         child.kill("SIGINT");
         const {code, signal} = await exited;
         expect(performance.now() - sentAt).toBeLessThan(stopsWithin);
-        expect(signal === "SIGINT" || code === ExitCode.interrupted, `${code} ${signal} ${stderr}`).toBe(true);
+        if (watched) expect(signal, `${code} ${signal} ${stderr}`).toBe("SIGINT");
+        // Where /proc cannot tell, the signal may come before the loop: the interrupt handler then exits 130.
+        else expect(signal === "SIGINT" || code === ExitCode.interrupted, `${code} ${signal} ${stderr}`).toBe(true);
         await rm(step);
         expect(await readdir(directory)).toEqual([]);
     });
