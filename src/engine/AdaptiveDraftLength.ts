@@ -51,6 +51,8 @@ export class AdaptiveDraftLength {
     private targetMilliseconds = 0;
     /** The previous step drafted: a draft model's cache was current, so this step's draft time is the steady cost. */
     private drafting = false;
+    /** Total tokens of the previous step's target call. */
+    private previousStepTokens = 0;
     private lastChoice = {length: 0, skipped: false, probe: false};
 
     public constructor(
@@ -106,7 +108,11 @@ export class AdaptiveDraftLength {
         const cost =
             native !== undefined ? native.decodeMilliseconds + native.transferMilliseconds + native.samplingMilliseconds : milliseconds;
         this.targetMilliseconds = milliseconds;
-        this.load.stepCost.record(this.stepTokens(tokens), cost);
+        const stepTokens = this.stepTokens(tokens);
+        // llama.cpp rebuilds its compute graph when a batch's size changes, a cost of the change and
+        // not of the size: a size is measured on a step like the one before it (or when it has no sample yet).
+        if (stepTokens === this.previousStepTokens || !this.load.stepCost.has(stepTokens)) this.load.stepCost.record(stepTokens, cost);
+        this.previousStepTokens = stepTokens;
     }
 
     public observe(outcome: AdaptiveStepOutcome): void {
@@ -156,17 +162,27 @@ export class AdaptiveDraftLength {
             otherTokens: others.tokens,
             otherYield: others.expectedYield
         });
-        if (best.length > 0) this.load.speculated();
+        // Hysteresis: a draft length stays unless another is predicted clearly faster, since every
+        // change of length costs a rebuild of the target's compute graph that t(n) leaves out.
+        // Speculation turns on without it, so that acceptance is measured as soon as drafts may pay.
+        const previous = this.lastChoice.probe ? 0 : this.lastChoice.length;
+        // The margin is a share of this generation's own part of the batch's rate.
+        const margin = (switchMargin * best.rates[previous]) / (1 + others.expectedYield);
+        const keep = previous > 0 && previous <= maxLength && best.rate <= best.rates[previous] + margin;
+        const length = keep ? previous : best.length;
+        if (length > 0) this.load.speculated();
         else if (maxLength > 0 && this.load.skipOrProbe()) {
             this.lastChoice = {length: 1, skipped: false, probe: true};
             return 1;
         }
-        this.lastChoice = {length: best.length, skipped: best.length === 0, probe: false};
-        return best.length;
+        this.lastChoice = {length, skipped: length === 0, probe: false};
+        return length;
     }
 }
 
 /** Each drafted step weighs earlier observations by this, so the estimate follows a change of content (memory ≈ 32 steps). */
 const memoryDecay = 1 - 1 / 32;
+/** How much faster (predicted, as a share of this generation's own rate) another length must be to replace the previous one. */
+const switchMargin = 0.05;
 /** Observations the load's running acceptance estimate is worth as a new generation's prior. */
 const priorWeight = 8;

@@ -25,6 +25,8 @@ export interface DraftLengthChoice {
     readonly length: number;
     /** Predicted tokens per unit time of the batch at that length. */
     readonly rate: number;
+    /** The predicted rate of every length 0..maxLength. */
+    readonly rates: readonly number[];
 }
 
 /**
@@ -44,14 +46,16 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
     const otherTokens = input.otherTokens ?? 0;
     const otherYield = input.otherYield ?? 0;
     const overhead = input.overheadTime ?? 0;
-    let best: DraftLengthChoice = {length: 0, rate: -Infinity};
+    const rates: number[] = [];
+    let best = {length: 0, rate: -Infinity};
     // A measured curve may dip between noisy sizes; more tokens never make a step cheaper.
     let step = 0;
     for (let length = 0; length <= maxLength; length++) {
         step = Math.max(step, stepTime(otherTokens + 1 + tokensPerPosition * length));
         const time = length * draftTime + step + overhead;
         const rate = (otherYield + expectedTokensPerStep(alpha, length)) / Math.max(time, Number.MIN_VALUE);
+        rates.push(rate);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
     }
-    return best;
+    return {...best, rates};
 }
