@@ -78,7 +78,7 @@ export function registerBenchCommand(program: Command): void {
         .option("--max-tokens <N>", "tokens per prompt", integerOption(1), 64)
         .option(
             "--repeats <N>",
-            "rounds: each runs every row once over the prompts, in turn; speed-ups are the median over rounds with their range",
+            "rounds: each runs every row once over the prompts, in turn; speed-ups are the median over rounds with a distribution-free interval (95% from 6 rounds; fewer give their range, at lower confidence)",
             integerOption(1, 100),
             3
         )
