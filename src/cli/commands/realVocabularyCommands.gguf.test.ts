@@ -249,7 +249,7 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             expect.arrayContaining(["target-only", "draft-only", "strict γ=2", "fuzzy:js:0.4 γ=2"])
         );
         for (const point of result.points) expect(point.outcomes).toHaveLength(5);
-    }, 30_000);
+    }, 120_000);
 
     it("calibrate: a threshold chosen or the budget reported, with the skipped prompt named", async () => {
         const outcome = await cli(
@@ -275,7 +275,7 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         expect(outcome.stderr).toMatch(/skipped 1 of 6 item\(s\) whose prompt does not fit .*: long\n/);
         const result = JSON.parse(outcome.stdout) as {candidates: unknown[]};
         expect(result.candidates.length).toBeGreaterThan(0);
-    }, 30_000);
+    }, 120_000);
 
     it("ocm build: a correction memory over the real vocabulary; the long prompt is skipped and named", async () => {
         const out = join(directory, "memory.json");
@@ -301,7 +301,7 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
         const memory = JSON.parse(await readFile(out, "utf8")) as {vocabularySize: number; entries: unknown[]};
         expect(memory.vocabularySize).toBe(151_669 + 128);
         expect(memory.entries.length).toBeGreaterThan(0);
-    }, 30_000);
+    }, 120_000);
 
     it("fairness analyze: groups by language over the shared ids, the long prompt skipped and counted", async () => {
         const outcome = await cli(
