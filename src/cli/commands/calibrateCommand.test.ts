@@ -53,6 +53,33 @@ describe("specgate calibrate", () => {
         expect(written.selected.threshold).toBe(0.6);
     });
 
+    it("skips and counts items whose prompt does not fit the 512-token context with --max-tokens; more than half skipped is exit 3", async () => {
+        const items = await targetReferenceBattery(pair.target);
+        const long = join(directory, "long.jsonl");
+        await writeFile(
+            long,
+            items
+                .map(({id, task, prompt, reference}, index) =>
+                    JSON.stringify({id, task, prompt: index < 9 ? "fig ".repeat(150) : prompt, reference})
+                )
+                .join("\n") + "\n"
+        );
+        const json = join(directory, "long.json");
+        const outcome = await runCalibrateCommand({...base, battery: long, maxAccuracyDrop: "50", thresholds: "0.6", json}, openPair);
+        expect(outcome.exitCode).toBe(3);
+        expect(outcome.stderr).toMatch(
+            /^specgate calibrate: skipped 9 of 16 item\(s\) whose prompt does not fit the 512-token context with --max-tokens 4/
+        );
+        expect(outcome.stderr).toMatch(/INSUFFICIENT DATA: 9 of 16 item\(s\) were skipped \(more than half\)/);
+        const written = JSON.parse(await readFile(json, "utf8")) as {
+            calibrationItems: string[];
+            evaluationItems: string[];
+            context: {skipped: string[]};
+        };
+        expect(written.context.skipped).toEqual(items.slice(0, 9).map((item) => item.id));
+        expect(written.calibrationItems.length + written.evaluationItems.length).toBe(7);
+    });
+
     it(`exits ${BUDGET_NOT_MET_EXIT_CODE} and says so when no threshold keeps accuracy within the budget`, async () => {
         const outcome = await runCalibrateCommand({...base, battery, maxAccuracyDrop: "0", thresholds: "0.6,0.69"}, openPair);
         expect(outcome.exitCode).toBe(BUDGET_NOT_MET_EXIT_CODE);
