@@ -5,7 +5,7 @@ import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {NodeLlamaCppBackend} from "../../backend/NodeLlamaCppBackend.js";
 import type {BatteryItem} from "../../batteries/BatteryItem.js";
-import {ModelLoadError, SingleGroupError, TokenizerMismatchError, UnknownLanguageError} from "../../errors.js";
+import {ModelLoadError, InsufficientDataError, SingleGroupError, TokenizerMismatchError, UnknownLanguageError} from "../../errors.js";
 import {readLlamaGguf} from "../../foundry/model/readLlamaGguf.js";
 import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
@@ -85,6 +85,30 @@ describe("buildDistillationSet", () => {
         expect(sequences.some((sequence, index) => sequence.tokens.join(",") !== greedy[index].tokens.join(","))).toBe(true);
         const byDefault = await buildDistillationSet(target, withReferences, {by: "language", maxTokens: 6, contextSize: 256, seed: 3});
         expect(byDefault.flatMap((group) => group.sequences).every((sequence) => sequence.continuation === "reference")).toBe(true);
+    });
+
+    it("skips an item whose prompt does not fit the drafter's context with maxTokens, never cutting it, and names it", async () => {
+        const skipped: string[] = [];
+        const long = item("en-long", "en", "The cat sat on the mat. ".repeat(40));
+        const set = await buildDistillationSet(target, [...items, long], {
+            by: "language",
+            maxTokens: 6,
+            contextSize: 64,
+            seed: 3,
+            onSkipped: (id) => skipped.push(id)
+        });
+        expect(skipped).toEqual(["en-long"]);
+        expect(set.map((group) => [group.name, group.sequences.length])).toEqual([
+            ["en", 3],
+            ["ja", 3]
+        ]);
+        // A group none of whose items fits: nothing to distil for it.
+        await expect(
+            buildDistillationSet(target, [items[0], long], {by: "language", maxTokens: 6, contextSize: 64, seed: 3})
+        ).rejects.toThrow(SingleGroupError);
+        await expect(
+            buildDistillationSet(target, [items[0], {...long, language: "ja"}], {by: "language", maxTokens: 6, contextSize: 64, seed: 3})
+        ).rejects.toThrow(InsufficientDataError);
     });
 
     it("refuses a battery with a single group or an unknown language tag", async () => {
