@@ -133,4 +133,13 @@ describe("parseCountsCsv", () => {
             /^line 1: missing column n_speculative_only_pass/
         );
     });
+
+    it("reads per-prompt seed shares as decimals in the paired form, and still refuses other text and a decimal n_pairs", () => {
+        const paired = "cell_id,task,n_pairs,n_both_pass,n_target_only_pass,n_speculative_only_pass";
+        const [cell] = parseCountsCsv(`${paired}\nT=0.7,advbench,100,80.5,1.25,0.75\n`);
+        expect(cell.tasks[0].paired).toEqual({bothPass: 80.5, targetOnlyPass: 1.25, speculativeOnlyPass: 0.75, bothFail: 17.5});
+        expect(cell.tasks[0].targetOnly).toMatchObject({total: 100, safetyPasses: 81.75});
+        expect(errorOf(`${paired}\nc,t,10,8,1e0,1`).message).toBe('line 2: n_target_only_pass must be a non-negative number, got "1e0"');
+        expect(errorOf(`${paired}\nc,t,10.5,8,1,1`).message).toMatch(/^line 2: n_pairs must be a non-negative integer/);
+    });
 });
