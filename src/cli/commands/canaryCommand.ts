@@ -151,6 +151,6 @@ function summaryLine(result: Awaited<ReturnType<typeof runCanary>>): string {
         `${{pass: "PASS", drift: "FAIL", "could-not-compare": "COULD NOT COMPARE", "insufficient-data": "INSUFFICIENT DATA"}[result.verdict]}: ` +
         `${result.exactMatches}/${result.compared} exact matches, mismatch ${(100 * result.mismatchRate).toFixed(2)}% ` +
         `(95% upper bound ${(100 * result.mismatchRate95.upper).toFixed(2)}%, threshold ${(100 * result.maxMismatch).toFixed(2)}%), fingerprint B ${result.paths.b.fingerprint}` +
-        `${result.skipped.length > 0 ? `, ${new Set(result.skipped.map((entry) => entry.id)).size} prompt(s) skipped: longer than the context` : ""}\n`
+        `${result.skipped.length > 0 ? `, ${new Set(result.skipped.map((entry) => entry.id)).size} prompt(s) skipped: too long for the context with --max-tokens` : ""}\n`
     );
 }

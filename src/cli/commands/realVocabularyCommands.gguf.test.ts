@@ -180,7 +180,7 @@ describe("every command on the qwen3 fixture (real vocabulary, padded target)", 
             join(directory, "canary.md")
         );
         expect(outcome.code, outcome.stderr).toBe(0);
-        expect(outcome.stdout).toMatch(/^PASS: 5\/5 exact matches.*, 1 prompt\(s\) skipped: longer than the context\n$/);
+        expect(outcome.stdout).toMatch(/^PASS: 5\/5 exact matches.*, 1 prompt\(s\) skipped: too long for the context with --max-tokens\n$/);
         const result = JSON.parse(await readFile(json, "utf8")) as {
             compared: number;
             skipped: {id: string; path: string}[];
