@@ -14,6 +14,11 @@ export interface ModelBackend {
     /** Where the model computes: "CPU", or the GPU devices it is offloaded to (native backend). */
     readonly device?: string;
     /**
+     * Native backend: where argmax ids are picked — "device", inside llama.cpp's graph (an exact tie of
+     * the largest logit then resolved by ggml's argmax, not the lowest id), or "host" (NativeBackendOptions.deviceSelection).
+     */
+    readonly tokenSelection?: "device" | "host";
+    /**
      * Sequences decoded together on one shared context (continuous batching); 1 or absent: each
      * sequence decodes on its own. Rows of a batched step may differ from a lone decode by llama.cpp's
      * batch-size-dependent rounding, so it is part of a decode path's fingerprint.

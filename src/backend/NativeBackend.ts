@@ -19,6 +19,9 @@ import {OwnContextSlot, type SequenceSlot} from "./SequenceSlot.js";
 import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
+/** The smallest vocabulary whose argmax ids are picked on the device by default (NativeBackendOptions.deviceSelection). */
+export const deviceSelectionMinimumVocabulary = 32_000;
+
 export interface NativeBackendOptions {
     /** CPU threads per evaluation (contexts with the same count share one persistent ggml threadpool). Default 1. */
     readonly threads?: number;
@@ -33,9 +36,11 @@ export interface NativeBackendOptions {
      * Where every row a sequence asks of a decode is an argmax id (temperature 0: target-only, greedy,
      * strict and block verification, trees, the model drafter), the argmax runs inside llama.cpp's graph
      * on the device and only the ids are copied out, not vocabulary-sized logit rows. An exact tie of the
-     * largest logit is then resolved by ggml's argmax rather than by the lowest id. Default true on the
-     * CPU and CUDA builds; the Vulkan build refuses it (llama.cpp's backend sampling corrupted memory under
-     * Mesa's Vulkan driver: docs/install.md). False: every row is copied and reduced on the host.
+     * largest logit is then resolved by ggml's argmax rather than by the lowest id. Default: on the CPU
+     * and CUDA builds for vocabularies of at least deviceSelectionMinimumVocabulary ids (below it a row is
+     * cheaper to copy than the extra graph nodes are to run: docs/benchmarks/gpu.md); the Vulkan build
+     * refuses it (llama.cpp's backend sampling corrupted memory under Mesa's llvmpipe: docs/install.md).
+     * False: every row is copied and reduced on the host.
      */
     readonly deviceSelection?: boolean;
     /** Tokens per sequence. Default: the model's context length, capped at 4096. */
@@ -119,6 +124,7 @@ export class NativeBackend implements ModelBackend {
     public readonly nativeBuild: NativeBuild;
     /** Where the model computes: "CPU", or the GPU devices its layers are offloaded to, e.g. "Vulkan0 (llvmpipe (…))". */
     public readonly device: string;
+    public readonly tokenSelection: "device" | "host";
     public readonly vocabularySize: number;
     public readonly contextSize: number;
     public readonly bosToken: number | undefined;
@@ -159,6 +165,7 @@ export class NativeBackend implements ModelBackend {
         this.identity = vocabularyIdentityHash;
         this.nativeBuild = placement.build;
         this.device = placement.device;
+        this.tokenSelection = options.deviceSelection ? "device" : "host";
     }
 
     /**
@@ -213,7 +220,8 @@ export class NativeBackend implements ModelBackend {
             {
                 threads,
                 adaptiveThreads: options.adaptiveThreads ?? true,
-                deviceSelection: options.deviceSelection ?? resolved.build !== "vulkan",
+                deviceSelection:
+                    options.deviceSelection ?? (resolved.build !== "vulkan" && vocabularySize >= deviceSelectionMinimumVocabulary),
                 ...sizes,
                 inlineBelowMilliseconds,
                 batchedSequences,

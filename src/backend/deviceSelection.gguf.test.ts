@@ -1,8 +1,9 @@
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {generate} from "../engine/generate.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
+import {engineIdentity} from "../fingerprint/engineIdentity.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {NativeBackend} from "./NativeBackend.js";
+import {deviceSelectionMinimumVocabulary, NativeBackend} from "./NativeBackend.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -76,6 +77,25 @@ describe("device token selection at temperature 0", () => {
         expect(bytes.target).toBeLessThanOrEqual(4 * (1 + 5 * result.telemetry.steps));
         expect(bytes.draft).toBeGreaterThan(0);
         expect(bytes.perToken).toBeCloseTo(bytes.total / result.telemetry.emittedTokens, 9);
+    });
+});
+
+describe("which rows are selected on the device", () => {
+    it("is chosen by default only for vocabularies of at least deviceSelectionMinimumVocabulary ids", async () => {
+        expect(pairs.get(true)!.target.tokenSelection).toBe("device");
+        expect(pairs.get(false)!.target.tokenSelection).toBe("host");
+        const byDefault = await NativeBackend.load(targetPath, {threads: 1, gpu: "off"});
+        try {
+            expect(byDefault.vocabularySize).toBeLessThan(deviceSelectionMinimumVocabulary);
+            expect(byDefault.tokenSelection).toBe("host");
+        } finally {
+            await byDefault.dispose();
+        }
+    });
+
+    it("enters the engine's identity (and so the decode-path fingerprint) only when the device selects", async () => {
+        expect((await engineIdentity("native", undefined, "device")).tokenSelection).toBe("device");
+        expect(await engineIdentity("native")).not.toHaveProperty("tokenSelection");
     });
 });
 

@@ -37,6 +37,8 @@ export interface DecodePathDescription {
     readonly backend?: "native" | "node-llama-cpp";
     /** Native backend on a GPU build: the build and the devices it offloads to (absent on the CPU addon). */
     readonly gpu?: {readonly build: "vulkan" | "cuda"; readonly device: string};
+    /** Present when argmax ids are picked inside the graph (ModelBackend.tokenSelection): ties may then resolve otherwise. */
+    readonly tokenSelection?: "device";
 }
 
 /** The target's two largest next-token logits at one position of a completion. */

@@ -120,7 +120,8 @@ export class EmbeddedDecodePath implements DecodePath {
             ...(this.target.backendKind !== undefined ? {backend: this.target.backendKind} : {}),
             ...(this.target.nativeBuild !== undefined && this.target.nativeBuild !== "cpu"
                 ? {gpu: {build: this.target.nativeBuild, device: this.target.device ?? "CPU"}}
-                : {})
+                : {}),
+            ...(this.target.tokenSelection === "device" ? {tokenSelection: "device" as const} : {})
         };
     }
 

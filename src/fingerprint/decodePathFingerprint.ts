@@ -32,7 +32,8 @@ export async function decodePathFingerprint(description: DecodePathDescription):
         kind: description.kind,
         parameters: description.parameters,
         files: Object.fromEntries(roles.map((role, index) => [role, hashes[index]])),
-        engine: description.kind === "embedded" ? await engineIdentity(description.backend, description.gpu) : null
+        engine:
+            description.kind === "embedded" ? await engineIdentity(description.backend, description.gpu, description.tokenSelection) : null
     };
     return {
         fingerprint: createHash("sha256").update(canonicalJson(inputs)).digest("hex"),

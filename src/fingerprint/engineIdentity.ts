@@ -24,6 +24,12 @@ export interface EngineIdentity {
      * Absent on the CPU addon, so CPU fingerprints are what they were before GPU builds existed.
      */
     readonly gpu?: {readonly build: "vulkan" | "cuda"; readonly device: string};
+    /**
+     * "device" where argmax ids are picked inside llama.cpp's graph (NativeBackendOptions.deviceSelection):
+     * an exact tie of the largest logit may then give another id than the host's lowest-id rule. Absent
+     * where the host picks them, so such fingerprints are what they were before device selection existed.
+     */
+    readonly tokenSelection?: "device";
 }
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -37,7 +43,8 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", ".
  */
 export async function engineIdentity(
     backend: "native" | "node-llama-cpp" = "node-llama-cpp",
-    gpu?: EngineIdentity["gpu"]
+    gpu?: EngineIdentity["gpu"],
+    tokenSelection?: "device"
 ): Promise<EngineIdentity> {
     const specgate = JSON.parse(await readFile(join(repositoryRoot, "package.json"), "utf8")) as {version: string};
     const require = createRequire(join(repositoryRoot, "package.json"));
@@ -57,7 +64,8 @@ export async function engineIdentity(
             backend,
             nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256},
             platform: target,
-            ...(gpu === undefined ? {} : {gpu: {build: gpu.build, device: gpu.device}})
+            ...(gpu === undefined ? {} : {gpu: {build: gpu.build, device: gpu.device}}),
+            ...(tokenSelection === undefined ? {} : {tokenSelection})
         };
     }
     const candidates = [
