@@ -68,7 +68,7 @@ describe("runBench", () => {
     });
 
     it("the header names the pair, the prompts, the token budget, the rounds and the threads", () => {
-        const header = formatBenchHeader({
+        const setup = {
             target: "t.gguf",
             draft: "d.gguf",
             prompts: 8,
@@ -77,10 +77,15 @@ describe("runBench", () => {
             temperature: 0,
             rounds: 3,
             threads: 1
-        });
+        };
+        const header = formatBenchHeader(setup);
         expect(header).toBe(
             "specgate bench: target t.gguf, draft d.gguf\n" +
                 "8 prompts (p.jsonl) × up to 48 tokens, temperature 0, 3 rounds (each runs every row once, in turn), 1 thread per model\n\n"
+        );
+        // Prompts the context rule skipped are counted beside those that ran.
+        expect(formatBenchHeader({...setup, skippedPrompts: 2}).split("\n")[1]).toBe(
+            "8 prompts (p.jsonl; 2 more skipped: too long for the context) × up to 48 tokens, temperature 0, 3 rounds (each runs every row once, in turn), 1 thread per model"
         );
     });
 });

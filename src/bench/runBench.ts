@@ -366,6 +366,8 @@ export interface BenchSetup {
     readonly target: string;
     readonly draft: string | null;
     readonly prompts: number;
+    /** Prompts skipped because they do not fit the context with maxTokens (the context rule); default 0. */
+    readonly skippedPrompts?: number;
     readonly promptSource: string;
     readonly maxTokens: number;
     readonly temperature: number;
@@ -378,7 +380,7 @@ export function formatBenchHeader(setup: BenchSetup): string {
     return (
         [
             `specgate bench: target ${setup.target}${setup.draft == null ? "" : `, draft ${setup.draft}`}`,
-            `${setup.prompts} prompts (${setup.promptSource}) × up to ${setup.maxTokens} tokens, temperature ${setup.temperature}, ` +
+            `${setup.prompts} prompts (${setup.promptSource}${(setup.skippedPrompts ?? 0) > 0 ? `; ${setup.skippedPrompts} more skipped: too long for the context` : ""}) × up to ${setup.maxTokens} tokens, temperature ${setup.temperature}, ` +
                 `${setup.rounds} round${setup.rounds === 1 ? "" : "s"} (each runs every row once, in turn), ${setup.threads} thread${setup.threads === 1 ? "" : "s"} per model`,
             ""
         ].join("\n") + "\n"

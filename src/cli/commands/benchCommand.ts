@@ -187,6 +187,7 @@ export function registerBenchCommand(program: Command): void {
                             target: options.target,
                             draft: options.draft ?? null,
                             prompts: prompts.length,
+                            skippedPrompts: skipped.length,
                             promptSource: options.prompts === "battery" ? "the built-in battery" : options.prompts,
                             maxTokens: options.maxTokens,
                             temperature: sampling.temperature,
