@@ -1,3 +1,4 @@
+import {RecentMedian} from "./RecentMedian.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 
 /** One live generation's share of the next target step: its tokens and the tokens it is expected to emit. */
@@ -14,8 +15,8 @@ export class LoadShare {
  * One instance per server; a generation without one gets its own.
  */
 export class SpeculationLoad {
-    private draftMilliseconds = new RunningMean();
-    private overheadMilliseconds = new RunningMean();
+    private readonly draftMilliseconds = new RecentMedian();
+    private readonly overheadMilliseconds = new RecentMedian();
     /** Geometric acceptance counts (accepted positions; steps that ended at a rejection), halved as they grow. */
     private accepted = 0;
     private rejected = 0;
@@ -101,22 +102,6 @@ export class SpeculationLoad {
 
     public get overheadTime(): number {
         return this.overheadMilliseconds.value ?? 0;
-    }
-}
-
-/** Mean of the first eight samples, then a running average weighting each new one 1/8. */
-class RunningMean {
-    private count = 0;
-    private mean = 0;
-
-    public add(value: number): void {
-        if (!Number.isFinite(value)) return;
-        this.count++;
-        this.mean += (value - this.mean) / Math.min(this.count, 8);
-    }
-
-    public get value(): number | undefined {
-        return this.count === 0 ? undefined : this.mean;
     }
 }
 

@@ -1,21 +1,22 @@
+import {RecentMedian} from "./RecentMedian.js";
+
 /**
  * The measured cost t(n) of a target step decoding n tokens (every sequence's tokens of a shared
- * step together), learnt online: a running mean per n (the first few samples averaged, later ones
- * weighted 1/8 so the curve follows load from other processes), read through a local straight-line
- * fit (predict).
+ * step together), learnt online: the median of the last samples of each n (RecentMedian: a call
+ * slowed by another process does not move it, a lasting change of load does), read through a local
+ * straight-line fit (predict).
  */
 export class StepCostCurve {
-    private readonly points = new Map<number, {mean: number; count: number}>();
+    private readonly points = new Map<number, RecentMedian>();
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
-        const point = this.points.get(tokens);
+        let point = this.points.get(tokens);
         if (point === undefined) {
-            this.points.set(tokens, {mean: milliseconds, count: 1});
-            return;
+            point = new RecentMedian();
+            this.points.set(tokens, point);
         }
-        point.count++;
-        point.mean += (milliseconds - point.mean) / Math.min(point.count, settledWeight);
+        point.add(milliseconds);
     }
 
     /** Sizes measured so far. */
@@ -44,7 +45,7 @@ export class StepCostCurve {
             const w = this.weight(size, point.count, tokens);
             weight += w;
             sumX += w * size;
-            sumY += w * point.mean;
+            sumY += w * point.value!;
         }
         const meanX = sumX / weight;
         const meanY = sumY / weight;
@@ -52,7 +53,7 @@ export class StepCostCurve {
         let variance = 0;
         for (const [size, point] of this.points) {
             const w = this.weight(size, point.count, tokens);
-            covariance += w * (size - meanX) * (point.mean - meanY);
+            covariance += w * (size - meanX) * (point.value! - meanY);
             variance += w * (size - meanX) ** 2;
         }
         const slope = variance > 0 ? Math.max(0, covariance / variance) : 0;
@@ -68,5 +69,5 @@ export class StepCostCurve {
 
 /** A size this many e-folds away on a log scale weighs e^(−1/2) as much: ln 2 · 1.25, so twice as far off weighs 0.73. */
 const logBandwidth = Math.log(2) * 1.25;
-/** Samples after which a size's mean becomes a running average weighting each new one 1/8. */
+/** Samples beyond which a size weighs no more in the fit. */
 const settledWeight = 8;
