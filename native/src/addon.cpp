@@ -412,6 +412,7 @@ private:
         ggml_threadpool* pool = poolFor(threads);
         if (pool == nullptr) throw Napi::Error::New(env, "ggml could not start a threadpool");
         llama_attach_threadpool(created->context, pool, pool);
+        if (created->plainCells) CheckEmptyState(env, *created);
         state = std::move(created);
     }
 
@@ -749,7 +750,10 @@ private:
         uint8_t* data = static_cast<uint8_t*>(buffer.Data());
         const size_t written = llama_state_seq_get_data(live->context, data, size, sequence);
         if (written == 0 || written > size) throw Napi::Error::New(env, "saveSequence: llama.cpp could not copy the sequence's state");
-        if (live->plainCells) CanonicalStreams(data, written, live->streams);
+        if (live->plainCells) {
+            CanonicalStreams(data, written, live->streams);
+            CheckSavedCells(env, data, written, *live, sequence);
+        }
         return Napi::Uint8Array::New(env, written, buffer, 0);
     }
 
@@ -788,6 +792,52 @@ private:
                                         "types); the sequence is now empty");
         }
         return env.Undefined();
+    }
+
+    /**
+     * The self-check at context creation of the sequence-state layout saveSequence and restoreSequence
+     * read (llama.cpp's, not a public format): an empty sequence's state is the header, the stream count
+     * and one zero cell count per stream. A llama.cpp whose layout differs fails here, loudly, rather
+     * than in a restore.
+     */
+    static void CheckEmptyState(Napi::Env env, ContextState& created) {
+        const size_t size = llama_state_seq_get_size(created.context, 0);
+        std::vector<uint8_t> data(size);
+        const size_t written = size == 0 ? 0 : llama_state_seq_get_data(created.context, data.data(), size, 0);
+        bool plain = written == stateHeaderBytes + 4 + 4 * static_cast<size_t>(created.streams) && readU32(data.data()) == stateMagic &&
+                     readU32(data.data() + stateHeaderBytes) == created.streams;
+        for (uint32_t stream = 0; plain && stream < created.streams; stream++)
+            plain = readU32(data.data() + stateHeaderBytes + 4 + 4 * static_cast<size_t>(stream)) == 0;
+        if (!plain) throw Napi::Error::New(env, StateLayoutMismatch("an empty sequence's state of " + std::to_string(written) + " bytes"));
+    }
+
+    /**
+     * saveSequence's check of the cells it read: as many as the sequence has positions, each at one of
+     * them, of this one sequence (the layout CheckedStreams relies on when the state comes back).
+     */
+    static void CheckSavedCells(Napi::Env env, const uint8_t* data, size_t size, ContextState& live, llama_seq_id sequence) {
+        llama_memory_t memory = llama_get_memory(live.context);
+        const llama_pos first = llama_memory_seq_pos_min(memory, sequence);
+        const llama_pos last = llama_memory_seq_pos_max(memory, sequence);
+        const uint32_t expected = first < 0 ? 0 : static_cast<uint32_t>(last - first + 1);
+        const size_t counts = stateHeaderBytes + 4;
+        const size_t at = counts + 4 * (static_cast<size_t>(live.streams) - 1);
+        if (expected == 0) return;
+        if (size < at + 4 + static_cast<size_t>(expected) * cellBytes || readU32(data + at) != expected)
+            throw Napi::Error::New(env, StateLayoutMismatch("a saved sequence of " + std::to_string(expected) + " positions"));
+        for (uint32_t cell = 0; cell < expected; cell++) {
+            const uint8_t* meta = data + at + 4 + static_cast<size_t>(cell) * cellBytes;
+            int32_t position = 0;
+            std::memcpy(&position, meta, sizeof position);
+            if (position < first || position > last || readU32(meta + 4) != 1 || readU32(meta + 8) != static_cast<uint32_t>(sequence))
+                throw Napi::Error::New(env, StateLayoutMismatch("cell " + std::to_string(cell) + " of a saved sequence"));
+        }
+    }
+
+    static std::string StateLayoutMismatch(const std::string& what) {
+        return "llama.cpp's sequence-state layout is not the one this addon reads (" + what +
+               "): saveSequence and restoreSequence (prompt caching) cannot work with this llama.cpp release; build the addon against "
+               "the release node-llama-cpp bundles (npx specgate build)";
     }
 
     /** llama.cpp's sequence state starts with its magic and the saved sequence id, then (plain KV cache) the stream count. */

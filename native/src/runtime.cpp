@@ -102,7 +102,6 @@ namespace {
  * which every caller holds.
  */
 struct LoadMonitor {
-    bool known = false;     // a window has been judged since the process started
     int cores = 0;          // the cores this process may run on (its affinity mask, else those online)
     double othersCores = 0; // the last window's CPU use of other processes, in cores
     int reducedTo = 0;      // 0: every requested thread; else the most threads a decode uses now
@@ -179,7 +178,6 @@ int threadsForDecode(int requested) {
         const double wall = std::chrono::duration<double>(now - monitor.windowStart).count();
         if (busy >= 0 && self >= 0) {
             monitor.othersCores = std::max(0.0, (busy - monitor.busySeconds) - (self - monitor.selfSeconds)) / wall;
-            monitor.known = true;
             // Threads the neighbours leave room for. Spinning threads (ggml's barrier never sleeps)
             // collapse as soon as one of them waits for a core, so a decode gives up a thread once
             // others take 0.4 of a core, and takes it back below 0.25 (hysteresis).
@@ -193,8 +191,6 @@ int threadsForDecode(int requested) {
 }
 
 void decodeFinished() { monitor.lastDecodeEnd = std::chrono::steady_clock::now(); }
-
-double othersLoad() { return monitor.known ? monitor.othersCores : -1; }
 
 const char* buildName() { return SPECGATE_BUILD_NAME; }
 

@@ -48,8 +48,6 @@ ggml_threadpool* poolFor(int threads);
 int threadsForDecode(int requested);
 /** Marks the end of a decode (computeMutex held): a pause after it longer than 0.1 s opens a new load window. */
 void decodeFinished();
-/** Other processes' CPU use in the last judged window, in cores; −1 before the first. */
-double othersLoad();
 double millisecondsSince(std::chrono::steady_clock::time_point start);
 
 } // namespace specgate
