@@ -36,7 +36,9 @@ export interface AdaptiveStepOutcome {
  *    (optimism while it is uncertain, so a new generation tries drafts before giving them up);
  *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
  *    every generation on the load;
- *  - the other live generations' tokens and expected yield in the same step (continuous batching).
+ *  - the other live generations in the same step (continuous batching): the tokens and expected
+ *    yield of those of fixed length, and how many others choose by this rule, assumed to choose
+ *    alike (their drafts then share the batched draft calls, so drafting costs the batch once).
  * The choice depends on past steps only, so any lossless policy stays lossless. When no draft pays,
  * one skipped step in every few on the load drafts a single token instead (SpeculationLoad.skipOrProbe),
  * so α — this generation's and the prior of the next — never freezes, and speculation resumes when
@@ -59,7 +61,7 @@ export class AdaptiveDraftLength {
         private readonly load: SpeculationLoad,
         private readonly options: AdaptiveDraftLengthOptions
     ) {
-        this.share = load.join();
+        this.share = load.join(options.choose);
         this.prior = load.acceptancePrior;
     }
 
@@ -148,7 +150,7 @@ export class AdaptiveDraftLength {
         const cost = this.load.stepCost;
         if (cost.sizes < 2) {
             // Bootstrap: measure a step without a draft and one with the initial length.
-            const length = cost.has(others.tokens + 1) || maxLength === 0 ? Math.min(initialLength, maxLength) : 0;
+            const length = cost.has(others.tokens + others.adaptive + 1) || maxLength === 0 ? Math.min(initialLength, maxLength) : 0;
             this.lastChoice = {length, skipped: false, probe: false};
             return length;
         }
@@ -160,14 +162,15 @@ export class AdaptiveDraftLength {
             stepTime: (tokens) => cost.predict(tokens),
             overheadTime: this.load.overheadTime,
             otherTokens: others.tokens,
-            otherYield: others.expectedYield
+            otherYield: others.expectedYield,
+            mirrors: others.adaptive
         });
         // Hysteresis: a draft length stays unless another is predicted clearly faster, since every
         // change of length costs a rebuild of the target's compute graph that t(n) leaves out.
         // Speculation turns on without it, so that acceptance is measured as soon as drafts may pay.
         const previous = this.lastChoice.probe ? 0 : this.lastChoice.length;
         // The margin is a share of this generation's own part of the batch's rate.
-        const margin = (switchMargin * best.rates[previous]) / (1 + others.expectedYield);
+        const margin = (switchMargin * best.rates[previous]) / (1 + others.adaptive + others.expectedYield);
         const keep = previous > 0 && previous <= maxLength && best.rate <= best.rates[previous] + margin;
         const length = keep ? previous : best.length;
         if (length > 0) this.load.speculated();

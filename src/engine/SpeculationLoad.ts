@@ -5,6 +5,9 @@ import {StepCostCurve} from "./StepCostCurve.js";
 export class LoadShare {
     public tokens = 1;
     public expectedYield = 1;
+
+    /** `adaptive`: its length is chosen by draftLength auto (the others' are fixed, scheduled or none). */
+    public constructor(public readonly adaptive: boolean) {}
 }
 
 /**
@@ -28,8 +31,8 @@ export class SpeculationLoad {
     public constructor(public readonly stepCost = new StepCostCurve()) {}
 
     /** A share of the next step for a generation that starts; leave() when it ends. */
-    public join(): LoadShare {
-        const share = new LoadShare();
+    public join(adaptive = false): LoadShare {
+        const share = new LoadShare(adaptive);
         this.shares.add(share);
         return share;
     }
@@ -38,16 +41,22 @@ export class SpeculationLoad {
         this.shares.delete(share);
     }
 
-    /** Tokens and expected yield of every live generation but `share` (the rest of the batch). */
-    public others(share: LoadShare): {tokens: number; expectedYield: number} {
+    /**
+     * The rest of the batch, every live generation but `share`: the tokens and expected yield of those
+     * whose length is fixed, and how many choose theirs by draftLength auto.
+     */
+    public others(share: LoadShare): {tokens: number; expectedYield: number; adaptive: number} {
         let tokens = 0;
         let expectedYield = 0;
+        let adaptive = 0;
         for (const other of this.shares)
-            if (other !== share) {
+            if (other === share) continue;
+            else if (other.adaptive) adaptive++;
+            else {
                 tokens += other.tokens;
                 expectedYield += other.expectedYield;
             }
-        return {tokens, expectedYield};
+        return {tokens, expectedYield, adaptive};
     }
 
     public get liveGenerations(): number {

@@ -29,6 +29,15 @@ describe("chooseDraftLength", () => {
         expect(chooseDraftLength({...base, otherTokens: 31, otherYield: 31}).length).toBe(0);
     });
 
+    it("charges drafting to the whole batch when the others wait for it, once when they draft alike", () => {
+        const flat = {alpha: 0.8, maxLength: 4, tokensPerPosition: 1, draftTime: 0.5, stepTime: () => 1};
+        expect(chooseDraftLength(flat).length).toBeGreaterThan(0);
+        // 31 sequences of fixed length 0 would wait for this one's drafts: not worth it.
+        expect(chooseDraftLength({...flat, otherTokens: 31, otherYield: 31}).length).toBe(0);
+        // 31 sequences choosing alike draft in the same batched calls.
+        expect(chooseDraftLength({...flat, mirrors: 31}).length).toBeGreaterThan(0);
+    });
+
     it("counts a tree's width of target tokens per position", () => {
         const chain = chooseDraftLength({alpha: 0.6, maxLength: 4, tokensPerPosition: 1, draftTime: 0, stepTime: linear(3)});
         const wide = chooseDraftLength({alpha: 0.6, maxLength: 4, tokensPerPosition: 4, draftTime: 0, stepTime: linear(3)});

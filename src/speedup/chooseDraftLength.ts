@@ -15,10 +15,15 @@ export interface DraftLengthChoiceInput {
     readonly stepTime: (tokens: number) => number;
     /** Time a step costs besides drafting and the target call (verification, rollback, bookkeeping). */
     readonly overheadTime?: number;
-    /** Target tokens the other sequences put into the same step. */
+    /** Target tokens the other sequences of fixed draft length put into the same step. */
     readonly otherTokens?: number;
-    /** Tokens the other sequences are expected to emit from that step. */
+    /** Tokens those sequences are expected to emit from that step. */
     readonly otherYield?: number;
+    /**
+     * Other sequences in the step that choose by the same rule: each is assumed to choose the same
+     * length, so their drafts are drafted in the same batched calls and verified in the same step.
+     */
+    readonly mirrors?: number;
 }
 
 export interface DraftLengthChoice {
@@ -31,12 +36,13 @@ export interface DraftLengthChoice {
 
 /**
  * The draft length k in 0..maxLength that maximises predicted tokens per unit time of the step this
- * sequence joins: (Y + f_k(α)) / (k·t_draft + t(B + 1 + w·k) + overhead), f_k(α) = (1 − α^{k+1}) /
- * (1 − α) the expected tokens of a k-token draft, B and Y the other sequences' tokens and expected
- * yield in the same step, w the target tokens per draft position. With nothing else in the batch it
- * is the sequence's own speed-up; in a long batch a draft token costs about a target token's share
- * of the step and pays only with high acceptance, so k = 0 (no speculation) wins. Ties go to the
- * shorter draft.
+ * sequence joins: (Y + n·f_k(α)) / (k·t_draft + t(B + n·(1 + w·k)) + overhead), f_k(α) = (1 − α^{k+1}) /
+ * (1 − α) the expected tokens of a k-token draft, n = 1 + mirrors the sequences choosing by this rule
+ * (assumed to choose alike: their drafts share batched draft calls), B and Y the tokens and expected
+ * yield of the fixed-length sequences in the same step, w the target tokens per draft position. With
+ * nothing else in the batch it is the sequence's own speed-up; in a long compute-bound batch a draft
+ * token costs about a generated token's share of the step and pays only with high acceptance, so
+ * k = 0 (no speculation) wins. Ties go to the shorter draft.
  */
 export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthChoice {
     const {alpha, maxLength, tokensPerPosition, draftTime, stepTime} = input;
@@ -45,15 +51,16 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
         throw new InvalidInputError(`must be a non-negative integer, got ${maxLength}`, "maxLength");
     const otherTokens = input.otherTokens ?? 0;
     const otherYield = input.otherYield ?? 0;
+    const sequences = 1 + (input.mirrors ?? 0);
     const overhead = input.overheadTime ?? 0;
     const rates: number[] = [];
     let best = {length: 0, rate: -Infinity};
     // A measured curve may dip between noisy sizes; more tokens never make a step cheaper.
     let step = 0;
     for (let length = 0; length <= maxLength; length++) {
-        step = Math.max(step, stepTime(otherTokens + 1 + tokensPerPosition * length));
+        step = Math.max(step, stepTime(otherTokens + sequences * (1 + tokensPerPosition * length)));
         const time = length * draftTime + step + overhead;
-        const rate = (otherYield + expectedTokensPerStep(alpha, length)) / Math.max(time, Number.MIN_VALUE);
+        const rate = (otherYield + sequences * expectedTokensPerStep(alpha, length)) / Math.max(time, Number.MIN_VALUE);
         rates.push(rate);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
     }
