@@ -33,6 +33,22 @@ export function gpuOption(): Option {
     });
 }
 
+/**
+ * `--token-selection`: where argmax ids are picked at temperature 0 (docs/install.md, "Token selection
+ * on the device"); the parsed value is the library's `deviceSelection` (undefined: the default rule).
+ */
+export function tokenSelectionOption(): Option {
+    return new Option(
+        "--token-selection <auto|device|host>",
+        "native backend at temperature 0: pick argmax ids inside llama.cpp's graph (device: 4 bytes per row leave the GPU) " +
+            "or copy each logit row to the host (host); auto (default): device for vocabularies of at least 32,000 ids, except on the Vulkan build"
+    ).argParser((value: string): boolean | undefined => {
+        if (value === "auto") return undefined;
+        if (value === "device" || value === "host") return value === "device";
+        throw new InvalidArgumentError(`expected auto, device or host, got "${value}"`);
+    });
+}
+
 /** `--gpu-layers`: layers offloaded to the GPU (llama.cpp's -ngl). */
 export function gpuLayersOption(): Option {
     return new Option(

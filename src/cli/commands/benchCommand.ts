@@ -2,7 +2,7 @@ import type {Command} from "commander";
 import {parseGammaSpec} from "../../engine/gammaSpec.js";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
-import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
 import {formatBenchHeader, formatBenchTable, runBench} from "../../bench/runBench.js";
 import {drafterLabel} from "../../engine/drafters/parseDrafterSpec.js";
 import {sharesVocabulary} from "../../backend/assertSameVocabulary.js";
@@ -40,6 +40,8 @@ interface BenchCliOptions {
     backend?: BackendChoice;
     gpu?: GpuChoice;
     gpuLayers?: number;
+    /** --token-selection: true device, false host, undefined auto. */
+    tokenSelection?: boolean;
     contextSize?: number;
     predictor: boolean;
     json?: string;
@@ -87,6 +89,7 @@ export function registerBenchCommand(program: Command): void {
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
+        .addOption(tokenSelectionOption())
         .addOption(contextSizeOption())
         .option("--json <OUT>", 'write every row with full telemetry to OUT ("-" for stdout)')
         .option("--no-predictor", "skip node-llama-cpp's own DraftSequenceTokenPredictor path")
@@ -117,6 +120,7 @@ export function registerBenchCommand(program: Command): void {
                 backend: options.backend,
                 gpu: options.gpu,
                 gpuLayers: options.gpuLayers,
+                deviceSelection: options.tokenSelection,
                 contextSize: options.contextSize
             });
             const draftPath = options.draft;
@@ -127,6 +131,7 @@ export function registerBenchCommand(program: Command): void {
                           backend: options.backend,
                           gpu: options.gpu,
                           gpuLayers: options.gpuLayers,
+                          deviceSelection: options.tokenSelection,
                           contextSize: options.contextSize
                       })
                     : undefined;

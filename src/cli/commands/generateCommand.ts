@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
-import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
 import {createDrafter} from "../../engine/drafters/createDrafter.js";
 import {streamGeneration, type GenerationResult} from "../../engine/generate.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
@@ -46,6 +46,8 @@ interface GenerateCliOptions {
     backend?: BackendChoice;
     gpu?: GpuChoice;
     gpuLayers?: number;
+    /** --token-selection: true device, false host, undefined auto. */
+    tokenSelection?: boolean;
     contextSize?: number;
     json?: string;
 }
@@ -82,6 +84,7 @@ export function registerGenerateCommand(program: Command): void {
         .addOption(backendOption())
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
+        .addOption(tokenSelectionOption())
         .addOption(
             contextSizeOption(
                 "context tokens per sequence (default: the model's training context, at most 4096); a prompt that leaves no room " +
@@ -108,7 +111,8 @@ export function registerGenerateCommand(program: Command): void {
                 contextSize: options.contextSize,
                 backend: options.backend,
                 gpu: options.gpu,
-                gpuLayers: options.gpuLayers
+                gpuLayers: options.gpuLayers,
+                deviceSelection: options.tokenSelection
             };
             const target = await loadModelBackend(options.target, loadOptions);
             const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
@@ -203,7 +207,12 @@ export function registerGenerateCommand(program: Command): void {
                         gamma: options.gamma.draftLength === "auto" ? gammaLabel(options.gamma).slice(2) : options.gamma.gamma,
                         sampling,
                         telemetry: telemetry.toJSON(),
-                        engine: {backend: target.backendKind ?? null, build: target.nativeBuild ?? null, device: target.device ?? null}
+                        engine: {
+                            backend: target.backendKind ?? null,
+                            build: target.nativeBuild ?? null,
+                            device: target.device ?? null,
+                            tokenSelection: target.tokenSelection ?? null
+                        }
                     });
             } finally {
                 constraint?.dispose();

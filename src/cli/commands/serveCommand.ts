@@ -2,7 +2,7 @@ import type {Command} from "commander";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice, type LoadModelBackendOptions} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
-import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
+import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
@@ -69,6 +69,8 @@ interface ServeCliOptions {
     correctionMemory?: string;
     gpu?: GpuChoice;
     gpuLayers?: number;
+    /** --token-selection: true device, false host, undefined auto. */
+    tokenSelection?: boolean;
 }
 
 export interface ServeCommandHooks {
@@ -235,7 +237,8 @@ function addAccessFlags(command: Command): Command {
         )
         .option("--correction-memory <FILE>", "the correction memory calibrated requests start from (specgate calibrate / ocm writes one)")
         .addOption(gpuOption())
-        .addOption(gpuLayersOption());
+        .addOption(gpuLayersOption())
+        .addOption(tokenSelectionOption());
 }
 
 /** Loads the models, serves until SIGINT/SIGTERM, then drains and unloads them. */
@@ -338,7 +341,8 @@ function serveLoadOptions(options: ServeCliOptions): LoadModelBackendOptions {
         unifiedKvCache: unifiedKvCacheFor(options),
         treeBranches: options.tree !== undefined ? parseTreeShape(options.tree, "--tree").width : undefined,
         gpu: options.gpu,
-        gpuLayers: options.gpuLayers
+        gpuLayers: options.gpuLayers,
+        deviceSelection: options.tokenSelection
     };
 }
 
