@@ -361,10 +361,16 @@ async function runSpeculativeSimple(options: {
 /** The token tree of the tree arm (--tree WIDTHxDEPTH, default 2x4: two chains of four from the pending token). */
 const treeShape = parseTreeShape(value("--tree") ?? "2x4", "--tree");
 const treeArm = `tree ${treeShapeLabel(treeShape)} model drafter` as const;
-type ArmName = "target-only" | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
+/** Target-only with every logit row copied to the host and reduced there (deviceSelection off): what device token selection saves. */
+const hostArm = "target-only, host selection" as const;
+type ArmName =
+    "target-only" | typeof hostArm | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
+/** Arms without a draft: γ = 0 against llama-bench. */
+const isTargetOnly = (arm: ArmName): boolean => arm === "target-only" || arm === hostArm;
 /** --arms target,strict,ngram,block,tree (default all): which arms run, by short name. */
 const armsByShortName: Record<string, ArmName> = {
     target: "target-only",
+    host: hostArm,
     strict: "strict γ=4 model drafter",
     ngram: "strict γ=4 ngram drafter",
     block: "block γ=4 model drafter",
@@ -493,6 +499,8 @@ interface LoadedCase {
     benchCase: BenchCase;
     target: NativeBackend;
     draft: NativeBackend;
+    /** The target again with deviceSelection off, for the host-selection arm (undefined when it does not run). */
+    hostTarget?: NativeBackend;
 }
 
 /**
@@ -507,7 +515,8 @@ async function measureArm(
     allowance: number,
     errors: string[]
 ): Promise<ArmRow> {
-    const {benchCase, target, draft} = loaded;
+    const {benchCase, draft} = loaded;
+    const target = arm === hostArm && loaded.hostTarget !== undefined ? loaded.hostTarget : loaded.target;
     const row = emptyRow(benchCase.name, temperature, arm);
     const armStart = Date.now();
     const sampling = {temperature, topK: 0, topP: 1, minP: 0};
@@ -520,7 +529,7 @@ async function measureArm(
         (
             await generate(target, usesDraftModel(arm) ? draft : undefined, promptOf(prompt), {
                 policy: {kind: arm === "block γ=4 model drafter" ? "block" : "strict"},
-                gamma: arm === "target-only" ? 0 : gamma,
+                gamma: isTargetOnly(arm) ? 0 : gamma,
                 ...(arm === treeArm ? {tree: treeShape} : {}),
                 sampling,
                 maxTokens: tokens,
@@ -530,7 +539,7 @@ async function measureArm(
             })
         ).telemetry;
     const nativeArm = (prompt: string, seed: number): Promise<NativeRun> =>
-        arm === "target-only"
+        isTargetOnly(arm)
             ? runLlamaBench(benchCase.target, settings.maxTokens)
             : runSpeculativeSimple({
                   target: benchCase.target,
@@ -590,7 +599,7 @@ async function measureArm(
 function addNativeRun(row: ArmRow, telemetry: GenerationTelemetry, nativeResult: NativeRun): void {
     row.native.push(nativeResult.tokensPerSecond);
     row.ratios.push(telemetry.tokensPerSecond / nativeResult.tokensPerSecond);
-    if (row.arm !== "target-only") {
+    if (!isTargetOnly(row.arm)) {
         row.nativeCounts.decoded += nativeResult.decoded;
         row.nativeCounts.accepted += nativeResult.accepted;
         row.nativeCounts.drafted += nativeResult.drafted;
@@ -619,7 +628,7 @@ function derive(row: ArmRow, rows: readonly ArmRow[]): Derived {
     const t1 = base?.costCurve[1] ?? Number.NaN;
     const counts = row.specgateCounts;
     const specgateTokensPerStep = counts.steps === 0 ? Number.NaN : counts.emitted / counts.steps;
-    if (row.arm === "target-only")
+    if (isTargetOnly(row.arm))
         return {
             costRatio: 1,
             specgateTokensPerStep,
@@ -686,7 +695,7 @@ function targetEntries(rows: readonly ArmRow[]): TargetEntry[] {
         if (row.specgate.length === 0 || specgateOnly(row.arm)) continue;
         const ratio = median(row.ratios);
         const entry: TargetEntry = {case: row.case, temperature: row.temperature, arm: row.arm, ratio, ratioMet: ratio >= 0.95};
-        if (row.arm !== "target-only") {
+        if (!isTargetOnly(row.arm)) {
             const derived = derive(row, rows);
             entry.nativeSpeedup = derived.nativeSpeedup;
             entry.speedup = derived.specgateSpeedup;
@@ -742,7 +751,7 @@ function caseLines(caseName: string, rows: readonly ArmRow[], context: RunContex
     ];
     for (const row of caseRows) {
         const derived = derive(row, rows);
-        const speculative = row.arm !== "target-only";
+        const speculative = !isTargetOnly(row.arm);
         lines.push(
             `| ${caseName} | ${row.temperature} | ${row.arm} | ${fixed(median(row.specgate), 1)} | ${fixed(median(row.native), 1)} | ${formatInterval(medianInterval(row.ratios), 3)} | ` +
                 `${speculative ? fixed(derived.costRatio) : `t(1) ${fixed(row.costCurve[1], 3)} ms`} | ` +
@@ -780,7 +789,7 @@ function targetLines(targets: readonly TargetEntry[]): string[] {
         ...targets.map(
             (entry) =>
                 `| ${entry.case} | ${entry.temperature} | ${entry.arm} | ${verdict(entry.ratioMet, `${fixed(entry.ratio, 3)}×`)} | ` +
-                `${entry.arm === "target-only" ? "–" : entry.faster == null ? `– (llama.cpp ${fixed(entry.nativeSpeedup)}×)` : verdict(entry.faster, `${fixed(entry.speedup)}× where llama.cpp ${fixed(entry.nativeSpeedup)}×`)} | ` +
+                `${isTargetOnly(entry.arm) ? "–" : entry.faster == null ? `– (llama.cpp ${fixed(entry.nativeSpeedup)}×)` : verdict(entry.faster, `${fixed(entry.speedup)}× where llama.cpp ${fixed(entry.nativeSpeedup)}×`)} | ` +
                 `${verdict(entry.withinLimit, `${fixed(entry.speedup)}× vs ${fixed(entry.limit)}×`)} |`
         )
     ];
@@ -861,16 +870,19 @@ async function bench(): Promise<void> {
         if (benchCase == null) throw new Error(`unknown case ${name}`);
         let target: NativeBackend | undefined;
         let draft: NativeBackend | undefined;
+        let hostTarget: NativeBackend | undefined;
         try {
             target = await NativeBackend.load(benchCase.target, {threads, gpu, gpuLayers: 999});
             draft = await NativeBackend.load(benchCase.draft, {threads, gpu, gpuLayers: 999});
+            if (armNames.includes(hostArm))
+                hostTarget = await NativeBackend.load(benchCase.target, {threads, gpu, gpuLayers: 999, deviceSelection: false});
             device ??= deviceDescription(target);
             backendInfo ??= nativeAddon(target.nativeBuild).backendInfo();
             log(`${name}: ${benchCase.label}; specgate on ${target.nativeBuild} (${target.device}), context ${target.contextSize}`);
             for (const temperature of settings.temperatures) {
                 for (const arm of armNames) {
                     const allowance = (settings.deadline - reserveMilliseconds - Date.now()) / armsLeft--;
-                    const row = await measureArm({benchCase, target, draft}, temperature, arm, settings, allowance, errors);
+                    const row = await measureArm({benchCase, target, draft, hostTarget}, temperature, arm, settings, allowance, errors);
                     rows.push(row);
                     log(
                         `${name} T=${temperature} ${arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
@@ -884,6 +896,7 @@ async function bench(): Promise<void> {
             errors.push(`${name}: ${(error as Error).message}`);
             log(`${name} failed: ${(error as Error).message}`);
         } finally {
+            await hostTarget?.dispose();
             await draft?.dispose();
             await target?.dispose();
         }
