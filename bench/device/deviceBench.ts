@@ -367,7 +367,7 @@ type ArmName =
     "target-only" | typeof hostArm | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
 /** Arms without a draft: γ = 0 against llama-bench. */
 const isTargetOnly = (arm: ArmName): boolean => arm === "target-only" || arm === hostArm;
-/** --arms target,strict,ngram,block,tree (default all): which arms run, by short name. */
+/** --arms target,host,strict,ngram,block,tree (default all but host): which arms run, by short name. */
 const armsByShortName: Record<string, ArmName> = {
     target: "target-only",
     host: hostArm,
@@ -376,7 +376,7 @@ const armsByShortName: Record<string, ArmName> = {
     block: "block γ=4 model drafter",
     tree: treeArm
 };
-const armNames: readonly ArmName[] = (value("--arms") ?? Object.keys(armsByShortName).join(",")).split(",").map((name) => {
+const armNames: readonly ArmName[] = (value("--arms") ?? "target,strict,ngram,block,tree").split(",").map((name) => {
     const arm = armsByShortName[name.trim()];
     if (arm === undefined) throw new Error(`--arms: "${name}" is not one of ${Object.keys(armsByShortName).join(", ")}`);
     return arm;
