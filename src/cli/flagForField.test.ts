@@ -5,7 +5,7 @@ import {cliErrorMessage, flagForField} from "./flagForField.js";
 
 describe("library errors name parameters; the CLI names the flags", () => {
     it("a library function's error names its parameter, and the CLI prints the flag that gave it", async () => {
-        const error = await calibrateSetting({items: [], maxAccuracyDrop: -1} as never).catch((caught: unknown) => caught as Error);
+        const error = (await calibrateSetting({items: [], maxAccuracyDrop: -1} as never).catch((caught: unknown) => caught)) as Error;
         expect(error.message).toMatch(/^items: has no items/);
         expect(cliErrorMessage(error, "specgate calibrate")).toMatch(/^--battery: has no items/);
         const drop = new InvalidInputError("must be a non-negative number of points, got -1", "maxAccuracyDrop");
