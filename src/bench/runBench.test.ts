@@ -40,6 +40,25 @@ afterAll(async () => {
 });
 
 describe("runBench", () => {
+    it("measures γ=auto:MAX rows beside the fixed ones, with their chosen lengths and no analytic limit", async () => {
+        const autoRows = await runBench({
+            target,
+            draft,
+            prompts: ["The quick brown fox"],
+            gammas: [],
+            autoGammas: [3],
+            maxTokens: 12,
+            seed: 0,
+            policies: [{kind: "strict"}],
+            sampling: {temperature: 0, topK: 0, topP: 1, minP: 0}
+        });
+        expect(autoRows.map((row) => row.label)).toEqual(["target-only", "strict γ=auto:3"]);
+        const auto = autoRows[1];
+        expect(auto).toMatchObject({gamma: 3, draftLength: "auto", analyticSpeedup: null, exactMatchRate: 1});
+        expect(auto.telemetry.draftLengths.counts.length).toBeLessThanOrEqual(4);
+        expect(auto.telemetry.draftLengths.counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+    });
+
     it("reports every speed-up as a median over rounds with its range, and the rounds' tokens in the totals", () => {
         expect(rows.map((row) => row.label)).toEqual(["target-only", "strict γ=3", "fuzzy:js:1000 γ=3"]);
         expect(rows[0]).toMatchObject({speedup: 1, speedupRange: {min: 1, max: 1}});
