@@ -18,6 +18,8 @@ describe("library errors name parameters; the CLI names the flags", () => {
         );
         expect(flagForField("items", "specgate canary")).toBe("--prompts");
         expect(flagForField("items", "specgate sweep")).toBe("--battery");
+        expect(flagForField("policy", "specgate bench")).toBe("--policies");
+        expect(flagForField("policy", "specgate generate")).toBe("--policy");
     });
 
     it("leaves fields no flag gives, errors without a field and other errors as they are", () => {

@@ -34,12 +34,14 @@ const flags: Readonly<Record<string, string>> = {
     tokenizer: "--tokenizer"
 };
 
-/** Where a command reads a parameter from a flag of another name (the canary's items are its --prompts). */
+/** Where a command reads a parameter from a flag of another name (the canary's items are its --prompts, bench's policies its --policies). */
 const commandFlags: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+    "specgate bench": {policy: "--policies"},
     "specgate canary": {items: "--prompts"},
     "specgate fairness analyze": {maxGamma: "--equalize-max-gamma"},
     "specgate fairness mitigate": {drafterPath: "--draft"},
-    "specgate ocm build": {prompts: "--corpus"}
+    "specgate ocm build": {prompts: "--corpus"},
+    "specgate sweep": {policy: "--policies"}
 };
 
 /** The flag `command` reads `field` from, if one does. */
