@@ -55,8 +55,8 @@ describe("runBench", () => {
         expect(autoRows.map((row) => row.label)).toEqual(["target-only", "strict γ=auto:3"]);
         const auto = autoRows[1];
         expect(auto).toMatchObject({gamma: 3, draftLength: "auto", analyticSpeedup: null, exactMatchRate: 1});
-        expect(auto.telemetry.draftLengths.counts.length).toBeLessThanOrEqual(4);
-        expect(auto.telemetry.draftLengths.counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+        expect(auto.telemetry!.draftLengths.counts.length).toBeLessThanOrEqual(4);
+        expect(auto.telemetry!.draftLengths.counts.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     });
 
     it("reports every speed-up as a median over rounds with its range, and the rounds' tokens in the totals", () => {
