@@ -19,8 +19,7 @@
  * minus the time this script spends on the analytic expectations below).
  *
  * Per group: mean tokens per call of each arm; the paired mean difference (block − strict) with a 95%
- * paired-t interval (t quantile from @stdlib's normal quantile by the Cornish–Fisher expansion,
- * Abramowitz & Stegun 26.7.5); the relative gain (ratio of the means − 1) and the wall-clock ratio
+ * paired-t interval (@stdlib's Student-t quantile); the relative gain (ratio of the means − 1) and the wall-clock ratio
  * block/strict (ratio of the mean decode times) with 95% percentile-bootstrap intervals over prompts
  * (pairs resampled together; src/statistics/stratifiedBootstrap, 2000 resamples, fixed seed).
  *
@@ -434,7 +433,7 @@ await writeJsonOutput(output, {
         temperatures,
         batteries,
         intervals: {
-            difference: "paired t, 95% (t quantile: Cornish–Fisher from @stdlib normal quantile)",
+            difference: "paired t, 95% (@stdlib Student-t quantile)",
             relativeGainAndWallRatio: `percentile bootstrap over prompts (pairs kept together), 95%, ${resamples} resamples`
         }
     },

@@ -1,5 +1,5 @@
 import {join} from "node:path";
-import normalQuantile from "@stdlib/stats-base-dists-normal-quantile";
+import studentTQuantile from "@stdlib/stats-base-dists-t-quantile";
 import type {ModelBackend} from "../src/backend/ModelBackend.js";
 import type {BatteryItem} from "../src/batteries/BatteryItem.js";
 import {renderMessagesAsText} from "../src/chat/renderMessagesAsText.js";
@@ -15,19 +15,6 @@ export const modelPairs: Record<string, {target: string; draft: string}> = {
     family: {target: "models/target/model.gguf", draft: "models/draft/model.gguf"},
     surface: {target: "models/target-surface/model.gguf", draft: "models/draft-surface/model.gguf"}
 };
-
-/** Student-t quantile by the Cornish–Fisher expansion around the normal quantile (A&S 26.7.5; < 1e-4 off for ν ≥ 5). */
-function studentTQuantile(probability: number, degrees: number): number {
-    const x = normalQuantile(probability, 0, 1);
-    const [x3, x5, x7, x9] = [x ** 3, x ** 5, x ** 7, x ** 9];
-    return (
-        x +
-        (x3 + x) / 4 / degrees +
-        (5 * x5 + 16 * x3 + 3 * x) / 96 / degrees ** 2 +
-        (3 * x7 + 19 * x5 + 17 * x3 - 15 * x) / 384 / degrees ** 3 +
-        (79 * x9 + 776 * x7 + 1482 * x5 - 1920 * x3 - 945 * x) / 92160 / degrees ** 4
-    );
-}
 
 export const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
 

@@ -1,3 +1,4 @@
+import betaQuantile from "@stdlib/stats-base-dists-beta-quantile";
 import binomialCdf from "@stdlib/stats-base-dists-binomial-cdf";
 
 import {checkMarginAndAlpha, type PairedTable, pairCount} from "./pairedTost.js";
@@ -81,18 +82,9 @@ export function exactPairedEquivalence(table: PairedTable, margin: number, alpha
 
 /**
  * One-sided 1 − α Clopper–Pearson upper bound of a binomial rate: the π with P(X ≤ x | n, π) = α
- * (1 when x = n). Found by bisection, since P(X ≤ x | n, π) is continuous and falling in π.
+ * (1 when x = n), which is the 1 − α quantile of Beta(x + 1, n − x).
  */
 export function clopperPearsonUpper(successes: number, total: number, alpha: number): number {
-    if (successes >= total) {
-        return 1;
-    }
-    let low = 0;
-    let high = 1;
-    for (let iteration = 0; iteration < 60; iteration++) {
-        const middle = (low + high) / 2;
-        if (binomialCdf(successes, total, middle) > alpha) low = middle;
-        else high = middle;
-    }
-    return (low + high) / 2;
+    if (successes >= total) return 1;
+    return betaQuantile(1 - alpha, successes + 1, total - successes);
 }
