@@ -141,7 +141,8 @@ export class AdaptiveDraftLength {
         const before = this.statisticsBefore;
         const after = this.options.batchStatistics?.();
         if (before !== undefined && after !== undefined && after.steps - before.steps === 1) return after.tokens - before.tokens;
-        return ownTokens + this.load.others(this.share).tokens;
+        const others = this.load.others(this.share);
+        return ownTokens + others.tokens + others.adaptiveTokens;
     }
 
     private decide(maxLength: number): number {

@@ -43,20 +43,24 @@ export class SpeculationLoad {
 
     /**
      * The rest of the batch, every live generation but `share`: the tokens and expected yield of those
-     * whose length is fixed, and how many choose theirs by draftLength auto.
+     * whose length is fixed, how many choose theirs by draftLength auto, and the tokens those put
+     * into the step they last chose for.
      */
-    public others(share: LoadShare): {tokens: number; expectedYield: number; adaptive: number} {
+    public others(share: LoadShare): {tokens: number; expectedYield: number; adaptive: number; adaptiveTokens: number} {
         let tokens = 0;
         let expectedYield = 0;
         let adaptive = 0;
+        let adaptiveTokens = 0;
         for (const other of this.shares)
             if (other === share) continue;
-            else if (other.adaptive) adaptive++;
-            else {
+            else if (other.adaptive) {
+                adaptive++;
+                adaptiveTokens += other.tokens;
+            } else {
                 tokens += other.tokens;
                 expectedYield += other.expectedYield;
             }
-        return {tokens, expectedYield, adaptive};
+        return {tokens, expectedYield, adaptive, adaptiveTokens};
     }
 
     public get liveGenerations(): number {
