@@ -119,11 +119,7 @@ export async function runCalibrateCommand(
                 context: contextJson(skips)
             })
         );
-        return {
-            exitCode: calibrateExitCode(result.selected != null, skips),
-            stdout,
-            stderr: contextSkipsLine(COMMAND_NAME, skips) + mostSkippedLine(COMMAND_NAME, skips)
-        };
+        return calibrateOutcome(stdout, result.selected != null, skips);
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
@@ -205,8 +201,13 @@ async function runFsdPaperProcedure(
             context: contextJson(skips)
         })
     );
+    return calibrateOutcome(stdout, result.selected != null, skips);
+}
+
+/** Both procedures' ending: the exit code and the skipped items' lines on stderr. */
+function calibrateOutcome(stdout: string, selected: boolean, skips: ContextSkips): CommandOutcome {
     return {
-        exitCode: calibrateExitCode(result.selected != null, skips),
+        exitCode: calibrateExitCode(selected, skips),
         stdout,
         stderr: contextSkipsLine(COMMAND_NAME, skips) + mostSkippedLine(COMMAND_NAME, skips)
     };
