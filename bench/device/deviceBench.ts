@@ -46,6 +46,7 @@ import {
     runTool as runLlamaCppTool,
     shellQuote
 } from "../llamaCppTools.js";
+import {type BatchedPair, measureStreams, parseGammaArms, type StreamsRow, type StreamsSettings, streamsLines} from "./streamsBench.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -850,9 +851,40 @@ function errorAndCommandLines(rows: readonly ArmRow[], errors: readonly string[]
 }
 
 /** Every case × temperature × arm, the Markdown report and the JSON record. */
+/** --streams 1,4,16 (absent: no concurrent-streams table), --gammas 0,2,4,8,auto, --rounds 3, --auto-max 8: streamsBench.ts. */
+function streamsSettings(settings: BenchSettings): StreamsSettings | undefined {
+    const streams = value("--streams");
+    if (streams === undefined) return undefined;
+    return {
+        streams: streams.split(",").map(Number),
+        gammas: parseGammaArms(value("--gammas") ?? "0,2,4,8,auto"),
+        rounds: Number(value("--rounds") ?? 3),
+        maxTokens: settings.maxTokens,
+        autoMax: Number(value("--auto-max") ?? 8),
+        deadline: settings.deadline - reserveMilliseconds
+    };
+}
+
+/** The case's target and draft for `streams` concurrent sequences on one shared context each. */
+async function loadBatchedPair(benchCase: BenchCase, streams: number): Promise<BatchedPair> {
+    const options = {threads, gpu, gpuLayers: 999, batchedSequences: streams};
+    const target = await NativeBackend.load(benchCase.target, options);
+    const draft = await NativeBackend.load(benchCase.draft, options);
+    return {
+        target,
+        draft,
+        dispose: async () => {
+            await draft.dispose();
+            await target.dispose();
+        }
+    };
+}
+
 async function bench(): Promise<void> {
     await writeFixtures();
     const settings = benchSettings();
+    const streams = streamsSettings(settings);
+    const streamRows: StreamsRow[] = [];
     const cases = benchCases();
     // Run order: the twins and the ≈1B pair first (the cases a GPU is for), then the order given.
     const large = (name: string) => Number(name === "b1" || name.startsWith("twin-"));
@@ -892,6 +924,14 @@ async function bench(): Promise<void> {
                     await writeFile(join(settings.outDirectory, "device-bench.partial.json"), `${JSON.stringify(rows, null, 1)}\n`);
                 }
             }
+            if (streams !== undefined) {
+                const prompts = benchCase.prompts.map((prompt) => {
+                    const tokens = target!.tokenize(prompt);
+                    if (target!.bosToken != null && tokens[0] !== target!.bosToken) tokens.unshift(target!.bosToken);
+                    return tokens;
+                });
+                streamRows.push(...(await measureStreams(name, (count) => loadBatchedPair(benchCase, count), prompts, streams, log)));
+            }
         } catch (error) {
             errors.push(`${name}: ${(error as Error).message}`);
             log(`${name} failed: ${(error as Error).message}`);
@@ -924,18 +964,25 @@ async function bench(): Promise<void> {
         ...caseNames.flatMap((caseName) => caseLines(caseName, rows, context)),
         ...targetLines(targets),
         ...twinTargetLines(rows),
+        ...streamsLines(streamRows),
         ...errorAndCommandLines(rows, errors, settings.temperatures)
     ];
-    await writeReport(rows, lines, {context, backendInfo, targets, errors});
-    if (rows.every((row) => row.specgate.length === 0)) process.exitCode = 1;
+    await writeReport(rows, lines, {context, backendInfo, targets, errors, streamRows});
+    if (rows.every((row) => row.specgate.length === 0) && streamRows.every((row) => row.throughput.length === 0)) process.exitCode = 1;
 }
 
 async function writeReport(
     rows: readonly ArmRow[],
     lines: readonly string[],
-    record: {context: RunContext; backendInfo: unknown; targets: readonly TargetEntry[]; errors: readonly string[]}
+    record: {
+        context: RunContext;
+        backendInfo: unknown;
+        targets: readonly TargetEntry[];
+        errors: readonly string[];
+        streamRows: readonly StreamsRow[];
+    }
 ): Promise<void> {
-    const {context, backendInfo, targets, errors} = record;
+    const {context, backendInfo, targets, errors, streamRows} = record;
     const {settings, cases} = context;
     await mkdir(settings.outDirectory, {recursive: true});
     await writeFile(join(settings.outDirectory, "device-bench.md"), `${lines.join("\n")}\n`);
@@ -966,6 +1013,7 @@ async function writeReport(
             derived: derive(row, rows)
         })),
         targets,
+        streamRows,
         errors,
         speculativeSimpleRetries
     };
