@@ -38,10 +38,10 @@ export {parseGenerationOptions, type GenerationOptions, type GenerationOptionsIn
 export {GenerationTelemetry} from "./engine/GenerationTelemetry.js";
 /**
  * What generations with `draftLength: "auto"` share (step costs, acceptance, the batch's make-up):
- * pass one instance as `resources.speculationLoad` to every generation on a target. `parseGammaSpec`
- * reads the CLI's `4`, `auto`, `auto:16` into options.
+ * pass one instance as `resources.speculationLoad` to every generation on a target.
  */
 export {SpeculationLoad} from "./engine/SpeculationLoad.js";
+/** Reads the CLI's `4`, `auto`, `auto:16` into generation options (gamma, draftLength, maxGamma). */
 export {parseGammaSpec, type GammaSetting} from "./engine/gammaSpec.js";
 /** Why a generation ended: "eos", "length" or "stop". */
 export type {FinishReason} from "./engine/StopDetector.js";
