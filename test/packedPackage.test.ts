@@ -251,7 +251,7 @@ describe("the packed package", () => {
         const report = JSON.parse(result.stdout) as {engine: {backend: string}; tokens: unknown[]};
         expect(report.tokens).toHaveLength(8);
         if (addonBuilt) {
-            expect(report.engine).toEqual({backend: "native", build: "cpu", device: "CPU"});
+            expect(report.engine).toEqual({backend: "native", build: "cpu", device: "CPU", tokenSelection: "host"});
             expect(result.stderr).not.toContain("running on node-llama-cpp");
         } else {
             expect(report.engine.backend).toBe("node-llama-cpp");
