@@ -36,11 +36,12 @@ export interface NativeBackendOptions {
      * Where every row a sequence asks of a decode is an argmax id (temperature 0: target-only, greedy,
      * strict and block verification, trees, the model drafter), the argmax runs inside llama.cpp's graph
      * on the device and only the ids are copied out, not vocabulary-sized logit rows. An exact tie of the
-     * largest logit is then resolved by ggml's argmax rather than by the lowest id. Default: on the CPU
-     * and CUDA builds for vocabularies of at least deviceSelectionMinimumVocabulary ids (below it a row is
-     * cheaper to copy than the extra graph nodes are to run: docs/benchmarks/gpu.md); the Vulkan build
-     * refuses it (llama.cpp's backend sampling corrupted memory under Mesa's llvmpipe: docs/install.md).
-     * False: every row is copied and reduced on the host.
+     * largest logit is then resolved by ggml's argmax rather than by the lowest id. Default: on the
+     * CUDA build for vocabularies of at least deviceSelectionMinimumVocabulary ids (below it a row is
+     * cheaper to copy than the extra graph nodes are to run); off on the CPU build, where the copy is a
+     * memory copy and the host's argmax measured no slower (BENCHMARKS.md); the Vulkan build refuses it
+     * (llama.cpp's backend sampling corrupted memory under Mesa's llvmpipe: docs/install.md). False:
+     * every row is copied and reduced on the host.
      */
     readonly deviceSelection?: boolean;
     /** Tokens per sequence. Default: the model's context length, capped at 4096. */
@@ -221,7 +222,7 @@ export class NativeBackend implements ModelBackend {
                 threads,
                 adaptiveThreads: options.adaptiveThreads ?? true,
                 deviceSelection:
-                    options.deviceSelection ?? (resolved.build !== "vulkan" && vocabularySize >= deviceSelectionMinimumVocabulary),
+                    options.deviceSelection ?? (resolved.build === "cuda" && vocabularySize >= deviceSelectionMinimumVocabulary),
                 ...sizes,
                 inlineBelowMilliseconds,
                 batchedSequences,

@@ -41,7 +41,7 @@ export function tokenSelectionOption(): Option {
     return new Option(
         "--token-selection <auto|device|host>",
         "native backend at temperature 0: pick argmax ids inside llama.cpp's graph (device: 4 bytes per row leave the GPU) " +
-            "or copy each logit row to the host (host); auto (default): device for vocabularies of at least 32,000 ids, except on the Vulkan build"
+            "or copy each logit row to the host (host); auto (default): device on the CUDA build for vocabularies of at least 32,000 ids, else host"
     ).argParser((value: string): boolean | undefined => {
         if (value === "auto") return undefined;
         if (value === "device" || value === "host") return value === "device";
