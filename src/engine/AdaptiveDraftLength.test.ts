@@ -107,4 +107,29 @@ describe("AdaptiveDraftLength", () => {
         expect(others.tokens).toBe(3);
         expect(others.expectedYield).toBeCloseTo(expectedTokensPerStep(passive.alpha, 2), 12);
     });
+
+    it("gives a new generation its tenant's acceptance as its prior (priorKey), the load's running estimate before the tenant is seen", () => {
+        const load = presetSpeculationLoad(0.3);
+        const poor = new AdaptiveDraftLength(load, {...options, priorKey: "tenant-a"});
+        run(poor, 40, () => 0);
+        poor.dispose();
+        const good = new AdaptiveDraftLength(load, {...options, priorKey: "tenant-b"});
+        run(good, 40, (length) => length);
+        good.dispose();
+        const overall = load.acceptancePrior;
+        expect(load.priorFor()).toBe(overall);
+        expect(load.priorFor("tenant-c")).toBe(overall);
+        expect(load.priorFor("tenant-a")).toBeLessThan(overall);
+        expect(load.priorFor("tenant-b")).toBeGreaterThan(overall);
+        expect(new AdaptiveDraftLength(load, {...options, priorKey: "tenant-a"}).alpha).toBeCloseTo(load.priorFor("tenant-a"), 12);
+        expect(new AdaptiveDraftLength(load, {...options, priorKey: "tenant-b"}).alpha).toBeCloseTo(load.priorFor("tenant-b"), 12);
+    });
+
+    it("remembers at most 1,024 tenants' priors, dropping the least recently used", () => {
+        const load = new SpeculationLoad();
+        for (let tenant = 0; tenant <= 1024; tenant++) load.recordAcceptance(0, 5, `t${tenant}`);
+        expect(load.priorFor("t0")).toBe(load.acceptancePrior);
+        expect(load.priorFor("t1024")).toBeLessThan(load.acceptancePrior);
+        expect(load.priorFor("t1")).toBeLessThan(load.acceptancePrior);
+    });
 });

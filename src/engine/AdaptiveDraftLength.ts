@@ -14,6 +14,8 @@ export interface AdaptiveDraftLengthOptions {
     readonly tokensPerPosition: number;
     /** The target's continuous-batching counters, where it batches (read to learn each step's total tokens). */
     readonly batchStatistics?: () => BatchStatistics | undefined;
+    /** Whose acceptance history is this generation's prior, and which it adds to (SpeculationLoad.priorFor; serve: the tenant). */
+    readonly priorKey?: string;
 }
 
 /** What one step did, for the estimates. */
@@ -62,7 +64,7 @@ export class AdaptiveDraftLength {
         private readonly options: AdaptiveDraftLengthOptions
     ) {
         this.share = load.join(options.choose);
-        this.prior = load.acceptancePrior;
+        this.prior = load.priorFor(options.priorKey);
     }
 
     /** The estimated acceptance per draft position. */
@@ -123,7 +125,7 @@ export class AdaptiveDraftLength {
             const rejected = accepted < proposed ? 1 : 0;
             this.accepted = this.accepted * memoryDecay + accepted;
             this.rejected = this.rejected * memoryDecay + rejected;
-            this.load.recordAcceptance(accepted, rejected);
+            this.load.recordAcceptance(accepted, rejected, this.options.priorKey);
             // After steps without a draft a draft model first decodes what they emitted (and its first
             // call warms it up): a one-off, not the cost of drafting each position, so it is left out.
             if (this.drafting) this.load.recordDraft(outcome.draftMilliseconds, proposed);

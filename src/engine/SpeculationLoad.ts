@@ -21,8 +21,9 @@ export class SpeculationLoad {
     private readonly draftMilliseconds = new RecentMedian();
     private readonly overheadMilliseconds = new RecentMedian();
     /** Geometric acceptance counts (accepted positions; steps that ended at a rejection), halved as they grow. */
-    private accepted = 0;
-    private rejected = 0;
+    private readonly overall = {accepted: 0, rejected: 0};
+    /** The same counts by prior key (serve: the tenant), most recently used last; at most maxPriorKeys. */
+    private readonly keyed = new Map<string, {accepted: number; rejected: number}>();
     private readonly shares = new Set<LoadShare>();
     private skippedSinceProbe = 0;
     private probeInterval = baseProbeInterval;
@@ -67,18 +68,33 @@ export class SpeculationLoad {
         return this.shares.size;
     }
 
-    public recordAcceptance(accepted: number, rejected: number): void {
-        this.accepted += accepted;
-        this.rejected += rejected;
-        if (this.accepted + this.rejected > acceptanceMemory) {
-            this.accepted /= 2;
-            this.rejected /= 2;
-        }
+    /** A generation's accepted positions and rejections, for every new generation's prior and, given `key`, its key's. */
+    public recordAcceptance(accepted: number, rejected: number, key?: string): void {
+        addAcceptance(this.overall, accepted, rejected);
+        if (key === undefined) return;
+        const counts = this.keyed.get(key) ?? {accepted: 0, rejected: 0};
+        this.keyed.delete(key);
+        if (this.keyed.size >= maxPriorKeys) this.keyed.delete(this.keyed.keys().next().value!);
+        this.keyed.set(key, counts);
+        addAcceptance(counts, accepted, rejected);
+    }
+
+    /**
+     * The prior of a new generation under `key` (serve: its tenant): that key's own acceptance, with
+     * the running estimate of all generations as its prior worth keyPriorWeight observations, so a
+     * tenant whose drafts are accepted less starts lower than the server's mean; without a key, or
+     * before the key has been seen, the running estimate alone.
+     */
+    public priorFor(key?: string): number {
+        const overall = this.acceptancePrior;
+        const counts = key === undefined ? undefined : this.keyed.get(key);
+        if (counts === undefined) return overall;
+        return (counts.accepted + keyPriorWeight * overall) / (counts.accepted + counts.rejected + keyPriorWeight);
     }
 
     /** The running acceptance estimate (every generation's, recent ones weighted more), from a prior of ½ worth two observations. */
     public get acceptancePrior(): number {
-        return (this.accepted + 1) / (this.accepted + this.rejected + 2);
+        return (this.overall.accepted + 1) / (this.overall.accepted + this.overall.rejected + 2);
     }
 
     /**
@@ -123,3 +139,17 @@ const maxProbeInterval = 64;
 
 /** Acceptance observations kept at full weight before the counts are halved. */
 const acceptanceMemory = 4096;
+/** Prior keys remembered (the least recently used is dropped): tenants are configured, so this is a guard, not a limit. */
+const maxPriorKeys = 1024;
+/** Observations the running estimate of all generations is worth as a key's prior. */
+const keyPriorWeight = 8;
+
+/** Adds observations to acceptance counts, halving both once they exceed acceptanceMemory (recent ones weigh more). */
+function addAcceptance(counts: {accepted: number; rejected: number}, accepted: number, rejected: number): void {
+    counts.accepted += accepted;
+    counts.rejected += rejected;
+    if (counts.accepted + counts.rejected > acceptanceMemory) {
+        counts.accepted /= 2;
+        counts.rejected /= 2;
+    }
+}

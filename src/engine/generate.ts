@@ -77,6 +77,12 @@ export interface GenerationResources {
      * whatever its draft length mode. Absent: an auto generation learns on its own.
      */
     speculationLoad?: SpeculationLoad;
+    /**
+     * On `speculationLoad`, whose acceptance history is this generation's prior for `draftLength:
+     * "auto"` (serve: the tenant, whose prompts may draft better or worse than others'); absent: every
+     * generation's on the load.
+     */
+    speculationPriorKey?: string;
 }
 
 /**
@@ -141,7 +147,7 @@ export async function* streamGeneration(
         constraint: resources.constraint,
         // Probed on the model itself: a restricted view of it is a new object per generation.
         holdSpaces: detokenizerCleansSpaces(fullTarget),
-        adaptive: adaptiveDraftLength(options, speculates, fullTarget, resources.speculationLoad)
+        adaptive: adaptiveDraftLength(options, speculates, fullTarget, resources.speculationLoad, resources.speculationPriorKey)
     });
     try {
         await loop.begin();
@@ -170,7 +176,8 @@ function adaptiveDraftLength(
     options: GenerationOptions,
     speculates: boolean,
     target: ModelBackend,
-    load: SpeculationLoad | undefined
+    load: SpeculationLoad | undefined,
+    priorKey: string | undefined
 ): AdaptiveDraftLength | undefined {
     const choose = speculates && options.draftLength === "auto";
     if (!choose && load === undefined) return undefined;
@@ -181,7 +188,8 @@ function adaptiveDraftLength(
         maxLength: tree !== undefined ? tree.depth : Math.max(options.gamma, maxGamma),
         initialLength: tree !== undefined ? tree.depth : options.gamma > 0 ? options.gamma : Math.min(4, maxGamma),
         tokensPerPosition: tree?.width ?? 1,
-        batchStatistics: () => target.batchStatistics
+        batchStatistics: () => target.batchStatistics,
+        priorKey
     });
 }
 

@@ -195,7 +195,8 @@ async function startGeneration(
         sequence: lease.target,
         draftSequence: lease.draft,
         constraint,
-        speculationLoad: state.speculationLoad
+        speculationLoad: state.speculationLoad,
+        speculationPriorKey: tenant
     });
     return {run, generator, lease};
 }
