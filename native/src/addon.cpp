@@ -224,8 +224,7 @@ struct ContextState {
             for (int32_t index : group.outputs) argmaxRow[static_cast<size_t>(index)] = group.mode == OutputMode::Argmax ? 1 : 0;
         std::vector<uint8_t> wants(sequenceCount, 0);
         std::vector<uint32_t> rows(sequenceCount, 0);
-        const uint32_t limit =
-            llama_n_batch(context) < DeviceSelection::maxRowsPerSequence ? llama_n_batch(context) : DeviceSelection::maxRowsPerSequence;
+        const uint32_t limit = std::min(llama_n_batch(context), DeviceSelection::maxRowsPerSequence);
         auto mark = [&](size_t index, int32_t sequence) {
             uint8_t& want = wants[static_cast<size_t>(sequence)];
             want = argmaxRow[index] != 0 && want != 2 && ++rows[static_cast<size_t>(sequence)] <= limit ? 1 : 2;
@@ -820,18 +819,32 @@ private:
         const llama_pos first = llama_memory_seq_pos_min(memory, sequence);
         const llama_pos last = llama_memory_seq_pos_max(memory, sequence);
         const uint32_t expected = first < 0 ? 0 : static_cast<uint32_t>(last - first + 1);
-        const size_t counts = stateHeaderBytes + 4;
-        const size_t at = counts + 4 * (static_cast<size_t>(live.streams) - 1);
         if (expected == 0) return;
+        const size_t at = stateHeaderBytes + 4 + 4 * (static_cast<size_t>(live.streams) - 1);
         if (size < at + 4 + static_cast<size_t>(expected) * cellBytes || readU32(data + at) != expected)
             throw Napi::Error::New(env, StateLayoutMismatch("a saved sequence of " + std::to_string(expected) + " positions"));
-        for (uint32_t cell = 0; cell < expected; cell++) {
-            const uint8_t* meta = data + at + 4 + static_cast<size_t>(cell) * cellBytes;
-            int32_t position = 0;
-            std::memcpy(&position, meta, sizeof position);
-            if (position < first || position > last || readU32(meta + 4) != 1 || readU32(meta + 8) != static_cast<uint32_t>(sequence))
-                throw Napi::Error::New(env, StateLayoutMismatch("cell " + std::to_string(cell) + " of a saved sequence"));
+        for (uint32_t index = 0; index < expected; index++) {
+            const SavedCell cell = ReadCell(data + at + 4, index);
+            if (cell.position < first || cell.position > last || cell.sequences != 1 || cell.sequence != static_cast<uint32_t>(sequence))
+                throw Napi::Error::New(env, StateLayoutMismatch("cell " + std::to_string(index) + " of a saved sequence"));
         }
+    }
+
+    /** A plain KV cell's metadata as a sequence state stores it (cellBytes): position, sequence count, first sequence id. */
+    struct SavedCell {
+        int32_t position = 0;
+        uint32_t sequences = 0;
+        uint32_t sequence = 0;
+    };
+
+    /** Cell `index` of a stream's cells, which start at `cells` (after the stream's cell count). */
+    static SavedCell ReadCell(const uint8_t* cells, uint32_t index) {
+        const uint8_t* meta = cells + static_cast<size_t>(index) * cellBytes;
+        SavedCell cell;
+        std::memcpy(&cell.position, meta, sizeof cell.position);
+        cell.sequences = readU32(meta + 4);
+        cell.sequence = readU32(meta + 8);
+        return cell;
     }
 
     static std::string StateLayoutMismatch(const std::string& what) {
@@ -900,12 +913,10 @@ private:
                                      " of a KV stream of this context");
         if (static_cast<uint64_t>(size - at - (cells > 0 ? 4 : 0)) < static_cast<uint64_t>(cells) * cellBytes)
             throwRangeError(env, "data ends inside its cells");
-        for (uint32_t cell = 0; cell < cells; cell++) {
-            const uint8_t* meta = data + at + 4 + static_cast<size_t>(cell) * cellBytes;
-            int32_t position = 0;
-            std::memcpy(&position, meta, sizeof position);
-            if (position < 0 || position >= maxPosition || readU32(meta + 4) != 1)
-                throwRangeError(env, "data's cell " + std::to_string(cell) + " is not a cell of one sequence at a position in [0, " +
+        for (uint32_t index = 0; index < cells; index++) {
+            const SavedCell cell = ReadCell(data + at + 4, index);
+            if (cell.position < 0 || cell.position >= maxPosition || cell.sequences != 1)
+                throwRangeError(env, "data's cell " + std::to_string(index) + " is not a cell of one sequence at a position in [0, " +
                                          std::to_string(maxPosition) + ")");
         }
         // The context's form: its stream count, its empty streams, then this one.
