@@ -125,7 +125,7 @@ export class NativeBackend implements ModelBackend {
     public readonly nativeBuild: NativeBuild;
     /** Where the model computes: "CPU", or the GPU devices its layers are offloaded to, e.g. "Vulkan0 (llvmpipe (…))". */
     public readonly device: string;
-    public readonly tokenSelection: "device" | "host";
+
     public readonly vocabularySize: number;
     public readonly contextSize: number;
     public readonly bosToken: number | undefined;
@@ -137,6 +137,10 @@ export class NativeBackend implements ModelBackend {
     private readonly idleTreeContexts = new Map<number, NativeContextHandle[]>();
     private scheduler: BatchScheduler | undefined;
     private disposed = false;
+
+    public get tokenSelection(): "device" | "host" {
+        return this.options.deviceSelection ? "device" : "host";
+    }
 
     private constructor(
         private readonly addon: NativeAddon,
@@ -166,7 +170,6 @@ export class NativeBackend implements ModelBackend {
         this.identity = vocabularyIdentityHash;
         this.nativeBuild = placement.build;
         this.device = placement.device;
-        this.tokenSelection = options.deviceSelection ? "device" : "host";
     }
 
     /**
