@@ -69,7 +69,7 @@ import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
-import {formatInterval, medianInterval, medianRatioInterval} from "./speedIntervals.js";
+import {formatInterval, goalVerdict, medianInterval, medianRatioInterval} from "./speedIntervals.js";
 import {
     commandLine,
     fixed,
@@ -637,13 +637,8 @@ function compareGammaArms(
             autoArm !== undefined && best !== undefined
                 ? medianRatioInterval(rates(autoArm, streams), rates(best, streams))
                 : {estimate: Number.NaN, low: Number.NaN, high: Number.NaN};
-        const verdict = !Number.isFinite(ratio.low)
-            ? "–"
-            : ratio.low >= 0.97
-              ? "yes"
-              : ratio.high < 0.97
-                ? "**no**"
-                : "undecided (interval spans 0.97)";
+        const decided = goalVerdict(ratio, 0.97);
+        const verdict = decided === null ? "–" : {met: "yes", missed: "**no**", undecided: "undecided (interval spans 0.97)"}[decided];
         const auto = summaries.find((summary) => summary.arm === autoArm && summary.streams === streams);
         lines.push(
             `| ${streams} | ${intervals.map((interval) => formatInterval(interval, 1)).join(" | ")} | ${best?.slice("specgate ".length) ?? "–"} | ${formatInterval(ratio, 3)} | ${verdict} | ` +

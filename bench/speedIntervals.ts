@@ -44,6 +44,15 @@ export function medianRatioInterval(numerator: readonly number[], denominator: r
     return {estimate: interval.estimate, low: interval.low, high: interval.high};
 }
 
+/**
+ * Whether an interval shows a ratio at or above `goal`: "met" when its lower end is, "missed" when its
+ * upper end is below, "undecided" when it holds the goal; null without an interval.
+ */
+export function goalVerdict(interval: SpeedInterval, goal: number): "met" | "missed" | "undecided" | null {
+    if (!Number.isFinite(interval.low)) return null;
+    return interval.low >= goal ? "met" : interval.high < goal ? "missed" : "undecided";
+}
+
 /** "1.93 [1.81, 2.02]" (an interval of NaNs: "–"). */
 export function formatInterval(interval: SpeedInterval, digits = 2, suffix = ""): string {
     if (!Number.isFinite(interval.estimate)) return "–";

@@ -12,7 +12,7 @@
 import type {NativeBackend} from "../../src/backend/NativeBackend.js";
 import {generate} from "../../src/engine/generate.js";
 import {SpeculationLoad} from "../../src/engine/SpeculationLoad.js";
-import {formatInterval, median, medianInterval, medianRatioInterval} from "../speedIntervals.js";
+import {formatInterval, goalVerdict, median, medianInterval, medianRatioInterval} from "../speedIntervals.js";
 
 export type GammaArm = number | "auto";
 
@@ -170,7 +170,8 @@ export function streamsLines(rows: readonly StreamsRow[], goal = 0.97): string[]
             const best = fixedRows.sort((a, b) => median(b.throughput) - median(a.throughput))[0];
             const auto = level.find((row) => row.gamma === "auto" && row.throughput.length > 0);
             const ratio = best !== undefined && auto !== undefined ? medianRatioInterval(auto.throughput, best.throughput) : undefined;
-            const verdict = ratio === undefined ? "–" : ratio.low >= goal ? "yes" : ratio.high < goal ? "**no**" : "undecided";
+            const decided = ratio === undefined ? null : goalVerdict(ratio, goal);
+            const verdict = decided === null ? "–" : {met: "yes", missed: "**no**", undecided: "undecided"}[decided];
             lines.push(
                 `| ${streams} | ${cells.join(" | ")} | ${best?.gamma ?? "–"} | ${ratio === undefined ? "–" : formatInterval(ratio, 3, "×")} | ${verdict} | ` +
                     `${auto === undefined ? "–" : median(auto.meanDraftLength).toFixed(2)} | ${level[0]?.throughput.length ?? 0} |`
