@@ -77,14 +77,10 @@ private:
             if (!gpuLayers.IsUndefined())
                 params.n_gpu_layers = static_cast<int32_t>(integerArgument(env, gpuLayers, "options.gpuLayers", -1, INT32_MAX));
         }
-        {
-            // Loads run on the main thread one at a time: what is logged from here on belongs to this load.
-            std::lock_guard<std::mutex> lock(logMutex);
-            recentLogs.clear();
-        }
+        const uint64_t mark = logMark();
         llama_model* model = llama_model_load_from_file(path.c_str(), params);
         if (model == nullptr) {
-            const std::string details = recentErrors();
+            const std::string details = recentErrors(mark);
             throw Napi::Error::New(env, "llama.cpp could not load the model" + (details.empty() ? "" : " (" + details + ")"));
         }
         handle = std::make_shared<ModelHandle>(model);

@@ -180,17 +180,13 @@ struct ContextState {
         PrepareSelection(request, wanted);
         UseThreads(adaptiveThreads ? threadsForDecode(threads) : threads);
         timings.threads = activeThreads;
-        {
-            // What llama.cpp logs from here on explains this decode's failure, if it fails.
-            std::lock_guard<std::mutex> lock(logMutex);
-            recentLogs.clear();
-        }
+        const uint64_t mark = logMark();
         auto start = std::chrono::steady_clock::now();
         const int32_t status = llama_decode(context, batch);
         decodeFinished();
         selection.ReleaseDetached();
         if (status != 0) {
-            const std::string details = recentErrors();
+            const std::string details = recentErrors(mark);
             error =
                 status == 1 ? "llama_decode found no room in the KV cache" : "llama_decode failed with status " + std::to_string(status);
             if (!details.empty()) error += " (" + details + ")";

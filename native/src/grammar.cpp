@@ -453,15 +453,10 @@ std::string createState(const std::shared_ptr<ModelHandle>& model, const std::st
                         std::shared_ptr<GrammarState>& created) {
     auto state = std::make_shared<GrammarState>();
     state->model = model;
-    {
-        // llama.cpp's errors logged from here on are this grammar's (a decode or another grammar on
-        // another thread may log too; their lines are rare and only add detail).
-        std::lock_guard<std::mutex> lock(logMutex);
-        recentLogs.clear();
-    }
+    const uint64_t mark = logMark();
     state->grammar = llama_grammar_init_impl(model->vocab, text.c_str(), root.c_str(), false, nullptr, 0, nullptr, 0);
     if (state->grammar == nullptr) {
-        const std::string details = recentErrors();
+        const std::string details = recentErrors(mark);
         return "llama.cpp could not parse the grammar" + (details.empty() ? "" : " (" + details + ")");
     }
     state->table = vocabularyTableOf(model);

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 #include <algorithm>
+#include <deque>
+#include <utility>
 #include <cmath>
 #include <map>
 
@@ -25,6 +27,10 @@ namespace {
 std::mutex poolsMutex;                 // guards `pools` only: looking a pool up never waits for a decode
 std::map<int, ggml_threadpool*> pools; // thread count → pool
 constexpr size_t recentLogLimit = 20;
+std::mutex logMutex; // guards recentLogs and loggedLines
+/** llama.cpp's last warning and error lines (recentLogLimit), each with its number in loggedLines. */
+std::deque<std::pair<uint64_t, std::string>> recentLogs;
+uint64_t loggedLines = 0;
 
 #ifdef SPECGATE_BACKEND_DL
 /** The folder this addon was loaded from, where the build script put ggml's backend libraries. */
@@ -55,23 +61,26 @@ ggml_threadpool* newThreadpool(ggml_threadpool_params* params) { return ggml_thr
 
 void logCallback(ggml_log_level level, const char* text, void* /*user*/) {
     if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
-    std::lock_guard<std::mutex> lock(logMutex);
     std::string line = std::string(level == GGML_LOG_LEVEL_ERROR ? "error: " : "warn: ") + text;
     while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-    recentLogs.push_back(line);
+    std::lock_guard<std::mutex> lock(logMutex);
+    recentLogs.emplace_back(++loggedLines, std::move(line));
     if (recentLogs.size() > recentLogLimit) recentLogs.pop_front();
 }
 } // namespace
 
 std::mutex computeMutex;
-std::mutex logMutex;
-std::deque<std::string> recentLogs;
 
-std::string recentErrors() {
+uint64_t logMark() {
+    std::lock_guard<std::mutex> lock(logMutex);
+    return loggedLines;
+}
+
+std::string recentErrors(uint64_t mark) {
     std::lock_guard<std::mutex> lock(logMutex);
     std::string details;
-    for (const auto& line : recentLogs)
-        if (line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
+    for (const auto& [number, line] : recentLogs)
+        if (number > mark && line.rfind("error", 0) == 0) details += (details.empty() ? "" : "; ") + line;
     return details;
 }
 

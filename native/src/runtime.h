@@ -4,7 +4,7 @@
 #include <ggml-cpu.h>
 
 #include <chrono>
-#include <deque>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -16,11 +16,15 @@ namespace specgate {
  * decode only (a worker waits for it; the main thread only try-locks it).
  */
 extern std::mutex computeMutex;
-/** llama.cpp's recent warnings and errors, attached to load failures; guarded by logMutex. */
-extern std::mutex logMutex;
-extern std::deque<std::string> recentLogs;
-/** The error lines among recentLogs, joined with "; " (empty when none), for a failure's message. */
-std::string recentErrors();
+/**
+ * How many warning and error lines llama.cpp has logged so far. Taken before a call (a load, a
+ * grammar, a decode), it marks where that call's lines begin: recentErrors(mark) then names what it
+ * logged. Lines another thread logs meanwhile come along (rare, and only added detail); none is lost
+ * to another call, as clearing a shared buffer would lose them.
+ */
+uint64_t logMark();
+/** The error lines among the last ones kept that were logged after `mark`, joined with "; " (empty: none). */
+std::string recentErrors(uint64_t mark);
 
 /**
  * llama_backend_init and the log hook, once per process. A GPU build (SPECGATE_BACKEND_DL) first loads
