@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <utility>
 #include <cmath>
@@ -30,7 +31,8 @@ constexpr size_t recentLogLimit = 20;
 std::mutex logMutex; // guards recentLogs and loggedLines
 /** llama.cpp's last warning and error lines (recentLogLimit), each with its number in loggedLines. */
 std::deque<std::pair<uint64_t, std::string>> recentLogs;
-uint64_t loggedLines = 0;
+/** Written under logMutex, read without it by logMark (a decode takes a mark without waiting for the lock). */
+std::atomic<uint64_t> loggedLines{0};
 
 #ifdef SPECGATE_BACKEND_DL
 /** The folder this addon was loaded from, where the build script put ggml's backend libraries. */
@@ -71,10 +73,7 @@ void logCallback(ggml_log_level level, const char* text, void* /*user*/) {
 
 std::mutex computeMutex;
 
-uint64_t logMark() {
-    std::lock_guard<std::mutex> lock(logMutex);
-    return loggedLines;
-}
+uint64_t logMark() { return loggedLines.load(); }
 
 std::string recentErrors(uint64_t mark) {
     std::lock_guard<std::mutex> lock(logMutex);
