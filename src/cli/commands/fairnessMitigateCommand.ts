@@ -1,17 +1,18 @@
 import {createHash} from "node:crypto";
 import {createReadStream} from "node:fs";
-import {resolve} from "node:path";
 import type {Command} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
+import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import {InvalidInputError, TokenizerMismatchError} from "../../errors.js";
-import {analyzeFairness} from "../../fairness/analyzeFairness.js";
+import {analyzeFairness, type FairnessOptions} from "../../fairness/analyzeFairness.js";
+import type {FairnessAnalysis} from "../../fairness/FairnessAnalysis.js";
 import {defaultGrouping, type FairnessGrouping, groupBatteryItems} from "../../fairness/groupBatteryItems.js";
 import {loadFairnessBattery} from "../../fairness/loadFairnessBattery.js";
-import {buildDistillationSet} from "../../fairness/mitigation/buildDistillationSet.js";
+import {buildDistillationSet, type DistillationGroup} from "../../fairness/mitigation/buildDistillationSet.js";
 import {compareFairnessAnalyses} from "../../fairness/mitigation/compareFairnessAnalyses.js";
 import type {MitigationMethod} from "../../fairness/mitigation/fairnessWeightedGradient.js";
 import {mitigateDrafter} from "../../fairness/mitigation/mitigateDrafter.js";
-import {defaultMitigationOptions, DISPARATE_IMPACTS_PAPER_MITIGATION} from "../../fairness/mitigation/MitigationState.js";
+import {defaultMitigationOptions} from "../../fairness/mitigation/MitigationState.js";
 import {readTrainableDrafter} from "../../fairness/mitigation/readTrainableDrafter.js";
 import {
     meetsTargets,
@@ -24,37 +25,20 @@ import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
-import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
+import {openFairnessModels} from "../fairnessRunOptions.js";
 import {contextSizeOption} from "../contextSizeOption.js";
 import {contextSkipsLine} from "../contextSkips.js";
-import {nonNegativeDecimal, nonNegativeInteger, positiveInteger, requiredText} from "../textOptions.js";
 import {dataDirOption} from "../dataDirOption.js";
-
-/** Raw option values as commander hands them over. */
-export interface FairnessMitigateOptions extends FairnessRunCliOptions {
-    readonly evalBattery?: string;
-    readonly out?: string;
-    readonly method?: string;
-    readonly steps?: string;
-    readonly batchPerTask?: string;
-    readonly gradAccum?: string;
-    readonly continuations?: string;
-    readonly preset?: string;
-    readonly lr?: string;
-    readonly warmupSteps?: string;
-    readonly groupsPerStep?: string;
-    readonly json?: string;
-    readonly report?: string;
-    /** Folder of the named datasets (default: the shared data); tests point it at fixtures. */
-    readonly dataDirectory?: string;
-    /** Progress lines (stderr in the CLI); the runner itself writes nothing but its outputs. */
-    readonly onProgress?: (line: string) => void;
-}
+import {
+    continuationsOption,
+    type FairnessMitigateOptions,
+    methodOption,
+    type MitigateSettings,
+    parseMitigateOptions,
+    presetOption
+} from "./fairnessMitigateOptions.js";
 
 const COMMAND_NAME = "specgate fairness mitigate";
-
-/** The --preset value that takes the Disparate Impacts paper's D.1 hyperparameters. */
-const PAPER_PRESET = "disparate-impacts-paper";
 
 /**
  * `specgate fairness mitigate`: corrective drafter fine-tuning (s-CDF, the Disparate Impacts paper Algorithm 1) and/or
@@ -67,160 +51,10 @@ export async function runFairnessMitigateCommand(
     loadModel: OpenModel = openDefaultModel
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
-    const progress = options.onProgress ?? (() => undefined);
     try {
-        if (options.preset !== undefined && options.preset !== PAPER_PRESET)
-            throw new InvalidInputError(`must be "${PAPER_PRESET}", got "${options.preset}"`, "--preset");
-        // The preset replaces the defaults with the Disparate Impacts paper's D.1 values; an option given explicitly still wins.
-        const preset = options.preset === PAPER_PRESET ? DISPARATE_IMPACTS_PAPER_MITIGATION : null;
-        const run = parseFairnessRunOptions(options, {gamma: preset?.gamma ?? 4, maxTokens: preset?.maxTokens ?? 32});
-        const {targetPath, draftPath, battery, maxTokens, stop, seed} = run;
-        const out = requiredText(options.out, "--out");
-        const method = options.method ?? "scdf";
-        if (method !== "scdf" && method !== "rebalance" && method !== "both")
-            throw new InvalidInputError(`must be "scdf", "rebalance" or "both", got "${method}"`, "--method");
-        if (preset !== null && options.steps === undefined)
-            throw new InvalidInputError(
-                `is required with --preset ${PAPER_PRESET}: the paper's STEPS is printed "10,00" (1,000 or 10,000?), so the preset does not choose`,
-                "--steps"
-            );
-        const steps = positiveInteger(options.steps, "--steps", defaultMitigationOptions.steps);
-        const groupsPerStep =
-            options.groupsPerStep === undefined
-                ? (preset?.groupsPerStep ?? null)
-                : positiveInteger(options.groupsPerStep, "--groups-per-step", 0);
-        const batchPerTask = positiveInteger(
-            options.batchPerTask,
-            "--batch-per-task",
-            preset?.batchPerTask ?? defaultMitigationOptions.batchPerTask
-        );
-        const gradientAccumulation = positiveInteger(
-            options.gradAccum,
-            "--grad-accum",
-            preset?.gradientAccumulation ?? defaultMitigationOptions.gradientAccumulation
-        );
-        const continuations = options.continuations ?? preset?.continuations ?? "reference-or-greedy";
-        if (continuations !== "reference-or-greedy" && continuations !== "target-sampled")
-            throw new InvalidInputError(`must be "reference-or-greedy" or "target-sampled", got "${continuations}"`, "--continuations");
-        const learningRate = nonNegativeDecimal(options.lr, "--lr", preset?.learningRate ?? defaultMitigationOptions.learningRate);
-        if (!(learningRate > 0) || !Number.isFinite(learningRate))
-            throw new InvalidInputError(`must be a finite positive number, got ${options.lr}`, "--lr");
-        const warmupSteps = nonNegativeInteger(
-            options.warmupSteps,
-            "--warmup-steps",
-            preset?.warmupSteps ?? Math.min(defaultMitigationOptions.warmupSteps, steps - 1)
-        );
-        const minimumLearningRateRatio = preset?.minimumLearningRateRatio ?? defaultMitigationOptions.minimumLearningRateRatio;
-        const methods: MitigationMethod[] = method === "both" ? ["scdf", "rebalance"] : [method];
-        const outputs = new Map<MitigationMethod, string>(
-            methods.map((entry) => [entry, entry === "rebalance" && method === "both" ? rebalancedPath(out) : out])
-        );
-        for (const output of outputs.values())
-            if (resolve(output) === resolve(targetPath) || resolve(output) === resolve(draftPath))
-                throw new InvalidInputError(
-                    `${output} would overwrite the ${resolve(output) === resolve(targetPath) ? "target" : "drafter"}`,
-                    "--out"
-                );
-
-        const items = await loadFairnessBattery(battery, options.dataDirectory);
-        const evaluationBattery = options.evalBattery ?? battery;
-        const evaluationItems =
-            options.evalBattery === undefined ? items : await loadFairnessBattery(options.evalBattery, options.dataDirectory);
-        const by: FairnessGrouping = run.by ?? defaultGrouping(items);
-        groupBatteryItems(items, by); // single group, unknown language: fail before anything is loaded
-        const evaluationGroups = groupBatteryItems(evaluationItems, by).map((group) => group.name);
-        const trainingGroups = groupBatteryItems(items, by).map((group) => group.name);
-        const untrained = evaluationGroups.filter((name) => !trainingGroups.includes(name));
-        if (untrained.length > 0)
-            throw new InvalidInputError(`evaluates ${by} groups the training battery lacks: ${untrained.join(", ")}`, "--eval-battery");
-
-        const trainedTasks = new Set(items.map((item) => item.task));
-        const untrainedTasks = [...new Set(evaluationItems.map((item) => item.task))].filter((task) => !trainedTasks.has(task));
-        if (untrainedTasks.length > 0)
-            progress(
-                `${COMMAND_NAME}: warning: the evaluation battery has tasks the training battery lacks (${untrainedTasks.join(", ")}); the drafter will drift on them`
-            );
-
-        for (const output of outputs.values()) await checkOutputFile(output, "--out");
-        await checkReportOutputs(options);
-        const targetSha256Before = await sha256OfFile(targetPath, "--target");
-        const {target, draft} = await openFairnessModels(run, loadModel, opened);
-        const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
-
-        progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
-        const skippedIds: string[] = [];
-        const groups = await buildDistillationSet(target, items, {
-            by,
-            maxTokens,
-            stop,
-            contextSize: drafter.config.contextLength,
-            seed,
-            continuations,
-            onSkipped: (id) => skippedIds.push(id)
-        });
-        if (skippedIds.length > 0)
-            progress(
-                contextSkipsLine(`${COMMAND_NAME}: distilling`, {
-                    ids: skippedIds,
-                    total: items.length,
-                    contextSize: Math.min(target.contextSize, drafter.config.contextLength),
-                    maxTokens
-                }).trimEnd()
-            );
-        const analysisOptions = {target, items: evaluationItems, by, gamma: run.gamma, maxTokens, stop, seed, resamples: run.resamples};
-        progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
-        const before = await analyzeFairness({...analysisOptions, draft});
-
-        const runs: MitigationRun[] = [];
-        for (const entry of methods) {
-            const outputPath = outputs.get(entry)!;
-            const training = await mitigateDrafter({
-                drafterPath: draftPath,
-                outputPath,
-                targetVocabularySize: target.vocabularySize,
-                groups,
-                options: {
-                    ...defaultMitigationOptions,
-                    method: entry,
-                    steps,
-                    batchPerTask,
-                    gradientAccumulation,
-                    learningRate,
-                    warmupSteps,
-                    minimumLearningRateRatio,
-                    groupsPerStep,
-                    seed
-                },
-                onStep: (record) => {
-                    if (record.step === 1 || record.step % 10 === 0 || record.step === steps)
-                        progress(
-                            `${COMMAND_NAME}: ${entry} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value, index) => `${groups[record.groups[index]].name} ${value.toFixed(4)}`).join(", ")}, Û ${record.objective.toFixed(5)}`
-                        );
-                }
-            });
-            progress(`${COMMAND_NAME}: analysing the ${entry} drafter`);
-            const mitigated = await loadModel(outputPath, run.threads);
-            opened.push(mitigated);
-            if (mitigated.vocabularyIdentity() !== target.vocabularyIdentity())
-                throw new TokenizerMismatchError(`the written drafter ${outputPath} does not tokenize like the target`, "--out");
-            const after = await analyzeFairness({...analysisOptions, draft: mitigated});
-            runs.push({method: entry, training, after, comparison: compareFairnessAnalyses(before, after)});
-        }
-        const targetSha256After = await sha256OfFile(targetPath, "--target");
-
-        const report: MitigationReport = {
-            target: targetPath,
-            draft: draftPath,
-            trainingBattery: battery,
-            evaluationBattery,
-            inSample: options.evalBattery === undefined || options.evalBattery === battery,
-            untrainedTasks,
-            by,
-            targetSha256Before,
-            targetSha256After,
-            before,
-            runs
-        };
+        const settings = parseMitigateOptions(options);
+        const progress = options.onProgress ?? (() => undefined);
+        const report = await runMitigation({settings, options, loadModel, opened, progress});
         const stdout = await writeReportOutputs(
             options,
             renderMitigationReport(report),
@@ -235,8 +69,155 @@ export async function runFairnessMitigateCommand(
     }
 }
 
+/** What one mitigation run works with; every model it opens goes onto `opened`, which the caller disposes. */
+interface MitigationContext {
+    readonly settings: MitigateSettings;
+    readonly options: FairnessMitigateOptions;
+    readonly loadModel: OpenModel;
+    readonly opened: ModelBackend[];
+    readonly progress: (line: string) => void;
+}
+
+/** The batteries grouped as the analyses group them, checked before any model loads. */
+interface MitigationBatteries {
+    readonly items: BatteryItem[];
+    readonly evaluationItems: BatteryItem[];
+    readonly by: FairnessGrouping;
+    readonly untrainedTasks: string[];
+}
+
+/** Distils, trains each method and analyses the drafter before and after: the report, with no output written. */
+async function runMitigation(context: MitigationContext): Promise<MitigationReport> {
+    const {settings, options, loadModel, opened} = context;
+    const {run} = settings;
+    const batteries = await loadMitigationBatteries(context);
+    for (const output of settings.outputs.values()) await checkOutputFile(output, "--out");
+    await checkReportOutputs(options);
+    const targetSha256Before = await sha256OfFile(run.targetPath, "--target");
+    const {target, draft} = await openFairnessModels(run, loadModel, opened);
+    const groups = await distil(context, batteries, target);
+    const analysisOptions = {
+        target,
+        items: batteries.evaluationItems,
+        by: batteries.by,
+        gamma: run.gamma,
+        maxTokens: run.maxTokens,
+        stop: run.stop,
+        seed: run.seed,
+        resamples: run.resamples
+    };
+    context.progress(`${COMMAND_NAME}: analysing the drafter before mitigation`);
+    const before = await analyzeFairness({...analysisOptions, draft});
+    const runs: MitigationRun[] = [];
+    for (const [method, outputPath] of settings.outputs)
+        runs.push(await mitigateWith(context, {method, outputPath, target, groups, before, analysisOptions}));
+    return {
+        target: run.targetPath,
+        draft: run.draftPath,
+        trainingBattery: run.battery,
+        evaluationBattery: settings.evalBattery ?? run.battery,
+        inSample: settings.evalBattery === undefined || settings.evalBattery === run.battery,
+        untrainedTasks: batteries.untrainedTasks,
+        by: batteries.by,
+        targetSha256Before,
+        targetSha256After: await sha256OfFile(run.targetPath, "--target"),
+        before,
+        runs
+    };
+}
+
+/** Loads the training and evaluation batteries; every evaluated group must be trained (a warning for untrained tasks). */
+async function loadMitigationBatteries({settings, options, progress}: MitigationContext): Promise<MitigationBatteries> {
+    const {battery} = settings.run;
+    const items = await loadFairnessBattery(battery, options.dataDirectory);
+    const evaluationItems =
+        settings.evalBattery === undefined ? items : await loadFairnessBattery(settings.evalBattery, options.dataDirectory);
+    const by: FairnessGrouping = settings.run.by ?? defaultGrouping(items);
+    groupBatteryItems(items, by); // single group, unknown language: fail before anything is loaded
+    const evaluationGroups = groupBatteryItems(evaluationItems, by).map((group) => group.name);
+    const trainingGroups = groupBatteryItems(items, by).map((group) => group.name);
+    const untrained = evaluationGroups.filter((name) => !trainingGroups.includes(name));
+    if (untrained.length > 0)
+        throw new InvalidInputError(`evaluates ${by} groups the training battery lacks: ${untrained.join(", ")}`, "--eval-battery");
+
+    const trainedTasks = new Set(items.map((item) => item.task));
+    const untrainedTasks = [...new Set(evaluationItems.map((item) => item.task))].filter((task) => !trainedTasks.has(task));
+    if (untrainedTasks.length > 0)
+        progress(
+            `${COMMAND_NAME}: warning: the evaluation battery has tasks the training battery lacks (${untrainedTasks.join(", ")}); the drafter will drift on them`
+        );
+    return {items, evaluationItems, by, untrainedTasks};
+}
+
+/** The distillation set: the target's continuations of the training items, grouped; items past the drafter's context are skipped and named. */
+async function distil(
+    {settings, progress}: MitigationContext,
+    {items, by}: MitigationBatteries,
+    target: ModelBackend
+): Promise<DistillationGroup[]> {
+    const {maxTokens, stop, seed, draftPath} = settings.run;
+    const drafter = readTrainableDrafter(draftPath, target.vocabularySize);
+    progress(`${COMMAND_NAME}: distilling ${items.length} items from the target`);
+    const skippedIds: string[] = [];
+    const groups = await buildDistillationSet(target, items, {
+        by,
+        maxTokens,
+        stop,
+        contextSize: drafter.config.contextLength,
+        seed,
+        continuations: settings.continuations,
+        onSkipped: (id) => skippedIds.push(id)
+    });
+    if (skippedIds.length > 0)
+        progress(
+            contextSkipsLine(`${COMMAND_NAME}: distilling`, {
+                ids: skippedIds,
+                total: items.length,
+                contextSize: Math.min(target.contextSize, drafter.config.contextLength),
+                maxTokens
+            }).trimEnd()
+        );
+    return groups;
+}
+
+/** One method: train from the original drafter into its output file, then analyse the written drafter against the same target. */
+async function mitigateWith(
+    {settings, loadModel, opened, progress}: MitigationContext,
+    step: {
+        readonly method: MitigationMethod;
+        readonly outputPath: string;
+        readonly target: ModelBackend;
+        readonly groups: DistillationGroup[];
+        readonly before: FairnessAnalysis;
+        readonly analysisOptions: Omit<FairnessOptions, "draft">;
+    }
+): Promise<MitigationRun> {
+    const {method, outputPath, target, groups} = step;
+    const {steps} = settings.training;
+    const training = await mitigateDrafter({
+        drafterPath: settings.run.draftPath,
+        outputPath,
+        targetVocabularySize: target.vocabularySize,
+        groups,
+        options: {...settings.training, method},
+        onStep: (record) => {
+            if (record.step === 1 || record.step % 10 === 0 || record.step === steps)
+                progress(
+                    `${COMMAND_NAME}: ${method} step ${record.step}/${steps}: D̂_T ${record.divergences.map((value, index) => `${groups[record.groups[index]].name} ${value.toFixed(4)}`).join(", ")}, Û ${record.objective.toFixed(5)}`
+                );
+        }
+    });
+    progress(`${COMMAND_NAME}: analysing the ${method} drafter`);
+    const mitigated = await loadModel(outputPath, settings.run.threads);
+    opened.push(mitigated);
+    if (mitigated.vocabularyIdentity() !== target.vocabularyIdentity())
+        throw new TokenizerMismatchError(`the written drafter ${outputPath} does not tokenize like the target`, "--out");
+    const after = await analyzeFairness({...step.analysisOptions, draft: mitigated});
+    return {method, training, after, comparison: compareFairnessAnalyses(step.before, after)};
+}
+
 export function registerFairnessMitigateCommand(fairness: Command): Command {
-    return fairness
+    const mitigate = fairness
         .command("mitigate")
         .description(
             "fine-tune the drafter towards equal per-group divergence from the frozen target (s-CDF, Algorithm 1 of The Disparate Impacts of Speculative Decoding) and report U, α_T variance and speed-ups before/after"
@@ -246,63 +227,8 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         .option("--battery <spec>", "training battery (the distillation set), e.g. a .jsonl with task/language[/reference]")
         .option("--eval-battery <spec>", "evaluation battery (default: the training battery, reported as in-sample)")
         .addOption(dataDirOption())
-        .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf")
-        .option(
-            "--method <scdf|rebalance|both>",
-            "s-CDF; rebalance: plain distillation with every group weighted equally (this tool's baseline: the paper's data balancing varies the share of one language in a bilingual mix); or both from the same start and seed",
-            "scdf"
-        )
-        .option(
-            `--preset <${PAPER_PRESET}>`,
-            "the Disparate Impacts paper's D.1 values and nothing else: 5 groups drawn per step (SAMPLE_LANGS_PER_STEP), mini-batches of 8, " +
-                "--grad-accum 4, --lr 1e-4 held constant (D.1 names no schedule: no warm-up, no decay), clip 1, --max-tokens 64, --gamma 5, " +
-                '--continuations target-sampled. Left open by the paper: STEPS (printed "10,00": give --steps), how BATCH_PER_LANG=64 prompts ' +
-                "map onto 8 x GRAD_ACCUM 4 = 32 per update (32 are drawn), the sampling temperature (1 here), AdamW's betas and weight decay " +
-                "(this trainer's). Options given explicitly still win"
-        )
-        .option(
-            "--steps <n>",
-            `optimisation steps (default ${defaultMitigationOptions.steps}: not published in the Disparate Impacts paper, whose STEPS reads "10,00"; chosen to fit a CPU run)`
-        )
-        .option(
-            "--batch-per-task <n>",
-            `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, the Disparate Impacts paper's B = 8)`
-        )
-        .option("--groups-per-step <n>", "groups drawn at random for each step (default: every group; D.1: SAMPLE_LANGS_PER_STEP=5)")
-        .option(
-            "--grad-accum <n>",
-            "mini-batches per group averaged into one update (default 1; the Disparate Impacts paper D.1: GRAD_ACCUM=4)"
-        )
-        .option(
-            "--continuations <kind>",
-            "what the drafter imitates: reference-or-greedy (default: the item's reference, else the target's greedy output, " +
-                "as analyze scores) or target-sampled (Disparate Impacts paper D.1: sampled from the target, temperature 1, references ignored)"
-        )
-        .option(
-            "--lr <rate>",
-            `peak AdamW learning rate, linear warm-up then cosine decay to a tenth (default ${defaultMitigationOptions.learningRate}: ` +
-                "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; the Disparate Impacts paper D.1 uses 1e-4 with --grad-accum 4)"
-        )
-        .option(
-            "--warmup-steps <n>",
-            `warm-up steps (default ${defaultMitigationOptions.warmupSteps}: not published; this trainer's schedule)`
-        )
-        .option("--seed <n>", "seed of the mini-batches and of the analysis runs", "0")
-        .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
-        .option(
-            "--gamma <n>",
-            "draft tokens per step in the before/after analyses (default 4: not published; the Disparate Impacts paper D.1's estimator uses 5)"
-        )
-        .option(
-            "--max-tokens <n>",
-            "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; the Disparate Impacts paper D.1: 64)"
-        )
-        .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
-        .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
-        .option("--threads <n>", "CPU threads per model evaluation", "1")
-        .addOption(gpuOption())
-        .addOption(gpuLayersOption())
-        .addOption(contextSizeOption())
+        .option("--out <D2.gguf>", "the mitigated drafter (F32); with --method both the re-balanced one goes to D2.rebalance.gguf");
+    return addAnalysisOptions(addTrainingOptions(mitigate))
         .option("--json <out>", "write the full report (training trace and both analyses) to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line summary)")
         .addHelpText(
@@ -321,9 +247,55 @@ export function registerFairnessMitigateCommand(fairness: Command): Command {
         });
 }
 
-/** D2.gguf → D2.rebalance.gguf. */
-function rebalancedPath(out: string): string {
-    return /\.gguf$/i.test(out) ? out.replace(/\.gguf$/i, ".rebalance.gguf") : `${out}.rebalance.gguf`;
+/** The trainer's options: method, preset and hyperparameters. */
+function addTrainingOptions(command: Command): Command {
+    return command
+        .addOption(methodOption())
+        .addOption(presetOption())
+        .option(
+            "--steps <n>",
+            `optimisation steps (default ${defaultMitigationOptions.steps}: not published in the Disparate Impacts paper, whose STEPS reads "10,00"; chosen to fit a CPU run)`
+        )
+        .option(
+            "--batch-per-task <n>",
+            `sequences per group and mini-batch (default ${defaultMitigationOptions.batchPerTask}, the Disparate Impacts paper's B = 8)`
+        )
+        .option("--groups-per-step <n>", "groups drawn at random for each step (default: every group; D.1: SAMPLE_LANGS_PER_STEP=5)")
+        .option(
+            "--grad-accum <n>",
+            "mini-batches per group averaged into one update (default 1; the Disparate Impacts paper D.1: GRAD_ACCUM=4)"
+        )
+        .addOption(continuationsOption())
+        .option(
+            "--lr <rate>",
+            `peak AdamW learning rate, linear warm-up then cosine decay to a tenth (default ${defaultMitigationOptions.learningRate}: ` +
+                "not published; chosen on the family, where 1e-3 cost the best group 4 points of acceptance; the Disparate Impacts paper D.1 uses 1e-4 with --grad-accum 4)"
+        )
+        .option(
+            "--warmup-steps <n>",
+            `warm-up steps (default ${defaultMitigationOptions.warmupSteps}: not published; this trainer's schedule)`
+        )
+        .option("--seed <n>", "seed of the mini-batches and of the analysis runs", "0");
+}
+
+/** The before/after analyses' options and where the models run. */
+function addAnalysisOptions(command: Command): Command {
+    return command
+        .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
+        .option(
+            "--gamma <n>",
+            "draft tokens per step in the before/after analyses (default 4: not published; the Disparate Impacts paper D.1's estimator uses 5)"
+        )
+        .option(
+            "--max-tokens <n>",
+            "continuation tokens per item, distillation and analysis (default 32: not published; fits the family's answers; the Disparate Impacts paper D.1: 64)"
+        )
+        .option("--stop <text...>", "stop strings of the target's runs, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
+        .option("--resamples <n>", "bootstrap resamples of the analyses", "2000")
+        .option("--threads <n>", "CPU threads per model evaluation", "1")
+        .addOption(gpuOption())
+        .addOption(gpuLayersOption())
+        .addOption(contextSizeOption());
 }
 
 /** Read afresh every time (no cache): the before/after pair is the proof that the target was not written. */
