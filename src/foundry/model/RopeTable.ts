@@ -37,13 +37,15 @@ export class RopeTable {
     /**
      * Rotates, in place, every head of `values` (rows × heads·headDimension; row = position).
      * `inverse` applies the transposed rotation, which is the backward pass of the forward one.
+     * Row r sits at position firstPosition + r.
      */
-    public rotate(values: Float64Array, rows: number, heads: number, inverse = false): void {
-        if (rows > this.length) throw new RangeError(`${rows} positions exceed the rope table's ${this.length}`);
+    public rotate(values: Float64Array, rows: number, heads: number, inverse = false, firstPosition = 0): void {
+        if (firstPosition + rows > this.length)
+            throw new RangeError(`${firstPosition + rows} positions exceed the rope table's ${this.length}`);
         const sign = inverse ? -1 : 1;
         const width = heads * this.headDimension;
         for (let position = 0; position < rows; position++) {
-            const tableOffset = position * this.pairs;
+            const tableOffset = (firstPosition + position) * this.pairs;
             for (let head = 0; head < heads; head++) {
                 const offset = position * width + head * this.headDimension;
                 for (let pair = 0; pair < this.pairs; pair++) {
