@@ -238,6 +238,15 @@ export interface BackendSequence {
     dispose(): Promise<void>;
 }
 
+/**
+ * A sequence that decodes token trees: BackendSequence's optional tree methods, present
+ * (supportsTrees). Its branches (treeBranches) bound a tree's width.
+ */
+export type TreeCapableSequence = BackendSequence & Required<Pick<BackendSequence, "evaluateTree" | "keepTreePath">>;
+
+/** A sequence that returns argmax ids without logit rows: BackendSequence.evaluateArgmax, present (supportsArgmax). */
+export type ArgmaxCapableSequence = BackendSequence & Required<Pick<BackendSequence, "evaluateArgmax">>;
+
 /** How a constraint is compiled (ModelBackend.compileConstraint). */
 export interface ConstraintCompileOptions {
     /** Grammar jobs (conversions and constructions, abandoned ones included) running at once, process-wide. */
