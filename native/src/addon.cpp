@@ -27,6 +27,7 @@
 
 #include "DecodeWorker.h"
 #include "DeviceSelection.h"
+#include "Eagle3Head.h"
 #include "NativeGrammar.h"
 #include "NativeModel.h"
 #include "runtime.h"
@@ -114,12 +115,13 @@ struct ContextState {
      * extension): restoreSequence can check a state's cells and move it between stream counts.
      */
     bool plainCells = false;
-    uint32_t batchSize = 1;      // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
-    int threads = 1;             // requested
-    int activeThreads = 1;       // what the last decode used (threadsForDecode; guarded by mutex)
-    bool adaptiveThreads = true; // fewer threads while other processes keep cores busy
-    std::vector<double> scratch; // top-k / top-p sorting, reused (guarded by mutex)
-    DeviceSelection selection;   // argmax rows picked in the graph (guarded by mutex)
+    uint32_t batchSize = 1;        // llama.cpp's n_batch: most tokens in one llama_decode (it asserts on more)
+    int threads = 1;               // requested
+    int activeThreads = 1;         // what the last decode used (threadsForDecode; guarded by mutex)
+    bool adaptiveThreads = true;   // fewer threads while other processes keep cores busy
+    std::vector<double> scratch;   // top-k / top-p sorting, reused (guarded by mutex)
+    DeviceSelection selection;     // argmax rows picked in the graph (guarded by mutex)
+    std::shared_ptr<LayerTap> tap; // captureLayers: the layer inputs an EAGLE-3 head reads (Eagle3Tap.h)
     /** Per batch index of the decode running: its argmax id was picked on the device (guarded by mutex). */
     std::vector<uint8_t> selectedRows;
     /** Whether the decode running copies its logit rows out of the graph (guarded by mutex). */
@@ -207,9 +209,26 @@ struct ContextState {
     /**
      * Before a decode: which sequences get their argmax ids from the graph (every row they ask of this
      * batch is an argmax id), whether llama.cpp will copy logit rows (a row of some sequence without a
+        if (tap != nullptr) CaptureLayers(request, timings);
      * sampler), and, per batch index, whether its id is picked on the device. A token of several
      * sequences (a tree's shared node) counts for each of them.
      */
+    /** The tapped layers' rows of every token (an EAGLE-3 head's input), their bytes counted to the groups of their sequences. */
+    void CaptureLayers(const Request& request, DecodeTimings& timings) {
+        const std::vector<double> bytes = tap->Capture(context, batch);
+        for (size_t index = 0; index < request.groups.size(); index++) {
+            std::vector<uint8_t> counted(bytes.size(), request.groups.size() == 1 ? 1 : 0);
+            if (request.groups.size() == 1)
+                for (double each : bytes) timings.groups[index].deviceToHostBytes += each;
+            for (int32_t output : request.groups[index].outputs) {
+                const auto sequence = static_cast<size_t>(request.sequences[static_cast<size_t>(output)]);
+                if (counted[sequence] == 0) timings.groups[index].deviceToHostBytes += bytes[sequence];
+                counted[sequence] = 1;
+            }
+        }
+        for (double each : bytes) timings.deviceToHostBytes += each;
+    }
+
     void PrepareSelection(const Request& request, const std::vector<int8_t>& wanted) {
         const size_t count = request.tokens.size();
         selectedRows.assign(count, 0);
@@ -443,6 +462,9 @@ private:
                 throwRangeError(env, "sequences" + at + std::to_string(request.sequences[index]) + " is not one of this context's " +
                                          std::to_string(state.sequenceCount) + " sequences");
             if (request.positions[index] < 0 || request.positions[index] >= maxPosition)
+        const Napi::Value capture = options.Get("captureLayers");
+        const std::vector<int32_t> layers =
+            capture.IsUndefined() ? std::vector<int32_t>{} : tapLayers(env, capture, "options.captureLayers", created->model->model);
                 throwRangeError(env, "positions" + at + std::to_string(request.positions[index]) + " is outside [0, " +
                                          std::to_string(maxPosition) + ")");
         }
@@ -478,9 +500,21 @@ private:
      * it already has. Several sequences per token need one KV stream for all of them (a unified cache):
      * llama.cpp refuses a token whose sequences live in different streams.
      */
+        if (!layers.empty()) {
+            created->tap = std::make_shared<LayerTap>(layers, llama_model_n_embd(loaded), created->sequenceCount);
+            created->tap->Enable(created->context);
+        }
     static std::vector<int32_t> ParseShared(Napi::Env env, Napi::Value value, const Request& request, const ContextState& state) {
         std::vector<int32_t> shared = int32ArrayArgument(env, value, "shared");
         if (shared.size() % 2 != 0) throwRangeError(env, "shared must be (batch index, sequence) pairs");
+public:
+    /** What an EAGLE-3 head needs of the context `value` (Eagle3Head.h), or a TypeError naming `name`. */
+    static TargetLink ResolveTarget(Napi::Env env, Napi::Value value, const std::string& name) {
+        std::shared_ptr<ContextState> live = unwrapTagged<NativeContext>(env, value, name)->Live(env);
+        return TargetLink{live->context, live, live->model, live->tap, live->sequenceCount};
+    }
+
+private:
         if (!shared.empty() && state.streams != 1)
             throwRangeError(env, "shared: tokens of several sequences need a context with a unified KV cache");
         const size_t count = request.tokens.size();
@@ -811,6 +845,7 @@ private:
      * them, of this one sequence (the layout CheckedStreams relies on when the state comes back).
      */
     static void CheckSavedCells(Napi::Env env, const uint8_t* data, size_t size, ContextState& live, llama_seq_id sequence) {
+        if (live->tap != nullptr) live->tap->Forget(-1);
         llama_memory_t memory = llama_get_memory(live.context);
         const llama_pos first = llama_memory_seq_pos_min(memory, sequence);
         const llama_pos last = llama_memory_seq_pos_max(memory, sequence);
@@ -1001,4 +1036,4 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
 static Napi::Object InitSpecgateNative(Napi::Env env, Napi::Object exports) { return specgate::Init(env, exports); }
 
-NODE_API_MODULE(specgate_native, InitSpecgateNative)
+NODE_API_MODULE(specgate_native, InitSpecgateNative)    registerEagle3(env, exports, &NativeContext::ResolveTarget);
