@@ -203,16 +203,10 @@ struct ContextState {
             timings.samplingMilliseconds += timings.groups[index].samplingMilliseconds;
             timings.deviceToHostBytes += timings.groups[index].deviceToHostBytes;
         }
+        if (tap != nullptr) CaptureLayers(request, timings);
         return 0;
     }
 
-    /**
-     * Before a decode: which sequences get their argmax ids from the graph (every row they ask of this
-     * batch is an argmax id), whether llama.cpp will copy logit rows (a row of some sequence without a
-        if (tap != nullptr) CaptureLayers(request, timings);
-     * sampler), and, per batch index, whether its id is picked on the device. A token of several
-     * sequences (a tree's shared node) counts for each of them.
-     */
     /** The tapped layers' rows of every token (an EAGLE-3 head's input), their bytes counted to the groups of their sequences. */
     void CaptureLayers(const Request& request, DecodeTimings& timings) {
         const std::vector<double> bytes = tap->Capture(context, batch);
@@ -229,6 +223,12 @@ struct ContextState {
         for (double each : bytes) timings.deviceToHostBytes += each;
     }
 
+    /**
+     * Before a decode: which sequences get their argmax ids from the graph (every row they ask of this
+     * batch is an argmax id), whether llama.cpp will copy logit rows (a row of some sequence without a
+     * sampler), and, per batch index, whether its id is picked on the device. A token of several
+     * sequences (a tree's shared node) counts for each of them.
+     */
     void PrepareSelection(const Request& request, const std::vector<int8_t>& wanted) {
         const size_t count = request.tokens.size();
         selectedRows.assign(count, 0);
@@ -392,6 +392,9 @@ private:
         const bool adaptiveThreads = adaptive.IsUndefined() || adaptive.ToBoolean().Value();
         const Napi::Value onDevice = options.Get("deviceSelection");
         const bool deviceSelection = onDevice.IsUndefined() || onDevice.ToBoolean().Value();
+        const Napi::Value capture = options.Get("captureLayers");
+        const std::vector<int32_t> layers =
+            capture.IsUndefined() ? std::vector<int32_t>{} : tapLayers(env, capture, "options.captureLayers", created->model->model);
 
         llama_context_params params = llama_context_default_params();
         params.n_ctx = static_cast<uint32_t>(contextSize * sequences);
@@ -427,9 +430,21 @@ private:
         if (pool == nullptr) throw Napi::Error::New(env, "ggml could not start a threadpool");
         llama_attach_threadpool(created->context, pool, pool);
         if (created->plainCells) CheckEmptyState(env, *created);
+        if (!layers.empty()) {
+            created->tap = std::make_shared<LayerTap>(layers, llama_model_n_embd(loaded), created->sequenceCount);
+            created->tap->Enable(created->context);
+        }
         state = std::move(created);
     }
 
+public:
+    /** What an EAGLE-3 head needs of the context `value` (Eagle3Head.h), or a TypeError naming `name`. */
+    static TargetLink ResolveTarget(Napi::Env env, Napi::Value value, const std::string& name) {
+        std::shared_ptr<ContextState> live = unwrapTagged<NativeContext>(env, value, name)->Live(env);
+        return TargetLink{live->context, live, live->model, live->tap, live->sequenceCount};
+    }
+
+private:
     /**
      * This context's state, for the length of one call (a getter run while its arguments are read may
      * dispose of the context: the call keeps what it uses).
@@ -462,9 +477,6 @@ private:
                 throwRangeError(env, "sequences" + at + std::to_string(request.sequences[index]) + " is not one of this context's " +
                                          std::to_string(state.sequenceCount) + " sequences");
             if (request.positions[index] < 0 || request.positions[index] >= maxPosition)
-        const Napi::Value capture = options.Get("captureLayers");
-        const std::vector<int32_t> layers =
-            capture.IsUndefined() ? std::vector<int32_t>{} : tapLayers(env, capture, "options.captureLayers", created->model->model);
                 throwRangeError(env, "positions" + at + std::to_string(request.positions[index]) + " is outside [0, " +
                                          std::to_string(maxPosition) + ")");
         }
@@ -500,21 +512,9 @@ private:
      * it already has. Several sequences per token need one KV stream for all of them (a unified cache):
      * llama.cpp refuses a token whose sequences live in different streams.
      */
-        if (!layers.empty()) {
-            created->tap = std::make_shared<LayerTap>(layers, llama_model_n_embd(loaded), created->sequenceCount);
-            created->tap->Enable(created->context);
-        }
     static std::vector<int32_t> ParseShared(Napi::Env env, Napi::Value value, const Request& request, const ContextState& state) {
         std::vector<int32_t> shared = int32ArrayArgument(env, value, "shared");
         if (shared.size() % 2 != 0) throwRangeError(env, "shared must be (batch index, sequence) pairs");
-public:
-    /** What an EAGLE-3 head needs of the context `value` (Eagle3Head.h), or a TypeError naming `name`. */
-    static TargetLink ResolveTarget(Napi::Env env, Napi::Value value, const std::string& name) {
-        std::shared_ptr<ContextState> live = unwrapTagged<NativeContext>(env, value, name)->Live(env);
-        return TargetLink{live->context, live, live->model, live->tap, live->sequenceCount};
-    }
-
-private:
         if (!shared.empty() && state.streams != 1)
             throwRangeError(env, "shared: tokens of several sequences need a context with a unified KV cache");
         const size_t count = request.tokens.size();
@@ -759,6 +759,7 @@ private:
         std::shared_ptr<ContextState> live = Live(env);
         std::unique_lock<std::mutex> lock = EditLock(env, *live, "clear");
         llama_memory_clear(llama_get_memory(live->context), true);
+        if (live->tap != nullptr) live->tap->Forget(-1);
         return env.Undefined();
     }
 
@@ -845,7 +846,6 @@ private:
      * them, of this one sequence (the layout CheckedStreams relies on when the state comes back).
      */
     static void CheckSavedCells(Napi::Env env, const uint8_t* data, size_t size, ContextState& live, llama_seq_id sequence) {
-        if (live->tap != nullptr) live->tap->Forget(-1);
         llama_memory_t memory = llama_get_memory(live.context);
         const llama_pos first = llama_memory_seq_pos_min(memory, sequence);
         const llama_pos last = llama_memory_seq_pos_max(memory, sequence);
@@ -1024,6 +1024,7 @@ napi_value BackendInfoEntry(napi_env env, napi_callback_info callbackInfo) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("NativeModel", NativeModel::Define(env));
     exports.Set("NativeContext", NativeContext::Define(env));
+    registerEagle3(env, exports, &NativeContext::ResolveTarget);
     registerGrammar(env, exports);
     napi_value backendInfo = nullptr;
     NAPI_THROW_IF_FAILED(env, napi_create_function(env, "backendInfo", NAPI_AUTO_LENGTH, BackendInfoEntry, nullptr, &backendInfo), exports);
@@ -1036,4 +1037,4 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
 static Napi::Object InitSpecgateNative(Napi::Env env, Napi::Object exports) { return specgate::Init(env, exports); }
 
-NODE_API_MODULE(specgate_native, InitSpecgateNative)    registerEagle3(env, exports, &NativeContext::ResolveTarget);
+NODE_API_MODULE(specgate_native, InitSpecgateNative)

@@ -1,0 +1,126 @@
+// LayerTap: the hidden states an EAGLE-3 head reads, captured from a target context's decodes.
+#pragma once
+
+#include <llama.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace specgate {
+
+/**
+ * The inputs of the target layers an EAGLE-3 head was trained on (llama.cpp's layer-input embeddings,
+ * llama_set_embeddings_layer_inp), kept per sequence of one target context: for each position decoded,
+ * the token and the rows of every tapped layer side by side (the head's encoder input). A decode at a
+ * position drops what the sequence held from there on (a rollback then a new decode), so a sequence
+ * holds one run of consecutive positions; the head trims what it has consumed.
+ */
+class LayerTap {
+public:
+    LayerTap(std::vector<int32_t> layers, int32_t width, uint32_t sequences) : layers(std::move(layers)), width(width), stores(sequences) {}
+
+    const std::vector<int32_t>& Layers() const { return layers; }
+    /** The target's hidden size: floats per layer row. */
+    int32_t Width() const { return width; }
+    /** Floats per position: one row of every tapped layer. */
+    size_t RowFloats() const { return layers.size() * static_cast<size_t>(width); }
+
+    /** Turns on the layer inputs the tap reads; before the context's first decode. */
+    void Enable(llama_context* context) const;
+
+    /**
+     * After a decode of `batch` (the context's lock held): copies each token's rows. Returns the bytes
+     * llama.cpp copied out of the graph for them, per sequence (every token of the batch crosses).
+     */
+    std::vector<double> Capture(llama_context* context, const llama_batch& batch);
+
+    /** Drops what a sequence holds (-1: every sequence), as its KV cells are cleared. */
+    void Forget(int32_t sequence) {
+        std::lock_guard<std::mutex> lock(mutex);
+        for (size_t index = 0; index < stores.size(); index++)
+            if (sequence < 0 || static_cast<size_t>(sequence) == index) stores[index] = Store{};
+    }
+
+    /** What a head reads of a sequence: positions [from, to), or false when the tap lacks any of them. */
+    struct Span {
+        std::vector<float> rows;
+        std::vector<llama_token> tokens;
+    };
+
+    /**
+     * The rows and tokens of positions [from, to) of `sequence`, and the lowest position decoded since
+     * the last Read (INT32_MAX: none), which is reset. Positions below `keepFrom` are dropped after.
+     */
+    bool Read(int32_t sequence, int32_t from, int32_t to, int32_t keepFrom, Span& span, int32_t& rewritten) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (sequence < 0 || static_cast<size_t>(sequence) >= stores.size()) return false;
+        Store& store = stores[static_cast<size_t>(sequence)];
+        rewritten = store.rewritten;
+        store.rewritten = INT32_MAX;
+        const int32_t end = store.base + static_cast<int32_t>(store.tokens.size());
+        const bool present = from >= store.base && to <= end && from <= to;
+        if (present) {
+            const size_t first = static_cast<size_t>(from - store.base);
+            const size_t count = static_cast<size_t>(to - from);
+            span.tokens.assign(store.tokens.begin() + static_cast<std::ptrdiff_t>(first),
+                               store.tokens.begin() + static_cast<std::ptrdiff_t>(first + count));
+            span.rows.assign(store.rows.begin() + static_cast<std::ptrdiff_t>(first * RowFloats()),
+                             store.rows.begin() + static_cast<std::ptrdiff_t>((first + count) * RowFloats()));
+        }
+        store.Trim(keepFrom, RowFloats());
+        return present;
+    }
+
+    /** The lowest position decoded since the last Read, without resetting it (INT32_MAX: none). */
+    int32_t Rewritten(int32_t sequence) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (sequence < 0 || static_cast<size_t>(sequence) >= stores.size()) return INT32_MAX;
+        return stores[static_cast<size_t>(sequence)].rewritten;
+    }
+
+private:
+    /** One sequence's run of positions [base, base + tokens.size()). */
+    struct Store {
+        int32_t base = 0;
+        std::vector<llama_token> tokens;
+        std::vector<float> rows;
+        int32_t rewritten = INT32_MAX;
+
+        /** The row for `position`, after dropping what the store held from there on (a gap starts a new run). */
+        float* Place(int32_t position, llama_token token, size_t rowFloats) {
+            const int32_t end = base + static_cast<int32_t>(tokens.size());
+            if (position < base || position > end) {
+                base = position;
+                tokens.clear();
+                rows.clear();
+            } else {
+                tokens.resize(static_cast<size_t>(position - base));
+                rows.resize(tokens.size() * rowFloats);
+            }
+            rewritten = std::min(rewritten, position);
+            tokens.push_back(token);
+            rows.resize(tokens.size() * rowFloats);
+            return rows.data() + (tokens.size() - 1) * rowFloats;
+        }
+
+        void Trim(int32_t keepFrom, size_t rowFloats) {
+            const int32_t end = base + static_cast<int32_t>(tokens.size());
+            const int32_t cut = std::min(std::max(keepFrom, base), end) - base;
+            if (cut <= 0) return;
+            tokens.erase(tokens.begin(), tokens.begin() + cut);
+            rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(cut) * rowFloats));
+            base += cut;
+        }
+    };
+
+    std::vector<int32_t> layers;
+    int32_t width;
+    std::mutex mutex;
+    std::vector<Store> stores;
+};
+
+} // namespace specgate
