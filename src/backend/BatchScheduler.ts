@@ -149,6 +149,7 @@ export class BatchScheduler {
             copyBranch: (source, destination, from, to) =>
                 this.edit(() => this.context.copyTokens(this.contextId(sequence, source), this.contextId(sequence, destination), from, to)),
             removeBranch: (branch, from) => this.remove(this.contextId(sequence, branch), from),
+            layerSource: () => ({context: this.context, sequence: own}),
             // A sequence parked between requests is not coming back with a submission soon.
             idle: () => {
                 this.expected.delete(sequence);

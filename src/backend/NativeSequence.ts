@@ -6,6 +6,7 @@ import type {
     BackendTimings,
     EvaluatedDistributions,
     EvaluateOptions,
+    LayerSource,
     SequenceState,
     TreeEvaluation,
     TreeRows
@@ -220,6 +221,10 @@ export class NativeSequence implements BackendSequence {
 
     public idle(): void {
         this.slot.idle();
+    }
+
+    public layerSource(): LayerSource | undefined {
+        return this.slot.layerSource?.();
     }
 
     public clear(): Promise<void> {

@@ -1,5 +1,5 @@
 import {InlineDecodeChooser} from "./InlineDecodeChooser.js";
-import type {EvaluationSplit} from "./ModelBackend.js";
+import type {EvaluationSplit, LayerSource} from "./ModelBackend.js";
 import type {NativeContextHandle, NativeOutputGroup} from "./nativeAddon.js";
 
 /** What decoding one evaluation cost, its row error if any, and how long it waited for a shared batch. */
@@ -45,6 +45,8 @@ export interface SequenceSlot {
     copyBranch?(source: number, destination: number, from: number, to: number): void | Promise<void>;
     /** Drops branch `branch`'s positions from `from` on. */
     removeBranch?(branch: number, from: number): void;
+    /** The context and sequence id this slot decodes on (where an EAGLE-3 head reads the captured layers). */
+    layerSource?(): LayerSource;
 }
 
 /** A context of its own (sequence id 0); small evaluations may run inline (InlineDecodeChooser). */
@@ -87,6 +89,10 @@ export class OwnContextSlot implements SequenceSlot {
             deviceToHostBytes: result.groups[0]?.deviceToHostBytes ?? 0,
             error: result.groups[0]?.error
         };
+    }
+
+    public layerSource(): LayerSource {
+        return {context: this.context, sequence: 0};
     }
 
     public removeFrom(from: number): void {

@@ -5,6 +5,7 @@ import {fileURLToPath} from "node:url";
 import {NativeBackendUnavailableError} from "../errors.js";
 import type {EvaluationSplit} from "./ModelBackend.js";
 import {guardExitAgainstGrammarJobs} from "./grammarJobExitGuard.js";
+import type {NativeEagle3HeadHandle, NativeEagle3HeadOptions} from "./Eagle3HeadHandle.js";
 
 /**
  * What native/src/addon.cpp exports (see that file for the threading and copying rules). The addon
@@ -14,6 +15,18 @@ import {guardExitAgainstGrammarJobs} from "./grammarJobExitGuard.js";
 export interface NativeAddon {
     NativeModel: new (path: string, options?: NativeModelOptions) => NativeModelHandle;
     NativeContext: new (model: NativeModelHandle, options: NativeContextOptions) => NativeContextHandle;
+    /**
+     * An EAGLE-3 head (`model`, a GGUF of architecture eagle3) drafting for sequence `sequence` of
+     * `target`, a context created with the head's layers as captureLayers (Eagle3HeadHandle.ts). A
+     * model that is no head is a TypeError; a target without those layers, or of another hidden size
+     * than the head reads, a RangeError.
+     */
+    Eagle3Head: new (
+        model: NativeModelHandle,
+        target: NativeContextHandle,
+        sequence: number,
+        options: NativeEagle3HeadOptions
+    ) => NativeEagle3HeadHandle;
     /**
      * llama.cpp's grammar for the GBNF `grammar`, from its rule `root` (default "root"), over the
      * model's vocabulary, built on the calling thread (compileGrammar builds it on another); the

@@ -4,17 +4,18 @@ import {join} from "node:path";
 import {type Command, Option} from "commander";
 import {stringify} from "yaml";
 import {SampleLedger} from "../../audits/ledger/SampleLedger.js";
-import {DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
+import {DEFAULT_TAIS_OPTIONS, computeTais, type TaisOptions, type TaisResult} from "../../audits/tais/computeTais.js";
 import {describeTaisStack} from "../../audits/tais/describeTaisStack.js";
-import {runTaisBattery, type TaisRegime} from "../../audits/tais/runTaisBattery.js";
-import {formatCountsCsv, summarizeTaisSamples} from "../../audits/tais/summarizeTaisSamples.js";
-import {buildTaisCard} from "../../audits/tais/taisCard.js";
+import {runTaisBattery, type TaisRegime, type TaisSkippedSample} from "../../audits/tais/runTaisBattery.js";
+import {formatCountsCsv, summarizeTaisSamples, type TaisSampleCell} from "../../audits/tais/summarizeTaisSamples.js";
+import {buildTaisCard, type TaisCardFormat} from "../../audits/tais/taisCard.js";
 import type {TaisSampleRow} from "../../audits/tais/TaisSampleRow.js";
+import type {BatteryItem} from "../../batteries/BatteryItem.js";
 import {loadBattery} from "../../batteries/loadBattery.js";
 import type {DecodePath} from "../../decodePaths/DecodePath.js";
 import {openDecodePath} from "../../decodePaths/openDecodePath.js";
 import {InvalidInputError, SpecgateError} from "../../errors.js";
-import {decodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
+import {decodePathFingerprint, type DecodePathFingerprint} from "../../fingerprint/decodePathFingerprint.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import type {OpenPath} from "./canaryCommand.js";
 import {type CommandOutcome, emitOutcome} from "../CommandOutcome.js";
@@ -53,6 +54,41 @@ export interface TaisRunCommandOptions extends TaisScreenCommandOptions {
 
 const COMMAND_NAME = "specgate tais run";
 
+/** The flags checked (each bad one an InvalidInputError naming its flag), before the battery is read. */
+interface TaisRunSettings {
+    readonly format: TaisCardFormat;
+    readonly taisOptions: TaisOptions;
+    readonly regimes: TaisRegime[];
+    readonly maxTokens: number;
+    readonly concurrency: number;
+}
+
+/** The two arms, open, with the fingerprints that pin the ledger to them. */
+interface TaisArms {
+    readonly targetOnly: DecodePath;
+    readonly speculative: DecodePath;
+    readonly fingerprintA: DecodePathFingerprint;
+    readonly fingerprintB: DecodePathFingerprint;
+}
+
+/** What the paired run produced: the samples, the screen over its scored cells, and where the ledger is. */
+interface TaisRunResult {
+    readonly arms: TaisArms;
+    readonly ledgerPath: string;
+    readonly resumed: number;
+    readonly rows: TaisSampleRow[];
+    readonly skipped: TaisSkippedSample[];
+    readonly cells: TaisSampleCell[];
+    readonly scoredCells: TaisSampleCell[];
+    readonly result: TaisResult;
+}
+
+/** What a run holds open; the runner closes the ledger and disposes the paths whatever happens. */
+interface TaisRunResources {
+    readonly opened: DecodePath[];
+    ledger?: SampleLedger<TaisSampleRow>;
+}
+
 /**
  * `specgate tais run`: paired generation on a battery (A = target-only arm, B = speculative arm),
  * resumable through the ledger, then per temperature cell the byte identity and its strong/moderate
@@ -60,124 +96,16 @@ const COMMAND_NAME = "specgate tais run";
  * beside it, the counts CSV and the TAIS card. Exit codes as `tais compute`: 0 equivalent, 1 divergent, 2 bad input, 3 inconclusive.
  */
 export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath: OpenPath = openDecodePath): Promise<CommandOutcome> {
-    const opened: DecodePath[] = [];
-    let ledger: SampleLedger<TaisSampleRow> | undefined;
+    const resources: TaisRunResources = {opened: []};
     try {
-        const format = parseFormat(options.format);
-        const taisOptions = parseTaisOptions(options);
-        const regimes = parseRegimes(options.temperatures ?? "0", options.seeds ?? "0");
-        const maxTokens = nonNegativeInteger(options.maxTokens, "--max-tokens", 128);
-        const concurrency = Math.max(1, nonNegativeInteger(options.concurrency, "--concurrency", 4));
-        const items = await loadBattery(
-            requiredText(options.battery, "--battery"),
-            ...(options.dataDir !== undefined ? [options.dataDir] : [])
-        );
-        // The screen compares pass rates: a battery with nothing to score is refused before anything is generated.
-        if (items.every((item) => item.scorer === "none"))
-            throw new InvalidInputError(
-                'has no scored items (no "reference" or "scorer"; only byte identity could be compared); add a scored battery such as advbench@100',
-                "--battery"
-            );
+        const settings = parseTaisRunOptions(options);
+        const items = await loadScoredBattery(options);
         await checkOutputFile(options.json, "--json");
         await checkOutputFile(options.counts, "--counts");
         await checkOutputFile(options.ledger, "--ledger");
         const warnings = decodePathContextWarning(COMMAND_NAME, options.a ?? "") + decodePathContextWarning(COMMAND_NAME, options.b ?? "");
-        opened.push(await openPath(requiredText(options.a, "--a")));
-        opened.push(await openPath(requiredText(options.b, "--b")));
-        const [targetOnly, speculative] = opened;
-        const [fingerprintA, fingerprintB] = await Promise.all([
-            decodePathFingerprint(targetOnly.describe()),
-            decodePathFingerprint(speculative.describe())
-        ]);
-        const ledgerPath = options.ledger ?? join(await mkdtemp(join(tmpdir(), "specgate-tais-")), "ledger.jsonl");
-        // Resuming is only sound against the same models, engine and settings: the fingerprints pin them.
-        ledger = await SampleLedger.open<TaisSampleRow>(ledgerPath, {
-            targetOnly: fingerprintA.fingerprint,
-            speculative: fingerprintB.fingerprint,
-            maxTokens
-        });
-        const resumed = ledger.rows.length;
-        const openLedger = ledger;
-        // Ctrl-C: the ledger keeps every finished sample; say how to go on from it.
-        reportOnInterrupt(
-            () =>
-                `${openLedger.rows.length} samples kept in ${ledgerPath}; ` +
-                (options.ledger !== undefined ? "rerun the same command to resume" : `rerun with --ledger ${ledgerPath} to resume`)
-        );
-        const progress = createProgress({command: "specgate tais run", unit: "samples", quiet: options.quiet});
-        const {rows, skipped} = await runTaisBattery({
-            targetOnly,
-            speculative,
-            items,
-            regimes,
-            maxTokens,
-            concurrency,
-            ledger,
-            onProgress: (done, total, sampleId) => progress.update(done, total, sampleId)
-        });
-        progress.finish();
-        const cells = summarizeTaisSamples(rows);
-        const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
-        if (scoredCells.length === 0)
-            throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
-        const result = computeTais(
-            scoredCells.map((cell) => cell.input),
-            taisOptions
-        );
-        if (options.counts !== undefined)
-            await writeOutputFile(
-                () => writeFileAtomic(options.counts!, formatCountsCsv(scoredCells.map((cell) => cell.input))),
-                options.counts,
-                "--counts"
-            );
-        const output = {
-            ...buildTaisCard(result, {
-                identity: describeTaisStack(targetOnly.describe(), speculative.describe()),
-                ...cardCalibration(options)
-            }),
-            tais_run: {
-                arms: {
-                    target_only: {path: targetOnly.name, fingerprint: fingerprintA.fingerprint},
-                    speculative: {path: speculative.name, fingerprint: fingerprintB.fingerprint}
-                },
-                ledger: ledgerPath,
-                samples: rows.length,
-                resumed_from_ledger: Math.min(resumed, rows.length),
-                // Samples whose prompt does not fit an arm's context: not generated, not in any count.
-                skipped: skipped.map((sample) => ({
-                    sample_id: sample.sampleId,
-                    item: sample.itemId,
-                    task: sample.task,
-                    arm: sample.arm,
-                    reason: sample.reason
-                })),
-                cells: cells.map((cell) => ({
-                    cell_id: cell.input.cellId,
-                    seeds: cell.seeds,
-                    pairs: cell.pairs,
-                    tasks: cell.input.tasks.map((task) => ({task: task.task, ...task.paired}))
-                }))
-            }
-        };
-        let stdout = format === "json" ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, {lineWidth: 0});
-        if (options.json !== undefined) {
-            const json = `${JSON.stringify({result, output}, null, 2)}\n`;
-            if (options.json === "-") stdout = json;
-            else await writeOutputFile(() => writeFileAtomic(options.json!, json), options.json, "--json");
-        }
-        // The context rule: more than half the samples skipped leaves too little of the battery for a verdict, unless it found divergence.
-        const samples = rows.length + skipped.length;
-        const verdictExitCode = TAIS_EXIT_CODES[result.overallClassification];
-        const tooFew = mostSkipped(skipped.length, samples) && verdictExitCode !== ExitCode.verdictFailed;
-        const stderr =
-            warnings +
-            (skipped.length === 0
-                ? ""
-                : `${COMMAND_NAME}: skipped ${skipped.length} of ${samples} sample(s) whose prompt does not fit an arm's context with --max-tokens ${maxTokens} (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`) +
-            (tooFew
-                ? `${COMMAND_NAME}: INSUFFICIENT DATA: ${skipped.length} of ${samples} sample(s) were skipped (more than half); raise the context (context=N in an embedded path) or lower --max-tokens\n`
-                : "");
-        return {exitCode: tooFew ? ExitCode.insufficientData : verdictExitCode, stdout, stderr};
+        const run = await runTaisPairs(options, settings, items, openPath, resources);
+        return await renderTaisRun(options, settings, run, warnings);
     } catch (error) {
         if (error instanceof SpecgateError || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"))
             return {
@@ -187,9 +115,163 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
             };
         throw error;
     } finally {
-        await ledger?.close();
-        for (const path of opened) await path.dispose();
+        await resources.ledger?.close();
+        for (const path of resources.opened) await path.dispose();
     }
+}
+
+function parseTaisRunOptions(options: TaisRunCommandOptions): TaisRunSettings {
+    return {
+        format: parseFormat(options.format),
+        taisOptions: parseTaisOptions(options),
+        regimes: parseRegimes(options.temperatures ?? "0", options.seeds ?? "0"),
+        maxTokens: nonNegativeInteger(options.maxTokens, "--max-tokens", 128),
+        concurrency: Math.max(1, nonNegativeInteger(options.concurrency, "--concurrency", 4))
+    };
+}
+
+/** The screen compares pass rates: a battery with nothing to score is refused before anything is generated. */
+async function loadScoredBattery(options: TaisRunCommandOptions): Promise<BatteryItem[]> {
+    const items = await loadBattery(
+        requiredText(options.battery, "--battery"),
+        ...(options.dataDir !== undefined ? [options.dataDir] : [])
+    );
+    if (items.every((item) => item.scorer === "none"))
+        throw new InvalidInputError(
+            'has no scored items (no "reference" or "scorer"; only byte identity could be compared); add a scored battery such as advbench@100',
+            "--battery"
+        );
+    return items;
+}
+
+/** Opens both arms and the ledger, generates every missing pair, then screens the scored cells; writes nothing but the ledger. */
+async function runTaisPairs(
+    options: TaisRunCommandOptions,
+    settings: TaisRunSettings,
+    items: BatteryItem[],
+    openPath: OpenPath,
+    resources: TaisRunResources
+): Promise<TaisRunResult> {
+    const arms = await openArms(options, openPath, resources.opened);
+    const ledgerPath = options.ledger ?? join(await mkdtemp(join(tmpdir(), "specgate-tais-")), "ledger.jsonl");
+    // Resuming is only sound against the same models, engine and settings: the fingerprints pin them.
+    const ledger = await SampleLedger.open<TaisSampleRow>(ledgerPath, {
+        targetOnly: arms.fingerprintA.fingerprint,
+        speculative: arms.fingerprintB.fingerprint,
+        maxTokens: settings.maxTokens
+    });
+    resources.ledger = ledger;
+    const resumed = ledger.rows.length;
+    // Ctrl-C: the ledger keeps every finished sample; say how to go on from it.
+    reportOnInterrupt(
+        () =>
+            `${ledger.rows.length} samples kept in ${ledgerPath}; ` +
+            (options.ledger !== undefined ? "rerun the same command to resume" : `rerun with --ledger ${ledgerPath} to resume`)
+    );
+    const progress = createProgress({command: COMMAND_NAME, unit: "samples", quiet: options.quiet});
+    const {rows, skipped} = await runTaisBattery({
+        targetOnly: arms.targetOnly,
+        speculative: arms.speculative,
+        items,
+        regimes: settings.regimes,
+        maxTokens: settings.maxTokens,
+        concurrency: settings.concurrency,
+        ledger,
+        onProgress: (done, total, sampleId) => progress.update(done, total, sampleId)
+    });
+    progress.finish();
+    const cells = summarizeTaisSamples(rows);
+    const scoredCells = cells.filter((cell) => cell.input.tasks.length > 0);
+    if (scoredCells.length === 0)
+        throw new InvalidInputError("has no scored items (only byte identity can be compared); add a scored battery", "--battery");
+    const result = computeTais(
+        scoredCells.map((cell) => cell.input),
+        settings.taisOptions
+    );
+    return {arms, ledgerPath, resumed, rows, skipped, cells, scoredCells, result};
+}
+
+/** --a and --b, opened in turn (each pushed onto `opened`), and their fingerprints. */
+async function openArms(options: TaisRunCommandOptions, openPath: OpenPath, opened: DecodePath[]): Promise<TaisArms> {
+    const targetOnly = await openPath(requiredText(options.a, "--a"));
+    opened.push(targetOnly);
+    const speculative = await openPath(requiredText(options.b, "--b"));
+    opened.push(speculative);
+    const [fingerprintA, fingerprintB] = await Promise.all([
+        decodePathFingerprint(targetOnly.describe()),
+        decodePathFingerprint(speculative.describe())
+    ]);
+    return {targetOnly, speculative, fingerprintA, fingerprintB};
+}
+
+/** Writes --counts and --json, and returns the card on stdout with the exit code of the verdict (or of too many skipped samples). */
+async function renderTaisRun(
+    options: TaisRunCommandOptions,
+    settings: TaisRunSettings,
+    run: TaisRunResult,
+    warnings: string
+): Promise<CommandOutcome> {
+    const {result, rows, skipped} = run;
+    if (options.counts !== undefined)
+        await writeOutputFile(
+            () => writeFileAtomic(options.counts!, formatCountsCsv(run.scoredCells.map((cell) => cell.input))),
+            options.counts,
+            "--counts"
+        );
+    const output = taisRunCard(options, run);
+    let stdout = settings.format === "json" ? `${JSON.stringify(output, null, 2)}\n` : stringify(output, {lineWidth: 0});
+    if (options.json !== undefined) {
+        const json = `${JSON.stringify({result, output}, null, 2)}\n`;
+        if (options.json === "-") stdout = json;
+        else await writeOutputFile(() => writeFileAtomic(options.json!, json), options.json, "--json");
+    }
+    // The context rule: more than half the samples skipped leaves too little of the battery for a verdict, unless it found divergence.
+    const samples = rows.length + skipped.length;
+    const verdictExitCode = TAIS_EXIT_CODES[result.overallClassification];
+    const tooFew = mostSkipped(skipped.length, samples) && verdictExitCode !== ExitCode.verdictFailed;
+    const stderr =
+        warnings +
+        (skipped.length === 0
+            ? ""
+            : `${COMMAND_NAME}: skipped ${skipped.length} of ${samples} sample(s) whose prompt does not fit an arm's context with --max-tokens ${settings.maxTokens} (first: ${skipped[0].itemId}, ${skipped[0].arm}: ${skipped[0].reason})\n`) +
+        (tooFew
+            ? `${COMMAND_NAME}: INSUFFICIENT DATA: ${skipped.length} of ${samples} sample(s) were skipped (more than half); raise the context (context=N in an embedded path) or lower --max-tokens\n`
+            : "");
+    return {exitCode: tooFew ? ExitCode.insufficientData : verdictExitCode, stdout, stderr};
+}
+
+/** The TAIS card with the run's arms, ledger, samples, skips and cells beside it. */
+function taisRunCard(options: TaisRunCommandOptions, {arms, result, ledgerPath, resumed, rows, skipped, cells}: TaisRunResult) {
+    const {targetOnly, speculative} = arms;
+    return {
+        ...buildTaisCard(result, {
+            identity: describeTaisStack(targetOnly.describe(), speculative.describe()),
+            ...cardCalibration(options)
+        }),
+        tais_run: {
+            arms: {
+                target_only: {path: targetOnly.name, fingerprint: arms.fingerprintA.fingerprint},
+                speculative: {path: speculative.name, fingerprint: arms.fingerprintB.fingerprint}
+            },
+            ledger: ledgerPath,
+            samples: rows.length,
+            resumed_from_ledger: Math.min(resumed, rows.length),
+            // Samples whose prompt does not fit an arm's context: not generated, not in any count.
+            skipped: skipped.map((sample) => ({
+                sample_id: sample.sampleId,
+                item: sample.itemId,
+                task: sample.task,
+                arm: sample.arm,
+                reason: sample.reason
+            })),
+            cells: cells.map((cell) => ({
+                cell_id: cell.input.cellId,
+                seeds: cell.seeds,
+                pairs: cell.pairs,
+                tasks: cell.input.tasks.map((task) => ({task: task.task, ...task.paired}))
+            }))
+        }
+    };
 }
 
 /** Adds `tais run` under the `tais` parent, creating the parent if `tais compute` has not. */
