@@ -1,6 +1,7 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
-import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
+import type {ArgmaxCapableSequence, BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
 import {restrictSequence, restrictVocabulary} from "../../backend/restrictVocabulary.js";
+import {supportsArgmax} from "../../backend/sequenceCapabilities.js";
 import {evaluateRows} from "../../backend/evaluateRows.js";
 import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
@@ -62,24 +63,25 @@ export class ModelDrafter implements Drafter {
             throw error;
         }
 
-        const evaluate = async (
-            tokens: readonly number[],
-            argmaxOnly: boolean
-        ): Promise<number | {logits: Float64Array; probabilities: Float64Array}> => {
-            const evaluation = await timedEvaluation(sequence, async () =>
-                argmaxOnly ? (await sequence.evaluateArgmax!(tokens))[0] : await evaluateRows(sequence, tokens, options.sampling)
-            );
-            telemetry.recordDraftEvaluation(evaluation.milliseconds, tokens.length, evaluation.native);
+        const timed = async <T>(tokens: readonly number[], evaluation: () => Promise<T>): Promise<T> => {
+            const timedResult = await timedEvaluation(sequence, evaluation);
+            telemetry.recordDraftEvaluation(timedResult.milliseconds, tokens.length, timedResult.native);
             cache.push(...tokens);
-            const result = evaluation.result;
-            if (typeof result === "number") return result;
+            return timedResult.result;
+        };
+        // Argmax-only steps draft on argmax ids, which the engine asks for only where the sequence returns them.
+        const argmaxSequence = supportsArgmax(sequence) ? sequence : undefined;
+        const evaluateArgmax = async (ids: ArgmaxCapableSequence, tokens: readonly number[]): Promise<number> =>
+            (await timed(tokens, () => ids.evaluateArgmax(tokens)))[0];
+        const evaluate = async (tokens: readonly number[]): Promise<{logits: Float64Array; probabilities: Float64Array}> => {
+            const result = await timed(tokens, () => evaluateRows(sequence, tokens, options.sampling));
             // A backend without native sampler rows: computed here, outside the timed model call.
             const logits = result.logits[0];
             return {logits, probabilities: result.probabilities?.[0] ?? processLogits(logits, options.sampling)};
         };
 
         return {
-            supportsArgmax: sequence.evaluateArgmax != null,
+            supportsArgmax: argmaxSequence !== undefined,
             async propose(request: DraftRequest) {
                 const {history, maxTokens, argmaxOnly} = request;
                 // Keep at least the pending token to evaluate: its row is the first draft row.
@@ -92,18 +94,18 @@ export class ModelDrafter implements Drafter {
                 }
                 agreed = history.length;
                 const tokens: number[] = [];
-                if (argmaxOnly) {
-                    let token = (await evaluate(history.slice(common), true)) as number;
+                if (argmaxOnly && argmaxSequence !== undefined) {
+                    let token = await evaluateArgmax(argmaxSequence, history.slice(common));
                     for (let position = 0; position < maxTokens; position++) {
                         tokens.push(token);
-                        if (position < maxTokens - 1) token = (await evaluate([token], true)) as number;
+                        if (position < maxTokens - 1) token = await evaluateArgmax(argmaxSequence, [token]);
                     }
                     sequence.idle?.();
                     return {tokens, source: "model", consulted: ["model"]};
                 }
                 const probs: Float64Array[] = [];
                 const logitRows: Float64Array[] = [];
-                let rows = (await evaluate(history.slice(common), false)) as {logits: Float64Array; probabilities: Float64Array};
+                let rows = await evaluate(history.slice(common));
                 for (let position = 0; position < maxTokens; position++) {
                     const {logits, probabilities} = rows;
                     if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
@@ -111,8 +113,7 @@ export class ModelDrafter implements Drafter {
                     tokens.push(token);
                     logitRows.push(logits);
                     probs.push(probabilities);
-                    if (position < maxTokens - 1)
-                        rows = (await evaluate([token], false)) as {logits: Float64Array; probabilities: Float64Array};
+                    if (position < maxTokens - 1) rows = await evaluate([token]);
                 }
                 // The draft model is not asked again before the target has verified: a batching backend
                 // stops holding its steps for this sequence meanwhile.

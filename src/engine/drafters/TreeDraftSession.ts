@@ -1,4 +1,5 @@
-import type {BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
+import type {BackendSequence, ModelBackend, TreeCapableSequence} from "../../backend/ModelBackend.js";
+import {supportsTrees} from "../../backend/sequenceCapabilities.js";
 import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {InvalidInputError} from "../../errors.js";
@@ -33,7 +34,7 @@ export class TreeDraftSession {
     private open = false;
 
     private constructor(
-        private readonly sequence: BackendSequence,
+        private readonly sequence: TreeCapableSequence,
         /** The sequence belongs to the caller (prompt caching): it is not disposed of. */
         private readonly lent: boolean,
         private readonly shape: TreeShape,
@@ -56,7 +57,7 @@ export class TreeDraftSession {
     ): Promise<TreeDraftSession> {
         const lent = setup.sequence !== undefined;
         const sequence = setup.sequence ?? (await draft.createSequence({branches: shape.width}));
-        if (sequence.evaluateTree === undefined || (sequence.treeBranches ?? 1) < shape.width) {
+        if (!supportsTrees(sequence) || (sequence.treeBranches ?? 1) < shape.width) {
             if (!lent) await sequence.dispose();
             throw new InvalidInputError("token trees need the native backend (its sequences decode trees)", "draft");
         }
@@ -97,7 +98,7 @@ export class TreeDraftSession {
             this.open = true;
             const evaluation = await this.timed(
                 () =>
-                    this.sequence.evaluateTree!(
+                    this.sequence.evaluateTree(
                         frontier.map((node) => tokens[node]),
                         frontier.map((node) => this.decoded.indexOf(parents[node])),
                         greedy ? {kind: "argmax"} : {kind: "distributions", sampling: this.options.sampling}
@@ -122,7 +123,7 @@ export class TreeDraftSession {
         if (!this.open) return;
         const kept = path.filter((node) => this.decoded.includes(node)).map((node) => this.decoded.indexOf(node));
         // The kept nodes form a path from the first depth down (decoded nodes are a prefix of every path).
-        await this.sequence.keepTreePath!(kept);
+        await this.sequence.keepTreePath(kept);
         this.open = false;
         this.cache.length = 0;
         this.cache.push(...this.sequence.tokens);
