@@ -85,6 +85,17 @@ export class ModelLoadError extends SpecgateError {
     }
 }
 
+/**
+ * An EAGLE-3 head cannot draft for this target: it reads hidden states of another width, or layers
+ * the target does not have (its eagle3.target_hidden_size and eagle3.target_layers name what it was
+ * trained on).
+ */
+export class DraftHeadMismatchError extends SpecgateError {
+    public constructor(message: string, field?: string) {
+        super("draft_head_mismatch", message, field);
+    }
+}
+
 /** A draft and a target model do not share the same tokenizer, so their token ids cannot be compared. */
 export class TokenizerMismatchError extends SpecgateError {
     public constructor(message: string, field?: string) {

@@ -231,6 +231,11 @@ export interface BackendSequence {
      * empty) join the sequence's tokens, the other nodes' KV cells are dropped.
      */
     keepTreePath?(path: readonly number[]): Promise<void>;
+    /**
+     * Native backend: the context and sequence id the sequence decodes on, where the target layers an
+     * EAGLE-3 head reads are captured (NativeBackend.enableLayerCapture). Optional.
+     */
+    layerSource?(): LayerSource | undefined;
     /** Removes the last `count` tokens from the sequence and its KV cache (e.g. a rejected draft suffix). */
     rollback(count: number): Promise<void>;
     /** Empties the sequence. */
@@ -246,6 +251,12 @@ export type TreeCapableSequence = BackendSequence & Required<Pick<BackendSequenc
 
 /** A sequence that returns argmax ids without logit rows: BackendSequence.evaluateArgmax, present (supportsArgmax). */
 export type ArgmaxCapableSequence = BackendSequence & Required<Pick<BackendSequence, "evaluateArgmax">>;
+
+/** Where a native sequence decodes (BackendSequence.layerSource): its context (a NativeContextHandle) and sequence id there. */
+export interface LayerSource {
+    readonly context: unknown;
+    readonly sequence: number;
+}
 
 /** How a constraint is compiled (ModelBackend.compileConstraint). */
 export interface ConstraintCompileOptions {

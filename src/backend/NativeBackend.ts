@@ -9,6 +9,7 @@ import {
     type NativeAddon,
     type NativeBuild,
     type NativeContextHandle,
+    type NativeContextOptions,
     type NativeGrammarHandle,
     type NativeModelHandle,
     nativeAddon
@@ -137,6 +138,10 @@ export class NativeBackend implements ModelBackend {
     private readonly idleTreeContexts = new Map<number, NativeContextHandle[]>();
     private scheduler: BatchScheduler | undefined;
     private disposed = false;
+    /** The layers every new context keeps the inputs of, for an EAGLE-3 head (enableLayerCapture). */
+    private captureLayers: Int32Array | undefined;
+    /** Contexts made with captureLayers (one made before goes back to no pool once they are on). */
+    private readonly capturing = new WeakSet<NativeContextHandle>();
 
     public get tokenSelection(): "device" | "host" {
         return this.options.deviceSelection ? "device" : "host";
@@ -149,6 +154,8 @@ export class NativeBackend implements ModelBackend {
         vocabularyIdentityHash: string,
         private readonly vocabulary: VocabularyDescription,
         vocabularySize: number,
+        /** The model's layers and hidden size, from its GGUF header (what an EAGLE-3 head must match). */
+        public readonly shape: {readonly blockCount: number | undefined; readonly embeddingLength: number | undefined},
         private readonly options: {
             threads: number;
             adaptiveThreads: boolean;
@@ -180,7 +187,7 @@ export class NativeBackend implements ModelBackend {
      */
     public static async load(path: string, options: NativeBackendOptions = {}): Promise<NativeBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
-        const {header, vocabularySize, trainedContextLength, kvCacheBytesPerToken} = readModelHeader(path);
+        const {header, vocabularySize, trainedContextLength, kvCacheBytesPerToken, blockCount, embeddingLength} = readModelHeader(path);
         const sizes = backendSizes(options, trainedContextLength, kvCacheBytesPerToken);
         const inlineBelowMilliseconds = options.inlineBelowMilliseconds ?? 20;
         const batchedSequences = positiveInteger(options.batchedSequences ?? 1, "batchedSequences");
@@ -221,6 +228,7 @@ export class NativeBackend implements ModelBackend {
             vocabularyIdentity(header.metadata),
             describeVocabulary(header.metadata),
             vocabularySize,
+            {blockCount, embeddingLength},
             {
                 threads,
                 adaptiveThreads: options.adaptiveThreads ?? true,
@@ -313,13 +321,45 @@ export class NativeBackend implements ModelBackend {
         return Promise.resolve(sequence);
     }
 
+    /**
+     * From now on every sequence's decodes keep the inputs of `layers` for each token, which an EAGLE-3
+     * head drafting for it reads (Eagle3HeadBackend): contexts made from here on capture them, idle ones
+     * made before are freed. Calling it again with the same layers does nothing; other layers, or a
+     * shared context already made without them, are an InvalidInputError naming `draft`.
+     */
+    public enableLayerCapture(layers: readonly number[]): void {
+        const wanted = Int32Array.from(layers);
+        const current = this.captureLayers;
+        if (current !== undefined && current.length === wanted.length && current.every((layer, index) => layer === wanted[index])) return;
+        if (current !== undefined)
+            throw new InvalidInputError(
+                `reads target layers ${layers.join(", ")}, but the target already feeds a head reading ${current.join(", ")}`,
+                "draft"
+            );
+        if (this.scheduler !== undefined)
+            throw new InvalidInputError(
+                "an EAGLE-3 head must be paired before the target's shared context is made (its first sequence)",
+                "draft"
+            );
+        this.captureLayers = wanted;
+        for (const context of this.idleContexts.splice(0)) context.dispose();
+        for (const pool of this.idleTreeContexts.values()) for (const context of pool.splice(0)) context.dispose();
+    }
+
+    /** A context of this model, capturing the layers enableLayerCapture named. */
+    private newContext(options: Omit<NativeContextOptions, "captureLayers">): NativeContextHandle {
+        const context = new this.addon.NativeContext(this.model, {...options, captureLayers: this.captureLayers});
+        if (this.captureLayers !== undefined) this.capturing.add(context);
+        return context;
+    }
+
     private sharedSlot(): SequenceSlot | undefined {
         const {batchedSequences, contextSize, stepTokens, threads, adaptiveThreads, deviceSelection, unifiedKvCache, treeBranches} =
             this.options;
         if (batchedSequences <= 1) return undefined;
         const trees = treeBranches > 1;
         this.scheduler ??= new BatchScheduler(
-            new this.addon.NativeContext(this.model, {
+            this.newContext({
                 contextSize: trees ? treeContextSize(contextSize, treeBranches) : contextSize,
                 sequences: batchedSequences * treeBranches,
                 threads,
@@ -338,7 +378,7 @@ export class NativeBackend implements ModelBackend {
     private ownSlot(): SequenceSlot {
         const context =
             this.idleContexts.pop() ??
-            new this.addon.NativeContext(this.model, {
+            this.newContext({
                 contextSize: this.options.contextSize,
                 sequences: 1,
                 batchSize: this.options.batchSize,
@@ -355,7 +395,7 @@ export class NativeBackend implements ModelBackend {
         this.idleTreeContexts.set(branches, pool);
         const context =
             pool.pop() ??
-            new this.addon.NativeContext(this.model, {
+            this.newContext({
                 contextSize: treeContextSize(contextSize, branches),
                 sequences: branches,
                 unified: true,
@@ -369,7 +409,8 @@ export class NativeBackend implements ModelBackend {
 
     /** A finished sequence's context is cleared and pooled: creating one per request costs time and memory churn. */
     private release(context: NativeContextHandle, pool = this.idleContexts): void {
-        if (!this.disposed && pool.length < this.options.maxIdleSequences) {
+        const stale = this.captureLayers !== undefined && !this.capturing.has(context);
+        if (!this.disposed && !stale && pool.length < this.options.maxIdleSequences) {
             context.clear();
             pool.push(context);
             return;

@@ -1,4 +1,5 @@
 import {InvalidInputError} from "../errors.js";
+import {Eagle3HeadBackend, isEagle3Head} from "./Eagle3HeadBackend.js";
 import {defaultGpuChoice, type GpuChoice, resolveGpu} from "./gpuChoice.js";
 import type {ModelBackend} from "./ModelBackend.js";
 import {nativeBackendAvailable} from "./nativeAddon.js";
@@ -66,6 +67,10 @@ export function loadModelBackend(path: string, options: LoadModelBackendOptions 
     const backend = resolveBackend(chosen, gpu);
     if (backend === "node-llama-cpp" && (options.gpu === "vulkan" || options.gpu === "cuda"))
         return Promise.reject(new InvalidInputError(`${options.gpu} needs the native backend; node-llama-cpp runs on the CPU here`, "gpu"));
+    if (isEagle3Head(path))
+        return backend === "native"
+            ? Eagle3HeadBackend.load(path, nativeOptions)
+            : Promise.reject(new InvalidInputError("an EAGLE-3 head drafts on the native backend only", "backend"));
     if (backend === "node-llama-cpp" && chosen === "auto") noticeNativeFallback(gpu);
     return backend === "native"
         ? NativeBackend.load(path, nativeOptions)

@@ -189,6 +189,11 @@ export interface NativeContextOptions {
      * An exact tie of the largest logit is then resolved by ggml's argmax, not by the lowest id.
      */
     deviceSelection?: boolean;
+    /**
+     * Three layer ids of the model: every decode keeps the inputs of those layers for each token, per
+     * sequence, for an EAGLE-3 head drafting on this context (Eagle3Head). Absent: none are kept.
+     */
+    captureLayers?: Int32Array;
 }
 
 /** Sampler settings for Distribution mode (SamplingOptions). */

@@ -13,6 +13,14 @@ export interface ModelHeader {
      * K/V width × 2 bytes; undefined when the GGUF lacks the sizes.
      */
     kvCacheBytesPerToken: number | undefined;
+    /** general.architecture, e.g. "llama", or "eagle3" for an EAGLE-3 draft head. */
+    architecture: string | undefined;
+    /** `<architecture>.block_count`: the model's layers. */
+    blockCount: number | undefined;
+    /** `<architecture>.embedding_length`: the model's hidden size. */
+    embeddingLength: number | undefined;
+    /** An EAGLE-3 head's target: the layers whose inputs it reads and their width (`eagle3.target_*`). */
+    eagle3: {targetLayers: number[]; targetHiddenSize: number | undefined} | undefined;
 }
 
 /**
@@ -40,8 +48,23 @@ export function readModelHeader(path: string): ModelHeader {
         layers !== undefined && kvHeads !== undefined && keyLength !== undefined && valueLength !== undefined
             ? layers * kvHeads * (keyLength + valueLength) * 2
             : undefined;
+    const targetLayers = header.metadata.get("eagle3.target_layers");
+    const eagle3 =
+        architecture === "eagle3"
+            ? {
+                  targetLayers:
+                      targetLayers?.type === GgufValueType.Array && typeof targetLayers.value === "object"
+                          ? targetLayers.value.items.map(Number)
+                          : [],
+                  targetHiddenSize: number("target_hidden_size")
+              }
+            : undefined;
     return {
         header,
+        architecture: typeof architecture === "string" ? architecture : undefined,
+        blockCount: layers,
+        embeddingLength: width,
+        eagle3,
         vocabularySize: tokens.value.items.length,
         trainedContextLength: contextLength === undefined ? undefined : Number(contextLength),
         kvCacheBytesPerToken

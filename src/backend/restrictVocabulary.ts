@@ -9,6 +9,7 @@ import type {
     BackendTimings,
     EvaluatedDistributions,
     EvaluateOptions,
+    LayerSource,
     ModelBackend,
     SequenceState
 } from "./ModelBackend.js";
@@ -90,6 +91,10 @@ class RestrictedSequence implements BackendSequence {
 
     public get timings(): BackendTimings | undefined {
         return this.inner.timings;
+    }
+
+    public layerSource(): LayerSource | undefined {
+        return this.inner.layerSource?.();
     }
 
     public async evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]> {

@@ -36,6 +36,8 @@ export interface DrafterStart {
      * what it holds of the prompt, and does not dispose of it.
      */
     readonly sequence?: BackendSequence;
+    /** The target's sequence, whose tokens the drafter's proposals are verified on (an EAGLE-3 head reads its layers). */
+    readonly targetSequence?: BackendSequence;
 }
 
 export interface DraftRequest {

@@ -9,6 +9,11 @@ export interface ModelDrafterSpec {
     readonly retokenize?: true;
 }
 
+/** The EAGLE-3 head given as the draft GGUF (--draft), drafting from the target's hidden states. */
+export interface Eagle3DrafterSpec {
+    readonly kind: "eagle3";
+}
+
 export interface NgramDrafterSpec {
     readonly kind: "ngram";
     /** Shortest match that proposes; a match of n tokens proposes at most n − minN + 1. */
@@ -31,7 +36,7 @@ export interface SuffixDrafterSpec {
     readonly maxNodes: number;
 }
 
-export type SingleDrafterSpec = ModelDrafterSpec | NgramDrafterSpec | SuffixDrafterSpec;
+export type SingleDrafterSpec = ModelDrafterSpec | Eagle3DrafterSpec | NgramDrafterSpec | SuffixDrafterSpec;
 
 /** One drafter, or a chain whose members are consulted in order (the first that proposes wins). */
 export type DrafterSpec = SingleDrafterSpec | {readonly kind: "chain"; readonly members: readonly SingleDrafterSpec[]};
@@ -44,6 +49,7 @@ const maximumNodes = 2_000_000;
  * Parses a drafter spec:
  *   model                                  the draft GGUF (--draft)
  *   model:retokenize                       the draft GGUF with any vocabulary: its text is re-tokenized by the target
+ *   eagle3                                 the EAGLE-3 head given as the draft GGUF (also what `model` means for one)
  *   ngram[:MIN[:MAX[:LENGTH]]]             e.g. ngram, ngram:2:5, ngram:1:3:8 (defaults 3, 16, γ)
  *   suffix[:MIN_MATCH[:MIN_COUNT[:DEPTH[:MAX_NODES]]]]
  *                                          e.g. suffix, suffix:2:2:32:500000 (defaults 3, 1, 24, 100000)
@@ -53,7 +59,10 @@ const maximumNodes = 2_000_000;
 export function parseDrafterSpec(spec: string, field = "drafter"): DrafterSpec {
     const text = spec.trim();
     if (text === "")
-        throw new InvalidDrafterError("is empty; expected model, model:retokenize, ngram, suffix or a chain such as ngram+model", field);
+        throw new InvalidDrafterError(
+            "is empty; expected model, model:retokenize, eagle3, ngram, suffix or a chain such as ngram+model",
+            field
+        );
     const parts = text.split("+").map((part) => part.trim());
     const members = parts.map((part) => parseSingle(part, text, field));
     if (members.length === 1) return members[0];
@@ -92,6 +101,9 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
                     field
                 );
             return {kind: "model", retokenize: true};
+        case "eagle3":
+            atMost(0);
+            return {kind: "eagle3"};
         case "ngram": {
             atMost(3);
             const minN = argument(0, "MIN", 1, 64) ?? ngramDefaults.minN;
@@ -121,7 +133,7 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
         }
         default:
             throw new InvalidDrafterError(
-                `unknown drafter "${kind}" in "${spec}"; expected model, model:retokenize, ngram[:MIN[:MAX[:LENGTH]]], ` +
+                `unknown drafter "${kind}" in "${spec}"; expected model, model:retokenize, eagle3, ngram[:MIN[:MAX[:LENGTH]]], ` +
                     "suffix[:MIN_MATCH[:MIN_COUNT[:DEPTH[:MAX_NODES]]]] or a chain of them joined by + (e.g. ngram+model)",
                 field
             );
@@ -133,6 +145,8 @@ export function drafterLabel(spec: DrafterSpec): string {
     switch (spec.kind) {
         case "model":
             return spec.retokenize === true ? "model:retokenize" : "model";
+        case "eagle3":
+            return "eagle3";
         case "ngram":
             return `ngram:${spec.minN}:${spec.maxN}${spec.length != null ? `:${spec.length}` : ""}`;
         case "suffix":
@@ -142,9 +156,10 @@ export function drafterLabel(spec: DrafterSpec): string {
     }
 }
 
-/** Whether the spec drafts with a draft model (and so needs one). */
+/** Whether the spec drafts with a draft model or an EAGLE-3 head (and so needs the draft file). */
 export function drafterUsesModel(spec: DrafterSpec): boolean {
-    return spec.kind === "model" || (spec.kind === "chain" && spec.members.some((member) => member.kind === "model"));
+    const members = spec.kind === "chain" ? spec.members : [spec];
+    return members.some((member) => member.kind === "model" || member.kind === "eagle3");
 }
 
 /**

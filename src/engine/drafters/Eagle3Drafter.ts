@@ -1,0 +1,114 @@
+import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
+import type {Eagle3HeadBackend} from "../../backend/Eagle3HeadBackend.js";
+import type {EvaluationSplit} from "../../backend/ModelBackend.js";
+import type {NativeDecodeResult} from "../../backend/nativeAddon.js";
+import {argmax} from "../../distributions/argmax.js";
+import {processLogits} from "../../distributions/processLogits.js";
+import {InvalidDrafterError} from "../../errors.js";
+import {sumOf} from "../../policies/rowOperations.js";
+import {type Drafter, type DrafterSession, type DrafterStart, type DraftProposal, type DraftRequest, noProposal} from "./Drafter.js";
+
+export const eagle3Label = "eagle3";
+
+/**
+ * An EAGLE-3 head drafting from the target's own hidden states (the EAGLE-3 paper; llama.cpp's
+ * draft-eagle3): the target keeps the inputs of three of its layers for every token it decodes, and
+ * the head, a one-layer decoder with its own KV cache, reads them with each token to draft the next.
+ *  - argmax-only steps draft γ greedy ids in one native call;
+ *  - otherwise each token comes from the head's row: sampled from its sampler row (passed as q, which
+ *    keeps `strict` exact at any temperature) or, with draftSampling "greedy", its argmax verified as a
+ *    q-less proposal; drafting stops early when the top probability is below minConfidence.
+ * A head with a reduced draft vocabulary (llama.cpp's d2t map) has its rows mapped back to the
+ * target's ids inside the graph: ids outside the map get −∞. The head catches up with whatever the
+ * target decoded since it last drafted (another chain member's proposal included), and drops what it
+ * drafted past the target at its next draft.
+ */
+export class Eagle3Drafter implements Drafter {
+    public readonly label = eagle3Label;
+    public readonly members = [eagle3Label];
+
+    public constructor(private readonly head: Eagle3HeadBackend) {}
+
+    public get vocabularySize(): number {
+        return this.head.vocabularySize;
+    }
+
+    public async start(context: DrafterStart): Promise<DrafterSession> {
+        const {options, chance, telemetry, targetSequence} = context;
+        if (targetSequence === undefined)
+            throw new InvalidDrafterError("the eagle3 drafter needs the target's sequence (DrafterStart.targetSequence)", "drafter");
+        // The engine has already cut the target to the shared ids; the head's rows are cut to match.
+        const size = Math.min(assertSameVocabulary(context.target, this.head), context.target.vocabularySize);
+        const head = this.head.openHead(targetSequence);
+        // Positions the head's KV cache holds: the target's context size.
+        const positions = this.head.contextSize;
+        const vocabularySize = head.vocabularySize;
+        const greedyIds = size >= vocabularySize;
+        const row = new Float64Array(vocabularySize);
+
+        const timed = async (call: () => Promise<NativeDecodeResult>, tokens: number): Promise<NativeDecodeResult> => {
+            const started = performance.now();
+            const result = await call();
+            const split: EvaluationSplit = {
+                decodeMilliseconds: result.decodeMilliseconds,
+                transferMilliseconds: result.transferMilliseconds,
+                samplingMilliseconds: 0,
+                deviceToHostBytes: result.deviceToHostBytes
+            };
+            telemetry.recordDraftEvaluation(performance.now() - started, tokens, split);
+            return result;
+        };
+        const unavailable = (result: NativeDecodeResult): boolean => result.groups[0]?.error !== undefined;
+
+        const draftArgmax = async (pending: number, length: number, count: number): Promise<number[] | undefined> => {
+            const ids = new Int32Array(count);
+            const result = await timed(() => head.draft(pending, length, count, ids), count);
+            return unavailable(result) ? undefined : Array.from(ids);
+        };
+
+        const draftRows = async (request: DraftRequest, pending: number, length: number): Promise<DraftProposal> => {
+            const tokens: number[] = [];
+            const probs: Float64Array[] = [];
+            const logitRows: Float64Array[] = [];
+            if (unavailable(await timed(() => head.draft(pending, length, 1, row), 1))) return noProposal(eagle3Label);
+            for (let position = 0; position < request.maxTokens; position++) {
+                const logits = row.slice(0, size);
+                const probabilities = processLogits(logits, options.sampling);
+                if (options.minConfidence > 0 && probabilities[argmax(probabilities)] < options.minConfidence) break;
+                const token = options.draftSampling === "greedy" ? argmax(logits) : chance.choose(probabilities, sumOf(probabilities));
+                tokens.push(token);
+                logitRows.push(logits);
+                probs.push(probabilities);
+                if (position < request.maxTokens - 1) await timed(() => head.next(token, row), 1);
+            }
+            // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
+            return {
+                tokens,
+                probs: options.draftSampling === "sample" ? probs : undefined,
+                logits: logitRows,
+                source: eagle3Label,
+                consulted: [eagle3Label]
+            };
+        };
+
+        return {
+            supportsArgmax: greedyIds,
+            async propose(request: DraftRequest): Promise<DraftProposal> {
+                const {history, maxTokens, argmaxOnly} = request;
+                // The target holds every token of the history but the pending one, which the head reads next.
+                const pending = history[history.length - 1];
+                const length = history.length - 1;
+                if (maxTokens < 1 || length < 1 || length + maxTokens > positions) return noProposal(eagle3Label);
+                if (!argmaxOnly || !greedyIds) return draftRows(request, pending, length);
+                const tokens = await draftArgmax(pending, length, maxTokens);
+                return tokens === undefined ? noProposal(eagle3Label) : {tokens, source: eagle3Label, consulted: [eagle3Label]};
+            },
+            observe() {},
+            finish() {},
+            dispose() {
+                head.dispose();
+                return Promise.resolve();
+            }
+        };
+    }
+}
