@@ -17,6 +17,8 @@ struct GroupResult {
     double samplingMilliseconds = 0;
     /** Bytes of this group's rows copied out of the graph's output (logit rows, device-selected ids). */
     double deviceToHostBytes = 0;
+    /** Drawn rows whose ids were drawn on the host from copied logits (not on the device). */
+    uint32_t hostRows = 0;
     std::string error;
 };
 
@@ -44,6 +46,7 @@ inline Napi::Object timingsObject(Napi::Env env, const DecodeTimings& timings) {
         group.Set("transferMilliseconds", timings.groups[index].transferMilliseconds);
         group.Set("samplingMilliseconds", timings.groups[index].samplingMilliseconds);
         group.Set("deviceToHostBytes", timings.groups[index].deviceToHostBytes);
+        group.Set("hostRows", timings.groups[index].hostRows);
         if (!timings.groups[index].error.empty()) group.Set("error", timings.groups[index].error);
         groups.Set(static_cast<uint32_t>(index), group);
     }

@@ -1,7 +1,10 @@
-// DeviceSelection: argmax ids picked inside the decode graph, on the device that computed the logits.
+// DeviceSelection: token ids picked inside the decode graph, on the device that computed the logits.
 #pragma once
 
 #include <llama.h>
+
+#include "DeviceDraw.h"
+#include "samplerRow.h"
 
 #include <cstdint>
 #include <vector>
@@ -9,18 +12,24 @@
 namespace specgate {
 
 /**
- * llama.cpp's backend sampling, used for the one selection that needs no state: a greedy sampler chain
- * per sequence, attached while every row the sequence asks of a decode is an argmax id. The argmax then
- * runs in the graph and 4 bytes per row leave the device instead of the vocabulary's logits. llama.cpp
+ * llama.cpp's backend sampling, used for the selections that need no state on the device: an argmax
+ * chain, or a sampler chain (temperature, top-k, top-p, min-p, then an inverse-CDF draw from a uniform
+ * the caller gives per row) per sequence, attached while every row the sequence asks of a decode is
+ * such an id. The selection then runs in the graph and 4 bytes per row leave the device instead of the
+ * vocabulary's logits (DeviceDraw ends every chain and leaves llama.cpp nothing else to copy). llama.cpp
  * copies a ubatch's logit rows whenever one of its rows belongs to a sequence without a sampler, so a
  * sequence that asks for logits or sampler rows has its sampler detached first (its rows stay exact).
  *
  * Ties: ggml's argmax resolves an exact tie of the largest logit by its own rule (the last id on the
  * CPU, the first one a thread reduction meets on a GPU), not the lowest id as the host-side argmax
- * does. Attaching or detaching a sampler makes llama.cpp reserve its graphs again on the next decode,
- * so a sequence keeps its sampler while it decodes no rows. A chain is initialised for the backend
- * when attached and cannot be attached twice: each attach takes a new one, and a detached chain is
- * freed once a decode has run after it (that decode's reservation drops the graphs that used it).
+ * does; ggml's top-k keeps exactly k ids where the host keeps every id tied with the k-th, and top-p
+ * and min-p drop an id exactly at their threshold. Draws follow the host's inverse-CDF rule in float32,
+ * over the candidates in the order top-k and top-p sort them (id order without them), so a uniform can
+ * pick a different (equally likely) token than on the host. Attaching or detaching a sampler makes
+ * llama.cpp reserve its graphs again on the next decode, so a sequence keeps its sampler while it
+ * decodes no rows. A chain is initialised for the backend when attached and cannot be attached twice:
+ * each attach takes a new one, and a detached chain is freed once a decode has run after it (that
+ * decode's reservation drops the graphs that used it).
  *
  * Used with the context's lock held; llama_free of the context must come before this is destroyed.
  */
@@ -29,29 +38,41 @@ public:
     /** Most rows of one sequence a decode selects on the device (more: that sequence's rows are copied whole). */
     static constexpr uint32_t maxRowsPerSequence = 512;
 
+    /** What a sequence asks of one decode. */
+    enum class Want : uint8_t { Nothing = 0, Argmax = 1, Rows = 2, Draw = 3 };
+
+    struct SequenceWant {
+        Want want = Want::Nothing;
+        /** For Draw: the sampler settings (every row of the sequence the same) and a uniform per row, in batch order. */
+        Sampling sampling;
+        std::vector<double> uniforms;
+    };
+
     DeviceSelection() = default;
     DeviceSelection(const DeviceSelection&) = delete;
     DeviceSelection& operator=(const DeviceSelection&) = delete;
     ~DeviceSelection() {
-        for (llama_sampler* chain : chains)
-            if (chain != nullptr) llama_sampler_free(chain);
+        for (Attached& entry : attached)
+            if (entry.chain != nullptr) llama_sampler_free(entry.chain);
         ReleaseDetached();
     }
 
-    /** `enabled`: whether argmax rows may be selected on the device at all (off: every row crosses whole). */
+    /** `enabled`: whether ids may be selected on the device at all (off: every row crosses whole). */
     void Init(llama_context* owner, uint32_t sequences, bool enabled) {
         context = owner;
         this->enabled = enabled;
-        chains.assign(sequences, nullptr);
-        attached.assign(sequences, 0);
+        attached.assign(sequences, Attached{});
     }
 
     bool Enabled() const { return enabled; }
 
+    /** Whether draws run on the device (false once the device declined a sampler chain: sampled rows are then copied). */
+    bool Draws() const { return enabled && !drawsDeclined; }
+
     /** Takes every sampler off the context (before llama_free: the context must not outlive what it references). */
     void Detach() {
         for (size_t sequence = 0; sequence < attached.size(); sequence++)
-            if (attached[sequence] != 0) DetachSequence(static_cast<llama_seq_id>(sequence));
+            if (attached[sequence].chain != nullptr) DetachSequence(static_cast<llama_seq_id>(sequence));
     }
 
     /** After a decode: frees the chains detached before it, which no graph of the context uses any more. */
@@ -61,51 +82,103 @@ public:
     }
 
     /**
-     * Before a decode: `wantsArgmax[s]` is 1 when sequence s has rows in the batch and all of them are
-     * argmax ids, 2 when it has a row of another kind, 0 when it has none. Attaches and detaches samplers
-     * to match; a backend that cannot run the sampler turns selection off for this context.
+     * Before a decode, one entry per sequence: attaches and detaches samplers to match (a sequence that
+     * wants nothing keeps its sampler) and hands each draw chain its uniforms. A backend that cannot run
+     * the argmax turns selection off for this context; one that cannot run a sampler chain, draws.
      */
-    void Prepare(const std::vector<uint8_t>& wantsArgmax) {
+    void Prepare(const std::vector<SequenceWant>& wants) {
         if (!enabled) return;
-        for (size_t sequence = 0; sequence < wantsArgmax.size() && sequence < attached.size(); sequence++) {
-            if (wantsArgmax[sequence] == 1 && attached[sequence] == 0) {
-                if (!Attach(static_cast<llama_seq_id>(sequence))) return;
-            } else if (wantsArgmax[sequence] == 2 && attached[sequence] != 0) {
-                DetachSequence(static_cast<llama_seq_id>(sequence));
+        for (size_t sequence = 0; sequence < wants.size() && sequence < attached.size(); sequence++) {
+            const SequenceWant& want = wants[sequence];
+            const llama_seq_id id = static_cast<llama_seq_id>(sequence);
+            Attached& entry = attached[sequence];
+            if (want.want == Want::Rows || (want.want == Want::Draw && !Draws())) {
+                if (entry.chain != nullptr) DetachSequence(id);
+            } else if (want.want == Want::Argmax && entry.kind != Want::Argmax) {
+                if (entry.chain != nullptr) DetachSequence(id);
+                if (!Attach(id, Want::Argmax, Sampling{})) return;
+            } else if (want.want == Want::Draw) {
+                if (entry.kind != Want::Draw || !SameSettings(entry.sampling, want.sampling)) {
+                    if (entry.chain != nullptr) DetachSequence(id);
+                    if (!Attach(id, Want::Draw, want.sampling)) continue;
+                }
+                entry.draw->SetUniforms(want.uniforms);
             }
         }
     }
 
     /** Whether the decode selects this sequence's rows on the device. */
     bool Selects(llama_seq_id sequence) const {
-        return enabled && sequence >= 0 && static_cast<size_t>(sequence) < attached.size() && attached[static_cast<size_t>(sequence)] != 0;
+        return enabled && sequence >= 0 && static_cast<size_t>(sequence) < attached.size() &&
+               attached[static_cast<size_t>(sequence)].chain != nullptr;
+    }
+
+    /**
+     * Bytes llama.cpp copied out of the graph for batch index `index`, selected on the device: the id,
+     * and whatever rows a chain left (none with DeviceDraw last, which this counts rather than assumes).
+     */
+    static double CopiedBytes(llama_context* context, int32_t index) {
+        const double rows = static_cast<double>(llama_get_sampled_logits_count_ith(context, index)) +
+                            static_cast<double>(llama_get_sampled_probs_count_ith(context, index));
+        return sizeof(llama_token) + rows * sizeof(float) +
+               static_cast<double>(llama_get_sampled_candidates_count_ith(context, index)) * sizeof(llama_token);
     }
 
 private:
+    struct Attached {
+        llama_sampler* chain = nullptr; // owned here
+        Want kind = Want::Nothing;
+        Sampling sampling;
+        DeviceDraw* draw = nullptr; // the chain's last link, owned by the chain
+    };
+
     llama_context* context = nullptr;
     bool enabled = false;
-    std::vector<llama_sampler*> chains;   // per sequence: the attached chain, owned here
+    bool drawsDeclined = false;
+    std::vector<Attached> attached;       // per sequence
     std::vector<llama_sampler*> detached; // detached since the last decode, owned here
-    std::vector<uint8_t> attached;
 
-    bool Attach(llama_seq_id sequence) {
+    static bool SameSettings(const Sampling& a, const Sampling& b) {
+        return a.temperature == b.temperature && a.topK == b.topK && a.topP == b.topP && a.minP == b.minP;
+    }
+
+    /** The chain for `kind`: DeviceDraw alone (argmax), or the sampler links in the host's order, then DeviceDraw. */
+    llama_sampler* Chain(Want kind, const Sampling& sampling, DeviceDraw** draw) const {
         llama_sampler* chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
-        llama_sampler_chain_add(chain, llama_sampler_init_greedy());
-        if (!llama_set_sampler(context, sequence, chain)) {
+        if (kind == Want::Draw) {
+            llama_sampler_chain_add(chain, llama_sampler_init_temp(static_cast<float>(sampling.temperature)));
+            const int32_t vocabulary = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)));
+            if (sampling.topK > 0 && sampling.topK < vocabulary) llama_sampler_chain_add(chain, llama_sampler_init_top_k(sampling.topK));
+            if (sampling.topP < 1) llama_sampler_chain_add(chain, llama_sampler_init_top_p(static_cast<float>(sampling.topP), 1));
+            if (sampling.minP > 0) llama_sampler_chain_add(chain, llama_sampler_init_min_p(static_cast<float>(sampling.minP), 1));
+        }
+        llama_sampler_chain_add(chain, DeviceDraw::Create(kind == Want::Draw, draw));
+        return chain;
+    }
+
+    bool Attach(llama_seq_id sequence, Want kind, const Sampling& sampling) {
+        DeviceDraw* draw = nullptr;
+        llama_sampler* chain = Chain(kind, sampling, &draw);
+        // llama.cpp attaches a chain whose links it could not all initialise for the backend (it would run the rest on
+        // the host after copying rows): such a chain is taken off again.
+        if (!llama_set_sampler(context, sequence, chain) || !draw->OnDevice()) {
+            llama_set_sampler(context, sequence, nullptr);
             detached.push_back(chain);
-            Disable();
+            if (kind == Want::Draw) {
+                drawsDeclined = true;
+            } else {
+                Disable();
+            }
             return false;
         }
-        chains[static_cast<size_t>(sequence)] = chain;
-        attached[static_cast<size_t>(sequence)] = 1;
+        attached[static_cast<size_t>(sequence)] = Attached{chain, kind, sampling, draw};
         return true;
     }
 
     void DetachSequence(llama_seq_id sequence) {
         llama_set_sampler(context, sequence, nullptr);
-        detached.push_back(chains[static_cast<size_t>(sequence)]);
-        chains[static_cast<size_t>(sequence)] = nullptr;
-        attached[static_cast<size_t>(sequence)] = 0;
+        detached.push_back(attached[static_cast<size_t>(sequence)].chain);
+        attached[static_cast<size_t>(sequence)] = Attached{};
     }
 
     /** The backend cannot run the sampler: every row crosses whole from now on, as without selection. */

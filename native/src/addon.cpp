@@ -48,8 +48,11 @@
 namespace specgate {
 namespace {
 
-/** Distribution: logit rows, then sampler rows; Probabilities: sampler rows only (for callers that never read the logits). */
-enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3, Probabilities = 4 };
+/**
+ * Distribution: logit rows, then sampler rows; Probabilities: sampler rows only (for callers that never read the logits);
+ * Drawn: ids drawn from the sampler rows with the caller's uniforms (on the device where it can: DeviceSelection).
+ */
+enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3, Probabilities = 4, Drawn = 5 };
 
 bool wantsSamplerRows(OutputMode mode) { return mode == OutputMode::Distribution || mode == OutputMode::Probabilities; }
 
@@ -63,6 +66,8 @@ struct OutputGroup {
     std::vector<int32_t> outputs;
     OutputMode mode = OutputMode::None;
     Sampling sampling;
+    /** Drawn: a uniform in [0, 1) per output, drawn by the caller's seeded generator. */
+    std::vector<double> uniforms;
     /** The JS typed array the rows go to. */
     Napi::TypedArray destinationArray;
     /**
@@ -120,6 +125,7 @@ struct ContextState {
     int activeThreads = 1;         // what the last decode used (threadsForDecode; guarded by mutex)
     bool adaptiveThreads = true;   // fewer threads while other processes keep cores busy
     std::vector<double> scratch;   // top-k / top-p sorting, reused (guarded by mutex)
+    std::vector<double> drawRow;   // a Drawn row's sampler row when drawn on the host, reused (guarded by mutex)
     DeviceSelection selection;     // argmax rows picked in the graph (guarded by mutex)
     std::shared_ptr<LayerTap> tap; // captureLayers: the layer inputs an EAGLE-3 head reads (Eagle3Tap.h)
     /** Per batch index of the decode running: its argmax id was picked on the device (guarded by mutex). */
@@ -224,31 +230,61 @@ struct ContextState {
     }
 
     /**
-     * Before a decode: which sequences get their argmax ids from the graph (every row they ask of this
-     * batch is an argmax id), whether llama.cpp will copy logit rows (a row of some sequence without a
-     * sampler), and, per batch index, whether its id is picked on the device. A token of several
-     * sequences (a tree's shared node) counts for each of them.
+     * Before a decode: which sequences get their ids from the graph (every row they ask of this batch is
+     * an argmax id, or every one a draw with the same settings), whether llama.cpp will copy logit rows (a
+     * row of some sequence without a sampler), and, per batch index, whether its id is picked on the
+     * device. A token of several sequences (a tree's shared node) counts for each of them; a draw's row
+     * there is copied.
      */
     void PrepareSelection(const Request& request, const std::vector<int8_t>& wanted) {
         const size_t count = request.tokens.size();
         selectedRows.assign(count, 0);
         rowsCopied = true;
         if (!selection.Enabled()) return;
-        std::vector<int8_t> argmaxRow(count, 0);
-        for (const OutputGroup& group : request.groups)
-            for (int32_t index : group.outputs) argmaxRow[static_cast<size_t>(index)] = group.mode == OutputMode::Argmax ? 1 : 0;
-        std::vector<uint8_t> wants(sequenceCount, 0);
+        std::vector<const OutputGroup*> groupOf(count, nullptr);
+        std::vector<double> uniformOf(count, 0);
+        for (const OutputGroup& group : request.groups) {
+            for (size_t row = 0; row < group.outputs.size(); row++) {
+                groupOf[static_cast<size_t>(group.outputs[row])] = &group;
+                if (group.mode == OutputMode::Drawn) uniformOf[static_cast<size_t>(group.outputs[row])] = group.uniforms[row];
+            }
+        }
+        using Want = DeviceSelection::Want;
+        std::vector<DeviceSelection::SequenceWant> wants(sequenceCount);
+        std::vector<const OutputGroup*> drawGroup(sequenceCount, nullptr);
         std::vector<uint32_t> rows(sequenceCount, 0);
         const uint32_t limit = std::min(llama_n_batch(context), DeviceSelection::maxRowsPerSequence);
-        auto mark = [&](size_t index, int32_t sequence) {
-            uint8_t& want = wants[static_cast<size_t>(sequence)];
-            want = argmaxRow[index] != 0 && want != 2 && ++rows[static_cast<size_t>(sequence)] <= limit ? 1 : 2;
+        auto mark = [&](size_t index, int32_t sequence, bool shared) {
+            DeviceSelection::SequenceWant& want = wants[static_cast<size_t>(sequence)];
+            const OutputGroup* group = groupOf[index];
+            const OutputMode mode = group == nullptr ? OutputMode::Logits : group->mode;
+            const bool draws = mode == OutputMode::Drawn && group->sampling.temperature > 0;
+            const Want kind = mode == OutputMode::Argmax || (mode == OutputMode::Drawn && !draws) ? Want::Argmax
+                              : draws && !shared && group->sampling.limit == 0                    ? Want::Draw
+                                                                                                  : Want::Rows;
+            const bool fits = ++rows[static_cast<size_t>(sequence)] <= limit;
+            const bool same = want.want == Want::Nothing ||
+                              (want.want == kind && (kind != Want::Draw || drawGroup[static_cast<size_t>(sequence)] == group));
+            if (!fits || !same || kind == Want::Rows) {
+                want.want = Want::Rows;
+                return;
+            }
+            want.want = kind;
+            if (kind != Want::Draw) return;
+            drawGroup[static_cast<size_t>(sequence)] = group;
+            want.sampling = group->sampling;
+            want.uniforms.push_back(uniformOf[index]);
         };
         for (size_t index = 0; index < count; index++)
-            if (wanted[index] != 0) mark(index, request.sequences[index]);
-        for (size_t index = 0; index + 1 < request.shared.size(); index += 2)
-            if (wanted[static_cast<size_t>(request.shared[index])] != 0)
-                mark(static_cast<size_t>(request.shared[index]), request.shared[index + 1]);
+            if (wanted[index] != 0) mark(index, request.sequences[index], false);
+        for (size_t index = 0; index + 1 < request.shared.size(); index += 2) {
+            const size_t token = static_cast<size_t>(request.shared[index]);
+            if (wanted[token] == 0) continue;
+            mark(token, request.shared[index + 1], true);
+            // The token's own sequence shares the row too: a draw there is copied as well.
+            if (groupOf[token] != nullptr && groupOf[token]->mode == OutputMode::Drawn)
+                wants[static_cast<size_t>(request.sequences[token])].want = Want::Rows;
+        }
         selection.Prepare(wants);
         rowsCopied = false;
         for (size_t index = 0; index < count; index++) {
@@ -258,6 +294,33 @@ struct ContextState {
         }
         for (size_t index = 0; index + 1 < request.shared.size(); index += 2)
             if (wanted[static_cast<size_t>(request.shared[index])] != 0 && !selection.Selects(request.shared[index + 1])) rowsCopied = true;
+    }
+
+    /**
+     * A Drawn row whose logits were copied: its sampler row (processRow), then the host's inverse-CDF
+     * rule (SeededChance.choose): the first id whose running sum exceeds uniform × total, else the last
+     * id of positive probability.
+     */
+    std::string DrawOnHost(const float* logits, const OutputGroup& group, size_t row, int32_t& token) {
+        const size_t length = static_cast<size_t>(vocabularySize);
+        const size_t covered = group.sampling.limit == 0 ? length : std::min(group.sampling.limit, length);
+        drawRow.resize(length);
+        const std::string error = processRow(logits, drawRow.data(), covered, group.sampling, scratch);
+        if (!error.empty()) return error;
+        double total = 0;
+        for (size_t id = 0; id < covered; id++) total += drawRow[id];
+        const double target = group.uniforms[row] * total;
+        double cumulative = 0;
+        int32_t lastPositive = -1;
+        for (size_t id = 0; id < covered; id++) {
+            if (drawRow[id] <= 0) continue;
+            cumulative += drawRow[id];
+            lastPositive = static_cast<int32_t>(id);
+            if (target < cumulative) break;
+        }
+        if (lastPositive < 0) return "no token has a positive probability";
+        token = lastPositive;
+        return "";
     }
 
     /** Computes with `count` threads from now on: that many threads' pool, and llama.cpp told so (both cheap). */
@@ -280,8 +343,8 @@ struct ContextState {
         if (rowsCopied) result.deviceToHostBytes += static_cast<double>(outputs.size() * rowLength * sizeof(float));
         for (size_t row = 0; row < outputs.size(); row++) {
             if (selectedRows[static_cast<size_t>(outputs[row])] != 0) {
-                result.deviceToHostBytes += sizeof(llama_token);
-                if (mode == OutputMode::Argmax) {
+                result.deviceToHostBytes += DeviceSelection::CopiedBytes(context, outputs[row]);
+                if (mode == OutputMode::Argmax || mode == OutputMode::Drawn) {
                     const llama_token token = llama_get_sampled_token_ith(context, outputs[row]);
                     if (token < 0 || token >= vocabularySize) {
                         error = "llama.cpp selected no token on the device for batch index " + std::to_string(outputs[row]);
@@ -300,7 +363,14 @@ struct ContextState {
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
                 return false;
             }
-            if ((mode == OutputMode::Logits && group.wideDestination) || mode == OutputMode::Distribution) {
+            if (mode == OutputMode::Drawn) {
+                result.hostRows++;
+                const std::string rowError = DrawOnHost(logits, group, row, static_cast<int32_t*>(destination)[row]);
+                if (!rowError.empty()) {
+                    result.error = "row " + std::to_string(row) + ": " + rowError;
+                    break;
+                }
+            } else if ((mode == OutputMode::Logits && group.wideDestination) || mode == OutputMode::Distribution) {
                 double* target = static_cast<double*>(destination) + row * rowLength;
                 for (size_t token = 0; token < rowLength; token++) target[token] = logits[token];
             } else if (mode == OutputMode::Logits) {
@@ -542,7 +612,7 @@ private:
         Napi::Object object = objectArgument(env, value, name);
         OutputGroup group;
         group.outputs = int32ArrayArgument(env, object.Get("outputs"), name + ".outputs");
-        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 4));
+        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 5));
         for (int32_t index : group.outputs) {
             if (index < 0 || static_cast<size_t>(index) >= count ||
                 (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
@@ -554,7 +624,9 @@ private:
             if (!destination.IsTypedArray()) throwTypeError(env, name + ".destination must be a typed array");
             group.destinationArray = destination.As<Napi::TypedArray>();
         }
-        if (wantsSamplerRows(group.mode)) {
+        if (group.mode == OutputMode::Drawn)
+            group.uniforms = UniformsArgument(env, object.Get("uniforms"), name + ".uniforms", group.outputs.size());
+        if (wantsSamplerRows(group.mode) || group.mode == OutputMode::Drawn) {
             Napi::Object options = objectArgument(env, object.Get("sampling"), name + ".sampling");
             group.sampling.temperature = numberArgument(env, options.Get("temperature"), name + ".sampling.temperature", 0, HUGE_VAL);
             group.sampling.topK = static_cast<int32_t>(integerArgument(env, options.Get("topK"), name + ".sampling.topK", 0, INT32_MAX));
@@ -565,6 +637,21 @@ private:
                 group.sampling.limit = static_cast<size_t>(integerArgument(env, limit, name + ".sampling.limit", 0, INT32_MAX));
         }
         return group;
+    }
+
+    /** A Drawn group's uniforms: a Float64Array of one value in [0, 1) per output. */
+    static std::vector<double> UniformsArgument(Napi::Env env, Napi::Value value, const std::string& name, size_t outputs) {
+        if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+            throwTypeError(env, name + " must be a Float64Array");
+        Napi::Float64Array array = value.As<Napi::Float64Array>();
+        if (array.ElementLength() != outputs)
+            throwRangeError(env, name + " holds " + std::to_string(array.ElementLength()) + " values, not one per output (" +
+                                     std::to_string(outputs) + ")");
+        std::vector<double> uniforms(array.Data(), array.Data() + array.ElementLength());
+        for (size_t index = 0; index < uniforms.size(); index++)
+            if (!(uniforms[index] >= 0 && uniforms[index] < 1))
+                throwRangeError(env, name + "[" + std::to_string(index) + "] = " + std::to_string(uniforms[index]) + " is outside [0, 1)");
+        return uniforms;
     }
 
     /**
@@ -659,15 +746,14 @@ private:
 
     /**
      * decode(tokens: Int32Array, sequences: Int32Array, positions: Int32Array, groups: Array<{outputs: Int32Array,
-     *        mode: 0|1|2|3|4, destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array
-     *        (mode 2, outputs) | Float64Array (mode 3, 2 × outputs × vocabulary: logits, then sampler rows;
-     *        mode 4, outputs × vocabulary: sampler rows only),
-     *        sampling?: {temperature, topK, topP, minP, limit?}}>, removals?: Int32Array of (sequence, from) pairs
-     *        dropped from the KV cache before the decode — a shared context's rollbacks, applied on the worker)
-     * → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds, groups: [{transferMilliseconds,
-     * samplingMilliseconds, error?}]}>, computed on a libuv worker thread. Row r of a group's destination
-     * belongs to its outputs[r]; groups let the submitters of one batch (sequences of a shared context)
-     * each get their own kind of rows. At most batchSize tokens; positions in [0, 2^30).
+     *        mode: 0|1|2|3|4|5, destination?: Float32Array or Float64Array (mode 1, outputs × vocabulary) | Int32Array
+     *        (mode 2, outputs; mode 5, outputs: ids drawn with `uniforms`, a Float64Array of one uniform per output) | Float64Array (mode
+     * 3, 2 × outputs × vocabulary: logits, then sampler rows; mode 4, outputs × vocabulary: sampler rows only), sampling?: {temperature,
+     * topK, topP, minP, limit?}}>, removals?: Int32Array of (sequence, from) pairs dropped from the KV cache before the decode — a shared
+     * context's rollbacks, applied on the worker) → Promise<{decodeMilliseconds, transferMilliseconds, samplingMilliseconds, groups:
+     * [{transferMilliseconds, samplingMilliseconds, error?}]}>, computed on a libuv worker thread. Row r of a group's destination belongs
+     * to its outputs[r]; groups let the submitters of one batch (sequences of a shared context) each get their own kind of rows. At most
+     * batchSize tokens; positions in [0, 2^30).
      */
     Napi::Value Decode(const Napi::CallbackInfo& info) {
         std::shared_ptr<ContextState> live = Live(info.Env());

@@ -44,6 +44,7 @@ interface Submission {
         samplingMilliseconds: number;
         batchWaitMilliseconds: number;
         deviceToHostBytes: number;
+        hostRows: number;
         error?: string;
     };
 }
@@ -238,7 +239,8 @@ export class BatchScheduler {
                     transferMilliseconds: 0,
                     samplingMilliseconds: 0,
                     batchWaitMilliseconds: 0,
-                    deviceToHostBytes: 0
+                    deviceToHostBytes: 0,
+                    hostRows: 0
                 }
             });
             const handedOut = this.expected.get(sequence);
@@ -379,6 +381,7 @@ export class BatchScheduler {
                 chunk.submission.result.transferMilliseconds += group.transferMilliseconds;
                 chunk.submission.result.samplingMilliseconds += group.samplingMilliseconds;
                 chunk.submission.result.deviceToHostBytes += group.deviceToHostBytes ?? 0;
+                chunk.submission.result.hostRows += group.hostRows ?? 0;
                 if (group.error !== undefined) chunk.submission.result.error = group.error;
             });
             const unfinished: Submission[] = [];

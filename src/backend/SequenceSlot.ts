@@ -6,6 +6,8 @@ import type {NativeContextHandle, NativeOutputGroup} from "./nativeAddon.js";
 export interface SlotDecodeResult extends EvaluationSplit {
     /** Set when the group's sampler rows could not be computed (NaN or +Infinity logits, an all-masked row). */
     readonly error?: string;
+    /** Drawn rows whose ids were drawn on the host from copied logits (NativeOutputMode.Drawn). */
+    readonly hostRows?: number;
 }
 
 /**
@@ -87,6 +89,7 @@ export class OwnContextSlot implements SequenceSlot {
             transferMilliseconds: result.transferMilliseconds,
             samplingMilliseconds: result.samplingMilliseconds,
             deviceToHostBytes: result.groups[0]?.deviceToHostBytes ?? 0,
+            hostRows: result.groups[0]?.hostRows ?? 0,
             error: result.groups[0]?.error
         };
     }

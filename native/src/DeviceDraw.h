@@ -1,0 +1,161 @@
+// DeviceDraw: the last link of a device sampler chain — picks the token id inside the graph and leaves nothing else to copy.
+#pragma once
+
+#include <ggml-backend.h>
+#include <ggml.h>
+#include <llama.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace specgate {
+
+/**
+ * A backend sampler (llama.cpp's experimental backend sampling) ending a chain: the argmax of the row
+ * the links before it left (`draws` false), or an inverse-CDF draw from it with a uniform given per
+ * row (`draws` true): softmax, cumulative sum, the first id whose cumulative probability exceeds the
+ * uniform, mapped through the candidates a top-k or top-p link reordered. That is specgate's host rule
+ * (SeededChance.choose) in float32 and in the order of the candidates.
+ *
+ * llama.cpp copies to the host every tensor a chain leaves in its sampler data: the row's logits (V
+ * floats, set even when no link changed them), probabilities and candidates. This link keeps only the
+ * id, so 4 bytes per row leave the device.
+ *
+ * The uniforms come from the caller (its seeded generator), one per row in batch order, set before
+ * each decode (SetUniforms); llama.cpp builds one draw node per row and sets the inputs per ubatch, in
+ * the same order, so a cursor hands them out.
+ */
+class DeviceDraw {
+public:
+    explicit DeviceDraw(bool draws) : draws(draws) {}
+
+    /** A new llama_sampler owning a DeviceDraw (freed with it; e.g. by the chain it is added to). */
+    static llama_sampler* Create(bool draws, DeviceDraw** created) {
+        auto* draw = new DeviceDraw(draws);
+        if (created != nullptr) *created = draw;
+        return llama_sampler_init(&interface, draw);
+    }
+
+    /** Whether llama.cpp initialised this link for the backend (every link before it runs there too). */
+    bool OnDevice() const { return onDevice; }
+
+    /** The uniforms of this decode's rows of the sequence, in batch order. */
+    void SetUniforms(const std::vector<double>& values) {
+        uniforms.resize(values.size());
+        for (size_t index = 0; index < values.size(); index++)
+            uniforms[index] = std::min(static_cast<float>(values[index]), largestUniform);
+        cursor = 0;
+    }
+
+    /** 1 − 2⁻²³: a float u at most this keeps u × total below any float total (a double u near 1 rounds to 1.0f). */
+    static constexpr float largestUniform = 1.0f - 1.0f / 8388608.0f;
+
+private:
+    bool draws;
+    bool onDevice = false;
+    std::vector<ggml_tensor*> inputs; // the draw nodes' uniforms, one per row of the graph built last
+    std::vector<float> uniforms;
+    size_t cursor = 0;
+
+    static DeviceDraw* Of(const llama_sampler* sampler) { return static_cast<DeviceDraw*>(sampler->ctx); }
+
+    static const char* Name(const llama_sampler* sampler) { return Of(sampler)->draws ? "specgate-draw" : "specgate-argmax"; }
+
+    /** On the host this link does nothing: it is used only where the whole chain runs in the graph. */
+    static void Apply(llama_sampler*, llama_token_data_array*) {}
+
+    static void Free(llama_sampler* sampler) { delete Of(sampler); }
+
+    static bool BackendInit(llama_sampler* sampler, ggml_backend_buffer_type_t type, uint32_t) {
+        DeviceDraw* draw = Of(sampler);
+        draw->onDevice = Supported(*draw, type);
+        return draw->onDevice;
+    }
+
+    /** Whether the device that holds the logits runs every op of the draw (a CPU buffer: always). */
+    static bool Supported(DeviceDraw& draw, ggml_backend_buffer_type_t type) {
+        ggml_backend_dev_t device = ggml_backend_buft_get_device(type);
+        if (device == nullptr || ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU) return true;
+        constexpr size_t nodes = 64;
+        ggml_init_params params = {nodes * ggml_tensor_overhead() + ggml_graph_overhead_custom(nodes, false), nullptr, true};
+        ggml_context* probe = ggml_init(params);
+        if (probe == nullptr) return false;
+        ggml_cgraph* graph = ggml_new_graph_custom(probe, nodes, false);
+        llama_sampler_data data = {ggml_new_tensor_1d(probe, GGML_TYPE_F32, 1024), nullptr, nullptr,
+                                   ggml_new_tensor_1d(probe, GGML_TYPE_I32, 1024)};
+        draw.Build(probe, &data);
+        ggml_build_forward_expand(graph, data.sampled);
+        bool supported = true;
+        for (int index = 0; index < ggml_graph_n_nodes(graph) && supported; index++)
+            supported = ggml_backend_dev_supports_op(device, ggml_graph_node(graph, index));
+        draw.inputs.clear();
+        ggml_free(probe);
+        return supported;
+    }
+
+    static void BackendApply(llama_sampler* sampler, ggml_context* context, ggml_cgraph*, llama_sampler_data* data) {
+        Of(sampler)->Build(context, data);
+        // What llama.cpp would copy besides the id: the row (V floats), its probabilities, its candidates.
+        data->logits = nullptr;
+        data->probs = nullptr;
+        data->candidates = nullptr;
+    }
+
+    void Build(ggml_context* context, llama_sampler_data* data) {
+        ggml_tensor* logits = ggml_reshape_1d(context, data->logits, ggml_nelements(data->logits));
+        ggml_tensor* index = nullptr;
+        if (!draws) {
+            index = ggml_argmax(context, logits);
+        } else {
+            ggml_tensor* uniform = ggml_new_tensor_1d(context, GGML_TYPE_F32, 1);
+            ggml_format_name(uniform, "specgate_uniform_%zu", inputs.size());
+            ggml_set_input(uniform);
+            inputs.push_back(uniform);
+            const int64_t length = logits->ne[0];
+            ggml_tensor* cumulative = ggml_cumsum(context, ggml_soft_max(context, logits));
+            // The host's rule: target = u × total, then the first id whose cumulative sum exceeds it. With u ≤ 1 − 2⁻²³
+            // (SetUniforms) the target stays below the total, so the id found has a positive probability.
+            ggml_tensor* total = ggml_view_1d(context, cumulative, 1, static_cast<size_t>(length - 1) * cumulative->nb[0]);
+            ggml_tensor* target = ggml_mul(context, uniform, total);
+            // 1 where the cumulative sum exceeds the target: their count locates the first such id.
+            ggml_tensor* above = ggml_sum(context, ggml_step(context, ggml_sub(context, cumulative, target)));
+            above = ggml_clamp(context, above, 1.0f, static_cast<float>(length));
+            index = ggml_cast(context, ggml_scale_bias(context, above, -1.0f, static_cast<float>(length)), GGML_TYPE_I32);
+        }
+        if (data->candidates != nullptr) {
+            ggml_tensor* candidates = ggml_reshape_2d(context, data->candidates, 1, ggml_nelements(data->candidates));
+            index = ggml_reshape_1d(context, ggml_get_rows(context, candidates, index), 1);
+        }
+        data->sampled = index;
+    }
+
+    static void BackendSetInput(llama_sampler* sampler) {
+        DeviceDraw* draw = Of(sampler);
+        for (ggml_tensor* input : draw->inputs) {
+            // A row without a uniform (none given: never read) gets 0.5 rather than memory left from another decode.
+            const float value = draw->cursor < draw->uniforms.size() ? draw->uniforms[draw->cursor] : 0.5f;
+            draw->cursor++;
+            ggml_backend_tensor_set(input, &value, 0, sizeof(float));
+        }
+    }
+
+    static void BackendReset(llama_sampler* sampler) { Of(sampler)->inputs.clear(); }
+
+    static inline llama_sampler_i interface = {
+        /* .name              = */ Name,
+        /* .accept            = */ nullptr,
+        /* .apply             = */ Apply,
+        /* .reset             = */ nullptr,
+        /* .clone             = */ nullptr,
+        /* .free              = */ Free,
+        /* .backend_init      = */ BackendInit,
+        /* .backend_accept    = */ nullptr,
+        /* .backend_apply     = */ BackendApply,
+        /* .backend_set_input = */ BackendSetInput,
+        /* .backend_reset     = */ BackendReset,
+        /* .copy_state        = */ nullptr,
+    };
+};
+
+} // namespace specgate

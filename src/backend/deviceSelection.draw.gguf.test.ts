@@ -1,0 +1,162 @@
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {processLogits} from "../distributions/processLogits.js";
+import type {SamplingOptions} from "../distributions/SamplingOptions.js";
+import {InvalidInputError} from "../errors.js";
+import {Random} from "../random/Random.js";
+import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+import {NativeBackend} from "./NativeBackend.js";
+import type {NativeSequence} from "./NativeSequence.js";
+
+vi.setConfig(modelTestTimeouts);
+
+/**
+ * Ids drawn inside the graph (NativeSequence.evaluateDrawn, native/src/DeviceDraw.h) on the CPU build,
+ * with the shipped target: only the id leaves the graph (measured from what llama.cpp copied), the
+ * draws follow the sampler row's law (χ²), and at temperature alone a uniform picks the token the
+ * host's inverse-CDF rule picks, except within float32 rounding of a boundary.
+ */
+const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
+// A context whose next-token distribution is broad (11 ids hold 99.7% of it at T = 1).
+const prompt = "x";
+
+let device: NativeBackend;
+let host: NativeBackend;
+let context: number[];
+
+beforeAll(async () => {
+    device = await NativeBackend.load(targetPath, {threads: 1, gpu: "off", deviceSelection: true});
+    host = await NativeBackend.load(targetPath, {threads: 1, gpu: "off", deviceSelection: false});
+    context = [device.bosToken!, ...device.tokenize(prompt)];
+});
+afterAll(async () => {
+    await device.dispose();
+    await host.dispose();
+});
+
+function sampling(input: Partial<SamplingOptions>): SamplingOptions {
+    return {temperature: 1, topK: 0, topP: 1, minP: 0, ...input};
+}
+
+/** The context's last logit row, read on the host. */
+async function lastRow(): Promise<Float64Array> {
+    const sequence = await host.createSequence();
+    try {
+        return (await sequence.evaluate(context))[0]!;
+    } finally {
+        await sequence.dispose();
+    }
+}
+
+/** `count` draws from the context's last row, each with the next uniform of `random`; counts per id. */
+async function draws(sequence: NativeSequence, options: SamplingOptions, random: Random, count: number) {
+    const observed = new Float64Array(device.vocabularySize);
+    const ids: number[] = [];
+    const uniforms: number[] = [];
+    await sequence.evaluate(context.slice(0, -1), {positions: []});
+    for (let draw = 0; draw < count; draw++) {
+        const uniform = random.nextDouble();
+        const {tokens, hostRows} = await sequence.evaluateDrawn([context.at(-1)!], options, [uniform]);
+        expect(hostRows).toBe(0);
+        observed[tokens[0]!]++;
+        ids.push(tokens[0]!);
+        uniforms.push(uniform);
+        await sequence.rollback(1);
+    }
+    return {observed, ids, uniforms};
+}
+
+describe("ids drawn on the device", () => {
+    it("copies 4 bytes per drawn row, as llama.cpp reports them", async () => {
+        const sequence = await device.createSequence();
+        try {
+            await draws(sequence, sampling({}), new Random(1), 20);
+            // The prompt's rows: none wanted; then 20 draws of one id each.
+            expect(sequence.timings.deviceToHostBytes).toBe(20 * 4);
+        } finally {
+            await sequence.dispose();
+        }
+    });
+
+    it.each([
+        {name: "T = 1", options: sampling({})},
+        {name: "T = 2, top-k 20, top-p 0.95, min-p 0.01", options: sampling({temperature: 2, topK: 20, topP: 0.95, minP: 0.01})}
+    ])("$name: the draws follow the sampler row (χ², 2000 draws)", async ({options}) => {
+        const expected = processLogits(await lastRow(), options);
+        const sequence = await device.createSequence();
+        try {
+            const {observed} = await draws(sequence, options, new Random(17), 2000);
+            const test = chiSquareGoodnessOfFit(observed, expected);
+            expect(test.bins).toBeGreaterThan(5);
+            expect(test.pValue).toBeGreaterThan(0.001);
+        } finally {
+            await sequence.dispose();
+        }
+    });
+
+    it("at temperature alone picks the host's inverse-CDF token for the same uniform, but within float32 rounding of a boundary", async () => {
+        const options = sampling({temperature: 0.8});
+        const row = processLogits(await lastRow(), options);
+        let total = 0;
+        for (const probability of row) total += probability;
+        const sequence = await device.createSequence();
+        try {
+            const {ids, uniforms} = await draws(sequence, options, new Random(5), 400);
+            let nearBoundary = 0;
+            for (const [index, uniform] of uniforms.entries()) {
+                const target = uniform * total;
+                let cumulative = 0;
+                let hostId = -1;
+                let distance = Infinity;
+                for (let id = 0; id < row.length; id++) {
+                    if (row[id]! <= 0) continue;
+                    cumulative += row[id]!;
+                    distance = Math.min(distance, Math.abs(cumulative - target));
+                    if (hostId < 0 && target < cumulative) hostId = id;
+                }
+                if (distance < 1e-5) nearBoundary++;
+                else expect(ids[index]).toBe(hostId);
+            }
+            expect(nearBoundary).toBeLessThan(10);
+        } finally {
+            await sequence.dispose();
+        }
+    });
+
+    it("draws on the host from the copied row where the context does not select on the device, by the same rule", async () => {
+        const options = sampling({temperature: 0.8});
+        const row = processLogits(await lastRow(), options);
+        const sequence = await host.createSequence();
+        try {
+            await sequence.evaluate(context.slice(0, -1), {positions: []});
+            const before = sequence.timings.deviceToHostBytes!;
+            const {tokens, hostRows} = await sequence.evaluateDrawn([context.at(-1)!], options, [0.5]);
+            expect(hostRows).toBe(1);
+            expect(sequence.timings.deviceToHostBytes! - before).toBe(4 * host.vocabularySize);
+            let cumulative = 0;
+            let expected = -1;
+            for (let id = 0; id < row.length && expected < 0; id++) {
+                cumulative += row[id]!;
+                if (0.5 < cumulative) expected = id;
+            }
+            expect(tokens).toEqual([expected]);
+        } finally {
+            await sequence.dispose();
+        }
+    });
+
+    it("refuses uniforms outside [0, 1), one too few, and temperature 0, naming the field", async () => {
+        const sequence = await device.createSequence();
+        try {
+            await expect(sequence.evaluateDrawn(context, sampling({}), [1])).rejects.toThrow(InvalidInputError);
+            await expect(sequence.evaluateDrawn(context, sampling({}), [1])).rejects.toThrow(/uniforms.*outside \[0, 1\)/);
+            await expect(sequence.evaluateDrawn(context, sampling({}), [])).rejects.toThrow(
+                /uniforms.*one uniform per wanted position \(1\)/
+            );
+            await expect(sequence.evaluateDrawn(context, sampling({temperature: 0}), [0.5])).rejects.toThrow(/sampling\.temperature/);
+            expect(sequence.tokens).toEqual([]);
+        } finally {
+            await sequence.dispose();
+        }
+    });
+});
