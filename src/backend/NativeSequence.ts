@@ -1,6 +1,7 @@
 import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError} from "../errors.js";
 import {checkEvaluation, checkRollback, checkTokens} from "./checkEvaluation.js";
+import type {DrawingSequence, DrawnTokens} from "./drawingSequence.js";
 import type {
     BackendSequence,
     BackendTimings,
@@ -28,7 +29,7 @@ function uninitializedRows(length: number): Float64Array {
  * One token sequence of the native backend, on a context of its own or on one sequence id of a
  * context shared with other sequences (see SequenceSlot): the same checks, rows and timings either way.
  */
-export class NativeSequence implements BackendSequence {
+export class NativeSequence implements BackendSequence, DrawingSequence {
     public readonly timings: BackendTimings = {
         decodeMilliseconds: 0,
         transferMilliseconds: 0,
@@ -104,6 +105,43 @@ export class NativeSequence implements BackendSequence {
             const ids = new Int32Array(positions.length);
             await this.decode(tokens, positions, NativeOutputMode.Argmax, ids);
             return Array.from(ids);
+        });
+    }
+
+    /**
+     * Draws one id per wanted position from its sampler row with the caller's uniform (DrawingSequence):
+     * inside the graph when the backend selects on the device (NativeBackendOptions.deviceSelection),
+     * so 4 bytes per row leave it; else from the copied logits, counted in `hostRows`.
+     */
+    public evaluateDrawn(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        uniforms: readonly number[],
+        options: Pick<EvaluateOptions, "positions"> = {}
+    ): Promise<DrawnTokens> {
+        return this.queue.run(async () => {
+            const positions = this.check(tokens, options);
+            if (uniforms.length !== positions.length)
+                throw new InvalidInputError(
+                    `must hold one uniform per wanted position (${positions.length}), got ${uniforms.length}`,
+                    "uniforms"
+                );
+            for (const [index, uniform] of uniforms.entries())
+                if (!(uniform >= 0 && uniform < 1)) throw new InvalidInputError(`[${index}] = ${uniform} is outside [0, 1)`, "uniforms");
+            if (!(sampling.temperature > 0))
+                throw new InvalidInputError(`must be above 0 to draw, got ${sampling.temperature}`, "sampling.temperature");
+            if (tokens.length === 0) return {tokens: [], hostRows: 0};
+            const ids = new Int32Array(positions.length);
+            const result = await this.slot.decode(tokens, this.history.length, {
+                outputs: Int32Array.from(positions),
+                mode: NativeOutputMode.Drawn,
+                destination: ids,
+                sampling,
+                uniforms: Float64Array.from(uniforms)
+            });
+            for (const token of tokens) this.history.push(token);
+            this.record(result);
+            return {tokens: Array.from(ids), hostRows: result.hostRows ?? 0};
         });
     }
 

@@ -184,9 +184,10 @@ export interface NativeContextOptions {
      */
     adaptiveThreads?: boolean;
     /**
-     * Default true: a sequence whose rows of a decode are all argmax ids gets them picked inside the
-     * graph, so 4 bytes per row leave the device instead of a logit row (native/src/DeviceSelection.h).
-     * An exact tie of the largest logit is then resolved by ggml's argmax, not by the lowest id.
+     * Default true: a sequence whose rows of a decode are all argmax ids, or all Drawn ids of one sampler
+     * setting, gets them picked inside the graph, so 4 bytes per row leave the device instead of a logit
+     * row (native/src/DeviceSelection.h). An exact tie of the largest logit is then resolved by ggml's
+     * argmax, not by the lowest id, and a draw may pick another token for the same uniform (DeviceDraw.h).
      */
     deviceSelection?: boolean;
     /**
@@ -196,7 +197,7 @@ export interface NativeContextOptions {
     captureLayers?: Int32Array;
 }
 
-/** Sampler settings for Distribution mode (SamplingOptions). */
+/** Sampler settings for Distribution, Probabilities and Drawn modes (SamplingOptions). */
 export interface NativeSampling {
     temperature: number;
     topK: number;
@@ -206,8 +207,8 @@ export interface NativeSampling {
     limit?: number;
 }
 
-/** What a decode returns per requested output: nothing, the logit row, or the argmax id. */
-export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3, Probabilities: 4} as const;
+/** What a decode returns per requested output: nothing, the logit row, the argmax id, sampler rows, or a drawn id. */
+export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3, Probabilities: 4, Drawn: 5} as const;
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
 /**
@@ -215,7 +216,10 @@ export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutp
  * index): outputs × vocabulary floats (Float32Array, or Float64Array widened by the worker thread) for
  * Logits, one id per output (Int32Array) for Argmax; for Distribution a Float64Array of 2 × outputs ×
  * vocabulary: the logit rows, then the sampler rows for `sampling`; for Probabilities a Float64Array of
- * outputs × vocabulary: the sampler rows alone (half the transfer, for callers that never read logits).
+ * outputs × vocabulary: the sampler rows alone (half the transfer, for callers that never read logits);
+ * for Drawn one id per output (Int32Array), drawn from the sampler row for `sampling` with the output's
+ * uniform in `uniforms` (first id whose running probability exceeds uniform × total, SeededChance's rule),
+ * inside the graph where the context selects on the device, else on the host from the copied logits.
  * A view of a resizable ArrayBuffer is refused (a TypeError naming it). decode writes the rows when its
  * promise settles, on the main thread, into the destination as it is then: one transferred or shrunk
  * in the meantime gets nothing and the promise rejects with a RangeError naming it.
@@ -225,6 +229,8 @@ export interface NativeOutputGroup {
     mode: NativeOutputMode;
     destination?: Float32Array | Float64Array | Int32Array;
     sampling?: NativeSampling;
+    /** Drawn: one uniform in [0, 1) per output. */
+    uniforms?: Float64Array;
 }
 
 /** A decode's time split, with each output group's share and, for Distribution, its row error. */
@@ -233,7 +239,14 @@ export interface NativeDecodeResult extends EvaluationSplit {
     threads?: number;
     /** Bytes copied out of the graph for the rows (EvaluationSplit.deviceToHostBytes); absent from fakes in tests. */
     deviceToHostBytes?: number;
-    groups: Array<{transferMilliseconds: number; samplingMilliseconds: number; deviceToHostBytes?: number; error?: string}>;
+    groups: Array<{
+        transferMilliseconds: number;
+        samplingMilliseconds: number;
+        deviceToHostBytes?: number;
+        /** Drawn rows drawn on the host from copied logits rather than on the device. */
+        hostRows?: number;
+        error?: string;
+    }>;
 }
 
 export interface NativeContextHandle {
