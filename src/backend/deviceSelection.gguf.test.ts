@@ -1,7 +1,9 @@
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {processLogits} from "../distributions/processLogits.js";
 import {generate} from "../engine/generate.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
-import {engineIdentity} from "../fingerprint/engineIdentity.js";
+import {deviceDrawIdentity, engineIdentity} from "../fingerprint/engineIdentity.js";
+import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {deviceSelectionMinimumVocabulary, NativeBackend} from "./NativeBackend.js";
 
@@ -10,8 +12,9 @@ vi.setConfig(modelTestTimeouts);
 /**
  * Token selection inside the graph (NativeBackendOptions.deviceSelection, native/src/DeviceSelection.h)
  * on the CPU build, with the shipped family pair: at temperature 0 every lossless arm gives the text it
- * gives with the rows reduced on the host, while only token ids leave the graph; at T > 0 whole rows
- * still cross, and the telemetry shows it.
+ * gives with the rows reduced on the host, while only token ids leave the graph; at T > 0 target-only
+ * draws on the device with the generation's uniforms, and verification still copies whole rows (the
+ * telemetry names why).
  */
 const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
 const draftPath = new URL("../../models/draft/model.gguf", import.meta.url).pathname;
@@ -94,19 +97,80 @@ describe("which rows are selected on the device", () => {
     });
 
     it("enters the engine's identity (and so the decode-path fingerprint) only when the device selects", async () => {
-        expect((await engineIdentity("native", undefined, "device")).tokenSelection).toBe("device");
-        expect(await engineIdentity("native")).not.toHaveProperty("tokenSelection");
+        const device = await engineIdentity("native", undefined, "device");
+        expect(device.tokenSelection).toBe("device");
+        // A draw at T > 0 follows its own rule there: the fingerprint names it.
+        expect(device.deviceDraw).toBe(deviceDrawIdentity);
+        const host = await engineIdentity("native");
+        expect(host).not.toHaveProperty("tokenSelection");
+        expect(host).not.toHaveProperty("deviceDraw");
     });
 });
 
 describe("device token selection at temperature 1", () => {
-    it("leaves sampling to the host: whole rows cross, and a seed gives the same text either way", async () => {
-        const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+    const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+
+    it("target-only draws on the device: at most 64 bytes per emitted token, and the host's text for the same seed", async () => {
+        for (const prompt of prompts) {
+            const host = await run(false, arms[0]!, prompt, sampling, 7);
+            const device = await run(true, arms[0]!, prompt, sampling, 7);
+            // The same uniforms, drawn by the same inverse-CDF rule (in float32 on the device): the same tokens
+            // unless a uniform falls within float rounding of a cumulative boundary.
+            expect(device.tokens).toEqual(host.tokens);
+            expect(device.telemetry.deviceToHostBytesPerToken!).toBeLessThanOrEqual(64);
+            expect(device.telemetry.rowsCopied).toBeNull();
+            expect(host.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
+        }
+    });
+
+    it("target-only's first token follows softmax(logits / T) (χ², 1500 seeds)", async () => {
+        const {target} = pairs.get(true)!;
+        // A context whose next-token distribution is broad: 11 ids hold 99.7% of it at T = 1.
+        const prompt = "x";
+        const sequence = await pairs.get(false)!.target.createSequence();
+        const [logits] = await sequence.evaluate([target.bosToken!, ...target.tokenize(prompt)]);
+        await sequence.dispose();
+        const expected = processLogits(logits!, sampling);
+        const observed = new Float64Array(target.vocabularySize);
+        for (let seed = 0; seed < 1500; seed++) {
+            const result = await generate(target, undefined, prompt, {gamma: 0, sampling, maxTokens: 1, ignoreEos: true, seed});
+            expect(result.telemetry.toJSON().deviceToHostBytes!.target).toBe(4);
+            observed[result.tokens[0]!]++;
+        }
+        const test = chiSquareGoodnessOfFit(observed, expected);
+        expect(test.bins).toBeGreaterThan(5);
+        expect(test.pValue).toBeGreaterThan(0.001);
+    });
+
+    it("verification at T > 0 copies whole rows, says why, and a seed gives the same text either way", async () => {
         const host = await run(false, arms[1]!, prompts[0]!, sampling, 7);
         const device = await run(true, arms[1]!, prompts[0]!, sampling, 7);
         expect(device.tokens).toEqual(host.tokens);
         expect(device.telemetry.deviceToHost.target).toBe(host.telemetry.deviceToHost.target);
         expect(device.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
+        expect(device.telemetry.toJSON().rowsCopied).toBe("verification at T > 0");
+        expect(host.telemetry.rowsCopied).toBeNull();
+    });
+
+    it.each([
+        {name: "logprobs", options: {gamma: 0, logprobs: 2}, usesDraft: false, reason: "logprobs"},
+        {
+            name: "greedy verification at T = 1",
+            options: {gamma: 0, policy: {kind: "greedy"}},
+            usesDraft: false,
+            reason: "policy reads whole rows"
+        },
+        {
+            name: "fuzzy γ = 4",
+            options: {gamma: 4, policy: {kind: "fuzzy", threshold: 0.5}},
+            usesDraft: true,
+            reason: "policy reads whole rows"
+        }
+    ] as const)("$name: rows cross whole and the telemetry names why", async ({options, usesDraft, reason}) => {
+        const {target, draft} = pairs.get(true)!;
+        const result = await generate(target, usesDraft ? draft : undefined, prompts[0]!, {...options, sampling, maxTokens: 8, seed: 1});
+        expect(result.telemetry.rowsCopied).toBe(reason);
+        expect(result.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(4 * target.vocabularySize);
     });
 });
 
@@ -126,6 +190,28 @@ describe("device token selection on a shared context (continuous batching)", () 
             expect(first.tokens).toEqual(references[0]!.tokens);
             expect(second.tokens).toEqual(references[1]!.tokens);
             expect(sampled.tokens.length).toBe(40);
+        } finally {
+            await shared.draft.dispose();
+            await shared.target.dispose();
+        }
+    });
+
+    it("draws each target-only T > 0 sequence on the device beside greedy ones, as on a context of its own", async () => {
+        const shared = await loadPair(true, {batchedSequences: 4});
+        try {
+            const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+            const warm = {temperature: 0.7, topK: 20, topP: 0.9, minP: 0};
+            const alone = await Promise.all([run(true, arms[0]!, prompts[0]!, sampling, 5), run(true, arms[0]!, prompts[1]!, warm, 9)]);
+            const options = {gamma: 0, maxTokens: 40, ignoreEos: true};
+            const [drawn, other, greedyText] = await Promise.all([
+                generate(shared.target, undefined, prompts[0]!, {...options, sampling, seed: 5}),
+                generate(shared.target, undefined, prompts[1]!, {...options, sampling: warm, seed: 9}),
+                generate(shared.target, shared.draft, prompts[1]!, {...arms[1]!.options, maxTokens: 40, ignoreEos: true, sampling: greedy})
+            ]);
+            expect(drawn.tokens).toEqual(alone[0]!.tokens);
+            expect(other.tokens).toEqual(alone[1]!.tokens);
+            expect(greedyText.tokens).toEqual((await run(false, arms[1]!, prompts[1]!)).tokens);
+            for (const result of [drawn, other]) expect(result.telemetry.deviceToHostBytesPerToken!).toBeLessThanOrEqual(64);
         } finally {
             await shared.draft.dispose();
             await shared.target.dispose();

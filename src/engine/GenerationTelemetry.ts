@@ -3,6 +3,24 @@ import {DraftLengthTelemetry} from "./DraftLengthTelemetry.js";
 import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
 
 /**
+ * What made whole target rows cross from a target that selects tokens on the device: log-probabilities,
+ * a grammar's masks, a caller's own policy, a policy that reads whole rows (fuzzy, calibrated, typical;
+ * greedy verification at T > 0; at T = 0 any policy the argmax fast path does not cover), the fast
+ * path turned off (GenerationOptions.argmaxFastPath), lossless verification at T > 0 (it reads p and q
+ * of the drafted tokens and the residual on the host), the device declining the sampler chain (an op
+ * it lacks), or a sequence that cannot draw ids itself.
+ */
+export type RowsCopiedReason =
+    | "logprobs"
+    | "grammar"
+    | "custom policy"
+    | "policy reads whole rows"
+    | "verification at T > 0"
+    | "argmax fast path off"
+    | "device declined the sampler"
+    | "the sequence cannot draw";
+
+/**
  * Counters of one generation (or many, merged), with vLLM's spec-decode metric definitions:
  * acceptance rate = accepted / draft tokens; mean acceptance length = 1 + accepted / drafts, counting
  * the recovered or bonus token.
@@ -50,11 +68,16 @@ export class GenerationTelemetry {
     };
     /**
      * Bytes copied out of the models' compute graphs (EvaluationSplit.deviceToHostBytes): logit rows
-     * whole, or 4 bytes per id where the argmax was taken on the device. Whole rows cross wherever
-     * something on the host reads them: sampler rows at T > 0, logits, grammar masks, fuzzy, calibrated
-     * and typical verification. Null parts were not measured (a backend that does not report them).
+     * whole, or 4 bytes per id where the argmax or the draw was made on the device. Whole rows cross
+     * wherever something on the host reads them (rowsCopied names it). Null parts were not measured (a
+     * backend that does not report them).
      */
     public deviceToHost = {target: 0, draft: 0, measured: false};
+    /**
+     * Why whole target rows were copied although the target selects tokens on the device (null: only
+     * ids crossed, or the host selects): what read them (RowsCopiedReason).
+     */
+    public rowsCopied: RowsCopiedReason | null = null;
     /** Batch size → [total ms, count] of target evaluations, for the cost curve t_target(k). */
     public targetEvaluations = new Map<number, [number, number]>();
     /** [total ms, count] of single draft-token evaluations, for t_draft. */
@@ -114,6 +137,11 @@ export class GenerationTelemetry {
         if (native.deviceToHostBytes === undefined) return;
         this.deviceToHost[model] += native.deviceToHostBytes;
         this.deviceToHost.measured = true;
+    }
+
+    /** Records why target rows crossed whole (the first reason stays). */
+    public noteRowsCopied(reason: RowsCopiedReason): void {
+        this.rowsCopied ??= reason;
     }
 
     /** Bytes copied out of the compute graphs per emitted token (target and draft); null where not measured. */
@@ -197,6 +225,7 @@ export class GenerationTelemetry {
         this.deviceToHost.target += other.deviceToHost.target;
         this.deviceToHost.draft += other.deviceToHost.draft;
         this.deviceToHost.measured ||= other.deviceToHost.measured;
+        this.rowsCopied ??= other.rowsCopied;
         for (const [size, [total, count]] of other.targetEvaluations) {
             const entry = this.targetEvaluations.get(size) ?? [0, 0];
             this.targetEvaluations.set(size, [entry[0] + total, entry[1] + count]);
@@ -248,6 +277,7 @@ export class GenerationTelemetry {
                       perToken: this.deviceToHostBytesPerToken
                   }
                 : null,
+            rowsCopied: this.rowsCopied,
             targetCostCurveMilliseconds: this.costCurve(),
             draftTokenMilliseconds: this.draftEvaluations[1] === 0 ? null : this.draftEvaluations[0] / this.draftEvaluations[1],
             drafters: this.drafters.toJSON(),

@@ -3,6 +3,7 @@ import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 import {SeededChance} from "../random/SeededChance.js";
 import {argmaxFastPathSequence} from "./argmaxFastPath.js";
 import {ChainStep} from "./ChainStep.js";
+import {deviceDrawSequence} from "./deviceDrawPath.js";
 import {DraftLengthController} from "./DraftLengthController.js";
 import type {Drafter} from "./drafters/Drafter.js";
 import type {TreeShape} from "./drafters/TreeDraftSession.js";
@@ -62,10 +63,10 @@ export class StepLoop {
             holdSpaces: setup.holdSpaces
         });
         this.state = new StepState(promptTokens, new SeededChance(options.seed), stopDetector, setup.telemetry);
-        const fastPath = argmaxFastPathSequence(setup.sequence, options, {
-            policyGiven: setup.policyGiven,
-            constrained: setup.constraint !== undefined
-        });
+        const reads = {policyGiven: setup.policyGiven, constrained: setup.constraint !== undefined};
+        const fastPath =
+            argmaxFastPathSequence(setup.sequence, options, reads) ??
+            deviceDrawSequence(setup, {...reads, speculative: this.speculative}, this.state.chance);
         this.strategy =
             setup.tree !== undefined
                 ? new TreeStep(setup, this.state, this.controller, setup.tree, fastPath)

@@ -25,12 +25,26 @@ export interface EngineIdentity {
      */
     readonly gpu?: {readonly build: "vulkan" | "cuda"; readonly device: string};
     /**
-     * "device" where argmax ids are picked inside llama.cpp's graph (NativeBackendOptions.deviceSelection):
-     * an exact tie of the largest logit may then give another id than the host's lowest-id rule. Absent
+     * "device" where ids are picked inside llama.cpp's graph (NativeBackendOptions.deviceSelection): an
+     * exact tie of the largest logit may then give another id than the host's lowest-id rule, and a draw
+     * at T > 0 another token for the same seed (deviceDraw). Absent
      * where the host picks them, so such fingerprints are what they were before device selection existed.
      */
     readonly tokenSelection?: "device";
+    /**
+     * With tokenSelection "device": how a draw at T > 0 is made there (deviceDrawIdentity). The uniforms
+     * are the generation's own, as on the host, but the inverse CDF runs in float32 over the candidates
+     * in the order top-k and top-p sort them, so the same seed can give another (equally likely) text.
+     */
+    readonly deviceDraw?: typeof deviceDrawIdentity;
 }
+
+/**
+ * The device draw's rule, versioned: the generation's xoshiro128** uniforms, one per token; softmax,
+ * cumulative sum and search in float32 inside the graph (native/src/DeviceDraw.h), over the ids in
+ * vocabulary order or in the order top-k and top-p leave them.
+ */
+export const deviceDrawIdentity = "xoshiro128**-uniform/f32-inverse-cdf/v1";
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -65,7 +79,7 @@ export async function engineIdentity(
             nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256},
             platform: target,
             ...(gpu === undefined ? {} : {gpu: {build: gpu.build, device: gpu.device}}),
-            ...(tokenSelection === undefined ? {} : {tokenSelection})
+            ...(tokenSelection === undefined ? {} : {tokenSelection, deviceDraw: deviceDrawIdentity})
         };
     }
     const candidates = [
