@@ -19,6 +19,7 @@ import {registerSweepCommand} from "./commands/sweepCommand.js";
 import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
 import {registerTrainCommand} from "./commands/trainCommand.js";
+import {registerTrainEagle3Command} from "./commands/trainEagle3Command.js";
 import {exitCodeHelp} from "./exitCodes.js";
 
 /** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
@@ -41,6 +42,7 @@ export function createProgram(): Command {
     registerSweepCommand(program);
     registerCalibrateCommand(program);
     registerTrainCommand(program);
+    registerTrainEagle3Command(program);
     registerExportCommand(program);
     registerFamilyCommand(program);
     registerInfoCommand(program);

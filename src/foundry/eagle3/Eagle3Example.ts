@@ -10,4 +10,9 @@ export interface Eagle3Example {
      * at position P (while the target reads tokens[P]), in targetLayers order.
      */
     readonly features: Float64Array;
+    /**
+     * First root whose drafting chain is unrolled past step 0 (default 0). Roots before it (prompt
+     * positions, where drafting never starts) train step 0 alone and still fill the head's KV cache.
+     */
+    readonly chainStart?: number;
 }

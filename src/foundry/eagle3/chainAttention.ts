@@ -9,42 +9,45 @@ export interface ChainAttentionShape {
  * The attention of unrolled drafting step `k` (EAGLE-3's training-time test), as llama.cpp's
  * draft-eagle3 sees it: the chain rooted at position P (the pair (token[P+1], g[P]) written from the
  * target's features) drafts its step-k token at position P + k, where the head's KV cache holds the
- * target-fed step-0 rows 0..P and the chain's own rows of steps 1..k at root P. So query row P of step
- * k reads step-0 keys 0..P, then step-j key row P for j = 1..k; step 0 is plain causal attention.
+ * target-fed step-0 rows 0..P and the chain's own rows of steps 1..k at root P. So the query of root P
+ * at step k reads step-0 keys 0..P, then step j's key of root P for j = 1..k; step 0 is plain causal
+ * attention.
  *
- * `keys[j]` / `values[j]` are step j's rows (rows₀ − j of them, row P = root P), all rotated.
+ * `keys[0]` / `values[0]` hold step 0's rows (row P = root P); `keys[j]` for j ≥ 1 and the queries
+ * hold the chains' rows, row r = root rootOffset + r (chains need not start at root 0). All rotated.
  * Scores are q·k / √headDimension; query head h reads kv head ⌊h / (headCount / headCountKv)⌋.
- * Probabilities are kept per head and row in slots 0..P (step 0) and P + j (step j), stride rows₀ + k.
+ * Probabilities are kept per head and row in slots 0..P (step 0) and P + j (step j).
  */
 export function chainAttentionForward(
     queries: Float64Array,
     keys: readonly Float64Array[],
     values: readonly Float64Array[],
-    shape: ChainAttentionShape
+    shape: ChainAttentionShape,
+    rootOffset = 0
 ): {output: Float64Array; probabilities: Float64Array} {
     const {headCount, headCountKv, headDimension} = shape;
     const step = keys.length - 1;
     const queryWidth = headCount * headDimension;
     const keyWidth = headCountKv * headDimension;
     const rows = queries.length / queryWidth;
-    const stride = rows + step;
+    const stride = rootOffset + rows + step;
     const group = headCount / headCountKv;
     const scale = 1 / Math.sqrt(headDimension);
     const output = new Float64Array(queries.length);
     const probabilities = new Float64Array(headCount * rows * stride);
     for (let head = 0; head < headCount; head++) {
         const kvOffset = Math.floor(head / group) * headDimension;
-        for (let root = 0; root < rows; root++) {
-            const queryOffset = root * queryWidth + head * headDimension;
-            const rowOffset = (head * rows + root) * stride;
+        for (let row = 0; row < rows; row++) {
+            const root = rootOffset + row;
+            const queryOffset = row * queryWidth + head * headDimension;
+            const rowOffset = (head * rows + row) * stride;
             const slots = root + 1 + step;
             let maximum = -Infinity;
             for (let slot = 0; slot < slots; slot++) {
-                const source = slot <= root ? 0 : slot - root;
-                const tensor = keys[source];
-                const offset = (slot <= root ? slot : root) * keyWidth;
+                const tensor = keys[slot <= root ? 0 : slot - root];
+                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
                 let score = 0;
-                for (let i = 0; i < headDimension; i++) score += queries[queryOffset + i] * tensor[offset + kvOffset + i];
+                for (let i = 0; i < headDimension; i++) score += queries[queryOffset + i] * tensor[offset + i];
                 score *= scale;
                 probabilities[rowOffset + slot] = score;
                 if (score > maximum) maximum = score;
@@ -58,10 +61,9 @@ export function chainAttentionForward(
             for (let slot = 0; slot < slots; slot++) {
                 const probability = probabilities[rowOffset + slot] / total;
                 probabilities[rowOffset + slot] = probability;
-                const source = slot <= root ? 0 : slot - root;
-                const tensor = values[source];
-                const offset = (slot <= root ? slot : root) * keyWidth;
-                for (let i = 0; i < headDimension; i++) output[queryOffset + i] += probability * tensor[offset + kvOffset + i];
+                const tensor = values[slot <= root ? 0 : slot - root];
+                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
+                for (let i = 0; i < headDimension; i++) output[queryOffset + i] += probability * tensor[offset + i];
             }
         }
     }
@@ -81,37 +83,39 @@ export function chainAttentionBackward(
     outputGradient: Float64Array,
     keyGradients: readonly Float64Array[],
     valueGradients: readonly Float64Array[],
-    shape: ChainAttentionShape
+    shape: ChainAttentionShape,
+    rootOffset = 0
 ): Float64Array {
     const {headCount, headCountKv, headDimension} = shape;
     const step = keys.length - 1;
     const queryWidth = headCount * headDimension;
     const keyWidth = headCountKv * headDimension;
     const rows = queries.length / queryWidth;
-    const stride = rows + step;
+    const stride = rootOffset + rows + step;
     const group = headCount / headCountKv;
     const scale = 1 / Math.sqrt(headDimension);
     const queryGradient = new Float64Array(queries.length);
     const probabilityGradient = new Float64Array(stride);
     for (let head = 0; head < headCount; head++) {
         const kvOffset = Math.floor(head / group) * headDimension;
-        for (let root = 0; root < rows; root++) {
-            const queryOffset = root * queryWidth + head * headDimension;
-            const rowOffset = (head * rows + root) * stride;
+        for (let row = 0; row < rows; row++) {
+            const root = rootOffset + row;
+            const queryOffset = row * queryWidth + head * headDimension;
+            const rowOffset = (head * rows + row) * stride;
             const slots = root + 1 + step;
             // dP = dO·V, dV += P·dO; then the softmax Jacobian: dS = P ⊙ (dP − Σ P·dP).
             let weighted = 0;
             for (let slot = 0; slot < slots; slot++) {
                 const source = slot <= root ? 0 : slot - root;
                 const tensor = values[source];
-                const offset = (slot <= root ? slot : root) * keyWidth;
                 const gradient = valueGradients[source];
+                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
                 const probability = probabilities[rowOffset + slot];
                 let dot = 0;
                 for (let i = 0; i < headDimension; i++) {
                     const upstream = outputGradient[queryOffset + i];
-                    dot += upstream * tensor[offset + kvOffset + i];
-                    gradient[offset + kvOffset + i] += probability * upstream;
+                    dot += upstream * tensor[offset + i];
+                    gradient[offset + i] += probability * upstream;
                 }
                 probabilityGradient[slot] = dot;
                 weighted += probability * dot;
@@ -121,11 +125,11 @@ export function chainAttentionBackward(
                 if (scoreGradient === 0) continue;
                 const source = slot <= root ? 0 : slot - root;
                 const tensor = keys[source];
-                const offset = (slot <= root ? slot : root) * keyWidth;
                 const gradient = keyGradients[source];
+                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
                 for (let i = 0; i < headDimension; i++) {
-                    queryGradient[queryOffset + i] += scoreGradient * tensor[offset + kvOffset + i];
-                    gradient[offset + kvOffset + i] += scoreGradient * queries[queryOffset + i];
+                    queryGradient[queryOffset + i] += scoreGradient * tensor[offset + i];
+                    gradient[offset + i] += scoreGradient * queries[queryOffset + i];
                 }
             }
         }

@@ -1,5 +1,5 @@
 import {tensorOf} from "../model/LlamaWeights.js";
-import {linearBackward} from "../model/linear.js";
+import {blockedLinearBackward} from "./blockedLinear.js";
 import {rmsNormBackward} from "../model/rmsNorm.js";
 import type {RopeTable} from "../model/RopeTable.js";
 import {swigluBackward} from "../model/swiglu.js";
@@ -37,7 +37,7 @@ export function eagle3Backward(
     for (let k = steps.length - 1; k >= 0; k--) {
         const saved = steps[k];
         const rows = saved.inputTokens.length;
-        const finalNormedGradient = linearBackward(
+        const finalNormedGradient = blockedLinearBackward(
             saved.finalNormed,
             weight("output.weight"),
             logitGradients[k],
@@ -55,9 +55,12 @@ export function eagle3Backward(
             rows,
             d
         );
-        if (prenormFromNext !== undefined) for (let i = 0; i < prenormFromNext.length; i++) residual[i] += prenormFromNext[i];
+        if (prenormFromNext !== undefined) {
+            const offset = (steps[k + 1].firstRoot - saved.firstRoot) * d;
+            for (let i = 0; i < prenormFromNext.length; i++) residual[offset + i] += prenormFromNext[i];
+        }
 
-        const hiddenGradient = linearBackward(
+        const hiddenGradient = blockedLinearBackward(
             saved.hidden,
             weight("blk.0.ffn_down.weight"),
             residual,
@@ -67,7 +70,7 @@ export function eagle3Backward(
             d
         );
         const {gateGradient, upGradient} = swigluBackward(saved.gate, saved.up, hiddenGradient);
-        const normedGradient = linearBackward(
+        const normedGradient = blockedLinearBackward(
             saved.feedForwardNormed,
             weight("blk.0.ffn_gate.weight"),
             gateGradient,
@@ -76,7 +79,7 @@ export function eagle3Backward(
             d,
             ff
         );
-        const fromUp = linearBackward(
+        const fromUp = blockedLinearBackward(
             saved.feedForwardNormed,
             weight("blk.0.ffn_up.weight"),
             upGradient,
@@ -99,7 +102,7 @@ export function eagle3Backward(
         for (let i = 0; i < residual.length; i++) residual[i] += feedForwardInputGradient[i];
         const gGradient = Float64Array.from(residual);
 
-        const attentionOutputGradient = linearBackward(
+        const attentionOutputGradient = blockedLinearBackward(
             saved.attentionOutput,
             weight("blk.0.attn_output.weight"),
             residual,
@@ -116,12 +119,13 @@ export function eagle3Backward(
             attentionOutputGradient,
             keyGradients,
             valueGradients,
-            shape
+            shape,
+            saved.firstRoot
         );
         const keyGradient = keyGradients[k];
-        rope.rotate(queryGradient, rows, config.headCount, true, k);
-        rope.rotate(keyGradient, rows, config.headCountKv, true, k);
-        const concatGradient = linearBackward(
+        rope.rotate(queryGradient, rows, config.headCount, true, saved.firstRoot + k);
+        rope.rotate(keyGradient, rows, config.headCountKv, true, saved.firstRoot + k);
+        const concatGradient = blockedLinearBackward(
             saved.concat,
             weight("blk.0.attn_q.weight"),
             queryGradient,
@@ -130,7 +134,7 @@ export function eagle3Backward(
             2 * d,
             d
         );
-        const fromKeys = linearBackward(
+        const fromKeys = blockedLinearBackward(
             saved.concat,
             weight("blk.0.attn_k.weight"),
             keyGradient,
@@ -139,7 +143,7 @@ export function eagle3Backward(
             2 * d,
             kvWidth
         );
-        const fromValues = linearBackward(
+        const fromValues = blockedLinearBackward(
             saved.concat,
             weight("blk.0.attn_v.weight"),
             valueGradients[k],
@@ -184,6 +188,14 @@ export function eagle3Backward(
     // Step 0's g is fc · features.
     if (prenormFromNext !== undefined) {
         const rows = steps[0].inputTokens.length;
-        linearBackward(forward.features, weight("fc.weight"), prenormFromNext, gradient("fc.weight"), rows, eagle3FeatureWidth(config), d);
+        blockedLinearBackward(
+            forward.features,
+            weight("fc.weight"),
+            prenormFromNext,
+            gradient("fc.weight"),
+            rows,
+            eagle3FeatureWidth(config),
+            d
+        );
     }
 }

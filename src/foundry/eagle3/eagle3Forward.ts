@@ -1,6 +1,6 @@
 import {InvalidInputError, TokenOutOfRangeError} from "../../errors.js";
 import {tensorOf} from "../model/LlamaWeights.js";
-import {linearForward} from "../model/linear.js";
+import {blockedLinearForward} from "./blockedLinear.js";
 import {rmsNormForward} from "../model/rmsNorm.js";
 import type {RopeTable} from "../model/RopeTable.js";
 import {swigluForward} from "../model/swiglu.js";
@@ -11,6 +11,8 @@ import type {Eagle3Weights} from "./Eagle3Weights.js";
 
 /** What the backward pass needs from one drafting step over all roots. */
 export interface Eagle3StepActivations {
+    /** Root of row 0: 0 at step 0, the example's chain start after. */
+    readonly firstRoot: number;
     /** Input token of each row (root P reads tokens[P + k + 1] at step k). */
     readonly inputTokens: readonly number[];
     /** The g of each row: fc(features) at step 0, the previous step's pre-norm output after. */
@@ -38,7 +40,7 @@ export interface Eagle3StepActivations {
 }
 
 export interface Eagle3ForwardResult {
-    /** Per step k: rows₀ − k rows × vocabulary; row P predicts tokens[P + k + 2]. */
+    /** Per step k, rows × vocabulary; row r (root P = firstRoot + r) predicts tokens[P + k + 2]. */
     readonly logits: Float64Array[];
     readonly steps: Eagle3StepActivations[];
     /** Rows₀ feature rows fc read. */
@@ -54,7 +56,8 @@ export function eagle3Roots(length: number): number {
  * The EAGLE-3 head over one sequence with `unrolledSteps` drafting steps, computing what llama.cpp's
  * eagle3 encoder and decoder graphs compute. Step 0 reads, at every position P, the pair
  * (tokens[P+1], g[P] = fc · features[P]); step k ≥ 1 reads (tokens[P+k+1], prenorm of step k−1 at root P)
- * at position P + k, attending to step-0 rows 0..P and its own chain (chainAttention). The decoder:
+ * at position P + k, attending to step-0 rows 0..P and its own chain (chainAttention), for the roots
+ * from the example's chainStart on. The decoder:
  * c = [RMSNorm(embd)·attn_norm, RMSNorm(g)·attn_norm_2]; h = Wo·attention(rope(Wq·c), rope(Wk·c), Wv·c) + g;
  * prenorm = h + Wdown·(silu(Wgate·m) ⊙ Wup·m) with m = RMSNorm(h)·ffn_norm; logits = Wout·RMSNorm(prenorm)·output_norm.
  */
@@ -80,15 +83,29 @@ export function eagle3Forward(
             throw new TokenOutOfRangeError(`token ${token} is outside [0, ${config.vocabularySize})`, `tokens[${position}]`);
     });
     const features = example.features.subarray(0, roots * featureWidth);
-    let g = linearForward(features, tensorOf(weights, "fc.weight"), roots, featureWidth, d);
+    const chainStart = Math.min(Math.max(0, example.chainStart ?? 0), roots - 1);
+    let g = blockedLinearForward(features, tensorOf(weights, "fc.weight"), roots, featureWidth, d);
     const steps: Eagle3StepActivations[] = [];
     const logits: Float64Array[] = [];
-    for (let step = 0; step < unrolledSteps && roots - step >= 1; step++) {
-        const rows = roots - step;
-        const inputTokens = Array.from({length: rows}, (_unused, root) => example.tokens[root + step + 1]);
-        const activations = decoderStep(config, weights, rope, inputTokens, g.subarray(0, rows * d), step, steps);
+    for (let step = 0; step < unrolledSteps; step++) {
+        const firstRoot = step === 0 ? 0 : chainStart;
+        const rows = roots - step - firstRoot;
+        if (rows < 1) break;
+        // g rows: step 0's start at root 0, a chain's at its first root.
+        const gOffset = step === 1 ? chainStart : 0;
+        const inputTokens = Array.from({length: rows}, (_unused, row) => example.tokens[firstRoot + row + step + 1]);
+        const activations = decoderStep(
+            config,
+            weights,
+            rope,
+            inputTokens,
+            g.slice(gOffset * d, (gOffset + rows) * d),
+            step,
+            firstRoot,
+            steps
+        );
         steps.push(activations);
-        logits.push(linearForward(activations.finalNormed, tensorOf(weights, "output.weight"), rows, d, config.vocabularySize));
+        logits.push(blockedLinearForward(activations.finalNormed, tensorOf(weights, "output.weight"), rows, d, config.vocabularySize));
         g = activations.prenorm;
     }
     return {logits, steps, features};
@@ -101,6 +118,7 @@ function decoderStep(
     inputTokens: readonly number[],
     g: Float64Array,
     step: number,
+    firstRoot: number,
     earlier: readonly Eagle3StepActivations[]
 ): Eagle3StepActivations {
     const d = config.embeddingLength;
@@ -120,28 +138,35 @@ function decoderStep(
         concat.set(embeddedNorm.output.subarray(row * d, (row + 1) * d), row * 2 * d);
         concat.set(gNorm.output.subarray(row * d, (row + 1) * d), row * 2 * d + d);
     }
-    const queries = linearForward(concat, tensor("blk.0.attn_q.weight"), rows, 2 * d, d);
-    const keys = linearForward(concat, tensor("blk.0.attn_k.weight"), rows, 2 * d, kvWidth);
-    const values = linearForward(concat, tensor("blk.0.attn_v.weight"), rows, 2 * d, kvWidth);
-    rope.rotate(queries, rows, config.headCount, false, step);
-    rope.rotate(keys, rows, config.headCountKv, false, step);
-    const attention = chainAttentionForward(queries, [...earlier.map((s) => s.keys), keys], [...earlier.map((s) => s.values), values], {
-        headCount: config.headCount,
-        headCountKv: config.headCountKv,
-        headDimension
-    });
-    const projected = linearForward(attention.output, tensor("blk.0.attn_output.weight"), rows, d, d);
+    const queries = blockedLinearForward(concat, tensor("blk.0.attn_q.weight"), rows, 2 * d, d);
+    const keys = blockedLinearForward(concat, tensor("blk.0.attn_k.weight"), rows, 2 * d, kvWidth);
+    const values = blockedLinearForward(concat, tensor("blk.0.attn_v.weight"), rows, 2 * d, kvWidth);
+    rope.rotate(queries, rows, config.headCount, false, firstRoot + step);
+    rope.rotate(keys, rows, config.headCountKv, false, firstRoot + step);
+    const attention = chainAttentionForward(
+        queries,
+        [...earlier.map((s) => s.keys), keys],
+        [...earlier.map((s) => s.values), values],
+        {
+            headCount: config.headCount,
+            headCountKv: config.headCountKv,
+            headDimension
+        },
+        firstRoot
+    );
+    const projected = blockedLinearForward(attention.output, tensor("blk.0.attn_output.weight"), rows, d, d);
     const afterAttention = new Float64Array(rows * d);
     for (let i = 0; i < afterAttention.length; i++) afterAttention[i] = projected[i] + g[i];
     const feedForwardNorm = rmsNormForward(afterAttention, tensor("blk.0.ffn_norm.weight"), rows, d, epsilon);
-    const gate = linearForward(feedForwardNorm.output, tensor("blk.0.ffn_gate.weight"), rows, d, ff);
-    const up = linearForward(feedForwardNorm.output, tensor("blk.0.ffn_up.weight"), rows, d, ff);
+    const gate = blockedLinearForward(feedForwardNorm.output, tensor("blk.0.ffn_gate.weight"), rows, d, ff);
+    const up = blockedLinearForward(feedForwardNorm.output, tensor("blk.0.ffn_up.weight"), rows, d, ff);
     const hidden = swigluForward(gate, up);
-    const down = linearForward(hidden, tensor("blk.0.ffn_down.weight"), rows, ff, d);
+    const down = blockedLinearForward(hidden, tensor("blk.0.ffn_down.weight"), rows, ff, d);
     const prenorm = new Float64Array(rows * d);
     for (let i = 0; i < prenorm.length; i++) prenorm[i] = afterAttention[i] + down[i];
     const finalNorm = rmsNormForward(prenorm, tensor("output_norm.weight"), rows, d, epsilon);
     return {
+        firstRoot,
         inputTokens,
         g,
         embedded,

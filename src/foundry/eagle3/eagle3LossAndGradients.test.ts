@@ -28,7 +28,7 @@ function example(random: Random, tokens: number[]): Eagle3Example {
 }
 
 const random = new Random(5);
-const batch = [example(random, [1, 4, 7, 2, 9, 10, 3]), example(random, [3, 3, 8, 0, 5])];
+const batch: Eagle3Example[] = [{...example(random, [1, 4, 7, 2, 9, 10, 3, 6]), chainStart: 2}, example(random, [3, 3, 8, 0, 5])];
 const rope = new RopeTable(tiny.contextLength, eagle3HeadDimension(tiny), tiny.ropeFreqBase);
 
 describe("eagle3LossAndGradients", () => {
@@ -36,7 +36,8 @@ describe("eagle3LossAndGradients", () => {
         const weights = initializeEagle3Weights(tiny, {seed: 4, standardDeviation: 0.5, gainJitter: 0.3});
         const options = {unrolledSteps: 3, stepDecay: 0.7};
         const {gradients, steps} = eagle3LossAndGradients(tiny, weights, rope, batch, options);
-        expect(steps.map((step) => step.rows)).toEqual([5 + 3, 4 + 2, 3 + 1]);
+        // The first sequence's chains start at root 2: 6 roots at step 0, then 3 and 2.
+        expect(steps.map((step) => step.rows)).toEqual([6 + 3, 3 + 2, 2 + 1]);
         const h = 1e-5;
         for (const {name} of eagle3TensorLayout(tiny)) {
             const values = weights.get(name)!;
@@ -61,12 +62,16 @@ describe("eagle3LossAndGradients", () => {
 
     it("feeds step k the previous step's pre-norm output at position P + k", () => {
         const weights = initializeEagle3Weights(tiny, {seed: 2, standardDeviation: 0.3});
-        const forward = eagle3Forward(tiny, weights, rope, batch[0], 3);
-        expect(forward.logits.map((rows) => rows.length / tiny.vocabularySize)).toEqual([5, 4, 3]);
-        expect(forward.steps[1].g).toEqual(forward.steps[0].prenorm.subarray(0, 4 * tiny.embeddingLength));
-        expect(forward.steps[2].inputTokens).toEqual([2, 9, 10]);
+        const forward = eagle3Forward(tiny, weights, rope, {...batch[0], chainStart: 0}, 3);
+        expect(forward.logits.map((rows) => rows.length / tiny.vocabularySize)).toEqual([6, 5, 4]);
+        expect(forward.steps[1].g).toEqual(forward.steps[0].prenorm.subarray(0, 5 * tiny.embeddingLength));
+        expect(forward.steps[2].inputTokens).toEqual([2, 9, 10, 3]);
+        // A chain started later computes the same rows for its roots.
+        const later = eagle3Forward(tiny, weights, rope, batch[0], 3);
+        expect(later.steps[2].firstRoot).toBe(2);
+        later.logits[2].forEach((value, i) => expect(value).toBeCloseTo(forward.logits[2][2 * tiny.vocabularySize + i], 12));
         // Step 0 is causal: root 0's output does not depend on the tokens after its pair.
-        const changed = eagle3Forward(tiny, weights, rope, {...batch[0], tokens: [1, 4, 7, 7, 7, 7, 7]}, 1);
+        const changed = eagle3Forward(tiny, weights, rope, {...batch[0], tokens: [1, 4, 7, 7, 7, 7, 7, 7]}, 1);
         expect(changed.logits[0].subarray(0, tiny.vocabularySize)).toEqual(forward.logits[0].subarray(0, tiny.vocabularySize));
     });
 

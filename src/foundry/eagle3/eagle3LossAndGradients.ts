@@ -31,7 +31,7 @@ export interface Eagle3LossAndGradients {
 
 /**
  * Cross-entropy of the head's drafts against the target's own next tokens, over a batch and every
- * unrolled step (row P of step k predicts tokens[P + k + 2]), weighted stepDecay^k and normalised by
+ * unrolled step (root P of step k predicts tokens[P + k + 2]), weighted stepDecay^k and normalised by
  * the total weight, with its exact gradient.
  */
 export function eagle3LossAndGradients(
@@ -59,7 +59,7 @@ export function eagle3LossAndGradients(
             const result = new Float64Array(logits.length);
             for (let root = 0; root < rows; root++) {
                 const offset = root * vocabulary;
-                const label = tokens[root + k + 2];
+                const label = tokens[forward.steps[k].firstRoot + root + k + 2];
                 let maximum = -Infinity;
                 let best = 0;
                 for (let v = 0; v < vocabulary; v++)
