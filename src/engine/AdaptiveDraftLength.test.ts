@@ -65,7 +65,8 @@ describe("AdaptiveDraftLength", () => {
         const load = presetSpeculationLoad(0.3);
         const auto = new AdaptiveDraftLength(load, options);
         const accepting = run(auto, 30, (length) => length);
-        expect(accepting.slice(-5)).toEqual([8, 8, 8, 8, 8]);
+        // 7 and 8 are within the hysteresis of each other here (predicted rates under 1% apart).
+        expect(Math.min(...accepting.slice(-5))).toBeGreaterThanOrEqual(7);
         const rejecting = run(auto, 300, () => 0);
         expect(rejecting.slice(-100).filter((length) => length === 0).length).toBeGreaterThan(95);
         // Probes keep acceptance measured: single tokens, further apart each time.
@@ -76,7 +77,7 @@ describe("AdaptiveDraftLength", () => {
         expect(auto.choice.skipped || auto.choice.probe).toBe(true);
         // Acceptance coming back brings speculation back, through the probes.
         const recovered = run(auto, 400, (length) => length);
-        expect(recovered.slice(-5)).toEqual([8, 8, 8, 8, 8]);
+        expect(Math.min(...recovered.slice(-5))).toBeGreaterThanOrEqual(7);
     });
 
     it("stops drafting when the other sequences fill the step, and drafts again when they leave", () => {
@@ -131,5 +132,79 @@ describe("AdaptiveDraftLength", () => {
         expect(load.priorFor("t0")).toBe(load.acceptancePrior);
         expect(load.priorFor("t1024")).toBeLessThan(load.acceptancePrior);
         expect(load.priorFor("t1")).toBeLessThan(load.acceptancePrior);
+    });
+});
+
+/** A shared target's step counter, advanced by the test between steps (BatchStatistics.steps). */
+function sharedSteps() {
+    const counters = {steps: 0};
+    const statistics = () => ({
+        steps: counters.steps,
+        tokens: 0,
+        submissions: 0,
+        largestStep: 0,
+        gatherMilliseconds: 0,
+        decodeMilliseconds: 0,
+        deferredRemovals: 0
+    });
+    return {counters, statistics};
+}
+
+describe("AdaptiveDraftLength in a shared step", () => {
+    it("gives every auto generation of one target step the same length, chosen again for the next step", () => {
+        const load = presetSpeculationLoad(0.3);
+        const {counters, statistics} = sharedSteps();
+        const good = new AdaptiveDraftLength(load, {...options, batchStatistics: statistics});
+        const poor = new AdaptiveDraftLength(load, {...options, batchStatistics: statistics});
+        const lengths: Array<[number, number]> = [];
+        for (let step = 0; step < 40; step++) {
+            const [a, b] = [good.next(4), poor.next(4)];
+            lengths.push([a, b]);
+            good.observe({proposed: a, accepted: a, draftMilliseconds: 0, stepMilliseconds: 0});
+            poor.observe({proposed: b, accepted: Math.min(b, 1), draftMilliseconds: 0, stepMilliseconds: 0});
+            counters.steps++;
+        }
+        // One shape per step, although the two would choose differently alone.
+        expect(lengths.every(([a, b]) => a === b)).toBe(true);
+        expect(good.alpha).toBeGreaterThan(poor.alpha + 0.2);
+        // Each step is chosen anew: the poor generation's acceptance pulls the shared length below the good one's own choice.
+        const alone = new AdaptiveDraftLength(presetSpeculationLoad(0.3), options);
+        const aloneLengths = run(alone, 40, (length) => length);
+        expect(lengths[39][0]).toBeLessThan(aloneLengths[39]);
+        expect(lengths[39][0]).toBeGreaterThan(0);
+        // A step cut short by the tokens still wanted drafts fewer, and leaves the shared choice to the others.
+        expect(poor.next(4, 1)).toBeLessThanOrEqual(1);
+        expect(good.next(4)).toBe(lengths[39][0]);
+    });
+
+    it("spends no probe where even perfect acceptance would not pay, and probes where it would", () => {
+        // A target step of n tokens costs n: a verified token costs as much as a generated one.
+        const flat = presetSpeculationLoad(1);
+        const hopeless = new AdaptiveDraftLength(flat, options);
+        const lengths = run(hopeless, 200, () => 0);
+        expect(lengths.slice(10).every((length) => length === 0)).toBe(true);
+        expect(hopeless.choice.skipped).toBe(true);
+        const cheap = new AdaptiveDraftLength(presetSpeculationLoad(0.3), options);
+        const probed = run(cheap, 200, () => 0);
+        expect(probed.slice(10).filter((length) => length === 1).length).toBeGreaterThan(0);
+    });
+
+    it("weighs a new generation's prior by how alike finished generations were, so one rejection does not swing it", () => {
+        const alike = presetSpeculationLoad(0.3);
+        for (let generation = 0; generation < 8; generation++) {
+            const finished = new AdaptiveDraftLength(alike, options);
+            run(finished, 40, (length) => (length > 3 ? 3 : length));
+            finished.dispose();
+        }
+        expect(alike.priorWeight).toBeGreaterThan(32);
+        const fresh = new AdaptiveDraftLength(alike, options);
+        const before = fresh.alpha;
+        fresh.observe({proposed: 4, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        expect(before - fresh.alpha).toBeLessThan(0.03);
+        // Without finished generations the prior is worth 8 observations, and the same rejection moves α by ~0.1.
+        const cold = new AdaptiveDraftLength(presetSpeculationLoad(0.3), options);
+        const coldBefore = cold.alpha;
+        cold.observe({proposed: 4, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        expect(coldBefore - cold.alpha).toBeGreaterThan(0.05);
     });
 });

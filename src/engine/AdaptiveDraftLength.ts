@@ -1,7 +1,7 @@
 import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
 import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
-import type {LoadShare, SpeculationLoad} from "./SpeculationLoad.js";
+import type {LoadShare, SharedDraftChoice, SpeculationLoad} from "./SpeculationLoad.js";
 
 export interface AdaptiveDraftLengthOptions {
     /** Choose the length (`draftLength: "auto"`); false: only report this generation's share and measurements to the load. */
@@ -32,23 +32,31 @@ export interface AdaptiveStepOutcome {
 /**
  * `draftLength: "auto"` for one generation: before each step, the draft length in 0..maxLength that
  * maximises predicted tokens per second of the step (chooseDraftLength) from
- *  - this generation's acceptance α: the geometric model's estimate (accepted positions over accepted
- *    positions plus steps that ended at a rejection, recent steps weighted more) with the load's
- *    running estimate as a prior worth `priorWeight` observations, plus one standard error
- *    (optimism while it is uncertain, so a new generation tries drafts before giving them up);
+ *  - each auto generation's acceptance α: the geometric model's estimate (accepted positions over
+ *    accepted positions plus steps that ended at a rejection, recent steps weighted more) with the
+ *    load's (or the tenant's) running estimate as a prior, worth as many observations as the spread of
+ *    acceptance between finished generations warrants (AcceptanceSpread);
  *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
  *    every generation on the load;
  *  - the other live generations in the same step (continuous batching): the tokens and expected
- *    yield of those of fixed length, and how many others choose by this rule, assumed to choose
- *    alike (their drafts then share the batched draft calls, so drafting costs the batch once).
- * The choice depends on past steps only, so any lossless policy stays lossless. When no draft pays,
- * one skipped step in every few on the load drafts a single token instead (SpeculationLoad.skipOrProbe),
- * so α — this generation's and the prior of the next — never freezes, and speculation resumes when
- * acceptance or load changes. Until two step sizes have been measured it alternates the initial length with none.
+ *    yield of those of fixed length, and the auto ones, which draft the same length (their drafts
+ *    share the batched draft calls, so drafting costs the batch once, and the step keeps one shape).
+ * The first auto generation to choose for a shared target step chooses for all of them
+ * (SpeculationLoad.sharedChoice). Where no draft pays at the estimates, the length that pays at
+ * their upper confidence bounds (estimate plus one standard error) is drafted, so acceptance that
+ * is still uncertain is tried before drafting stops. Where none pays there either, but one would at
+ * perfect acceptance, one skipped step in every few on the load drafts a single token instead
+ * (SpeculationLoad.skipOrProbe), so α never freezes and speculation resumes when acceptance or load
+ * changes; where not even perfect acceptance would pay, no probe is spent. The choice depends on
+ * past steps only, so any lossless policy stays lossless. Until two step sizes have been measured it
+ * alternates the initial length with none.
  */
 export class AdaptiveDraftLength {
     private accepted = 0;
     private rejected = 0;
+    /** This generation's counts without decay, for the load's estimate of how generations differ. */
+    private readonly totals = {accepted: 0, rejected: 0};
+    private readonly priorWeight: number;
     private readonly share: LoadShare;
     private readonly prior: number;
     private statisticsBefore: {steps: number; tokens: number} | undefined;
@@ -65,11 +73,13 @@ export class AdaptiveDraftLength {
     ) {
         this.share = load.join(options.choose);
         this.prior = load.priorFor(options.priorKey);
+        this.priorWeight = load.priorWeight;
+        this.shareAcceptance();
     }
 
     /** The estimated acceptance per draft position. */
     public get alpha(): number {
-        return (this.accepted + priorWeight * this.prior) / (this.accepted + this.rejected + priorWeight);
+        return (this.accepted + this.priorWeight * this.prior) / (this.accepted + this.rejected + this.priorWeight);
     }
 
     /**
@@ -79,7 +89,7 @@ export class AdaptiveDraftLength {
      */
     public get optimisticAlpha(): number {
         const alpha = this.alpha;
-        return Math.min(1, alpha + Math.sqrt((alpha * (1 - alpha)) / (this.accepted + this.rejected + priorWeight)));
+        return Math.min(1, alpha + Math.sqrt((alpha * (1 - alpha)) / (this.accepted + this.rejected + this.priorWeight)));
     }
 
     /** The last choice: its length, whether it skipped speculation, whether it was a probe. */
@@ -93,7 +103,7 @@ export class AdaptiveDraftLength {
      */
     public next(fixedLength: number, limit = Infinity): number {
         const choose = this.options.choose && limit > 0;
-        const length = choose ? this.decide(Math.min(this.options.maxLength, limit)) : Math.min(fixedLength, limit);
+        const length = choose ? this.decide(limit) : Math.min(fixedLength, limit);
         if (!choose) this.lastChoice = {length, skipped: false, probe: false};
         this.share.tokens = 1 + this.options.tokensPerPosition * length;
         this.share.expectedYield = expectedTokensPerStep(this.alpha, length);
@@ -125,7 +135,10 @@ export class AdaptiveDraftLength {
             const rejected = accepted < proposed ? 1 : 0;
             this.accepted = this.accepted * memoryDecay + accepted;
             this.rejected = this.rejected * memoryDecay + rejected;
+            this.totals.accepted += accepted;
+            this.totals.rejected += rejected;
             this.load.recordAcceptance(accepted, rejected, this.options.priorKey);
+            this.shareAcceptance();
             // After steps without a draft a draft model first decodes what they emitted (and its first
             // call warms it up): a one-off, not the cost of drafting each position, so it is left out.
             if (this.drafting) this.load.recordDraft(outcome.draftMilliseconds, proposed);
@@ -134,8 +147,15 @@ export class AdaptiveDraftLength {
         this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds);
     }
 
+    /** Tells the other generations on the load this one's acceptance (their batch-wide choice weighs it). */
+    private shareAcceptance(): void {
+        this.share.alpha = this.alpha;
+        this.share.optimisticAlpha = this.optimisticAlpha;
+    }
+
     public dispose(): void {
         this.load.leave(this.share);
+        if (this.options.choose) this.load.recordGeneration(this.totals.accepted, this.totals.rejected);
     }
 
     /** The step's total tokens: from the scheduler's counters when exactly one shared step ran, else this share plus the others'. */
@@ -147,48 +167,76 @@ export class AdaptiveDraftLength {
         return ownTokens + others.tokens + others.adaptiveTokens;
     }
 
-    private decide(maxLength: number): number {
-        const {initialLength, tokensPerPosition} = this.options;
+    private decide(limit: number): number {
+        const {initialLength, maxLength} = this.options;
         const others = this.load.others(this.share);
-        const cost = this.load.stepCost;
-        if (cost.sizes < 2) {
+        if (this.load.stepCost.sizes < 2) {
             // Bootstrap: measure a step without a draft and one with the initial length.
-            const length = cost.has(others.tokens + others.adaptive + 1) || maxLength === 0 ? Math.min(initialLength, maxLength) : 0;
+            const longest = Math.min(maxLength, limit);
+            const length =
+                this.load.stepCost.has(others.tokens + others.adaptive + 1) || longest === 0 ? Math.min(initialLength, longest) : 0;
             this.lastChoice = {length, skipped: false, probe: false};
             return length;
         }
-        const best = chooseDraftLength({
-            alpha: this.optimisticAlpha,
+        const shared = this.load.sharedChoice(this.stepKey(), () => this.chooseForStep());
+        const length = Math.min(shared.length, limit);
+        this.lastChoice = {length, skipped: shared.skipped, probe: shared.probe && length > 0};
+        return length;
+    }
+
+    /** The shared target's step this choice is for (with the tokens per position, which the choice depends on); undefined without one. */
+    private stepKey(): string | undefined {
+        const statistics = this.options.batchStatistics?.();
+        return statistics === undefined ? undefined : `${statistics.steps}/${this.options.tokensPerPosition}`;
+    }
+
+    /**
+     * The length for every auto generation of the next step (SpeculationLoad.sharedChoice): the one
+     * that maximises the batch's predicted rate at each generation's acceptance estimate. Where no
+     * draft pays at the estimates, the one that pays at their upper confidence bounds (a generation
+     * whose acceptance is still uncertain tries drafts before giving them up); where none pays there
+     * either, no draft, or a one-token probe now and then if a draft would pay at perfect acceptance
+     * (otherwise acceptance cannot change the choice, and a probe would only cost).
+     */
+    private chooseForStep(): SharedDraftChoice {
+        const {maxLength, tokensPerPosition} = this.options;
+        const others = this.load.others(this.share);
+        const cost = this.load.stepCost;
+        const input = {
             maxLength,
             tokensPerPosition,
             draftTime: this.load.draftTime,
-            stepTime: (tokens) => cost.predict(tokens),
+            stepTime: (tokens: number) => cost.predict(tokens),
             overheadTime: this.load.overheadTime,
             otherTokens: others.tokens,
-            otherYield: others.expectedYield,
-            mirrors: others.adaptive
-        });
-        // Hysteresis: a draft length stays unless another is predicted clearly faster, since every
-        // change of length costs a rebuild of the target's compute graph that t(n) leaves out.
-        // Speculation turns on without it, so that acceptance is measured as soon as drafts may pay.
-        const previous = this.lastChoice.probe ? 0 : this.lastChoice.length;
-        // The margin is a share of this generation's own part of the batch's rate.
-        const margin = (switchMargin * best.rates[previous]) / (1 + others.adaptive + others.expectedYield);
-        const keep = previous > 0 && previous <= maxLength && best.rate <= best.rates[previous] + margin;
-        const length = keep ? previous : best.length;
-        if (length > 0) this.load.speculated();
-        else if (maxLength > 0 && this.load.skipOrProbe()) {
-            this.lastChoice = {length: 1, skipped: false, probe: true};
-            return 1;
+            otherYield: others.expectedYield
+        };
+        const best = chooseDraftLength({...input, alpha: this.alpha, mirrorAlphas: others.adaptiveAlphas});
+        // Hysteresis: a length stays unless another is predicted clearly faster, since every change of
+        // the step's shape costs a rebuild of the target's compute graph that t(n) leaves out.
+        const previous = this.load.previousChoice;
+        const previousLength = previous === undefined || previous.probe ? 0 : previous.length;
+        // The margin is a share of the auto generations' part of the batch's rate (the others' lengths are fixed).
+        const autoYield = [this.alpha, ...others.adaptiveAlphas].reduce(
+            (sum, alpha) => sum + expectedTokensPerStep(alpha, previousLength),
+            0
+        );
+        const margin = (switchMargin * autoYield) / (autoYield + others.expectedYield);
+        const keep = previousLength > 0 && previousLength <= maxLength && best.rate <= best.rates[previousLength] * (1 + margin);
+        let length = keep ? previousLength : best.length;
+        if (length === 0)
+            length = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas}).length;
+        if (length > 0) {
+            this.load.speculated();
+            return {length, skipped: false, probe: false};
         }
-        this.lastChoice = {length, skipped: length === 0, probe: false};
-        return length;
+        const perfect = chooseDraftLength({...input, alpha: 1, mirrorAlphas: others.adaptiveAlphas.map(() => 1)});
+        if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true};
+        return {length: 0, skipped: true, probe: false};
     }
 }
 
 /** Each drafted step weighs earlier observations by this, so the estimate follows a change of content (memory ≈ 32 steps). */
 const memoryDecay = 1 - 1 / 32;
-/** How much faster (predicted, as a share of this generation's own rate) another length must be to replace the previous one. */
-const switchMargin = 0.05;
-/** Observations the load's running acceptance estimate is worth as a new generation's prior. */
-const priorWeight = 8;
+/** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
+const switchMargin = 0.01;

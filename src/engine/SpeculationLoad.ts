@@ -1,3 +1,4 @@
+import {AcceptanceSpread} from "./AcceptanceSpread.js";
 import {RecentMedian} from "./RecentMedian.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 
@@ -5,6 +6,9 @@ import {StepCostCurve} from "./StepCostCurve.js";
 export class LoadShare {
     public tokens = 1;
     public expectedYield = 1;
+    /** Its acceptance estimate per draft position, and that estimate's upper confidence bound (AdaptiveDraftLength). */
+    public alpha = 0.5;
+    public optimisticAlpha = 0.5;
 
     /** `adaptive`: its length is chosen by draftLength auto (the others' are fixed, scheduled or none). */
     public constructor(public readonly adaptive: boolean) {}
@@ -25,8 +29,10 @@ export class SpeculationLoad {
     /** The same counts by prior key (serve: the tenant), most recently used last; at most maxPriorKeys. */
     private readonly keyed = new Map<string, {accepted: number; rejected: number}>();
     private readonly shares = new Set<LoadShare>();
+    private readonly spread = new AcceptanceSpread();
     private skippedSinceProbe = 0;
     private probeInterval = baseProbeInterval;
+    private lastChoice: {readonly step: string | undefined; readonly choice: SharedDraftChoice} | undefined;
 
     /** `stepCost`: the curve to learn into (a preset one, in tests). */
     public constructor(public readonly stepCost = new StepCostCurve()) {}
@@ -47,21 +53,53 @@ export class SpeculationLoad {
      * whose length is fixed, how many choose theirs by draftLength auto, and the tokens those put
      * into the step they last chose for.
      */
-    public others(share: LoadShare): {tokens: number; expectedYield: number; adaptive: number; adaptiveTokens: number} {
+    public others(share: LoadShare): {
+        tokens: number;
+        expectedYield: number;
+        adaptive: number;
+        adaptiveTokens: number;
+        adaptiveAlphas: number[];
+        adaptiveOptimisticAlphas: number[];
+    } {
         let tokens = 0;
         let expectedYield = 0;
         let adaptive = 0;
         let adaptiveTokens = 0;
+        const adaptiveAlphas: number[] = [];
+        const adaptiveOptimisticAlphas: number[] = [];
         for (const other of this.shares)
             if (other === share) continue;
             else if (other.adaptive) {
                 adaptive++;
                 adaptiveTokens += other.tokens;
+                adaptiveAlphas.push(other.alpha);
+                adaptiveOptimisticAlphas.push(other.optimisticAlpha);
             } else {
                 tokens += other.tokens;
                 expectedYield += other.expectedYield;
             }
-        return {tokens, expectedYield, adaptive, adaptiveTokens};
+        return {tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveOptimisticAlphas};
+    }
+
+    /**
+     * One draft length for every auto generation of a shared target step: the first generation to
+     * choose for `step` (the shared target's step count, with what else the choice depends on) runs
+     * `choose`, the others of that step take its result. Sequences of unequal lengths in one step
+     * can cost more than their tokens (llama.cpp decodes a batch over separate KV streams in passes
+     * of equal lengths, and a one-token probe beside non-drafting sequences is a pass of its own),
+     * and the choice weighs every auto generation's acceptance anyway. Without a step (no shared
+     * target), every call chooses.
+     */
+    public sharedChoice(step: string | undefined, choose: () => SharedDraftChoice): SharedDraftChoice {
+        if (step !== undefined && this.lastChoice?.step === step) return this.lastChoice.choice;
+        const choice = choose();
+        this.lastChoice = {step, choice};
+        return choice;
+    }
+
+    /** The last shared choice (undefined before any): where hysteresis starts from. */
+    public get previousChoice(): SharedDraftChoice | undefined {
+        return this.lastChoice?.choice;
     }
 
     public get liveGenerations(): number {
@@ -90,6 +128,16 @@ export class SpeculationLoad {
         const counts = key === undefined ? undefined : this.keyed.get(key);
         if (counts === undefined) return overall;
         return (counts.accepted + keyPriorWeight * overall) / (counts.accepted + counts.rejected + keyPriorWeight);
+    }
+
+    /** A generation ends with these counts of its own (accepted positions; steps that ended at a rejection). */
+    public recordGeneration(accepted: number, rejected: number): void {
+        this.spread.record(accepted, rejected);
+    }
+
+    /** Observations a new generation's prior is worth (AcceptanceSpread: more where generations' acceptance differs less). */
+    public get priorWeight(): number {
+        return this.spread.priorWeight;
     }
 
     /** The running acceptance estimate (every generation's, recent ones weighted more), from a prior of ½ worth two observations. */
@@ -132,6 +180,13 @@ export class SpeculationLoad {
     public get overheadTime(): number {
         return this.overheadMilliseconds.value ?? 0;
     }
+}
+
+/** A draft length chosen for a step: skipped (none paid), or a probe (one token drafted although none paid). */
+export interface SharedDraftChoice {
+    readonly length: number;
+    readonly skipped: boolean;
+    readonly probe: boolean;
 }
 
 const baseProbeInterval = 8;

@@ -59,3 +59,17 @@ describe("chooseDraftLength", () => {
         expect(() => chooseDraftLength({...input, maxLength: 1.5})).toThrow(InvalidInputError);
     });
 });
+
+describe("chooseDraftLength with the other auto sequences' acceptance", () => {
+    it("adds each one's expected tokens, and equals mirrors at the same α", () => {
+        const base = {alpha: 0.8, maxLength: 6, tokensPerPosition: 1, draftTime: 0.3, stepTime: linear(0.4)};
+        const same = chooseDraftLength({...base, mirrors: 3});
+        const listed = chooseDraftLength({...base, mirrorAlphas: [0.8, 0.8, 0.8]});
+        expect(listed.rates).toEqual(same.rates);
+        const mixed = chooseDraftLength({...base, mirrorAlphas: [0.1, 0.1, 0.1]});
+        const time = 2 * 0.3 + linear(0.4)(4 * 3);
+        expect(mixed.rates[2]).toBeCloseTo((expectedTokensPerStep(0.8, 2) + 3 * expectedTokensPerStep(0.1, 2)) / time, 12);
+        expect(mixed.length).toBeLessThan(same.length);
+        expect(() => chooseDraftLength({...base, mirrorAlphas: [1.5]})).toThrow(/mirrorAlphas\.0/);
+    });
+});

@@ -24,6 +24,8 @@ export interface DraftLengthChoiceInput {
      * length, so their drafts are drafted in the same batched calls and verified in the same step.
      */
     readonly mirrors?: number;
+    /** The acceptance of each of those `mirrors` sequences (default: `alpha` for each): the batch's yield adds theirs. */
+    readonly mirrorAlphas?: readonly number[];
 }
 
 export interface DraftLengthChoice {
@@ -36,9 +38,9 @@ export interface DraftLengthChoice {
 
 /**
  * The draft length k in 0..maxLength that maximises predicted tokens per unit time of the step this
- * sequence joins: (Y + n·f_k(α)) / (k·t_draft + t(B + n·(1 + w·k)) + overhead), f_k(α) = (1 − α^{k+1}) /
+ * sequence joins: (Y + Σ_j f_k(α_j)) / (k·t_draft + t(B + n·(1 + w·k)) + overhead), f_k(α) = (1 − α^{k+1}) /
  * (1 − α) the expected tokens of a k-token draft, n = 1 + mirrors the sequences choosing by this rule
- * (assumed to choose alike: their drafts share batched draft calls), B and Y the tokens and expected
+ * (assumed to choose alike: their drafts share batched draft calls), α_j each one's acceptance, B and Y the tokens and expected
  * yield of the fixed-length sequences in the same step, w the target tokens per draft position. With
  * nothing else in the batch it is the sequence's own speed-up; in a long compute-bound batch a draft
  * token costs about a generated token's share of the step and pays only with high acceptance, so
@@ -51,7 +53,11 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
         throw new InvalidInputError(`must be a non-negative integer, got ${maxLength}`, "maxLength");
     const otherTokens = input.otherTokens ?? 0;
     const otherYield = input.otherYield ?? 0;
-    const sequences = 1 + (input.mirrors ?? 0);
+    const mirrorAlphas = input.mirrorAlphas ?? new Array<number>(input.mirrors ?? 0).fill(alpha);
+    const sequences = 1 + mirrorAlphas.length;
+    mirrorAlphas.forEach((mirror, index) => {
+        if (!(mirror >= 0 && mirror <= 1)) throw new InvalidInputError(`must be in [0, 1], got ${mirror}`, `mirrorAlphas.${index}`);
+    });
     const overhead = input.overheadTime ?? 0;
     const rates: number[] = [];
     let best = {length: 0, rate: -Infinity};
@@ -60,7 +66,11 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
     for (let length = 0; length <= maxLength; length++) {
         step = Math.max(step, stepTime(otherTokens + sequences * (1 + tokensPerPosition * length)));
         const time = length * draftTime + step + overhead;
-        const rate = (otherYield + sequences * expectedTokensPerStep(alpha, length)) / Math.max(time, Number.MIN_VALUE);
+        const yields = mirrorAlphas.reduce(
+            (sum, mirror) => sum + expectedTokensPerStep(mirror, length),
+            expectedTokensPerStep(alpha, length)
+        );
+        const rate = (otherYield + yields) / Math.max(time, Number.MIN_VALUE);
         rates.push(rate);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
     }
