@@ -57,7 +57,8 @@ describe("specgate fixtures --widen-from", () => {
                 ["--widen-from", target, "--target-shape", "256,6,8,1024", "--widen-draft-from", draft, "--type", "Q8_0"],
                 "--draft-shape: Q8_0 needs ff"
             ],
-            [["--perturb", "1"], "--perturb: applies to widened twins only"]
+            [["--perturb", "1"], "--perturb: applies to widened twins only"],
+            [["--type", "F8"], "option '--type <F32|F16|Q8_0>' argument 'F8' is invalid. Allowed choices are F32, F16, Q8_0."]
         ];
         for (const [flags, message] of refusals) {
             const run = await runCliCaptured("fixtures", "--out", out, ...flags);

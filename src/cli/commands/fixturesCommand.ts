@@ -1,5 +1,5 @@
 import {mkdir} from "node:fs/promises";
-import type {Command} from "commander";
+import {type Command, Option} from "commander";
 import {GgmlTensorType} from "../../gguf/GgmlTensorType.js";
 import {letterPieces} from "../../gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../gguf/randomLlamaModel.js";
@@ -20,12 +20,32 @@ function parseShape(text: string, field: string) {
     return {embeddingLength, blockCount, headCount, headCountKv: headCount, feedForwardLength};
 }
 
+/** Option values as commander hands them over (--type checked by its choices()). */
+interface FixturesCliOptions {
+    out: string;
+    seed: number;
+    targetShape: string;
+    draftShape: string;
+    context: number;
+    type: keyof typeof tensorTypes;
+    vocabularySize: number;
+    padVocabulary: number;
+    tokenizer?: string;
+    pre?: string;
+    widenFrom?: string;
+    widenDraftFrom?: string;
+    perturb: number;
+}
+
+/** --type's choices. */
+const tensorTypes = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0} as const;
+
 /**
  * `specgate fixtures`: write a deterministic random-weight target/draft GGUF pair sharing a
  * vocabulary, or (--widen-from) widened twins of a trained model.
  */
 export function registerFixturesCommand(program: Command): void {
-    program
+    const fixtures = program
         .command("fixtures")
         .description(
             "write a deterministic random-weight llama target + draft GGUF pair (for tests and timing; the text is noise), " +
@@ -45,9 +65,15 @@ export function registerFixturesCommand(program: Command): void {
             "with --widen-from: the target twin's extra heads, units and layers write seeded noise of SIGMA x the source's output-projection RMS, so it agrees less with its draft (0 = exact twin)",
             numberOption("perturb"),
             0
-        )
+        );
+    addRandomFixtureOptions(fixtures).action(runFixturesAction);
+}
+
+/** Context, tensor type and vocabulary of the random pair. */
+function addRandomFixtureOptions(command: Command): Command {
+    return command
         .option("--context <N>", "context length", integerOption(16), 256)
-        .option("--type <F32|F16|Q8_0>", "matrix tensor type", "F32")
+        .addOption(new Option("--type <F32|F16|Q8_0>", "matrix tensor type").choices(Object.keys(tensorTypes)).default("F32"))
         .option(
             "--vocabulary-size <N>",
             "pad the 260-token byte vocabulary with letter pieces up to N tokens (e.g. 32000 or 152000, for logit-transfer costs)",
@@ -64,72 +90,53 @@ export function registerFixturesCommand(program: Command): void {
             "append N unused [PAD<id>] tokens (zero rows) to the target only, as Qwen2.5 7B's 152,064 rows against 0.5B's 151,936",
             integerOption(0, 400_000),
             0
-        )
-        .action(
-            async (
-                options: {
-                    out: string;
-                    seed: number;
-                    targetShape: string;
-                    draftShape: string;
-                    context: number;
-                    type: string;
-                    vocabularySize: number;
-                    padVocabulary: number;
-                    tokenizer?: string;
-                    pre?: string;
-                    widenFrom?: string;
-                    widenDraftFrom?: string;
-                    perturb: number;
-                },
-                command: Command
-            ) => {
-                const types: Record<string, GgmlTensorType> = {F32: GgmlTensorType.F32, F16: GgmlTensorType.F16, Q8_0: GgmlTensorType.Q8_0};
-                const weightType = types[options.type];
-                if (weightType == null) throw new InvalidInputError(`expected F32, F16 or Q8_0, got "${options.type}"`, "--type");
-                checkWidenFlags(command, options.widenFrom !== undefined);
-                if (options.widenFrom !== undefined) {
-                    const written = await writeWidenedFixtures({
-                        out: options.out,
-                        widenFrom: options.widenFrom,
-                        widenDraftFrom: options.widenDraftFrom,
-                        targetShape: parseShape(options.targetShape, "--target-shape"),
-                        draftShape:
-                            command.getOptionValueSource("draftShape") === "cli"
-                                ? parseShape(options.draftShape, "--draft-shape")
-                                : undefined,
-                        weightType,
-                        perturb: options.perturb,
-                        seed: options.seed
-                    });
-                    for (const model of written) process.stderr.write(`${describeWidened(model)}\n`);
-                    process.stdout.write(written.map((model) => `${model.path}\n`).join(""));
-                    return;
-                }
-                const target = {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context};
-                const draft = {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context};
-                if (options.tokenizer !== undefined && options.vocabularySize !== 260)
-                    throw new InvalidInputError("pads the byte vocabulary, which --tokenizer replaces", "--vocabulary-size");
-                const vocabulary =
-                    options.tokenizer === undefined ? undefined : await resolveTokenizerVocabulary(options.tokenizer, options.pre);
-                await checkOutputFolder(options.out, "--out");
-                const pair = await writeOutputFile(
-                    async () => {
-                        await mkdir(options.out, {recursive: true});
-                        return writeRandomLlamaPair({
-                            directory: options.out,
-                            seed: options.seed,
-                            weightType,
-                            target,
-                            draft,
-                            targetPaddingTokens: options.padVocabulary,
-                            ...(vocabulary === undefined ? {pieces: letterPieces(options.vocabularySize - 260)} : {vocabulary})
-                        });
-                    },
-                    options.out,
-                    "--out"
-                );
-                process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
-            }
         );
+}
+
+/** Writes the widened twins or the random pair and prints the paths written (stdout), a twin's description on stderr. */
+async function runFixturesAction(options: FixturesCliOptions, command: Command): Promise<void> {
+    checkWidenFlags(command, options.widenFrom !== undefined);
+    if (options.widenFrom !== undefined) {
+        const written = await writeWidenedFixtures({
+            out: options.out,
+            widenFrom: options.widenFrom,
+            widenDraftFrom: options.widenDraftFrom,
+            targetShape: parseShape(options.targetShape, "--target-shape"),
+            draftShape: command.getOptionValueSource("draftShape") === "cli" ? parseShape(options.draftShape, "--draft-shape") : undefined,
+            weightType: tensorTypes[options.type],
+            perturb: options.perturb,
+            seed: options.seed
+        });
+        for (const model of written) process.stderr.write(`${describeWidened(model)}\n`);
+        process.stdout.write(written.map((model) => `${model.path}\n`).join(""));
+        return;
+    }
+    const pair = await writeRandomFixtures(options);
+    process.stdout.write(`${pair.targetPath}\n${pair.draftPath}\n`);
+}
+
+/** The random-weight pair in --out, on the byte vocabulary (padded to --vocabulary-size) or a --tokenizer's. */
+async function writeRandomFixtures(options: FixturesCliOptions): Promise<{targetPath: string; draftPath: string}> {
+    const target = {...parseShape(options.targetShape, "--target-shape"), contextLength: options.context};
+    const draft = {...parseShape(options.draftShape, "--draft-shape"), contextLength: options.context};
+    if (options.tokenizer !== undefined && options.vocabularySize !== 260)
+        throw new InvalidInputError("pads the byte vocabulary, which --tokenizer replaces", "--vocabulary-size");
+    const vocabulary = options.tokenizer === undefined ? undefined : await resolveTokenizerVocabulary(options.tokenizer, options.pre);
+    await checkOutputFolder(options.out, "--out");
+    return writeOutputFile(
+        async () => {
+            await mkdir(options.out, {recursive: true});
+            return writeRandomLlamaPair({
+                directory: options.out,
+                seed: options.seed,
+                weightType: tensorTypes[options.type],
+                target,
+                draft,
+                targetPaddingTokens: options.padVocabulary,
+                ...(vocabulary === undefined ? {pieces: letterPieces(options.vocabularySize - 260)} : {vocabulary})
+            });
+        },
+        options.out,
+        "--out"
+    );
 }
