@@ -11,6 +11,7 @@ import {createDrafter} from "./drafters/createDrafter.js";
 import {ModelDrafter} from "./drafters/ModelDrafter.js";
 import type {Drafter} from "./drafters/Drafter.js";
 import {pairDraftModel} from "./drafters/pairDraftModel.js";
+import type {TreeShape} from "./drafters/TreeDraftSession.js";
 import {detokenizerCleansSpaces} from "./detokenizerCleansSpaces.js";
 import type {GenerationChunk, GenerationResult} from "./GenerationOutput.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
@@ -70,7 +71,8 @@ export interface GenerationResources {
  * `ngram+model`), else the `model` drafter on `draft` when one is given. Without a drafter (or with
  * γ = 0, or on a step where the drafter finds nothing) the same loop is target-only decoding: each step evaluates one
  * token and the policy emits the bonus token sampled from the target row — the baseline runs through
- * exactly the same code and backend.
+ * exactly the same code and backend. With `options.tree` the draft model proposes token trees
+ * instead (TreeStep); the strategy is chosen once, before the first step.
  */
 export async function* streamGeneration(
     fullTarget: ModelBackend,
@@ -96,7 +98,7 @@ export async function* streamGeneration(
     const telemetry = new GenerationTelemetry();
     const promptTokens = promptTokensOf(target, prompt, options);
     telemetry.promptTokens = promptTokens.length;
-    const treeDraft = options.tree !== undefined ? treeDraftModel(options, draft, target, fullTarget, drafter, resources) : undefined;
+    const tree = treeDrafting(options, draft, target, fullTarget, drafter, resources);
     const speculates = drafter != null && (options.gamma > 0 || (options.draftLength === "auto" && (options.maxGamma ?? 0) > 0));
 
     const loop = new StepLoop({
@@ -105,8 +107,8 @@ export async function* streamGeneration(
         telemetry,
         promptTokens,
         started,
-        drafter: speculates && options.tree === undefined ? drafter : undefined,
-        tree: options.tree !== undefined && treeDraft !== undefined ? {shape: options.tree, draft: treeDraft} : undefined,
+        drafter: speculates && tree === undefined ? drafter : undefined,
+        tree,
         policy:
             resources.policy ??
             createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
@@ -114,7 +116,7 @@ export async function* streamGeneration(
         sequence:
             resources.sequence !== undefined
                 ? restrictSequence(fullTarget, resources.sequence, target.vocabularySize)
-                : await target.createSequence(options.tree !== undefined ? {branches: options.tree.width} : undefined),
+                : await target.createSequence(tree !== undefined ? {branches: tree.shape.width} : undefined),
         sequenceLent: resources.sequence !== undefined,
         draftSequence: resources.draftSequence,
         constraint: resources.constraint,
@@ -167,24 +169,26 @@ function adaptiveDraftLength(
 }
 
 /**
- * The draft model that drafts token trees (`draft`, or the model drafter's own), after checking what
- * trees need: a draft of the same vocabulary, a lossless policy, none of what reads chain rows, and
- * lent sequences (prompt caching) with enough branches.
+ * With options.tree, its shape and the draft model that drafts it (`draft`, or the model drafter's
+ * own), after checking what trees need: a draft of the same vocabulary, a lossless policy, none of
+ * what reads chain rows, and lent sequences (prompt caching) with enough branches.
  */
-function treeDraftModel(
+function treeDrafting(
     options: GenerationOptions,
     draft: ModelBackend | undefined,
     target: ModelBackend,
     fullTarget: ModelBackend,
     drafter: Drafter | undefined,
     resources: GenerationResources
-): ModelBackend {
+): {shape: TreeShape; draft: ModelBackend} | undefined {
+    const shape = options.tree;
+    if (shape === undefined) return undefined;
     const refuse = (message: string, field: string): never => {
         throw new InvalidInputError(message, field);
     };
     const model = drafter instanceof ModelDrafter ? drafter.model : drafter === undefined ? draft : undefined;
-    if (model === undefined) refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
-    if (target !== fullTarget || model!.vocabularySize !== target.vocabularySize)
+    if (model === undefined) return refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
+    if (target !== fullTarget || model.vocabularySize !== target.vocabularySize)
         refuse("token trees need a draft and target with vocabularies of the same size", "tree");
     if (options.policy.kind !== "strict" && options.policy.kind !== "greedy")
         refuse(`token trees are verified losslessly: use the strict or greedy policy, not ${options.policy.kind}`, "policy");
@@ -195,14 +199,13 @@ function treeDraftModel(
     if (options.logprobs !== undefined) refuse("logprobs are not reported with token trees", "logprobs");
     if (resources.constraint !== undefined) refuse("constrained output (a grammar) is not drafted as token trees", "tree");
     if (resources.policy !== undefined) refuse("token trees are verified by their own rule, not a policy instance", "tree");
-    const width = options.tree!.width;
     for (const [lent, field] of [
         [resources.sequence, "sequence"],
         [resources.draftSequence, "draftSequence"]
     ] as const)
-        if (lent !== undefined && (lent.treeBranches ?? 1) < width)
-            refuse(`the lent ${field} has ${lent.treeBranches ?? 1} branches, fewer than the tree's width ${width}`, "tree");
-    return model!;
+        if (lent !== undefined && (lent.treeBranches ?? 1) < shape.width)
+            refuse(`the lent ${field} has ${lent.treeBranches ?? 1} branches, fewer than the tree's width ${shape.width}`, "tree");
+    return {shape, draft: model};
 }
 
 /** The prompt's token ids (tokenized, BOS prepended where the model adds it), checked against the vocabulary and context. */
