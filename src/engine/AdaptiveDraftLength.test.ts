@@ -175,6 +175,9 @@ describe("AdaptiveDraftLength in a shared step", () => {
         // A step cut short by the tokens still wanted drafts fewer, and leaves the shared choice to the others.
         expect(poor.next(4, 1)).toBeLessThanOrEqual(1);
         expect(good.next(4)).toBe(lengths[39][0]);
+        // A generation of a smaller maximum (auto:MAX) in the same step drafts at most its maximum.
+        const short = new AdaptiveDraftLength(load, {...options, maxLength: 1, batchStatistics: statistics});
+        expect(short.next(1)).toBe(1);
     });
 
     it("spends no probe where even perfect acceptance would not pay, and probes where it would", () => {

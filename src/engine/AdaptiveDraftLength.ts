@@ -179,7 +179,7 @@ export class AdaptiveDraftLength {
             return length;
         }
         const shared = this.load.sharedChoice(this.stepKey(), () => this.chooseForStep());
-        const length = Math.min(shared.length, limit);
+        const length = Math.min(shared.length, maxLength, limit);
         this.lastChoice = {length, skipped: shared.skipped, probe: shared.probe && length > 0};
         return length;
     }
