@@ -2,8 +2,9 @@ import type {Command} from "commander";
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
-import {buildCorrectionMemory} from "../../calibration/buildCorrectionMemory.js";
+import {buildCorrectionMemory, type CorrectionMemoryCalibration} from "../../calibration/buildCorrectionMemory.js";
 import {loadCorrectionMemory, saveCorrectionMemory} from "../../calibration/correctionMemoryFile.js";
 import {loadPrompts} from "../loadPrompts.js";
 import {stopStrings} from "../stopStrings.js";
@@ -11,8 +12,9 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
+import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
 import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
-import {promptsWithinContext, skippedPromptsLine} from "../promptsWithinContext.js";
+import {promptsWithinContext, type SkippedPrompt, skippedPromptsLine} from "../promptsWithinContext.js";
 import {mostSkipped} from "../../engine/fitsContext.js";
 import {ExitCode} from "../exitCodes.js";
 
@@ -76,51 +78,81 @@ export function registerOcmCommand(program: Command): void {
         .addOption(gpuOption())
         .addOption(gpuLayersOption())
         .addOption(contextSizeOption())
-        .action(async (options: OcmBuildOptions) => {
-            const sampling = samplingFromCli(options);
-            const stop = stopStrings(options.stop);
-            const corpus = await loadPrompts(options.corpus);
-            await checkOutputFile(options.out, "--out");
-            const loadOptions = {
-                threads: options.threads,
-                backend: options.backend,
-                gpu: options.gpu,
-                gpuLayers: options.gpuLayers,
-                contextSize: options.contextSize
-            };
-            const target = await loadModelBackend(options.target, loadOptions);
-            const draft = await loadModelBackend(options.draft, loadOptions);
-            for (const path of [options.target, options.draft])
-                process.stderr.write(trainedContextWarning("specgate ocm build", path, options.contextSize));
-            try {
-                assertSameVocabulary(target, draft, "--draft");
-                // The context rule: prompts that do not fit with --max-tokens are skipped and counted.
-                const {kept: prompts, skipped} = promptsWithinContext(target, draft, corpus, options.maxTokens, "--corpus");
-                const initial =
-                    options.initial != null ? await loadCorrectionMemory(options.initial, target.vocabularyIdentity()) : undefined;
-                const calibration = await buildCorrectionMemory(target, draft, prompts, {
-                    gamma: options.gamma,
-                    sampling,
-                    maxTokens: options.maxTokens,
-                    stop,
-                    seed: options.seed,
-                    initial
-                });
-                await writeOutputFile(() => saveCorrectionMemory(calibration.memory, options.out), options.out, "--out");
-                process.stdout.write(
-                    `${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`
-                );
-                process.stderr.write(skippedPromptsLine("specgate ocm build", skipped, corpus.length, options.maxTokens));
-                if (mostSkipped(skipped.length, corpus.length)) {
-                    process.stderr.write(
-                        `specgate ocm build: INSUFFICIENT DATA: ${skipped.length} of ${corpus.length} prompt(s) were skipped (more than half); ` +
-                            "the memory does not stand for the corpus\n"
-                    );
-                    process.exitCode = ExitCode.insufficientData;
-                }
-            } finally {
-                await draft.dispose();
-                await target.dispose();
-            }
-        });
+        .action(runOcmBuild);
+}
+
+const COMMAND_NAME = "specgate ocm build";
+
+/** Builds the memory on the prompts that fit the context, writes --out and reports it. */
+async function runOcmBuild(options: OcmBuildOptions): Promise<void> {
+    const sampling = samplingFromCli(options);
+    const stop = stopStrings(options.stop);
+    const corpus = await loadPrompts(options.corpus);
+    await checkOutputFile(options.out, "--out");
+    const models = await openOcmModels(options);
+    try {
+        assertSameVocabulary(models.target, models.draft, "--draft");
+        // The context rule: prompts that do not fit with --max-tokens are skipped and counted.
+        const {kept: prompts, skipped} = promptsWithinContext(models.target, models.draft, corpus, options.maxTokens, "--corpus");
+        const calibration = await buildMemory(options, models, prompts, {sampling, stop});
+        await writeOutputFile(() => saveCorrectionMemory(calibration.memory, options.out), options.out, "--out");
+        renderOcmBuild(options, calibration, skipped, corpus.length);
+    } finally {
+        await models.draft.dispose();
+        await models.target.dispose();
+    }
+}
+
+/** The target and the draft on the backend and device the flags name; warns where the context exceeds training. */
+async function openOcmModels(options: OcmBuildOptions): Promise<{target: ModelBackend; draft: ModelBackend}> {
+    const loadOptions = {
+        threads: options.threads,
+        backend: options.backend,
+        gpu: options.gpu,
+        gpuLayers: options.gpuLayers,
+        contextSize: options.contextSize
+    };
+    const target = await loadModelBackend(options.target, loadOptions);
+    const draft = await loadModelBackend(options.draft, loadOptions);
+    for (const path of [options.target, options.draft])
+        process.stderr.write(trainedContextWarning(COMMAND_NAME, path, options.contextSize));
+    return {target, draft};
+}
+
+/** The calibration pass over the prompts, extending --initial when given. */
+async function buildMemory(
+    options: OcmBuildOptions,
+    {target, draft}: {target: ModelBackend; draft: ModelBackend},
+    prompts: readonly string[],
+    settings: {sampling: SamplingOptions; stop: string[]}
+): Promise<CorrectionMemoryCalibration> {
+    const initial = options.initial != null ? await loadCorrectionMemory(options.initial, target.vocabularyIdentity()) : undefined;
+    return buildCorrectionMemory(target, draft, prompts, {
+        gamma: options.gamma,
+        sampling: settings.sampling,
+        maxTokens: options.maxTokens,
+        stop: settings.stop,
+        seed: options.seed,
+        initial
+    });
+}
+
+/** The memory's summary on stdout, the skipped prompts on stderr, and exit code 3 when most were skipped. */
+function renderOcmBuild(
+    options: OcmBuildOptions,
+    calibration: CorrectionMemoryCalibration,
+    skipped: readonly SkippedPrompt[],
+    total: number
+): void {
+    process.stdout.write(
+        `${options.out}: ${calibration.memory.size} pairs from ${calibration.divergences} divergences over ${calibration.steps} steps on ${calibration.prompts} prompts\n`
+    );
+    process.stderr.write(skippedPromptsLine(COMMAND_NAME, skipped, total, options.maxTokens));
+    if (mostSkipped(skipped.length, total)) {
+        process.stderr.write(
+            `${COMMAND_NAME}: INSUFFICIENT DATA: ${skipped.length} of ${total} prompt(s) were skipped (more than half); ` +
+                "the memory does not stand for the corpus\n"
+        );
+        process.exitCode = ExitCode.insufficientData;
+    }
 }
