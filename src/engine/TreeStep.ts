@@ -1,10 +1,10 @@
-import type {ArgmaxCapableSequence, ModelBackend, TreeCapableSequence} from "../backend/ModelBackend.js";
+import type {ArgmaxCapableSequence, ModelBackend, TreeCapableSequence, TreeEvaluation} from "../backend/ModelBackend.js";
 import {supportsTrees} from "../backend/sequenceCapabilities.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
 import {argmax} from "../distributions/argmax.js";
 import {processLogits} from "../distributions/processLogits.js";
 import {InvalidInputError} from "../errors.js";
-import {verifyTreeGreedy, verifyTreeSampling} from "../policies/treeVerification.js";
+import {type DraftTree, type TreeVerification, verifyTreeGreedy, verifyTreeSampling} from "../policies/treeVerification.js";
 import type {VerificationResult} from "../policies/VerificationPolicy.js";
 import {ChainStep} from "./ChainStep.js";
 import type {DraftLengthController} from "./DraftLengthController.js";
@@ -68,12 +68,33 @@ export class TreeStep implements StepStrategy {
     }
 
     private async treeStep(session: TreeDraftSession, sequence: TreeCapableSequence, depth: number): Promise<StepOutcome> {
-        const {telemetry, options, adaptive} = this.setup;
+        const telemetry = this.setup.telemetry;
         const argmaxOnly = this.fastPath !== undefined;
         let start = performance.now();
         const tree = await session.propose(this.state.history, depth, argmaxOnly);
         telemetry.time.draft += performance.now() - start;
+        const rows = await this.evaluate(sequence, tree, argmaxOnly);
         start = performance.now();
+        const verdict = this.verify(tree, rows);
+        telemetry.time.policy += performance.now() - start;
+        start = performance.now();
+        await sequence.keepTreePath([0, ...verdict.path.map((node) => node + 1)]);
+        await session.observe(verdict.path);
+        const accepted = verdict.path.length;
+        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted, depth);
+        const verification: VerificationResult = {
+            acceptedCount: accepted,
+            emitted: verdict.emitted,
+            finalTokenSource: tree.rows === undefined ? "target-argmax" : "residual",
+            positions: []
+        };
+        return {chunk: this.state.emit(verification, tree.tokens.length, start), drafted: depth, accepted};
+    }
+
+    /** The target decodes the pending token and every node of `tree` in one call: argmax ids, logit rows (T = 0) or sampler rows. */
+    private async evaluate(sequence: TreeCapableSequence, tree: DraftTree, argmaxOnly: boolean): Promise<TreeEvaluation> {
+        const {telemetry, options, adaptive} = this.setup;
+        const start = performance.now();
         const greedy = tree.rows === undefined;
         adaptive?.beforeTarget();
         const evaluation = await timedEvaluation(sequence, () =>
@@ -86,27 +107,14 @@ export class TreeStep implements StepStrategy {
         telemetry.time.verify += performance.now() - start;
         telemetry.recordTargetEvaluation(tree.tokens.length + 1, evaluation.milliseconds, evaluation.native);
         adaptive?.afterTarget(tree.tokens.length + 1, evaluation.milliseconds, evaluation.native);
-        start = performance.now();
-        const rows = evaluation.result;
-        const verdict = greedy
+        return evaluation.result;
+    }
+
+    /** The longest path of argmax matches (a tree without rows), else recursive rejection sampling. */
+    private verify(tree: DraftTree, rows: TreeEvaluation): TreeVerification {
+        const sampling = this.setup.options.sampling;
+        return tree.rows === undefined
             ? verifyTreeGreedy(tree, rows.argmax ?? rows.logits.map((row) => argmax(row)))
-            : verifyTreeSampling(
-                  tree,
-                  rows.probabilities ?? rows.logits.map((row) => processLogits(row, options.sampling)),
-                  this.state.chance
-              );
-        telemetry.time.policy += performance.now() - start;
-        start = performance.now();
-        await sequence.keepTreePath([0, ...verdict.path.map((node) => node + 1)]);
-        await session.observe(verdict.path);
-        const accepted = verdict.path.length;
-        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted, depth);
-        const verification: VerificationResult = {
-            acceptedCount: accepted,
-            emitted: verdict.emitted,
-            finalTokenSource: greedy ? "target-argmax" : "residual",
-            positions: []
-        };
-        return {chunk: this.state.emit(verification, tree.tokens.length, start), drafted: depth, accepted};
+            : verifyTreeSampling(tree, rows.probabilities ?? rows.logits.map((row) => processLogits(row, sampling)), this.state.chance);
     }
 }
