@@ -1,8 +1,12 @@
-import type {Command} from "commander";
+import {type Command, Option} from "commander";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {InvalidInputError} from "../../errors.js";
-import {calibrateFuzzyPaperProcedure, FSD_PAPER_PROCEDURE} from "../../tune/calibrateFuzzyPaperProcedure.js";
-import {calibrateSetting, type CalibrationPhase} from "../../tune/calibrateSetting.js";
+import {
+    calibrateFuzzyPaperProcedure,
+    FSD_PAPER_PROCEDURE,
+    type FsdPaperCalibrationResult
+} from "../../tune/calibrateFuzzyPaperProcedure.js";
+import {calibrateSetting, type CalibrationPhase, type CalibrationSpeed} from "../../tune/calibrateSetting.js";
 import {parseNumberList} from "../../tune/parseNumberList.js";
 import {renderCalibrationReport} from "../../tune/renderCalibrationReport.js";
 import {renderFsdPaperCalibrationReport} from "../../tune/renderFsdPaperCalibrationReport.js";
@@ -24,14 +28,14 @@ import {
 } from "../batteryRunOptions.js";
 import {dataDirOption} from "../dataDirOption.js";
 
-/** Raw option values as commander hands them over. */
+/** Raw option values as commander hands them over (its choices() have checked --procedure and --speed). */
 export interface CalibrateCommandOptions extends BatteryRunCliOptions {
     readonly maxAccuracyDrop?: string;
     readonly policy?: string;
     readonly thresholds?: string;
     readonly calibrationShare?: string;
-    readonly procedure?: string;
-    readonly speed?: string;
+    readonly procedure?: "grid" | "fsd-paper";
+    readonly speed?: CalibrationSpeed;
     readonly json?: string;
     readonly report?: string;
 }
@@ -60,71 +64,80 @@ export async function runCalibrateCommand(
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
-        const procedure = options.procedure ?? "grid";
-        if (procedure !== "grid" && procedure !== "fsd-paper")
-            throw new InvalidInputError(`must be "grid" or "fsd-paper", got "${procedure}"`, "--procedure");
-        const paperProcedure = procedure !== "grid";
+        const paperProcedure = options.procedure === "fsd-paper";
         const settings = parseBatteryRunOptions(options, {temperature: paperProcedure ? 1 : 0});
         const thresholds =
             options.thresholds === undefined
                 ? undefined
                 : parseNumberList(options.thresholds, "--thresholds", {test: (value) => value >= 0, expected: "non-negative numbers"});
-        if (paperProcedure) return await runFsdPaperProcedure(options, settings, thresholds, openModel, opened, hooks);
-        const {targetPath, draftPath, sampling, draftSampling, maxTokens, stop, seed} = settings;
-        const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
-        const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
-        const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
-        const speed = options.speed ?? "measured";
-        if (speed !== "measured" && speed !== "one-step")
-            throw new InvalidInputError(`must be "measured" or "one-step", got "${speed}"`, "--speed");
-        const battery = await loadRunBattery(settings, options);
-        await checkReportOutputs(options);
-
-        const {target, draft, chatTemplate, items, skips} = await openRunModels(settings, battery, openModel, opened);
-        const result = await calibrateSetting({
-            ...settings,
-            target,
-            draft,
-            items,
-            grid,
-            maxAccuracyDrop,
-            calibrationShare,
-            speed,
-            onPhase: hooks.phase,
-            onProgress: hooks.progress,
-            chatTemplate
-        });
-        const report =
-            renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery: settings.battery}) + skippedItemsSection(skips);
-        const stdout = await writeReportOutputs(
-            options,
-            report,
-            () =>
-                summaryLine(
-                    result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation},
-                    maxAccuracyDrop,
-                    result.candidates.some((candidate) => candidate.withinBudget)
-                ),
-            () => ({
-                target: targetPath,
-                draft: draftPath,
-                battery: settings.battery,
-                sampling,
-                draftSampling,
-                maxTokens,
-                stop,
-                seed,
-                calibrationShare,
-                ...result,
-                context: contextJson(skips)
-            })
-        );
-        return calibrateOutcome(stdout, result.selected != null, skips);
+        const run = {options, settings, thresholds, openModel, opened, hooks};
+        return await (paperProcedure ? runFsdPaperProcedure(run) : runGridProcedure(run));
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
         for (const model of opened) await model.dispose();
     }
+}
+
+/** What either procedure works with; the models it opens go onto `opened`, which the runner disposes. */
+interface CalibrationRun {
+    readonly options: CalibrateCommandOptions;
+    readonly settings: BatteryRunSettings;
+    readonly thresholds: readonly number[] | undefined;
+    readonly openModel: OpenModel;
+    readonly opened: ModelBackend[];
+    readonly hooks: CalibrateHooks;
+}
+
+/** The grid procedure: the fastest threshold and γ within --max-accuracy-drop, validated on the evaluation split. */
+async function runGridProcedure({options, settings, thresholds, openModel, opened, hooks}: CalibrationRun): Promise<CommandOutcome> {
+    const maxAccuracyDrop = nonNegativeDecimal(requiredText(options.maxAccuracyDrop, "--max-accuracy-drop"), "--max-accuracy-drop", 1);
+    const grid = thresholdGrid(options.policy ?? "fuzzy", thresholds, options.memory);
+    const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
+    const battery = await loadRunBattery(settings, options);
+    await checkReportOutputs(options);
+
+    const {target, draft, chatTemplate, items, skips} = await openRunModels(settings, battery, openModel, opened);
+    const result = await calibrateSetting({
+        ...settings,
+        target,
+        draft,
+        items,
+        grid,
+        maxAccuracyDrop,
+        calibrationShare,
+        speed: options.speed ?? "measured",
+        onPhase: hooks.phase,
+        onProgress: hooks.progress,
+        chatTemplate
+    });
+    const {targetPath, draftPath, sampling, draftSampling, maxTokens, stop, seed} = settings;
+    const report =
+        renderCalibrationReport(result, {target: targetPath, draft: draftPath, battery: settings.battery}) + skippedItemsSection(skips);
+    const stdout = await writeReportOutputs(
+        options,
+        report,
+        () =>
+            summaryLine(
+                result.evaluation == null ? null : {spec: result.policySpec!, gamma: result.selected!.gamma, ...result.evaluation},
+                maxAccuracyDrop,
+                result.candidates.some((candidate) => candidate.withinBudget)
+            ),
+        () => ({
+            target: targetPath,
+            draft: draftPath,
+            battery: settings.battery,
+            sampling,
+            draftSampling,
+            maxTokens,
+            stop,
+            seed,
+            calibrationShare,
+            ...result,
+            context: contextJson(skips)
+        })
+    );
+    return calibrateOutcome(stdout, result.selected != null, skips);
 }
 
 /**
@@ -133,27 +146,8 @@ export async function runCalibrateCommand(
  * its thresholds are on), its T grid, greedy drafts, and a sampled target at temperature 1 (Fuzzy SD paper
  * samples on rejection without naming a temperature; 1 is Hugging Face's sampling default).
  */
-async function runFsdPaperProcedure(
-    options: CalibrateCommandOptions,
-    settings: BatteryRunSettings,
-    thresholds: readonly number[] | undefined,
-    openModel: OpenModel,
-    opened: ModelBackend[],
-    hooks: CalibrateHooks
-): Promise<CommandOutcome> {
-    for (const [value, flag] of [
-        [options.gamma, "--gamma"],
-        [options.maxAccuracyDrop, "--max-accuracy-drop"],
-        [options.memory, "--memory"],
-        [options.drafter, "--drafter"]
-    ] as const)
-        if (value !== undefined)
-            throw new InvalidInputError(
-                "does not apply to --procedure fsd-paper (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)",
-                flag
-            );
-    if (options.draftSampling !== undefined && options.draftSampling !== "greedy")
-        throw new InvalidInputError("must be greedy with --procedure fsd-paper (Fuzzy SD paper drafts greedily)", "--draft-sampling");
+async function runFsdPaperProcedure({options, settings, thresholds, openModel, opened, hooks}: CalibrationRun): Promise<CommandOutcome> {
+    checkFsdPaperFlags(options);
     const grid = thresholdGrid(options.policy ?? "fuzzy:js-fsd", thresholds ?? FSD_PAPER_PROCEDURE.thresholds);
     const calibrationShare = nonNegativeDecimal(options.calibrationShare, "--calibration-share", 0.5);
     const {targetPath, draftPath, battery, sampling, maxTokens, stop, seed} = settings;
@@ -181,11 +175,7 @@ async function runFsdPaperProcedure(
     const stdout = await writeReportOutputs(
         options,
         report,
-        () =>
-            result.evaluation == null
-                ? `the Fuzzy SD paper's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
-                : `the Fuzzy SD paper's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy ` +
-                  `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`,
+        () => fsdPaperSummaryLine(result),
         () => ({
             procedure: "fsd-paper",
             target: targetPath,
@@ -202,6 +192,30 @@ async function runFsdPaperProcedure(
         })
     );
     return calibrateOutcome(stdout, result.selected != null, skips);
+}
+
+/** The paper's procedure sweeps its own lengths and stops on its own rule, with greedy drafts: the grid's flags are refused. */
+function checkFsdPaperFlags(options: CalibrateCommandOptions): void {
+    for (const [value, flag] of [
+        [options.gamma, "--gamma"],
+        [options.maxAccuracyDrop, "--max-accuracy-drop"],
+        [options.memory, "--memory"],
+        [options.drafter, "--drafter"]
+    ] as const)
+        if (value !== undefined)
+            throw new InvalidInputError(
+                "does not apply to --procedure fsd-paper (it sweeps L over 5, 10, 15, 20 and stops at 20% of the target–draft accuracy gap)",
+                flag
+            );
+    if (options.draftSampling !== undefined && options.draftSampling !== "greedy")
+        throw new InvalidInputError("must be greedy with --procedure fsd-paper (Fuzzy SD paper drafts greedily)", "--draft-sampling");
+}
+
+function fsdPaperSummaryLine(result: FsdPaperCalibrationResult): string {
+    return result.evaluation == null
+        ? `the Fuzzy SD paper's procedure: no stepped threshold stays above the accuracy floor ${(100 * result.accuracyFloor).toFixed(1)}%; keep SD\n`
+        : `the Fuzzy SD paper's procedure selected --policy '${result.policySpec}' --gamma ${result.selected!.gamma}: evaluation accuracy ` +
+              `${(100 * result.evaluation.setting.accuracy).toFixed(1)}% (SD ${(100 * result.evaluation.strict.accuracy).toFixed(1)}%)\n`;
 }
 
 /** Both procedures' ending: the exit code and the skipped items' lines on stderr. */
@@ -228,11 +242,13 @@ export function registerCalibrateCommand(program: Command): Command {
     return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
         .addOption(dataDirOption())
-        .option(
-            "--procedure <grid|fsd-paper>",
-            "grid (default): the fastest threshold and γ within --max-accuracy-drop; fsd-paper: the Fuzzy SD paper's App. D procedure for fuzzy " +
-                "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the " +
-                "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)"
+        .addOption(
+            new Option(
+                "--procedure <grid|fsd-paper>",
+                "grid (default): the fastest threshold and γ within --max-accuracy-drop; fsd-paper: the Fuzzy SD paper's App. D procedure for fuzzy " +
+                    "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the " +
+                    "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)"
+            ).choices(["grid", "fsd-paper"])
         )
         .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points (grid procedure)")
         .option(
@@ -249,10 +265,13 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure fsd-paper)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
-        .option(
-            "--speed <measured|one-step>",
-            "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)",
-            "measured"
+        .addOption(
+            new Option(
+                "--speed <measured|one-step>",
+                "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)"
+            )
+                .choices(["measured", "one-step"])
+                .default("measured")
         )
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
