@@ -29,8 +29,10 @@ describe("parseTrainEagle3Options", () => {
             ff: "256",
             unrolledSteps: "3",
             batch: "2",
-            learningRate: "0.001"
+            learningRate: "0.001",
+            init: "random"
         });
+        expect(custom.settings.initialization).toBe("random");
         expect(custom.steps).toBe(10);
         expect(custom.settings.data.prompts).toBe(30);
         expect(custom.settings.data.temperatures).toEqual([0, 0.7]);
@@ -50,5 +52,6 @@ describe("parseTrainEagle3Options", () => {
         expect(flagOf({...required, steps: "1", mixture: "nope"})).toBe("--mixture");
         expect(flagOf({...required, steps: "1", temperatures: "0,5"})).toBe("--temperatures");
         expect(flagOf({...required, steps: "1", learningRate: "0"})).toBe("--learning-rate");
+        expect(flagOf({...required, steps: "1", init: "draft"})).toBe("--init");
     });
 });

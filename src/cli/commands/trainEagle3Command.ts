@@ -28,6 +28,7 @@ export interface TrainEagle3CommandOptions {
     readonly steps?: string;
     readonly seconds?: string;
     readonly seed?: string;
+    readonly init?: string;
     readonly threads?: string;
     readonly checkpointSeconds?: string;
     readonly name?: string;
@@ -53,6 +54,12 @@ function temperatures(text: string | undefined): number[] {
     if (values.length === 0 || values.some((value) => value > 2))
         throw new InvalidInputError(`expected temperatures in [0, 2], got "${text}"`, "--temperatures");
     return values;
+}
+
+function initialization(text: string | undefined): "target" | "random" {
+    if (text === undefined) return defaultEagle3Settings.initialization;
+    if (text !== "target" && text !== "random") throw new InvalidInputError(`expected target or random, got "${text}"`, "--init");
+    return text;
 }
 
 /** Checks every flag (InvalidInputError naming it) and returns the trainer's options; nothing runs yet. */
@@ -93,6 +100,7 @@ export function parseTrainEagle3Options(options: TrainEagle3CommandOptions): Omi
             unrolledSteps: positiveInteger(options.unrolledSteps, "--unrolled-steps", defaults.unrolledSteps),
             batchSize: positiveInteger(options.batch, "--batch", defaults.batchSize),
             learningRate: positiveDecimal(options.learningRate, "--learning-rate", defaults.learningRate),
+            initialization: initialization(options.init),
             seed: positiveInteger(options.seed, "--seed", defaults.seed)
         }
     };
@@ -136,6 +144,10 @@ export function registerTrainEagle3Command(program: Command): void {
         .option("--learning-rate <LR>", `peak AdamW learning rate (default ${defaultEagle3Settings.learningRate})`)
         .option("--steps <N>", "optimizer steps")
         .option("--seconds <S>", "training-time budget instead of --steps: the step count is sized after the first steps")
+        .option(
+            "--init <target|random>",
+            "start from the target's last extracted block, embeddings and LM head (default), or from random weights"
+        )
         .option("--seed <S>", "seed of the initial weights and the data order (default 1)")
         .option("--threads <N>", "CPU threads of the target while it generates (default 1)")
         .option("--checkpoint-seconds <S>", "seconds between checkpoints (default 120)")

@@ -22,6 +22,7 @@ import {eagle3TensorLayout} from "./eagle3TensorLayout.js";
 import {type Eagle3Weights, zeroEagle3Weights} from "./Eagle3Weights.js";
 import {type Eagle3Evaluation, evaluateEagle3Head} from "./evaluateEagle3Head.js";
 import {type Eagle3HeadShape, familyEagle3Config} from "./familyEagle3Config.js";
+import {initializeEagle3FromTarget} from "./initializeEagle3FromTarget.js";
 import {initializeEagle3Weights} from "./initializeEagle3Weights.js";
 import {targetFeatures} from "./targetFeatures.js";
 import {writeEagle3Gguf} from "./writeEagle3Gguf.js";
@@ -39,6 +40,11 @@ export interface Eagle3TrainingSettings {
     readonly warmupSteps: number;
     readonly weightDecay: number;
     readonly gradientClip: number;
+    /**
+     * "target": the head starts as the target's last extracted block with its embeddings and LM head
+     * (initializeEagle3FromTarget); "random": seeded random weights.
+     */
+    readonly initialization: "target" | "random";
     /** Seed of the initial weights and of the epoch shuffles. */
     readonly seed: number;
     /** Share of the prompts (the last ones) held out for validation. */
@@ -95,6 +101,7 @@ export const defaultEagle3Settings: Eagle3TrainingSettings = {
     warmupSteps: 20,
     weightDecay: 0.01,
     gradientClip: 1,
+    initialization: "target",
     seed: 1,
     validationFraction: 0.05
 };
@@ -141,7 +148,11 @@ export async function trainEagle3(options: Eagle3TrainingOptions): Promise<Eagle
     });
 
     const checkpointPath = join(options.work, "checkpoint.bin");
-    const state = await resumeOrStart(checkpointPath, config, settings, options.steps ?? 0, log);
+    const initial = (): Eagle3Weights =>
+        settings.initialization === "target"
+            ? initializeEagle3FromTarget(config, targetConfig, targetWeights, settings.seed)
+            : initializeEagle3Weights(config, {seed: settings.seed});
+    const state = await resumeOrStart(checkpointPath, config, settings, options.steps ?? 0, initial, log);
     const trainingOptions = (totalSteps: number): TrainingOptions => ({
         seed: settings.seed,
         learningRate: settings.learningRate,
@@ -258,6 +269,7 @@ async function resumeOrStart(
     config: Eagle3Config,
     settings: Eagle3TrainingSettings,
     steps: number,
+    initial: () => Eagle3Weights,
     log: (line: string) => void
 ): Promise<RunState> {
     if (await exists(path)) {
@@ -274,7 +286,7 @@ async function resumeOrStart(
         };
     }
     return {
-        weights: initializeEagle3Weights(config, {seed: settings.seed}),
+        weights: initial(),
         moments: {first: zeroEagle3Weights(config), second: zeroEagle3Weights(config)},
         step: 0,
         totalSteps: steps,
