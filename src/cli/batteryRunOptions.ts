@@ -9,7 +9,7 @@ import {parseNumberList} from "../tune/parseNumberList.js";
 import {batteryChatTemplate} from "./batteryChatTemplate.js";
 import type {ModelPlacement, OpenModel} from "./CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "./backendOption.js";
-import {DRAFT_SAMPLING_HELP, parseDraftSampling} from "./draftSamplingOption.js";
+import {type DraftSampling, draftSamplingOption} from "./draftSamplingOption.js";
 import {drafterOptionHelp, resolveCliDrafter} from "./drafterOption.js";
 import {samplingFromCli} from "./samplingCliOptions.js";
 import {stopStrings} from "./stopStrings.js";
@@ -27,7 +27,8 @@ export interface BatteryRunCliOptions extends ModelPlacement {
     readonly battery?: string;
     readonly gamma?: string;
     readonly temperature?: string;
-    readonly draftSampling?: string;
+    /** Checked by commander (draftSamplingOption). */
+    readonly draftSampling?: DraftSampling;
     readonly maxTokens?: string;
     readonly stop?: readonly string[];
     readonly seed?: string;
@@ -47,7 +48,7 @@ export interface BatteryRunSettings {
     readonly maxTokens: number;
     readonly stop: string[];
     readonly sampling: SamplingOptions;
-    readonly draftSampling: "sample" | "greedy";
+    readonly draftSampling: DraftSampling;
     readonly seed: number;
     readonly threads: number;
 }
@@ -76,7 +77,7 @@ export function parseBatteryRunOptions(
             topP: 1,
             minP: 0
         }),
-        draftSampling: parseDraftSampling(options.draftSampling),
+        draftSampling: options.draftSampling ?? "sample",
         seed: nonNegativeInteger(options.seed, "--seed", 0),
         threads: Math.max(1, nonNegativeInteger(options.threads, "--threads", 1))
     };
@@ -120,7 +121,7 @@ export function addModelPairFlags(command: Command): Command {
 /** The flags of how each item is generated and where the models compute, the same in sweep and calibrate. */
 export function addGenerationFlags(command: Command): Command {
     return command
-        .option("--draft-sampling <mode>", DRAFT_SAMPLING_HELP)
+        .addOption(draftSamplingOption())
         .option("--max-tokens <n>", "tokens generated per item", "64")
         .option("--stop <text...>", "stop strings, \\n decoded (e.g. '\\n\\n' for the family's document separator)")
         .option("--threads <n>", "CPU threads per model evaluation", "1")

@@ -1,4 +1,4 @@
-import {InvalidInputError} from "../errors.js";
+import {Option} from "commander";
 
 export type DraftSampling = "sample" | "greedy";
 
@@ -8,9 +8,7 @@ export const DRAFT_SAMPLING_HELP =
     " at temperature 0 it is the argmax) or greedy (its argmax, verified as a q-less proposal, as the Fuzzy SD paper's " +
     "experiments draft: 'using greedy decoding to generate the candidate sequences')";
 
-/** `--draft-sampling` as text → the mode; absent → sample. */
-export function parseDraftSampling(text: string | undefined, flag = "--draft-sampling"): DraftSampling {
-    if (text === undefined || text === "sample") return "sample";
-    if (text === "greedy") return "greedy";
-    throw new InvalidInputError(`must be "sample" or "greedy", got "${text}"`, flag);
+/** `--draft-sampling sample|greedy`, checked by commander; absent, the caller takes sample. */
+export function draftSamplingOption(help = DRAFT_SAMPLING_HELP): Option {
+    return new Option("--draft-sampling <mode>", help).choices(["sample", "greedy"] satisfies DraftSampling[]);
 }

@@ -8,6 +8,8 @@ import {targetReferenceBattery} from "../../tune/testing/targetReferenceBattery.
 import {createProgram} from "../createProgram.js";
 import {runSweepCommand} from "./sweepCommand.js";
 import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+import {runCliCaptured} from "../testing/runCliCaptured.js";
+import type {DraftSampling} from "../draftSamplingOption.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -160,7 +162,7 @@ describe("specgate sweep", () => {
     });
 
     it("--draft-sampling greedy drafts the draft's argmax instead of a sample, and the JSON records it", async () => {
-        const run = async (draftSampling: string | undefined) => {
+        const run = async (draftSampling: DraftSampling | undefined) => {
             const json = join(directory, `draft-${draftSampling ?? "default"}.json`);
             const outcome = await runSweepCommand(
                 {
@@ -189,13 +191,9 @@ describe("specgate sweep", () => {
         const strict = (result: typeof sampled) => result.points.find((point) => point.label.startsWith("strict"))!;
         // Same seeds and items: only the proposals differ, so the accepted counts do.
         expect(strict(greedy).acceptedTokens).not.toBe(strict(sampled).acceptedTokens);
-        const bad = await runSweepCommand(
-            {target: "target.gguf", draft: "draft.gguf", battery, policies: "strict", maxTokens: "4", draftSampling: "beam"},
-            openPair
-        );
-        expect(bad).toMatchObject({
-            exitCode: 2,
-            stderr: expect.stringMatching(/--draft-sampling: must be "sample" or "greedy", got "beam"/)
+        expect(await runCliCaptured("sweep", "--draft-sampling", "beam")).toMatchObject({
+            code: 2,
+            stderr: expect.stringContaining("'--draft-sampling <mode>' argument 'beam' is invalid. Allowed choices are sample, greedy.")
         });
     });
 
