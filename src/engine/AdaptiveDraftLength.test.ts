@@ -211,3 +211,27 @@ describe("AdaptiveDraftLength in a shared step", () => {
         expect(coldBefore - cold.alpha).toBeGreaterThan(0.05);
     });
 });
+
+describe("StepCostCurve after a change of shape", () => {
+    it("lets a size measured only right after a change (a graph rebuild) stand in until a steady sample, without outweighing steady sizes", () => {
+        const curve = new StepCostCurve();
+        for (const size of [64, 96, 128]) for (let sample = 0; sample < 8; sample++) curve.record(size, size);
+        // Size 32 seen once, right after a change of shape: its rebuild tripled the cost.
+        curve.recordAfterChange(32, 96);
+        expect(curve.has(32)).toBe(true);
+        expect(curve.sizes).toBe(4);
+        expect(curve.predict(32)).toBeLessThan(40);
+        // A later steady sample replaces it, and provisional samples no longer count for that size.
+        curve.record(32, 33);
+        curve.recordAfterChange(32, 200);
+        expect(curve.predict(32)).toBeCloseTo(32.2, 0);
+    });
+
+    it("keeps the least of a size's samples after changes while it has no other", () => {
+        const curve = new StepCostCurve();
+        curve.recordAfterChange(5, 30);
+        curve.recordAfterChange(5, 12);
+        curve.recordAfterChange(5, 20);
+        expect(curve.predict(5)).toBe(12);
+    });
+});

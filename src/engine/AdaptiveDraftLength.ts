@@ -124,8 +124,9 @@ export class AdaptiveDraftLength {
         this.targetMilliseconds = milliseconds;
         const stepTokens = this.stepTokens(tokens);
         // llama.cpp rebuilds its compute graph when a batch's size changes, a cost of the change and
-        // not of the size: a size is measured on a step like the one before it (or when it has no sample yet).
-        if (stepTokens === this.previousStepTokens || !this.load.stepCost.has(stepTokens)) this.load.stepCost.record(stepTokens, cost);
+        // not of the size: a size is measured on a step like the one before it (provisionally otherwise).
+        if (stepTokens === this.previousStepTokens) this.load.stepCost.record(stepTokens, cost);
+        else this.load.stepCost.recordAfterChange(stepTokens, cost);
         this.previousStepTokens = stepTokens;
     }
 

@@ -8,9 +8,12 @@ import {RecentMedian} from "./RecentMedian.js";
  */
 export class StepCostCurve {
     private readonly points = new Map<number, RecentMedian>();
+    /** Sizes measured only on steps whose shape differed from the step before: the least such sample of each. */
+    private readonly provisional = new Map<number, number>();
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
+        this.provisional.delete(tokens);
         let point = this.points.get(tokens);
         if (point === undefined) {
             point = new RecentMedian();
@@ -19,13 +22,26 @@ export class StepCostCurve {
         point.add(milliseconds);
     }
 
+    /**
+     * A sample of a step whose size (or shape) differed from the step before: llama.cpp rebuilt its
+     * compute graph for it, a cost of the change and not of the size. It stands for its size only
+     * until a sample of a step like the one before it arrives, as the least of such samples, and
+     * weighs in the fit as provisionalWeight samples, so that the sizes measured in steady steps
+     * around it, not its rebuild, decide the prediction there (one inflated first sample of a size
+     * would otherwise keep a draft length that has not been tried from ever looking worth it).
+     */
+    public recordAfterChange(tokens: number, milliseconds: number): void {
+        if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0 || this.points.has(tokens)) return;
+        this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
+    }
+
     /** Sizes measured so far. */
     public get sizes(): number {
-        return this.points.size;
+        return this.points.size + this.provisional.size;
     }
 
     public has(tokens: number): boolean {
-        return this.points.has(tokens);
+        return this.points.has(tokens) || this.provisional.has(tokens);
     }
 
     /**
@@ -37,27 +53,35 @@ export class StepCostCurve {
      * more tokens never cost less.
      */
     public predict(tokens: number): number {
-        if (this.points.size === 0) return Number.NaN;
+        const samples = this.samples();
+        if (samples.length === 0) return Number.NaN;
         let weight = 0;
         let sumX = 0;
         let sumY = 0;
-        for (const [size, point] of this.points) {
-            const w = this.weight(size, point.count, tokens);
+        for (const sample of samples) {
+            const w = this.weight(sample.size, sample.count, tokens);
             weight += w;
-            sumX += w * size;
-            sumY += w * point.value!;
+            sumX += w * sample.size;
+            sumY += w * sample.value;
         }
         const meanX = sumX / weight;
         const meanY = sumY / weight;
         let covariance = 0;
         let variance = 0;
-        for (const [size, point] of this.points) {
-            const w = this.weight(size, point.count, tokens);
-            covariance += w * (size - meanX) * (point.value! - meanY);
-            variance += w * (size - meanX) ** 2;
+        for (const sample of samples) {
+            const w = this.weight(sample.size, sample.count, tokens);
+            covariance += w * (sample.size - meanX) * (sample.value - meanY);
+            variance += w * (sample.size - meanX) ** 2;
         }
         const slope = variance > 0 ? Math.max(0, covariance / variance) : 0;
         return Math.max(0, meanY + slope * (tokens - meanX));
+    }
+
+    /** Every measured size with its value and the samples it counts as. */
+    private samples(): Array<{size: number; value: number; count: number}> {
+        const samples = [...this.points].map(([size, point]) => ({size, value: point.value!, count: point.count}));
+        for (const [size, value] of this.provisional) samples.push({size, value, count: provisionalWeight});
+        return samples;
     }
 
     private weight(size: number, count: number, tokens: number): number {
@@ -69,5 +93,7 @@ export class StepCostCurve {
 
 /** A size this many e-folds away on a log scale weighs e^(−1/2) as much: ln 2 · 1.25, so twice as far off weighs 0.73. */
 const logBandwidth = Math.log(2) * 1.25;
+/** What a size measured only after a change of shape counts as in the fit, in samples. */
+const provisionalWeight = 0.25;
 /** Samples beyond which a size weighs no more in the fit. */
 const settledWeight = 8;

@@ -13,6 +13,10 @@ class PresetCostCurve extends StepCostCurve {
     public override record(tokens: number, milliseconds: number): void {
         if (!this.frozen) super.record(tokens, milliseconds);
     }
+
+    public override recordAfterChange(tokens: number, milliseconds: number): void {
+        if (!this.frozen) super.recordAfterChange(tokens, milliseconds);
+    }
 }
 
 /**
