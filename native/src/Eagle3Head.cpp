@@ -218,7 +218,7 @@ struct HeadState {
         LayerTap::Span span;
         int32_t ignored = 0;
         llama_memory_t memory = llama_get_memory(context);
-        if (length == 0 || !tap.Read(sequence, from, length, length - 1, span, ignored)) {
+        if (length == 0 || !tap.Read(sequence, from, length, span, ignored)) {
             llama_memory_seq_rm(memory, 0, -1, -1);
             committed = 0;
             return false;

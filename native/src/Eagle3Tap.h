@@ -17,7 +17,8 @@ namespace specgate {
  * llama_set_embeddings_layer_inp), kept per sequence of one target context: for each position decoded,
  * the token and the rows of every tapped layer side by side (the head's encoder input). A decode at a
  * position drops what the sequence held from there on (a rollback then a new decode), so a sequence
- * holds one run of consecutive positions; the head trims what it has consumed.
+ * holds one run of consecutive positions, at most the context's: a head opened later (a request that
+ * reuses a cached prompt) reads them from the start. Clearing the context forgets them.
  */
 class LayerTap {
 public:
@@ -53,9 +54,9 @@ public:
 
     /**
      * The rows and tokens of positions [from, to) of `sequence`, and the lowest position decoded since
-     * the last Read (INT32_MAX: none), which is reset. Positions below `keepFrom` are dropped after.
+     * the last Read (INT32_MAX: none), which is reset.
      */
-    bool Read(int32_t sequence, int32_t from, int32_t to, int32_t keepFrom, Span& span, int32_t& rewritten) {
+    bool Read(int32_t sequence, int32_t from, int32_t to, Span& span, int32_t& rewritten) {
         std::lock_guard<std::mutex> lock(mutex);
         if (sequence < 0 || static_cast<size_t>(sequence) >= stores.size()) return false;
         Store& store = stores[static_cast<size_t>(sequence)];
@@ -71,7 +72,6 @@ public:
             span.rows.assign(store.rows.begin() + static_cast<std::ptrdiff_t>(first * RowFloats()),
                              store.rows.begin() + static_cast<std::ptrdiff_t>((first + count) * RowFloats()));
         }
-        store.Trim(keepFrom, RowFloats());
         return present;
     }
 
@@ -105,15 +105,6 @@ private:
             tokens.push_back(token);
             rows.resize(tokens.size() * rowFloats);
             return rows.data() + (tokens.size() - 1) * rowFloats;
-        }
-
-        void Trim(int32_t keepFrom, size_t rowFloats) {
-            const int32_t end = base + static_cast<int32_t>(tokens.size());
-            const int32_t cut = std::min(std::max(keepFrom, base), end) - base;
-            if (cut <= 0) return;
-            tokens.erase(tokens.begin(), tokens.begin() + cut);
-            rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(cut) * rowFloats));
-            base += cut;
         }
     };
 
