@@ -1,5 +1,5 @@
 import {DraftHeadMismatchError, InvalidInputError, ModelLoadError} from "../errors.js";
-import {positiveInteger} from "./backendSizes.js";
+import {backendSizes, positiveInteger} from "./backendSizes.js";
 import type {NativeEagle3HeadHandle} from "./Eagle3HeadHandle.js";
 import {defaultGpuChoice, describeDevices, parseGpuLayers, allGpuLayers, resolveGpu} from "./gpuChoice.js";
 import type {BackendSequence, ModelBackend} from "./ModelBackend.js";
@@ -27,8 +27,9 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
     public readonly architecture = "eagle3";
     public readonly bosToken: number | undefined;
     public readonly eosToken: number | undefined;
-    /** The contextSize of the target it is paired with (its head's KV cache holds as many positions); 0 before pairWith. */
-    public contextSize = 0;
+    /** Positions the head's KV cache holds: the contextSize option (or its GGUF's), then that of the target pairWith was given. */
+    public contextSize: number;
+    private paired = false;
     private disposed = false;
 
     private constructor(
@@ -42,8 +43,10 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         public readonly targetLayers: readonly number[],
         public readonly targetHiddenSize: number,
         private readonly threads: number,
-        private readonly path: string
+        private readonly path: string,
+        contextSize: number
     ) {
+        this.contextSize = contextSize;
         this.bosToken = model.bosToken;
         this.eosToken = model.eosToken;
     }
@@ -54,7 +57,8 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
      */
     public static load(path: string, options: NativeBackendOptions = {}): Promise<Eagle3HeadBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
-        const {header, vocabularySize, eagle3} = readModelHeader(path);
+        const {header, vocabularySize, eagle3, trainedContextLength} = readModelHeader(path);
+        const {contextSize} = backendSizes(options, trainedContextLength);
         if (eagle3 === undefined) throw new ModelLoadError("corrupt", "is not an EAGLE-3 head (general.architecture eagle3)", path);
         if (eagle3.targetLayers.length !== 3 || eagle3.targetHiddenSize === undefined)
             throw new ModelLoadError("corrupt", "an EAGLE-3 head needs eagle3.target_layers (3 ids) and eagle3.target_hidden_size", path);
@@ -79,7 +83,8 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
                 eagle3.targetLayers,
                 eagle3.targetHiddenSize,
                 threads,
-                path
+                path,
+                contextSize
             )
         );
     }
@@ -132,6 +137,7 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         assertHeadFitsTarget(this, native.shape, field);
         native.enableLayerCapture(this.targetLayers);
         this.contextSize = target.contextSize;
+        this.paired = true;
     }
 
     /**
@@ -140,7 +146,7 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
      */
     public openHead(targetSequence: BackendSequence, field = "draft"): NativeEagle3HeadHandle {
         if (this.disposed) throw new InvalidInputError("the head is disposed", field);
-        if (this.contextSize === 0) throw new InvalidInputError("the head is not paired with a target (pairWith)", field);
+        if (!this.paired) throw new InvalidInputError("the head is not paired with a target (pairWith)", field);
         const source = targetSequence.layerSource?.();
         if (source === undefined)
             throw new DraftHeadMismatchError("the target's sequence is not on the native backend: an EAGLE-3 head cannot read it", field);

@@ -4,6 +4,7 @@ import {type DrafterSpec, drafterLabel, drafterUsesModel, parseDrafterSpec} from
 /** Help text of --drafter, shared by every command that decodes. */
 export const drafterOptionHelp =
     "drafter: model (the --draft GGUF), model:retokenize (a --draft GGUF of another vocabulary, drafting in text), " +
+    "eagle3 (the --draft GGUF is an EAGLE-3 head, which `model` also drafts with), " +
     "ngram[:MIN[:MAX[:LENGTH]]] (prompt lookup, defaults 3:16:γ), " +
     "suffix[:MIN_MATCH[:MIN_COUNT[:DEPTH[:MAX_NODES]]]] (earlier outputs, defaults 3:1:24:100000) or a chain tried in order, e.g. ngram+model; " +
     "default: model with --draft, else none";

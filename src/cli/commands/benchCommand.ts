@@ -83,7 +83,7 @@ export function registerBenchCommand(program: Command): void {
                     "compare target-only decoding, every drafter × policy × γ and node-llama-cpp's predictor on the same prompts, in one process"
                 )
                 .requiredOption("--target <T.gguf>", "target model")
-                .option("--draft <D.gguf>", "draft model (needed by the model drafter and the predictor path)")
+                .option("--draft <D.gguf>", "draft model or EAGLE-3 head (needed by the model and eagle3 drafters and the predictor path)")
                 .option(
                     "--drafters <list>",
                     `comma-separated drafters compared side by side, e.g. model,ngram,suffix,ngram+model; each one a ${drafterOptionHelp.replace("default: model with --draft, else none", "")}`,

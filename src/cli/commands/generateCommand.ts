@@ -83,7 +83,7 @@ export function registerGenerateCommand(program: Command): void {
                 .description("generate text with a GGUF target, speculatively verified against a GGUF draft when --draft is given")
                 .argument("<prompt>", "prompt text")
                 .requiredOption("--target <T.gguf>", "target model")
-                .option("--draft <D.gguf>", "draft model (omit for target-only decoding)")
+                .option("--draft <D.gguf>", "draft model or EAGLE-3 head (omit for target-only decoding)")
                 .option("--drafter <spec>", drafterOptionHelp)
                 .option(
                     "--policy <spec>",

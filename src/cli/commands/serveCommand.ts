@@ -96,7 +96,7 @@ export function registerServeCommand(program: Command, hooks: ServeCommandHooks 
 function addModelFlags(command: Command): Command {
     return command
         .requiredOption("--target <T.gguf>", "target model")
-        .option("--draft <D.gguf>", "draft model (omit to serve target-only or with a drafter that needs none)")
+        .option("--draft <D.gguf>", "draft model or EAGLE-3 head (omit to serve target-only or with a drafter that needs none)")
         .option(
             "--drafter <spec>",
             `default ${drafterOptionHelp} (requests may name another in speculative.drafter; with --draft, model is available to them)`

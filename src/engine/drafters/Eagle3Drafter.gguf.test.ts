@@ -143,6 +143,20 @@ describe.runIf(existsSync(targetPath) && nativeBackendAvailable("cpu"))("the eag
         }
     });
 
+    it("a lent target sequence (prompt caching) keeps the layers of its cached prefix: the next request drafts from them", async () => {
+        const draft = (await head("own")) as Eagle3HeadBackend;
+        // Paired before the sequence is made, as a server pairs its draft at start-up.
+        draft.pairWith(target);
+        const sequence = await target.createSequence();
+        const options = {policy: {kind: "strict"}, gamma: 4, sampling: {temperature: 0}, maxTokens: 32, drafter: "eagle3"} as const;
+        for (const index of [0, 1, 1]) {
+            const result = await generate(target, draft, prompts[index], options, {sequence});
+            expect(result.tokens).toEqual(baselines[index]);
+            expect(result.telemetry.draftTokens).toBeGreaterThan(0);
+        }
+        await sequence.dispose();
+    });
+
     it("the head's drafting time and the captured layers' bytes are counted in telemetry", async () => {
         const draft = await head("own");
         const result = await generate(target, draft, prompts[1], {gamma: 3, sampling: {temperature: 0}, maxTokens: 16, drafter: "eagle3"});

@@ -19,7 +19,8 @@ export function pairDraftModel(target: ModelBackend, draft: ModelBackend, drafte
     try {
         const shared = assertSameVocabulary(target, draft, field);
         // An EAGLE-3 head also reads the target's layers: they must be the ones it was trained on.
-        if (draft instanceof Eagle3HeadBackend && drafter?.members.includes(eagle3Label) === true) draft.pairWith(target, field);
+        if (draft instanceof Eagle3HeadBackend && (drafter === undefined || drafter.members.includes(eagle3Label)))
+            draft.pairWith(target, field);
         return shared;
     } catch (error) {
         if (!(error instanceof TokenizerMismatchError)) throw error;
