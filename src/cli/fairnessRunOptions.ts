@@ -1,6 +1,6 @@
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
-import {InvalidInputError} from "../errors.js";
+import {Option} from "commander";
 import type {FairnessGrouping} from "../fairness/groupBatteryItems.js";
 import type {ModelPlacement, OpenModel} from "./CommandOutcome.js";
 import {stopStrings} from "./stopStrings.js";
@@ -11,7 +11,8 @@ export interface FairnessRunCliOptions extends ModelPlacement {
     readonly target?: string;
     readonly draft?: string;
     readonly battery?: string;
-    readonly by?: string;
+    /** Checked by commander (byOption). */
+    readonly by?: FairnessGrouping;
     readonly gamma?: string;
     readonly maxTokens?: string;
     readonly stop?: readonly string[];
@@ -35,13 +36,19 @@ export interface FairnessRunSettings {
     readonly threads: number;
 }
 
+/** `--by task|language`, checked by commander; absent, the battery's default grouping. */
+export function byOption(): Option {
+    return new Option("--by <task|language>", "grouping (default: language when every item has one, else task)").choices([
+        "task",
+        "language"
+    ] satisfies FairnessGrouping[]);
+}
+
 /** `defaults`: γ and tokens per item where --gamma and --max-tokens are not given. */
 export function parseFairnessRunOptions(options: FairnessRunCliOptions, defaults: {gamma: number; maxTokens: number}): FairnessRunSettings {
     const targetPath = requiredText(options.target, "--target");
     const draftPath = requiredText(options.draft, "--draft");
     const battery = requiredText(options.battery, "--battery");
-    if (options.by !== undefined && options.by !== "task" && options.by !== "language")
-        throw new InvalidInputError(`must be "task" or "language", got "${options.by}"`, "--by");
     return {
         targetPath,
         draftPath,

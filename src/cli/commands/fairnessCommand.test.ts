@@ -10,6 +10,7 @@ import {runFairnessAnalyzeCommand} from "./fairnessCommand.js";
 import {BigramBackend} from "../../engine/testing/BigramBackend.js";
 import {ExitCode} from "../exitCodes.js";
 import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
+import {runCliCaptured} from "../testing/runCliCaptured.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -142,9 +143,11 @@ describe("specgate fairness analyze", () => {
         expect(single).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--by: every item falls in one language \("de"\)/)});
         const unknown = await runFairnessAnalyzeCommand({...base, battery: "mgsm:de@2,mgsm:xx@2"});
         expect(unknown).toMatchObject({exitCode: 2, stderr: expect.stringMatching(/--battery: MGSM has no language "xx"/)});
-        expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", by: "dialect"})).stderr).toMatch(
-            /--by: must be "task" or "language"/
-        );
+        for (const command of ["analyze", "mitigate"])
+            expect(await runCliCaptured("fairness", command, "--by", "dialect")).toMatchObject({
+                code: 2,
+                stderr: expect.stringContaining("'--by <task|language>' argument 'dialect' is invalid. Allowed choices are task, language.")
+            });
         expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", gamma: "x"})).exitCode).toBe(2);
         expect((await runFairnessAnalyzeCommand({...base, battery: "mgsm@1", target: undefined})).stderr).toMatch(/--target: is required/);
     });

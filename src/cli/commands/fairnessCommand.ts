@@ -10,6 +10,7 @@ import {renderFairnessReport} from "../../fairness/renderFairnessReport.js";
 import {writeFairnessPlots} from "../../fairness/writeFairnessPlots.js";
 import {writeFileAtomic} from "../../io/writeFileAtomic.js";
 import {samplingFromCli} from "../samplingCliOptions.js";
+import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
 import {nonNegativeDecimal, nonNegativeInteger} from "../textOptions.js";
 import {badInputOutcome, type CommandOutcome, emitOutcome, type OpenModel, openDefaultModel, openModelOn} from "../CommandOutcome.js";
 import {gpuLayersOption, gpuOption} from "../backendOption.js";
@@ -18,7 +19,13 @@ import {writeOutputFile} from "../writeOutputFile.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
-import {type FairnessRunCliOptions, openFairnessModels, parseFairnessRunOptions} from "../fairnessRunOptions.js";
+import {
+    byOption,
+    type FairnessRunCliOptions,
+    type FairnessRunSettings,
+    openFairnessModels,
+    parseFairnessRunOptions
+} from "../fairnessRunOptions.js";
 import {registerFairnessMitigateCommand} from "./fairnessMitigateCommand.js";
 import {fairnessConclusion} from "../../fairness/fairnessConclusion.js";
 import {createProgress} from "../progress.js";
@@ -43,6 +50,13 @@ export interface FairnessAnalyzeOptions extends FairnessRunCliOptions {
 
 const COMMAND_NAME = "specgate fairness analyze";
 
+/** The flags checked (each bad one an InvalidInputError naming its flag), before the battery is read. */
+interface AnalyzeSettings {
+    readonly run: FairnessRunSettings;
+    readonly sampling: SamplingOptions;
+    readonly equalizeMaxGamma: number;
+}
+
 /**
  * `specgate fairness analyze` without process side effects beyond reading the battery and models
  * and writing --json, --plots and --report. Exit codes: 0 done, 2 bad input, 3 insufficient data
@@ -54,75 +68,105 @@ export async function runFairnessAnalyzeCommand(
 ): Promise<CommandOutcome> {
     const opened: ModelBackend[] = [];
     try {
-        const run = parseFairnessRunOptions(options, {gamma: 4, maxTokens: 32});
-        const {targetPath, draftPath, battery} = run;
-        const sampling = samplingFromCli({
-            temperature: nonNegativeDecimal(options.temperature, "--temperature", 0),
-            topK: 0,
-            topP: 1,
-            minP: 0
-        });
-        if (options.equalizeMaxGamma !== undefined && options.equalize === undefined)
-            throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
-        const equalizeMaxGamma = nonNegativeInteger(options.equalizeMaxGamma, "--equalize-max-gamma", 8);
-        if (equalizeMaxGamma < 1 || equalizeMaxGamma > 64)
-            throw new InvalidInputError(`must be an integer in [1, 64], got ${equalizeMaxGamma}`, "--equalize-max-gamma");
-        if (options.equalize === "") throw new InvalidInputError("is required: the hints file to write", "--equalize");
-        const items = await loadFairnessBattery(battery, options.dataDirectory);
-        await checkReportOutputs(options);
-        await checkOutputFile(options.equalize, "--equalize");
-
-        const {target, draft} = await openFairnessModels(run, loadModel, opened);
-        const progress = createProgress({command: COMMAND_NAME, unit: "runs", quiet: options.quiet});
-        const analysis = await analyzeFairness({
-            onProgress: (done, total, id) => progress.update(done, total, id),
-            target,
-            draft,
-            items,
-            by: run.by,
-            gamma: run.gamma,
-            maxTokens: run.maxTokens,
-            stop: run.stop,
-            sampling,
-            seed: run.seed,
-            resamples: run.resamples,
-            equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
-        });
-        progress.finish();
-        if (options.equalize !== undefined) {
-            const hints = gammaServingHints(analysis, {target: targetPath, draft: draftPath});
-            await writeOutputFile(() => writeFileAtomic(options.equalize!, jsonText(hints)), options.equalize, "--equalize");
-        }
-
-        let plots: {speedup: string; scatter: string; textRendered: boolean} | undefined;
-        if (options.plots !== undefined) {
-            const written = await writeOutputFile(() => writeFairnessPlots(analysis, options.plots!), options.plots, "--plots");
-            const base = options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || ".";
-            plots = {speedup: `${base}/speedup.png`, scatter: `${base}/alpha-vs-divergence.png`, textRendered: written.textRendered};
-        }
-        const report = renderFairnessReport(analysis, {target: targetPath, draft: draftPath, battery, plots});
-        const stdout = await writeReportOutputs(
-            options,
-            report,
-            () => summaryLine(analysis),
-            () => ({target: targetPath, draft: draftPath, battery, ...analysis})
-        );
-        const skips = {
-            ids: analysis.context.skipped.map((item) => item.id),
-            total: analysis.items.length + analysis.context.skipped.length,
-            contextSize: analysis.context.size,
-            maxTokens: run.maxTokens
-        };
-        const stderr =
-            contextSkipsLine(COMMAND_NAME, skips) +
-            mostSkippedLine(COMMAND_NAME, skips) +
-            (plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "");
-        return {exitCode: mostSkipped(skips) ? ExitCode.insufficientData : ExitCode.success, stdout, stderr};
+        const settings = parseAnalyzeOptions(options);
+        const analysis = await runAnalysis(options, settings, loadModel, opened);
+        return await renderAnalysis(options, settings, analysis);
     } catch (error) {
         return badInputOutcome(COMMAND_NAME, error);
     } finally {
         for (const model of opened) await model.dispose();
     }
+}
+
+function parseAnalyzeOptions(options: FairnessAnalyzeOptions): AnalyzeSettings {
+    const run = parseFairnessRunOptions(options, {gamma: 4, maxTokens: 32});
+    const sampling = samplingFromCli({
+        temperature: nonNegativeDecimal(options.temperature, "--temperature", 0),
+        topK: 0,
+        topP: 1,
+        minP: 0
+    });
+    if (options.equalizeMaxGamma !== undefined && options.equalize === undefined)
+        throw new InvalidInputError("needs --equalize OUT.json", "--equalize-max-gamma");
+    const equalizeMaxGamma = nonNegativeInteger(options.equalizeMaxGamma, "--equalize-max-gamma", 8);
+    if (equalizeMaxGamma < 1 || equalizeMaxGamma > 64)
+        throw new InvalidInputError(`must be an integer in [1, 64], got ${equalizeMaxGamma}`, "--equalize-max-gamma");
+    if (options.equalize === "") throw new InvalidInputError("is required: the hints file to write", "--equalize");
+    return {run, sampling, equalizeMaxGamma};
+}
+
+/** Loads the battery, checks the outputs, opens the pair (onto `opened`) and analyses it, with progress on stderr. */
+async function runAnalysis(
+    options: FairnessAnalyzeOptions,
+    {run, sampling, equalizeMaxGamma}: AnalyzeSettings,
+    loadModel: OpenModel,
+    opened: ModelBackend[]
+): Promise<FairnessAnalysis> {
+    const items = await loadFairnessBattery(run.battery, options.dataDirectory);
+    await checkReportOutputs(options);
+    await checkOutputFile(options.equalize, "--equalize");
+
+    const {target, draft} = await openFairnessModels(run, loadModel, opened);
+    const progress = createProgress({command: COMMAND_NAME, unit: "runs", quiet: options.quiet});
+    const analysis = await analyzeFairness({
+        onProgress: (done, total, id) => progress.update(done, total, id),
+        target,
+        draft,
+        items,
+        by: run.by,
+        gamma: run.gamma,
+        maxTokens: run.maxTokens,
+        stop: run.stop,
+        sampling,
+        seed: run.seed,
+        resamples: run.resamples,
+        equalize: options.equalize === undefined ? undefined : {maxGamma: equalizeMaxGamma}
+    });
+    progress.finish();
+    return analysis;
+}
+
+/** Writes --equalize, --plots, --report and --json; stdout, the skipped items on stderr and the exit code. */
+async function renderAnalysis(
+    options: FairnessAnalyzeOptions,
+    {run}: AnalyzeSettings,
+    analysis: FairnessAnalysis
+): Promise<CommandOutcome> {
+    const {targetPath, draftPath, battery} = run;
+    if (options.equalize !== undefined) {
+        const hints = gammaServingHints(analysis, {target: targetPath, draft: draftPath});
+        await writeOutputFile(() => writeFileAtomic(options.equalize!, jsonText(hints)), options.equalize, "--equalize");
+    }
+    const plots = await writePlots(options, analysis);
+    const report = renderFairnessReport(analysis, {target: targetPath, draft: draftPath, battery, plots});
+    const stdout = await writeReportOutputs(
+        options,
+        report,
+        () => summaryLine(analysis),
+        () => ({target: targetPath, draft: draftPath, battery, ...analysis})
+    );
+    const skips = {
+        ids: analysis.context.skipped.map((item) => item.id),
+        total: analysis.items.length + analysis.context.skipped.length,
+        contextSize: analysis.context.size,
+        maxTokens: run.maxTokens
+    };
+    const stderr =
+        contextSkipsLine(COMMAND_NAME, skips) +
+        mostSkippedLine(COMMAND_NAME, skips) +
+        (plots != null && !plots.textRendered ? `${COMMAND_NAME}: no TrueType font found; the PNGs have no text (the SVGs do)\n` : "");
+    return {exitCode: mostSkipped(skips) ? ExitCode.insufficientData : ExitCode.success, stdout, stderr};
+}
+
+/** --plots: the PNG/SVG pair, linked from the report relative to where --report is written. */
+async function writePlots(
+    options: FairnessAnalyzeOptions,
+    analysis: FairnessAnalysis
+): Promise<{speedup: string; scatter: string; textRendered: boolean} | undefined> {
+    if (options.plots === undefined) return undefined;
+    const written = await writeOutputFile(() => writeFairnessPlots(analysis, options.plots!), options.plots, "--plots");
+    const base = options.report === undefined ? options.plots : relative(dirname(options.report), options.plots) || ".";
+    return {speedup: `${base}/speedup.png`, scatter: `${base}/alpha-vs-divergence.png`, textRendered: written.textRendered};
 }
 
 export function registerFairnessCommand(program: Command): Command {
@@ -138,7 +182,7 @@ export function registerFairnessCommand(program: Command): Command {
         .option("--draft <D.gguf>", "draft model")
         .option("--battery <spec>", "battery spec, e.g. mgsm@20 or mgsm:de@50,mgsm:ja@50, or a .jsonl with task/language/reference")
         .addOption(dataDirOption())
-        .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
+        .addOption(byOption())
         .option("--gamma <n>", "draft tokens per step", "4")
         .option("--max-tokens <n>", "tokens generated per item (and reference tokens scored)", "32")
         .option("--stop <text...>", "stop strings of every run, \\n decoded (e.g. '\\n\\n' for the family's document separator)")

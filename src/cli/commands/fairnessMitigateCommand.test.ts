@@ -164,7 +164,6 @@ describe("specgate fairness mitigate", () => {
         expect(await bad({steps: "0"})).toMatch(/--steps: must be at least 1/);
         expect(await bad({batchPerTask: "x"})).toMatch(/--batch-per-task: must be a non-negative integer/);
         expect(await bad({lr: "0"})).toMatch(/--lr: must be a finite positive number/);
-        expect(await bad({by: "dialect"})).toMatch(/--by: must be "task" or "language"/);
         expect(await bad({out: undefined})).toMatch(/--out: is required/);
         expect(await bad({out: pair.targetPath})).toMatch(/--out: .* would overwrite the target/);
         expect(await bad({draft: join(directory, "absent.gguf")})).toMatch(/.*absent\.gguf: no such model file/);

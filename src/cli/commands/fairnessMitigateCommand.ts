@@ -25,7 +25,7 @@ import {gpuLayersOption, gpuOption} from "../backendOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {checkReportOutputs, writeReportOutputs} from "../reportOutputs.js";
 import {exitCodeHelp} from "../exitCodes.js";
-import {openFairnessModels} from "../fairnessRunOptions.js";
+import {byOption, openFairnessModels} from "../fairnessRunOptions.js";
 import {contextSizeOption} from "../contextSizeOption.js";
 import {contextSkipsLine} from "../contextSkips.js";
 import {dataDirOption} from "../dataDirOption.js";
@@ -281,7 +281,7 @@ function addTrainingOptions(command: Command): Command {
 /** The before/after analyses' options and where the models run. */
 function addAnalysisOptions(command: Command): Command {
     return command
-        .option("--by <task|language>", "grouping (default: language when every item has one, else task)")
+        .addOption(byOption())
         .option(
             "--gamma <n>",
             "draft tokens per step in the before/after analyses (default 4: not published; the Disparate Impacts paper D.1's estimator uses 5)"
