@@ -79,6 +79,8 @@ struct HeadState {
     int activeThreads = 1;
     /** The head's KV cache holds the target's pairs at [0, committed). */
     int32_t committed = 0;
+    /** The tokens those pairs read: the target's at positions [0, committed], the last one the boundary's. */
+    std::vector<llama_token> known;
     /** Where the next drafted token goes; -1: no draft is open. */
     int32_t next = -1;
     /** The pre-norm output of the last position decoded: the g of the next drafted token. */
@@ -205,35 +207,45 @@ struct HeadState {
         return true;
     }
 
+    /** The first position where `history` and the tokens the committed pairs read differ. */
+    int32_t Agreed(const std::vector<llama_token>& history) const {
+        const size_t limit = std::min(known.size(), history.size());
+        size_t position = 0;
+        while (position < limit && known[position] == history[position]) position++;
+        return static_cast<int32_t>(position);
+    }
+
     /**
-     * Brings the head up to a target holding `length` positions, with `pending` the token after them,
-     * and decodes the boundary pair. False with an empty error: the tap lacks rows the head needs (the
-     * target's cells came from elsewhere, a restored state): no draft this time.
+     * Brings the head up to a target holding history[0, length) with history[length] the token after
+     * them (`length` = history.size() − 1), and decodes the boundary pair. Pairs from the first position
+     * the target decoded again, or whose token changed, are written anew. False with an empty error: the
+     * tap lacks rows the head needs, or holds another history's (the target's cells came from a
+     * restored state): no draft this time.
      */
-    bool Sync(llama_token pending, int32_t length, std::string& error) {
+    bool Sync(const std::vector<llama_token>& history, std::string& error) {
         next = -1;
+        const auto length = static_cast<int32_t>(history.size()) - 1;
         LayerTap& tap = *target.tap;
         const int32_t rewritten = tap.Rewritten(sequence);
-        const int32_t from = std::max(0, std::min({committed - 1, rewritten == INT32_MAX ? INT32_MAX : rewritten - 1, length - 1}));
+        const int32_t from =
+            std::max(0, std::min({committed - 1, rewritten == INT32_MAX ? INT32_MAX : rewritten - 1, Agreed(history) - 1, length - 1}));
         LayerTap::Span span;
         int32_t ignored = 0;
         llama_memory_t memory = llama_get_memory(context);
-        if (length == 0 || !tap.Read(sequence, from, length, span, ignored)) {
+        const bool present = length > 0 && tap.Read(sequence, from, length, span, ignored) &&
+                             std::equal(span.tokens.begin(), span.tokens.end(), history.begin() + from);
+        if (!present) {
             llama_memory_seq_rm(memory, 0, -1, -1);
             committed = 0;
+            known.clear();
             return false;
         }
-        const int32_t targetVocabulary = target.model->vocabularySize;
-        for (llama_token token : span.tokens)
-            if (token < 0 || token >= vocabulary || token >= targetVocabulary) {
-                error = "the target decoded token " + std::to_string(token) + ", outside the EAGLE-3 head's vocabulary";
-                return false;
-            }
         const size_t count = static_cast<size_t>(length - from);
         std::vector<float> g;
         if (!Encode(span.rows, count, g, error)) return false;
         llama_memory_seq_rm(memory, 0, from, -1);
         committed = from;
+        known.resize(static_cast<size_t>(from));
         // The pairs, then the boundary pair alone: the head's graph keeps every token's row, and
         // llama.cpp copies out the first rows of a batch as its outputs, so an output must be a batch's only token.
         ClearBatch();
@@ -241,9 +253,10 @@ struct HeadState {
             Add(span.tokens[index + 1], g.data() + index * static_cast<size_t>(width), from + static_cast<llama_pos>(index), false);
         if (!tokens.empty() && !Decode(error, false)) return false;
         ClearBatch();
-        Add(pending, g.data() + (count - 1) * static_cast<size_t>(width), length - 1, true);
+        Add(history.back(), g.data() + (count - 1) * static_cast<size_t>(width), length - 1, true);
         if (!Decode(error, true)) return false;
         committed = length;
+        known = history;
         next = length;
         return true;
     }
@@ -419,8 +432,8 @@ private:
     }
 
     /**
-     * draft(pending, length, count, destination) → Promise<timings>: the head catches up with a target
-     * sequence of `length` tokens whose next token is `pending`, then gives `count` greedy ids
+     * draft(history, count, destination) → Promise<timings>: the head catches up with a target sequence
+     * holding every token of `history` (Int32Array) but the last, the pending one, then gives `count` greedy ids
      * (Int32Array) or the first draft position's logits (Float64Array, count 1). timings.groups[0].error
      * says why there is no draft when the target's layers were not captured for the positions the head
      * needs (its cells were restored from a saved state): the destination is then left as it was.
@@ -428,40 +441,52 @@ private:
     Napi::Value Draft(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
         std::shared_ptr<HeadState> live = Live(env);
-        const auto pending = static_cast<llama_token>(integerArgument(env, info[0], "pending", 0, live->vocabulary - 1));
-        const auto length = static_cast<int32_t>(integerArgument(env, info[1], "length", 0, live->contextSize - 1));
-        const auto count = static_cast<int32_t>(integerArgument(env, info[2], "count", 1, live->contextSize - length));
+        std::vector<llama_token> history = int32ArrayArgument(env, info[0], "history");
+        if (history.empty()) throwRangeError(env, "history must hold at least the pending token");
+        if (history.size() > static_cast<size_t>(live->contextSize))
+            throwRangeError(env, "history: " + std::to_string(history.size()) + " tokens are more than the head's context of " +
+                                     std::to_string(live->contextSize));
+        const int32_t limit = std::min(live->vocabulary, live->target.model->vocabularySize);
+        for (size_t index = 0; index < history.size(); index++)
+            if (history[index] < 0 || history[index] >= limit)
+                throwRangeError(env, "history[" + std::to_string(index) + "] = " + std::to_string(history[index]) +
+                                         " is outside the vocabulary of " + std::to_string(limit) + " ids");
+        const auto length = static_cast<int32_t>(history.size()) - 1;
+        const auto count = static_cast<int32_t>(integerArgument(env, info[1], "count", 1, live->contextSize - length));
         bool argmax = true;
-        CheckDestination(env, info[3], argmax, static_cast<size_t>(count), *live);
+        CheckDestination(env, info[2], argmax, static_cast<size_t>(count), *live);
         if (!argmax && count != 1) throwRangeError(env, "count must be 1 for a logit row (drafted tokens follow through next)");
-        return Run(env, live, info[3], argmax, [pending, length, count, argmax](HeadState& head, Staged& staged, std::string& error) {
-            if (!head.Sync(pending, length, error)) {
-                if (error.empty())
-                    staged.unavailable = "the target's hidden states for positions below " + std::to_string(length) + " were not captured";
-                return false;
-            }
-            int32_t id = 0;
-            if (!argmax) {
-                staged.logits.resize(static_cast<size_t>(head.vocabulary));
-                if (!head.Row(staged.logits.data(), id, error)) return false;
-                staged.rows = 1;
-                return true;
-            }
-            for (int32_t index = 0; index < count; index++) {
-                if (index > 0 && !head.Step(id, error)) return false;
-                if (!head.Row(nullptr, id, error)) return false;
-                staged.ids.push_back(id);
-                staged.rows++;
-            }
-            return true;
-        });
+        return Run(env, live, info[2], argmax,
+                   [history = std::move(history), length, count, argmax](HeadState& head, Staged& staged, std::string& error) {
+                       if (!head.Sync(history, error)) {
+                           if (error.empty())
+                               staged.unavailable =
+                                   "the target's hidden states for positions below " + std::to_string(length) + " were not captured";
+                           return false;
+                       }
+                       int32_t id = 0;
+                       if (!argmax) {
+                           staged.logits.resize(static_cast<size_t>(head.vocabulary));
+                           if (!head.Row(staged.logits.data(), id, error)) return false;
+                           staged.rows = 1;
+                           return true;
+                       }
+                       for (int32_t index = 0; index < count; index++) {
+                           if (index > 0 && !head.Step(id, error)) return false;
+                           if (!head.Row(nullptr, id, error)) return false;
+                           staged.ids.push_back(id);
+                           staged.rows++;
+                       }
+                       return true;
+                   });
     }
 
     /** next(token, destination) → Promise<timings>: the drafted `token` at the next position; its row as draft gives it. */
     Napi::Value Next(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
         std::shared_ptr<HeadState> live = Live(env);
-        const auto token = static_cast<llama_token>(integerArgument(env, info[0], "token", 0, live->vocabulary - 1));
+        const auto token = static_cast<llama_token>(
+            integerArgument(env, info[0], "token", 0, std::min(live->vocabulary, live->target.model->vocabularySize) - 1));
         bool argmax = true;
         CheckDestination(env, info[1], argmax, 1, *live);
         return Run(env, live, info[1], argmax, [token, argmax](HeadState& head, Staged& staged, std::string& error) {

@@ -136,7 +136,7 @@ describe.runIf(existsSync(targetPath) && nativeBackendAvailable("cpu"))("the eag
             await fresh.evaluate(history.slice(0, -1), {positions: []});
             const handle = draft.openHead(fresh);
             const ids = new Int32Array(tokens.length);
-            await handle.draft(history[history.length - 1], history.length - 1, tokens.length, ids);
+            await handle.draft(Int32Array.from(history), tokens.length, ids);
             handle.dispose();
             await fresh.dispose();
             expect(Array.from(ids)).toEqual(tokens);

@@ -60,17 +60,17 @@ export class Eagle3Drafter implements Drafter {
         };
         const unavailable = (result: NativeDecodeResult): boolean => result.groups[0]?.error !== undefined;
 
-        const draftArgmax = async (pending: number, length: number, count: number): Promise<number[] | undefined> => {
+        const draftArgmax = async (history: Int32Array, count: number): Promise<number[] | undefined> => {
             const ids = new Int32Array(count);
-            const result = await timed(() => head.draft(pending, length, count, ids), count);
+            const result = await timed(() => head.draft(history, count, ids), count);
             return unavailable(result) ? undefined : Array.from(ids);
         };
 
-        const draftRows = async (request: DraftRequest, pending: number, length: number): Promise<DraftProposal> => {
+        const draftRows = async (request: DraftRequest, history: Int32Array): Promise<DraftProposal> => {
             const tokens: number[] = [];
             const probs: Float64Array[] = [];
             const logitRows: Float64Array[] = [];
-            if (unavailable(await timed(() => head.draft(pending, length, 1, row), 1))) return noProposal(eagle3Label);
+            if (unavailable(await timed(() => head.draft(history, 1, row), 1))) return noProposal(eagle3Label);
             for (let position = 0; position < request.maxTokens; position++) {
                 const logits = row.slice(0, size);
                 const probabilities = processLogits(logits, options.sampling);
@@ -95,13 +95,13 @@ export class Eagle3Drafter implements Drafter {
             supportsArgmax: greedyIds,
             async propose(request: DraftRequest): Promise<DraftProposal> {
                 const {history, maxTokens, argmaxOnly} = request;
-                // The target holds every token of the history but the pending one, which the head reads next.
-                const pending = history[history.length - 1];
+                // The target holds every token of the history but the last, which the head reads with the last captured row.
                 const length = history.length - 1;
                 if (maxTokens < 1 || length < 1 || length + maxTokens > positions) return noProposal(eagle3Label);
-                if (!argmaxOnly || !greedyIds) return draftRows(request, pending, length);
-                const tokens = await draftArgmax(pending, length, maxTokens);
-                return tokens === undefined ? noProposal(eagle3Label) : {tokens, source: eagle3Label, consulted: [eagle3Label]};
+                const tokens = Int32Array.from(history);
+                if (!argmaxOnly || !greedyIds) return draftRows(request, tokens);
+                const ids = await draftArgmax(tokens, maxTokens);
+                return ids === undefined ? noProposal(eagle3Label) : {tokens: ids, source: eagle3Label, consulted: [eagle3Label]};
             },
             observe() {},
             finish() {},
