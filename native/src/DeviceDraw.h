@@ -13,10 +13,13 @@ namespace specgate {
 
 /**
  * A backend sampler (llama.cpp's experimental backend sampling) ending a chain: the argmax of the row
- * the links before it left (`draws` false), or an inverse-CDF draw from it with a uniform given per
- * row (`draws` true): softmax, cumulative sum, the first id whose cumulative probability exceeds the
+ * the links before it left (Mode::Argmax), or an inverse-CDF draw from it with a uniform given per row
+ * (Mode::Draw): softmax, cumulative sum, the first id whose cumulative probability exceeds the
  * uniform, mapped through the candidates a top-k or top-p link reordered. That is specgate's host rule
- * (SeededChance.choose) in float32 and in the order of the candidates.
+ * (SeededChance.choose) in float32 and in the order of the candidates. Mode::Verify serves lossless
+ * verification of a draft without probabilities (q = δ at the drafted id x, given per row, −1 for
+ * none): the row's probability of x (the one float its probabilities hold) and a draw from the row
+ * with x removed (the residual max(0, p − δ_x), normalised).
  *
  * llama.cpp copies to the host every tensor a chain leaves in its sampler data: the row's logits (V
  * floats, set even when no link changed them), probabilities and candidates. This link keeps only the
@@ -28,11 +31,13 @@ namespace specgate {
  */
 class DeviceDraw {
 public:
-    explicit DeviceDraw(bool draws) : draws(draws) {}
+    enum class Mode : uint8_t { Argmax, Draw, Verify };
+
+    explicit DeviceDraw(Mode mode) : mode(mode) {}
 
     /** A new llama_sampler owning a DeviceDraw (freed with it; e.g. by the chain it is added to). */
-    static llama_sampler* Create(bool draws, DeviceDraw** created) {
-        auto* draw = new DeviceDraw(draws);
+    static llama_sampler* Create(Mode mode, DeviceDraw** created) {
+        auto* draw = new DeviceDraw(mode);
         if (created != nullptr) *created = draw;
         return llama_sampler_init(&interface, draw);
     }
@@ -48,19 +53,31 @@ public:
         cursor = 0;
     }
 
+    /** Verify: the drafted id of each of this decode's rows of the sequence, in batch order (−1: none). */
+    void SetDrafted(const std::vector<int32_t>& ids) {
+        drafted.assign(ids.begin(), ids.end());
+        draftedCursor = 0;
+    }
+
     /** 1 − 2⁻²³: a float u at most this keeps u × total below any float total (a double u near 1 rounds to 1.0f). */
     static constexpr float largestUniform = 1.0f - 1.0f / 8388608.0f;
 
 private:
-    bool draws;
+    Mode mode;
     bool onDevice = false;
-    std::vector<ggml_tensor*> inputs; // the draw nodes' uniforms, one per row of the graph built last
+    std::vector<ggml_tensor*> inputs;        // the draw nodes' uniforms, one per row of the graph built last
+    std::vector<ggml_tensor*> draftedInputs; // Verify: the drafted id per row, as a float (ids < 2²⁴ are exact)
     std::vector<float> uniforms;
+    std::vector<int32_t> drafted;
     size_t cursor = 0;
+    size_t draftedCursor = 0;
 
     static DeviceDraw* Of(const llama_sampler* sampler) { return static_cast<DeviceDraw*>(sampler->ctx); }
 
-    static const char* Name(const llama_sampler* sampler) { return Of(sampler)->draws ? "specgate-draw" : "specgate-argmax"; }
+    static const char* Name(const llama_sampler* sampler) {
+        const Mode mode = Of(sampler)->mode;
+        return mode == Mode::Argmax ? "specgate-argmax" : mode == Mode::Draw ? "specgate-draw" : "specgate-verify";
+    }
 
     /** On the host this link does nothing: it is used only where the whole chain runs in the graph. */
     static void Apply(llama_sampler*, llama_token_data_array*) {}
@@ -84,50 +101,77 @@ private:
         ggml_cgraph* graph = ggml_new_graph_custom(probe, nodes, false);
         llama_sampler_data data = {ggml_new_tensor_1d(probe, GGML_TYPE_F32, 1024), nullptr, nullptr,
                                    ggml_new_tensor_1d(probe, GGML_TYPE_I32, 1024)};
-        draw.Build(probe, &data);
+        ggml_tensor* drawnProbability = draw.Build(probe, &data);
         ggml_build_forward_expand(graph, data.sampled);
+        if (drawnProbability != nullptr) ggml_build_forward_expand(graph, drawnProbability);
         bool supported = true;
         for (int index = 0; index < ggml_graph_n_nodes(graph) && supported; index++)
             supported = ggml_backend_dev_supports_op(device, ggml_graph_node(graph, index));
         draw.inputs.clear();
+        draw.draftedInputs.clear();
         ggml_free(probe);
         return supported;
     }
 
     static void BackendApply(llama_sampler* sampler, ggml_context* context, ggml_cgraph*, llama_sampler_data* data) {
-        Of(sampler)->Build(context, data);
-        // What llama.cpp would copy besides the id: the row (V floats), its probabilities, its candidates.
+        ggml_tensor* draftedProbability = Of(sampler)->Build(context, data);
+        // What llama.cpp would copy besides the id: the row (V floats), its probabilities, its candidates
+        // (Verify: the one probability of the drafted id instead).
         data->logits = nullptr;
-        data->probs = nullptr;
+        data->probs = draftedProbability;
         data->candidates = nullptr;
     }
 
-    void Build(ggml_context* context, llama_sampler_data* data) {
+    /** Sets data->sampled; Verify returns the drafted id's probability (a 1-element tensor), the others null. */
+    ggml_tensor* Build(ggml_context* context, llama_sampler_data* data) {
         ggml_tensor* logits = ggml_reshape_1d(context, data->logits, ggml_nelements(data->logits));
+        ggml_tensor* draftedProbability = nullptr;
         ggml_tensor* index = nullptr;
-        if (!draws) {
+        if (mode == Mode::Argmax) {
             index = ggml_argmax(context, logits);
+        } else if (mode == Mode::Draw) {
+            index = DrawIndex(context, logits);
         } else {
-            ggml_tensor* uniform = ggml_new_tensor_1d(context, GGML_TYPE_F32, 1);
-            ggml_format_name(uniform, "specgate_uniform_%zu", inputs.size());
-            ggml_set_input(uniform);
-            inputs.push_back(uniform);
+            // 1 at the drafted id's place among the candidates (the row's ids in order without them), else 0.
             const int64_t length = logits->ne[0];
-            ggml_tensor* cumulative = ggml_cumsum(context, ggml_soft_max(context, logits));
-            // The host's rule: target = u × total, then the first id whose cumulative sum exceeds it. With u ≤ 1 − 2⁻²³
-            // (SetUniforms) the target stays below the total, so the id found has a positive probability.
-            ggml_tensor* total = ggml_view_1d(context, cumulative, 1, static_cast<size_t>(length - 1) * cumulative->nb[0]);
-            ggml_tensor* target = ggml_mul(context, uniform, total);
-            // 1 where the cumulative sum exceeds the target: their count locates the first such id.
-            ggml_tensor* above = ggml_sum(context, ggml_step(context, ggml_sub(context, cumulative, target)));
-            above = ggml_clamp(context, above, 1.0f, static_cast<float>(length));
-            index = ggml_cast(context, ggml_scale_bias(context, above, -1.0f, static_cast<float>(length)), GGML_TYPE_I32);
+            ggml_tensor* ids = data->candidates != nullptr
+                                   ? ggml_cast(context, ggml_reshape_1d(context, data->candidates, length), GGML_TYPE_F32)
+                                   : ggml_arange(context, 0.0f, static_cast<float>(length), 1.0f);
+            ggml_tensor* draftedId = ggml_new_tensor_1d(context, GGML_TYPE_F32, 1);
+            ggml_format_name(draftedId, "specgate_drafted_%zu", draftedInputs.size());
+            ggml_set_input(draftedId);
+            draftedInputs.push_back(draftedId);
+            ggml_tensor* distance = ggml_abs(context, ggml_sub(context, ids, draftedId));
+            ggml_tensor* isDrafted = ggml_step(context, ggml_scale_bias(context, distance, -1.0f, 0.5f));
+            draftedProbability = ggml_sum(context, ggml_mul(context, ggml_soft_max(context, logits), isDrafted));
+            // The residual: the drafted id's logit at −∞ (log 0), the others unchanged (log 1).
+            ggml_tensor* residual = ggml_add(context, logits, ggml_log(context, ggml_scale_bias(context, isDrafted, -1.0f, 1.0f)));
+            index = DrawIndex(context, residual);
         }
         if (data->candidates != nullptr) {
             ggml_tensor* candidates = ggml_reshape_2d(context, data->candidates, 1, ggml_nelements(data->candidates));
             index = ggml_reshape_1d(context, ggml_get_rows(context, candidates, index), 1);
         }
         data->sampled = index;
+        return draftedProbability;
+    }
+
+    /** The inverse-CDF draw from `logits` with this row's uniform: the index (into the row) of the id drawn. */
+    ggml_tensor* DrawIndex(ggml_context* context, ggml_tensor* logits) {
+        ggml_tensor* uniform = ggml_new_tensor_1d(context, GGML_TYPE_F32, 1);
+        ggml_format_name(uniform, "specgate_uniform_%zu", inputs.size());
+        ggml_set_input(uniform);
+        inputs.push_back(uniform);
+        const int64_t length = logits->ne[0];
+        ggml_tensor* cumulative = ggml_cumsum(context, ggml_soft_max(context, logits));
+        // The host's rule: target = u × total, then the first id whose cumulative sum exceeds it. With u ≤ 1 − 2⁻²³
+        // (SetUniforms) the target stays below the total, so the id found has a positive probability.
+        ggml_tensor* total = ggml_view_1d(context, cumulative, 1, static_cast<size_t>(length - 1) * cumulative->nb[0]);
+        ggml_tensor* target = ggml_mul(context, uniform, total);
+        // 1 where the cumulative sum exceeds the target: their count locates the first such id.
+        ggml_tensor* above = ggml_sum(context, ggml_step(context, ggml_sub(context, cumulative, target)));
+        above = ggml_clamp(context, above, 1.0f, static_cast<float>(length));
+        return ggml_cast(context, ggml_scale_bias(context, above, -1.0f, static_cast<float>(length)), GGML_TYPE_I32);
     }
 
     static void BackendSetInput(llama_sampler* sampler) {
@@ -138,9 +182,17 @@ private:
             draw->cursor++;
             ggml_backend_tensor_set(input, &value, 0, sizeof(float));
         }
+        for (ggml_tensor* input : draw->draftedInputs) {
+            const float value = draw->draftedCursor < draw->drafted.size() ? static_cast<float>(draw->drafted[draw->draftedCursor]) : -1.0f;
+            draw->draftedCursor++;
+            ggml_backend_tensor_set(input, &value, 0, sizeof(float));
+        }
     }
 
-    static void BackendReset(llama_sampler* sampler) { Of(sampler)->inputs.clear(); }
+    static void BackendReset(llama_sampler* sampler) {
+        Of(sampler)->inputs.clear();
+        Of(sampler)->draftedInputs.clear();
+    }
 
     static inline llama_sampler_i interface = {
         /* .name              = */ Name,

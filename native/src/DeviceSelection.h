@@ -39,13 +39,17 @@ public:
     static constexpr uint32_t maxRowsPerSequence = 512;
 
     /** What a sequence asks of one decode. */
-    enum class Want : uint8_t { Nothing = 0, Argmax = 1, Rows = 2, Draw = 3 };
+    enum class Want : uint8_t { Nothing = 0, Argmax = 1, Rows = 2, Draw = 3, Verify = 4 };
 
     struct SequenceWant {
         Want want = Want::Nothing;
-        /** For Draw: the sampler settings (every row of the sequence the same) and a uniform per row, in batch order. */
+        /**
+         * For Draw and Verify: the sampler settings (every row of the sequence the same) and a uniform per row, in batch
+         * order; for Verify also the drafted id per row (−1: none).
+         */
         Sampling sampling;
         std::vector<double> uniforms;
+        std::vector<int32_t> drafted;
     };
 
     DeviceSelection() = default;
@@ -92,17 +96,19 @@ public:
             const SequenceWant& want = wants[sequence];
             const llama_seq_id id = static_cast<llama_seq_id>(sequence);
             Attached& entry = attached[sequence];
-            if (want.want == Want::Rows || (want.want == Want::Draw && !Draws())) {
+            const bool sampled = want.want == Want::Draw || want.want == Want::Verify;
+            if (want.want == Want::Rows || (sampled && !Draws())) {
                 if (entry.chain != nullptr) DetachSequence(id);
             } else if (want.want == Want::Argmax && entry.kind != Want::Argmax) {
                 if (entry.chain != nullptr) DetachSequence(id);
                 if (!Attach(id, Want::Argmax, Sampling{})) return;
-            } else if (want.want == Want::Draw) {
-                if (entry.kind != Want::Draw || !SameSettings(entry.sampling, want.sampling)) {
+            } else if (sampled) {
+                if (entry.kind != want.want || !SameSettings(entry.sampling, want.sampling)) {
                     if (entry.chain != nullptr) DetachSequence(id);
-                    if (!Attach(id, Want::Draw, want.sampling)) continue;
+                    if (!Attach(id, want.want, want.sampling)) continue;
                 }
                 entry.draw->SetUniforms(want.uniforms);
+                entry.draw->SetDrafted(want.drafted);
             }
         }
     }
@@ -145,14 +151,17 @@ private:
     /** The chain for `kind`: DeviceDraw alone (argmax), or the sampler links in the host's order, then DeviceDraw. */
     llama_sampler* Chain(Want kind, const Sampling& sampling, DeviceDraw** draw) const {
         llama_sampler* chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
-        if (kind == Want::Draw) {
+        if (kind != Want::Argmax) {
             llama_sampler_chain_add(chain, llama_sampler_init_temp(static_cast<float>(sampling.temperature)));
             const int32_t vocabulary = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)));
             if (sampling.topK > 0 && sampling.topK < vocabulary) llama_sampler_chain_add(chain, llama_sampler_init_top_k(sampling.topK));
             if (sampling.topP < 1) llama_sampler_chain_add(chain, llama_sampler_init_top_p(static_cast<float>(sampling.topP), 1));
             if (sampling.minP > 0) llama_sampler_chain_add(chain, llama_sampler_init_min_p(static_cast<float>(sampling.minP), 1));
         }
-        llama_sampler_chain_add(chain, DeviceDraw::Create(kind == Want::Draw, draw));
+        const DeviceDraw::Mode mode = kind == Want::Argmax ? DeviceDraw::Mode::Argmax
+                                      : kind == Want::Draw ? DeviceDraw::Mode::Draw
+                                                           : DeviceDraw::Mode::Verify;
+        llama_sampler_chain_add(chain, DeviceDraw::Create(mode, draw));
         return chain;
     }
 
@@ -164,7 +173,7 @@ private:
         if (!llama_set_sampler(context, sequence, chain) || !draw->OnDevice()) {
             llama_set_sampler(context, sequence, nullptr);
             detached.push_back(chain);
-            if (kind == Want::Draw) {
+            if (kind != Want::Argmax) {
                 drawsDeclined = true;
             } else {
                 Disable();

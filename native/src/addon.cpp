@@ -50,9 +50,12 @@ namespace {
 
 /**
  * Distribution: logit rows, then sampler rows; Probabilities: sampler rows only (for callers that never read the logits);
- * Drawn: ids drawn from the sampler rows with the caller's uniforms (on the device where it can: DeviceSelection).
+ * Drawn: ids drawn from the sampler rows with the caller's uniforms (on the device where it can: DeviceSelection);
+ * Verified: per row, the probability of a drafted id and a draw from the row without it (DeviceDraw's Verify).
  */
-enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3, Probabilities = 4, Drawn = 5 };
+enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3, Probabilities = 4, Drawn = 5, Verified = 6 };
+
+bool drawsIds(OutputMode mode) { return mode == OutputMode::Drawn || mode == OutputMode::Verified; }
 
 bool wantsSamplerRows(OutputMode mode) { return mode == OutputMode::Distribution || mode == OutputMode::Probabilities; }
 
@@ -66,8 +69,10 @@ struct OutputGroup {
     std::vector<int32_t> outputs;
     OutputMode mode = OutputMode::None;
     Sampling sampling;
-    /** Drawn: a uniform in [0, 1) per output, drawn by the caller's seeded generator. */
+    /** Drawn, Verified: a uniform in [0, 1) per output, drawn by the caller's seeded generator. */
     std::vector<double> uniforms;
+    /** Verified: the drafted id per output (−1: none, a plain draw). */
+    std::vector<int32_t> drafted;
     /** The JS typed array the rows go to. */
     Napi::TypedArray destinationArray;
     /**
@@ -243,10 +248,12 @@ struct ContextState {
         if (!selection.Enabled()) return;
         std::vector<const OutputGroup*> groupOf(count, nullptr);
         std::vector<double> uniformOf(count, 0);
+        std::vector<int32_t> draftedOf(count, -1);
         for (const OutputGroup& group : request.groups) {
             for (size_t row = 0; row < group.outputs.size(); row++) {
                 groupOf[static_cast<size_t>(group.outputs[row])] = &group;
-                if (group.mode == OutputMode::Drawn) uniformOf[static_cast<size_t>(group.outputs[row])] = group.uniforms[row];
+                if (drawsIds(group.mode)) uniformOf[static_cast<size_t>(group.outputs[row])] = group.uniforms[row];
+                if (group.mode == OutputMode::Verified) draftedOf[static_cast<size_t>(group.outputs[row])] = group.drafted[row];
             }
         }
         using Want = DeviceSelection::Want;
@@ -258,22 +265,25 @@ struct ContextState {
             DeviceSelection::SequenceWant& want = wants[static_cast<size_t>(sequence)];
             const OutputGroup* group = groupOf[index];
             const OutputMode mode = group == nullptr ? OutputMode::Logits : group->mode;
-            const bool draws = mode == OutputMode::Drawn && group->sampling.temperature > 0;
-            const Want kind = mode == OutputMode::Argmax || (mode == OutputMode::Drawn && !draws) ? Want::Argmax
-                              : draws && !shared && group->sampling.limit == 0                    ? Want::Draw
-                                                                                                  : Want::Rows;
+            const bool draws = drawsIds(mode) && group->sampling.temperature > 0 && !shared && group->sampling.limit == 0;
+            const Want kind = mode == OutputMode::Argmax || (mode == OutputMode::Drawn && group->sampling.temperature == 0) ? Want::Argmax
+                              : !draws                                                                                      ? Want::Rows
+                              : mode == OutputMode::Drawn                                                                   ? Want::Draw
+                                                                                                                            : Want::Verify;
             const bool fits = ++rows[static_cast<size_t>(sequence)] <= limit;
-            const bool same = want.want == Want::Nothing ||
-                              (want.want == kind && (kind != Want::Draw || drawGroup[static_cast<size_t>(sequence)] == group));
+            const bool sampled = kind == Want::Draw || kind == Want::Verify;
+            const bool same =
+                want.want == Want::Nothing || (want.want == kind && (!sampled || drawGroup[static_cast<size_t>(sequence)] == group));
             if (!fits || !same || kind == Want::Rows) {
                 want.want = Want::Rows;
                 return;
             }
             want.want = kind;
-            if (kind != Want::Draw) return;
+            if (!sampled) return;
             drawGroup[static_cast<size_t>(sequence)] = group;
             want.sampling = group->sampling;
             want.uniforms.push_back(uniformOf[index]);
+            want.drafted.push_back(draftedOf[index]);
         };
         for (size_t index = 0; index < count; index++)
             if (wanted[index] != 0) mark(index, request.sequences[index], false);
@@ -282,7 +292,7 @@ struct ContextState {
             if (wanted[token] == 0) continue;
             mark(token, request.shared[index + 1], true);
             // The token's own sequence shares the row too: a draw there is copied as well.
-            if (groupOf[token] != nullptr && groupOf[token]->mode == OutputMode::Drawn)
+            if (groupOf[token] != nullptr && drawsIds(groupOf[token]->mode))
                 wants[static_cast<size_t>(request.sequences[token])].want = Want::Rows;
         }
         selection.Prepare(wants);
@@ -301,12 +311,18 @@ struct ContextState {
      * rule (SeededChance.choose): the first id whose running sum exceeds uniform × total, else the last
      * id of positive probability.
      */
-    std::string DrawOnHost(const float* logits, const OutputGroup& group, size_t row, int32_t& token) {
+    std::string DrawOnHost(const float* logits, const OutputGroup& group, size_t row, int32_t& token,
+                           double* draftedProbability = nullptr) {
         const size_t length = static_cast<size_t>(vocabularySize);
         const size_t covered = group.sampling.limit == 0 ? length : std::min(group.sampling.limit, length);
         drawRow.resize(length);
         const std::string error = processRow(logits, drawRow.data(), covered, group.sampling, scratch);
         if (!error.empty()) return error;
+        // Verified: the drafted id's probability, then the draw from the row without it (the residual of q = δ at it).
+        const int32_t drafted = group.mode == OutputMode::Verified ? group.drafted[row] : -1;
+        if (draftedProbability != nullptr)
+            *draftedProbability = drafted >= 0 && static_cast<size_t>(drafted) < covered ? drawRow[static_cast<size_t>(drafted)] : 0;
+        if (drafted >= 0 && static_cast<size_t>(drafted) < covered) drawRow[static_cast<size_t>(drafted)] = 0;
         double total = 0;
         for (size_t id = 0; id < covered; id++) total += drawRow[id];
         const double target = group.uniforms[row] * total;
@@ -318,6 +334,8 @@ struct ContextState {
             lastPositive = static_cast<int32_t>(id);
             if (target < cumulative) break;
         }
+        // Only the drafted id had probability (it is then always accepted): it stands in for the draw.
+        if (lastPositive < 0 && drafted >= 0) lastPositive = drafted;
         if (lastPositive < 0) return "no token has a positive probability";
         token = lastPositive;
         return "";
@@ -344,13 +362,20 @@ struct ContextState {
         for (size_t row = 0; row < outputs.size(); row++) {
             if (selectedRows[static_cast<size_t>(outputs[row])] != 0) {
                 result.deviceToHostBytes += DeviceSelection::CopiedBytes(context, outputs[row]);
-                if (mode == OutputMode::Argmax || mode == OutputMode::Drawn) {
+                if (mode == OutputMode::Argmax || drawsIds(mode)) {
                     const llama_token token = llama_get_sampled_token_ith(context, outputs[row]);
                     if (token < 0 || token >= vocabularySize) {
                         error = "llama.cpp selected no token on the device for batch index " + std::to_string(outputs[row]);
                         return false;
                     }
-                    static_cast<int32_t*>(destination)[row] = token;
+                    if (mode == OutputMode::Verified) {
+                        // Ids, then the drafted ids' probabilities (one float per row).
+                        const float* probability = llama_get_sampled_probs_ith(context, outputs[row]);
+                        static_cast<double*>(destination)[row] = token;
+                        static_cast<double*>(destination)[outputs.size() + row] = probability != nullptr ? *probability : 0;
+                    } else {
+                        static_cast<int32_t*>(destination)[row] = token;
+                    }
                     continue;
                 }
             }
@@ -363,9 +388,17 @@ struct ContextState {
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
                 return false;
             }
-            if (mode == OutputMode::Drawn) {
+            if (drawsIds(mode)) {
                 result.hostRows++;
-                const std::string rowError = DrawOnHost(logits, group, row, static_cast<int32_t*>(destination)[row]);
+                int32_t token = 0;
+                double probability = 0;
+                const std::string rowError = DrawOnHost(logits, group, row, token, &probability);
+                if (mode == OutputMode::Verified) {
+                    static_cast<double*>(destination)[row] = token;
+                    static_cast<double*>(destination)[outputs.size() + row] = probability;
+                } else {
+                    static_cast<int32_t*>(destination)[row] = token;
+                }
                 if (!rowError.empty()) {
                     result.error = "row " + std::to_string(row) + ": " + rowError;
                     break;
@@ -612,7 +645,7 @@ private:
         Napi::Object object = objectArgument(env, value, name);
         OutputGroup group;
         group.outputs = int32ArrayArgument(env, object.Get("outputs"), name + ".outputs");
-        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 5));
+        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 6));
         for (int32_t index : group.outputs) {
             if (index < 0 || static_cast<size_t>(index) >= count ||
                 (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
@@ -624,9 +657,14 @@ private:
             if (!destination.IsTypedArray()) throwTypeError(env, name + ".destination must be a typed array");
             group.destinationArray = destination.As<Napi::TypedArray>();
         }
-        if (group.mode == OutputMode::Drawn)
-            group.uniforms = UniformsArgument(env, object.Get("uniforms"), name + ".uniforms", group.outputs.size());
-        if (wantsSamplerRows(group.mode) || group.mode == OutputMode::Drawn) {
+        if (drawsIds(group.mode)) group.uniforms = UniformsArgument(env, object.Get("uniforms"), name + ".uniforms", group.outputs.size());
+        if (group.mode == OutputMode::Verified) {
+            group.drafted = int32ArrayArgument(env, object.Get("drafted"), name + ".drafted");
+            if (group.drafted.size() != group.outputs.size())
+                throwRangeError(env, name + ".drafted holds " + std::to_string(group.drafted.size()) + " ids, not one per output (" +
+                                         std::to_string(group.outputs.size()) + ")");
+        }
+        if (wantsSamplerRows(group.mode) || drawsIds(group.mode)) {
             Napi::Object options = objectArgument(env, object.Get("sampling"), name + ".sampling");
             group.sampling.temperature = numberArgument(env, options.Get("temperature"), name + ".sampling.temperature", 0, HUGE_VAL);
             group.sampling.topK = static_cast<int32_t>(integerArgument(env, options.Get("topK"), name + ".sampling.topK", 0, INT32_MAX));
@@ -677,18 +715,25 @@ private:
         const size_t rows = group.outputs.size() * static_cast<size_t>(vocabularySize);
         const size_t needed = group.mode == OutputMode::Logits || group.mode == OutputMode::Probabilities ? rows
                               : group.mode == OutputMode::Distribution                                    ? 2 * rows
+                              : group.mode == OutputMode::Verified                                        ? 2 * group.outputs.size()
                                                                                                           : group.outputs.size();
+        for (size_t index = 0; index < group.drafted.size(); index++)
+            if (group.drafted[index] < -1 || group.drafted[index] >= vocabularySize)
+                throwRangeError(env, name.substr(0, name.size() - std::string(".destination").size()) + ".drafted[" +
+                                         std::to_string(index) + "] = " + std::to_string(group.drafted[index]) +
+                                         " is neither -1 nor an id of the vocabulary of " + std::to_string(vocabularySize));
         // Asked afresh (Napi::TypedArray keeps what was true when it was made): a getter may have detached the buffer since.
         napi_typedarray_type type = napi_int8_array;
         size_t length = 0;
         void* data = nullptr;
         if (napi_get_typedarray_info(env, group.destinationArray, &type, &length, &data, nullptr, nullptr) != napi_ok)
             throwTypeError(env, name + " must be a typed array");
+        const bool wide = wantsSamplerRows(group.mode) || group.mode == OutputMode::Verified;
         if (group.mode == OutputMode::Logits ? type != napi_float32_array && type != napi_float64_array
-                                             : type != (wantsSamplerRows(group.mode) ? napi_float64_array : napi_int32_array))
+                                             : type != (wide ? napi_float64_array : napi_int32_array))
             throwTypeError(env, name + " must be " +
                                     (group.mode == OutputMode::Logits ? "a Float32Array or Float64Array"
-                                     : wantsSamplerRows(group.mode)   ? "a Float64Array"
+                                     : wide                           ? "a Float64Array"
                                                                       : "an Int32Array") +
                                     " for its mode");
         if (length < needed || (needed > 0 && data == nullptr))

@@ -145,6 +145,41 @@ describe("ids drawn on the device", () => {
         }
     });
 
+    it.each([
+        {name: "on the device", backend: () => device, hostRows: 0},
+        {name: "on the host", backend: () => host, hostRows: 1}
+    ])(
+        "verification rows $name: the drafted id's probability, and draws from the row without it (χ², 1500 draws)",
+        async ({backend, hostRows}) => {
+            const options = sampling({temperature: 1.5, topK: 30});
+            const row = processLogits(await lastRow(), options);
+            // The most likely id as the draft: the residual then differs most from the row.
+            const drafted = row.indexOf(Math.max(...row));
+            const residual = row.map((probability, id) => (id === drafted ? 0 : probability / (1 - row[drafted]!)));
+            const sequence = await backend().createSequence();
+            try {
+                await sequence.evaluate(context.slice(0, -1), {positions: []});
+                const random = new Random(23);
+                const observed = new Float64Array(device.vocabularySize);
+                for (let draw = 0; draw < 1500; draw++) {
+                    const rows = await sequence.evaluateVerified([context.at(-1)!], options, [drafted], [random.nextDouble()]);
+                    expect(rows.hostRows).toBe(hostRows);
+                    expect(rows.draftedProbabilities[0]).toBeCloseTo(row[drafted]!, 5);
+                    observed[rows.residualTokens[0]!]++;
+                    await sequence.rollback(1);
+                }
+                expect(observed[drafted]).toBe(0);
+                const test = chiSquareGoodnessOfFit(observed, residual);
+                expect(test.bins).toBeGreaterThan(5);
+                expect(test.pValue).toBeGreaterThan(0.001);
+                // 4 bytes of id and 4 of probability per row on the device.
+                if (hostRows === 0) expect(sequence.timings.deviceToHostBytes).toBe(1500 * 8);
+            } finally {
+                await sequence.dispose();
+            }
+        }
+    );
+
     it("refuses uniforms outside [0, 1), one too few, and temperature 0, naming the field", async () => {
         const sequence = await device.createSequence();
         try {
@@ -154,6 +189,12 @@ describe("ids drawn on the device", () => {
                 /uniforms.*one uniform per wanted position \(1\)/
             );
             await expect(sequence.evaluateDrawn(context, sampling({temperature: 0}), [0.5])).rejects.toThrow(/sampling\.temperature/);
+            await expect(sequence.evaluateVerified(context, sampling({}), [device.vocabularySize], [0.5])).rejects.toThrow(
+                /drafted.*neither -1 nor an id/
+            );
+            await expect(sequence.evaluateVerified(context, sampling({}), [], [0.5])).rejects.toThrow(
+                /drafted.*one id per wanted position/
+            );
             expect(sequence.tokens).toEqual([]);
         } finally {
             await sequence.dispose();

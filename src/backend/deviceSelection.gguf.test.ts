@@ -142,6 +142,44 @@ describe("device token selection at temperature 1", () => {
         expect(test.pValue).toBeGreaterThan(0.001);
     });
 
+    it("strict verification of n-gram drafts reads 8 bytes per target row, and its first token follows softmax(logits / T) (χ², 1500 seeds)", async () => {
+        const {target} = pairs.get(true)!;
+        const warm = {temperature: 1.5, topK: 0, topP: 1, minP: 0};
+        // A prompt whose end occurred before: the n-gram drafter proposes from the first step on.
+        const prompt = "a b a c a d a";
+        const sequence = await pairs.get(false)!.target.createSequence();
+        const [logits] = await sequence.evaluate([target.bosToken!, ...target.tokenize(prompt)]);
+        await sequence.dispose();
+        const expected = processLogits(logits!, warm);
+        const observed = new Float64Array(target.vocabularySize);
+        let drafted = 0;
+        let accepted = 0;
+        for (let seed = 0; seed < 1500; seed++) {
+            // Two tokens: the first step drafts one (a step drafts at most the tokens still wanted, less one).
+            const result = await generate(target, undefined, prompt, {
+                drafter: "ngram:1:3",
+                gamma: 4,
+                sampling: warm,
+                maxTokens: 2,
+                ignoreEos: true,
+                seed
+            });
+            drafted += result.telemetry.draftedPerPosition[0] ?? 0;
+            accepted += result.telemetry.acceptedPerPosition[0] ?? 0;
+            expect(result.telemetry.rowsCopied).toBeNull();
+            // At most two steps of two rows, each an id and a probability.
+            expect(result.telemetry.toJSON().deviceToHostBytes!.target).toBeLessThanOrEqual(2 * 2 * 8);
+            observed[result.tokens[0]!]++;
+        }
+        // Every first step drafted, and both verdicts occurred: accepted drafts and residual draws.
+        expect(drafted).toBe(1500);
+        expect(accepted).toBeGreaterThan(150);
+        expect(accepted).toBeLessThan(1350);
+        const test = chiSquareGoodnessOfFit(observed, expected);
+        expect(test.bins).toBeGreaterThan(3);
+        expect(test.pValue).toBeGreaterThan(0.001);
+    });
+
     it("verification at T > 0 copies whole rows, says why, and a seed gives the same text either way", async () => {
         const host = await run(false, arms[1]!, prompts[0]!, sampling, 7);
         const device = await run(true, arms[1]!, prompts[0]!, sampling, 7);

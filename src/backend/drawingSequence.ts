@@ -25,6 +25,29 @@ export interface DrawingSequence extends BackendSequence {
         uniforms: readonly number[],
         options?: Pick<EvaluateOptions, "positions">
     ): Promise<DrawnTokens>;
+
+    /**
+     * Appends `tokens` and, per wanted position i, reads only what lossless verification of a draft
+     * without probabilities (q = δ) needs: p_i(drafted[i]) and a draw, with `uniforms[i]`, from p_i with
+     * drafted[i] removed (drafted[i] = −1: from p_i itself).
+     */
+    evaluateVerified(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        drafted: readonly number[],
+        uniforms: readonly number[],
+        options?: Pick<EvaluateOptions, "positions">
+    ): Promise<VerifiedRows>;
+}
+
+/** evaluateVerified's rows: per wanted position, the drafted id's probability and a draw from the row without it. */
+export interface VerifiedRows {
+    /** The id drawn from each row with its drafted id removed (the row itself where none was drafted). */
+    readonly residualTokens: number[];
+    /** The drafted id's probability in each row (0 where none was drafted). */
+    readonly draftedProbabilities: number[];
+    /** Rows computed on the host from copied logit rows. */
+    readonly hostRows: number;
 }
 
 /** Whether `sequence` draws ids itself (evaluateDrawn). */

@@ -240,7 +240,7 @@ describe("the native addon at its trust boundary", () => {
             refuses(replaced(3, [5]), /groups\[0\] must be an object/);
             refuses(replaced(3, [logits(), null]), /groups\[1\] must be an object/);
             refuses(replaced(3, [{...logits(), outputs: [0]}]), /groups\[0\]\.outputs must be an Int32Array/);
-            for (const mode of [undefined, "1", 6, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
+            for (const mode of [undefined, "1", 7, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
             const drawn = {...logits(), mode: 5, destination: new Int32Array(1), sampling: {temperature: 1, topK: 0, topP: 1, minP: 0}};
             for (const uniforms of [undefined, [0.5], new Float32Array(1)])
                 refuses(replaced(3, [{...drawn, uniforms}]), /groups\[0\]\.uniforms must be a Float64Array/);
@@ -253,6 +253,19 @@ describe("the native addon at its trust boundary", () => {
                     replaced(3, [{...drawn, uniforms: Float64Array.of(uniform)}]),
                     /groups\[0\]\.uniforms\[0\] = .* is outside \[0, 1\)/
                 );
+            const verified = {...drawn, mode: 6, destination: new Float64Array(2), uniforms: Float64Array.of(0.5)};
+            for (const drafted of [undefined, [1], new Float64Array(1)])
+                refuses(replaced(3, [{...verified, drafted}]), /groups\[0\]\.drafted must be an Int32Array/);
+            refuses(replaced(3, [{...verified, drafted: new Int32Array(2)}]), /groups\[0\]\.drafted holds 2 ids, not one per output \(1\)/);
+            for (const id of [-2, vocabulary])
+                refuses(
+                    replaced(3, [{...verified, drafted: Int32Array.of(id)}]),
+                    new RegExp(`groups\\[0\\]\\.drafted\\[0\\] = ${id} is neither -1 nor an id of the vocabulary of ${vocabulary}`)
+                );
+            refuses(
+                replaced(3, [{...verified, drafted: Int32Array.of(1), destination: new Float64Array(1)}]),
+                /holds 1 elements, fewer than the 2/
+            );
             for (const index of [-1, prompt.length, 2 ** 31 - 1])
                 refuses(
                     replaced(3, [{...logits(), outputs: Int32Array.of(index)}]),

@@ -208,7 +208,7 @@ export interface NativeSampling {
 }
 
 /** What a decode returns per requested output: nothing, the logit row, the argmax id, sampler rows, or a drawn id. */
-export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3, Probabilities: 4, Drawn: 5} as const;
+export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3, Probabilities: 4, Drawn: 5, Verified: 6} as const;
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
 /**
@@ -219,7 +219,10 @@ export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutp
  * outputs × vocabulary: the sampler rows alone (half the transfer, for callers that never read logits);
  * for Drawn one id per output (Int32Array), drawn from the sampler row for `sampling` with the output's
  * uniform in `uniforms` (first id whose running probability exceeds uniform × total, SeededChance's rule),
- * inside the graph where the context selects on the device, else on the host from the copied logits.
+ * inside the graph where the context selects on the device, else on the host from the copied logits;
+ * for Verified a Float64Array of 2 × outputs: per output the id drawn from its sampler row without the
+ * id `drafted` names (−1: none), then per output that drafted id's probability (lossless verification
+ * of a draft without probabilities: accept with it, else emit the draw).
  * A view of a resizable ArrayBuffer is refused (a TypeError naming it). decode writes the rows when its
  * promise settles, on the main thread, into the destination as it is then: one transferred or shrunk
  * in the meantime gets nothing and the promise rejects with a RangeError naming it.
@@ -229,8 +232,10 @@ export interface NativeOutputGroup {
     mode: NativeOutputMode;
     destination?: Float32Array | Float64Array | Int32Array;
     sampling?: NativeSampling;
-    /** Drawn: one uniform in [0, 1) per output. */
+    /** Drawn, Verified: one uniform in [0, 1) per output. */
     uniforms?: Float64Array;
+    /** Verified: one drafted id per output (−1: none). */
+    drafted?: Int32Array;
 }
 
 /** A decode's time split, with each output group's share and, for Distribution, its row error. */

@@ -6,9 +6,9 @@ import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
  * What made whole target rows cross from a target that selects tokens on the device: log-probabilities,
  * a grammar's masks, a caller's own policy, a policy that reads whole rows (fuzzy, calibrated, typical;
  * greedy verification at T > 0; at T = 0 any policy the argmax fast path does not cover), the fast
- * path turned off (GenerationOptions.argmaxFastPath), lossless verification at T > 0 (it reads p and q
- * of the drafted tokens and the residual on the host), the device declining the sampler chain (an op
- * it lacks), or a sequence that cannot draw ids itself.
+ * path turned off (GenerationOptions.argmaxFastPath), verification at T > 0 other than strict on lookup
+ * drafts (a draft model's residual max(0, p − q) needs both rows, read on the host), the device
+ * declining the sampler chain (an op it lacks), or a sequence that cannot draw ids itself.
  */
 export type RowsCopiedReason =
     | "logprobs"

@@ -66,7 +66,15 @@ export class StepLoop {
         const reads = {policyGiven: setup.policyGiven, constrained: setup.constraint !== undefined};
         const fastPath =
             argmaxFastPathSequence(setup.sequence, options, reads) ??
-            deviceDrawSequence(setup, {...reads, speculative: this.speculative}, this.state.chance);
+            deviceDrawSequence(
+                setup,
+                {
+                    ...reads,
+                    speculative: this.speculative,
+                    lookupDrafts: setup.tree === undefined && setup.drafter?.vocabularySize === undefined
+                },
+                this.state.chance
+            );
         this.strategy =
             setup.tree !== undefined
                 ? new TreeStep(setup, this.state, this.controller, setup.tree, fastPath)

@@ -21,13 +21,20 @@ export interface TargetReads {
     readonly constrained: boolean;
     /** A drafter or a token tree: verification reads rows. */
     readonly speculative: boolean;
+    /**
+     * Chain drafting by lookup drafters only (n-gram, suffix: vocabularySize absent), whose drafts carry
+     * no probabilities: strict verification of them (q = δ) reads only p at each drafted id and, at the
+     * first rejection, a draw from p without it, which the device can give.
+     */
+    readonly lookupDrafts: boolean;
 }
 
 /**
- * Where the argmax fast path declined (argmaxFastPathSequence), at T > 0 without speculation, on a
- * target that selects tokens on the device: the target sequence as an id source whose ids are draws,
- * made inside the decode graph with the generation's own uniforms (NativeSequence.evaluateDrawn), so
- * only ids leave the device; the step's greedy policy then emits the id, as on the argmax fast path.
+ * Where the argmax fast path declined (argmaxFastPathSequence), at T > 0, on a target that selects
+ * tokens on the device, without speculation or with strict verification of lookup drafts: the target
+ * sequence as an id source whose ids are draws, made inside the decode graph with the generation's own
+ * uniforms (NativeSequence.evaluateDrawn, evaluateVerified), so only ids (and, per drafted token, its
+ * probability) leave the device; the step's greedy policy then emits them, as on the argmax fast path.
  * Absent where rows are read: the telemetry's rowsCopied then says why.
  */
 export function deviceDrawSequence(
@@ -58,14 +65,20 @@ export function rowsCopiedReason(target: ModelBackend, options: GenerationOption
     if (reads.constrained) return "grammar";
     if (reads.policyGiven) return "custom policy";
     if (options.sampling.temperature === 0) return options.argmaxFastPath ? "policy reads whole rows" : "argmax fast path off";
+    if (reads.speculative && reads.lookupDrafts && options.policy.kind === "strict") return null;
     if (reads.speculative) return rowReadingPolicies.has(options.policy.kind) ? "policy reads whole rows" : "verification at T > 0";
     return drawingPolicies.has(options.policy.kind) ? null : "policy reads whole rows";
 }
 
 /**
  * The sequence's id reads, answered by draws: each evaluateArgmax call takes one uniform per wanted
- * position from the generation's generator (where the host path's policy would take it to sample the
- * row) and returns the drawn ids. Only evaluateArgmax is read by the step; the rest delegates.
+ * position from the generation's generator and returns, per row, the id the step must emit there if
+ * it gets that far, which the greedy policy then reads as the target's choice. A row whose next batch
+ * token is a drafted one (strict verification of a lookup draft, q = δ) is its drafted id when
+ * accepted, with probability p(drafted) (one more uniform), else a draw from p without the drafted id
+ * (the residual): the greedy policy keeps the accepted prefix and emits that draw, or the last row's
+ * plain draw (the bonus token), exactly as strict verification would. Only evaluateArgmax is read by
+ * the step; the rest delegates.
  */
 class DrawnIdSequence implements ArgmaxCapableSequence {
     public constructor(
@@ -84,11 +97,27 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
     }
 
     public async evaluateArgmax(tokens: readonly number[], evaluateOptions: EvaluateOptions = {}): Promise<number[]> {
-        const count = evaluateOptions.positions?.length ?? 1;
-        const uniforms = Array.from({length: count}, () => this.chance.random.nextDouble());
-        const drawn = await this.inner.evaluateDrawn(tokens, this.options.sampling, uniforms, evaluateOptions);
-        if (drawn.hostRows > 0) this.telemetry.noteRowsCopied("device declined the sampler");
-        return drawn.tokens;
+        const positions = evaluateOptions.positions ?? [tokens.length - 1];
+        const drafted = positions.map((position) => (position + 1 < tokens.length ? tokens[position + 1]! : -1));
+        const uniforms = positions.map(() => this.chance.random.nextDouble());
+        if (drafted.every((id) => id < 0)) {
+            const drawn = await this.inner.evaluateDrawn(tokens, this.options.sampling, uniforms, evaluateOptions);
+            this.noteHostRows(drawn.hostRows);
+            return drawn.tokens;
+        }
+        const rows = await this.inner.evaluateVerified(tokens, this.options.sampling, drafted, uniforms, evaluateOptions);
+        this.noteHostRows(rows.hostRows);
+        let rejected = false;
+        return drafted.map((id, row) => {
+            if (id < 0 || rejected) return rows.residualTokens[row]!;
+            if (this.chance.accept(rows.draftedProbabilities[row]!)) return id;
+            rejected = true;
+            return rows.residualTokens[row]!;
+        });
+    }
+
+    private noteHostRows(rows: number): void {
+        if (rows > 0) this.telemetry.noteRowsCopied("device declined the sampler");
     }
 
     public evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]> {
