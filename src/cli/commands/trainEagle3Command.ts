@@ -142,7 +142,7 @@ export function registerTrainEagle3Command(program: Command): void {
         )
         .option("--batch <N>", `sequences per optimizer step (default ${defaultEagle3Settings.batchSize})`)
         .option("--learning-rate <LR>", `peak AdamW learning rate (default ${defaultEagle3Settings.learningRate})`)
-        .option("--steps <N>", "optimizer steps")
+        .option("--steps <N>", "optimizer steps (a rerun resuming a checkpoint sets the total anew)")
         .option("--seconds <S>", "training-time budget instead of --steps: the step count is sized after the first steps")
         .option(
             "--init <target|random>",

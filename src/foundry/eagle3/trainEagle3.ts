@@ -57,7 +57,10 @@ export interface Eagle3TrainingOptions {
     /** Scratch folder: the generations cache and the checkpoint. */
     readonly work: string;
     readonly settings: Eagle3TrainingSettings;
-    /** Optimizer steps; or `seconds`, a training-time budget the step count is sized to after a few steps. */
+    /**
+     * Optimizer steps; or `seconds`, a training-time budget the step count is sized to after a few
+     * steps. Resuming with `steps` sets the run's total anew (the cosine schedule stretches or shrinks).
+     */
     readonly steps?: number;
     readonly seconds?: number;
     /** CPU threads of the target while it generates. */
@@ -276,12 +279,14 @@ async function resumeOrStart(
         const snapshot = await loadEagle3Checkpoint(path);
         if (JSON.stringify(snapshot.settings) !== JSON.stringify(settings) || JSON.stringify(snapshot.config) !== JSON.stringify(config))
             throw new CheckpointError("mismatch", `${path} belongs to a run with other settings; remove it to start afresh`, "work");
-        log(`resuming at step ${snapshot.step}/${snapshot.totalSteps}`);
+        // A rerun given --steps sets the run's length anew (longer, or shorter but not below what is done).
+        const totalSteps = steps > 0 ? Math.max(snapshot.step, steps) : snapshot.totalSteps;
+        log(`resuming at step ${snapshot.step}/${totalSteps}`);
         return {
             weights: snapshot.weights,
             moments: {first: snapshot.first, second: snapshot.second},
             step: snapshot.step,
-            totalSteps: snapshot.totalSteps,
+            totalSteps,
             trainingSeconds: snapshot.trainingSeconds
         };
     }
