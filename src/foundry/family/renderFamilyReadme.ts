@@ -42,6 +42,14 @@ function surfaceSection(target: MemberReport | undefined, draft: MemberReport | 
     ];
 }
 
+/** The EAGLE-3 head: what it is and where its figures are (its card is written by hand, not by family cards). */
+const eagle3Section: readonly string[] = [
+    "## EAGLE-3 head: eagle3",
+    "",
+    "An EAGLE-3 head for target, outside the table above because it is not a llama model: `eagle3/model.gguf` (llama.cpp's `eagle3` architecture) drafts from the target's own hidden states (the inputs of its layers 1, 2 and 3) rather than from tokens alone. It is trained by `specgate train-eagle3` on the target's own continuations of training-split prompts, over four unrolled drafting steps (docs/model-foundry.md), and loads in `llama-speculative-simple --spec-type draft-eagle3` and in specgate's eagle3 drafter. Its data, steps and acceptance against the d64 draft model on the family prompts are in [its card](eagle3/MODEL_CARD.md).",
+    ""
+];
+
 /** models/README.md: the members, the family's targets against what was measured, how to rebuild. */
 export function renderFamilyReadme(report: FamilyReport): string {
     const byName = new Map(report.members.map((member) => [member.recipe.name, member]));
@@ -94,6 +102,7 @@ export function renderFamilyReadme(report: FamilyReport): string {
             "The price in speed: at 1.1M parameters a forward pass on this CPU costs little more than the per-call overhead, so a draft step is not much cheaper than a target step and speculation does not pay on a CPU (the figures, with llama.cpp's own speculative example beside them: [BENCHMARKS.md](../BENCHMARKS.md#npm-start-on-the-shipped-family)); `specgate bench` reports them against the analytic limit of the same run, which is the number that transfers to a compute-bound target.",
         "",
         ...surfaceSection(byName.get("target-surface"), byName.get("draft-surface"), byName.get("draft-shallow")),
+        ...eagle3Section,
         "## Rebuild",
         "",
         "```sh",
