@@ -22,6 +22,11 @@ export {openModelPair, type ModelPair, type ModelPairFiles, type ModelPairWithDr
 export {loadModelBackend, type LoadModelBackendOptions, type BackendChoice, type BackendKind} from "./backend/loadModelBackend.js";
 /** What specgate needs from an inference engine (implement it to plug in your own). */
 export type {ModelBackend, BackendSequence, EvaluateOptions} from "./backend/ModelBackend.js";
+/**
+ * An EAGLE-3 draft head (a GGUF of llama.cpp's eagle3 architecture), as loadModelBackend and
+ * openModelPair load one given as the draft: it drafts with the `eagle3` drafter beside a native target.
+ */
+export {Eagle3HeadBackend} from "./backend/Eagle3HeadBackend.js";
 /** Whether the native addon is built and loads on this machine (else models run on node-llama-cpp). */
 export {nativeBackendAvailable} from "./backend/nativeAddon.js";
 
@@ -56,9 +61,9 @@ export {createPolicy, parsePolicyConfig, type PolicyResources} from "./policies/
 export type {PolicyConfig, PolicyConfigInput, PolicyKind} from "./policies/policyConfigSchema.js";
 /** The verification policy interface (what a policy decides for one step). */
 export type {VerificationPolicy, VerificationStep, VerificationResult} from "./policies/VerificationPolicy.js";
-/** Parses a drafter spec: `model`, `model:retokenize`, `ngram[:MIN[:MAX[:LENGTH]]]`, `suffix[…]`, or a chain such as `ngram+model`. */
+/** Parses a drafter spec: `model`, `model:retokenize`, `eagle3`, `ngram[:MIN[:MAX[:LENGTH]]]`, `suffix[…]`, or a chain such as `ngram+model`. */
 export {parseDrafterSpec, drafterLabel, type DrafterSpec, type SingleDrafterSpec} from "./engine/drafters/parseDrafterSpec.js";
-/** Builds a drafter from its spec (and the draft model, for the `model` drafter); share one instance to share its cache. */
+/** Builds a drafter from its spec (and the draft model or EAGLE-3 head, for `model` and `eagle3`); share one instance to share its cache. */
 export {createDrafter} from "./engine/drafters/createDrafter.js";
 /** The drafter interface. */
 export type {Drafter} from "./engine/drafters/Drafter.js";
@@ -136,6 +141,7 @@ export {
     EnumerationTooLargeError,
     ModelLoadError,
     TokenizerMismatchError,
+    DraftHeadMismatchError,
     MalformedRowError,
     DecodePathError,
     LedgerMismatchError,
