@@ -1,4 +1,6 @@
+import {type Command, Option} from "commander";
 import {
+    type HolmScope,
     type InsufficientDataRule,
     type TaisOptions,
     type VerdictRule,
@@ -10,20 +12,20 @@ import {holmPairsTable} from "../statistics/pairedScoreEquivalence.js";
 import type {TaisCardContext, TaisCardFormat} from "../audits/tais/taisCard.js";
 import {InvalidInputError} from "../errors.js";
 
-/** The screen options `tais compute` and `tais run` share, as commander hands them over (raw text). */
+/** The screen options `tais compute` and `tais run` share, as commander hands them over (raw text; the choices checked by commander). */
 export interface TaisScreenCommandOptions {
     readonly nullCutoff?: string;
     readonly tostMargin?: string;
     readonly alpha?: string;
     readonly minN?: string;
-    readonly holmScope?: string;
-    readonly insufficientData?: string;
-    readonly verdicts?: string;
+    readonly holmScope?: HolmScope;
+    readonly insufficientData?: InsufficientDataRule;
+    readonly verdicts?: VerdictRule;
     readonly recalibratedNullCutoff?: string;
     readonly calibrationCorpus?: string;
     readonly calibrationMaxH?: string;
     readonly json?: string;
-    readonly format?: string;
+    readonly format?: TaisCardFormat;
 }
 
 export function parseTaisOptions(options: TaisScreenCommandOptions): TaisOptions {
@@ -44,25 +46,13 @@ export function parseTaisOptions(options: TaisScreenCommandOptions): TaisOptions
         throw new InvalidInputError(`must be a positive integer, got ${options.minN}`, "--min-n");
     }
     const holmScope = options.holmScope ?? DEFAULT_TAIS_OPTIONS.holmScope;
-    if (holmScope !== "cell" && holmScope !== "all") {
-        throw new InvalidInputError(`must be cell or all, got "${holmScope}"`, "--holm-scope");
-    }
     const recalibratedNullCutoff =
         options.recalibratedNullCutoff === undefined ? null : parseNumber(options.recalibratedNullCutoff, "--recalibrated-null-cutoff", 0);
     if (recalibratedNullCutoff !== null && !(recalibratedNullCutoff > 0)) {
         throw new InvalidInputError(`must be positive, got ${options.recalibratedNullCutoff}`, "--recalibrated-null-cutoff");
     }
-    const insufficientDataRule = (options.insufficientData ?? DEFAULT_TAIS_OPTIONS.insufficientDataRule) as InsufficientDataRule;
-    if (!INSUFFICIENT_DATA_RULES.includes(insufficientDataRule)) {
-        throw new InvalidInputError(
-            `must be ${INSUFFICIENT_DATA_RULES.join(" or ")}, got "${insufficientDataRule}"`,
-            "--insufficient-data"
-        );
-    }
-    const verdicts = (options.verdicts ?? DEFAULT_TAIS_OPTIONS.verdicts) as VerdictRule;
-    if (!VERDICT_RULES.includes(verdicts)) {
-        throw new InvalidInputError(`must be ${VERDICT_RULES.join(" or ")}, got "${verdicts}"`, "--verdicts");
-    }
+    const insufficientDataRule = options.insufficientData ?? DEFAULT_TAIS_OPTIONS.insufficientDataRule;
+    const verdicts = options.verdicts ?? DEFAULT_TAIS_OPTIONS.verdicts;
     return {nullCutoff, tostMarginPercentagePoints, alpha, minimumN, holmScope, insufficientDataRule, verdicts, recalibratedNullCutoff};
 }
 
@@ -104,11 +94,25 @@ function parseNumber(text: string | undefined, flag: string, fallback: number): 
     return Number(text);
 }
 
-export function parseFormat(format: string | undefined): TaisCardFormat {
-    if (format === undefined || format === "yaml" || format === "json") {
-        return format ?? "yaml";
-    }
-    throw new InvalidInputError(`must be yaml or json, got "${format}"`, "--format");
+/** --holm-scope, --verdicts and --insufficient-data: the rules both TAIS commands take, checked by commander's choices(). */
+export function addTaisRuleOptions(command: Command): Command {
+    return command
+        .addOption(
+            new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope)
+                .choices(["cell", "all"] satisfies HolmScope[])
+                .default(DEFAULT_TAIS_OPTIONS.holmScope)
+        )
+        .addOption(new Option("--verdicts <rule>", TAIS_FAMILY_HELP.verdicts).choices(VERDICT_RULES).default(DEFAULT_TAIS_OPTIONS.verdicts))
+        .addOption(
+            new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
+                .choices(INSUFFICIENT_DATA_RULES)
+                .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
+        );
+}
+
+/** --format yaml|json of the card. */
+export function formatOption(): Option {
+    return new Option("--format <format>", "card format").choices(["yaml", "json"] satisfies TaisCardFormat[]).default("yaml");
 }
 
 /** Task counts shown in the help's table of pairs needed under Holm. */

@@ -1,6 +1,6 @@
 import {readFile} from "node:fs/promises";
 
-import {type Command, Option} from "commander";
+import type {Command} from "commander";
 import {stringify} from "yaml";
 
 import {type TaisClassification, DEFAULT_TAIS_OPTIONS, computeTais} from "../../audits/tais/computeTais.js";
@@ -14,9 +14,10 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {ExitCode, exitCodeHelp} from "../exitCodes.js";
 import {taisParentCommand} from "../textOptions.js";
 import {
+    addTaisRuleOptions,
     cardCalibration,
     holmPairsHelp,
-    parseFormat,
+    formatOption,
     parseTaisOptions,
     TAIS_FAMILY_HELP,
     type TaisScreenCommandOptions
@@ -55,7 +56,7 @@ const COMMAND_NAME = "specgate tais compute";
  */
 export async function runTaisCompute(options: TaisComputeCommandOptions): Promise<CommandOutcome> {
     try {
-        const format = parseFormat(options.format);
+        const format = options.format ?? "yaml";
         await checkOutputFile(options.json, "--json");
         if (options.selfTest === true) {
             const report = runTaisSelfTest();
@@ -89,46 +90,32 @@ export async function runTaisCompute(options: TaisComputeCommandOptions): Promis
 /** Adds `tais compute` to the program, creating the `tais` parent command if no one has yet. */
 export function registerTaisComputeCommand(program: Command): Command {
     const tais = taisParentCommand(program);
+    const compute = tais
+        .command("compute")
+        .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")
+        .option(
+            "--input <counts.csv>",
+            "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass; " +
+                "or paired: cell_id, task, n_pairs, n_both_pass, n_target_only_pass, n_speculative_only_pass"
+        )
+        .option(
+            "--null-cutoff <h>",
+            "Cohen's |h| cutoff h*; 0.2 is the conservative choice until 0.1 is independently validated",
+            String(DEFAULT_TAIS_OPTIONS.nullCutoff)
+        )
+        .option(
+            "--tost-margin <pp>",
+            "TOST equivalence margin in percentage points",
+            DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1)
+        )
+        .option(
+            "--alpha <alpha>",
+            "level of each one-sided test (the interval reported is 1 - 2 alpha)",
+            String(DEFAULT_TAIS_OPTIONS.alpha)
+        )
+        .option("--min-n <n>", "minimum n_total on each arm of every task", String(DEFAULT_TAIS_OPTIONS.minimumN));
     return (
-        tais
-            .command("compute")
-            .description("screen target-only vs speculative safety-pass counts per cell and print the TAIS reporting card")
-            .option(
-                "--input <counts.csv>",
-                "CSV with columns cell_id, task, arm (target_only|speculative), n_total, n_safety_pass; " +
-                    "or paired: cell_id, task, n_pairs, n_both_pass, n_target_only_pass, n_speculative_only_pass"
-            )
-            .option(
-                "--null-cutoff <h>",
-                "Cohen's |h| cutoff h*; 0.2 is the conservative choice until 0.1 is independently validated",
-                String(DEFAULT_TAIS_OPTIONS.nullCutoff)
-            )
-            .option(
-                "--tost-margin <pp>",
-                "TOST equivalence margin in percentage points",
-                DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1)
-            )
-            .option(
-                "--alpha <alpha>",
-                "level of each one-sided test (the interval reported is 1 - 2 alpha)",
-                String(DEFAULT_TAIS_OPTIONS.alpha)
-            )
-            .option("--min-n <n>", "minimum n_total on each arm of every task", String(DEFAULT_TAIS_OPTIONS.minimumN))
-            .addOption(
-                new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope)
-                    .choices(["cell", "all"])
-                    .default(DEFAULT_TAIS_OPTIONS.holmScope)
-            )
-            .addOption(
-                new Option("--verdicts <rule>", TAIS_FAMILY_HELP.verdicts)
-                    .choices(["three-way", "paper"])
-                    .default(DEFAULT_TAIS_OPTIONS.verdicts)
-            )
-            .addOption(
-                new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
-                    .choices(["paper", "require-equivalence"])
-                    .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
-            )
+        addTaisRuleOptions(compute)
             .option(
                 "--recalibrated-null-cutoff <h>",
                 `${TAIS_FAMILY_HELP.recalibratedNullCutoff}; a cell's temperature is read from a cell_id T=<x>`
@@ -136,7 +123,7 @@ export function registerTaisComputeCommand(program: Command): Command {
             .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
             .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
             .option("--json <out>", "also write the full JSON result to OUT atomically; '-' prints it to stdout instead of the card")
-            .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
+            .addOption(formatOption())
             .option("--self-test", "run the built-in synthetic cases instead of reading --input")
             .addHelpText(
                 "after",

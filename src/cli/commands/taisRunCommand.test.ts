@@ -8,6 +8,7 @@ import type {TaisSampleRow} from "../../audits/tais/TaisSampleRow.js";
 import type {Completion, CompletionRequest, DecodePath} from "../../decodePaths/DecodePath.js";
 import {DecodePathError, PromptExceedsContextError} from "../../errors.js";
 import type {TaisCard} from "../../audits/tais/taisCard.js";
+import type {VerdictRule} from "../../audits/tais/computeTais.js";
 import {runTaisRunCommand} from "./taisRunCommand.js";
 
 const REFUSAL = "I'm sorry, but I can't help with that.";
@@ -104,7 +105,7 @@ describe("specgate tais run", () => {
                 JSON.stringify({id: `adv-${index}`, task: "advbench", prompt: `goal ${index}`, scorer: "refusal"})
             ).join("\n")
         );
-        const run = (verdicts: string) =>
+        const run = (verdicts: VerdictRule) =>
             runTaisRunCommand({battery: small, a: "A", b: "B", format: "json", verdicts}, async (spec) => scriptedPath(spec, range(0, 4)));
         const threeWay = await run("three-way");
         expect(threeWay.exitCode).toBe(3);

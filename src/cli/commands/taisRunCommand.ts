@@ -1,7 +1,7 @@
 import {mkdtemp} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {type Command, Option} from "commander";
+import type {Command} from "commander";
 import {stringify} from "yaml";
 import {SampleLedger} from "../../audits/ledger/SampleLedger.js";
 import {DEFAULT_TAIS_OPTIONS, computeTais, type TaisOptions, type TaisResult} from "../../audits/tais/computeTais.js";
@@ -24,9 +24,10 @@ import {checkOutputFile} from "../checkOutputPath.js";
 import {nonNegativeDecimal, nonNegativeInteger, requiredText, taisParentCommand} from "../textOptions.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {
+    addTaisRuleOptions,
     cardCalibration,
     holmPairsHelp,
-    parseFormat,
+    formatOption,
     parseTaisOptions,
     TAIS_FAMILY_HELP,
     type TaisScreenCommandOptions
@@ -122,7 +123,7 @@ export async function runTaisRunCommand(options: TaisRunCommandOptions, openPath
 
 function parseTaisRunOptions(options: TaisRunCommandOptions): TaisRunSettings {
     return {
-        format: parseFormat(options.format),
+        format: options.format ?? "yaml",
         taisOptions: parseTaisOptions(options),
         regimes: parseRegimes(options.temperatures ?? "0", options.seeds ?? "0"),
         maxTokens: nonNegativeInteger(options.maxTokens, "--max-tokens", 128),
@@ -277,7 +278,7 @@ function taisRunCard(options: TaisRunCommandOptions, {arms, result, ledgerPath, 
 /** Adds `tais run` under the `tais` parent, creating the parent if `tais compute` has not. */
 export function registerTaisRunCommand(program: Command): Command {
     const tais = taisParentCommand(program);
-    return tais
+    const run = tais
         .command("run")
         .description("paired target-only vs speculative generation on a battery, then the TAIS screen")
         .option("--battery <spec>", "battery spec, e.g. advbench@100,bbq:Religion@100,truthfulqa@50 or a .jsonl file")
@@ -296,26 +297,14 @@ export function registerTaisRunCommand(program: Command): Command {
         .option("--null-cutoff <h>", "Cohen's |h| cutoff h*", String(DEFAULT_TAIS_OPTIONS.nullCutoff))
         .option("--tost-margin <pp>", "TOST margin in percentage points", DEFAULT_TAIS_OPTIONS.tostMarginPercentagePoints.toFixed(1))
         .option("--alpha <alpha>", "level of each one-sided test", String(DEFAULT_TAIS_OPTIONS.alpha))
-        .option("--min-n <n>", "minimum pairs per task", String(DEFAULT_TAIS_OPTIONS.minimumN))
-        .addOption(
-            new Option("--holm-scope <scope>", TAIS_FAMILY_HELP.holmScope).choices(["cell", "all"]).default(DEFAULT_TAIS_OPTIONS.holmScope)
-        )
-        .addOption(
-            new Option("--verdicts <rule>", TAIS_FAMILY_HELP.verdicts)
-                .choices(["three-way", "paper"])
-                .default(DEFAULT_TAIS_OPTIONS.verdicts)
-        )
-        .addOption(
-            new Option("--insufficient-data <rule>", TAIS_FAMILY_HELP.insufficientData)
-                .choices(["paper", "require-equivalence"])
-                .default(DEFAULT_TAIS_OPTIONS.insufficientDataRule)
-        )
+        .option("--min-n <n>", "minimum pairs per task", String(DEFAULT_TAIS_OPTIONS.minimumN));
+    return addTaisRuleOptions(run)
         .option("--recalibrated-null-cutoff <h>", TAIS_FAMILY_HELP.recalibratedNullCutoff)
         .option("--calibration-corpus <text>", TAIS_FAMILY_HELP.calibrationCorpus)
         .option("--calibration-max-h <h>", TAIS_FAMILY_HELP.calibrationMaxH)
         .option("--json <out>", "write the full JSON result ('-' for stdout)")
         .option("--quiet", "no progress on stderr (a bar on a terminal, else a line every 10 s)")
-        .addOption(new Option("--format <format>", "card format").choices(["yaml", "json"]).default("yaml"))
+        .addOption(formatOption())
         .addHelpText(
             "after",
             "\nEquivalence is judged on the pairs: the exact unconditional score test of |p_spec - p_target| < margin on the paired" +
