@@ -6,6 +6,7 @@ describe("parseDrafterSpec", () => {
     it("parses each drafter with its defaults and round-trips through the label", () => {
         expect(parseDrafterSpec("model")).toEqual({kind: "model"});
         expect(parseDrafterSpec("model:retokenize")).toEqual({kind: "model", retokenize: true});
+        expect(parseDrafterSpec("eagle3")).toEqual({kind: "eagle3"});
         expect(parseDrafterSpec("ngram")).toEqual({kind: "ngram", minN: 3, maxN: 16});
         expect(parseDrafterSpec("ngram:2:5")).toEqual({kind: "ngram", minN: 2, maxN: 5});
         expect(parseDrafterSpec("ngram:6")).toEqual({kind: "ngram", minN: 6, maxN: 16});
@@ -17,6 +18,8 @@ describe("parseDrafterSpec", () => {
             "model",
             "model:retokenize",
             "ngram:2:5+model:retokenize",
+            "eagle3",
+            "ngram:3:16+eagle3",
             "ngram:1:3:8",
             "suffix:3:2:16:1000",
             "ngram:2:4+suffix:3:1:24:100000+model"
@@ -31,11 +34,14 @@ describe("parseDrafterSpec", () => {
         expect(drafterUsesModel(chain)).toBe(true);
         expect(drafterUsesModel(parseDrafterSpec("ngram+suffix"))).toBe(false);
         expect(drafterUsesModel(parseDrafterSpec("ngram+model:retokenize"))).toBe(true);
+        expect(drafterUsesModel(parseDrafterSpec("suffix+eagle3"))).toBe(true);
     });
 
     it.each([
         ["", "is empty"],
-        ["beam", 'unknown drafter "beam" in "beam"; expected model, model:retokenize, ngram[:MIN[:MAX[:LENGTH]]], suffix['],
+        ["beam", 'unknown drafter "beam" in "beam"; expected model, model:retokenize, eagle3, ngram[:MIN[:MAX[:LENGTH]]], suffix['],
+        ["eagle3:2", '"eagle3" takes no argument, got "eagle3:2"'],
+        ["ngram+eagle3+model", 'names both "model" and "eagle3" in the chain'],
         ["ngram+beam", "or a chain of them joined by + (e.g. ngram+model)"],
         ["ngram:0", 'ngram MIN must be an integer in [1, 64], got "0"'],
         ["ngram:2:x", "ngram MAX must be an integer"],

@@ -71,6 +71,8 @@ export function parseDrafterSpec(spec: string, field = "drafter"): DrafterSpec {
         if (kinds.has(member.kind)) throw new InvalidDrafterError(`names "${member.kind}" twice in the chain "${text}"`, field);
         kinds.add(member.kind);
     }
+    if (kinds.has("model") && kinds.has("eagle3"))
+        throw new InvalidDrafterError(`names both "model" and "eagle3" in the chain "${text}": both draft with --draft, name one`, field);
     return {kind: "chain", members};
 }
 
@@ -102,7 +104,7 @@ function parseSingle(part: string, spec: string, field: string): SingleDrafterSp
                 );
             return {kind: "model", retokenize: true};
         case "eagle3":
-            atMost(0);
+            if (argumentsText.length > 0) throw new InvalidDrafterError(`"eagle3" takes no argument, got "${part}"`, field);
             return {kind: "eagle3"};
         case "ngram": {
             atMost(3);
