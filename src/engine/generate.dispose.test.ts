@@ -52,3 +52,40 @@ describe("disposal at the end of a generation", () => {
         expect(disposed()).toBe(1);
     });
 });
+
+/**
+ * A bigram target that counts the sequences it creates and disposes of, and whose end token can no
+ * longer be read once a sequence exists: the generation then fails while it is being set up.
+ */
+class FailingSetupBackend extends BigramBackend {
+    public created = 0;
+    public disposed = 0;
+    public override async createSequence(): Promise<BackendSequence> {
+        const sequence = await super.createSequence();
+        this.created++;
+        Object.defineProperty(this, "eosToken", {
+            get: () => {
+                throw new Error("end token unavailable");
+            }
+        });
+        const dispose = sequence.dispose.bind(sequence);
+        return Object.assign(sequence, {
+            dispose: async () => {
+                this.disposed++;
+                await dispose();
+            }
+        });
+    }
+}
+
+describe("disposal when a generation fails while it is set up", () => {
+    it("disposes of the target sequence it created", async () => {
+        const base = BigramBackend.random(1, 8, {scale: 2});
+        const target = new FailingSetupBackend(base.table);
+        await expect(
+            generate(target, undefined, [0, 2, 3], {gamma: 2, maxTokens: 4}, {drafter: countingDrafter().drafter})
+        ).rejects.toThrow("end token unavailable");
+        expect(target.created).toBe(1);
+        expect(target.disposed).toBe(1);
+    });
+});

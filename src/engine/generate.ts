@@ -101,29 +101,35 @@ export async function* streamGeneration(
     const tree = treeDrafting(options, draft, target, fullTarget, drafter, resources);
     const speculates = drafter != null && (options.gamma > 0 || (options.draftLength === "auto" && (options.maxGamma ?? 0) > 0));
 
-    const loop = new StepLoop({
-        target,
-        options,
-        telemetry,
-        promptTokens,
-        started,
-        drafter: speculates && tree === undefined ? drafter : undefined,
-        tree,
-        policy:
-            resources.policy ??
-            createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
-        policyGiven: resources.policy != null,
-        sequence:
-            resources.sequence !== undefined
-                ? restrictSequence(fullTarget, resources.sequence, target.vocabularySize)
-                : await target.createSequence(tree !== undefined ? {branches: tree.shape.width} : undefined),
-        sequenceLent: resources.sequence !== undefined,
-        draftSequence: resources.draftSequence,
-        constraint: resources.constraint,
-        // Probed on the model itself: a restricted view of it is a new object per generation.
-        holdSpaces: detokenizerCleansSpaces(fullTarget),
-        adaptive: adaptiveDraftLength(options, speculates, fullTarget, resources.speculationLoad, resources.speculationPriorKey)
-    });
+    const sequence =
+        resources.sequence !== undefined
+            ? restrictSequence(fullTarget, resources.sequence, target.vocabularySize)
+            : await target.createSequence(tree !== undefined ? {branches: tree.shape.width} : undefined);
+    const adaptive = adaptiveDraftLength(options, speculates, fullTarget, resources.speculationLoad, resources.speculationPriorKey);
+    const loop = await startedOrDisposed(
+        {sequence, lent: resources.sequence !== undefined, adaptive},
+        () =>
+            new StepLoop({
+                target,
+                options,
+                telemetry,
+                promptTokens,
+                started,
+                drafter: speculates && tree === undefined ? drafter : undefined,
+                tree,
+                policy:
+                    resources.policy ??
+                    createPolicy(options.policy, {vocabularySize: target.vocabularySize, correctionMemory: resources.correctionMemory}),
+                policyGiven: resources.policy != null,
+                sequence,
+                sequenceLent: resources.sequence !== undefined,
+                draftSequence: resources.draftSequence,
+                constraint: resources.constraint,
+                // Probed on the model itself: a restricted view of it is a new object per generation.
+                holdSpaces: detokenizerCleansSpaces(fullTarget),
+                adaptive
+            })
+    );
     try {
         await loop.begin();
         let yieldedAt = performance.now();
@@ -143,6 +149,23 @@ export async function* streamGeneration(
         return loop.result();
     } finally {
         await loop.dispose();
+    }
+}
+
+/**
+ * `create()`, or, when it throws, what was made for the loop disposed of (the target sequence
+ * unless lent, the draft length chooser) and the error rethrown.
+ */
+async function startedOrDisposed(
+    made: {sequence: BackendSequence; lent: boolean; adaptive: AdaptiveDraftLength | undefined},
+    create: () => StepLoop
+): Promise<StepLoop> {
+    try {
+        return create();
+    } catch (error) {
+        made.adaptive?.dispose();
+        if (!made.lent) await made.sequence.dispose();
+        throw error;
     }
 }
 
