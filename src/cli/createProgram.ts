@@ -20,6 +20,7 @@ import {registerTaisComputeCommand} from "./commands/taisComputeCommand.js";
 import {registerTaisRunCommand} from "./commands/taisRunCommand.js";
 import {registerTrainCommand} from "./commands/trainCommand.js";
 import {registerTrainEagle3Command} from "./commands/trainEagle3Command.js";
+import {registerWidenEagle3Command} from "./commands/widenEagle3Command.js";
 import {exitCodeHelp} from "./exitCodes.js";
 
 /** Build the CLI program; tests call this and `parseAsync` without spawning a process. */
@@ -43,6 +44,7 @@ export function createProgram(): Command {
     registerCalibrateCommand(program);
     registerTrainCommand(program);
     registerTrainEagle3Command(program);
+    registerWidenEagle3Command(program);
     registerExportCommand(program);
     registerFamilyCommand(program);
     registerInfoCommand(program);
