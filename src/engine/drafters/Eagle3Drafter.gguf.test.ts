@@ -124,7 +124,7 @@ describe.runIf(existsSync(targetPath) && nativeBackendAvailable("cpu"))("the eag
         const draft = (await head("sharp")) as Eagle3HeadBackend;
         const log: Array<{history: number[]; tokens: number[]}> = [];
         // In a chain behind n-gram lookup, the head also catches up over the steps it did not draft.
-        const drafter = new ChainDrafter([createDrafter("ngram:1:2"), recording(new Eagle3Drafter(draft), log)]);
+        const drafter = new ChainDrafter([createDrafter("ngram:1:2", undefined), recording(new Eagle3Drafter(draft), log)]);
         const result = await generate(target, draft, prompts[0], {gamma: 4, sampling: {temperature: 0}, maxTokens: 32}, {drafter});
         expect(result.tokens).toEqual(baselines[0]);
         expect(result.telemetry.drafters.byDrafter.get("ngram:1:2")?.proposals).toBeGreaterThan(0);
