@@ -14,6 +14,7 @@ import type {PolicyConfig} from "../../policies/policyConfigSchema.js";
 import {resolveCorrectionMemory} from "../../calibration/resolveCorrectionMemory.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
+import {type DraftSampling, draftSamplingOption} from "../draftSamplingOption.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, numberOption, samplingFromCli} from "../samplingCliOptions.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
@@ -40,7 +41,7 @@ interface GenerateCliOptions {
     tree?: string;
     draftLength: "fixed" | "schedule" | "auto";
     minConfidence: number;
-    draftSampling: "sample" | "greedy";
+    draftSampling: DraftSampling;
     temperature: number;
     topK: number;
     topP: number;
@@ -102,7 +103,7 @@ export function registerGenerateCommand(program: Command): void {
                     numberOption("min-confidence"),
                     0
                 )
-                .addOption(new Option("--draft-sampling <mode>", "sample | greedy").choices(["sample", "greedy"]).default("sample"))
+                .addOption(draftSamplingOption("sample | greedy").default("sample"))
                 .option(
                     "--tree <WxD>",
                     "token trees from the draft model instead of a chain: WIDTH children of the last token, each DEPTH deep, verified in one target call (strict or greedy)"

@@ -202,5 +202,13 @@ describe("specgate serve", () => {
         await expect(
             program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, "--policy", "fuzzy:nope:1"])
         ).rejects.toThrow(/policy/);
+        for (const [flag, value, choices] of [
+            ["--batching", "maybe", "on, off"],
+            ["--draft-sampling", "beam", "sample, greedy"],
+            ["--chat-template", "jinja", "auto, gguf, default"]
+        ])
+            await expect(program().parseAsync(["node", "specgate", "serve", "--target", pair.targetPath, flag, value])).rejects.toThrow(
+                new RegExp(`'${flag} <[^>]+>' argument '${value}' is invalid\\. Allowed choices are ${choices}\\.`)
+            );
     });
 });

@@ -1,4 +1,4 @@
-import type {Command} from "commander";
+import {type Command, Option} from "commander";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice, type LoadModelBackendOptions} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
@@ -15,6 +15,7 @@ import {ggufChatTemplate} from "../../chat/ggufChatTemplate.js";
 import {type RunningServeServer, type ServeServerOptions, startServeServer} from "../../serve/startServeServer.js";
 import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
+import {type DraftSampling, draftSamplingOption} from "../draftSamplingOption.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -31,7 +32,7 @@ interface ServeCliOptions {
     policy: string;
     gamma: GammaSetting;
     tree?: string;
-    draftSampling: "sample" | "greedy";
+    draftSampling: DraftSampling;
     minConfidence: number;
     temperature: number;
     topK: number;
@@ -40,7 +41,7 @@ interface ServeCliOptions {
     host: string;
     port: number;
     maxConcurrency: number;
-    batching: string;
+    batching: "on" | "off";
     stepTokens: number;
     /** Absent: unified up to unifiedUpTo generations (unifiedKvCacheFor). */
     kvUnified?: boolean;
@@ -103,7 +104,7 @@ function addModelFlags(command: Command): Command {
         )
         .option("--policy <spec>", "default verification policy, e.g. strict, block, fuzzy:js:0.4 (requests may override it)", "strict")
         .option("--gamma <N|auto[:MAX]>", `default ${gammaOptionHelp}`, gammaOption, {gamma: 4})
-        .option("--draft-sampling <mode>", "sample | greedy", "sample")
+        .addOption(draftSamplingOption("sample | greedy").default("sample"))
         .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
         .option(
             "--tree <WxD>",
@@ -117,10 +118,13 @@ function addCapacityFlags(command: Command): Command {
         .option("--host <HOST>", "address to listen on (set --api-key before listening beyond loopback)", "127.0.0.1")
         .option("--port <PORT>", "port (0 = any free port)", integerOption(0, 65535), 8000)
         .option("--max-concurrency <N>", "generations decoded at once", integerOption(1, 1024), 4)
-        .option(
-            "--batching <on|off>",
-            "native backend: decode the concurrent generations together, one llama_decode per step for all (continuous batching); off: one context each",
-            "on"
+        .addOption(
+            new Option(
+                "--batching <on|off>",
+                "native backend: decode the concurrent generations together, one llama_decode per step for all (continuous batching); off: one context each"
+            )
+                .choices(["on", "off"])
+                .default("on")
         )
         .option(
             "--step-tokens <N>",
@@ -210,10 +214,13 @@ function addAccessFlags(command: Command): Command {
             "comma-separated Host header values answered (name or name:port; * = any); default on loopback: localhost, 127.0.0.1, [::1] with the port, elsewhere any"
         )
         .option("--cors-origin <ORIGIN>", "let browser pages from this origin call the API (repeatable; default: no CORS)", collect, [])
-        .option(
-            "--chat-template <auto|gguf|default>",
-            "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default",
-            "auto"
+        .addOption(
+            new Option(
+                "--chat-template <auto|gguf|default>",
+                "chat prompt format: the GGUF's own template when it has one (auto), always it (gguf), or the plain default"
+            )
+                .choices(["auto", "gguf", "default"])
+                .default("auto")
         )
         .option(
             "--request-policies <LIST>",
@@ -328,8 +335,6 @@ function unifiedKvCacheFor(options: ServeCliOptions): boolean {
 
 /** How both models load: batched over --max-concurrency sequences unless --batching off, on --gpu. */
 function serveLoadOptions(options: ServeCliOptions): LoadModelBackendOptions {
-    if (options.batching !== "on" && options.batching !== "off")
-        throw new InvalidInputError(`must be on or off, got "${options.batching}"`, "--batching");
     return {
         // Only tiny-model calls run inline: the event loop keeps serving other requests while a worker decodes.
         threads: options.threads,
@@ -442,9 +447,7 @@ function metricsApiKeyFrom(cliKey: string | undefined, environment: string | und
  * The chat template to serve: the target GGUF's `tokenizer.chat_template` (with its BOS/EOS token
  * texts) when present and not overridden, else the documented default (undefined here).
  */
-function chooseChatTemplate(target: ModelBackend, path: string, choice: string): ChatTemplate | undefined {
-    if (choice !== "auto" && choice !== "gguf" && choice !== "default")
-        throw new InvalidInputError(`must be auto, gguf or default, got "${choice}"`, "--chat-template");
+function chooseChatTemplate(target: ModelBackend, path: string, choice: ServeCliOptions["chatTemplate"]): ChatTemplate | undefined {
     if (choice === "default") return undefined;
     const metadata = GgufReader.readHeader(path).metadata;
     const source = metadata.get("tokenizer.chat_template")?.value;
