@@ -23,7 +23,10 @@
  * best on the recorded prompts.
  *
  *   npx tsx bench/gammaAutoReplay.ts [--case family|twin-0.1b] [--streams 1,4,16,32] [--gammas 0,2,4,8,auto]
- *       [--max-tokens 128] [--requests 2] [--rounds 7] [--resamples 200] [--overhead MS] [--json FILE]
+ *       [--max-tokens 128] [--requests 2] [--rounds 7] [--resamples 200] [--overhead MS] [--rebuild MS] [--json FILE]
+ *
+ * --overhead and --rebuild replace the recorded bookkeeping per sequence-step and the fitted cost of a
+ * change of shape (for sensitivity: a rebuild measured on a busy machine is mostly its neighbours).
  */
 import {readFileSync, writeFileSync} from "node:fs";
 import {dirname, join, resolve} from "node:path";
@@ -232,7 +235,7 @@ function agreement(trace: Trace, emitted: number, length: number): number {
     return accepted;
 }
 
-export function levelCosts(recording: Recording, streams: number, overhead: number | undefined): LevelCosts {
+export function levelCosts(recording: Recording, streams: number, overhead: number | undefined, rebuild?: number): LevelCosts {
     const measured = recording.costs[String(streams)];
     if (measured === undefined)
         throw new Error(`the recording has no step costs at ${streams} sequences (it has ${Object.keys(recording.costs).join(", ")})`);
@@ -242,8 +245,9 @@ export function levelCosts(recording: Recording, streams: number, overhead: numb
             ? []
             : [trace.engineOverheadMilliseconds.plain, trace.engineOverheadMilliseconds.speculative]
     );
+    const target = StepCostModel.fit(measured.target, unified);
     return {
-        target: StepCostModel.fit(measured.target, unified),
+        target: rebuild === undefined ? target : new StepCostModel(target.pass, unified, rebuild),
         draft: StepCostModel.fit(measured.draft, unified),
         overhead: overhead ?? (recorded.length > 0 ? median(recorded) : 0)
     };
@@ -267,6 +271,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
             rounds: {type: "string", default: "7"},
             resamples: {type: "string", default: "200"},
             overhead: {type: "string"},
+            rebuild: {type: "string"},
             json: {type: "string"}
         }
     });
@@ -276,6 +281,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
     const options = {requests: Number(values.requests), maxTokens: Number(values["max-tokens"]), rounds: Number(values.rounds)};
     const resamples = Number(values.resamples);
     const overhead = values.overhead === undefined ? undefined : Number(values.overhead);
+    const rebuild = values.rebuild === undefined ? undefined : Number(values.rebuild);
     const random = new Random(1);
     const draws = Array.from({length: resamples}, () =>
         recording.traces.map(() => recording.traces[random.nextUint32() % recording.traces.length])
@@ -289,12 +295,12 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
     );
     console.log(`|---|${settings.map(() => "---|").join("")}---|---|---|`);
     for (const streams of values.streams!.split(",").map(Number)) {
-        const costs = levelCosts(recording, streams, overhead);
+        const costs = levelCosts(recording, streams, overhead, rebuild);
         log(
             `${streams} streams: target pass ${costs.target.pass.base.toFixed(3)} + ${costs.target.pass.perToken.toFixed(4)}/token + ${costs.target.pass.perSequence.toFixed(4)}/sequence ms (median error ${(100 * costs.target.medianError(recording.costs[String(streams)].target)).toFixed(0)}%), rebuild ${costs.target.rebuild.toFixed(3)} ms; draft ${costs.draft.pass.base.toFixed(3)} + ${costs.draft.pass.perSequence.toFixed(4)}/sequence; overhead ${costs.overhead.toFixed(3)} ms per sequence-step`
         );
         const rate = (setting: GammaSetting, traces: readonly Trace[], counts?: ChoiceCounts): number =>
-            median(replayArm(setting, traces, levelCosts(recording, streams, overhead), {streams, ...options}, counts));
+            median(replayArm(setting, traces, levelCosts(recording, streams, overhead, rebuild), {streams, ...options}, counts));
         const point = settings.map((arm) => {
             const counts = new ChoiceCounts();
             const value = rate(arm.setting, recording.traces, counts);
@@ -327,5 +333,5 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
         rows.push({streams, arms: settings.map((arm, index) => ({arm: arm.label, tokensPerSecond: point[index]})), interval, verdict});
     }
     if (values.json !== undefined)
-        writeFileSync(values.json, `${JSON.stringify({recording: recordingPath, options, resamples, overhead, rows}, null, 1)}\n`);
+        writeFileSync(values.json, `${JSON.stringify({recording: recordingPath, options, resamples, overhead, rebuild, rows}, null, 1)}\n`);
 }
