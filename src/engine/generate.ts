@@ -210,6 +210,8 @@ function treeDrafting(
         throw new InvalidInputError(message, field);
     };
     const model = drafter instanceof ModelDrafter ? drafter.model : drafter === undefined ? draft : undefined;
+    if (drafter?.members.includes("eagle3") === true)
+        return refuse("token trees are drafted by a draft model: an EAGLE-3 head drafts chains only (omit tree)", "tree");
     if (model === undefined) return refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
     if (target !== fullTarget || model.vocabularySize !== target.vocabularySize)
         refuse("token trees need a draft and target with vocabularies of the same size", "tree");
