@@ -20,8 +20,6 @@ export interface NativeEagle3HeadOptions {
 export interface NativeEagle3HeadHandle {
     /** Length of the head's logit rows (its vocabulary; a reduced draft vocabulary is mapped back to it inside the graph). */
     readonly vocabularySize: number;
-    /** Target positions whose pairs the head's KV cache holds. */
-    readonly committed: number;
     draft(history: Int32Array, count: number, destination: Int32Array | Float64Array): Promise<NativeDecodeResult>;
     next(token: number, destination: Int32Array | Float64Array): Promise<NativeDecodeResult>;
     /** Idempotent; a call in flight finishes first. */

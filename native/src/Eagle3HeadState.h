@@ -1,0 +1,238 @@
+// Eagle3HeadState: llama.cpp's draft-eagle3 (common/speculative.cpp) for one target sequence. The
+// head's decoder reads, at position P, the pair (token[P+1], g[P]), g being the encoder's projection
+// of the target's hidden states at P (llama_encode on the captured rows). A draft writes the pairs of
+// the positions the target decoded since the last one, the last pair with the pending token (the
+// deferred boundary), then one position per drafted token with the previous position's pre-norm
+// output as g. What those drafted positions wrote is dropped at the next draft, and every pair from
+// the first position the target decoded again, or whose token changed, is written anew.
+#pragma once
+
+#include <llama.h>
+
+#include "Eagle3Head.h"
+#include "runtime.h"
+
+#include <llama-ext.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace specgate {
+
+/** A head's llama_context and its drafting state, shared by its Eagle3Head and the calls in flight. */
+struct Eagle3HeadState {
+    std::shared_ptr<ModelHandle> model;
+    TargetLink target;
+    llama_seq_id sequence = 0;
+    llama_context* context = nullptr;
+    std::mutex mutex; // one call at a time
+    std::atomic<bool> disposed{false};
+    int32_t width = 0;      // the head's hidden size (g rows, pre-norm rows)
+    int32_t vocabulary = 0; // the head's logit rows
+    int32_t contextSize = 0;
+    int threads = 1;
+    int activeThreads = 1;
+    /** The head's KV cache holds the target's pairs at [0, committed). */
+    int32_t committed = 0;
+    /** The tokens those pairs read: the target's at positions [0, committed], the last one the boundary's. */
+    std::vector<llama_token> known;
+    /** Where the next drafted token goes; -1: no draft is open. */
+    int32_t next = -1;
+    /** The pre-norm output of the last position decoded: the g of the next drafted token. */
+    std::vector<float> prenorm;
+    // The decoder's batch, owned here (llama_batch_init allocates tokens or embeddings, not both).
+    std::vector<llama_token> tokens;
+    std::vector<float> embeddings;
+    std::vector<llama_pos> positions;
+    std::vector<int32_t> sequenceCounts;
+    std::vector<llama_seq_id> sequenceIds;
+    std::vector<llama_seq_id*> sequencePointers;
+    std::vector<int8_t> wanted;
+
+    Eagle3HeadState() = default;
+    Eagle3HeadState(const Eagle3HeadState&) = delete;
+    Eagle3HeadState& operator=(const Eagle3HeadState&) = delete;
+    ~Eagle3HeadState() {
+        if (context != nullptr) llama_free(context);
+    }
+
+    void UseThreads() {
+        const int count = threadsForDecode(threads);
+        if (count == activeThreads) return;
+        ggml_threadpool* pool = poolFor(count);
+        if (pool == nullptr) return;
+        llama_attach_threadpool(context, pool, pool);
+        llama_set_n_threads(context, count, count);
+        activeThreads = count;
+    }
+
+    /** g rows of the target's rows (llama_encode in chunks of the ubatch, as llama.cpp's draft-eagle3). */
+    bool Encode(const std::vector<float>& rows, size_t count, std::vector<float>& g, std::string& error) {
+        const size_t inputFloats = target.tap->RowFloats();
+        g.resize(count * static_cast<size_t>(width));
+        const size_t chunk = llama_n_ubatch(context);
+        for (size_t first = 0; first < count; first += chunk) {
+            const int32_t size = static_cast<int32_t>(std::min(chunk, count - first));
+            llama_batch batch{};
+            batch.n_tokens = size;
+            batch.embd = const_cast<float*>(rows.data()) + first * inputFloats;
+            const uint64_t mark = logMark();
+            if (llama_encode(context, batch) != 0) {
+                error = "the EAGLE-3 head's encoder failed" + Details(mark);
+                return false;
+            }
+            const float* out = llama_get_embeddings_nextn(context);
+            if (out == nullptr) {
+                error = "the EAGLE-3 head's encoder gave no rows";
+                return false;
+            }
+            std::memcpy(g.data() + first * static_cast<size_t>(width), out,
+                        static_cast<size_t>(size) * static_cast<size_t>(width) * sizeof(float));
+        }
+        return true;
+    }
+
+    static std::string Details(uint64_t mark) {
+        const std::string details = recentErrors(mark);
+        return details.empty() ? "" : " (" + details + ")";
+    }
+
+    void ClearBatch() {
+        tokens.clear();
+        embeddings.clear();
+        positions.clear();
+        wanted.clear();
+    }
+
+    void Add(llama_token token, const float* g, llama_pos position, bool output) {
+        tokens.push_back(token);
+        embeddings.insert(embeddings.end(), g, g + width);
+        positions.push_back(position);
+        wanted.push_back(output ? 1 : 0);
+    }
+
+    /** Decodes the batch; with `output`, its one token's row is kept (logits and pre-norm). */
+    bool Decode(std::string& error, bool output) {
+        const size_t count = tokens.size();
+        sequenceCounts.assign(count, 1);
+        sequenceIds.assign(count, 0);
+        sequencePointers.resize(count);
+        for (size_t index = 0; index < count; index++) sequencePointers[index] = &sequenceIds[index];
+        llama_batch batch{};
+        batch.n_tokens = static_cast<int32_t>(count);
+        batch.token = tokens.data();
+        batch.embd = embeddings.data();
+        batch.pos = positions.data();
+        batch.n_seq_id = sequenceCounts.data();
+        batch.seq_id = sequencePointers.data();
+        batch.logits = wanted.data();
+        const uint64_t mark = logMark();
+        const int32_t status = llama_decode(context, batch);
+        if (status != 0) {
+            error = (status == 1 ? std::string("the EAGLE-3 head's KV cache is full")
+                                 : "the EAGLE-3 head's decode failed with status " + std::to_string(status)) +
+                    Details(mark);
+            return false;
+        }
+        if (!output) return true;
+        const float* row = llama_get_embeddings_nextn_ith(context, 0);
+        if (row == nullptr) {
+            error = "the EAGLE-3 head gave no pre-norm row";
+            return false;
+        }
+        prenorm.assign(row, row + width);
+        return true;
+    }
+
+    /** The last output's logits: copied (`logits` non-null) or reduced to their first maximum. */
+    bool Row(double* logits, int32_t& argmax, std::string& error) {
+        const float* row = llama_get_logits_ith(context, -1);
+        if (row == nullptr) {
+            error = "the EAGLE-3 head gave no logits";
+            return false;
+        }
+        if (logits != nullptr) {
+            for (int32_t token = 0; token < vocabulary; token++) logits[token] = row[token];
+            return true;
+        }
+        int32_t best = 0;
+        for (int32_t token = 1; token < vocabulary; token++)
+            if (row[token] > row[best]) best = token;
+        argmax = best;
+        return true;
+    }
+
+    /** The first position where `history` and the tokens the committed pairs read differ. */
+    int32_t Agreed(const std::vector<llama_token>& history) const {
+        const size_t limit = std::min(known.size(), history.size());
+        size_t position = 0;
+        while (position < limit && known[position] == history[position]) position++;
+        return static_cast<int32_t>(position);
+    }
+
+    /**
+     * Brings the head up to a target holding history[0, length) with history[length] the token after
+     * them (`length` = history.size() − 1), and decodes the boundary pair. Pairs from the first position
+     * the target decoded again, or whose token changed, are written anew. False with an empty error: the
+     * tap lacks rows the head needs, or holds another history's (the target's cells came from a
+     * restored state): no draft this time.
+     */
+    bool Sync(const std::vector<llama_token>& history, std::string& error) {
+        next = -1;
+        const auto length = static_cast<int32_t>(history.size()) - 1;
+        LayerTap& tap = *target.tap;
+        const int32_t rewritten = tap.Rewritten(sequence);
+        const int32_t from =
+            std::max(0, std::min({committed - 1, rewritten == INT32_MAX ? INT32_MAX : rewritten - 1, Agreed(history) - 1, length - 1}));
+        LayerTap::Span span;
+        int32_t ignored = 0;
+        llama_memory_t memory = llama_get_memory(context);
+        const bool present = length > 0 && tap.Read(sequence, from, length, span, ignored) &&
+                             std::equal(span.tokens.begin(), span.tokens.end(), history.begin() + from);
+        if (!present) {
+            llama_memory_seq_rm(memory, 0, -1, -1);
+            committed = 0;
+            known.clear();
+            return false;
+        }
+        const size_t count = static_cast<size_t>(length - from);
+        std::vector<float> g;
+        if (!Encode(span.rows, count, g, error)) return false;
+        llama_memory_seq_rm(memory, 0, from, -1);
+        committed = from;
+        known.resize(static_cast<size_t>(from));
+        // The pairs, then the boundary pair alone: the head's graph keeps every token's row, and
+        // llama.cpp copies out the first rows of a batch as its outputs, so an output must be a batch's only token.
+        ClearBatch();
+        for (size_t index = 0; index + 1 < count; index++)
+            Add(span.tokens[index + 1], g.data() + index * static_cast<size_t>(width), from + static_cast<llama_pos>(index), false);
+        if (!tokens.empty() && !Decode(error, false)) return false;
+        ClearBatch();
+        Add(history.back(), g.data() + (count - 1) * static_cast<size_t>(width), length - 1, true);
+        if (!Decode(error, true)) return false;
+        committed = length;
+        known = history;
+        next = length;
+        return true;
+    }
+
+    /** Decodes a drafted token at the next position, its g the previous position's pre-norm output. */
+    bool Step(llama_token token, std::string& error) {
+        ClearBatch();
+        Add(token, prenorm.data(), next, true);
+        if (!Decode(error, true)) {
+            next = -1;
+            return false;
+        }
+        next++;
+        return true;
+    }
+};
+
+} // namespace specgate
