@@ -242,14 +242,7 @@ export function registerCalibrateCommand(program: Command): Command {
     return addGenerationFlags(addModelPairFlags(command))
         .option("--battery <spec>", "battery with references, e.g. gsm8k@200 or a .jsonl file")
         .addOption(dataDirOption())
-        .addOption(
-            new Option(
-                "--procedure <grid|fsd-paper>",
-                "grid (default): the fastest threshold and γ within --max-accuracy-drop; fsd-paper: the Fuzzy SD paper's App. D procedure for fuzzy " +
-                    "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the " +
-                    "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)"
-            ).choices(["grid", "fsd-paper"])
-        )
+        .addOption(procedureOption())
         .option("--max-accuracy-drop <points>", "largest tolerated accuracy loss vs strict SD, in percentage points (grid procedure)")
         .option(
             "--policy <kind>",
@@ -265,14 +258,7 @@ export function registerCalibrateCommand(program: Command): Command {
         .option("--temperature <t>", "sampling temperature; 0 = greedy (default 0; 1 with --procedure fsd-paper)")
         .option("--seed <n>", "salts the split and seeds the runs", "0")
         .option("--memory <memory.json>", "correction memory for --policy calibrated (from `specgate ocm build`)")
-        .addOption(
-            new Option(
-                "--speed <measured|one-step>",
-                "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)"
-            )
-                .choices(["measured", "one-step"])
-                .default("measured")
-        )
+        .addOption(speedOption())
         .option("--json <out>", "write every candidate and the evaluation to OUT ('-' for stdout)")
         .option("--report <out.md>", "write the Markdown report to OUT.md (stdout then gets a one-line verdict)")
         .addHelpText(
@@ -291,6 +277,22 @@ export function registerCalibrateCommand(program: Command): Command {
             );
         });
 }
+
+const procedureOption = (): Option =>
+    new Option(
+        "--procedure <grid|fsd-paper>",
+        "grid (default): the fastest threshold and γ within --max-accuracy-drop; fsd-paper: the Fuzzy SD paper's App. D procedure for fuzzy " +
+            "(SD's fastest L of 5, 10, 15, 20; the T of 0.1 ... 1.0 that accepts like SD; T stepped by 0.1 with 3 trials each until accuracy falls 20% of the " +
+            "target-draft gap; greedy drafts; defaults --policy fuzzy:js-fsd and --temperature 1)"
+    ).choices(["grid", "fsd-paper"]);
+
+const speedOption = (): Option =>
+    new Option(
+        "--speed <measured|one-step>",
+        "rank by measured tokens/s, or by tokens/s if verification cost one target step (the GPU regime; for choosing on a CPU)"
+    )
+        .choices(["measured", "one-step"] satisfies CalibrationSpeed[])
+        .default("measured");
 
 function summaryLine(
     selected: {
