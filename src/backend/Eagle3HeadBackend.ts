@@ -156,8 +156,13 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
                 threads: this.threads
             });
         } catch (error) {
-            if (error instanceof TypeError || error instanceof RangeError)
-                throw new DraftHeadMismatchError((error as Error).message, field);
+            const message = (error as Error).message;
+            if (message.includes("without captureLayers"))
+                throw new DraftHeadMismatchError(
+                    "the target's sequence was made before the head was paired with the target (pairWith, or the first generation with this draft): its decodes keep no layers for the head",
+                    field
+                );
+            if (error instanceof TypeError || error instanceof RangeError) throw new DraftHeadMismatchError(message, field);
             throw error;
         }
     }

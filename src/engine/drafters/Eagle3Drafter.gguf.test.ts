@@ -149,6 +149,14 @@ describe.runIf(existsSync(targetPath) && nativeBackendAvailable("cpu"))("the eag
 
     it("a lent target sequence (prompt caching) keeps the layers of its cached prefix: the next request drafts from them", async () => {
         const draft = (await head("own")) as Eagle3HeadBackend;
+        // A sequence made before the head is paired keeps no layers: refused, naming the draft.
+        const early = await loadModelBackend(targetPath, {backend: "native", threads: 1});
+        loaded.push(early);
+        const unpaired = await early.createSequence();
+        await expect(generate(early, draft, prompts[0], {maxTokens: 4, drafter: "eagle3"}, {sequence: unpaired})).rejects.toMatchObject({
+            field: "draft",
+            message: expect.stringContaining("made before the head was paired")
+        });
         // Paired before the sequence is made, as a server pairs its draft at start-up.
         draft.pairWith(target);
         const sequence = await target.createSequence();
