@@ -235,3 +235,16 @@ describe("StepCostCurve after a change of shape", () => {
         expect(curve.predict(5)).toBe(12);
     });
 });
+
+describe("StepCostCurve's rebuild estimate", () => {
+    it("measures what a change of shape adds and takes it off a size seen only after changes", () => {
+        const curve = new StepCostCurve();
+        for (const size of [10, 20]) for (let sample = 0; sample < 4; sample++) curve.record(size, size);
+        expect(curve.rebuildMilliseconds).toBe(0);
+        // Steps right after a change cost 6 more than steady ones of their size.
+        for (let change = 0; change < 5; change++) curve.recordAfterChange(change % 2 === 0 ? 10 : 20, (change % 2 === 0 ? 10 : 20) + 6);
+        expect(curve.rebuildMilliseconds).toBe(6);
+        curve.recordAfterChange(40, 46);
+        expect(curve.predict(40)).toBeCloseTo(40, 6);
+    });
+});

@@ -10,9 +10,13 @@ export class StepCostCurve {
     private readonly points = new Map<number, RecentMedian>();
     /** Sizes measured only on steps whose shape differed from the step before: the least such sample of each. */
     private readonly provisional = new Map<number, number>();
+    /** What a step right after a change of shape cost beyond a steady step of its size. */
+    private readonly rebuild = new RecentMedian();
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
+        const provisional = this.provisional.get(tokens);
+        if (provisional !== undefined) this.rebuild.add(provisional - milliseconds);
         this.provisional.delete(tokens);
         let point = this.points.get(tokens);
         if (point === undefined) {
@@ -24,15 +28,22 @@ export class StepCostCurve {
 
     /**
      * A sample of a step whose size (or shape) differed from the step before: llama.cpp rebuilt its
-     * compute graph for it, a cost of the change and not of the size. It stands for its size only
-     * until a sample of a step like the one before it arrives, as the least of such samples, and
-     * weighs in the fit as provisionalWeight samples, so that the sizes measured in steady steps
-     * around it, not its rebuild, decide the prediction there (one inflated first sample of a size
-     * would otherwise keep a draft length that has not been tried from ever looking worth it).
+     * compute graph for it, a cost of the change and not of the size. Beside a size's steady samples
+     * it measures the rebuild (the median excess of such samples over the steady cost of their size);
+     * a size without steady samples is stood for by the least of its samples less that rebuild,
+     * weighing provisionalWeight samples in the fit, until a steady sample arrives. So a length that
+     * has only been tried right after a change does not keep looking as dear as its first step was.
      */
     public recordAfterChange(tokens: number, milliseconds: number): void {
-        if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0 || this.points.has(tokens)) return;
-        this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
+        if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
+        const steady = this.points.get(tokens);
+        if (steady !== undefined) this.rebuild.add(milliseconds - steady.value!);
+        else this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
+    }
+
+    /** Milliseconds a change of shape adds to a step (the median measured; 0 before any, never below 0). */
+    public get rebuildMilliseconds(): number {
+        return Math.max(0, this.rebuild.value ?? 0);
     }
 
     /** Sizes measured so far. */
@@ -80,7 +91,8 @@ export class StepCostCurve {
     /** Every measured size with its value and the samples it counts as. */
     private samples(): Array<{size: number; value: number; count: number}> {
         const samples = [...this.points].map(([size, point]) => ({size, value: point.value!, count: point.count}));
-        for (const [size, value] of this.provisional) samples.push({size, value, count: provisionalWeight});
+        const rebuild = this.rebuildMilliseconds;
+        for (const [size, value] of this.provisional) samples.push({size, value: Math.max(0, value - rebuild), count: provisionalWeight});
         return samples;
     }
 
