@@ -17,6 +17,8 @@
  *                                                                  --spec-draft-n-max 4 --spec-draft-n-min 0 --spec-draft-p-min 0 -ngl 99 -ngld 99
  *   strict γ=4 ngram        generate() with drafter ngram:3:3     llama-speculative-simple --spec-type ngram-simple
  *                                                                  --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 4 -ngl 99
+ *   strict γ=4 eagle3 head  generate() with the EAGLE-3 head      llama-speculative-simple --spec-type draft-eagle3 -md HEAD
+ *                           (cases with a head: family, --head)   --spec-draft-n-max 4 --spec-draft-n-min 0 --spec-draft-p-min 0 -ngl 99 -ngld 99
  *
  * EOS is ignored on both sides (every generation runs to its budget); sampling T (default 0), top-k 0,
  * top-p 1, min-p 0. Repetitions stop early at --deadline (each remaining arm gets an equal share of
@@ -27,6 +29,7 @@ import {existsSync, readFileSync} from "node:fs";
 import {mkdir, writeFile} from "node:fs/promises";
 import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
+import {Eagle3HeadBackend} from "../../src/backend/Eagle3HeadBackend.js";
 import {NativeBackend} from "../../src/backend/NativeBackend.js";
 import {nativeAddon} from "../../src/backend/nativeAddon.js";
 import {defaultBenchPrompts} from "../../src/bench/defaultPrompts.js";
@@ -37,6 +40,8 @@ import {GgmlTensorType} from "../../src/gguf/GgmlTensorType.js";
 import {letterPieces} from "../../src/gguf/letterPieces.js";
 import {writeRandomLlamaPair} from "../../src/gguf/randomLlamaModel.js";
 import {widenLlamaModel} from "../../src/gguf/widenLlamaModel.js";
+import {cpuInstructionSet} from "../cpuInstructionSet.js";
+import {compareEagle3, type Eagle3Comparison, eagle3ComparisonLines} from "./eagle3Comparison.js";
 import {formatInterval, median, medianInterval, medianRatioInterval, type SpeedInterval} from "../speedIntervals.js";
 import {
     draftModelFlags,
@@ -91,7 +96,12 @@ interface BenchCase {
     /** The target is a twin of the family target; `draftTwin`: the draft is a twin of the family draft. */
     twin?: TwinSpec;
     draftTwin?: TwinSpec;
+    /** An EAGLE-3 head trained for the target (the eagle3 arm runs where it exists). */
+    head?: string;
 }
+
+/** The family target's EAGLE-3 head: --head, else the shipped models/eagle3/model.gguf. */
+const familyHead = resolve(root, value("--head") ?? "models/eagle3/model.gguf");
 
 /**
  * Twins of the family target (head size 32), drafted by the family's own draft so acceptance is the
@@ -185,6 +195,7 @@ function benchCases(): Record<string, BenchCase> {
             label: "family pair (d128×4 target, d64 draft, 260 tokens, F32)",
             target: join(root, "models/target/model.gguf"),
             draft: join(root, "models/draft/model.gguf"),
+            head: familyHead,
             get prompts() {
                 return familyPrompts();
             }
@@ -309,18 +320,23 @@ async function runLlamaBench(model: string, tokens: number): Promise<NativeRun> 
 }
 
 let speculativeSimpleRetries = 0;
+/** Runs of llama-speculative-simple until its summary lines arrive: on a loaded CPU they are lost in about one run of four. */
+const summaryAttempts = 6;
 
 async function runSpeculativeSimple(options: {
     target: string;
     draft?: string;
+    /** The draft is an EAGLE-3 head (--spec-type draft-eagle3) rather than a draft model (draft-simple). */
+    eagle3?: boolean;
     prompt: string;
     contextSize: number;
     temperature: number;
     tokens: number;
     seed: number;
 }): Promise<NativeRun> {
-    const drafting =
-        options.draft != null ? [...draftModelFlags(options.draft, gamma), ...(onGpu ? ["-ngld", "99"] : [])] : ngramDraftFlags(gamma);
+    const modelFlags = (draft: string) =>
+        draftModelFlags(draft, gamma).map((flag) => (options.eagle3 === true && flag === "draft-simple" ? "draft-eagle3" : flag));
+    const drafting = options.draft != null ? [...modelFlags(options.draft), ...(onGpu ? ["-ngld", "99"] : [])] : ngramDraftFlags(gamma);
     const sampler = nativeSamplerFlags(options.temperature, options.seed);
     const args = [
         "-m",
@@ -342,7 +358,7 @@ async function runSpeculativeSimple(options: {
         options.prompt
     ];
     const command = `${commandLine("llama-speculative-simple", args.slice(0, -2))} -p '<prompt>'`;
-    const {code, output, retries} = await runSpeculativeSimpleUntilSummary(binDirectory, args, 3, 180_000);
+    const {code, output, retries} = await runSpeculativeSimpleUntilSummary(binDirectory, args, summaryAttempts, 180_000);
     speculativeSimpleRetries += retries;
     const decoded = /decoded\s+(\d+) tokens in\s+([\d.]+) seconds, speed:\s+([\d.]+) t\/s/.exec(output);
     if (code !== 0 || decoded == null)
@@ -364,20 +380,29 @@ const treeShape = parseTreeShape(value("--tree") ?? "2x4", "--tree");
 const treeArm = `tree ${treeShapeLabel(treeShape)} model drafter` as const;
 /** Target-only with every logit row copied to the host and reduced there (deviceSelection off): what device token selection saves. */
 const hostArm = "target-only, host selection" as const;
+/** Strict γ = 4 with the case's EAGLE-3 head (its own target instance, which keeps the layers the head reads). */
+const eagle3Arm = "strict γ=4 eagle3 head" as const;
 type ArmName =
-    "target-only" | typeof hostArm | "strict γ=4 model drafter" | "strict γ=4 ngram drafter" | "block γ=4 model drafter" | typeof treeArm;
+    | "target-only"
+    | typeof hostArm
+    | "strict γ=4 model drafter"
+    | "strict γ=4 ngram drafter"
+    | "block γ=4 model drafter"
+    | typeof treeArm
+    | typeof eagle3Arm;
 /** Arms without a draft: γ = 0 against llama-bench. */
 const isTargetOnly = (arm: ArmName): boolean => arm === "target-only" || arm === hostArm;
-/** --arms target,host,strict,ngram,block,tree (default all but host): which arms run, by short name. */
+/** --arms target,host,strict,ngram,block,tree,eagle3 (default all but host): which arms run, by short name. */
 const armsByShortName: Record<string, ArmName> = {
     target: "target-only",
     host: hostArm,
     strict: "strict γ=4 model drafter",
     ngram: "strict γ=4 ngram drafter",
     block: "block γ=4 model drafter",
-    tree: treeArm
+    tree: treeArm,
+    eagle3: eagle3Arm
 };
-const armNames: readonly ArmName[] = (value("--arms") ?? "target,strict,ngram,block,tree").split(",").map((name) => {
+const armNames: readonly ArmName[] = (value("--arms") ?? "target,strict,ngram,block,tree,eagle3").split(",").map((name) => {
     const arm = armsByShortName[name.trim()];
     if (arm === undefined) throw new Error(`--arms: "${name}" is not one of ${Object.keys(armsByShortName).join(", ")}`);
     return arm;
@@ -502,6 +527,8 @@ interface LoadedCase {
     draft: NativeBackend;
     /** The target again with deviceSelection off, for the host-selection arm (undefined when it does not run). */
     hostTarget?: NativeBackend;
+    /** The eagle3 arm's head and its own instance of the target (undefined when the arm does not run). */
+    eagle3?: {target: NativeBackend; head: Eagle3HeadBackend};
 }
 
 /**
@@ -516,8 +543,14 @@ async function measureArm(
     allowance: number,
     errors: string[]
 ): Promise<ArmRow> {
-    const {benchCase, draft} = loaded;
-    const target = arm === hostArm && loaded.hostTarget !== undefined ? loaded.hostTarget : loaded.target;
+    const {benchCase} = loaded;
+    const withHead = arm === eagle3Arm && loaded.eagle3 !== undefined;
+    const target = withHead
+        ? loaded.eagle3!.target
+        : arm === hostArm && loaded.hostTarget !== undefined
+          ? loaded.hostTarget
+          : loaded.target;
+    const draft = withHead ? loaded.eagle3!.head : loaded.draft;
     const row = emptyRow(benchCase.name, temperature, arm);
     const armStart = Date.now();
     const sampling = {temperature, topK: 0, topP: 1, minP: 0};
@@ -528,7 +561,7 @@ async function measureArm(
     };
     const specgateArm = async (prompt: string, seed: number, tokens = settings.maxTokens) =>
         (
-            await generate(target, usesDraftModel(arm) ? draft : undefined, promptOf(prompt), {
+            await generate(target, usesDraftModel(arm) || withHead ? draft : undefined, promptOf(prompt), {
                 policy: {kind: arm === "block γ=4 model drafter" ? "block" : "strict"},
                 gamma: isTargetOnly(arm) ? 0 : gamma,
                 ...(arm === treeArm ? {tree: treeShape} : {}),
@@ -536,7 +569,8 @@ async function measureArm(
                 maxTokens: tokens,
                 seed,
                 ignoreEos: true,
-                ...(arm === "strict γ=4 ngram drafter" ? {drafter: "ngram:3:3"} : {})
+                ...(arm === "strict γ=4 ngram drafter" ? {drafter: "ngram:3:3"} : {}),
+                ...(withHead ? {drafter: "eagle3"} : {})
             })
         ).telemetry;
     const nativeArm = (prompt: string, seed: number): Promise<NativeRun> =>
@@ -544,7 +578,8 @@ async function measureArm(
             ? runLlamaBench(benchCase.target, settings.maxTokens)
             : runSpeculativeSimple({
                   target: benchCase.target,
-                  draft: arm === "strict γ=4 model drafter" ? benchCase.draft : undefined,
+                  draft: arm === "strict γ=4 model drafter" ? benchCase.draft : withHead ? benchCase.head : undefined,
+                  eagle3: withHead,
                   prompt,
                   contextSize: target.contextSize,
                   temperature,
@@ -647,18 +682,21 @@ function derive(row: ArmRow, rows: readonly ArmRow[]): Derived {
     // The analytic limit (src/speedup/speedupModel.ts speedupFromCostCurve) with f_γ(α) replaced by the
     // measured tokens per step: tokens/step · t(1) / (t_verify + γ · t_draft). Model drafter: t_verify =
     // t(γ+1); n-gram drafter: the mean verification call (its drafts vary in length), t_draft = 0.
-    // Block verification and trees: their own mean target call and drafting time per step.
+    // Block verification and trees: their own mean target call and drafting time per step. EAGLE-3 head:
+    // t(γ+1) of its capturing target, and the head's drafting time per step.
     const chain = row.arm === "strict γ=4 model drafter";
-    const verify = chain ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
+    const fixedChain = chain || row.arm === eagle3Arm;
+    const verify = fixedChain ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep;
     const draftCost = chain
         ? gamma * (row.draftTokenMilliseconds ?? Number.NaN)
-        : usesDraftModel(row.arm)
+        : usesDraftModel(row.arm) || row.arm === eagle3Arm
           ? row.draftMillisecondsPerStep
           : 0;
     return {
         costRatio:
-            (chain || row.arm === "strict γ=4 ngram drafter" ? (row.costCurve[gamma + 1] ?? Number.NaN) : row.verifyMillisecondsPerStep) /
-            t1,
+            (fixedChain || row.arm === "strict γ=4 ngram drafter"
+                ? (row.costCurve[gamma + 1] ?? Number.NaN)
+                : row.verifyMillisecondsPerStep) / t1,
         specgateTokensPerStep,
         nativeTokensPerStep,
         meanAcceptanceLength: counts.drafts === 0 ? Number.NaN : 1 + counts.accepted / counts.drafts,
@@ -726,7 +764,7 @@ function headerLines(context: RunContext): string[] {
         `# specgate against llama.cpp on ${device?.gpu ?? "?"}`,
         "",
         `Device: **${device?.gpu ?? "?"}**, driver ${device?.driver ?? "?"}; specgate's addon build "${device?.build ?? "?"}" on ${device?.addonDevice ?? "?"}. ` +
-            `Host: ${machine.cores}-core ${machine.cpu}, ${machine.platform}, Node ${machine.node}. llama.cpp ${context.commit}${settings.label !== "" ? ` (${settings.label})` : ""}.`,
+            `Host: ${machine.cores}-core ${machine.cpu} (${cpuInstructionSet().join(", ") || "instruction set unknown"}), ${machine.platform}, Node ${machine.node}. llama.cpp ${context.commit}${settings.label !== "" ? ` (${settings.label})` : ""}.`,
         `Date ${context.started.toISOString()}; load average at start ${fixed(context.loadAtStart[0])}. ${settings.reps} repetitions per arm planned${quick ? " (--quick)" : ""}, ${settings.maxTokens} tokens each, EOS ignored, ` +
             `arms interleaved (first arm alternating); threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
             `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`,
@@ -850,6 +888,18 @@ function errorAndCommandLines(rows: readonly ArmRow[], errors: readonly string[]
     return lines;
 }
 
+/** The EAGLE-3 head's arm beside the draft model's, wherever both ran with llama.cpp beside them. */
+function eagle3Comparisons(rows: readonly ArmRow[], temperatures: readonly number[]): Eagle3Comparison[] {
+    return caseNames.flatMap((caseName) =>
+        temperatures.flatMap((temperature) => {
+            const draftModel = findRow(rows, caseName, temperature, "strict γ=4 model drafter");
+            const head = findRow(rows, caseName, temperature, eagle3Arm);
+            if (draftModel === undefined || head === undefined || draftModel.native.length === 0 || head.native.length === 0) return [];
+            return [compareEagle3(draftModel, head, gamma)];
+        })
+    );
+}
+
 /** Every case × temperature × arm, the Markdown report and the JSON record. */
 /** --streams 1,4,16 (absent: no concurrent-streams table), --gammas 0,2,4,8,auto, --rounds 3, --auto-max 8: streamsBench.ts. */
 function streamsSettings(settings: BenchSettings): StreamsSettings | undefined {
@@ -880,6 +930,28 @@ async function loadBatchedPair(benchCase: BenchCase, streams: number): Promise<B
     };
 }
 
+/**
+ * The eagle3 arm's head and its own instance of the target (pairing makes a target keep the layers a
+ * head reads, which the other arms must not pay for); undefined for a case without a head, or whose
+ * head file is missing (an error line of the report says so).
+ */
+async function loadEagle3(benchCase: BenchCase, errors: string[]): Promise<LoadedCase["eagle3"]> {
+    if (benchCase.head === undefined) return undefined;
+    if (!existsSync(benchCase.head)) {
+        errors.push(`${benchCase.name}: no EAGLE-3 head at ${benchCase.head}: the ${eagle3Arm} arm did not run (--head HEAD.gguf)`);
+        log(`${benchCase.name}: no EAGLE-3 head at ${benchCase.head}; ${eagle3Arm} skipped`);
+        return undefined;
+    }
+    const options = {threads, gpu, gpuLayers: 999};
+    const target = await NativeBackend.load(benchCase.target, options);
+    try {
+        return {target, head: await Eagle3HeadBackend.load(benchCase.head, options)};
+    } catch (error) {
+        await target.dispose();
+        throw error;
+    }
+}
+
 async function bench(): Promise<void> {
     await writeFixtures();
     const settings = benchSettings();
@@ -903,18 +975,25 @@ async function bench(): Promise<void> {
         let target: NativeBackend | undefined;
         let draft: NativeBackend | undefined;
         let hostTarget: NativeBackend | undefined;
+        let eagle3: LoadedCase["eagle3"];
         try {
             target = await NativeBackend.load(benchCase.target, {threads, gpu, gpuLayers: 999});
             draft = await NativeBackend.load(benchCase.draft, {threads, gpu, gpuLayers: 999});
             if (armNames.includes(hostArm))
                 hostTarget = await NativeBackend.load(benchCase.target, {threads, gpu, gpuLayers: 999, deviceSelection: false});
+            if (armNames.includes(eagle3Arm)) eagle3 = await loadEagle3(benchCase, errors);
             device ??= deviceDescription(target);
             backendInfo ??= nativeAddon(target.nativeBuild).backendInfo();
             log(`${name}: ${benchCase.label}; specgate on ${target.nativeBuild} (${target.device}), context ${target.contextSize}`);
             for (const temperature of settings.temperatures) {
                 for (const arm of armNames) {
+                    if (arm === eagle3Arm && eagle3 === undefined) {
+                        armsLeft--;
+                        continue;
+                    }
                     const allowance = (settings.deadline - reserveMilliseconds - Date.now()) / armsLeft--;
-                    const row = await measureArm({benchCase, target, draft, hostTarget}, temperature, arm, settings, allowance, errors);
+                    const loaded = {benchCase, target, draft, hostTarget, eagle3};
+                    const row = await measureArm(loaded, temperature, arm, settings, allowance, errors);
                     rows.push(row);
                     log(
                         `${name} T=${temperature} ${arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
@@ -936,6 +1015,8 @@ async function bench(): Promise<void> {
             errors.push(`${name}: ${(error as Error).message}`);
             log(`${name} failed: ${(error as Error).message}`);
         } finally {
+            await eagle3?.head.dispose();
+            await eagle3?.target.dispose();
             await hostTarget?.dispose();
             await draft?.dispose();
             await target?.dispose();
@@ -959,15 +1040,17 @@ async function bench(): Promise<void> {
         loadAtStart
     };
     const targets = targetEntries(rows);
+    const eagle3 = eagle3Comparisons(rows, settings.temperatures);
     const lines = [
         ...headerLines(context),
         ...caseNames.flatMap((caseName) => caseLines(caseName, rows, context)),
         ...targetLines(targets),
         ...twinTargetLines(rows),
+        ...eagle3ComparisonLines(eagle3),
         ...streamsLines(streamRows),
         ...errorAndCommandLines(rows, errors, settings.temperatures)
     ];
-    await writeReport(rows, lines, {context, backendInfo, targets, errors, streamRows});
+    await writeReport(rows, lines, {context, backendInfo, targets, errors, streamRows, eagle3});
     if (rows.every((row) => row.specgate.length === 0) && streamRows.every((row) => row.throughput.length === 0)) process.exitCode = 1;
 }
 
@@ -980,9 +1063,10 @@ async function writeReport(
         targets: readonly TargetEntry[];
         errors: readonly string[];
         streamRows: readonly StreamsRow[];
+        eagle3: readonly Eagle3Comparison[];
     }
 ): Promise<void> {
-    const {context, backendInfo, targets, errors, streamRows} = record;
+    const {context, backendInfo, targets, errors, streamRows, eagle3} = record;
     const {settings, cases} = context;
     await mkdir(settings.outDirectory, {recursive: true});
     await writeFile(join(settings.outDirectory, "device-bench.md"), `${lines.join("\n")}\n`);
@@ -1014,6 +1098,7 @@ async function writeReport(
         })),
         targets,
         streamRows,
+        eagle3,
         errors,
         speculativeSimpleRetries
     };

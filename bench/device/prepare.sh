@@ -10,6 +10,8 @@
 #                                 benchmark driver and the fixture writer; no node_modules at run time)
 #   .device/napi/                 the Node-API headers the addon is compiled against (node-api-headers,
 #                                 node-addon-api)
+#   .device/eagle3/model.gguf     with EAGLE3_HEAD=HEAD.gguf only: an EAGLE-3 head for the family target that
+#                                 the eagle3 arm drafts with instead of the tracked models/eagle3/model.gguf
 #   .device/SIZES                 the sizes, and the total that travels (must stay under 64 MiB)
 #
 # Fixtures are NOT carried: run.sh writes the widened twins (twin-1b, twin-7b: 1.6 and 13 GB) and the
@@ -18,6 +20,7 @@
 #
 #   bash bench/device/prepare.sh            # everything (Node's xz -9 takes ≈ 3-8 minutes on 2 cores)
 #   SKIP_NODE=1 bash bench/device/prepare.sh  # keep an existing .device/node.xz
+#   EAGLE3_HEAD=/tmp/head.gguf bash bench/device/prepare.sh  # carry this head for the family case's eagle3 arm
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -65,13 +68,25 @@ mkdir -p "$carry/napi/node-api-headers" "$carry/napi/node-addon-api"
 cp -r "$root/node_modules/node-api-headers/include/." "$carry/napi/node-api-headers/"
 cp "$root/node_modules/node-addon-api/"*.h "$carry/napi/node-addon-api/"
 
-# 5. Sizes: what travels is the tracked tree, untracked files git does not ignore, and the carry folder.
+# 5. The family target's EAGLE-3 head: the tracked one travels with the tree; EAGLE3_HEAD carries another.
+rm -rf "$carry/eagle3"
+if [[ -n "${EAGLE3_HEAD:-}" ]]; then
+    mkdir -p "$carry/eagle3"
+    cp "$EAGLE3_HEAD" "$carry/eagle3/model.gguf"
+    echo "prepare: the eagle3 arm drafts with $EAGLE3_HEAD"
+elif [[ ! -f "$root/models/eagle3/model.gguf" ]]; then
+    echo "prepare: no models/eagle3/model.gguf and no EAGLE3_HEAD: the family case's eagle3 arm will not run" >&2
+fi
+
+# 6. Sizes: what travels is the tracked tree, untracked files git does not ignore, and the carry folder.
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | awk 'END {print $1}')
 untracked=$(git ls-files -z --others --exclude-standard | xargs -0 -r du -cb 2>/dev/null | awk 'END {print $1+0}')
 carried=$(du -sb "$carry" --exclude=out --exclude=work | awk '{print $1}')
 {
     du -b "$carry/node.xz" "$carry/llama-src.tar.xz" "$carry/driver/deviceBench.mjs"
     du -sb "$carry/napi"
+    [[ -f "$carry/eagle3/model.gguf" ]] && du -b "$carry/eagle3/model.gguf"
+    [[ -f "$root/models/eagle3/model.gguf" ]] && du -b "$root/models/eagle3/model.gguf"
     echo "tracked files: $tracked bytes; untracked, not ignored: $untracked bytes; .device (carried): $carried bytes"
     echo "total that travels: $(( (tracked + untracked + carried) / 1048576 )) MiB of 64 MiB"
 } | tee "$carry/SIZES"

@@ -30,6 +30,8 @@
 #   CUBLAS_ROOT=      a folder with include/cublas_v2.h and lib/libcublas.so*, where the toolkit has none
 #   CASES=twin-1b,twin-7b,family (also d768, v152k, b1)   QUICK=1: tiny settings for the dry run (few tokens and repetitions)
 #   BENCH_ARGS=       more driver flags (e.g. "--tokens 128 --reps 5 --temperatures 0,0.8")
+#   The family case's EAGLE-3 arm drafts with $CARRY/eagle3/model.gguf where prepare.sh put one
+#   (EAGLE3_HEAD=…), else with the tracked models/eagle3/model.gguf; without either it does not run.
 set -uo pipefail
 
 started=$(date +%s)
@@ -175,6 +177,7 @@ say "fixtures written: $(tail -1 "$out/fixtures.log")"
 bench_args=(bench --root "$root" --fixtures "$work/fixtures" --cases "$cases" --bin "$build/bin" --gpu "$driver_gpu" --deadline "$deadline"
     --out "$out" --label "$gpu build; llama.cpp build step ${build_seconds}s on $(nproc) cores")
 [[ "${QUICK:-0}" == 1 ]] && bench_args+=(--quick)
+[[ -f "$carry/eagle3/model.gguf" ]] && bench_args+=(--head "$carry/eagle3/model.gguf")
 # shellcheck disable=SC2206
 bench_args+=(${BENCH_ARGS:-})
 [[ "$gpu" == vulkan ]] && export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
