@@ -1,4 +1,4 @@
-import {mkdir, rm, stat} from "node:fs/promises";
+import {mkdir, stat} from "node:fs/promises";
 import {join} from "node:path";
 import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import {CheckpointError, InvalidInputError} from "../../errors.js";
@@ -113,7 +113,8 @@ export const defaultEagle3Settings: Eagle3TrainingSettings = {
  * Trains an EAGLE-3 head for a llama target on the target's own generations: features from the
  * reference forward pass of the target (targetFeatures), the loss over `unrolledSteps` drafting steps
  * (eagle3LossAndGradients), AdamW with warm-up and cosine decay. Checkpoints every
- * checkpointSeconds to `work`, and a rerun with the same settings resumes there. Writes the head
+ * checkpointSeconds to `work`, and a rerun with the same settings resumes there (the last checkpoint
+ * is kept, so a finished run can be trained on with a larger `steps`). Writes the head
  * (writeEagle3Gguf, F32) and OUT.train.json.
  */
 export async function trainEagle3(options: Eagle3TrainingOptions): Promise<Eagle3TrainingReport> {
@@ -255,7 +256,6 @@ export async function trainEagle3(options: Eagle3TrainingOptions): Promise<Eagle
         validation: evaluation
     };
     await writeFileAtomic(`${options.out}.train.json`, `${JSON.stringify(report, null, 2)}\n`);
-    await rm(checkpointPath, {force: true});
     return report;
 }
 
