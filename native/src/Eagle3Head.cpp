@@ -50,6 +50,8 @@ public:
                                taggedGetter<Eagle3Head, &Eagle3Head::VocabularySize>("vocabularySize"),
                                taggedMethod<Eagle3Head, &Eagle3Head::Draft>("draft"),
                                taggedMethod<Eagle3Head, &Eagle3Head::Next>("next"),
+                               taggedMethod<Eagle3Head, &Eagle3Head::DraftNow>("draftNow"),
+                               taggedMethod<Eagle3Head, &Eagle3Head::NextNow>("nextNow"),
                                taggedMethod<Eagle3Head, &Eagle3Head::Dispose>("dispose"),
                            });
     }
@@ -142,40 +144,67 @@ private:
                                      " elements, fewer than the " + std::to_string(needed) + " it needs");
     }
 
-    /** Queues `job` on a worker; its staged result reaches `destination` on the main thread, checked again. */
-    static Napi::Value Run(Napi::Env env, const std::shared_ptr<Eagle3HeadState>& live, Napi::Value destination, bool argmax,
-                           std::function<bool(Eagle3HeadState&, Staged&, std::string&)> job) {
+    using Job = std::function<bool(Eagle3HeadState&, Staged&, std::string&)>;
+
+    /** Runs `job` with the head's and the compute lock held; its timings, and the rows' bytes. */
+    static int Execute(Eagle3HeadState& live, Staged& staged, const Job& job, DecodeTimings& timings, std::string& error) {
+        if (live.disposed) {
+            error = "the head is disposed";
+            return -1;
+        }
+        live.UseThreads();
+        timings.threads = live.activeThreads;
+        const auto start = std::chrono::steady_clock::now();
+        const bool done = job(live, staged, error);
+        decodeFinished();
+        timings.decodeMilliseconds = millisecondsSince(start);
+        // Each row given crossed from the graph whole: its logits and its pre-norm state.
+        timings.deviceToHostBytes = static_cast<double>(staged.rows) * (live.vocabulary + live.width) * sizeof(float);
+        return done || error.empty() ? 0 : -1;
+    }
+
+    /** Writes the staged rows into the destination, asked afresh (it may have been detached or shrunk). */
+    static std::string Deliver(const Staged& staged, bool argmax, Napi::TypedArray array, DecodeTimings& timings) {
+        const size_t needed = argmax ? staged.ids.size() : staged.logits.size();
+        if (array.ElementLength() < needed) return "destination was detached or shrunk while the head drafted";
+        if (argmax && needed > 0) std::memcpy(array.As<Napi::Int32Array>().Data(), staged.ids.data(), needed * sizeof(int32_t));
+        if (!argmax && needed > 0) std::memcpy(array.As<Napi::Float64Array>().Data(), staged.logits.data(), needed * sizeof(double));
+        timings.groups.assign(1, GroupResult{});
+        timings.groups[0].deviceToHostBytes = timings.deviceToHostBytes;
+        timings.groups[0].error = staged.unavailable;
+        return "";
+    }
+
+    /**
+     * Runs `job` on a worker (a promise; its staged rows reach `destination` on the main thread), or,
+     * `now`, on the calling thread: null when another call holds the head or the CPU, which it never waits for.
+     */
+    static Napi::Value Run(Napi::Env env, const std::shared_ptr<Eagle3HeadState>& live, Napi::Value destination, bool argmax, Job job,
+                           bool now) {
         auto staged = std::make_shared<Staged>();
+        if (now) {
+            std::unique_lock<std::mutex> lock(live->mutex, std::try_to_lock);
+            if (!lock.owns_lock()) return env.Null();
+            std::unique_lock<std::mutex> compute(computeMutex, std::try_to_lock);
+            if (!compute.owns_lock()) return env.Null();
+            DecodeTimings timings;
+            std::string error;
+            if (Execute(*live, *staged, job, timings, error) != 0) throw Napi::Error::New(env, error);
+            compute.unlock();
+            lock.unlock();
+            const std::string failed = Deliver(*staged, argmax, destination.As<Napi::TypedArray>(), timings);
+            if (!failed.empty()) throw Napi::RangeError::New(env, failed);
+            return timingsObject(env, timings);
+        }
         auto* worker = new DecodeWorker(
             env, {destination},
             [live, staged, job](DecodeTimings& timings, std::string& error) {
                 std::lock_guard<std::mutex> lock(live->mutex);
                 std::lock_guard<std::mutex> compute(computeMutex);
-                if (live->disposed) {
-                    error = "the head is disposed";
-                    return -1;
-                }
-                live->UseThreads();
-                timings.threads = live->activeThreads;
-                const auto start = std::chrono::steady_clock::now();
-                const bool done = job(*live, *staged, error);
-                decodeFinished();
-                timings.decodeMilliseconds = millisecondsSince(start);
-                // Each row given crossed from the graph whole: its logits and its pre-norm state.
-                timings.deviceToHostBytes = static_cast<double>(staged->rows) * (live->vocabulary + live->width) * sizeof(float);
-                return done || error.empty() ? 0 : -1;
+                return Execute(*live, *staged, job, timings, error);
             },
-            [staged, argmax](Napi::Env, const std::vector<Napi::ObjectReference>& references, DecodeTimings& timings) -> std::string {
-                Napi::TypedArray array = references[0].Value().As<Napi::TypedArray>();
-                const size_t needed = argmax ? staged->ids.size() : staged->logits.size();
-                if (array.ElementLength() < needed) return "destination was detached or shrunk while the head drafted";
-                if (argmax && needed > 0) std::memcpy(array.As<Napi::Int32Array>().Data(), staged->ids.data(), needed * sizeof(int32_t));
-                if (!argmax && needed > 0)
-                    std::memcpy(array.As<Napi::Float64Array>().Data(), staged->logits.data(), needed * sizeof(double));
-                timings.groups.assign(1, GroupResult{});
-                timings.groups[0].deviceToHostBytes = timings.deviceToHostBytes;
-                timings.groups[0].error = staged->unavailable;
-                return "";
+            [staged, argmax](Napi::Env, const std::vector<Napi::ObjectReference>& references, DecodeTimings& timings) {
+                return Deliver(*staged, argmax, references[0].Value().As<Napi::TypedArray>(), timings);
             });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
@@ -189,7 +218,12 @@ private:
      * says why there is no draft when the target's layers were not captured for the positions the head
      * needs (its cells were restored from a saved state): the destination is then left as it was.
      */
-    Napi::Value Draft(const Napi::CallbackInfo& info) {
+    Napi::Value Draft(const Napi::CallbackInfo& info) { return DraftOn(info, false); }
+
+    /** draftNow(…same arguments…) → timings | null: the same on the calling thread, for calls shorter than a thread hop. */
+    Napi::Value DraftNow(const Napi::CallbackInfo& info) { return DraftOn(info, true); }
+
+    Napi::Value DraftOn(const Napi::CallbackInfo& info, bool now) {
         Napi::Env env = info.Env();
         std::shared_ptr<Eagle3HeadState> live = Live(env);
         std::vector<llama_token> history = int32ArrayArgument(env, info[0], "history");
@@ -207,56 +241,66 @@ private:
         bool argmax = true;
         CheckDestination(env, info[2], argmax, static_cast<size_t>(count), *live);
         if (!argmax && count != 1) throwRangeError(env, "count must be 1 for a logit row (drafted tokens follow through next)");
-        return Run(env, live, info[2], argmax,
-                   [history = std::move(history), length, count, argmax](Eagle3HeadState& head, Staged& staged, std::string& error) {
-                       if (!head.Sync(history, error)) {
-                           if (error.empty())
-                               staged.unavailable =
-                                   "the target's hidden states for positions below " + std::to_string(length) + " were not captured";
-                           return false;
-                       }
-                       int32_t id = 0;
-                       if (!argmax) {
-                           staged.logits.resize(static_cast<size_t>(head.vocabulary));
-                           if (!head.Row(staged.logits.data(), id, error)) return false;
-                           staged.rows = 1;
-                           return true;
-                       }
-                       for (int32_t index = 0; index < count; index++) {
-                           if (index > 0 && !head.Step(id, error)) return false;
-                           if (!head.Row(nullptr, id, error)) return false;
-                           staged.ids.push_back(id);
-                           staged.rows++;
-                       }
-                       return true;
-                   });
+        return Run(
+            env, live, info[2], argmax,
+            [history = std::move(history), length, count, argmax](Eagle3HeadState& head, Staged& staged, std::string& error) {
+                if (!head.Sync(history, error)) {
+                    if (error.empty())
+                        staged.unavailable =
+                            "the target's hidden states for positions below " + std::to_string(length) + " were not captured";
+                    return false;
+                }
+                int32_t id = 0;
+                if (!argmax) {
+                    staged.logits.resize(static_cast<size_t>(head.vocabulary));
+                    if (!head.Row(staged.logits.data(), id, error)) return false;
+                    staged.rows = 1;
+                    return true;
+                }
+                for (int32_t index = 0; index < count; index++) {
+                    if (index > 0 && !head.Step(id, error)) return false;
+                    if (!head.Row(nullptr, id, error)) return false;
+                    staged.ids.push_back(id);
+                    staged.rows++;
+                }
+                return true;
+            },
+            now);
     }
 
     /** next(token, destination) → Promise<timings>: the drafted `token` at the next position; its row as draft gives it. */
-    Napi::Value Next(const Napi::CallbackInfo& info) {
+    Napi::Value Next(const Napi::CallbackInfo& info) { return NextOn(info, false); }
+
+    /** nextNow(…same arguments…) → timings | null: the same on the calling thread. */
+    Napi::Value NextNow(const Napi::CallbackInfo& info) { return NextOn(info, true); }
+
+    Napi::Value NextOn(const Napi::CallbackInfo& info, bool now) {
         Napi::Env env = info.Env();
         std::shared_ptr<Eagle3HeadState> live = Live(env);
         const auto token = static_cast<llama_token>(
             integerArgument(env, info[0], "token", 0, std::min(live->vocabulary, live->target.model->vocabularySize) - 1));
         bool argmax = true;
         CheckDestination(env, info[1], argmax, 1, *live);
-        return Run(env, live, info[1], argmax, [token, argmax](Eagle3HeadState& head, Staged& staged, std::string& error) {
-            if (head.next < 0) {
-                error = "next: no draft is open (call draft first)";
-                return false;
-            }
-            if (head.next >= head.contextSize) {
-                error = "next: the EAGLE-3 head's context of " + std::to_string(head.contextSize) + " positions is full";
-                return false;
-            }
-            if (!head.Step(token, error)) return false;
-            int32_t id = 0;
-            if (!argmax) staged.logits.resize(static_cast<size_t>(head.vocabulary));
-            if (!head.Row(argmax ? nullptr : staged.logits.data(), id, error)) return false;
-            if (argmax) staged.ids.push_back(id);
-            staged.rows = 1;
-            return true;
-        });
+        return Run(
+            env, live, info[1], argmax,
+            [token, argmax](Eagle3HeadState& head, Staged& staged, std::string& error) {
+                if (head.next < 0) {
+                    error = "next: no draft is open (call draft first)";
+                    return false;
+                }
+                if (head.next >= head.contextSize) {
+                    error = "next: the EAGLE-3 head's context of " + std::to_string(head.contextSize) + " positions is full";
+                    return false;
+                }
+                if (!head.Step(token, error)) return false;
+                int32_t id = 0;
+                if (!argmax) staged.logits.resize(static_cast<size_t>(head.vocabulary));
+                if (!head.Row(argmax ? nullptr : staged.logits.data(), id, error)) return false;
+                if (argmax) staged.ids.push_back(id);
+                staged.rows = 1;
+                return true;
+            },
+            now);
     }
 
     /** Drops this object's share of the head (freed now, or after the call in flight). Idempotent. */

@@ -117,7 +117,10 @@ struct Eagle3HeadState {
         wanted.push_back(output ? 1 : 0);
     }
 
-    /** Decodes the batch; with `output`, its one token's row is kept (logits and pre-norm). */
+    /** Pairs that decode in one batch with the boundary pair, each an output (their logit rows are copied too). */
+    static constexpr size_t outputsWithBoundary = 8;
+
+    /** Decodes the batch; with `output` (every token an output), its last token's row is kept (logits and pre-norm). */
     bool Decode(std::string& error, bool output) {
         const size_t count = tokens.size();
         sequenceCounts.assign(count, 1);
@@ -141,7 +144,7 @@ struct Eagle3HeadState {
             return false;
         }
         if (!output) return true;
-        const float* row = llama_get_embeddings_nextn_ith(context, 0);
+        const float* row = llama_get_embeddings_nextn_ith(context, static_cast<int32_t>(count) - 1);
         if (row == nullptr) {
             error = "the EAGLE-3 head gave no pre-norm row";
             return false;
@@ -207,13 +210,17 @@ struct Eagle3HeadState {
         llama_memory_seq_rm(memory, 0, from, -1);
         committed = from;
         known.resize(static_cast<size_t>(from));
-        // The pairs, then the boundary pair alone: the head's graph keeps every token's row, and
-        // llama.cpp copies out the first rows of a batch as its outputs, so an output must be a batch's only token.
+        // The head's graph keeps every token's row and llama.cpp copies out the first rows of a batch as
+        // its outputs, so the boundary pair's row is read from a batch whose every token is an output: a
+        // few pairs (after a verification) decode with it, a long catch-up (a prompt) before it.
+        const bool together = count <= outputsWithBoundary;
         ClearBatch();
         for (size_t index = 0; index + 1 < count; index++)
-            Add(span.tokens[index + 1], g.data() + index * static_cast<size_t>(width), from + static_cast<llama_pos>(index), false);
-        if (!tokens.empty() && !Decode(error, false)) return false;
-        ClearBatch();
+            Add(span.tokens[index + 1], g.data() + index * static_cast<size_t>(width), from + static_cast<llama_pos>(index), together);
+        if (!together && !tokens.empty()) {
+            if (!Decode(error, false)) return false;
+            ClearBatch();
+        }
         Add(history.back(), g.data() + (count - 1) * static_cast<size_t>(width), length - 1, true);
         if (!Decode(error, true)) return false;
         committed = length;

@@ -44,7 +44,9 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         public readonly targetHiddenSize: number,
         private readonly threads: number,
         private readonly path: string,
-        contextSize: number
+        contextSize: number,
+        /** NativeBackendOptions.inlineBelowMilliseconds: small drafts cheaper than this run on the JS thread. */
+        public readonly inlineBelowMilliseconds: number
     ) {
         this.contextSize = contextSize;
         this.bosToken = model.bosToken;
@@ -84,7 +86,8 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
                 eagle3.targetHiddenSize,
                 threads,
                 path,
-                contextSize
+                contextSize,
+                options.inlineBelowMilliseconds ?? 20
             )
         );
     }

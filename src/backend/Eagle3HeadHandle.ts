@@ -22,6 +22,13 @@ export interface NativeEagle3HeadHandle {
     readonly vocabularySize: number;
     draft(history: Int32Array, count: number, destination: Int32Array | Float64Array): Promise<NativeDecodeResult>;
     next(token: number, destination: Int32Array | Float64Array): Promise<NativeDecodeResult>;
+    /**
+     * draft on the calling thread, blocking the event loop for its duration, for calls shorter than a
+     * thread hop (a tiny head's step); null, having done nothing, when another call holds the head or the CPU.
+     */
+    draftNow(history: Int32Array, count: number, destination: Int32Array | Float64Array): NativeDecodeResult | null;
+    /** next on the calling thread, as draftNow. */
+    nextNow(token: number, destination: Int32Array | Float64Array): NativeDecodeResult | null;
     /** Idempotent; a call in flight finishes first. */
     dispose(): void;
 }

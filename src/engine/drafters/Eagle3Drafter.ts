@@ -1,4 +1,5 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
+import {InlineDecodeChooser} from "../../backend/InlineDecodeChooser.js";
 import type {Eagle3HeadBackend} from "../../backend/Eagle3HeadBackend.js";
 import type {EvaluationSplit} from "../../backend/ModelBackend.js";
 import type {NativeDecodeResult} from "../../backend/nativeAddon.js";
@@ -45,10 +46,19 @@ export class Eagle3Drafter implements Drafter {
         const vocabularySize = head.vocabularySize;
         const greedyIds = size >= vocabularySize;
         const row = new Float64Array(vocabularySize);
+        // Small drafts (γ ids after a verification's few tokens) run on the JS thread while they are cheap.
+        const chooser = new InlineDecodeChooser(this.head.inlineBelowMilliseconds);
+        // Target tokens the head has caught up with: the next draft's largest batch is the rest (a prompt, or a verification's few).
+        let caughtUp = 0;
 
-        const timed = async (call: () => Promise<NativeDecodeResult>, tokens: number): Promise<NativeDecodeResult> => {
+        const timed = async (
+            call: (now: boolean) => Promise<NativeDecodeResult> | NativeDecodeResult | null,
+            tokens: number,
+            work: number
+        ): Promise<NativeDecodeResult> => {
             const started = performance.now();
-            const result = await call();
+            const result = (chooser.inline(work) ? await call(true) : null) ?? (await call(false))!;
+            chooser.record(work, result.decodeMilliseconds);
             const split: EvaluationSplit = {
                 decodeMilliseconds: result.decodeMilliseconds,
                 transferMilliseconds: result.transferMilliseconds,
@@ -62,7 +72,9 @@ export class Eagle3Drafter implements Drafter {
 
         const draftArgmax = async (history: Int32Array, count: number): Promise<number[] | undefined> => {
             const ids = new Int32Array(count);
-            const result = await timed(() => head.draft(history, count, ids), count);
+            const work = history.length - caughtUp;
+            const result = await timed((now) => (now ? head.draftNow(history, count, ids) : head.draft(history, count, ids)), count, work);
+            caughtUp = unavailable(result) ? 0 : history.length - 1;
             return unavailable(result) ? undefined : Array.from(ids);
         };
 
@@ -70,7 +82,10 @@ export class Eagle3Drafter implements Drafter {
             const tokens: number[] = [];
             const probs: Float64Array[] = [];
             const logitRows: Float64Array[] = [];
-            if (unavailable(await timed(() => head.draft(history, 1, row), 1))) return noProposal(eagle3Label);
+            const work = history.length - caughtUp;
+            const first = await timed((now) => (now ? head.draftNow(history, 1, row) : head.draft(history, 1, row)), 1, work);
+            caughtUp = unavailable(first) ? 0 : history.length - 1;
+            if (unavailable(first)) return noProposal(eagle3Label);
             for (let position = 0; position < request.maxTokens; position++) {
                 const logits = row.slice(0, size);
                 const probabilities = processLogits(logits, options.sampling);
@@ -79,7 +94,7 @@ export class Eagle3Drafter implements Drafter {
                 tokens.push(token);
                 logitRows.push(logits);
                 probs.push(probabilities);
-                if (position < request.maxTokens - 1) await timed(() => head.next(token, row), 1);
+                if (position < request.maxTokens - 1) await timed((now) => (now ? head.nextNow(token, row) : head.next(token, row)), 1, 1);
             }
             // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
             return {
