@@ -107,6 +107,12 @@ describe("the EAGLE-3 head at the addon's trust boundary", () => {
         const row = new Float64Array(260);
         await handle.next(ids[0], row);
         expect(row.some((value) => value !== 0)).toBe(true);
+        // On the calling thread: the same ids, written before it returns (or null had a call held the head).
+        const now = new Int32Array(3);
+        const inline = handle.draftNow(history, 3, now);
+        expect(inline === null || Array.from(now).join() === Array.from(ids).join()).toBe(true);
+        expect(() => handle.draftNow(history, 0, now)).toThrow(/count/);
+        expect(() => call(handle, "nextNow", 5, new Float32Array(260))).toThrow(TypeError);
     });
 
     it("a target sequence whose rows were not captured for this history drafts nothing, and says so", async () => {
