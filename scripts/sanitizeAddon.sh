@@ -22,4 +22,5 @@ cp "$build/specgate_native.node" "$out/specgate_native.node"
 preload="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)"
 LD_PRELOAD="$preload" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     SPECGATE_NATIVE_DIR="$root/$out" SPECGATE_GPU=off \
-    npx vitest run src/backend/nativeAddon.hostile.test.ts src/backend/nativeAddon.destinations.hostile.test.ts src/backend/NativeSequence.state.test.ts "$@"
+    npx vitest run src/backend/nativeAddon.hostile.test.ts src/backend/nativeAddon.destinations.hostile.test.ts src/backend/NativeSequence.state.test.ts \
+    src/backend/Eagle3Head.hostile.test.ts "$@"
