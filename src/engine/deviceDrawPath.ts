@@ -51,7 +51,7 @@ export function deviceDrawSequence(
     const reason = rowsCopiedReason(target, options, reads) ?? (supportsDrawing(sequence) ? null : "the sequence cannot draw");
     if (reason !== null) telemetry.noteRowsCopied(reason);
     if (reason !== null || target.tokenSelection !== "device" || !supportsDrawing(sequence)) return undefined;
-    return new DrawnIdSequence(sequence, options, chance, telemetry);
+    return new DrawnIdSequence(sequence, options, chance, telemetry, reads.speculative);
 }
 
 /**
@@ -85,7 +85,12 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
         private readonly inner: DrawingSequence,
         private readonly options: GenerationOptions,
         private readonly chance: SeededChance,
-        private readonly telemetry: GenerationTelemetry
+        private readonly telemetry: GenerationTelemetry,
+        /**
+         * Steps verify drafts: every evaluation reads verification rows, a step without a draft too, so the
+         * sequence keeps one sampler chain (a change of chain makes llama.cpp reserve its graphs again).
+         */
+        private readonly verifies: boolean
     ) {}
 
     public get tokens(): readonly number[] {
@@ -100,7 +105,7 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
         const positions = evaluateOptions.positions ?? [tokens.length - 1];
         const drafted = positions.map((position) => (position + 1 < tokens.length ? tokens[position + 1]! : -1));
         const uniforms = positions.map(() => this.chance.random.nextDouble());
-        if (drafted.every((id) => id < 0)) {
+        if (!this.verifies) {
             const drawn = await this.inner.evaluateDrawn(tokens, this.options.sampling, uniforms, evaluateOptions);
             this.noteHostRows(drawn.hostRows);
             return drawn.tokens;

@@ -1,0 +1,63 @@
+/**
+ * Token selection in the graph against the host, on the CPU build, for target-only decoding at T = 0
+ * (argmax) and T = 1 (a draw) and for strict verification of n-gram drafts at T = 1: the same target
+ * loaded with deviceSelection on and off, arms alternated one repetition at a time in one process.
+ * Prints specgate's median tok/s per arm, the device ÷ host ratio [95% bootstrap interval] and bytes
+ * copied out of the graph per token.
+ *
+ *   npx tsx bench/deviceDrawBench.ts --target /tmp/fixtures/v152k/target.gguf [--reps 7] [--tokens 64] [--threads 2]
+ */
+import {loadavg} from "node:os";
+import {parseArgs} from "node:util";
+import {NativeBackend} from "../src/backend/NativeBackend.js";
+import {generate} from "../src/engine/generate.js";
+import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";
+import {formatInterval, median, medianRatioInterval} from "./speedIntervals.js";
+
+const {values} = parseArgs({
+    options: {
+        target: {type: "string", default: "models/target/model.gguf"},
+        reps: {type: "string", default: "7"},
+        tokens: {type: "string", default: "64"},
+        threads: {type: "string", default: "2"}
+    }
+});
+const reps = Number(values.reps);
+const threads = Number(values.threads);
+const prompt = "Once upon a time, the";
+const arms: Array<{name: string; options: GenerationOptionsInput}> = [
+    {name: "target-only T = 0", options: {gamma: 0, sampling: {temperature: 0}}},
+    {name: "target-only T = 1", options: {gamma: 0, sampling: {temperature: 1}}},
+    {name: "strict γ = 4, n-gram drafts, T = 1", options: {drafter: "ngram:1:3", gamma: 4, sampling: {temperature: 1}}}
+];
+
+const device = await NativeBackend.load(values.target, {threads, gpu: "off", deviceSelection: true});
+const host = await NativeBackend.load(values.target, {threads, gpu: "off", deviceSelection: false});
+process.stdout.write(
+    `${values.target} (V = ${device.vocabularySize}), ${threads} threads, ${values.tokens} tokens, ${reps} repetitions, ` +
+        `load average at start ${loadavg()[0].toFixed(2)}, ${new Date().toISOString()}\n\n` +
+        "| arm | device tok/s | host tok/s | device ÷ host | bytes/token (device, host) |\n|---|---|---|---|---|\n"
+);
+for (const arm of arms) {
+    const speeds = {device: [] as number[], host: [] as number[]};
+    const bytes = {device: 0, host: 0};
+    for (let rep = 0; rep < reps; rep++) {
+        for (const side of rep % 2 === 0 ? (["device", "host"] as const) : (["host", "device"] as const)) {
+            const result = await generate(side === "device" ? device : host, undefined, prompt, {
+                ...arm.options,
+                maxTokens: Number(values.tokens),
+                ignoreEos: true,
+                seed: rep
+            });
+            speeds[side].push(result.telemetry.emittedTokens / (result.telemetry.time.total / 1000));
+            bytes[side] = result.telemetry.deviceToHostBytesPerToken ?? Number.NaN;
+        }
+    }
+    process.stdout.write(
+        `| ${arm.name} | ${median(speeds.device).toFixed(1)} | ${median(speeds.host).toFixed(1)} | ` +
+            `${formatInterval(medianRatioInterval(speeds.device, speeds.host), 3)} | ${bytes.device.toFixed(1)}, ${bytes.host.toFixed(0)} |\n`
+    );
+}
+process.stdout.write(`\nload average at end ${loadavg()[0].toFixed(2)}\n`);
+await device.dispose();
+await host.dispose();
