@@ -8,6 +8,7 @@ import {
     trainEagle3
 } from "../../foundry/eagle3/trainEagle3.js";
 import {checkOutputFile} from "../checkOutputPath.js";
+import {interruptSignal, reportOnInterrupt} from "../interrupts.js";
 import {nonNegativeDecimal, positiveInteger, requiredText} from "../textOptions.js";
 
 /** Raw option values as commander hands them over. */
@@ -113,7 +114,17 @@ export async function runTrainEagle3(
 ): Promise<Eagle3TrainingReport> {
     const parsed = parseTrainEagle3Options(options);
     await checkOutputFile(parsed.out, "--out");
-    return trainEagle3({...parsed, onMessage: log});
+    let done = "no step";
+    const unregister = reportOnInterrupt(() => `${done} done, checkpoint in ${parsed.work}; rerun the same command to resume`);
+    // Left registered when the run stops on a signal: the interruption message says where it stopped.
+    const report = await trainEagle3({
+        ...parsed,
+        signal: interruptSignal(),
+        onStep: (step, total) => (done = `step ${step} of ${total}`),
+        onMessage: log
+    });
+    unregister();
+    return report;
 }
 
 /** `specgate train-eagle3`: train an EAGLE-3 head for a llama target on the target's own generations. */

@@ -67,6 +67,10 @@ export interface Eagle3TrainingOptions {
     readonly threads: number;
     readonly checkpointSeconds: number;
     readonly name?: string;
+    /** Stops the run between steps, after saving a checkpoint; the abort reason is thrown. */
+    readonly signal?: AbortSignal;
+    /** Called after every step with the steps done and the run's total. */
+    readonly onStep?: (step: number, totalSteps: number) => void;
     readonly onMessage?: (line: string) => void;
 }
 
@@ -179,6 +183,12 @@ export async function trainEagle3(options: Eagle3TrainingOptions): Promise<Eagle
     const sessionStart = performance.now();
     const sessionFirstStep = state.step;
     while (state.totalSteps === 0 || state.step < state.totalSteps) {
+        // A step computes for seconds without yielding; between steps, signals get their turn.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (options.signal?.aborted) {
+            await saveState(checkpointPath, config, settings, state);
+            throw options.signal.reason;
+        }
         const stepStart = performance.now();
         const batch = Array.from({length: settings.batchSize}, (_unused, i) =>
             exampleOf(train[order.at(state.step * settings.batchSize + i)])
@@ -202,6 +212,7 @@ export async function trainEagle3(options: Eagle3TrainingOptions): Promise<Eagle
         );
         state.step++;
         state.trainingSeconds += (performance.now() - stepStart) / 1000;
+        options.onStep?.(state.step, state.totalSteps);
         losses.push(result.loss);
         if (state.totalSteps === 0 && state.step - sessionFirstStep >= 5) {
             state.totalSteps = Math.max(state.step + 1, estimateTotal(options.seconds!, state, sessionStart, sessionFirstStep));
