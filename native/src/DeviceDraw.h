@@ -1,4 +1,4 @@
-// DeviceDraw: the last link of a device sampler chain — picks the token id inside the graph and leaves nothing else to copy.
+// DeviceDraw: the last link of a device sampler chain — picks the token id inside the graph and leaves little else to copy.
 #pragma once
 
 #include <ggml-backend.h>
@@ -23,7 +23,7 @@ namespace specgate {
  *
  * llama.cpp copies to the host every tensor a chain leaves in its sampler data: the row's logits (V
  * floats, set even when no link changed them), probabilities and candidates. This link keeps only the
- * id, so 4 bytes per row leave the device.
+ * id (and, for Verify, the one probability), so 4 (8) bytes per row leave the device.
  *
  * The uniforms come from the caller (its seeded generator), one per row in batch order, set before
  * each decode (SetUniforms); llama.cpp builds one draw node per row and sets the inputs per ubatch, in
