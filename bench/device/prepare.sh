@@ -21,10 +21,11 @@
 #   bash bench/device/prepare.sh            # everything (Node's xz -9 takes ≈ 3-8 minutes on 2 cores)
 #   SKIP_NODE=1 bash bench/device/prepare.sh  # keep an existing .device/node.xz
 #   EAGLE3_HEAD=/tmp/head.gguf bash bench/device/prepare.sh  # carry this head for the family case's eagle3 arm
+#   CARRY=/tmp/carry bash bench/device/prepare.sh  # another carry folder (run.sh takes the same CARRY)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-carry="$root/.device"
+carry="${CARRY:-$root/.device}"
 cd "$root"
 mkdir -p "$carry"
 
