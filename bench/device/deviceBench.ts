@@ -410,6 +410,8 @@ const armNames: readonly ArmName[] = (value("--arms") ?? "target,strict,ngram,bl
 /** Arms llama.cpp has no counterpart of (block verification, token trees): specgate alone, compared with its own chain. */
 const specgateOnly = (arm: ArmName): boolean => arm === "block γ=4 model drafter" || arm === treeArm;
 const specgateOnlyArms = armNames.filter(specgateOnly);
+/** --interleave-arms: every arm of a case and temperature one repetition at a time (measureArmsInterleaved), not one arm after another. */
+const interleaveArms = flag("--interleave-arms");
 const usesDraftModel = (arm: ArmName): boolean => arm === "strict γ=4 model drafter" || specgateOnly(arm);
 
 interface ArmRow {
@@ -531,18 +533,23 @@ interface LoadedCase {
     eagle3?: {target: NativeBackend; head: Eagle3HeadBackend};
 }
 
-/**
- * One arm at one temperature: specgate's and llama.cpp's repetitions interleaved (specgate-only arms
- * alone), until `reps` or the arm's share of the time left (`allowance`, ms) runs out.
- */
-async function measureArm(
-    loaded: LoadedCase,
-    temperature: number,
-    arm: ArmName,
-    settings: BenchSettings,
-    allowance: number,
-    errors: string[]
-): Promise<ArmRow> {
+/** One arm at one temperature while it runs: its row, how it runs a repetition, and the figures that become medians. */
+interface ArmRun {
+    readonly arm: ArmName;
+    readonly row: ArmRow;
+    readonly benchCase: BenchCase;
+    readonly started: number;
+    readonly specgateArm: (prompt: string, seed: number, tokens?: number) => Promise<GenerationTelemetry>;
+    readonly nativeArm: (prompt: string, seed: number) => Promise<NativeRun>;
+    readonly curves: Array<Record<number, number>>;
+    readonly perStep: number[];
+    readonly draftMilliseconds: number[];
+    readonly draftPerStep: number[];
+    failed: boolean;
+}
+
+/** An arm's generations (specgate's and llama.cpp's) at one temperature, after specgate's 8-token warm-up. */
+async function startArm(loaded: LoadedCase, temperature: number, arm: ArmName, settings: BenchSettings, errors: string[]): Promise<ArmRun> {
     const {benchCase} = loaded;
     const withHead = arm === eagle3Arm && loaded.eagle3 !== undefined;
     const target = withHead
@@ -551,8 +558,6 @@ async function measureArm(
           ? loaded.hostTarget
           : loaded.target;
     const draft = withHead ? loaded.eagle3!.head : loaded.draft;
-    const row = emptyRow(benchCase.name, temperature, arm);
-    const armStart = Date.now();
     const sampling = {temperature, topK: 0, topP: 1, minP: 0};
     const promptOf = (prompt: string) => {
         const tokens = target.tokenize(prompt);
@@ -586,50 +591,126 @@ async function measureArm(
                   tokens: settings.maxTokens,
                   seed
               });
-    const curves: Array<Record<number, number>> = [];
-    const perStep: number[] = [];
-    const draftMilliseconds: number[] = [];
-    const draftPerStep: number[] = [];
+    const run: ArmRun = {
+        arm,
+        row: emptyRow(benchCase.name, temperature, arm),
+        benchCase,
+        started: Date.now(),
+        specgateArm,
+        nativeArm,
+        curves: [],
+        perStep: [],
+        draftMilliseconds: [],
+        draftPerStep: [],
+        failed: false
+    };
     try {
         await specgateArm(benchCase.prompts[0], 0, 8); // warm-up: contexts, graphs, page cache
-        for (let rep = 0; rep < settings.reps; rep++) {
-            const elapsed = Date.now() - armStart;
-            const perRep = rep === 0 ? 0 : elapsed / rep;
-            if (Date.now() + perRep > settings.deadline - reserveMilliseconds || (rep >= 2 && elapsed + perRep > allowance)) {
-                row.skipped = `${rep} of ${settings.reps} repetitions (deadline)`;
-                break;
-            }
-            const prompt = benchCase.prompts[rep % benchCase.prompts.length];
-            let telemetry: GenerationTelemetry;
-            let nativeResult: NativeRun | undefined;
-            if (specgateOnly(arm)) {
-                telemetry = await specgateArm(prompt, rep + 1);
-            } else if (rep % 2 === 0) {
-                telemetry = await specgateArm(prompt, rep + 1);
-                nativeResult = await nativeArm(prompt, rep + 1);
-            } else {
-                nativeResult = await nativeArm(prompt, rep + 1);
-                telemetry = await specgateArm(prompt, rep + 1);
-            }
-            row.specgate.push(telemetry.tokensPerSecond);
-            addCounts(row, telemetry);
-            curves.push(telemetry.costCurve());
-            perStep.push(verifyMillisecondsPerStep(telemetry));
-            draftPerStep.push(telemetry.time.draft / Math.max(1, telemetry.steps));
-            const draftToken = telemetry.toJSON().draftTokenMilliseconds;
-            if (draftToken != null) draftMilliseconds.push(draftToken);
-            if (nativeResult !== undefined) addNativeRun(row, telemetry, nativeResult);
-        }
     } catch (error) {
-        row.skipped = `error: ${(error as Error).message.split("\n")[0]}`;
-        errors.push(`${benchCase.name} ${arm}: ${(error as Error).message}`);
+        failArm(run, error, errors);
     }
+    return run;
+}
+
+function failArm(run: ArmRun, error: unknown, errors: string[]): void {
+    run.failed = true;
+    run.row.skipped = `error: ${(error as Error).message.split("\n")[0]}`;
+    errors.push(`${run.benchCase.name} ${run.arm}: ${(error as Error).message}`);
+}
+
+/** Repetition `rep`: prompt rep mod the prompts, seed rep + 1, specgate and llama.cpp in turn (the first alternating). */
+async function runRepetition(run: ArmRun, rep: number, errors: string[]): Promise<void> {
+    const prompt = run.benchCase.prompts[rep % run.benchCase.prompts.length];
+    try {
+        let telemetry: GenerationTelemetry;
+        let nativeResult: NativeRun | undefined;
+        if (specgateOnly(run.arm)) {
+            telemetry = await run.specgateArm(prompt, rep + 1);
+        } else if (rep % 2 === 0) {
+            telemetry = await run.specgateArm(prompt, rep + 1);
+            nativeResult = await run.nativeArm(prompt, rep + 1);
+        } else {
+            nativeResult = await run.nativeArm(prompt, rep + 1);
+            telemetry = await run.specgateArm(prompt, rep + 1);
+        }
+        run.row.specgate.push(telemetry.tokensPerSecond);
+        addCounts(run.row, telemetry);
+        run.curves.push(telemetry.costCurve());
+        run.perStep.push(verifyMillisecondsPerStep(telemetry));
+        run.draftPerStep.push(telemetry.time.draft / Math.max(1, telemetry.steps));
+        const draftToken = telemetry.toJSON().draftTokenMilliseconds;
+        if (draftToken != null) run.draftMilliseconds.push(draftToken);
+        if (nativeResult !== undefined) addNativeRun(run.row, telemetry, nativeResult);
+    } catch (error) {
+        failArm(run, error, errors);
+    }
+}
+
+/** The row, with the medians of the cost curve and step times over the repetitions that ran. */
+function finishArm(run: ArmRun): ArmRow {
+    const {row, curves} = run;
     const sizes = [...new Set(curves.flatMap((curve) => Object.keys(curve).map(Number)))].sort((a, b) => a - b);
     row.costCurve = Object.fromEntries(sizes.map((size) => [size, median(curves.map((curve) => curve[size]))]));
-    row.verifyMillisecondsPerStep = median(perStep);
-    row.draftTokenMilliseconds = draftMilliseconds.length > 0 ? median(draftMilliseconds) : null;
-    row.draftMillisecondsPerStep = median(draftPerStep);
+    row.verifyMillisecondsPerStep = median(run.perStep);
+    row.draftTokenMilliseconds = run.draftMilliseconds.length > 0 ? median(run.draftMilliseconds) : null;
+    row.draftMillisecondsPerStep = median(run.draftPerStep);
     return row;
+}
+
+/**
+ * One arm at one temperature: specgate's and llama.cpp's repetitions interleaved (specgate-only arms
+ * alone), until `reps` or the arm's share of the time left (`allowance`, ms) runs out.
+ */
+async function measureArm(
+    loaded: LoadedCase,
+    temperature: number,
+    arm: ArmName,
+    settings: BenchSettings,
+    allowance: number,
+    errors: string[]
+): Promise<ArmRow> {
+    const run = await startArm(loaded, temperature, arm, settings, errors);
+    for (let rep = 0; rep < settings.reps && !run.failed; rep++) {
+        const elapsed = Date.now() - run.started;
+        const perRep = rep === 0 ? 0 : elapsed / rep;
+        if (Date.now() + perRep > settings.deadline - reserveMilliseconds || (rep >= 2 && elapsed + perRep > allowance)) {
+            run.row.skipped = `${rep} of ${settings.reps} repetitions (deadline)`;
+            break;
+        }
+        await runRepetition(run, rep, errors);
+    }
+    return finishArm(run);
+}
+
+/**
+ * Every arm at one temperature, one repetition of each at a time (--interleave-arms): repetition r runs
+ * the arms in turn from arm r mod n, on the same prompt and seed, so the arms' tok/s pair up by
+ * repetition; until `reps` or the time the arms were given (`allowance`, ms, all of them) runs out.
+ */
+async function measureArmsInterleaved(
+    loaded: LoadedCase,
+    temperature: number,
+    arms: readonly ArmName[],
+    settings: BenchSettings,
+    allowance: number,
+    errors: string[]
+): Promise<ArmRow[]> {
+    const runs: ArmRun[] = [];
+    for (const arm of arms) runs.push(await startArm(loaded, temperature, arm, settings, errors));
+    const started = Date.now();
+    for (let rep = 0; rep < settings.reps; rep++) {
+        const elapsed = Date.now() - started;
+        const perRep = rep === 0 ? 0 : elapsed / rep;
+        if (Date.now() + perRep > settings.deadline - reserveMilliseconds || (rep >= 2 && elapsed + perRep > allowance)) {
+            for (const run of runs) run.row.skipped ??= `${rep} of ${settings.reps} repetitions (deadline)`;
+            break;
+        }
+        for (let turn = 0; turn < runs.length; turn++) {
+            const run = runs[(rep + turn) % runs.length];
+            if (!run.failed) await runRepetition(run, rep, errors);
+        }
+    }
+    return runs.map(finishArm);
 }
 
 function addNativeRun(row: ArmRow, telemetry: GenerationTelemetry, nativeResult: NativeRun): void {
@@ -766,7 +847,7 @@ function headerLines(context: RunContext): string[] {
         `Device: **${device?.gpu ?? "?"}**, driver ${device?.driver ?? "?"}; specgate's addon build "${device?.build ?? "?"}" on ${device?.addonDevice ?? "?"}. ` +
             `Host: ${machine.cores}-core ${machine.cpu} (${cpuInstructionSet().join(", ") || "instruction set unknown"}), ${machine.platform}, Node ${machine.node}. llama.cpp ${context.commit}${settings.label !== "" ? ` (${settings.label})` : ""}.`,
         `Date ${context.started.toISOString()}; load average at start ${fixed(context.loadAtStart[0])}. ${settings.reps} repetitions per arm planned${quick ? " (--quick)" : ""}, ${settings.maxTokens} tokens each, EOS ignored, ` +
-            `arms interleaved (first arm alternating); threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
+            `${interleaveArms ? "arms run repetition by repetition (the first arm rotating), each specgate / llama.cpp pair in turn (the first alternating)" : "arms interleaved (first arm alternating)"}; threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
             `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`,
         "",
         "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp [95% bootstrap interval]; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
@@ -895,7 +976,7 @@ function eagle3Comparisons(rows: readonly ArmRow[], temperatures: readonly numbe
             const draftModel = findRow(rows, caseName, temperature, "strict γ=4 model drafter");
             const head = findRow(rows, caseName, temperature, eagle3Arm);
             if (draftModel === undefined || head === undefined || draftModel.native.length === 0 || head.native.length === 0) return [];
-            return [compareEagle3(draftModel, head, gamma)];
+            return [compareEagle3(draftModel, head, gamma, interleaveArms)];
         })
     );
 }
@@ -985,22 +1066,29 @@ async function bench(): Promise<void> {
             device ??= deviceDescription(target);
             backendInfo ??= nativeAddon(target.nativeBuild).backendInfo();
             log(`${name}: ${benchCase.label}; specgate on ${target.nativeBuild} (${target.device}), context ${target.contextSize}`);
+            const loaded = {benchCase, target, draft, hostTarget, eagle3};
+            const arms = armNames.filter((arm) => arm !== eagle3Arm || eagle3 !== undefined);
+            armsLeft -= (armNames.length - arms.length) * settings.temperatures.length;
+            const logRow = async (row: ArmRow) => {
+                rows.push(row);
+                log(
+                    `${name} T=${row.temperature} ${row.arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
+                        `ratio ${fixed(median(row.ratios), 3)} (${row.specgate.length} reps${row.skipped != null ? `; ${row.skipped}` : ""})`
+                );
+                await mkdir(settings.outDirectory, {recursive: true});
+                await writeFile(join(settings.outDirectory, "device-bench.partial.json"), `${JSON.stringify(rows, null, 1)}\n`);
+            };
             for (const temperature of settings.temperatures) {
-                for (const arm of armNames) {
-                    if (arm === eagle3Arm && eagle3 === undefined) {
-                        armsLeft--;
-                        continue;
-                    }
+                if (interleaveArms) {
+                    const allowance = ((settings.deadline - reserveMilliseconds - Date.now()) / armsLeft) * arms.length;
+                    armsLeft -= arms.length;
+                    for (const row of await measureArmsInterleaved(loaded, temperature, arms, settings, allowance, errors))
+                        await logRow(row);
+                    continue;
+                }
+                for (const arm of arms) {
                     const allowance = (settings.deadline - reserveMilliseconds - Date.now()) / armsLeft--;
-                    const loaded = {benchCase, target, draft, hostTarget, eagle3};
-                    const row = await measureArm(loaded, temperature, arm, settings, allowance, errors);
-                    rows.push(row);
-                    log(
-                        `${name} T=${temperature} ${arm}: specgate ${fixed(median(row.specgate), 1)} tok/s, llama.cpp ${fixed(median(row.native), 1)} tok/s, ` +
-                            `ratio ${fixed(median(row.ratios), 3)} (${row.specgate.length} reps${row.skipped != null ? `; ${row.skipped}` : ""})`
-                    );
-                    await mkdir(settings.outDirectory, {recursive: true});
-                    await writeFile(join(settings.outDirectory, "device-bench.partial.json"), `${JSON.stringify(rows, null, 1)}\n`);
+                    await logRow(await measureArm(loaded, temperature, arm, settings, allowance, errors));
                 }
             }
             if (streams !== undefined) {

@@ -40,8 +40,12 @@ export interface Eagle3Comparison {
     readonly gamma: number;
     readonly specgate: {readonly draftModel: DrafterFigures; readonly head: DrafterFigures};
     readonly llamaCpp: {readonly draftModel: DrafterFigures; readonly head: DrafterFigures};
-    /** specgate's head arm over its draft-model arm: median tok/s over median tok/s (arms run one after the other). */
+    /**
+     * specgate's head arm over its draft-model arm: the median of per-repetition ratios where the arms
+     * ran repetition by repetition (`paired`), else median tok/s over median tok/s.
+     */
     readonly headOverDraftModel: SpeedInterval;
+    readonly paired: boolean;
     /** specgate with the head over llama-speculative-simple draft-eagle3: median of the interleaved pairs' ratios. */
     readonly headOverLlamaCpp: SpeedInterval;
     /** The issue's targets: the head's acceptance rate ≥ the draft model's; specgate ≥ 1.0× llama.cpp with the head. */
@@ -70,9 +74,13 @@ function llamaCppFigures(arm: ComparedArm, gamma: number): DrafterFigures {
     };
 }
 
-/** The comparison of a case and temperature's draft-model and head arms. */
-export function compareEagle3(draftModel: ComparedArm, head: ComparedArm, gamma: number): Eagle3Comparison {
+/**
+ * The comparison of a case and temperature's draft-model and head arms; `interleaved`: their
+ * repetitions ran in turn on the same prompts and seeds, so repetition i of one pairs with i of the other.
+ */
+export function compareEagle3(draftModel: ComparedArm, head: ComparedArm, gamma: number, interleaved: boolean): Eagle3Comparison {
     const headOverLlamaCpp = medianInterval(head.ratios);
+    const paired = interleaved && head.specgate.length === draftModel.specgate.length;
     const specgate = {draftModel: specgateFigures(draftModel), head: specgateFigures(head)};
     return {
         case: head.case,
@@ -80,7 +88,10 @@ export function compareEagle3(draftModel: ComparedArm, head: ComparedArm, gamma:
         gamma,
         specgate,
         llamaCpp: {draftModel: llamaCppFigures(draftModel, gamma), head: llamaCppFigures(head, gamma)},
-        headOverDraftModel: medianRatioInterval(head.specgate, draftModel.specgate),
+        headOverDraftModel: paired
+            ? medianInterval(head.specgate.map((value, index) => value / draftModel.specgate[index]))
+            : medianRatioInterval(head.specgate, draftModel.specgate),
+        paired,
         headOverLlamaCpp,
         acceptanceMet: specgate.head.acceptanceRate >= specgate.draftModel.acceptanceRate,
         speedVerdict: goalVerdict(headOverLlamaCpp, 1)
@@ -129,7 +140,9 @@ export function eagle3ComparisonLines(comparisons: readonly Eagle3Comparison[]):
     }
     lines.push(
         "",
-        "The head and draft-model arms run one after the other (each interleaved with its llama.cpp counterpart), so their tok/s ratio is not paired; the specgate / llama.cpp ratio is."
+        comparisons.every((comparison) => comparison.paired)
+            ? "The arms ran repetition by repetition (--interleave-arms): head / draft model is the median of per-repetition ratios, as specgate / llama.cpp is."
+            : "The head and draft-model arms ran one after the other (each interleaved with its llama.cpp counterpart): head / draft model is a ratio of medians, not paired; specgate / llama.cpp is (--interleave-arms pairs both)."
     );
     return lines;
 }
