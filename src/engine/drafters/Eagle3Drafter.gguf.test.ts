@@ -234,3 +234,62 @@ describe.runIf(existsSync(targetPath) && nativeBackendAvailable("cpu"))("the eag
         });
     });
 });
+
+const shippedHeadPath = join(root, "models", "eagle3", "model.gguf");
+
+describe.runIf(existsSync(targetPath) && existsSync(shippedHeadPath) && nativeBackendAvailable("cpu"))(
+    "the shipped EAGLE-3 head (models/eagle3)",
+    () => {
+        let target: ModelBackend;
+        let draft: ModelBackend;
+        beforeAll(async () => {
+            target = await loadModelBackend(targetPath, {backend: "native", threads: 1});
+            draft = await loadModelBackend(shippedHeadPath, {backend: "native", threads: 1});
+        });
+        afterAll(async () => {
+            await draft?.dispose();
+            await target?.dispose();
+        });
+
+        it("at temperature 0 gives target-only's tokens, with over a quarter of its drafts accepted", async () => {
+            let drafted = 0;
+            let accepted = 0;
+            for (const prompt of prompts) {
+                const baseline = await generate(target, undefined, prompt, {sampling: {temperature: 0}, maxTokens: 48});
+                const result = await generate(target, draft, prompt, {gamma: 4, sampling: {temperature: 0}, maxTokens: 48});
+                expect(result.tokens, prompt).toEqual(baseline.tokens);
+                expect(result.telemetry.drafters.byDrafter.has("eagle3")).toBe(true);
+                drafted += result.telemetry.draftTokens;
+                accepted += result.telemetry.acceptedTokens;
+            }
+            // A trained head: a deterministic count at T = 0, far above an untrained head's ≈ 0.
+            expect(accepted / drafted).toBeGreaterThan(0.25);
+        });
+
+        it("at temperature 1, strict's first token follows the target's own distribution (χ², 600 runs)", async () => {
+            const prompt = prompts[0];
+            const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+            const sequence = await target.createSequence();
+            const [logits] = await sequence.evaluate([target.bosToken!, ...target.tokenize(prompt)]);
+            await sequence.dispose();
+            const expected = processLogits(logits, sampling);
+            const drafter = createDrafter("eagle3", draft);
+            const observed = new Float64Array(target.vocabularySize);
+            let accepted = 0;
+            for (let seed = 0; seed < 600; seed++) {
+                const result = await generate(
+                    target,
+                    draft,
+                    prompt,
+                    {policy: {kind: "strict"}, gamma: 3, maxTokens: 2, seed, sampling, ignoreEos: true},
+                    {drafter}
+                );
+                observed[result.tokens[0]]++;
+                accepted += result.telemetry.drafters.byDrafter.get("eagle3")?.acceptedPerPosition[0] ?? 0;
+            }
+            expect(accepted).toBeGreaterThan(0);
+            expect(accepted).toBeLessThan(600);
+            expect(chiSquareGoodnessOfFit(observed, expected).pValue).toBeGreaterThan(0.001);
+        });
+    }
+);
