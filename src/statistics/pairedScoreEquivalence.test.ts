@@ -105,11 +105,9 @@ describe("pairedScoreEquivalence", () => {
 function trinomialTail(pairs: number, discordance: number, observed: number): number {
     const speculative = (discordance + MARGIN) / 2;
     const target = (discordance - MARGIN) / 2;
-    const logFactorial = (k: number) => {
-        let total = 0;
-        for (let i = 2; i <= k; i++) total += Math.log(i);
-        return total;
-    };
+    const logFactorials = [0];
+    for (let i = 1; i <= pairs; i++) logFactorials.push(logFactorials[i - 1] + Math.log(i));
+    const logFactorial = (k: number) => logFactorials[k];
     let tail = 0;
     for (let b = 0; b <= pairs; b++) {
         for (let c = 0; b + c <= pairs; c++) {
