@@ -3,48 +3,12 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it} from "vitest";
 import {CheckpointError} from "../../errors.js";
-import {ByteTokenizer} from "../../gguf/ByteTokenizer.js";
-import {corpusMixturePresets} from "../corpus/CorpusMixture.js";
-import {generateCorpus} from "../corpus/generateCorpus.js";
-import {initializeLlamaWeights} from "../model/initializeLlamaWeights.js";
-import type {LlamaConfig} from "../model/LlamaConfig.js";
+import {freshTinyState as freshState, tinyConfig as config, tinyOptions as options, tinyTokenStream} from "./testing/tinyTrainingRun.js";
 import {loadCheckpoint, saveCheckpoint} from "./trainerCheckpoint.js";
-import {createTrainerState, type TrainerState} from "./TrainerState.js";
 import {trainStep} from "./trainStep.js";
-import {defaultTrainingOptions, type TrainingOptions} from "./TrainingOptions.js";
-import {tokenStreamOf} from "./tokenStreamOf.js";
 
-const tokenizer = new ByteTokenizer();
-const config: LlamaConfig = {
-    vocabularySize: tokenizer.size,
-    embeddingLength: 32,
-    blockCount: 1,
-    headCount: 2,
-    headCountKv: 1,
-    feedForwardLength: 64,
-    contextLength: 64,
-    rmsNormEpsilon: 1e-5,
-    ropeFreqBase: 10000,
-    tiedOutput: true
-};
-const options: TrainingOptions = {
-    ...defaultTrainingOptions,
-    seed: 5,
-    learningRate: 1e-2,
-    warmupSteps: 5,
-    totalSteps: 60,
-    batchSize: 4,
-    sequenceLength: 32
-};
-const corpus = generateCorpus({seed: 1, samples: 300, mixture: corpusMixturePresets["balanced"], testProblemsPerTask: 0});
-const stream = tokenStreamOf(
-    corpus.train.map((sample) => sample.text),
-    tokenizer
-);
-
-function freshState(): TrainerState {
-    return createTrainerState(config, options, initializeLlamaWeights(config, {seed: 9}));
-}
+// The tiny run that lowers the loss is in trainStep.tinyRun.test.ts (the `model` project: it trains a model).
+const stream = tinyTokenStream();
 
 let directory: string;
 beforeAll(async () => {
@@ -55,15 +19,6 @@ afterAll(async () => {
 });
 
 describe("trainStep", () => {
-    it("lowers the loss on a tiny run, from about ln 260 towards the byte statistics of the corpus", () => {
-        const state = freshState();
-        const losses = Array.from({length: options.totalSteps}, () => trainStep(state, stream).loss);
-        const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-        expect(Math.abs(losses[0] - Math.log(260))).toBeLessThan(0.1);
-        expect(mean(losses.slice(-10))).toBeLessThan(mean(losses.slice(0, 5)) - 1.2); // observed: 5.2 → 3.5
-        expect(state.step).toBe(options.totalSteps);
-    });
-
     it("resumes from a checkpoint to exactly the weights, moments and batches of an uninterrupted run", async () => {
         const uninterrupted = freshState();
         const straightLosses = Array.from({length: 8}, () => trainStep(uninterrupted, stream).loss);
