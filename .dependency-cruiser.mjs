@@ -23,13 +23,13 @@ export const layers = [
     "chat",
     // Decoding: the speculative loop and what feeds it.
     "engine",
-    "calibration",
+    "correctionMemory",
     "batteries",
     "decodePaths",
     "fingerprint",
     "foundry",
     // Tools and audits built on decoding.
-    "bench",
+    "benchRunner",
     "tune",
     "audits",
     "fairness",

@@ -10,8 +10,8 @@
  */
 import {mkdir} from "node:fs/promises";
 import {NodeLlamaCppBackend} from "../src/backend/NodeLlamaCppBackend.js";
-import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
-import {formatBenchTable, runBench, type BenchRow} from "../src/bench/runBench.js";
+import {defaultBenchPrompts} from "../src/benchRunner/defaultPrompts.js";
+import {formatBenchTable, runBench, type BenchRow} from "../src/benchRunner/runBench.js";
 import {samplingOptionsSchema} from "../src/distributions/SamplingOptions.js";
 import {runDraftSequencePredictor} from "../src/engine/predictor/runDraftSequencePredictor.js";
 import {GgmlTensorType} from "../src/gguf/GgmlTensorType.js";

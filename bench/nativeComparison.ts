@@ -54,7 +54,7 @@ import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {BackendSequence, EvaluateOptions, ModelBackend} from "../src/backend/ModelBackend.js";
 import {NativeBackend} from "../src/backend/NativeBackend.js";
-import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
+import {defaultBenchPrompts} from "../src/benchRunner/defaultPrompts.js";
 import type {SamplingOptions} from "../src/distributions/SamplingOptions.js";
 import {generate} from "../src/engine/generate.js";
 import type {GenerationOptionsInput} from "../src/engine/GenerationOptions.js";

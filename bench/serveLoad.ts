@@ -66,7 +66,7 @@ import {cpus, loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
-import {defaultBenchPrompts} from "../src/bench/defaultPrompts.js";
+import {defaultBenchPrompts} from "../src/benchRunner/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
 import {formatInterval, goalVerdict, medianInterval, medianRatioInterval} from "./speedIntervals.js";

@@ -32,7 +32,7 @@ import {dirname, join, resolve} from "node:path";
 import {Eagle3HeadBackend} from "../../src/backend/Eagle3HeadBackend.js";
 import {NativeBackend} from "../../src/backend/NativeBackend.js";
 import {nativeAddon} from "../../src/backend/nativeAddon.js";
-import {defaultBenchPrompts} from "../../src/bench/defaultPrompts.js";
+import {defaultBenchPrompts} from "../../src/benchRunner/defaultPrompts.js";
 import {generate} from "../../src/engine/generate.js";
 import {parseTreeShape, treeShapeLabel} from "../../src/engine/drafters/TreeDraftSession.js";
 import type {GenerationTelemetry} from "../../src/engine/GenerationTelemetry.js";

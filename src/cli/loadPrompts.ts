@@ -1,6 +1,6 @@
 import {readFile} from "node:fs/promises";
-import {defaultBenchPrompts} from "../bench/defaultPrompts.js";
-import {repetitivePrompts} from "../bench/repetitivePrompts.js";
+import {defaultBenchPrompts} from "../benchRunner/defaultPrompts.js";
+import {repetitivePrompts} from "../benchRunner/repetitivePrompts.js";
 import {InvalidInputError, MalformedRowError} from "../errors.js";
 
 /** Prompts from a file: JSONL rows with a "prompt" field, or one prompt per non-empty line. */

@@ -2,7 +2,7 @@ import type {BatteryRunOptions} from "./BatteryRunOptions.js";
 import {InvalidInputError} from "../errors.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
-import {resolveCorrectionMemory} from "../calibration/resolveCorrectionMemory.js";
+import {resolveCorrectionMemory} from "../correctionMemory/resolveCorrectionMemory.js";
 import {assertSameVocabulary} from "../backend/assertSameVocabulary.js";
 import {assertAccuracyBattery} from "./assertAccuracyBattery.js";
 import {measureScorePreservingOracle, type ScorePreservingOracleMeasurement} from "./measureScorePreservingOracle.js";

@@ -4,7 +4,7 @@ import type {GpuChoice} from "../../backend/gpuChoice.js";
 import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
-import {type BenchOptions, type BenchRow, formatBenchHeader, formatBenchTable, runBench} from "../../bench/runBench.js";
+import {type BenchOptions, type BenchRow, formatBenchHeader, formatBenchTable, runBench} from "../../benchRunner/runBench.js";
 import {drafterLabel, type DrafterSpec} from "../../engine/drafters/parseDrafterSpec.js";
 import {sharesVocabulary} from "../../backend/assertSameVocabulary.js";
 import {runDraftSequencePredictor} from "../../engine/predictor/runDraftSequencePredictor.js";

@@ -11,7 +11,7 @@ import type {DrafterSpec} from "../../engine/drafters/parseDrafterSpec.js";
 import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
 import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../../policies/policyConfigSchema.js";
-import {resolveCorrectionMemory} from "../../calibration/resolveCorrectionMemory.js";
+import {resolveCorrectionMemory} from "../../correctionMemory/resolveCorrectionMemory.js";
 import {checkOutputFile} from "../checkOutputPath.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {type DraftSampling, draftSamplingOption} from "../draftSamplingOption.js";

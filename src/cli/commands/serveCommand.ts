@@ -6,7 +6,7 @@ import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from ".
 import {GgufReader} from "../../gguf/GgufReader.js";
 import {InvalidInputError} from "../../errors.js";
 import {parsePolicySpec} from "../../policies/parsePolicySpec.js";
-import {loadCorrectionMemory} from "../../calibration/correctionMemoryFile.js";
+import {loadCorrectionMemory} from "../../correctionMemory/correctionMemoryFile.js";
 import {defaultRequestDrafters, defaultRequestPolicies, RequestPermissions} from "../../serve/RequestPermissions.js";
 import {decodePathLabel, type ResolvedDecodePath} from "../../serve/resolveDecodePath.js";
 import type {ChatTemplate} from "../../chat/ChatTemplate.js";

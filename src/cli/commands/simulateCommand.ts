@@ -1,7 +1,7 @@
 import {dirname} from "node:path";
 import type {Command} from "commander";
 import type {PolicyResources} from "../../policies/createPolicy.js";
-import {resolveCorrectionMemory} from "../../calibration/resolveCorrectionMemory.js";
+import {resolveCorrectionMemory} from "../../correctionMemory/resolveCorrectionMemory.js";
 import {maximumBlockWeightStates} from "../../simulate/analyticAcceptance.js";
 import {enumerateStep} from "../../simulate/enumerateStep.js";
 import {simulateStep, type SimulationReport} from "../../simulate/simulateStep.js";

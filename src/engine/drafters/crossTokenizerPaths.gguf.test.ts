@@ -6,7 +6,7 @@ import {loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {parseDrafterSpec} from "./parseDrafterSpec.js";
 import {writeCrossTokenizerModels} from "./testing/crossTokenizerModels.js";
-import {runBench} from "../../bench/runBench.js";
+import {runBench} from "../../benchRunner/runBench.js";
 import {EmbeddedDecodePath} from "../../decodePaths/EmbeddedDecodePath.js";
 import {TokenizerMismatchError} from "../../errors.js";
 import {createServeApp} from "../../serve/createServeApp.js";

@@ -9,7 +9,7 @@ import {type DrafterSpec, drafterLabel, drafterRetokenizes, drafterUsesModel} fr
 import {generate} from "../engine/generate.js";
 import {GenerationTelemetry} from "../engine/GenerationTelemetry.js";
 import {policyLabel} from "../policies/parsePolicySpec.js";
-import {resolveCorrectionMemory} from "../calibration/resolveCorrectionMemory.js";
+import {resolveCorrectionMemory} from "../correctionMemory/resolveCorrectionMemory.js";
 import type {PolicyConfig} from "../policies/policyConfigSchema.js";
 import {inferAcceptance} from "../speedup/inferAcceptance.js";
 import {speedupFromCostCurve} from "../speedup/speedupModel.js";
