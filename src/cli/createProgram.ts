@@ -78,6 +78,8 @@ const commandsWithoutVerdict = [
     "corpus",
     "serve",
     "train",
+    "train-eagle3",
+    "widen-eagle3",
     "export",
     "family build",
     "family cards",
