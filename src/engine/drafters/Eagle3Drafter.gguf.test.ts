@@ -266,9 +266,11 @@ describe.runIf(existsSync(targetPath) && existsSync(shippedHeadPath) && nativeBa
             expect(accepted / drafted).toBeGreaterThan(0.25);
         });
 
-        it("at temperature 1, strict's first token follows the target's own distribution (χ², 600 runs)", async () => {
+        // The trained target is nearly certain of these prompts' first token at temperature 1, so the
+        // trained head would only ever be accepted there; at 3 both acceptances and residual draws occur.
+        it("at temperature 3, strict's first token follows the target's own distribution (χ², 600 runs)", async () => {
             const prompt = prompts[0];
-            const sampling = {temperature: 1, topK: 0, topP: 1, minP: 0};
+            const sampling = {temperature: 3, topK: 0, topP: 1, minP: 0};
             const sequence = await target.createSequence();
             const [logits] = await sequence.evaluate([target.bosToken!, ...target.tokenize(prompt)]);
             await sequence.dispose();
