@@ -1,4 +1,4 @@
-import {Random} from "../../random/Random.js";
+import {seededNormalWeights} from "../model/initializeLlamaWeights.js";
 import {checkEagle3Config, type Eagle3Config} from "./Eagle3Config.js";
 import {eagle3TensorLayout} from "./eagle3TensorLayout.js";
 import type {Eagle3Weights} from "./Eagle3Weights.js";
@@ -18,24 +18,5 @@ export interface Eagle3Initialization {
  */
 export function initializeEagle3Weights(config: Eagle3Config, options: Eagle3Initialization): Eagle3Weights {
     checkEagle3Config(config);
-    const random = new Random(options.seed);
-    const deviation = options.standardDeviation ?? 0.02;
-    const jitter = options.gainJitter ?? 0;
-    const weights: Eagle3Weights = new Map();
-    for (const shape of eagle3TensorLayout(config)) {
-        const values = new Float64Array(shape.rows * shape.columns);
-        const vector = shape.rows === 1;
-        const residualWrite = shape.name.endsWith("attn_output.weight") || shape.name.endsWith("ffn_down.weight");
-        const scale = vector ? jitter : residualWrite ? deviation / Math.SQRT2 : deviation;
-        for (let i = 0; i < values.length; i++) values[i] = Math.fround((vector ? 1 : 0) + scale * standardNormal(random));
-        weights.set(shape.name, values);
-    }
-    return weights;
-}
-
-/** Box–Muller; 1 − u keeps the logarithm's argument in (0, 1]. */
-function standardNormal(random: Random): number {
-    const u = 1 - random.nextDouble();
-    const v = random.nextDouble();
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    return seededNormalWeights(eagle3TensorLayout(config), options, Math.SQRT2);
 }

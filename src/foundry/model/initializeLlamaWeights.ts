@@ -1,6 +1,6 @@
 import {Random} from "../../random/Random.js";
 import {checkLlamaConfig, type LlamaConfig} from "./LlamaConfig.js";
-import {llamaTensorLayout} from "./llamaTensorLayout.js";
+import {type LlamaTensorShape, llamaTensorLayout} from "./llamaTensorLayout.js";
 import type {LlamaWeights} from "./LlamaWeights.js";
 
 export interface LlamaInitialization {
@@ -19,15 +19,28 @@ export interface LlamaInitialization {
  */
 export function initializeLlamaWeights(config: LlamaConfig, options: LlamaInitialization): LlamaWeights {
     checkLlamaConfig(config);
+    return seededNormalWeights(llamaTensorLayout(config), options, Math.sqrt(2 * config.blockCount));
+}
+
+/**
+ * The seeded normal weights of a tensor layout: matrices N(0, σ²), the residual writes (attn_output,
+ * ffn_down) divided by `residualDivisor`, norm gains (single-row tensors) 1 + N(0, jitter²), every value
+ * rounded to float32. Shared by the llama reference model and the EAGLE-3 head.
+ */
+export function seededNormalWeights(
+    layout: readonly LlamaTensorShape[],
+    options: LlamaInitialization,
+    residualDivisor: number
+): Map<string, Float64Array> {
     const random = new Random(options.seed);
     const deviation = options.standardDeviation ?? 0.02;
     const jitter = options.gainJitter ?? 0;
-    const weights: LlamaWeights = new Map();
-    for (const shape of llamaTensorLayout(config)) {
+    const weights = new Map<string, Float64Array>();
+    for (const shape of layout) {
         const values = new Float64Array(shape.rows * shape.columns);
         const vector = shape.rows === 1;
         const residualWrite = shape.name.endsWith("attn_output.weight") || shape.name.endsWith("ffn_down.weight");
-        const scale = vector ? jitter : residualWrite ? deviation / Math.sqrt(2 * config.blockCount) : deviation;
+        const scale = vector ? jitter : residualWrite ? deviation / residualDivisor : deviation;
         for (let i = 0; i < values.length; i++) values[i] = Math.fround((vector ? 1 : 0) + scale * standardNormal(random));
         weights.set(shape.name, values);
     }
