@@ -3,7 +3,14 @@ import {backendSizes, positiveInteger} from "./backendSizes.js";
 import type {NativeEagle3HeadHandle} from "./Eagle3HeadHandle.js";
 import {defaultGpuChoice, describeDevices, parseGpuLayers, allGpuLayers, resolveGpu} from "./gpuChoice.js";
 import type {BackendSequence, ModelBackend} from "./ModelBackend.js";
-import {type NativeAddon, type NativeBuild, type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
+import {
+    type NativeAddon,
+    type NativeBuild,
+    type NativeContextHandle,
+    type NativeModelHandle,
+    nativeAddon,
+    openNativeModel
+} from "./nativeAddon.js";
 import type {NativeBackend, NativeBackendOptions} from "./NativeBackend.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
@@ -67,12 +74,7 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         const resolved = resolveGpu(options.gpu ?? defaultGpuChoice());
         const gpuLayers = resolved.build === "cpu" ? 0 : parseGpuLayers(options.gpuLayers ?? allGpuLayers);
         const addon = nativeAddon(resolved.build);
-        let model: NativeModelHandle;
-        try {
-            model = new addon.NativeModel(path, {gpuLayers});
-        } catch (error) {
-            throw new ModelLoadError("corrupt", (error as Error).message, path);
-        }
+        const model = openNativeModel(addon, path, gpuLayers);
         return Promise.resolve(
             new Eagle3HeadBackend(
                 addon,

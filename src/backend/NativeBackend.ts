@@ -12,7 +12,8 @@ import {
     type NativeContextOptions,
     type NativeGrammarHandle,
     type NativeModelHandle,
-    nativeAddon
+    nativeAddon,
+    openNativeModel
 } from "./nativeAddon.js";
 import {NativeSequence} from "./NativeSequence.js";
 import {readModelHeader} from "./readModelHeader.js";
@@ -206,12 +207,7 @@ export class NativeBackend implements ModelBackend {
                 "deviceSelection"
             );
         const addon = nativeAddon(resolved.build);
-        let model: NativeModelHandle;
-        try {
-            model = new addon.NativeModel(path, {gpuLayers});
-        } catch (error) {
-            throw new ModelLoadError("corrupt", (error as Error).message, path);
-        }
+        const model = openNativeModel(addon, path, gpuLayers);
         if (model.vocabularySize !== vocabularySize) {
             model.dispose();
             throw new ModelLoadError(

@@ -2,7 +2,7 @@ import {existsSync} from "node:fs";
 import {createRequire} from "node:module";
 import {dirname, join} from "node:path";
 import {fileURLToPath} from "node:url";
-import {NativeBackendUnavailableError} from "../errors.js";
+import {ModelLoadError, NativeBackendUnavailableError} from "../errors.js";
 import type {EvaluationSplit} from "./ModelBackend.js";
 import {guardExitAgainstGrammarJobs} from "./grammarJobExitGuard.js";
 import type {NativeEagle3HeadHandle, NativeEagle3HeadOptions} from "./Eagle3HeadHandle.js";
@@ -402,4 +402,13 @@ export function firstAvailableBuild(): NativeBuild | undefined {
  */
 export function anyNativeAddon(): NativeAddon {
     return nativeAddon(firstAvailableBuild() ?? "cpu");
+}
+
+/** Loads a GGUF on an addon; llama.cpp's refusal (a corrupt or unsupported file) becomes a ModelLoadError naming the path. */
+export function openNativeModel(addon: NativeAddon, path: string, gpuLayers: number): NativeModelHandle {
+    try {
+        return new addon.NativeModel(path, {gpuLayers});
+    } catch (error) {
+        throw new ModelLoadError("corrupt", (error as Error).message, path);
+    }
 }
