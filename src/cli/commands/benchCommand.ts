@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import {parseGammaSpec} from "../../engine/gammaSpec.js";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
-import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import type {BackendChoice} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
 import {type BenchOptions, type BenchRow, formatBenchHeader, formatBenchTable, runBench} from "../../benchRunner/runBench.js";
@@ -14,11 +14,12 @@ import type {PolicyConfig} from "../../policies/policyConfigSchema.js";
 import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
 import {drafterOptionHelp, resolveCliDrafterList} from "../drafterOption.js";
 import {checkOutputFile} from "../checkOutputPath.js";
+import {type CliModels, openCliModels} from "../openCliModels.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import {loadPrompts} from "../loadPrompts.js";
 import {promptsWithinContext, type SkippedPrompt, skippedPromptsLine} from "../promptsWithinContext.js";
-import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {contextSizeOption} from "../contextSizeOption.js";
 import {mostSkipped} from "../../engine/fitsContext.js";
 import {ExitCode} from "../exitCodes.js";
 import {writeJsonOutput} from "../writeJsonOutput.js";
@@ -59,11 +60,6 @@ interface BenchSettings {
     readonly autoGammas: number[];
     readonly drafters: DrafterSpec[];
     readonly sampling: SamplingOptions;
-}
-
-interface BenchModels {
-    readonly target: ModelBackend;
-    readonly draft: ModelBackend | undefined;
 }
 
 /** What a bench run measured, for the table and the JSON. */
@@ -134,7 +130,14 @@ async function runBenchAction(options: BenchCliOptions): Promise<void> {
     const settings = parseBenchOptions(options);
     const allPrompts = await loadPrompts(options.prompts);
     await checkOutputFile(options.json, "--json");
-    const models = await openBenchModels(options);
+    const models = await openCliModels(COMMAND_NAME, options, {
+        threads: options.threads,
+        backend: options.backend,
+        gpu: options.gpu,
+        gpuLayers: options.gpuLayers,
+        deviceSelection: options.tokenSelection,
+        contextSize: options.contextSize
+    });
     try {
         const result = await measureBench(options, settings, models, allPrompts);
         await renderBench(options, settings, result);
@@ -174,28 +177,11 @@ function parseGammaList(text: string): {gammas: number[]; autoGammas: number[]} 
     return {gammas, autoGammas};
 }
 
-/** The target and, with --draft, the draft, on the backend and device the flags name; warns where the context exceeds training. */
-async function openBenchModels(options: BenchCliOptions): Promise<BenchModels> {
-    const loadOptions = {
-        threads: options.threads,
-        backend: options.backend,
-        gpu: options.gpu,
-        gpuLayers: options.gpuLayers,
-        deviceSelection: options.tokenSelection,
-        contextSize: options.contextSize
-    };
-    const target = await loadModelBackend(options.target, loadOptions);
-    const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-    for (const path of [options.target, options.draft])
-        if (path != null) process.stderr.write(trainedContextWarning(COMMAND_NAME, path, options.contextSize));
-    return {target, draft};
-}
-
 /** Runs every row on the prompts that fit the context; skipped prompts and a skipped predictor path are said on stderr first. */
 async function measureBench(
     options: BenchCliOptions,
     settings: BenchSettings,
-    {target, draft}: BenchModels,
+    {target, draft}: CliModels,
     allPrompts: readonly string[]
 ): Promise<BenchResult> {
     // Prompts that do not fit the context with --max-tokens are skipped and named, not a run the context cuts short.

@@ -1,6 +1,6 @@
 import {type Command, Option} from "commander";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
-import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import type {BackendChoice} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
 import {createDrafter} from "../../engine/drafters/createDrafter.js";
@@ -13,6 +13,7 @@ import {parsePolicySpec, policyLabel} from "../../policies/parsePolicySpec.js";
 import type {PolicyConfig} from "../../policies/policyConfigSchema.js";
 import {resolveCorrectionMemory} from "../../correctionMemory/resolveCorrectionMemory.js";
 import {checkOutputFile} from "../checkOutputPath.js";
+import {openCliModels} from "../openCliModels.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {type DraftSampling, draftSamplingOption} from "../draftSamplingOption.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -26,7 +27,7 @@ import {type CheckedSchema, checkJsonSchemaFile} from "../../constraints/jsonSch
 import {parseTreeShape, type TreeShape} from "../../engine/drafters/TreeDraftSession.js";
 import {type GammaSetting, gammaLabel} from "../../engine/gammaSpec.js";
 import {gammaOption, gammaOptionHelp} from "../gammaOption.js";
-import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {contextSizeOption} from "../contextSizeOption.js";
 import {generateFinish} from "../generateFinish.js";
 import type {TokenConstraint} from "../../backend/TokenConstraint.js";
 
@@ -68,11 +69,6 @@ interface GenerateSettings {
     readonly sampling: SamplingOptions;
     readonly schema: CheckedSchema | undefined;
     readonly tree: TreeShape | undefined;
-}
-
-interface GenerateModels {
-    readonly target: ModelBackend;
-    readonly draft: ModelBackend | undefined;
 }
 
 /** `specgate generate`: stream text from a target, speculatively with a draft when one is given. */
@@ -146,7 +142,14 @@ function addGenerateRunOptions(command: Command): Command {
 
 async function runGenerateAction(prompt: string, options: GenerateCliOptions): Promise<void> {
     const settings = await parseGenerateOptions(options);
-    const models = await openGenerateModels(options);
+    const models = await openCliModels(COMMAND_NAME, options, {
+        threads: options.threads,
+        contextSize: options.contextSize,
+        backend: options.backend,
+        gpu: options.gpu,
+        gpuLayers: options.gpuLayers,
+        deviceSelection: options.tokenSelection
+    });
     let constraint: TokenConstraint | undefined;
     try {
         const correctionMemory = await resolveCorrectionMemory(settings.policy, {
@@ -189,23 +192,6 @@ async function parseGenerateOptions(options: GenerateCliOptions): Promise<Genera
     const schema = options.jsonSchema != null ? checkJsonSchemaFile(options.jsonSchema) : undefined;
     const tree = options.tree != null ? parseTreeShape(options.tree, "--tree") : undefined;
     return {policy, drafterSpec, sampling, schema, tree};
-}
-
-/** The target and, with --draft, the draft; the training-context warning after the loads, so a context the machine cannot hold is the one line printed. */
-async function openGenerateModels(options: GenerateCliOptions): Promise<GenerateModels> {
-    const loadOptions = {
-        threads: options.threads,
-        contextSize: options.contextSize,
-        backend: options.backend,
-        gpu: options.gpu,
-        gpuLayers: options.gpuLayers,
-        deviceSelection: options.tokenSelection
-    };
-    const target = await loadModelBackend(options.target, loadOptions);
-    const draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-    for (const path of [options.target, options.draft])
-        if (path != null) process.stderr.write(trainedContextWarning(COMMAND_NAME, path, options.contextSize));
-    return {target, draft};
 }
 
 function generationOptions(options: GenerateCliOptions, settings: GenerateSettings): GenerationOptionsInput {

@@ -1,7 +1,7 @@
 import type {Command} from "commander";
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
-import {loadModelBackend, type BackendChoice} from "../../backend/loadModelBackend.js";
+import type {BackendChoice} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption} from "../backendOption.js";
 import {buildCorrectionMemory, type CorrectionMemoryCalibration} from "../../correctionMemory/buildCorrectionMemory.js";
@@ -9,11 +9,12 @@ import {loadCorrectionMemory, saveCorrectionMemory} from "../../correctionMemory
 import {loadPrompts} from "../loadPrompts.js";
 import {stopStrings} from "../stopStrings.js";
 import {checkOutputFile} from "../checkOutputPath.js";
+import {openCliModels} from "../openCliModels.js";
 import {integerOption} from "../parseIntegerOption.js";
 import {writeOutputFile} from "../writeOutputFile.js";
 import {addSamplingOptions, samplingFromCli} from "../samplingCliOptions.js";
 import type {SamplingOptions} from "../../distributions/SamplingOptions.js";
-import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {contextSizeOption} from "../contextSizeOption.js";
 import {promptsWithinContext, type SkippedPrompt, skippedPromptsLine} from "../promptsWithinContext.js";
 import {mostSkipped} from "../../engine/fitsContext.js";
 import {ExitCode} from "../exitCodes.js";
@@ -89,7 +90,13 @@ async function runOcmBuild(options: OcmBuildOptions): Promise<void> {
     const stop = stopStrings(options.stop);
     const corpus = await loadPrompts(options.corpus);
     await checkOutputFile(options.out, "--out");
-    const models = await openOcmModels(options);
+    const models = await openCliModels(COMMAND_NAME, options, {
+        threads: options.threads,
+        backend: options.backend,
+        gpu: options.gpu,
+        gpuLayers: options.gpuLayers,
+        contextSize: options.contextSize
+    });
     try {
         assertSameVocabulary(models.target, models.draft, "--draft");
         // The context rule: prompts that do not fit with --max-tokens are skipped and counted.
@@ -101,22 +108,6 @@ async function runOcmBuild(options: OcmBuildOptions): Promise<void> {
         await models.draft.dispose();
         await models.target.dispose();
     }
-}
-
-/** The target and the draft on the backend and device the flags name; warns where the context exceeds training. */
-async function openOcmModels(options: OcmBuildOptions): Promise<{target: ModelBackend; draft: ModelBackend}> {
-    const loadOptions = {
-        threads: options.threads,
-        backend: options.backend,
-        gpu: options.gpu,
-        gpuLayers: options.gpuLayers,
-        contextSize: options.contextSize
-    };
-    const target = await loadModelBackend(options.target, loadOptions);
-    const draft = await loadModelBackend(options.draft, loadOptions);
-    for (const path of [options.target, options.draft])
-        process.stderr.write(trainedContextWarning(COMMAND_NAME, path, options.contextSize));
-    return {target, draft};
 }
 
 /** The calibration pass over the prompts, extending --initial when given. */

@@ -1,6 +1,6 @@
 import {type Command, Option} from "commander";
 import type {GpuChoice} from "../../backend/gpuChoice.js";
-import {loadModelBackend, type BackendChoice, type LoadModelBackendOptions} from "../../backend/loadModelBackend.js";
+import type {BackendChoice, LoadModelBackendOptions} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {backendOption, gpuLayersOption, gpuOption, tokenSelectionOption} from "../backendOption.js";
 import {GgufReader} from "../../gguf/GgufReader.js";
@@ -17,7 +17,8 @@ import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {type DraftSampling, draftSamplingOption} from "../draftSamplingOption.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
-import {contextSizeOption, trainedContextWarning} from "../contextSizeOption.js";
+import {contextSizeOption} from "../contextSizeOption.js";
+import {openCliModels} from "../openCliModels.js";
 import {integerOption} from "../parseIntegerOption.js";
 import type {GammaSetting} from "../../engine/gammaSpec.js";
 import {gammaOption, gammaOptionHelp} from "../gammaOption.js";
@@ -252,13 +253,9 @@ function addAccessFlags(command: Command): Command {
 async function runServe(options: ServeCliOptions, hooks: ServeCommandHooks): Promise<void> {
     const startOptions = serveStartOptions(options);
     const loadOptions = serveLoadOptions(options);
-    const target = await loadModelBackend(options.target, loadOptions);
-    let draft: ModelBackend | undefined;
+    const {target, draft} = await openCliModels("specgate serve", options, loadOptions);
     let server: RunningServeServer;
     try {
-        draft = options.draft != null ? await loadModelBackend(options.draft, loadOptions) : undefined;
-        for (const path of [options.target, options.draft])
-            if (path != null) process.stderr.write(trainedContextWarning("specgate serve", path, options.contextSize));
         const correctionMemory =
             options.correctionMemory !== undefined
                 ? await loadCorrectionMemory(options.correctionMemory, target.vocabularyIdentity())
