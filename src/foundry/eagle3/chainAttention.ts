@@ -25,14 +25,8 @@ export function chainAttentionForward(
     shape: ChainAttentionShape,
     rootOffset = 0
 ): {output: Float64Array; probabilities: Float64Array} {
-    const {headCount, headCountKv, headDimension} = shape;
-    const step = keys.length - 1;
-    const queryWidth = headCount * headDimension;
-    const keyWidth = headCountKv * headDimension;
-    const rows = queries.length / queryWidth;
-    const stride = rootOffset + rows + step;
-    const group = headCount / headCountKv;
-    const scale = 1 / Math.sqrt(headDimension);
+    const {headCount, headDimension} = shape;
+    const {step, queryWidth, keyWidth, rows, stride, group, scale} = chainGeometry(queries, keys, shape, rootOffset);
     const output = new Float64Array(queries.length);
     const probabilities = new Float64Array(headCount * rows * stride);
     for (let head = 0; head < headCount; head++) {
@@ -44,8 +38,8 @@ export function chainAttentionForward(
             const slots = root + 1 + step;
             let maximum = -Infinity;
             for (let slot = 0; slot < slots; slot++) {
-                const tensor = keys[slot <= root ? 0 : slot - root];
-                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
+                const tensor = keys[slotStep(slot, root)];
+                const offset = slotRow(slot, root, row) * keyWidth + kvOffset;
                 let score = 0;
                 for (let i = 0; i < headDimension; i++) score += queries[queryOffset + i] * tensor[offset + i];
                 score *= scale;
@@ -61,8 +55,8 @@ export function chainAttentionForward(
             for (let slot = 0; slot < slots; slot++) {
                 const probability = probabilities[rowOffset + slot] / total;
                 probabilities[rowOffset + slot] = probability;
-                const tensor = values[slot <= root ? 0 : slot - root];
-                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
+                const tensor = values[slotStep(slot, root)];
+                const offset = slotRow(slot, root, row) * keyWidth + kvOffset;
                 for (let i = 0; i < headDimension; i++) output[queryOffset + i] += probability * tensor[offset + i];
             }
         }
@@ -86,14 +80,8 @@ export function chainAttentionBackward(
     shape: ChainAttentionShape,
     rootOffset = 0
 ): Float64Array {
-    const {headCount, headCountKv, headDimension} = shape;
-    const step = keys.length - 1;
-    const queryWidth = headCount * headDimension;
-    const keyWidth = headCountKv * headDimension;
-    const rows = queries.length / queryWidth;
-    const stride = rootOffset + rows + step;
-    const group = headCount / headCountKv;
-    const scale = 1 / Math.sqrt(headDimension);
+    const {headCount, headDimension} = shape;
+    const {step, queryWidth, keyWidth, rows, stride, group, scale} = chainGeometry(queries, keys, shape, rootOffset);
     const queryGradient = new Float64Array(queries.length);
     const probabilityGradient = new Float64Array(stride);
     for (let head = 0; head < headCount; head++) {
@@ -106,10 +94,10 @@ export function chainAttentionBackward(
             // dP = dO·V, dV += P·dO; then the softmax Jacobian: dS = P ⊙ (dP − Σ P·dP).
             let weighted = 0;
             for (let slot = 0; slot < slots; slot++) {
-                const source = slot <= root ? 0 : slot - root;
+                const source = slotStep(slot, root);
                 const tensor = values[source];
                 const gradient = valueGradients[source];
-                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
+                const offset = slotRow(slot, root, row) * keyWidth + kvOffset;
                 const probability = probabilities[rowOffset + slot];
                 let dot = 0;
                 for (let i = 0; i < headDimension; i++) {
@@ -123,10 +111,10 @@ export function chainAttentionBackward(
             for (let slot = 0; slot < slots; slot++) {
                 const scoreGradient = probabilities[rowOffset + slot] * (probabilityGradient[slot] - weighted) * scale;
                 if (scoreGradient === 0) continue;
-                const source = slot <= root ? 0 : slot - root;
+                const source = slotStep(slot, root);
                 const tensor = keys[source];
                 const gradient = keyGradients[source];
-                const offset = (slot <= root ? slot : row) * keyWidth + kvOffset;
+                const offset = slotRow(slot, root, row) * keyWidth + kvOffset;
                 for (let i = 0; i < headDimension; i++) {
                     queryGradient[queryOffset + i] += scoreGradient * tensor[offset + i];
                     gradient[offset + i] += scoreGradient * queries[queryOffset + i];
@@ -135,4 +123,31 @@ export function chainAttentionBackward(
         }
     }
     return queryGradient;
+}
+
+/** Widths and counts both directions derive from the queries, the steps' keys and the head layout. */
+function chainGeometry(queries: Float64Array, keys: readonly Float64Array[], shape: ChainAttentionShape, rootOffset: number) {
+    const {headCount, headCountKv, headDimension} = shape;
+    const step = keys.length - 1;
+    const queryWidth = headCount * headDimension;
+    const rows = queries.length / queryWidth;
+    return {
+        step,
+        queryWidth,
+        keyWidth: headCountKv * headDimension,
+        rows,
+        stride: rootOffset + rows + step,
+        group: headCount / headCountKv,
+        scale: 1 / Math.sqrt(headDimension)
+    };
+}
+
+/** The step whose keys and values hold attention slot `slot` of root `root`: 0 for slots 0..root, else slot − root. */
+function slotStep(slot: number, root: number): number {
+    return slot <= root ? 0 : slot - root;
+}
+
+/** The row of slotStep's tensor that holds the slot: the position itself in step 0, else the chain's row. */
+function slotRow(slot: number, root: number, row: number): number {
+    return slot <= root ? slot : row;
 }
