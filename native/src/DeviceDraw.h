@@ -5,6 +5,8 @@
 #include <ggml.h>
 #include <llama.h>
 
+#include "DeviceResidual.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -23,7 +25,8 @@ namespace specgate {
  *
  * llama.cpp copies to the host every tensor a chain leaves in its sampler data: the row's logits (V
  * floats, set even when no link changed them), probabilities and candidates. This link keeps only the
- * id (and, for Verify, the one probability), so 4 (8) bytes per row leave the device.
+ * id (and, for Verify, the one probability), so 4 (8) bytes per row leave the device. Scored, Candidates
+ * and Gather serve verification of a draft model's tokens (DeviceResidual.h): `width` K values per row.
  *
  * The uniforms come from the caller (its seeded generator), one per row in batch order, set before
  * each decode (SetUniforms); llama.cpp builds one draw node per row and sets the inputs per ubatch, in
@@ -31,13 +34,13 @@ namespace specgate {
  */
 class DeviceDraw {
 public:
-    enum class Mode : uint8_t { Argmax, Draw, Verify };
+    enum class Mode : uint8_t { Argmax, Draw, Verify, Scored, Candidates, Gather };
 
-    explicit DeviceDraw(Mode mode) : mode(mode) {}
+    explicit DeviceDraw(Mode mode, uint32_t width = 1) : mode(mode), width(width) {}
 
     /** A new llama_sampler owning a DeviceDraw (freed with it; e.g. by the chain it is added to). */
-    static llama_sampler* Create(Mode mode, DeviceDraw** created) {
-        auto* draw = new DeviceDraw(mode);
+    static llama_sampler* Create(Mode mode, DeviceDraw** created, uint32_t width = 1) {
+        auto* draw = new DeviceDraw(mode, width);
         if (created != nullptr) *created = draw;
         return llama_sampler_init(&interface, draw);
     }
@@ -64,6 +67,7 @@ public:
 
 private:
     Mode mode;
+    uint32_t width; // Candidates: uniforms per row; Gather: ids per row
     bool onDevice = false;
     std::vector<ggml_tensor*> inputs;        // the draw nodes' uniforms, one per row of the graph built last
     std::vector<ggml_tensor*> draftedInputs; // Verify: the drafted id per row, as a float (ids < 2²⁴ are exact)
@@ -76,7 +80,10 @@ private:
 
     static const char* Name(const llama_sampler* sampler) {
         const Mode mode = Of(sampler)->mode;
-        return mode == Mode::Argmax ? "specgate-argmax" : mode == Mode::Draw ? "specgate-draw" : "specgate-verify";
+        return mode == Mode::Argmax   ? "specgate-argmax"
+               : mode == Mode::Draw   ? "specgate-draw"
+               : mode == Mode::Verify ? "specgate-verify"
+                                      : "specgate-residual";
     }
 
     /** On the host this link does nothing: it is used only where the whole chain runs in the graph. */
@@ -125,6 +132,7 @@ private:
     /** Sets data->sampled; Verify returns the drafted id's probability (a 1-element tensor), the others null. */
     ggml_tensor* Build(ggml_context* context, llama_sampler_data* data) {
         ggml_tensor* logits = ggml_reshape_1d(context, data->logits, ggml_nelements(data->logits));
+        if (mode == Mode::Scored || mode == Mode::Candidates || mode == Mode::Gather) return BuildResidualRow(context, data, logits);
         ggml_tensor* draftedProbability = nullptr;
         ggml_tensor* index = nullptr;
         if (mode == Mode::Argmax) {
@@ -156,6 +164,28 @@ private:
         return draftedProbability;
     }
 
+    /** Scored, Candidates, Gather (DeviceResidual.h): sets data->sampled, returns the values copied beside it. */
+    ggml_tensor* BuildResidualRow(ggml_context* context, llama_sampler_data* data, ggml_tensor* logits) {
+        const ResidualKind kind = mode == Mode::Scored       ? ResidualKind::Scored
+                                  : mode == Mode::Candidates ? ResidualKind::Candidates
+                                                             : ResidualKind::Gather;
+        auto input = [&](std::vector<ggml_tensor*>& into, const char* name, int64_t length) {
+            ggml_tensor* tensor = ggml_new_tensor_1d(context, GGML_TYPE_F32, length);
+            ggml_format_name(tensor, "%s_%zu", name, into.size());
+            ggml_set_input(tensor);
+            into.push_back(tensor);
+            return tensor;
+        };
+        ggml_tensor* uniforms =
+            kind == ResidualKind::Gather ? nullptr : input(inputs, "specgate_uniforms", kind == ResidualKind::Scored ? 1 : width);
+        ggml_tensor* ids =
+            kind == ResidualKind::Scored ? nullptr : input(draftedInputs, "specgate_ids", kind == ResidualKind::Gather ? width : 1);
+        ggml_tensor* candidates = data->candidates != nullptr ? ggml_reshape_1d(context, data->candidates, logits->ne[0]) : nullptr;
+        const ResidualOutputs outputs = BuildResidual(context, kind, logits, candidates, uniforms, ids);
+        data->sampled = outputs.sampled;
+        return outputs.values;
+    }
+
     /** The inverse-CDF draw from `logits` with this row's uniform: the index (into the row) of the id drawn. */
     ggml_tensor* DrawIndex(ggml_context* context, ggml_tensor* logits) {
         ggml_tensor* uniform = ggml_new_tensor_1d(context, GGML_TYPE_F32, 1);
@@ -176,16 +206,19 @@ private:
 
     static void BackendSetInput(llama_sampler* sampler) {
         DeviceDraw* draw = Of(sampler);
+        std::vector<float> values;
         for (ggml_tensor* input : draw->inputs) {
             // A row without a uniform (none given: never read) gets 0.5 rather than memory left from another decode.
-            const float value = draw->cursor < draw->uniforms.size() ? draw->uniforms[draw->cursor] : 0.5f;
-            draw->cursor++;
-            ggml_backend_tensor_set(input, &value, 0, sizeof(float));
+            values.assign(static_cast<size_t>(ggml_nelements(input)), 0.5f);
+            for (float& value : values)
+                if (draw->cursor < draw->uniforms.size()) value = draw->uniforms[draw->cursor++];
+            ggml_backend_tensor_set(input, values.data(), 0, values.size() * sizeof(float));
         }
         for (ggml_tensor* input : draw->draftedInputs) {
-            const float value = draw->draftedCursor < draw->drafted.size() ? static_cast<float>(draw->drafted[draw->draftedCursor]) : -1.0f;
-            draw->draftedCursor++;
-            ggml_backend_tensor_set(input, &value, 0, sizeof(float));
+            values.assign(static_cast<size_t>(ggml_nelements(input)), -1.0f);
+            for (float& value : values)
+                if (draw->draftedCursor < draw->drafted.size()) value = static_cast<float>(draw->drafted[draw->draftedCursor++]);
+            ggml_backend_tensor_set(input, values.data(), 0, values.size() * sizeof(float));
         }
     }
 

@@ -39,7 +39,10 @@ public:
     static constexpr uint32_t maxRowsPerSequence = 512;
 
     /** What a sequence asks of one decode. */
-    enum class Want : uint8_t { Nothing = 0, Argmax = 1, Rows = 2, Draw = 3, Verify = 4 };
+    enum class Want : uint8_t { Nothing = 0, Argmax = 1, Rows = 2, Draw = 3, Verify = 4, Scored = 5, Candidates = 6, Gather = 7 };
+
+    /** Whether `want` runs a sampler chain (every want but Nothing, Argmax and Rows). */
+    static bool Sampled(Want want) { return want != Want::Nothing && want != Want::Argmax && want != Want::Rows; }
 
     struct SequenceWant {
         Want want = Want::Nothing;
@@ -50,6 +53,8 @@ public:
         Sampling sampling;
         std::vector<double> uniforms;
         std::vector<int32_t> drafted;
+        /** Candidates: uniforms per row; Gather: ids per row (DeviceResidual.h). */
+        uint32_t width = 1;
     };
 
     DeviceSelection() = default;
@@ -96,16 +101,16 @@ public:
             const SequenceWant& want = wants[sequence];
             const llama_seq_id id = static_cast<llama_seq_id>(sequence);
             Attached& entry = attached[sequence];
-            const bool sampled = want.want == Want::Draw || want.want == Want::Verify;
+            const bool sampled = Sampled(want.want);
             if (want.want == Want::Rows || (sampled && !Draws())) {
                 if (entry.chain != nullptr) DetachSequence(id);
             } else if (want.want == Want::Argmax && entry.kind != Want::Argmax) {
                 if (entry.chain != nullptr) DetachSequence(id);
                 if (!Attach(id, Want::Argmax, Sampling{})) return;
             } else if (sampled) {
-                if (entry.kind != want.want || !SameSettings(entry.sampling, want.sampling)) {
+                if (entry.kind != want.want || entry.width != want.width || !SameSettings(entry.sampling, want.sampling)) {
                     if (entry.chain != nullptr) DetachSequence(id);
-                    if (!Attach(id, want.want, want.sampling)) continue;
+                    if (!Attach(id, want.want, want.sampling, want.width)) continue;
                 }
                 entry.draw->SetUniforms(want.uniforms);
                 entry.draw->SetDrafted(want.drafted);
@@ -136,6 +141,7 @@ private:
         Want kind = Want::Nothing;
         Sampling sampling;
         DeviceDraw* draw = nullptr; // the chain's last link, owned by the chain
+        uint32_t width = 1;
     };
 
     llama_context* context = nullptr;
@@ -149,7 +155,7 @@ private:
     }
 
     /** The chain for `kind`: DeviceDraw alone (argmax), or the sampler links in the host's order, then DeviceDraw. */
-    llama_sampler* Chain(Want kind, const Sampling& sampling, DeviceDraw** draw) const {
+    llama_sampler* Chain(Want kind, const Sampling& sampling, DeviceDraw** draw, uint32_t width) const {
         llama_sampler* chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
         if (kind != Want::Argmax) {
             llama_sampler_chain_add(chain, llama_sampler_init_temp(static_cast<float>(sampling.temperature)));
@@ -158,16 +164,19 @@ private:
             if (sampling.topP < 1) llama_sampler_chain_add(chain, llama_sampler_init_top_p(static_cast<float>(sampling.topP), 1));
             if (sampling.minP > 0) llama_sampler_chain_add(chain, llama_sampler_init_min_p(static_cast<float>(sampling.minP), 1));
         }
-        const DeviceDraw::Mode mode = kind == Want::Argmax ? DeviceDraw::Mode::Argmax
-                                      : kind == Want::Draw ? DeviceDraw::Mode::Draw
-                                                           : DeviceDraw::Mode::Verify;
-        llama_sampler_chain_add(chain, DeviceDraw::Create(mode, draw));
+        const DeviceDraw::Mode mode = kind == Want::Argmax       ? DeviceDraw::Mode::Argmax
+                                      : kind == Want::Draw       ? DeviceDraw::Mode::Draw
+                                      : kind == Want::Verify     ? DeviceDraw::Mode::Verify
+                                      : kind == Want::Scored     ? DeviceDraw::Mode::Scored
+                                      : kind == Want::Candidates ? DeviceDraw::Mode::Candidates
+                                                                 : DeviceDraw::Mode::Gather;
+        llama_sampler_chain_add(chain, DeviceDraw::Create(mode, draw, width));
         return chain;
     }
 
-    bool Attach(llama_seq_id sequence, Want kind, const Sampling& sampling) {
+    bool Attach(llama_seq_id sequence, Want kind, const Sampling& sampling, uint32_t width = 1) {
         DeviceDraw* draw = nullptr;
-        llama_sampler* chain = Chain(kind, sampling, &draw);
+        llama_sampler* chain = Chain(kind, sampling, &draw, width);
         // llama.cpp attaches a chain whose links it could not all initialise for the backend (it would run the rest on
         // the host after copying rows): such a chain is taken off again.
         if (!llama_set_sampler(context, sequence, chain) || !draw->OnDevice()) {
@@ -180,7 +189,7 @@ private:
             }
             return false;
         }
-        attached[static_cast<size_t>(sequence)] = Attached{chain, kind, sampling, draw};
+        attached[static_cast<size_t>(sequence)] = Attached{chain, kind, sampling, draw, width};
         return true;
     }
 

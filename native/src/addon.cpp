@@ -51,11 +51,40 @@ namespace {
 /**
  * Distribution: logit rows, then sampler rows; Probabilities: sampler rows only (for callers that never read the logits);
  * Drawn: ids drawn from the sampler rows with the caller's uniforms (on the device where it can: DeviceSelection);
- * Verified: per row, the probability of a drafted id and a draw from the row without it (DeviceDraw's Verify).
+ * Verified: per row, the probability of a drafted id and a draw from the row without it (DeviceDraw's Verify);
+ * Scored, Candidates, Gathered: a draft model's verification reads (DeviceResidual.h's Scored, Candidates, Gather).
  */
-enum class OutputMode { None = 0, Logits = 1, Argmax = 2, Distribution = 3, Probabilities = 4, Drawn = 5, Verified = 6 };
+enum class OutputMode {
+    None = 0,
+    Logits = 1,
+    Argmax = 2,
+    Distribution = 3,
+    Probabilities = 4,
+    Drawn = 5,
+    Verified = 6,
+    Scored = 7,
+    Candidates = 8,
+    Gathered = 9
+};
 
-bool drawsIds(OutputMode mode) { return mode == OutputMode::Drawn || mode == OutputMode::Verified; }
+bool isResidual(OutputMode mode) { return mode == OutputMode::Scored || mode == OutputMode::Candidates || mode == OutputMode::Gathered; }
+
+/** Modes whose rows come from a sampler chain's id (on the device where the context selects there). */
+bool drawsIds(OutputMode mode) { return mode == OutputMode::Drawn || mode == OutputMode::Verified || isResidual(mode); }
+
+ResidualKind residualKind(OutputMode mode) {
+    return mode == OutputMode::Scored       ? ResidualKind::Scored
+           : mode == OutputMode::Candidates ? ResidualKind::Candidates
+                                            : ResidualKind::Gather;
+}
+
+/** Uniforms and drafted ids per output of a mode with `width` K (Candidates: K uniforms; Gathered: K ids, no uniform). */
+size_t uniformsPerOutput(OutputMode mode, size_t width) {
+    return mode == OutputMode::Gathered ? 0 : mode == OutputMode::Candidates ? width : drawsIds(mode) ? 1 : 0;
+}
+size_t idsPerOutput(OutputMode mode, size_t width) {
+    return mode == OutputMode::Gathered ? width : mode == OutputMode::Verified || mode == OutputMode::Candidates ? 1 : 0;
+}
 
 bool wantsSamplerRows(OutputMode mode) { return mode == OutputMode::Distribution || mode == OutputMode::Probabilities; }
 
@@ -71,8 +100,10 @@ struct OutputGroup {
     Sampling sampling;
     /** Drawn, Verified: a uniform in [0, 1) per output, drawn by the caller's seeded generator. */
     std::vector<double> uniforms;
-    /** Verified: the drafted id per output (−1: none, a plain draw). */
+    /** Verified, Candidates: the drafted id per output (−1: none, a plain draw); Gathered: `width` ids per output. */
     std::vector<int32_t> drafted;
+    /** Candidates: draws per output; Gathered: ids per output. */
+    size_t width = 1;
     /** The JS typed array the rows go to. */
     Napi::TypedArray destinationArray;
     /**
@@ -88,6 +119,12 @@ struct OutputGroup {
     bool wideDestination = false; // a Float64Array: logits are widened to double by the writer
     std::unique_ptr<double[]> staging;
 };
+
+/** Doubles per output of a residual group: Scored [id, q(id)], Candidates and Gathered their values (DeviceResidual.h). */
+size_t ResidualStride(const OutputGroup& group) {
+    const ResidualKind kind = residualKind(group.mode);
+    return ResidualValues(kind, group.width) + (kind == ResidualKind::Scored ? 1 : 0);
+}
 
 /** A decode request, copied out of its JS arguments and checked (NativeContext::ParseRequest). */
 struct Request {
@@ -247,13 +284,11 @@ struct ContextState {
         rowsCopied = true;
         if (!selection.Enabled()) return;
         std::vector<const OutputGroup*> groupOf(count, nullptr);
-        std::vector<double> uniformOf(count, 0);
-        std::vector<int32_t> draftedOf(count, -1);
+        std::vector<size_t> rowOf(count, 0);
         for (const OutputGroup& group : request.groups) {
             for (size_t row = 0; row < group.outputs.size(); row++) {
                 groupOf[static_cast<size_t>(group.outputs[row])] = &group;
-                if (drawsIds(group.mode)) uniformOf[static_cast<size_t>(group.outputs[row])] = group.uniforms[row];
-                if (group.mode == OutputMode::Verified) draftedOf[static_cast<size_t>(group.outputs[row])] = group.drafted[row];
+                rowOf[static_cast<size_t>(group.outputs[row])] = row;
             }
         }
         using Want = DeviceSelection::Want;
@@ -269,9 +304,12 @@ struct ContextState {
             const Want kind = mode == OutputMode::Argmax || (mode == OutputMode::Drawn && group->sampling.temperature == 0) ? Want::Argmax
                               : !draws                                                                                      ? Want::Rows
                               : mode == OutputMode::Drawn                                                                   ? Want::Draw
-                                                                                                                            : Want::Verify;
+                              : mode == OutputMode::Verified                                                                ? Want::Verify
+                              : mode == OutputMode::Scored                                                                  ? Want::Scored
+                              : mode == OutputMode::Candidates ? Want::Candidates
+                                                               : Want::Gather;
             const bool fits = ++rows[static_cast<size_t>(sequence)] <= limit;
-            const bool sampled = kind == Want::Draw || kind == Want::Verify;
+            const bool sampled = DeviceSelection::Sampled(kind);
             const bool same =
                 want.want == Want::Nothing || (want.want == kind && (!sampled || drawGroup[static_cast<size_t>(sequence)] == group));
             if (!fits || !same || kind == Want::Rows) {
@@ -282,8 +320,17 @@ struct ContextState {
             if (!sampled) return;
             drawGroup[static_cast<size_t>(sequence)] = group;
             want.sampling = group->sampling;
-            want.uniforms.push_back(uniformOf[index]);
-            want.drafted.push_back(draftedOf[index]);
+            want.width = static_cast<uint32_t>(group->width);
+            const size_t row = rowOf[index];
+            const size_t uniforms = uniformsPerOutput(mode, group->width);
+            const size_t ids = idsPerOutput(mode, group->width);
+            want.uniforms.insert(want.uniforms.end(), group->uniforms.begin() + static_cast<std::ptrdiff_t>(row * uniforms),
+                                 group->uniforms.begin() + static_cast<std::ptrdiff_t>((row + 1) * uniforms));
+            if (ids == 0)
+                want.drafted.push_back(-1);
+            else
+                want.drafted.insert(want.drafted.end(), group->drafted.begin() + static_cast<std::ptrdiff_t>(row * ids),
+                                    group->drafted.begin() + static_cast<std::ptrdiff_t>((row + 1) * ids));
         };
         for (size_t index = 0; index < count; index++)
             if (wanted[index] != 0) mark(index, request.sequences[index], false);
@@ -341,6 +388,41 @@ struct ContextState {
         return "";
     }
 
+    /** A residual row selected on the device: its id and the values its chain copied, in the group's layout. */
+    bool WriteResidualRow(const OutputGroup& group, size_t row, llama_token token, std::string& error) {
+        const ResidualKind kind = residualKind(group.mode);
+        const size_t count = ResidualValues(kind, group.width);
+        const int32_t index = group.outputs[row];
+        const float* values = llama_get_sampled_probs_ith(context, index);
+        if (values == nullptr || llama_get_sampled_probs_count_ith(context, index) != count) {
+            error = "llama.cpp copied no verification values for batch index " + std::to_string(index);
+            return false;
+        }
+        double* out = static_cast<double*>(group.destination) + row * ResidualStride(group);
+        // Scored: [id, q(id)]; Candidates, Gathered: the values alone (Candidates' first draw is among them).
+        if (kind == ResidualKind::Scored) *out++ = token;
+        for (size_t value = 0; value < count; value++) out[value] = values[value];
+        return true;
+    }
+
+    /** A residual row from copied logits: its sampler row, then DeviceResidual's reads on the host. */
+    std::string ResidualOnHostRow(const float* logits, const OutputGroup& group, size_t row) {
+        const size_t length = static_cast<size_t>(vocabularySize);
+        const size_t covered = group.sampling.limit == 0 ? length : std::min(group.sampling.limit, length);
+        drawRow.resize(length);
+        const std::string error = processRow(logits, drawRow.data(), covered, group.sampling, scratch);
+        if (!error.empty()) return error;
+        const ResidualKind kind = residualKind(group.mode);
+        const size_t uniforms = uniformsPerOutput(group.mode, group.width);
+        const size_t ids = idsPerOutput(group.mode, group.width);
+        double* out = static_cast<double*>(group.destination) + row * ResidualStride(group);
+        const int32_t token = ResidualOnHost(kind, drawRow.data(), covered, group.uniforms.data() + row * uniforms,
+                                             group.drafted.data() + row * ids, group.width, kind == ResidualKind::Scored ? out + 1 : out);
+        if (token < 0) return "no token has a positive probability";
+        if (kind == ResidualKind::Scored) out[0] = token;
+        return "";
+    }
+
     /** Computes with `count` threads from now on: that many threads' pool, and llama.cpp told so (both cheap). */
     void UseThreads(int count) {
         if (count == activeThreads) return;
@@ -368,7 +450,9 @@ struct ContextState {
                         error = "llama.cpp selected no token on the device for batch index " + std::to_string(outputs[row]);
                         return false;
                     }
-                    if (mode == OutputMode::Verified) {
+                    if (isResidual(mode)) {
+                        if (!WriteResidualRow(group, row, token, error)) return false;
+                    } else if (mode == OutputMode::Verified) {
                         // Ids, then the drafted ids' probabilities (one float per row).
                         const float* probability = llama_get_sampled_probs_ith(context, outputs[row]);
                         static_cast<double*>(destination)[row] = token;
@@ -388,7 +472,14 @@ struct ContextState {
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
                 return false;
             }
-            if (drawsIds(mode)) {
+            if (isResidual(mode)) {
+                result.hostRows++;
+                const std::string rowError = ResidualOnHostRow(logits, group, row);
+                if (!rowError.empty()) {
+                    result.error = "row " + std::to_string(row) + ": " + rowError;
+                    break;
+                }
+            } else if (drawsIds(mode)) {
                 result.hostRows++;
                 int32_t token = 0;
                 double probability = 0;
@@ -645,7 +736,9 @@ private:
         Napi::Object object = objectArgument(env, value, name);
         OutputGroup group;
         group.outputs = int32ArrayArgument(env, object.Get("outputs"), name + ".outputs");
-        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 6));
+        group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 9));
+        if (group.mode == OutputMode::Candidates || group.mode == OutputMode::Gathered)
+            group.width = static_cast<size_t>(integerArgument(env, object.Get("width"), name + ".width", 1, 64));
         for (int32_t index : group.outputs) {
             if (index < 0 || static_cast<size_t>(index) >= count ||
                 (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))
@@ -657,12 +750,15 @@ private:
             if (!destination.IsTypedArray()) throwTypeError(env, name + ".destination must be a typed array");
             group.destinationArray = destination.As<Napi::TypedArray>();
         }
-        if (drawsIds(group.mode)) group.uniforms = UniformsArgument(env, object.Get("uniforms"), name + ".uniforms", group.outputs.size());
-        if (group.mode == OutputMode::Verified) {
+        const size_t uniforms = uniformsPerOutput(group.mode, group.width);
+        if (uniforms > 0)
+            group.uniforms = UniformsArgument(env, object.Get("uniforms"), name + ".uniforms", group.outputs.size(), uniforms);
+        const size_t ids = idsPerOutput(group.mode, group.width);
+        if (ids > 0) {
             group.drafted = int32ArrayArgument(env, object.Get("drafted"), name + ".drafted");
-            if (group.drafted.size() != group.outputs.size())
-                throwRangeError(env, name + ".drafted holds " + std::to_string(group.drafted.size()) + " ids, not one per output (" +
-                                         std::to_string(group.outputs.size()) + ")");
+            if (group.drafted.size() != group.outputs.size() * ids)
+                throwRangeError(env, name + ".drafted holds " + std::to_string(group.drafted.size()) + " ids, not " + countPerOutput(ids) +
+                                         " per output (" + std::to_string(group.outputs.size()) + ")");
         }
         if (wantsSamplerRows(group.mode) || drawsIds(group.mode)) {
             Napi::Object options = objectArgument(env, object.Get("sampling"), name + ".sampling");
@@ -677,14 +773,18 @@ private:
         return group;
     }
 
-    /** A Drawn group's uniforms: a Float64Array of one value in [0, 1) per output. */
-    static std::vector<double> UniformsArgument(Napi::Env env, Napi::Value value, const std::string& name, size_t outputs) {
+    /** "one", or the count: how many values per output a message names. */
+    static std::string countPerOutput(size_t count) { return count == 1 ? "one" : std::to_string(count); }
+
+    /** A drawing group's uniforms: a Float64Array of `perOutput` values in [0, 1) per output. */
+    static std::vector<double> UniformsArgument(Napi::Env env, Napi::Value value, const std::string& name, size_t outputs,
+                                                size_t perOutput) {
         if (!value.IsTypedArray() || value.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
             throwTypeError(env, name + " must be a Float64Array");
         Napi::Float64Array array = value.As<Napi::Float64Array>();
-        if (array.ElementLength() != outputs)
-            throwRangeError(env, name + " holds " + std::to_string(array.ElementLength()) + " values, not one per output (" +
-                                     std::to_string(outputs) + ")");
+        if (array.ElementLength() != outputs * perOutput)
+            throwRangeError(env, name + " holds " + std::to_string(array.ElementLength()) + " values, not " + countPerOutput(perOutput) +
+                                     " per output (" + std::to_string(outputs) + ")");
         std::vector<double> uniforms(array.Data(), array.Data() + array.ElementLength());
         for (size_t index = 0; index < uniforms.size(); index++)
             if (!(uniforms[index] >= 0 && uniforms[index] < 1))
@@ -716,7 +816,8 @@ private:
         const size_t needed = group.mode == OutputMode::Logits || group.mode == OutputMode::Probabilities ? rows
                               : group.mode == OutputMode::Distribution                                    ? 2 * rows
                               : group.mode == OutputMode::Verified                                        ? 2 * group.outputs.size()
-                                                                                                          : group.outputs.size();
+                              : isResidual(group.mode) ? ResidualStride(group) * group.outputs.size()
+                                                       : group.outputs.size();
         for (size_t index = 0; index < group.drafted.size(); index++)
             if (group.drafted[index] < -1 || group.drafted[index] >= vocabularySize)
                 throwRangeError(env, name.substr(0, name.size() - std::string(".destination").size()) + ".drafted[" +
@@ -728,7 +829,7 @@ private:
         void* data = nullptr;
         if (napi_get_typedarray_info(env, group.destinationArray, &type, &length, &data, nullptr, nullptr) != napi_ok)
             throwTypeError(env, name + " must be a typed array");
-        const bool wide = wantsSamplerRows(group.mode) || group.mode == OutputMode::Verified;
+        const bool wide = wantsSamplerRows(group.mode) || group.mode == OutputMode::Verified || isResidual(group.mode);
         if (group.mode == OutputMode::Logits ? type != napi_float32_array && type != napi_float64_array
                                              : type != (wide ? napi_float64_array : napi_int32_array))
             throwTypeError(env, name + " must be " +

@@ -2,6 +2,7 @@ import type {SamplingOptions} from "../distributions/SamplingOptions.js";
 import {InvalidDistributionError, InvalidInputError} from "../errors.js";
 import {checkEvaluation, checkRollback, checkTokens} from "./checkEvaluation.js";
 import type {DrawingSequence, DrawnTokens, VerifiedRows} from "./drawingSequence.js";
+import {type CandidateRows, type GatheredRows, maxResidualWidth, type ResidualSequence, type ScoredDraws} from "./residualSequence.js";
 import type {
     BackendSequence,
     BackendTimings,
@@ -12,7 +13,7 @@ import type {
     TreeEvaluation,
     TreeRows
 } from "./ModelBackend.js";
-import {NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
+import {type NativeOutputGroup, NativeOutputMode, type NativeSampling} from "./nativeAddon.js";
 import {OperationQueue} from "./OperationQueue.js";
 import type {SequenceSlot, SlotDecodeResult} from "./SequenceSlot.js";
 import {TreeLayout} from "./TreeLayout.js";
@@ -29,7 +30,7 @@ function uninitializedRows(length: number): Float64Array {
  * One token sequence of the native backend, on a context of its own or on one sequence id of a
  * context shared with other sequences (see SequenceSlot): the same checks, rows and timings either way.
  */
-export class NativeSequence implements BackendSequence, DrawingSequence {
+export class NativeSequence implements BackendSequence, DrawingSequence, ResidualSequence {
     public readonly timings: BackendTimings = {
         decodeMilliseconds: 0,
         transferMilliseconds: 0,
@@ -174,17 +175,129 @@ export class NativeSequence implements BackendSequence, DrawingSequence {
         });
     }
 
+    /** A draft model's draws with their probabilities (ResidualSequence.evaluateScored): 8 bytes per row leave a device that selects there. */
+    public evaluateScored(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        uniforms: readonly number[],
+        options: Pick<EvaluateOptions, "positions"> = {}
+    ): Promise<ScoredDraws> {
+        return this.queue.run(async () => {
+            const positions = this.checkDraws(tokens, sampling, uniforms, options);
+            if (tokens.length === 0) return {tokens: [], probabilities: [], hostRows: 0};
+            const rows = await this.decodeResidual(tokens, positions, 2, {
+                mode: NativeOutputMode.Scored,
+                sampling,
+                uniforms: Float64Array.from(uniforms)
+            });
+            const at = (offset: number): number[] => positions.map((_position, row) => rows.values[2 * row + offset]!);
+            return {tokens: at(0), probabilities: at(1), hostRows: rows.hostRows};
+        });
+    }
+
+    /** p(drafted) and K draws with their probabilities per row (ResidualSequence.evaluateCandidates): 8 + 8K bytes per row on the device. */
+    public evaluateCandidates(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        drafted: readonly number[],
+        uniforms: readonly (readonly number[])[],
+        options: Pick<EvaluateOptions, "positions"> = {}
+    ): Promise<CandidateRows> {
+        return this.queue.run(async () => {
+            const width = this.residualWidth(uniforms, "uniforms");
+            const positions = this.checkDraws(tokens, sampling, uniforms.flat(), options, width);
+            this.checkIds(drafted, positions.length, "drafted");
+            if (tokens.length === 0) return {draftedProbabilities: [], candidates: [], candidateProbabilities: [], hostRows: 0};
+            const stride = 1 + 2 * width;
+            const rows = await this.decodeResidual(tokens, positions, stride, {
+                mode: NativeOutputMode.Candidates,
+                sampling,
+                uniforms: Float64Array.from(uniforms.flat()),
+                drafted: Int32Array.from(drafted),
+                width
+            });
+            const slice = (row: number, from: number): number[] =>
+                Array.from(rows.values.subarray(row * stride + from, row * stride + from + width));
+            return {
+                draftedProbabilities: positions.map((_position, row) => rows.values[row * stride]!),
+                candidates: positions.map((_position, row) => slice(row, 1)),
+                candidateProbabilities: positions.map((_position, row) => slice(row, 1 + width)),
+                hostRows: rows.hostRows
+            };
+        });
+    }
+
+    /** The rows' probabilities at given ids (ResidualSequence.evaluateGathered): 4 + 4K bytes per row on the device. */
+    public evaluateGathered(
+        tokens: readonly number[],
+        sampling: SamplingOptions,
+        ids: readonly (readonly number[])[],
+        options: Pick<EvaluateOptions, "positions"> = {}
+    ): Promise<GatheredRows> {
+        return this.queue.run(async () => {
+            const width = this.residualWidth(ids, "ids");
+            const positions = this.checkDraws(tokens, sampling, [], options, 0);
+            if (ids.length !== positions.length)
+                throw new InvalidInputError(`must hold one list per wanted position (${positions.length}), got ${ids.length}`, "ids");
+            this.checkIds(ids.flat(), positions.length * width, "ids", false);
+            if (tokens.length === 0) return {probabilities: [], hostRows: 0};
+            const rows = await this.decodeResidual(tokens, positions, width, {
+                mode: NativeOutputMode.Gathered,
+                sampling,
+                drafted: Int32Array.from(ids.flat()),
+                width
+            });
+            const probabilities = positions.map((_position, row) => Array.from(rows.values.subarray(row * width, (row + 1) * width)));
+            return {probabilities, hostRows: rows.hostRows};
+        });
+    }
+
+    /** K of a residual read: every list of `lists` the same length, 1..maxResidualWidth. */
+    private residualWidth(lists: readonly (readonly number[])[], field: string): number {
+        const width = lists[0]?.length ?? 1;
+        if (!(width >= 1 && width <= maxResidualWidth) || lists.some((list) => list.length !== width))
+            throw new InvalidInputError(`must hold lists of one length in [1, ${maxResidualWidth}]`, field);
+        return width;
+    }
+
+    /** `count` ids of the vocabulary (or -1 where `none` allows it). */
+    private checkIds(ids: readonly number[], count: number, field: string, none = true): void {
+        if (ids.length !== count) throw new InvalidInputError(`must hold ${count} ids, got ${ids.length}`, field);
+        for (const [index, id] of ids.entries())
+            if (!(Number.isInteger(id) && id >= (none ? -1 : 0) && id < this.sizes.vocabularySize))
+                throw new InvalidInputError(`[${index}] = ${id} is ${none ? "neither -1 nor " : "not "}an id of the vocabulary`, field);
+    }
+
+    /** One residual decode: `stride` doubles per wanted position. */
+    private async decodeResidual(
+        tokens: readonly number[],
+        positions: readonly number[],
+        stride: number,
+        group: Omit<NativeOutputGroup, "outputs" | "destination">
+    ): Promise<{values: Float64Array; hostRows: number}> {
+        const values = new Float64Array(stride * positions.length);
+        const result = await this.slot.decode(tokens, this.history.length, {
+            ...group,
+            outputs: Int32Array.from(positions),
+            destination: values
+        });
+        for (const token of tokens) this.history.push(token);
+        this.record(result);
+        return {values, hostRows: result.hostRows ?? 0};
+    }
+
     /** evaluateDrawn's and evaluateVerified's checks: the evaluation's, a uniform in [0, 1) per wanted position, T > 0. */
     private checkDraws(
         tokens: readonly number[],
         sampling: SamplingOptions,
         uniforms: readonly number[],
-        options: Pick<EvaluateOptions, "positions">
+        options: Pick<EvaluateOptions, "positions">,
+        perPosition = 1
     ): number[] {
         const positions = this.check(tokens, options);
-        if (uniforms.length !== positions.length)
+        if (uniforms.length !== positions.length * perPosition)
             throw new InvalidInputError(
-                `must hold one uniform per wanted position (${positions.length}), got ${uniforms.length}`,
+                `must hold ${perPosition === 1 ? "one uniform" : `${perPosition} uniforms`} per wanted position (${positions.length}), got ${uniforms.length}`,
                 "uniforms"
             );
         for (const [index, uniform] of uniforms.entries())

@@ -208,7 +208,18 @@ export interface NativeSampling {
 }
 
 /** What a decode returns per requested output: nothing, the logit row, the argmax id, sampler rows, or a drawn id. */
-export const NativeOutputMode = {None: 0, Logits: 1, Argmax: 2, Distribution: 3, Probabilities: 4, Drawn: 5, Verified: 6} as const;
+export const NativeOutputMode = {
+    None: 0,
+    Logits: 1,
+    Argmax: 2,
+    Distribution: 3,
+    Probabilities: 4,
+    Drawn: 5,
+    Verified: 6,
+    Scored: 7,
+    Candidates: 8,
+    Gathered: 9
+} as const;
 export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutputMode];
 
 /**
@@ -223,6 +234,10 @@ export type NativeOutputMode = (typeof NativeOutputMode)[keyof typeof NativeOutp
  * for Verified a Float64Array of 2 × outputs: per output the id drawn from its sampler row without the
  * id `drafted` names (−1: none), then per output that drafted id's probability (lossless verification
  * of a draft without probabilities: accept with it, else emit the draw).
+ * A draft model's verification reads (native/src/DeviceResidual.h), each a Float64Array with per output:
+ * Scored [id drawn with the output's uniform, its probability]; Candidates (K = `width`) [probability of
+ * the drafted id, K ids drawn with the output's K uniforms, their K probabilities]; Gathered [the
+ * probabilities of the output's K ids in `drafted`].
  * A view of a resizable ArrayBuffer is refused (a TypeError naming it). decode writes the rows when its
  * promise settles, on the main thread, into the destination as it is then: one transferred or shrunk
  * in the meantime gets nothing and the promise rejects with a RangeError naming it.
@@ -232,10 +247,12 @@ export interface NativeOutputGroup {
     mode: NativeOutputMode;
     destination?: Float32Array | Float64Array | Int32Array;
     sampling?: NativeSampling;
-    /** Drawn, Verified: one uniform in [0, 1) per output. */
+    /** Drawn, Verified, Scored: one uniform in [0, 1) per output; Candidates: `width` per output. */
     uniforms?: Float64Array;
-    /** Verified: one drafted id per output (−1: none). */
+    /** Verified, Candidates: one drafted id per output (−1: none); Gathered: `width` ids per output. */
     drafted?: Int32Array;
+    /** Candidates: draws per output; Gathered: ids per output (1..64). */
+    width?: number;
 }
 
 /** A decode's time split, with each output group's share and, for Distribution, its row error. */
