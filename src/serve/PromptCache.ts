@@ -156,12 +156,18 @@ export class PromptCache {
         states.add(entry.tenant, await entry.target.saveState());
     }
 
-    /** A new entry while below capacity, else the least recently used idle one (a new one if none is idle). */
+    /**
+     * A new entry while below capacity, else the least recently used idle one (a new one if none is
+     * idle), marked leased before any await: leases that start in the same turn never share an entry.
+     */
     private async freeEntry(): Promise<Entry> {
         const idle = this.entries.filter((entry) => !entry.leased);
-        if (this.entries.length >= this.capacity && idle.length > 0)
-            return idle.reduce((oldest, entry) => (entry.lastUsed < oldest.lastUsed ? entry : oldest));
-        const entry: Entry = {target: await this.target.createSequence(), draft: undefined, tenant: "", lastUsed: 0, leased: false};
+        if (this.entries.length >= this.capacity && idle.length > 0) {
+            const oldest = idle.reduce((oldest, entry) => (entry.lastUsed < oldest.lastUsed ? entry : oldest));
+            oldest.leased = true;
+            return oldest;
+        }
+        const entry: Entry = {target: await this.target.createSequence(), draft: undefined, tenant: "", lastUsed: 0, leased: true};
         this.entries.push(entry);
         return entry;
     }

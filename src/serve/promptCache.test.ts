@@ -113,4 +113,16 @@ describe("PromptCache", () => {
         expect(unrelated.target.tokens).toEqual([]);
         await cache.dispose();
     });
+
+    it("never leases one sequence twice when requests arrive together", async () => {
+        const cache = new PromptCache(target, undefined, 2);
+        const warm = await Promise.all([cache.lease("t", [0, 1], true, false), cache.lease("t", [2, 3], true, false)]);
+        for (const lease of warm) await lease.release(true);
+        // At capacity, with both sequences idle: each of two leases made in one turn takes its own.
+        const leases = await Promise.all([cache.lease("t", [4], true, false), cache.lease("t", [5], true, false)]);
+        expect(leases[0]!.target).not.toBe(leases[1]!.target);
+        expect(cache.leased).toBe(2);
+        for (const lease of leases) await lease.release(true);
+        await cache.dispose();
+    });
 });
