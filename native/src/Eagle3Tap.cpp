@@ -23,12 +23,15 @@ std::vector<double> LayerTap::Capture(llama_context* context, const llama_batch&
     const size_t layerFloats = static_cast<size_t>(width);
     std::lock_guard<std::mutex> lock(mutex);
     for (int32_t index = 0; index < batch.n_tokens; index++) {
-        const llama_seq_id sequence = batch.seq_id[index][0];
-        if (sequence < 0 || static_cast<size_t>(sequence) >= stores.size()) continue;
-        bytes[static_cast<size_t>(sequence)] += static_cast<double>(rowFloats * sizeof(float));
-        float* row = stores[static_cast<size_t>(sequence)].Place(batch.pos[index], batch.token[index], rowFloats);
-        for (size_t layer = 0; layer < sources.size(); layer++)
-            std::memcpy(row + layer * layerFloats, sources[layer] + static_cast<size_t>(index) * layerFloats, layerFloats * sizeof(float));
+        for (int32_t member = 0; member < batch.n_seq_id[index]; member++) {
+            const llama_seq_id sequence = batch.seq_id[index][member];
+            if (sequence < 0 || static_cast<size_t>(sequence) >= stores.size()) continue;
+            if (member == 0) bytes[static_cast<size_t>(sequence)] += static_cast<double>(rowFloats * sizeof(float));
+            float* row = stores[static_cast<size_t>(sequence)].Place(batch.pos[index], batch.token[index], rowFloats);
+            for (size_t layer = 0; layer < sources.size(); layer++)
+                std::memcpy(row + layer * layerFloats, sources[layer] + static_cast<size_t>(index) * layerFloats,
+                            layerFloats * sizeof(float));
+        }
     }
     return bytes;
 }

@@ -18,7 +18,9 @@ namespace specgate {
  * the token and the rows of every tapped layer side by side (the head's encoder input). A decode at a
  * position drops what the sequence held from there on (a rollback then a new decode), so a sequence
  * holds one run of consecutive positions, at most the context's: a head opened later (a request that
- * reuses a cached prompt) reads them from the start. Clearing the context forgets them.
+ * reuses a cached prompt) reads them from the start. Clearing the context forgets them. A token of a
+ * tree (several sequence ids) is kept in each of its sequences, and Copy follows the KV cache's copies,
+ * so the sequence holds a kept branch's rows after the tree.
  */
 class LayerTap {
 public:
@@ -34,8 +36,9 @@ public:
     void Enable(llama_context* context) const;
 
     /**
-     * After a decode of `batch` (the context's lock held): copies each token's rows. Returns the bytes
-     * llama.cpp copied out of the graph for them, per sequence (every token of the batch crosses).
+     * After a decode of `batch` (the context's lock held): copies each token's rows, to every sequence
+     * it belongs to. Returns the bytes llama.cpp copied out of the graph for them, per sequence (every
+     * token of the batch crosses, counted to its first sequence).
      */
     std::vector<double> Capture(llama_context* context, const llama_batch& batch);
 
@@ -44,6 +47,32 @@ public:
         std::lock_guard<std::mutex> lock(mutex);
         for (size_t index = 0; index < stores.size(); index++)
             if (sequence < 0 || static_cast<size_t>(sequence) == index) stores[index] = Store{};
+    }
+
+    /**
+     * Mirrors llama_memory_seq_cp(source, destination, from, to) (to = -1: to the end): a destination
+     * whose run reaches `from` takes the source's rows from there (a token tree's kept path joining its
+     * sequence); any other drops what it held from `from` on, and gets its rows from its own decodes (a
+     * tree branch opened on the sequence's prefix reads none of the prefix).
+     */
+    void Copy(int32_t source, int32_t destination, int32_t from, int32_t to) {
+        std::lock_guard<std::mutex> lock(mutex);
+        const auto count = static_cast<int32_t>(stores.size());
+        if (source < 0 || destination < 0 || source >= count || destination >= count || source == destination) return;
+        const Store& in = stores[static_cast<size_t>(source)];
+        Store& out = stores[static_cast<size_t>(destination)];
+        const int32_t end = std::min(to < 0 ? INT32_MAX : to, in.End());
+        const bool joins = !out.tokens.empty() && from >= out.base && from <= out.End() && from >= in.base && from < end;
+        if (!joins) {
+            out.Truncate(from, RowFloats());
+            return;
+        }
+        const size_t rowFloats = RowFloats();
+        for (int32_t position = from; position < end; position++) {
+            const auto at = static_cast<size_t>(position - in.base);
+            float* row = out.Place(position, in.tokens[at], rowFloats);
+            std::memcpy(row, in.rows.data() + at * rowFloats, rowFloats * sizeof(float));
+        }
     }
 
     /** What a head reads of a sequence: positions [from, to), or false when the tap lacks any of them. */
@@ -89,6 +118,17 @@ private:
         std::vector<llama_token> tokens;
         std::vector<float> rows;
         int32_t rewritten = INT32_MAX;
+
+        int32_t End() const { return base + static_cast<int32_t>(tokens.size()); }
+
+        /** Drops the positions from `position` on. */
+        void Truncate(int32_t position, size_t rowFloats) {
+            if (position >= End()) return;
+            const auto kept = static_cast<size_t>(std::max(0, position - base));
+            tokens.resize(kept);
+            rows.resize(kept * rowFloats);
+            rewritten = std::min(rewritten, std::max(position, base));
+        }
 
         /** The row for `position`, after dropping what the store held from there on (a gap starts a new run). */
         float* Place(int32_t position, llama_token token, size_t rowFloats) {

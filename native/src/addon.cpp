@@ -123,7 +123,7 @@ struct OutputGroup {
 /** Doubles per output of a residual group: Scored [id, q(id)], Candidates and Gathered their values (DeviceResidual.h). */
 size_t ResidualStride(const OutputGroup& group) {
     const ResidualKind kind = residualKind(group.mode);
-    return ResidualValues(kind, group.width) + (kind == ResidualKind::Scored ? 1 : 0);
+    return kind == ResidualKind::Scored ? 2 : kind == ResidualKind::Candidates ? 1 + 2 * group.width : group.width;
 }
 
 /** A decode request, copied out of its JS arguments and checked (NativeContext::ParseRequest). */
@@ -394,14 +394,18 @@ struct ContextState {
         const size_t count = ResidualValues(kind, group.width);
         const int32_t index = group.outputs[row];
         const float* values = llama_get_sampled_probs_ith(context, index);
-        if (values == nullptr || llama_get_sampled_probs_count_ith(context, index) != count) {
+        const bool candidates = kind == ResidualKind::Candidates;
+        const llama_token* ids = candidates ? llama_get_sampled_candidates_ith(context, index) : nullptr;
+        if (values == nullptr || llama_get_sampled_probs_count_ith(context, index) != count ||
+            (candidates && (ids == nullptr || llama_get_sampled_candidates_count_ith(context, index) != group.width))) {
             error = "llama.cpp copied no verification values for batch index " + std::to_string(index);
             return false;
         }
         double* out = static_cast<double*>(group.destination) + row * ResidualStride(group);
-        // Scored: [id, q(id)]; Candidates, Gathered: the values alone (Candidates' first draw is among them).
+        // Scored [id, q(id)]; Candidates [p(drafted), y_1..y_K, p(y_1)..p(y_K)]; Gathered the values.
         if (kind == ResidualKind::Scored) *out++ = token;
-        for (size_t value = 0; value < count; value++) out[value] = values[value];
+        for (size_t value = 0; value < count; value++) out[value < 1 || !candidates ? value : value + group.width] = values[value];
+        for (size_t draw = 0; candidates && draw < group.width; draw++) out[1 + draw] = ids[draw];
         return true;
     }
 
@@ -983,6 +987,7 @@ private:
         if (live->streams != 1) throwRangeError(env, "copyTokens needs a context with a unified KV cache");
         std::unique_lock<std::mutex> lock = EditLock(env, *live, "copyTokens");
         llama_memory_seq_cp(llama_get_memory(live->context), source, destination, from, to);
+        if (live->tap != nullptr) live->tap->Copy(source, destination, from, to);
         return env.Undefined();
     }
 
