@@ -1,3 +1,4 @@
+import {Eagle3HeadBackend} from "../backend/Eagle3HeadBackend.js";
 import type {ArgmaxCapableSequence, ModelBackend, TreeCapableSequence, TreeEvaluation} from "../backend/ModelBackend.js";
 import {supportsTrees} from "../backend/sequenceCapabilities.js";
 import {timedEvaluation} from "../backend/timedEvaluation.js";
@@ -8,19 +9,20 @@ import {type DraftTree, type TreeVerification, verifyTreeGreedy, verifyTreeSampl
 import type {VerificationResult} from "../policies/VerificationPolicy.js";
 import {ChainStep} from "./ChainStep.js";
 import type {DraftLengthController} from "./DraftLengthController.js";
-import {type TreeShape, TreeDraftSession} from "./drafters/TreeDraftSession.js";
+import {Eagle3TreeSession} from "./drafters/Eagle3TreeSession.js";
+import {type TreeDrafting, type TreeShape, TreeDraftSession} from "./drafters/TreeDraftSession.js";
 import type {StepState} from "./StepState.js";
 import type {StepInput, StepOutcome, StepSetup, StepStrategy} from "./StepStrategy.js";
 
 /**
- * Token-tree drafting: the draft proposes a tree up to the step's depth; the target decodes the
- * pending token and every node in one call (each node attending to its ancestors only); the tree is
- * verified (the longest argmax path at T = 0, recursive rejection sampling at T > 0); both sequences
+ * Token-tree drafting: the draft model (TreeDraftSession) or EAGLE-3 head (Eagle3TreeSession) proposes
+ * a tree up to the step's depth; the target decodes the pending token and every node in one call (each
+ * node attending to its ancestors only); the tree is verified (the longest argmax path at T = 0, recursive rejection sampling at T > 0); both sequences
  * keep the accepted path and drop the other branches' cells. A step of depth 0 (the prompt step, or
  * draftLength auto's choice) is a target-only chain step.
  */
 export class TreeStep implements StepStrategy {
-    private session: TreeDraftSession | undefined;
+    private session: TreeDrafting | undefined;
     /** The target sequence, where it decodes trees (start refuses it otherwise). */
     private readonly sequence: TreeCapableSequence | undefined;
     private readonly targetOnly: ChainStep;
@@ -42,13 +44,13 @@ export class TreeStep implements StepStrategy {
     }
 
     public async start(): Promise<void> {
-        const {promptTokens, options, telemetry, draftSequence} = this.setup;
-        this.session = await TreeDraftSession.start(this.tree.draft, promptTokens, this.tree.shape, {
-            options,
-            chance: this.state.chance,
-            telemetry,
-            sequence: draftSequence
-        });
+        const {promptTokens, options, telemetry, draftSequence, target, sequence} = this.setup;
+        const {draft, shape} = this.tree;
+        const chance = this.state.chance;
+        this.session =
+            draft instanceof Eagle3HeadBackend
+                ? Eagle3TreeSession.start(draft, shape, {target, targetSequence: sequence, options, chance, telemetry})
+                : await TreeDraftSession.start(draft, promptTokens, shape, {options, chance, telemetry, sequence: draftSequence});
         if (this.sequence === undefined)
             throw new InvalidInputError("token trees need the native backend (its sequences decode trees)", "target");
     }
@@ -67,7 +69,7 @@ export class TreeStep implements StepStrategy {
         await this.session?.dispose();
     }
 
-    private async treeStep(session: TreeDraftSession, sequence: TreeCapableSequence, depth: number): Promise<StepOutcome> {
+    private async treeStep(session: TreeDrafting, sequence: TreeCapableSequence, depth: number): Promise<StepOutcome> {
         const telemetry = this.setup.telemetry;
         const argmaxOnly = this.fastPath !== undefined;
         let start = performance.now();
@@ -81,7 +83,7 @@ export class TreeStep implements StepStrategy {
         await sequence.keepTreePath([0, ...verdict.path.map((node) => node + 1)]);
         await session.observe(verdict.path);
         const accepted = verdict.path.length;
-        telemetry.drafters.record(["model"], "model", tree.tokens.length, accepted, depth);
+        telemetry.drafters.record([session.label], session.label, tree.tokens.length, accepted, depth);
         const verification: VerificationResult = {
             acceptedCount: accepted,
             emitted: verdict.emitted,

@@ -1,4 +1,5 @@
 import {withBos} from "../backend/addsBos.js";
+import {Eagle3HeadBackend} from "../backend/Eagle3HeadBackend.js";
 import type {BackendSequence, ModelBackend} from "../backend/ModelBackend.js";
 import {restrictSequence, restrictVocabulary} from "../backend/restrictVocabulary.js";
 import type {TokenConstraint} from "../backend/TokenConstraint.js";
@@ -11,7 +12,9 @@ import {createDrafter} from "./drafters/createDrafter.js";
 import {ModelDrafter} from "./drafters/ModelDrafter.js";
 import type {Drafter} from "./drafters/Drafter.js";
 import {pairDraftModel} from "./drafters/pairDraftModel.js";
-import type {TreeShape} from "./drafters/TreeDraftSession.js";
+import {Eagle3Drafter} from "./drafters/Eagle3Drafter.js";
+import {eagle3TreeBranches, maxEagle3TreeBranches} from "./drafters/Eagle3TreeSession.js";
+import {type TreeShape, treeShapeLabel} from "./drafters/TreeDraftSession.js";
 import {detokenizerCleansSpaces} from "./detokenizerCleansSpaces.js";
 import type {GenerationChunk, GenerationResult} from "./GenerationOutput.js";
 import {GenerationTelemetry} from "./GenerationTelemetry.js";
@@ -104,7 +107,7 @@ export async function* streamGeneration(
     const sequence =
         resources.sequence !== undefined
             ? restrictSequence(fullTarget, resources.sequence, target.vocabularySize)
-            : await target.createSequence(tree !== undefined ? {branches: tree.shape.width} : undefined);
+            : await target.createSequence(tree !== undefined ? {branches: tree.branches} : undefined);
     const adaptive = adaptiveDraftLength(options, speculates, fullTarget, resources.speculationLoad, resources.speculationPriorKey);
     const loop = await startedOrDisposed(
         {sequence, lent: resources.sequence !== undefined, adaptive},
@@ -203,16 +206,29 @@ function treeDrafting(
     fullTarget: ModelBackend,
     drafter: Drafter | undefined,
     resources: GenerationResources
-): {shape: TreeShape; draft: ModelBackend} | undefined {
+): {shape: TreeShape; draft: ModelBackend; branches: number} | undefined {
     const shape = options.tree;
     if (shape === undefined) return undefined;
     const refuse = (message: string, field: string): never => {
         throw new InvalidInputError(message, field);
     };
-    const model = drafter instanceof ModelDrafter ? drafter.model : drafter === undefined ? draft : undefined;
-    if (drafter?.members.includes("eagle3") === true)
-        return refuse("token trees are drafted by a draft model: an EAGLE-3 head drafts chains only (omit tree)", "tree");
-    if (model === undefined) return refuse("token trees are drafted by a draft model: give one, with the model drafter", "tree");
+    const model =
+        drafter instanceof ModelDrafter
+            ? drafter.model
+            : drafter instanceof Eagle3Drafter
+              ? drafter.head
+              : drafter === undefined
+                ? draft
+                : undefined;
+    if (model === undefined)
+        return refuse("token trees are drafted by a draft model or an EAGLE-3 head: give one, with the model or eagle3 drafter", "tree");
+    // A head's tree is a spine with leaf siblings: each sibling is a branch of the target's sequence.
+    const branches = model instanceof Eagle3HeadBackend ? eagle3TreeBranches(shape) : shape.width;
+    if (branches > maxEagle3TreeBranches)
+        refuse(
+            `an EAGLE-3 head's ${treeShapeLabel(shape)} tree needs 1 + (width − 1) × depth = ${branches} branches, more than ${maxEagle3TreeBranches}`,
+            "tree"
+        );
     if (target !== fullTarget || model.vocabularySize !== target.vocabularySize)
         refuse("token trees need a draft and target with vocabularies of the same size", "tree");
     if (options.policy.kind !== "strict" && options.policy.kind !== "greedy")
@@ -224,13 +240,13 @@ function treeDrafting(
     if (options.logprobs !== undefined) refuse("logprobs are not reported with token trees", "logprobs");
     if (resources.constraint !== undefined) refuse("constrained output (a grammar) is not drafted as token trees", "tree");
     if (resources.policy !== undefined) refuse("token trees are verified by their own rule, not a policy instance", "tree");
-    for (const [lent, field] of [
-        [resources.sequence, "sequence"],
-        [resources.draftSequence, "draftSequence"]
+    for (const [lent, field, needed] of [
+        [resources.sequence, "sequence", branches],
+        [resources.draftSequence, "draftSequence", shape.width]
     ] as const)
-        if (lent !== undefined && (lent.treeBranches ?? 1) < shape.width)
-            refuse(`the lent ${field} has ${lent.treeBranches ?? 1} branches, fewer than the tree's width ${shape.width}`, "tree");
-    return {shape, draft: model};
+        if (lent !== undefined && (lent.treeBranches ?? 1) < needed)
+            refuse(`the lent ${field} has ${lent.treeBranches ?? 1} branches, fewer than the ${needed} the tree needs`, "tree");
+    return {shape, draft: model, branches};
 }
 
 /** The prompt's token ids (tokenized, BOS prepended where the model adds it), checked against the vocabulary and context. */

@@ -95,10 +95,10 @@ describe.runIf(existsSync(targetPath) && nativeBackendAvailable("cpu"))("the eag
         expect(() => createDrafter("eagle3", target)).toThrow(InvalidDrafterError);
         expect(() => createDrafter("eagle3", undefined)).toThrow(InvalidDrafterError);
         await expect(own.createSequence()).rejects.toMatchObject({field: "draft"});
-        // Token trees are drafted by a draft model: a head is refused, naming the option.
+        // Token trees from a head (Eagle3Tree.gguf.test.ts) take 1 + (width − 1) × depth branches: too many is refused, naming the option.
         await expect(
-            generate(target, own, prompts[0], {tree: {width: 2, depth: 2}, sampling: {temperature: 0}, maxTokens: 4})
-        ).rejects.toMatchObject({field: "tree", message: expect.stringContaining("EAGLE-3 head drafts chains only")});
+            generate(target, own, prompts[0], {tree: {width: 16, depth: 16}, sampling: {temperature: 0}, maxTokens: 4})
+        ).rejects.toMatchObject({field: "tree", message: expect.stringContaining("241 branches")});
     });
 
     it.each(["own", "borrowed"] as const)(

@@ -1,13 +1,11 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
-import {InlineDecodeChooser} from "../../backend/InlineDecodeChooser.js";
 import type {Eagle3HeadBackend} from "../../backend/Eagle3HeadBackend.js";
-import type {EvaluationSplit} from "../../backend/ModelBackend.js";
-import type {NativeDecodeResult} from "../../backend/nativeAddon.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {InvalidDrafterError} from "../../errors.js";
 import {sumOf} from "../../policies/rowOperations.js";
 import {type Drafter, type DrafterSession, type DrafterStart, type DraftProposal, type DraftRequest, noProposal} from "./Drafter.js";
+import {Eagle3HeadCalls} from "./Eagle3HeadCalls.js";
 
 export const eagle3Label = "eagle3";
 
@@ -28,7 +26,7 @@ export class Eagle3Drafter implements Drafter {
     public readonly label = eagle3Label;
     public readonly members = [eagle3Label];
 
-    public constructor(private readonly head: Eagle3HeadBackend) {}
+    public constructor(public readonly head: Eagle3HeadBackend) {}
 
     public get vocabularySize(): number {
         return this.head.vocabularySize;
@@ -40,52 +38,23 @@ export class Eagle3Drafter implements Drafter {
             throw new InvalidDrafterError("the eagle3 drafter needs the target's sequence (DrafterStart.targetSequence)", "drafter");
         // The engine has already cut the target to the shared ids; the head's rows are cut to match.
         const size = Math.min(assertSameVocabulary(context.target, this.head), context.target.vocabularySize);
-        const head = this.head.openHead(targetSequence);
+        const head = new Eagle3HeadCalls(this.head.openHead(targetSequence), this.head.inlineBelowMilliseconds, telemetry);
         // Positions the head's KV cache holds: the target's context size.
         const positions = this.head.contextSize;
         const vocabularySize = head.vocabularySize;
         const greedyIds = size >= vocabularySize;
         const row = new Float64Array(vocabularySize);
-        // Small drafts (γ ids after a verification's few tokens) run on the JS thread while they are cheap.
-        const chooser = new InlineDecodeChooser(this.head.inlineBelowMilliseconds);
-        // Target tokens the head has caught up with: the next draft's largest batch is the rest (a prompt, or a verification's few).
-        let caughtUp = 0;
-
-        const timed = async (
-            call: (now: boolean) => Promise<NativeDecodeResult> | NativeDecodeResult | null,
-            tokens: number,
-            work: number
-        ): Promise<NativeDecodeResult> => {
-            const started = performance.now();
-            const result = (chooser.inline(work) ? await call(true) : null) ?? (await call(false))!;
-            chooser.record(work, result.decodeMilliseconds);
-            const split: EvaluationSplit = {
-                decodeMilliseconds: result.decodeMilliseconds,
-                transferMilliseconds: result.transferMilliseconds,
-                samplingMilliseconds: 0,
-                deviceToHostBytes: result.deviceToHostBytes
-            };
-            telemetry.recordDraftEvaluation(performance.now() - started, tokens, split);
-            return result;
-        };
-        const unavailable = (result: NativeDecodeResult): boolean => result.groups[0]?.error !== undefined;
 
         const draftArgmax = async (history: Int32Array, count: number): Promise<number[] | undefined> => {
             const ids = new Int32Array(count);
-            const work = history.length - caughtUp;
-            const result = await timed((now) => (now ? head.draftNow(history, count, ids) : head.draft(history, count, ids)), count, work);
-            caughtUp = unavailable(result) ? 0 : history.length - 1;
-            return unavailable(result) ? undefined : Array.from(ids);
+            return (await head.draft(history, count, ids)) ? Array.from(ids) : undefined;
         };
 
         const draftRows = async (request: DraftRequest, history: Int32Array): Promise<DraftProposal> => {
             const tokens: number[] = [];
             const probs: Float64Array[] = [];
             const logitRows: Float64Array[] = [];
-            const work = history.length - caughtUp;
-            const first = await timed((now) => (now ? head.draftNow(history, 1, row) : head.draft(history, 1, row)), 1, work);
-            caughtUp = unavailable(first) ? 0 : history.length - 1;
-            if (unavailable(first)) return noProposal(eagle3Label);
+            if (!(await head.draft(history, 1, row))) return noProposal(eagle3Label);
             for (let position = 0; position < request.maxTokens; position++) {
                 const logits = row.slice(0, size);
                 const probabilities = processLogits(logits, options.sampling);
@@ -94,7 +63,7 @@ export class Eagle3Drafter implements Drafter {
                 tokens.push(token);
                 logitRows.push(logits);
                 probs.push(probabilities);
-                if (position < request.maxTokens - 1) await timed((now) => (now ? head.nextNow(token, row) : head.next(token, row)), 1, 1);
+                if (position < request.maxTokens - 1) await head.next(token, row);
             }
             // Greedy drafts were not drawn from their rows: they are verified as q-less proposals (q = δ_x).
             return {

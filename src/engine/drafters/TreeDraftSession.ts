@@ -15,6 +15,20 @@ export interface TreeShape {
     readonly depth: number;
 }
 
+/** What proposes a generation's token trees (TreeStep): a draft model (TreeDraftSession) or an EAGLE-3 head (Eagle3TreeSession). */
+export interface TreeDrafting {
+    /** The drafter's label in telemetry. */
+    readonly label: string;
+    /**
+     * A tree after `history` (whose last token is the pending one), at most `depth` deep. With
+     * `argmaxOnly` (T = 0) the tree has no rows and is verified greedily.
+     */
+    propose(history: readonly number[], depth: number, argmaxOnly: boolean): Promise<DraftTree>;
+    /** After verification: `path` is the accepted nodes, from the first depth down. */
+    observe(path: readonly number[]): Promise<void>;
+    dispose(): Promise<void>;
+}
+
 /**
  * A draft model proposing token trees (SpecInfer, SpecTr; the shape of multi-draft speculative
  * decoding): the pending token gets `width` children — the draft's top ids at T = 0, draws without
@@ -26,7 +40,8 @@ export interface TreeShape {
  * The tree stays open in the draft's sequence until `observe`, which keeps the accepted path's
  * decoded nodes; the next proposal decodes what the history adds after them (the final token).
  */
-export class TreeDraftSession {
+export class TreeDraftSession implements TreeDrafting {
+    public readonly label = "model";
     /** Tokens in the draft's KV cache outside the open tree, in order. */
     private readonly cache: number[];
     /** Draft nodes decoded into the open tree, by node index (the last depth is drawn, never decoded). */

@@ -1,0 +1,74 @@
+import type {NativeEagle3HeadHandle} from "../../backend/Eagle3HeadHandle.js";
+import {InlineDecodeChooser} from "../../backend/InlineDecodeChooser.js";
+import type {EvaluationSplit} from "../../backend/ModelBackend.js";
+import type {NativeDecodeResult} from "../../backend/nativeAddon.js";
+import type {GenerationTelemetry} from "../GenerationTelemetry.js";
+
+/**
+ * An open EAGLE-3 head's calls, each timed into the generation's draft telemetry. Small calls (γ ids
+ * after a verification's few tokens) run on the JS thread while they are cheap (InlineDecodeChooser).
+ */
+export class Eagle3HeadCalls {
+    private readonly chooser: InlineDecodeChooser;
+    /** Target tokens the head has caught up with: the next draft's largest batch is the rest (a prompt, or a verification's few). */
+    private caughtUp = 0;
+
+    public constructor(
+        private readonly head: NativeEagle3HeadHandle,
+        inlineBelowMilliseconds: number,
+        private readonly telemetry: GenerationTelemetry
+    ) {
+        this.chooser = new InlineDecodeChooser(inlineBelowMilliseconds);
+    }
+
+    /** Logit rows' length: the head's vocabulary. */
+    public get vocabularySize(): number {
+        return this.head.vocabularySize;
+    }
+
+    /**
+     * The head catches up with `history` (the target holds all of it but the pending last token) and
+     * writes `count` greedy ids or the first draft position's row into `destination`; false when the
+     * target's layers for that history were not captured (no draft this time).
+     */
+    public async draft(history: Int32Array, count: number, destination: Int32Array | Float64Array): Promise<boolean> {
+        const head = this.head;
+        const work = history.length - this.caughtUp;
+        const result = await this.timed(
+            (now) => (now ? head.draftNow(history, count, destination) : head.draft(history, count, destination)),
+            count,
+            work
+        );
+        const drafted = result.groups[0]?.error === undefined;
+        this.caughtUp = drafted ? history.length - 1 : 0;
+        return drafted;
+    }
+
+    /** Feeds a drafted token; the following row (or id) goes into `destination`. */
+    public async next(token: number, destination: Int32Array | Float64Array): Promise<void> {
+        const head = this.head;
+        await this.timed((now) => (now ? head.nextNow(token, destination) : head.next(token, destination)), 1, 1);
+    }
+
+    public dispose(): void {
+        this.head.dispose();
+    }
+
+    private async timed(
+        call: (now: boolean) => Promise<NativeDecodeResult> | NativeDecodeResult | null,
+        tokens: number,
+        work: number
+    ): Promise<NativeDecodeResult> {
+        const started = performance.now();
+        const result = (this.chooser.inline(work) ? await call(true) : null) ?? (await call(false))!;
+        this.chooser.record(work, result.decodeMilliseconds);
+        const split: EvaluationSplit = {
+            decodeMilliseconds: result.decodeMilliseconds,
+            transferMilliseconds: result.transferMilliseconds,
+            samplingMilliseconds: 0,
+            deviceToHostBytes: result.deviceToHostBytes
+        };
+        this.telemetry.recordDraftEvaluation(performance.now() - started, tokens, split);
+        return result;
+    }
+}
