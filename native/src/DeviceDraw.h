@@ -75,6 +75,7 @@ private:
     std::vector<int32_t> drafted;
     size_t cursor = 0;
     size_t draftedCursor = 0;
+    ggml_tensor* candidateIds = nullptr; // Candidates: the row's K drawn ids, left as its candidates (BuildResidualRow)
 
     static DeviceDraw* Of(const llama_sampler* sampler) { return static_cast<DeviceDraw*>(sampler->ctx); }
 
@@ -116,6 +117,7 @@ private:
             supported = ggml_backend_dev_supports_op(device, ggml_graph_node(graph, index));
         draw.inputs.clear();
         draw.draftedInputs.clear();
+        draw.candidateIds = nullptr;
         ggml_free(probe);
         return supported;
     }
@@ -126,7 +128,8 @@ private:
         // (Verify: the one probability of the drafted id instead).
         data->logits = nullptr;
         data->probs = draftedProbability;
-        data->candidates = nullptr;
+        data->candidates = Of(sampler)->candidateIds;
+        Of(sampler)->candidateIds = nullptr;
     }
 
     /** Sets data->sampled; Verify returns the drafted id's probability (a 1-element tensor), the others null. */
@@ -183,6 +186,7 @@ private:
         ggml_tensor* candidates = data->candidates != nullptr ? ggml_reshape_1d(context, data->candidates, logits->ne[0]) : nullptr;
         const ResidualOutputs outputs = BuildResidual(context, kind, logits, candidates, uniforms, ids);
         data->sampled = outputs.sampled;
+        candidateIds = outputs.ids;
         return outputs.values;
     }
 

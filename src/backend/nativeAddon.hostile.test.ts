@@ -240,7 +240,7 @@ describe("the native addon at its trust boundary", () => {
             refuses(replaced(3, [5]), /groups\[0\] must be an object/);
             refuses(replaced(3, [logits(), null]), /groups\[1\] must be an object/);
             refuses(replaced(3, [{...logits(), outputs: [0]}]), /groups\[0\]\.outputs must be an Int32Array/);
-            for (const mode of [undefined, "1", 7, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
+            for (const mode of [undefined, "1", 10, -1, 1.5, Number.NaN]) refuses(replaced(3, [{...logits(), mode}]), /groups\[0\]\.mode/);
             const drawn = {...logits(), mode: 5, destination: new Int32Array(1), sampling: {temperature: 1, topK: 0, topP: 1, minP: 0}};
             for (const uniforms of [undefined, [0.5], new Float32Array(1)])
                 refuses(replaced(3, [{...drawn, uniforms}]), /groups\[0\]\.uniforms must be a Float64Array/);
@@ -265,6 +265,26 @@ describe("the native addon at its trust boundary", () => {
             refuses(
                 replaced(3, [{...verified, drafted: Int32Array.of(1), destination: new Float64Array(1)}]),
                 /holds 1 elements, fewer than the 2/
+            );
+            const candidates = {
+                ...verified,
+                mode: 8,
+                destination: new Float64Array(5),
+                uniforms: Float64Array.of(0.1, 0.9),
+                drafted: Int32Array.of(1),
+                width: 2
+            };
+            for (const width of [undefined, 0, 65, 1.5]) refuses(replaced(3, [{...candidates, width}]), /groups\[0\]\.width/);
+            refuses(
+                replaced(3, [{...candidates, uniforms: Float64Array.of(0.5)}]),
+                /groups\[0\]\.uniforms holds 1 values, not 2 per output \(1\)/
+            );
+            refuses(replaced(3, [{...candidates, destination: new Float64Array(4)}]), /holds 4 elements, fewer than the 5/);
+            const gathered = {...drawn, mode: 9, destination: new Float64Array(3), drafted: Int32Array.of(1, 2, 3), width: 3};
+            refuses(replaced(3, [{...gathered, drafted: Int32Array.of(1, 2)}]), /groups\[0\]\.drafted holds 2 ids, not 3 per output \(1\)/);
+            refuses(
+                replaced(3, [{...gathered, drafted: Int32Array.of(1, vocabulary, 3)}]),
+                new RegExp(`groups\\[0\\]\\.drafted\\[1\\] = ${vocabulary} is neither -1 nor an id of the vocabulary`)
             );
             for (const index of [-1, prompt.length, 2 ** 31 - 1])
                 refuses(
