@@ -5,6 +5,7 @@ import {processLogits} from "../distributions/processLogits.js";
 import {tokenLogprob} from "../distributions/tokenLogprobs.js";
 import {createGreedyPolicy} from "../policies/greedyPolicy.js";
 import type {VerificationPolicy, VerificationResult} from "../policies/VerificationPolicy.js";
+import {verifiesDrawnDrafts} from "./deviceDrawPath.js";
 import type {DraftLengthController} from "./DraftLengthController.js";
 import type {GenerationChunk} from "./GenerationOutput.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
@@ -63,8 +64,10 @@ export class ChainStep implements StepStrategy {
             sequence: draftSequence,
             targetSequence: this.setup.sequence
         });
-        // Argmax ids verify only drafts made without rows.
-        this.argmax = this.session.supportsArgmax ? this.fastPath : undefined;
+        // Argmax ids verify only drafts made without rows; drawn ids, drafts drawn on the device.
+        const drawn = verifiesDrawnDrafts(this.fastPath);
+        this.argmax = (drawn ? this.session.drawsOnDevice === true : this.session.supportsArgmax) ? this.fastPath : undefined;
+        if (drawn && this.argmax === undefined) telemetry.noteRowsCopied("verification at T > 0 with a draft model");
         this.stepPolicy = this.argmax !== undefined ? createGreedyPolicy() : this.setup.policy;
     }
 
@@ -72,6 +75,7 @@ export class ChainStep implements StepStrategy {
         const top = this.setup.options.logprobs;
         const proposal = await this.constrainDraft(await this.draft(wanted));
         const draftTokens = proposal?.tokens ?? [];
+        if (verifiesDrawnDrafts(this.argmax)) this.argmax.expectDraft(proposal?.drawn);
         const evaluation = await this.evaluateTarget(prefix, draftTokens, promptStep);
         const rawLogits = top !== undefined ? evaluation.logits.map((row) => row.slice()) : undefined;
         const rows = this.grammar !== undefined ? await this.grammar.maskRows(evaluation, draftTokens) : evaluation;
@@ -93,9 +97,16 @@ export class ChainStep implements StepStrategy {
     /** 1. Draft up to `wanted` tokens (none in the prompt step or without a drafter). */
     private async draft(wanted: number): Promise<DraftProposal | undefined> {
         const start = performance.now();
+        const drawn = verifiesDrawnDrafts(this.argmax);
+        const random = this.state.chance.random;
         const proposal =
             this.session !== undefined && wanted > 0
-                ? await this.session.propose({history: this.state.history, maxTokens: wanted, argmaxOnly: this.argmax !== undefined})
+                ? await this.session.propose({
+                      history: this.state.history,
+                      maxTokens: wanted,
+                      argmaxOnly: this.argmax !== undefined && !drawn,
+                      deviceDraws: drawn ? {uniform: () => random.nextDouble()} : undefined
+                  })
                 : undefined;
         this.setup.telemetry.time.draft += performance.now() - start;
         return proposal;

@@ -59,6 +59,13 @@ export const generationOptionsSchema = z.strictObject({
      */
     argmaxFastPath: z.boolean().default(true),
     /**
+     * Strict verification of a draft model's tokens at T > 0 with device token selection: target draws
+     * per row read with the drafted id's probability, the proposals a rejection's residual is sampled
+     * from (src/engine/residualDraw.ts). More makes the fallback to whole rows (every draw rejected)
+     * rarer and each row's read larger (8 + 8 × this bytes).
+     */
+    residualCandidates: z.int().min(1).max(64).default(16),
+    /**
      * Log-probabilities of each emitted token under the target's own distribution (log-softmax of its
      * raw logits, before temperature, truncation or a constraint), with this many most likely
      * alternatives (0: the emitted token's alone). Absent: none. Turns the argmax fast path off.

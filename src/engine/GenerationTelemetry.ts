@@ -7,8 +7,10 @@ import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
  * a grammar's masks, a caller's own policy, a policy that reads whole rows (fuzzy, calibrated, typical;
  * greedy verification at T > 0; at T = 0 any policy the argmax fast path does not cover), the fast
  * path turned off (GenerationOptions.argmaxFastPath), verification at T > 0 other than strict on lookup
- * drafts (a draft model's residual max(0, p − q) needs both rows, read on the host), the device
- * declining the sampler chain (an op it lacks), or a sequence that cannot draw ids itself.
+ * or sampled draft-model drafts (a draft model drafting greedily or under minConfidence, or a drafter
+ * that cannot draw on the device), strict's rare fallback to whole rows when every target draw a
+ * rejection proposed was rejected too (src/engine/residualDraw.ts), the device declining the sampler
+ * chain (an op it lacks), or a sequence that cannot draw ids itself.
  */
 export type RowsCopiedReason =
     | "logprobs"
@@ -16,6 +18,8 @@ export type RowsCopiedReason =
     | "custom policy"
     | "policy reads whole rows"
     | "verification at T > 0"
+    | "verification at T > 0 with a draft model"
+    | "residual from whole rows (every candidate rejected)"
     | "argmax fast path off"
     | "device declined the sampler"
     | "the sequence cannot draw";

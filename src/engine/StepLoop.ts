@@ -71,7 +71,8 @@ export class StepLoop {
                 {
                     ...reads,
                     speculative: this.speculative,
-                    lookupDrafts: setup.tree === undefined && setup.drafter?.vocabularySize === undefined
+                    lookupDrafts: setup.tree === undefined && setup.drafter?.vocabularySize === undefined,
+                    modelDrafts: setup.tree === undefined && setup.drafter?.vocabularySize !== undefined
                 },
                 this.state.chance
             );

@@ -1,9 +1,14 @@
 import type {ArgmaxCapableSequence, BackendSequence, EvaluateOptions, ModelBackend} from "../backend/ModelBackend.js";
 import {type DrawingSequence, supportsDrawing} from "../backend/drawingSequence.js";
+import {evaluateRows} from "../backend/evaluateRows.js";
+import {readsResiduals, type ResidualSequence} from "../backend/residualSequence.js";
+import {processLogits} from "../distributions/processLogits.js";
 import type {PolicyKind} from "../policies/policyConfigSchema.js";
 import type {SeededChance} from "../random/SeededChance.js";
 import type {GenerationOptions} from "./GenerationOptions.js";
+import type {DrawnDraft} from "./drafters/Drafter.js";
 import type {GenerationTelemetry, RowsCopiedReason} from "./GenerationTelemetry.js";
+import {verifyOnCandidates} from "./residualDraw.js";
 
 /**
  * Policies whose target-only step emits a draw from the target's sampler row with one uniform of the
@@ -27,6 +32,23 @@ export interface TargetReads {
      * first rejection, a draw from p without it, which the device can give.
      */
     readonly lookupDrafts: boolean;
+    /**
+     * Chain drafting by a draft model that samples its drafts (draftSampling "sample", minConfidence 0):
+     * strict verification reads p and q at each drafted id and, at the first rejection, K draws from p
+     * with q at them (verifyOnCandidates), which the devices can give.
+     */
+    readonly modelDrafts: boolean;
+}
+
+/** The target sequence of a generation whose drafts a draft model draws on the device (verifiesDrawnDrafts). */
+export interface DrawnDraftSequence extends ArgmaxCapableSequence {
+    /** The next evaluateArgmax verifies these drafts (absent: the drafts carry no probabilities, q = δ). */
+    expectDraft(draft: DrawnDraft | undefined): void;
+}
+
+/** Whether `sequence` verifies drafts drawn on the device (a draft model's): ChainStep then asks the drafter for such drafts. */
+export function verifiesDrawnDrafts(sequence: ArgmaxCapableSequence | undefined): sequence is DrawnDraftSequence {
+    return typeof (sequence as Partial<DrawnDraftSequence> | undefined)?.expectDraft === "function";
 }
 
 /**
@@ -51,6 +73,8 @@ export function deviceDrawSequence(
     const reason = rowsCopiedReason(target, options, reads) ?? (supportsDrawing(sequence) ? null : "the sequence cannot draw");
     if (reason !== null) telemetry.noteRowsCopied(reason);
     if (reason !== null || target.tokenSelection !== "device" || !supportsDrawing(sequence)) return undefined;
+    if (reads.speculative && reads.modelDrafts && readsResiduals(sequence))
+        return new DrawnDraftVerifier(sequence, options, chance, telemetry);
     return new DrawnIdSequence(sequence, options, chance, telemetry, reads.speculative);
 }
 
@@ -66,6 +90,8 @@ export function rowsCopiedReason(target: ModelBackend, options: GenerationOption
     if (reads.policyGiven) return "custom policy";
     if (options.sampling.temperature === 0) return options.argmaxFastPath ? "policy reads whole rows" : "argmax fast path off";
     if (reads.speculative && reads.lookupDrafts && options.policy.kind === "strict") return null;
+    if (reads.speculative && reads.modelDrafts && options.policy.kind === "strict")
+        return options.minConfidence === 0 && options.draftSampling === "sample" ? null : "verification at T > 0 with a draft model";
     if (reads.speculative) return rowReadingPolicies.has(options.policy.kind) ? "policy reads whole rows" : "verification at T > 0";
     return drawingPolicies.has(options.policy.kind) ? null : "policy reads whole rows";
 }
@@ -123,6 +149,86 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
 
     private noteHostRows(rows: number): void {
         if (rows > 0) this.telemetry.noteRowsCopied("device declined the sampler");
+    }
+
+    public evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]> {
+        return this.inner.evaluate(tokens, options);
+    }
+
+    public rollback(count: number): Promise<void> {
+        return this.inner.rollback(count);
+    }
+
+    public clear(): Promise<void> {
+        return this.inner.clear();
+    }
+
+    public dispose(): Promise<void> {
+        return this.inner.dispose();
+    }
+}
+
+/**
+ * The target sequence of strict verification at T > 0 of a draft model's tokens drawn on the device
+ * (DraftProposal.drawn): each evaluateArgmax reads per row p(drafted) and K draws from p with their
+ * probabilities (ResidualSequence.evaluateCandidates, 8 + 8K bytes), and returns the ids the step
+ * emits (verifyOnCandidates), which the greedy policy then reads as the target's choice. A draft
+ * without probabilities (none expected) is verified as q = δ.
+ */
+class DrawnDraftVerifier implements DrawnDraftSequence {
+    private draft: DrawnDraft | undefined;
+
+    public constructor(
+        private readonly inner: DrawingSequence & ResidualSequence,
+        private readonly options: GenerationOptions,
+        private readonly chance: SeededChance,
+        private readonly telemetry: GenerationTelemetry
+    ) {}
+
+    public get tokens(): readonly number[] {
+        return this.inner.tokens;
+    }
+
+    public get timings() {
+        return this.inner.timings;
+    }
+
+    public expectDraft(draft: DrawnDraft | undefined): void {
+        this.draft = draft;
+    }
+
+    public async evaluateArgmax(tokens: readonly number[], evaluateOptions: EvaluateOptions = {}): Promise<number[]> {
+        const draft = this.draft;
+        this.draft = undefined;
+        const positions = evaluateOptions.positions ?? [tokens.length - 1];
+        const drafted = positions.map((position) => (position + 1 < tokens.length ? tokens[position + 1]! : -1));
+        const width = this.options.residualCandidates;
+        const uniforms = positions.map(() => Array.from({length: width}, () => this.chance.random.nextDouble()));
+        const sampling = this.options.sampling;
+        const rows = await this.inner.evaluateCandidates(tokens, sampling, drafted, uniforms, evaluateOptions);
+        if (rows.hostRows > 0) this.telemetry.noteRowsCopied("device declined the sampler");
+        const {ids, fallback} = await verifyOnCandidates({
+            rows,
+            drafted,
+            draft,
+            chance: this.chance,
+            targetRow: (row) => this.targetRow(tokens, positions[row]!)
+        });
+        if (fallback) this.telemetry.noteRowsCopied("residual from whole rows (every candidate rejected)");
+        return ids;
+    }
+
+    /**
+     * The sampler row of batch index `index` of the evaluation just made, decoded again (its KV before
+     * it is intact); the tokens after it are decoded again too, without rows, so the sequence holds
+     * what the caller expects.
+     */
+    private async targetRow(tokens: readonly number[], index: number): Promise<Float64Array> {
+        const sampling = this.options.sampling;
+        await this.inner.rollback(tokens.length - index);
+        const rows = await evaluateRows(this.inner, [tokens[index]!], sampling, {withoutLogits: true});
+        if (index + 1 < tokens.length) await this.inner.evaluate(tokens.slice(index + 1), {positions: []});
+        return rows.probabilities?.[0] ?? processLogits(rows.logits[0]!, sampling);
     }
 
     public evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]> {

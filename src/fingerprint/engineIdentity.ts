@@ -42,9 +42,11 @@ export interface EngineIdentity {
 /**
  * The device draw's rule, versioned: the generation's xoshiro128** uniforms, one per token; softmax,
  * cumulative sum and search in float32 inside the graph (native/src/DeviceDraw.h), over the ids in
- * vocabulary order or in the order top-k and top-p leave them.
+ * vocabulary order or in the order top-k and top-p leave them. Strict verification of a draft model's
+ * tokens takes residualCandidates uniforms per target row and samples a rejection's residual from
+ * those draws (src/engine/residualDraw.ts), so its text for a seed differs from the host's.
  */
-export const deviceDrawIdentity = "xoshiro128**-uniform/f32-inverse-cdf/v1";
+export const deviceDrawIdentity = "xoshiro128**-uniform/f32-inverse-cdf/residual-candidates/v2";
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 

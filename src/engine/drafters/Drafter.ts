@@ -50,6 +50,25 @@ export interface DraftRequest {
      * drafter then drafts greedily on argmax ids and returns no rows.
      */
     readonly argmaxOnly: boolean;
+    /**
+     * The target verifies on values read on the device (strict at T > 0, deviceDrawPath): a session
+     * that draws on the device (DrafterSession.drawsOnDevice) draws each token there with these
+     * uniforms of the generation's generator and returns its probability alone (DraftProposal.drawn).
+     */
+    readonly deviceDraws?: {readonly uniform: () => number};
+}
+
+/**
+ * A draft model's tokens drawn on the device: q_j(x_j) per token, and the rows' other values on demand
+ * by decoding the row's input token again (its KV before it is intact), for the residual at a rejection.
+ */
+export interface DrawnDraft {
+    /** q_j(x_j): each drafted token's probability in the draft row it was drawn from. */
+    readonly probabilities: readonly number[];
+    /** Draft row `row`'s probabilities at `ids` (on the device: only those cross). */
+    probabilitiesAt(row: number, ids: readonly number[]): Promise<number[]>;
+    /** Draft row `row`'s whole sampler row (the fallback when every candidate was rejected). */
+    rowAt(row: number): Promise<Float64Array>;
 }
 
 export interface DraftProposal {
@@ -59,6 +78,8 @@ export interface DraftProposal {
     readonly probs?: Float64Array[];
     /** Raw draft logits per token, when the drafter is a model. */
     readonly logits?: Float64Array[];
+    /** Tokens drawn on the device (DraftRequest.deviceDraws): q at each, the rest on demand; probs and logits are then absent. */
+    readonly drawn?: DrawnDraft;
     /** Member label of the drafter that made the proposal (or, for an empty one, the last consulted). */
     readonly source: string;
     /** Member labels consulted this step, in order (a chain stops at the first that proposes). */
@@ -76,6 +97,8 @@ export interface DraftOutcome {
 export interface DrafterSession {
     /** True when the session can draft on argmax ids alone (no logit rows). */
     readonly supportsArgmax: boolean;
+    /** True when the session draws on the device and returns DraftProposal.drawn for DraftRequest.deviceDraws. */
+    readonly drawsOnDevice?: boolean;
     propose(request: DraftRequest): Promise<DraftProposal>;
     /** After verification; the next request's history ends with `outcome.emitted`. */
     observe(outcome: DraftOutcome): void;

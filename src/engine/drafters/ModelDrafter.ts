@@ -1,18 +1,21 @@
 import {assertSameVocabulary} from "../../backend/assertSameVocabulary.js";
 import type {ArgmaxCapableSequence, BackendSequence, ModelBackend} from "../../backend/ModelBackend.js";
 import {restrictSequence, restrictVocabulary} from "../../backend/restrictVocabulary.js";
+import {readsResiduals} from "../../backend/residualSequence.js";
 import {supportsArgmax} from "../../backend/sequenceCapabilities.js";
 import {evaluateRows} from "../../backend/evaluateRows.js";
 import {timedEvaluation} from "../../backend/timedEvaluation.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {sumOf} from "../../policies/rowOperations.js";
-import {type Drafter, type DrafterSession, type DrafterStart, type DraftRequest} from "./Drafter.js";
+import {type Drafter, type DrafterSession, type DrafterStart, type DraftRequest, type DrawnDraft} from "./Drafter.js";
 import {sharedPrefixLength} from "../../backend/sharedPrefixLength.js";
 
 /**
  * A draft model (GGUF) drafting token by token in its own sequence:
  *  - argmax-only steps draft greedily on argmax ids (no rows);
+ *  - device-draw steps (DraftRequest.deviceDraws) draw each token on the device and read its
+ *    probability alone; a rejected row's other values are read later by decoding its input again;
  *  - otherwise each token is sampled from the draft's sampler row (passed as q, which keeps `strict`
  *    exact at any temperature) or, with draftSampling "greedy", taken as the argmax and verified as a
  *    q-less proposal (q = δ_x); drafting stops early when the top probability is below minConfidence.
@@ -73,6 +76,11 @@ export class ModelDrafter implements Drafter {
         const argmaxSequence = supportsArgmax(sequence) ? sequence : undefined;
         const evaluateArgmax = async (ids: ArgmaxCapableSequence, tokens: readonly number[]): Promise<number> =>
             (await timed(tokens, () => ids.evaluateArgmax(tokens)))[0];
+        const evaluateProbabilities = async (token: number): Promise<{logits: Float64Array; probabilities: Float64Array}> => {
+            const result = await evaluateRows(sequence, [token], options.sampling);
+            const logits = result.logits[0];
+            return {logits, probabilities: result.probabilities?.[0] ?? processLogits(logits, options.sampling)};
+        };
         const evaluate = async (tokens: readonly number[]): Promise<{logits: Float64Array; probabilities: Float64Array}> => {
             const result = await timed(tokens, () => evaluateRows(sequence, tokens, options.sampling));
             // A backend without native sampler rows: computed here, outside the timed model call.
@@ -80,8 +88,25 @@ export class ModelDrafter implements Drafter {
             return {logits, probabilities: result.probabilities?.[0] ?? processLogits(logits, options.sampling)};
         };
 
+        const residualSequence = readsResiduals(sequence) && this.draft.tokenSelection === "device" ? sequence : undefined;
+        /**
+         * Decodes again the input token of row `row` of the proposal whose history ended at `start` (the
+         * pending token, or drafted token row − 1) and reads its row; the cache then ends at that token.
+         */
+        const redecode = async <T>(start: number, row: number, read: (token: number) => Promise<T>): Promise<T> => {
+            const index = start + row;
+            const token = cache[index]!;
+            await sequence.rollback(cache.length - index);
+            cache.length = index;
+            agreed = Math.min(agreed, index);
+            const result = await timed([token], () => read(token));
+            sequence.idle?.();
+            return result;
+        };
+
         return {
             supportsArgmax: argmaxSequence !== undefined,
+            drawsOnDevice: residualSequence !== undefined,
             async propose(request: DraftRequest) {
                 const {history, maxTokens, argmaxOnly} = request;
                 // Keep at least the pending token to evaluate: its row is the first draft row.
@@ -102,6 +127,32 @@ export class ModelDrafter implements Drafter {
                     }
                     sequence.idle?.();
                     return {tokens, source: "model", consulted: ["model"]};
+                }
+                const deviceDraws = request.deviceDraws;
+                if (deviceDraws !== undefined && residualSequence !== undefined) {
+                    const start = history.length - 1;
+                    const probabilities: number[] = [];
+                    const drawScored = (batch: readonly number[]) =>
+                        timed(batch, () => residualSequence.evaluateScored(batch, options.sampling, [deviceDraws.uniform()]));
+                    let scored = await drawScored(history.slice(common));
+                    for (let position = 0; position < maxTokens; position++) {
+                        if (scored.hostRows > 0) telemetry.noteRowsCopied("device declined the sampler");
+                        tokens.push(scored.tokens[0]!);
+                        probabilities.push(scored.probabilities[0]!);
+                        if (position < maxTokens - 1) scored = await drawScored([scored.tokens[0]!]);
+                    }
+                    sequence.idle?.();
+                    const drawn: DrawnDraft = {
+                        probabilities,
+                        probabilitiesAt: (row, ids) =>
+                            redecode(start, row, async (token) => {
+                                const gathered = await residualSequence.evaluateGathered([token], options.sampling, [ids]);
+                                if (gathered.hostRows > 0) telemetry.noteRowsCopied("device declined the sampler");
+                                return gathered.probabilities[0]!;
+                            }),
+                        rowAt: (row) => redecode(start, row, async (token) => (await evaluateProbabilities(token)).probabilities)
+                    };
+                    return {tokens, drawn, source: "model", consulted: ["model"]};
                 }
                 const probs: Float64Array[] = [];
                 const logitRows: Float64Array[] = [];
