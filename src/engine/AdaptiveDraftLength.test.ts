@@ -51,14 +51,35 @@ describe("StepCostCurve", () => {
 });
 
 describe("AdaptiveDraftLength", () => {
-    it("bootstraps the cost curve with a step without a draft and one of the initial length", () => {
+    it("bootstraps the cost curve with steady steps without a draft and of the initial length", () => {
         const load = new SpeculationLoad();
         const auto = new AdaptiveDraftLength(load, options);
-        expect(auto.next(4)).toBe(0);
-        auto.afterTarget(1, 10, undefined);
-        expect(auto.next(4)).toBe(4);
-        auto.afterTarget(5, 11, undefined);
-        expect(load.stepCost.sizes).toBe(2);
+        const lengths: number[] = [];
+        // The first step of each size follows a change of shape and counts as provisional: three steady ones follow.
+        for (let step = 0; step < 8; step++) {
+            const length = auto.next(4);
+            lengths.push(length);
+            auto.afterTarget(1 + length, length === 0 ? 10 : 11, undefined);
+        }
+        expect(lengths).toEqual([0, 0, 0, 0, 4, 4, 4, 4]);
+        expect(load.stepCost.settledSizes(3)).toBe(2);
+        expect(load.bootstrapping()).toBe(false);
+    });
+
+    it("does not let one dear step of a drafted size, right after a change of shape, stop speculation for good", () => {
+        const load = new SpeculationLoad();
+        const auto = new AdaptiveDraftLength(load, options);
+        // Steady 1-token steps cost 1; the first 5-token step pays a 20 ms rebuild, later ones 1.5.
+        let previous = 0;
+        const lengths: number[] = [];
+        for (let step = 0; step < 40; step++) {
+            const length = auto.next(4);
+            lengths.push(length);
+            auto.afterTarget(1 + length, length === 0 ? 1 : length === previous ? 1 + 0.1 * length : 20, undefined);
+            auto.observe({proposed: length, accepted: length, draftMilliseconds: 0, stepMilliseconds: 0});
+            previous = length;
+        }
+        expect(lengths.slice(-10).every((length) => length > 0)).toBe(true);
     });
 
     it("drafts long while every draft is accepted and stops drafting when none is, probing at growing intervals", () => {

@@ -1,7 +1,7 @@
 import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
 import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
-import type {LoadShare, SharedDraftChoice, SpeculationLoad} from "./SpeculationLoad.js";
+import {type LoadShare, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
 
 export interface AdaptiveDraftLengthOptions {
     /** Choose the length (`draftLength: "auto"`); false: only report this generation's share and measurements to the load. */
@@ -171,11 +171,14 @@ export class AdaptiveDraftLength {
     private decide(limit: number): number {
         const {initialLength, maxLength} = this.options;
         const others = this.load.others(this.share);
-        if (this.load.stepCost.sizes < 2) {
-            // Bootstrap: measure a step without a draft and one with the initial length.
+        if (this.load.bootstrapping()) {
+            // Bootstrap: measure steps without a draft, then steps of the initial length, each size on
+            // steps like the one before it (the first after a change of shape pays a graph rebuild).
             const longest = Math.min(maxLength, limit);
             const length =
-                this.load.stepCost.has(others.tokens + others.adaptive + 1) || longest === 0 ? Math.min(initialLength, longest) : 0;
+                this.load.stepCost.settled(others.tokens + others.adaptive + 1, settledSamples) || longest === 0
+                    ? Math.min(initialLength, longest)
+                    : 0;
             this.lastChoice = {length, skipped: false, probe: false};
             return length;
         }
@@ -203,11 +206,18 @@ export class AdaptiveDraftLength {
         const {maxLength, tokensPerPosition} = this.options;
         const others = this.load.others(this.share);
         const cost = this.load.stepCost;
+        // The choices below ask for the same few sizes: each is predicted once.
+        const predicted = new Map<number, number>();
+        const stepTime = (tokens: number): number => {
+            let time = predicted.get(tokens);
+            if (time === undefined) predicted.set(tokens, (time = cost.predict(tokens)));
+            return time;
+        };
         const input = {
             maxLength,
             tokensPerPosition,
             draftTime: this.load.draftTime,
-            stepTime: (tokens: number) => cost.predict(tokens),
+            stepTime,
             overheadTime: this.load.overheadTime,
             otherTokens: others.tokens,
             otherYield: others.expectedYield

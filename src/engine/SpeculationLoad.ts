@@ -33,6 +33,7 @@ export class SpeculationLoad {
     private skippedSinceProbe = 0;
     private probeInterval = baseProbeInterval;
     private lastChoice: {readonly step: string | undefined; readonly choice: SharedDraftChoice} | undefined;
+    private bootstrapChoices = 0;
 
     /** `stepCost`: the curve to learn into (a preset one, in tests). */
     public constructor(public readonly stepCost = new StepCostCurve()) {}
@@ -95,6 +96,20 @@ export class SpeculationLoad {
         const choice = choose();
         this.lastChoice = {step, choice};
         return choice;
+    }
+
+    /**
+     * Whether draft lengths are still chosen to measure the cost curve rather than from it: until two
+     * step sizes have settledSamples steady samples each, or, where the batch's shape keeps changing,
+     * for at most maxBootstrapChoices choices (then two sizes measured in any way do). A size seen only
+     * right after a change of shape, or once, may be far off, and a curve that overrates drafting keeps
+     * speculation off for good (it never measures the drafted sizes again).
+     */
+    public bootstrapping(): boolean {
+        const curve = this.stepCost;
+        const done = curve.settledSizes(settledSamples) >= 2 || (this.bootstrapChoices >= maxBootstrapChoices && curve.sizes >= 2);
+        if (!done) this.bootstrapChoices++;
+        return !done;
     }
 
     /** The last shared choice (undefined before any): where hysteresis starts from. */
@@ -188,6 +203,11 @@ export interface SharedDraftChoice {
     readonly skipped: boolean;
     readonly probe: boolean;
 }
+
+/** Steady samples of a step size before the bootstrap counts it as measured (their median ignores one outlier). */
+export const settledSamples = 3;
+/** Bootstrap choices after which a curve of two sizes measured in any way is used (a batch whose shape never holds still). */
+const maxBootstrapChoices = 64;
 
 const baseProbeInterval = 8;
 const maxProbeInterval = 64;

@@ -12,9 +12,12 @@ export class StepCostCurve {
     private readonly provisional = new Map<number, number>();
     /** What a step right after a change of shape cost beyond a steady step of its size. */
     private readonly rebuild = new RecentMedian();
+    /** samples()' result until the next measurement: predict() is asked for many sizes between two steps. */
+    private sampled: Array<{size: number; value: number; count: number}> | undefined;
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
+        this.sampled = undefined;
         const provisional = this.provisional.get(tokens);
         if (provisional !== undefined) this.rebuild.add(provisional - milliseconds);
         this.provisional.delete(tokens);
@@ -36,6 +39,7 @@ export class StepCostCurve {
      */
     public recordAfterChange(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
+        this.sampled = undefined;
         const steady = this.points.get(tokens);
         if (steady !== undefined) this.rebuild.add(milliseconds - steady.value!);
         else this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
@@ -53,6 +57,18 @@ export class StepCostCurve {
 
     public has(tokens: number): boolean {
         return this.points.has(tokens) || this.provisional.has(tokens);
+    }
+
+    /** Sizes with at least `samples` steady samples (taken on a step of the same shape as the one before). */
+    public settledSizes(samples: number): number {
+        let settled = 0;
+        for (const point of this.points.values()) if (point.count >= samples) settled++;
+        return settled;
+    }
+
+    /** Whether `tokens` has at least `samples` steady samples. */
+    public settled(tokens: number, samples: number): boolean {
+        return (this.points.get(tokens)?.count ?? 0) >= samples;
     }
 
     /**
@@ -90,9 +106,11 @@ export class StepCostCurve {
 
     /** Every measured size with its value and the samples it counts as. */
     private samples(): Array<{size: number; value: number; count: number}> {
+        if (this.sampled !== undefined) return this.sampled;
         const samples = [...this.points].map(([size, point]) => ({size, value: point.value!, count: point.count}));
         const rebuild = this.rebuildMilliseconds;
         for (const [size, value] of this.provisional) samples.push({size, value: Math.max(0, value - rebuild), count: provisionalWeight});
+        this.sampled = samples;
         return samples;
     }
 

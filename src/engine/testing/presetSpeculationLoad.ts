@@ -1,4 +1,4 @@
-import {SpeculationLoad} from "../SpeculationLoad.js";
+import {settledSamples, SpeculationLoad} from "../SpeculationLoad.js";
 import {StepCostCurve} from "../StepCostCurve.js";
 
 /** A step cost curve that keeps what it was given and ignores measurements. */
@@ -27,8 +27,10 @@ class PresetCostCurve extends StepCostCurve {
  */
 export function presetSpeculationLoad(slope: number): SpeculationLoad {
     const curve = new PresetCostCurve();
-    curve.record(1, 1);
-    curve.record(65, 1 + 64 * slope);
+    for (let sample = 0; sample < settledSamples; sample++) {
+        curve.record(1, 1);
+        curve.record(65, 1 + 64 * slope);
+    }
     const load = new SpeculationLoad(curve.freeze());
     load.recordDraft = () => undefined;
     load.recordOverhead = () => undefined;
