@@ -245,7 +245,10 @@ function treeDrafting(
         [resources.draftSequence, "draftSequence", shape.width]
     ] as const)
         if (lent !== undefined && (lent.treeBranches ?? 1) < needed)
-            refuse(`the lent ${field} has ${lent.treeBranches ?? 1} branches, fewer than the ${needed} the tree needs`, "tree");
+            refuse(
+                `the lent ${field} has ${lent.treeBranches ?? 1} branches (a server's: those of its --tree), fewer than the ${needed} this tree needs`,
+                "tree"
+            );
     return {shape, draft: model, branches};
 }
 

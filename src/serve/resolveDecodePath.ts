@@ -133,11 +133,11 @@ export function resolveDecodePath(
 
 /**
  * A request's tree: "off" (a chain), "WIDTHxDEPTH" no wider than the server's --tree (its sequences
- * have that many branches), or the server's default. Trees are drafted by the draft model.
+ * have that many branches), or the server's default. Trees are drafted by the draft model or head.
  */
 function requestedTree(field: string | undefined, serverTree: TreeShape | undefined, drafter: DrafterSpec): TreeShape | undefined {
     if (field === "off") return undefined;
-    if (field === undefined) return drafter.kind === "model" && drafter.retokenize !== true ? serverTree : undefined;
+    if (field === undefined) return draftsTrees(drafter) ? serverTree : undefined;
     const tree = parseTreeShape(field, "speculative.tree");
     if (serverTree === undefined || tree.width > serverTree.width)
         throw new InvalidInputError(
@@ -146,9 +146,17 @@ function requestedTree(field: string | undefined, serverTree: TreeShape | undefi
                 : `this server's trees are at most ${serverTree.width} wide (--tree ${treeShapeLabel(serverTree)})`,
             "speculative.tree"
         );
-    if (drafter.kind !== "model" || drafter.retokenize === true)
-        throw new InvalidInputError('token trees are drafted by the draft model: use the drafter "model"', "speculative.tree");
+    if (!draftsTrees(drafter))
+        throw new InvalidInputError(
+            'token trees are drafted by the draft model or EAGLE-3 head: use the drafter "model" or "eagle3"',
+            "speculative.tree"
+        );
     return tree;
+}
+
+/** The draft model in the target's tokens, or an EAGLE-3 head, alone: what drafts token trees. */
+function draftsTrees(drafter: DrafterSpec): boolean {
+    return (drafter.kind === "model" && drafter.retokenize !== true) || drafter.kind === "eagle3";
 }
 
 /** A short description for responses and logs: "target-only", "fuzzy:js:0.4, γ=4" (draft model) or "ngram:3:16, strict, γ=4". */

@@ -102,7 +102,7 @@ export function registerGenerateCommand(program: Command): void {
                 .addOption(draftSamplingOption("sample | greedy").default("sample"))
                 .option(
                     "--tree <WxD>",
-                    "token trees from the draft model instead of a chain: WIDTH children of the last token, each DEPTH deep, verified in one target call (strict or greedy)"
+                    "token trees from the draft model or EAGLE-3 head instead of a chain: WIDTH children of the last token, each DEPTH deep, verified in one target call (strict or greedy)"
                 )
         )
     ).action(runGenerateAction);

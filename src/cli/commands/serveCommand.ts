@@ -17,6 +17,8 @@ import {HostAllowList, isLoopbackAddress} from "../../serve/accessControl.js";
 import {drafterOptionHelp, resolveCliDrafter} from "../drafterOption.js";
 import {type DraftSampling, draftSamplingOption} from "../draftSamplingOption.js";
 import {parseTreeShape} from "../../engine/drafters/TreeDraftSession.js";
+import {eagle3TreeBranches, maxEagle3TreeBranches} from "../../engine/drafters/Eagle3TreeSession.js";
+import {readModelHeader} from "../../backend/readModelHeader.js";
 import {contextSizeOption} from "../contextSizeOption.js";
 import {openCliModels} from "../openCliModels.js";
 import {integerOption} from "../parseIntegerOption.js";
@@ -109,7 +111,7 @@ function addModelFlags(command: Command): Command {
         .option("--min-confidence <P>", "stop drafting below this draft top probability (0 = off)", numberOption("min-confidence"), 0)
         .option(
             "--tree <WxD>",
-            'token trees from the draft model: WIDTH children of the last token, each DEPTH tokens deep, verified in one call (strict or greedy; requests may ask for a narrower tree, or "off", in speculative.tree)'
+            'token trees from the draft model or EAGLE-3 head: WIDTH children of the last token, each DEPTH tokens deep, verified in one call (strict or greedy; requests may ask for a narrower tree, or "off", in speculative.tree)'
         );
 }
 
@@ -341,11 +343,37 @@ function serveLoadOptions(options: ServeCliOptions): LoadModelBackendOptions {
         batchedSequences: options.batching === "on" ? options.maxConcurrency : 1,
         stepTokens: options.stepTokens,
         unifiedKvCache: unifiedKvCacheFor(options),
-        treeBranches: options.tree !== undefined ? parseTreeShape(options.tree, "--tree").width : undefined,
+        treeBranches: treeBranches(options),
         gpu: options.gpu,
         gpuLayers: options.gpuLayers,
         deviceSelection: options.tokenSelection
     };
+}
+
+/**
+ * Sequence ids each batched sequence takes for --tree: its width, or, when --draft is an EAGLE-3 head
+ * (whose trees are a spine with leaf siblings), 1 + (width − 1) × depth.
+ */
+function treeBranches(options: ServeCliOptions): number | undefined {
+    if (options.tree === undefined) return undefined;
+    const shape = parseTreeShape(options.tree, "--tree");
+    if (options.draft === undefined || !isEagle3Head(options.draft)) return shape.width;
+    const branches = eagle3TreeBranches(shape);
+    if (branches > maxEagle3TreeBranches)
+        throw new InvalidInputError(
+            `an EAGLE-3 head's tree takes 1 + (width − 1) × depth = ${branches} sequence ids, more than ${maxEagle3TreeBranches}`,
+            "--tree"
+        );
+    return branches;
+}
+
+/** Whether the GGUF at `path` is an EAGLE-3 head (one that cannot be read is left to the load to report). */
+function isEagle3Head(path: string): boolean {
+    try {
+        return readModelHeader(path).eagle3 !== undefined;
+    } catch {
+        return false;
+    }
 }
 
 /** SIGINT/SIGTERM drain the server, close it and unload the models; the returned stop does the same once. */
