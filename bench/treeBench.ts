@@ -5,6 +5,7 @@
  *   npm run bench:tree                                  # family + surface, T = 0, 0.8, 1, gsm8k and family prompts, 200 each
  *   npm run bench:tree -- --quick                       # 10 prompts of the family battery (a test of the script)
  *   npm run bench:tree -- --tree 3x4 --pairs family --temperatures 0 --batteries gsm8k --prompts 300
+ *   npm run bench:tree -- --pairs family --draft models/eagle3/model.gguf   # the EAGLE-3 head's trees (a spine with leaf siblings)
  *
  * Arms, interleaved prompt by prompt (the order rotates), the same seed per prompt (prompt i, seed i):
  *   target     target-only decoding (γ = 0): t(1), the cost of one target token
@@ -51,6 +52,8 @@ const {values: flags} = parseArgs({
         resamples: {type: "string", default: "2000"},
         "data-dir": {type: "string"},
         out: {type: "string"},
+        /** Another draft for every pair (an EAGLE-3 head of their target). */
+        draft: {type: "string"},
         quick: {type: "boolean", default: false}
     },
     strict: true
@@ -211,7 +214,7 @@ for (const pairName of pairNames) {
     const paths = modelPairs[pairName];
     const options = {backend: "native" as const, threads: 1, gpu: "off" as const};
     const target = await loadModelBackend(join(root, paths.target), options);
-    const draft = await loadModelBackend(join(root, paths.draft), options);
+    const draft = await loadModelBackend(join(root, flags.draft ?? paths.draft), options);
     const contextSize = Math.min(target.contextSize, draft.contextSize);
     // Warm-up: every arm once, so that context creation and first-call costs stay out of the numbers.
     for (const arm of armNames) await runArm(target, draft, arm, target.tokenize("Question: 1 + 2 =\nAnswer:"), 1, 0);
@@ -254,7 +257,8 @@ const lines = [
     "",
     `${started.toISOString()} · commit ${commit}${dirty ? " (uncommitted changes)" : ""} · ${machine.cpu}, ${machine.cores} cores, ` +
         `AVX-512 ${machine.avx512 ? "yes" : "no"} · Node ${machine.node} · load ${machine.loadAverageAtStart.map((value) => value.toFixed(2)).join(" ")}`,
-    `native backend (CPU), 1 thread, max tokens ${maxTokens} (EOS ignored), ${promptCount} prompts per group (prompt i, seed i), arms interleaved per prompt`,
+    `native backend (CPU), 1 thread, max tokens ${maxTokens} (EOS ignored), ${promptCount} prompts per group (prompt i, seed i), arms interleaved per prompt` +
+        (flags.draft !== undefined ? `, draft ${flags.draft}` : ""),
     "",
     `| battery | pair | T | ${armNames.map((arm) => `${arm} tok/call`).join(" | ")} | tree / chain-${drafted} tok/call [95% CI] | tree / chain-${shape.depth} | ${armNames.map((arm) => `${arm} tok/s`).join(" | ")} | tree speed / chain-${drafted} [95% CI] | ${armNames
         .slice(1)
