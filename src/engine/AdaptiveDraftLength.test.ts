@@ -171,6 +171,31 @@ function sharedSteps() {
     return {counters, statistics};
 }
 
+describe("AdaptiveDraftLength resuming after steps without a draft", () => {
+    it("learns what a drafter's catch-up costs per missed token, and does not resume where it would not pay for itself", () => {
+        const curve = new StepCostCurve();
+        for (let sample = 0; sample < 3; sample++) for (const size of [1, 65]) curve.record(size, 1 + (size - 1) * 0.3);
+        const load = new SpeculationLoad(curve);
+        const auto = new AdaptiveDraftLength(load, options);
+        const step = (limit: number, lag: number, catchUp: number): number => {
+            const length = auto.next(4, limit, lag);
+            auto.observe({proposed: length, accepted: length, draftMilliseconds: 0.1 * length + catchUp, stepMilliseconds: 0});
+            return length;
+        };
+        for (let index = 0; index < 5; index++) expect(step(Infinity, 2, 0)).toBeGreaterThan(0);
+        expect(load.draftTime).toBeCloseTo(0.1, 12);
+        expect(load.catchUpTime).toBe(0);
+        // A step without a draft (no tokens left to draft for), then one that reads 40 missed tokens in 8 ms more.
+        expect(step(0, 2, 0)).toBe(0);
+        expect(step(Infinity, 40, 8)).toBeGreaterThan(0);
+        expect(load.catchUpTime).toBeCloseTo(0.2, 12);
+        // After another pause, 1,000 missed tokens would cost 200 ms: not worth it for the last 10 tokens, and nothing to catch up is.
+        expect(step(0, 2, 0)).toBe(0);
+        expect(auto.next(4, 10, 1000)).toBe(0);
+        expect(auto.next(4, 10, 0)).toBeGreaterThan(0);
+    });
+});
+
 describe("AdaptiveDraftLength in a shared step", () => {
     it("gives every auto generation of one target step the same length, chosen again for the next step", () => {
         const load = presetSpeculationLoad(0.3);

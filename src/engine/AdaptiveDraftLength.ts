@@ -38,6 +38,8 @@ export interface AdaptiveStepOutcome {
  *    acceptance between finished generations warrants (AcceptanceSpread);
  *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
  *    every generation on the load;
+ *  - what resuming costs after steps without a draft: the drafters read what those steps emitted
+ *    (measured per token on the load), charged once, spread over the tokens still to come;
  *  - the other live generations in the same step (continuous batching): the tokens and expected
  *    yield of those of fixed length, and the auto ones, which draft the same length (their drafts
  *    share the batched draft calls, so drafting costs the batch once, and the step keeps one shape).
@@ -66,6 +68,8 @@ export class AdaptiveDraftLength {
     /** Total tokens of the previous step's target call. */
     private previousStepTokens = 0;
     private lastChoice = {length: 0, skipped: false, probe: false};
+    /** Tokens the drafter had to read before drafting, at the last choice (StepStrategy.draftLag). */
+    private lag = 0;
 
     public constructor(
         private readonly load: SpeculationLoad,
@@ -92,6 +96,11 @@ export class AdaptiveDraftLength {
         return Math.min(1, alpha + Math.sqrt((alpha * (1 - alpha)) / (this.accepted + this.rejected + this.priorWeight)));
     }
 
+    /** Whether this generation's lengths are chosen here (draftLength auto), not only reported. */
+    public get chooses(): boolean {
+        return this.options.choose;
+    }
+
     /** The last choice: its length, whether it skipped speculation, whether it was a probe. */
     public get choice(): {readonly length: number; readonly skipped: boolean; readonly probe: boolean} {
         return this.lastChoice;
@@ -99,10 +108,14 @@ export class AdaptiveDraftLength {
 
     /**
      * The next step's draft length, at most `limit` (the tokens still wanted, less one); `fixedLength`
-     * is what a fixed or scheduled length would draft (used when not choosing).
+     * is what a fixed or scheduled length would draft (used when not choosing); `lag`, the tokens the
+     * drafter must read before it can draft (after steps without a draft, what they emitted).
      */
-    public next(fixedLength: number, limit = Infinity): number {
+    public next(fixedLength: number, limit = Infinity, lag = 0): number {
         const choose = this.options.choose && limit > 0;
+        this.lag = lag;
+        // Drafting on, its catch-up is part of each draft's measured cost; off, resuming costs it once.
+        this.share.lag = this.drafting ? 0 : lag;
         const length = choose ? this.decide(limit) : Math.min(fixedLength, limit);
         if (!choose) this.lastChoice = {length, skipped: false, probe: false};
         this.share.tokens = 1 + this.options.tokensPerPosition * length;
@@ -141,8 +154,10 @@ export class AdaptiveDraftLength {
             this.load.recordAcceptance(accepted, rejected, this.options.priorKey);
             this.shareAcceptance();
             // After steps without a draft a draft model first decodes what they emitted (and its first
-            // call warms it up): a one-off, not the cost of drafting each position, so it is left out.
+            // call warms it up): a one-off, the cost of resuming, not of drafting each position.
             if (this.drafting) this.load.recordDraft(outcome.draftMilliseconds, proposed);
+            else if (this.lag > 0 && this.load.draftTime > 0)
+                this.load.recordCatchUp(outcome.draftMilliseconds - proposed * this.load.draftTime, this.lag);
         }
         this.drafting = proposed > 0;
         this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds);
@@ -182,7 +197,7 @@ export class AdaptiveDraftLength {
             this.lastChoice = {length, skipped: false, probe: false};
             return length;
         }
-        const shared = this.load.sharedChoice(this.stepKey(), () => this.chooseForStep());
+        const shared = this.load.sharedChoice(this.stepKey(), () => this.chooseForStep(limit));
         const length = Math.min(shared.length, maxLength, limit);
         this.lastChoice = {length, skipped: shared.skipped, probe: shared.probe && length > 0};
         return length;
@@ -202,9 +217,13 @@ export class AdaptiveDraftLength {
      * either, no draft, or a one-token probe now and then if a draft would pay at perfect acceptance
      * (otherwise acceptance cannot change the choice, and a probe would only cost).
      */
-    private chooseForStep(): SharedDraftChoice {
+    private chooseForStep(limit: number): SharedDraftChoice {
         const {maxLength, tokensPerPosition} = this.options;
         const others = this.load.others(this.share);
+        // Resuming costs the drafters' catch-up once, spread over the tokens still to come (at most resumeHorizon).
+        const resumeTokens = this.share.lag + others.adaptiveLag;
+        const resumeTimePerToken =
+            resumeTokens > 0 ? (this.load.catchUpTime * resumeTokens) / Math.max(1, Math.min(limit, resumeHorizon)) : 0;
         const cost = this.load.stepCost;
         // The choices below ask for the same few sizes: each is predicted once.
         const predicted = new Map<number, number>();
@@ -220,7 +239,8 @@ export class AdaptiveDraftLength {
             stepTime,
             overheadTime: this.load.overheadTime,
             otherTokens: others.tokens,
-            otherYield: others.expectedYield
+            otherYield: others.expectedYield,
+            resumeTimePerToken
         };
         const best = chooseDraftLength({...input, alpha: this.alpha, mirrorAlphas: others.adaptiveAlphas});
         // Hysteresis: a length stays unless another is predicted clearly faster, since every change of
@@ -249,5 +269,10 @@ export class AdaptiveDraftLength {
 
 /** Each drafted step weighs earlier observations by this, so the estimate follows a change of content (memory ≈ 32 steps). */
 const memoryDecay = 1 - 1 / 32;
+/**
+ * Tokens still to come over which resuming drafting is charged at most: a generation may stop (EOS, a
+ * stop string) long before its max_tokens.
+ */
+const resumeHorizon = 256;
 /** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
 const switchMargin = 0.01;

@@ -9,6 +9,8 @@ import {verifiesDrawnDrafts} from "./deviceDrawPath.js";
 import type {DraftLengthController} from "./DraftLengthController.js";
 import type {GenerationChunk} from "./GenerationOutput.js";
 import type {Drafter, DrafterSession, DraftProposal} from "./drafters/Drafter.js";
+import {ModelDrafter} from "./drafters/ModelDrafter.js";
+import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 import {StepConstraint, type TargetRows} from "./StepConstraint.js";
 import type {StepState} from "./StepState.js";
 import type {StepInput, StepOutcome, StepSetup, StepStrategy} from "./StepStrategy.js";
@@ -22,6 +24,14 @@ import type {StepInput, StepOutcome, StepSetup, StepStrategy} from "./StepStrate
  */
 export class ChainStep implements StepStrategy {
     private session: DrafterSession | undefined;
+    /**
+     * draftLength auto with a draft model: the session opens at the first step that drafts, reading
+     * the history then (never, if no step drafts), so steps before it run exactly as target-only ones.
+     */
+    private readonly opensLate: boolean;
+    private deferred = false;
+    /** History tokens the drafter had read when it last proposed (or, before, that its lent sequence holds). */
+    private draftedThrough = 0;
     /** The target sequence while steps read argmax ids instead of rows (argmaxFastPath), else absent. */
     private argmax: ArgmaxCapableSequence | undefined;
     private stepPolicy: VerificationPolicy;
@@ -38,6 +48,7 @@ export class ChainStep implements StepStrategy {
     ) {
         this.argmax = fastPath;
         this.stepPolicy = this.argmax !== undefined ? createGreedyPolicy() : setup.policy;
+        this.opensLate = drafter instanceof ModelDrafter && setup.adaptive?.chooses === true;
         const {constraint, telemetry, options, target} = setup;
         this.grammar =
             constraint !== undefined
@@ -49,11 +60,25 @@ export class ChainStep implements StepStrategy {
     }
 
     public get started(): boolean {
-        return this.drafter === undefined || this.session !== undefined;
+        return this.drafter === undefined || this.session !== undefined || this.deferred;
+    }
+
+    /** Tokens the drafter must read before its next draft: what the history gained since it last proposed. */
+    public get draftLag(): number {
+        return this.drafter === undefined ? 0 : Math.max(0, this.state.history.length - this.draftedThrough);
     }
 
     public async start(): Promise<void> {
-        const {target, promptTokens, options, telemetry, draftSequence} = this.setup;
+        if (this.drafter === undefined) return;
+        const {draftSequence, promptTokens} = this.setup;
+        this.draftedThrough = draftSequence !== undefined ? sharedPrefixLength(draftSequence.tokens, promptTokens) : 0;
+        if (this.opensLate) this.deferred = true;
+        else await this.open(promptTokens);
+    }
+
+    /** Opens the drafter's session on `promptTokens` (all but the last in the target's cache). */
+    private async open(promptTokens: readonly number[]): Promise<void> {
+        const {target, options, telemetry, draftSequence} = this.setup;
         if (this.drafter === undefined) return;
         this.session = await this.drafter.start({
             target,
@@ -81,6 +106,7 @@ export class ChainStep implements StepStrategy {
         const rows = this.grammar !== undefined ? await this.grammar.maskRows(evaluation, draftTokens) : evaluation;
         const verification = this.verify(proposal, draftTokens, rows);
         const chunk = await this.advance(proposal, draftTokens, verification);
+        if (proposal !== undefined) this.draftedThrough = this.state.history.length;
         if (top !== undefined && rawLogits !== undefined)
             chunk.logprobs = chunk.tokens.map((token, index) => tokenLogprob(rawLogits[index], token, top));
         return {chunk, drafted: draftTokens.length, accepted: verification.acceptedCount};
@@ -97,6 +123,8 @@ export class ChainStep implements StepStrategy {
     /** 1. Draft up to `wanted` tokens (none in the prompt step or without a drafter). */
     private async draft(wanted: number): Promise<DraftProposal | undefined> {
         const start = performance.now();
+        // The history so far stands for the prompt: all but its pending token are in the target's cache.
+        if (this.deferred && this.session === undefined && wanted > 0) await this.open([...this.state.history]);
         const drawn = verifiesDrawnDrafts(this.argmax);
         const random = this.state.chance.random;
         const proposal =

@@ -9,6 +9,8 @@ export class LoadShare {
     /** Its acceptance estimate per draft position, and that estimate's upper confidence bound (AdaptiveDraftLength). */
     public alpha = 0.5;
     public optimisticAlpha = 0.5;
+    /** Tokens its drafter must read before it drafts again, when it did not draft the step before (else 0). */
+    public lag = 0;
 
     /** `adaptive`: its length is chosen by draftLength auto (the others' are fixed, scheduled or none). */
     public constructor(public readonly adaptive: boolean) {}
@@ -16,13 +18,14 @@ export class LoadShare {
 
 /**
  * What the generations on one target share for choosing draft lengths (`draftLength: "auto"`): the
- * measured cost of a target step by its total tokens, the cost of drafting one position, the time a
- * step spends outside both, a running acceptance estimate that is every new generation's prior, and
+ * measured cost of a target step by its total tokens, the cost of drafting one position and of a
+ * drafter catching up on one token it missed, the time a step spends outside both, a running acceptance estimate that is every new generation's prior, and
  * each live generation's share of the next step (the batch composition, under continuous batching).
  * One instance per server; a generation without one gets its own.
  */
 export class SpeculationLoad {
     private readonly draftMilliseconds = new RecentMedian();
+    private readonly catchUpMilliseconds = new RecentMedian();
     private readonly overheadMilliseconds = new RecentMedian();
     /** Geometric acceptance counts (accepted positions; steps that ended at a rejection), halved as they grow. */
     private readonly overall = {accepted: 0, rejected: 0};
@@ -51,8 +54,8 @@ export class SpeculationLoad {
 
     /**
      * The rest of the batch, every live generation but `share`: the tokens and expected yield of those
-     * whose length is fixed, how many choose theirs by draftLength auto, and the tokens those put
-     * into the step they last chose for.
+     * whose length is fixed, how many choose theirs by draftLength auto, the tokens those put into the
+     * step they last chose for, and the tokens their drafters must catch up on before drafting again.
      */
     public others(share: LoadShare): {
         tokens: number;
@@ -61,11 +64,13 @@ export class SpeculationLoad {
         adaptiveTokens: number;
         adaptiveAlphas: number[];
         adaptiveOptimisticAlphas: number[];
+        adaptiveLag: number;
     } {
         let tokens = 0;
         let expectedYield = 0;
         let adaptive = 0;
         let adaptiveTokens = 0;
+        let adaptiveLag = 0;
         const adaptiveAlphas: number[] = [];
         const adaptiveOptimisticAlphas: number[] = [];
         for (const other of this.shares)
@@ -73,13 +78,14 @@ export class SpeculationLoad {
             else if (other.adaptive) {
                 adaptive++;
                 adaptiveTokens += other.tokens;
+                adaptiveLag += other.lag;
                 adaptiveAlphas.push(other.alpha);
                 adaptiveOptimisticAlphas.push(other.optimisticAlpha);
             } else {
                 tokens += other.tokens;
                 expectedYield += other.expectedYield;
             }
-        return {tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveOptimisticAlphas};
+        return {tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveOptimisticAlphas, adaptiveLag};
     }
 
     /**
@@ -186,6 +192,16 @@ export class SpeculationLoad {
     /** Milliseconds to draft one position; 0 before any was measured. */
     public get draftTime(): number {
         return this.draftMilliseconds.value ?? 0;
+    }
+
+    /** A drafter read `tokens` it had missed (steps without a draft) in `milliseconds` before it drafted. */
+    public recordCatchUp(milliseconds: number, tokens: number): void {
+        if (tokens > 0) this.catchUpMilliseconds.add(Math.max(0, milliseconds) / tokens);
+    }
+
+    /** Milliseconds for a drafter to read one token it missed; 0 before any was measured. */
+    public get catchUpTime(): number {
+        return this.catchUpMilliseconds.value ?? 0;
     }
 
     public recordOverhead(milliseconds: number): void {

@@ -164,7 +164,7 @@ export class StepLoop {
      */
     private chooseLength(limit: number): number {
         const adaptive = this.setup.adaptive;
-        const length = adaptive?.next(this.controller.next, limit) ?? Math.min(this.controller.next, limit);
+        const length = adaptive?.next(this.controller.next, limit, this.strategy.draftLag) ?? Math.min(this.controller.next, limit);
         if (this.speculative && limit > 0) {
             const choice = adaptive?.choice;
             this.setup.telemetry.draftLengths.record(length, choice?.skipped ?? false, choice?.probe ?? false);

@@ -46,6 +46,8 @@ export interface StepOutcome {
 export interface StepStrategy {
     /** The drafter has started, or there is none to start. */
     readonly started: boolean;
+    /** Tokens the drafter must read before its next draft (a draft model catching up after steps without one); absent: none. */
+    readonly draftLag?: number;
     /** Starts drafting once the prompt but its last token is in the target's cache. */
     start(): Promise<void>;
     step(input: StepInput): Promise<StepOutcome>;

@@ -73,3 +73,18 @@ describe("chooseDraftLength with the other auto sequences' acceptance", () => {
         expect(() => chooseDraftLength({...base, mirrorAlphas: [1.5]})).toThrow(/mirrorAlphas\.0/);
     });
 });
+
+describe("chooseDraftLength with a cost of resuming", () => {
+    it("charges every length above 0 the catch-up per token it emits, and drafts only where the gain exceeds it", () => {
+        const base = {alpha: 0.8, maxLength: 6, tokensPerPosition: 1, draftTime: 0.3, stepTime: linear(0.4)};
+        const free = chooseDraftLength(base);
+        expect(free.length).toBeGreaterThan(0);
+        const resumed = chooseDraftLength({...base, resumeTimePerToken: 0.2});
+        expect(resumed.rates[0]).toBe(free.rates[0]);
+        const k = free.length;
+        const yields = expectedTokensPerStep(0.8, k);
+        expect(resumed.rates[k]).toBeCloseTo(yields / (k * 0.3 + linear(0.4)(1 + k) + 0.2 * yields), 12);
+        // A catch-up dearer than a generated token's share of the gain keeps speculation off.
+        expect(chooseDraftLength({...base, resumeTimePerToken: 10}).length).toBe(0);
+    });
+});

@@ -26,6 +26,12 @@ export interface DraftLengthChoiceInput {
     readonly mirrors?: number;
     /** The acceptance of each of those `mirrors` sequences (default: `alpha` for each): the batch's yield adds theirs. */
     readonly mirrorAlphas?: readonly number[];
+    /**
+     * What drafting at all costs first, per token the step is expected to emit (a draft model reading the
+     * tokens emitted while it did not draft, spread over the tokens still to come); charged to lengths
+     * above 0. Default 0.
+     */
+    readonly resumeTimePerToken?: number;
 }
 
 export interface DraftLengthChoice {
@@ -44,7 +50,9 @@ export interface DraftLengthChoice {
  * yield of the fixed-length sequences in the same step, w the target tokens per draft position. With
  * nothing else in the batch it is the sequence's own speed-up; in a long compute-bound batch a draft
  * token costs about a generated token's share of the step and pays only with high acceptance, so
- * k = 0 (no speculation) wins. Ties go to the shorter draft.
+ * k = 0 (no speculation) wins. A draft of any length k > 0 may first cost a catch-up (resumeTimePerToken
+ * per emitted token), which is what keeps speculation off where resuming costs more than it would gain
+ * over the tokens still to come. Ties go to the shorter draft.
  */
 export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthChoice {
     const {alpha, maxLength, tokensPerPosition, draftTime, stepTime} = input;
@@ -59,17 +67,18 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
         if (!(mirror >= 0 && mirror <= 1)) throw new InvalidInputError(`must be in [0, 1], got ${mirror}`, `mirrorAlphas.${index}`);
     });
     const overhead = input.overheadTime ?? 0;
+    const resume = input.resumeTimePerToken ?? 0;
     const rates: number[] = [];
     let best = {length: 0, rate: -Infinity};
     // A measured curve may dip between noisy sizes; more tokens never make a step cheaper.
     let step = 0;
     for (let length = 0; length <= maxLength; length++) {
         step = Math.max(step, stepTime(otherTokens + sequences * (1 + tokensPerPosition * length)));
-        const time = length * draftTime + step + overhead;
         const yields = mirrorAlphas.reduce(
             (sum, mirror) => sum + expectedTokensPerStep(mirror, length),
             expectedTokensPerStep(alpha, length)
         );
+        const time = length * draftTime + step + overhead + (length > 0 ? resume * (otherYield + yields) : 0);
         const rate = (otherYield + yields) / Math.max(time, Number.MIN_VALUE);
         rates.push(rate);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
