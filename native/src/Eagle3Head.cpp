@@ -33,7 +33,6 @@ namespace {
 struct Staged {
     std::vector<int32_t> ids;
     std::vector<double> logits;
-    int32_t rows = 0;
     /** Why there is no draft (the tap lacks the rows the head needs); empty: there is one. */
     std::string unavailable;
 };
@@ -155,11 +154,12 @@ private:
         live.UseThreads();
         timings.threads = live.activeThreads;
         const auto start = std::chrono::steady_clock::now();
+        const double copied = live.copiedFloats;
         const bool done = job(live, staged, error);
         decodeFinished();
         timings.decodeMilliseconds = millisecondsSince(start);
-        // Each row given crossed from the graph whole: its logits and its pre-norm state.
-        timings.deviceToHostBytes = static_cast<double>(staged.rows) * (live.vocabulary + live.width) * sizeof(float);
+        // What crossed from the graphs: the encoder's g rows, and each output's logits and pre-norm state.
+        timings.deviceToHostBytes = (live.copiedFloats - copied) * sizeof(float);
         return done || error.empty() ? 0 : -1;
     }
 
@@ -254,14 +254,12 @@ private:
                 if (!argmax) {
                     staged.logits.resize(static_cast<size_t>(head.vocabulary));
                     if (!head.Row(staged.logits.data(), id, error)) return false;
-                    staged.rows = 1;
                     return true;
                 }
                 for (int32_t index = 0; index < count; index++) {
                     if (index > 0 && !head.Step(id, error)) return false;
                     if (!head.Row(nullptr, id, error)) return false;
                     staged.ids.push_back(id);
-                    staged.rows++;
                 }
                 return true;
             },
@@ -297,7 +295,6 @@ private:
                 if (!argmax) staged.logits.resize(static_cast<size_t>(head.vocabulary));
                 if (!head.Row(argmax ? nullptr : staged.logits.data(), id, error)) return false;
                 if (argmax) staged.ids.push_back(id);
-                staged.rows = 1;
                 return true;
             },
             now);

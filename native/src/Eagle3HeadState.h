@@ -46,6 +46,8 @@ struct Eagle3HeadState {
     int32_t next = -1;
     /** The pre-norm output of the last position decoded: the g of the next drafted token. */
     std::vector<float> prenorm;
+    /** Floats llama.cpp copied out of the head's graphs (g rows of the encoder; logit and pre-norm rows of outputs). */
+    double copiedFloats = 0;
     // The decoder's batch, owned here (llama_batch_init allocates tokens or embeddings, not both).
     std::vector<llama_token> tokens;
     std::vector<float> embeddings;
@@ -94,6 +96,7 @@ struct Eagle3HeadState {
             }
             std::memcpy(g.data() + first * static_cast<size_t>(width), out,
                         static_cast<size_t>(size) * static_cast<size_t>(width) * sizeof(float));
+            copiedFloats += static_cast<double>(size) * width;
         }
         return true;
     }
@@ -144,6 +147,7 @@ struct Eagle3HeadState {
             return false;
         }
         if (!output) return true;
+        copiedFloats += static_cast<double>(count) * (vocabulary + width);
         const float* row = llama_get_embeddings_nextn_ith(context, static_cast<int32_t>(count) - 1);
         if (row == nullptr) {
             error = "the EAGLE-3 head gave no pre-norm row";
@@ -181,8 +185,9 @@ struct Eagle3HeadState {
 
     /**
      * Brings the head up to a target holding history[0, length) with history[length] the token after
-     * them (`length` = history.size() − 1), and decodes the boundary pair. Pairs from the first position
-     * the target decoded again, or whose token changed, are written anew. False with an empty error: the
+     * them (`length` = history.size() − 1), and decodes the boundary pair. The pair at P reads g[P] and
+     * token P + 1: pairs from the first position the target decoded again, or whose next token changed,
+     * are written anew (after a verification: the accepted tokens and the boundary). False with an empty error: the
      * tap lacks rows the head needs, or holds another history's (the target's cells came from a
      * restored state): no draft this time.
      */
@@ -191,8 +196,7 @@ struct Eagle3HeadState {
         const auto length = static_cast<int32_t>(history.size()) - 1;
         LayerTap& tap = *target.tap;
         const int32_t rewritten = tap.Rewritten(sequence);
-        const int32_t from =
-            std::max(0, std::min({committed - 1, rewritten == INT32_MAX ? INT32_MAX : rewritten - 1, Agreed(history) - 1, length - 1}));
+        const int32_t from = std::max(0, std::min({committed, rewritten, Agreed(history) - 1, length - 1}));
         LayerTap::Span span;
         int32_t ignored = 0;
         llama_memory_t memory = llama_get_memory(context);
@@ -211,8 +215,9 @@ struct Eagle3HeadState {
         committed = from;
         known.resize(static_cast<size_t>(from));
         // The head's graph keeps every token's row and llama.cpp copies out the first rows of a batch as
-        // its outputs, so the boundary pair's row is read from a batch whose every token is an output: a
-        // few pairs (after a verification) decode with it, a long catch-up (a prompt) before it.
+        // its outputs (positions may not decrease within a batch, so the boundary cannot lead it): its
+        // row is read from a batch whose every token is an output, a few pairs (after a verification)
+        // decoding with it, a long catch-up (a prompt) before it.
         const bool together = count <= outputsWithBoundary;
         ClearBatch();
         for (size_t index = 0; index + 1 < count; index++)
