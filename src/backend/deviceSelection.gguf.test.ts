@@ -13,8 +13,9 @@ vi.setConfig(modelTestTimeouts);
  * Token selection inside the graph (NativeBackendOptions.deviceSelection, native/src/DeviceSelection.h)
  * on the CPU build, with the shipped family pair: at temperature 0 every lossless arm gives the text it
  * gives with the rows reduced on the host, while only token ids leave the graph; at T > 0 target-only
- * draws on the device with the generation's uniforms, and verification still copies whole rows (the
- * telemetry names why).
+ * draws on the device with the generation's uniforms, strict verification of lookup and draft-model
+ * drafts reads a few values per row, and the other verifications still copy whole rows (the telemetry
+ * names why).
  */
 const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
 const draftPath = new URL("../../models/draft/model.gguf", import.meta.url).pathname;
@@ -180,13 +181,76 @@ describe("device token selection at temperature 1", () => {
         expect(test.pValue).toBeGreaterThan(0.001);
     });
 
-    it("verification at T > 0 copies whole rows, says why, and a seed gives the same text either way", async () => {
-        const host = await run(false, arms[1]!, prompts[0]!, sampling, 7);
-        const device = await run(true, arms[1]!, prompts[0]!, sampling, 7);
+    /** The target's sampler row after `prompt`, read on the host. */
+    async function firstRow(prompt: string, sampling: {temperature: number; topK: number; topP: number; minP: number}) {
+        const {target} = pairs.get(false)!;
+        const sequence = await target.createSequence();
+        const [logits] = await sequence.evaluate([target.bosToken!, ...target.tokenize(prompt)]);
+        await sequence.dispose();
+        return processLogits(logits!, sampling);
+    }
+
+    it.each([
+        // A broad first row the draft model rarely matches: nearly every first draft is rejected.
+        {name: "T = 1", prompt: "x", temperature: 1, width: 16, seeds: 600},
+        // Drafts accepted about one time in five.
+        {name: "T = 2", prompt: "x", temperature: 2, width: 16, seeds: 1000},
+        // One candidate per row: the whole-row fallback draws the residual at most rejections.
+        {name: "T = 3, K = 1", prompt: prompts[0]!, temperature: 3, width: 1, seeds: 1500}
+    ])(
+        "$name: strict verification of the draft model's tokens reads 8 + 8K bytes per target row, and its first token follows the target's row (χ²)",
+        async ({prompt, temperature, width, seeds}) => {
+            const {target, draft} = pairs.get(true)!;
+            const warm = {temperature, topK: 0, topP: 1, minP: 0};
+            const expected = await firstRow(prompt, warm);
+            const observed = new Float64Array(target.vocabularySize);
+            const rowBytes = 8 + 8 * width;
+            let accepted = 0;
+            let fallbacks = 0;
+            for (let seed = 0; seed < seeds; seed++) {
+                // Two tokens: the first step drafts one (a step drafts at most the tokens still wanted, less one).
+                const result = await generate(target, draft, prompt, {
+                    gamma: 4,
+                    sampling: warm,
+                    maxTokens: 2,
+                    ignoreEos: true,
+                    seed,
+                    residualCandidates: width
+                });
+                const {telemetry} = result;
+                expect(telemetry.draftedPerPosition[0]).toBe(1);
+                accepted += telemetry.acceptedPerPosition[0]!;
+                const bytes = telemetry.toJSON().deviceToHostBytes!;
+                if (telemetry.rowsCopied === null) {
+                    // At most two steps, of two rows and one; the draft: two drawn rows, and one row gathered at K ids.
+                    expect(bytes.target).toBeLessThanOrEqual(3 * rowBytes);
+                    expect(bytes.draft).toBeLessThanOrEqual(2 * 8 + 4 + 4 * width);
+                } else {
+                    expect(telemetry.rowsCopied).toBe("residual from whole rows (every candidate rejected)");
+                    // The fallback reads the rejected row whole, once per model.
+                    expect(bytes.target).toBeLessThanOrEqual(3 * rowBytes + 4 * target.vocabularySize);
+                    fallbacks++;
+                }
+                observed[result.tokens[0]!]++;
+            }
+            // Both verdicts occurred, and with K = 1 the fallback too.
+            expect(accepted).toBeGreaterThan(0);
+            expect(accepted).toBeLessThan(seeds * 0.9);
+            if (width === 1) expect(fallbacks).toBeGreaterThan(seeds / 10);
+            const test = chiSquareGoodnessOfFit(observed, expected);
+            expect(test.bins).toBeGreaterThan(3);
+            expect(test.pValue).toBeGreaterThan(0.001);
+        }
+    );
+
+    it("a draft model drafting greedily copies whole rows, says why, and a seed gives the same text either way", async () => {
+        const arm = {...arms[1]!, options: {...arms[1]!.options, draftSampling: "greedy" as const}};
+        const host = await run(false, arm, prompts[0]!, sampling, 7);
+        const device = await run(true, arm, prompts[0]!, sampling, 7);
         expect(device.tokens).toEqual(host.tokens);
         expect(device.telemetry.deviceToHost.target).toBe(host.telemetry.deviceToHost.target);
         expect(device.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
-        expect(device.telemetry.toJSON().rowsCopied).toBe("verification at T > 0");
+        expect(device.telemetry.toJSON().rowsCopied).toBe("verification at T > 0 with a draft model");
         expect(host.telemetry.rowsCopied).toBeNull();
     });
 
