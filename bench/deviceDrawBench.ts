@@ -1,11 +1,15 @@
 /**
  * Token selection in the graph against the host, on the CPU build, for target-only decoding at T = 0
- * (argmax) and T = 1 (a draw) and for strict verification of n-gram drafts at T = 1: the same target
- * loaded with deviceSelection on and off, arms alternated one repetition at a time in one process.
- * Prints specgate's median tok/s per arm, the device ÷ host ratio [95% bootstrap interval] and bytes
- * copied out of the graph per token.
+ * (argmax) and T = 1 (a draw), for strict verification of n-gram drafts at T = 1 and, given --draft,
+ * of a draft model's tokens at T = 1: the same models loaded with deviceSelection on and off, arms
+ * alternated one repetition at a time in one process. Prints specgate's median tok/s per arm, the
+ * device ÷ host ratio [95% bootstrap interval] and bytes copied out of the graphs per token (target
+ * and draft together).
  *
- *   npx tsx bench/deviceDrawBench.ts --target /tmp/fixtures/v152k/target.gguf [--reps 7] [--tokens 64] [--threads 2]
+ *   npx tsx bench/deviceDrawBench.ts --target .specgate/device-fixtures/v152k/target.gguf \
+ *       [--draft .specgate/device-fixtures/v152k/draft.gguf] [--arm "draft model"] [--reps 7] [--tokens 64] [--threads 2]
+ *
+ * --arm runs only the arms whose name contains it.
  */
 import {loadavg} from "node:os";
 import {parseArgs} from "node:util";
@@ -17,6 +21,8 @@ import {formatInterval, median, medianRatioInterval} from "./speedIntervals.js";
 const {values} = parseArgs({
     options: {
         target: {type: "string", default: "models/target/model.gguf"},
+        draft: {type: "string"},
+        arm: {type: "string"},
         reps: {type: "string", default: "7"},
         tokens: {type: "string", default: "64"},
         threads: {type: "string", default: "2"}
@@ -25,25 +31,35 @@ const {values} = parseArgs({
 const reps = Number(values.reps);
 const threads = Number(values.threads);
 const prompt = "Once upon a time, the";
-const arms: Array<{name: string; options: GenerationOptionsInput}> = [
+const arms: Array<{name: string; options: GenerationOptionsInput; usesDraft?: boolean}> = [
     {name: "target-only T = 0", options: {gamma: 0, sampling: {temperature: 0}}},
     {name: "target-only T = 1", options: {gamma: 0, sampling: {temperature: 1}}},
-    {name: "strict γ = 4, n-gram drafts, T = 1", options: {drafter: "ngram:1:3", gamma: 4, sampling: {temperature: 1}}}
+    {name: "strict γ = 4, n-gram drafts, T = 1", options: {drafter: "ngram:1:3", gamma: 4, sampling: {temperature: 1}}},
+    ...(values.draft === undefined
+        ? []
+        : [{name: "strict γ = 4, draft model, T = 1", options: {gamma: 4, sampling: {temperature: 1}}, usesDraft: true}])
 ];
 
 const device = await NativeBackend.load(values.target, {threads, gpu: "off", deviceSelection: true});
 const host = await NativeBackend.load(values.target, {threads, gpu: "off", deviceSelection: false});
+const drafts =
+    values.draft === undefined
+        ? undefined
+        : {
+              device: await NativeBackend.load(values.draft, {threads, gpu: "off", deviceSelection: true}),
+              host: await NativeBackend.load(values.draft, {threads, gpu: "off", deviceSelection: false})
+          };
 process.stdout.write(
     `${values.target} (V = ${device.vocabularySize}), ${threads} threads, ${values.tokens} tokens, ${reps} repetitions, ` +
         `load average at start ${loadavg()[0].toFixed(2)}, ${new Date().toISOString()}\n\n` +
         "| arm | device tok/s | host tok/s | device ÷ host | bytes/token (device, host) |\n|---|---|---|---|---|\n"
 );
-for (const arm of arms) {
+for (const arm of arms.filter((candidate) => values.arm === undefined || candidate.name.includes(values.arm))) {
     const speeds = {device: [] as number[], host: [] as number[]};
     const bytes = {device: 0, host: 0};
     for (let rep = 0; rep < reps; rep++) {
         for (const side of rep % 2 === 0 ? (["device", "host"] as const) : (["host", "device"] as const)) {
-            const result = await generate(side === "device" ? device : host, undefined, prompt, {
+            const result = await generate(side === "device" ? device : host, arm.usesDraft === true ? drafts?.[side] : undefined, prompt, {
                 ...arm.options,
                 maxTokens: Number(values.tokens),
                 ignoreEos: true,
@@ -59,5 +75,7 @@ for (const arm of arms) {
     );
 }
 process.stdout.write(`\nload average at end ${loadavg()[0].toFixed(2)}\n`);
+await drafts?.device.dispose();
+await drafts?.host.dispose();
 await device.dispose();
 await host.dispose();
