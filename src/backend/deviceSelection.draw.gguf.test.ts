@@ -201,3 +201,100 @@ describe("ids drawn on the device", () => {
         }
     });
 });
+
+describe("a draft model's verification reads (native/src/DeviceResidual.h)", () => {
+    it.each([
+        {name: "on the device", backend: () => device, hostRows: 0},
+        {name: "on the host", backend: () => host, hostRows: 1}
+    ])(
+        "$name: K draws per row follow the sampler row with their probabilities, beside the drafted id's (χ², 125 rows × 16)",
+        async ({backend, hostRows}) => {
+            const options = sampling({temperature: 1.5, topK: 30, minP: 0.001});
+            const row = processLogits(await lastRow(), options);
+            const drafted = row.indexOf(Math.max(...row));
+            const width = 16;
+            const sequence = await backend().createSequence();
+            try {
+                await sequence.evaluate(context.slice(0, -1), {positions: []});
+                const before = sequence.timings.deviceToHostBytes!;
+                const random = new Random(30);
+                const observed = new Float64Array(device.vocabularySize);
+                for (let read = 0; read < 125; read++) {
+                    const uniforms = [Array.from({length: width}, () => random.nextDouble())];
+                    const rows = await sequence.evaluateCandidates([context.at(-1)!], options, [drafted], uniforms);
+                    expect(rows.hostRows).toBe(hostRows);
+                    expect(rows.draftedProbabilities[0]).toBeCloseTo(row[drafted]!, 5);
+                    expect(rows.candidates[0]).toHaveLength(width);
+                    for (const [index, id] of rows.candidates[0]!.entries()) {
+                        expect(rows.candidateProbabilities[0]![index]).toBeCloseTo(row[id]!, 5);
+                        observed[id]++;
+                    }
+                    await sequence.rollback(1);
+                }
+                const test = chiSquareGoodnessOfFit(observed, row);
+                expect(test.bins).toBeGreaterThan(5);
+                expect(test.pValue).toBeGreaterThan(0.001);
+                // The id, p(drafted) and K probabilities as floats, the K ids as the row's candidates: 8 + 8K bytes.
+                if (hostRows === 0) expect(sequence.timings.deviceToHostBytes! - before).toBe(125 * (8 + 8 * width));
+            } finally {
+                await sequence.dispose();
+            }
+        }
+    );
+
+    it.each([
+        {name: "on the device", backend: () => device, hostRows: 0},
+        {name: "on the host", backend: () => host, hostRows: 1}
+    ])(
+        "$name: a drawn id with its probability (8 bytes), and a row's probabilities at given ids (4 + 4K bytes)",
+        async ({backend, hostRows}) => {
+            const options = sampling({temperature: 0.9, topP: 0.95});
+            const row = processLogits(await lastRow(), options);
+            const sequence = await backend().createSequence();
+            try {
+                await sequence.evaluate(context.slice(0, -1), {positions: []});
+                let before = sequence.timings.deviceToHostBytes!;
+                const random = new Random(31);
+                for (let draw = 0; draw < 50; draw++) {
+                    const scored = await sequence.evaluateScored([context.at(-1)!], options, [random.nextDouble()]);
+                    expect(scored.hostRows).toBe(hostRows);
+                    expect(row[scored.tokens[0]!]).toBeGreaterThan(0);
+                    expect(scored.probabilities[0]).toBeCloseTo(row[scored.tokens[0]!]!, 5);
+                    await sequence.rollback(1);
+                }
+                if (hostRows === 0) expect(sequence.timings.deviceToHostBytes! - before).toBe(50 * 8);
+                // Ids kept by top-p and dropped by it (probability 0), in any order.
+                const kept = Array.from(row.keys()).filter((id) => row[id]! > 0);
+                const dropped = Array.from(row.keys()).filter((id) => row[id] === 0);
+                const ids = [kept[1]!, dropped[0]!, kept[0]!, dropped.at(-1)!];
+                before = sequence.timings.deviceToHostBytes!;
+                const gathered = await sequence.evaluateGathered([context.at(-1)!], options, [ids]);
+                expect(gathered.hostRows).toBe(hostRows);
+                for (const [index, id] of ids.entries()) expect(gathered.probabilities[0]![index]).toBeCloseTo(row[id]!, 5);
+                if (hostRows === 0) expect(sequence.timings.deviceToHostBytes! - before).toBe(4 + 4 * ids.length);
+            } finally {
+                await sequence.dispose();
+            }
+        }
+    );
+
+    it("refuses candidate lists of unequal or too large a length, ids outside the vocabulary, and temperature 0", async () => {
+        const sequence = await device.createSequence();
+        try {
+            const last = [context.at(-1)!];
+            await expect(sequence.evaluateCandidates(last, sampling({}), [-1], [[0.5], [0.5]])).rejects.toThrow(/uniforms/);
+            await expect(sequence.evaluateCandidates(last, sampling({}), [-1], [new Array(65).fill(0.5)])).rejects.toThrow(
+                /uniforms.*one length in \[1, 64\]/
+            );
+            await expect(sequence.evaluateCandidates(last, sampling({}), [device.vocabularySize], [[0.5]])).rejects.toThrow(
+                /drafted.*neither -1 nor an id/
+            );
+            await expect(sequence.evaluateGathered(last, sampling({}), [[-1]])).rejects.toThrow(/ids.*not an id of the vocabulary/);
+            await expect(sequence.evaluateGathered(last, sampling({}), [[1], [2]])).rejects.toThrow(/ids.*one list per wanted position/);
+            await expect(sequence.evaluateScored(last, sampling({temperature: 0}), [0.5])).rejects.toThrow(InvalidInputError);
+            expect(sequence.tokens).toEqual([]);
+        } finally {
+            await sequence.dispose();
+        }
+    });
+});
