@@ -185,8 +185,8 @@ export class AdaptiveDraftLength {
 
     private decide(limit: number): number {
         const {initialLength, maxLength} = this.options;
-        const others = this.load.others(this.share);
         if (this.load.bootstrapping()) {
+            const others = this.load.others(this.share);
             // Bootstrap: measure steps without a draft, then steps of the initial length, each size on
             // steps like the one before it (the first after a change of shape pays a graph rebuild).
             const longest = Math.min(maxLength, limit);

@@ -107,13 +107,16 @@ export class SpeculationLoad {
     /**
      * Whether draft lengths are still chosen to measure the cost curve rather than from it: until two
      * step sizes have settledSamples steady samples each, or, where the batch's shape keeps changing,
-     * for at most maxBootstrapChoices choices (then two sizes measured in any way do). A size seen only
+     * for about maxBootstrapSteps steps (choices per live generation; then two sizes measured in any
+     * way do). A size seen only
      * right after a change of shape, or once, may be far off, and a curve that overrates drafting keeps
      * speculation off for good (it never measures the drafted sizes again).
      */
     public bootstrapping(): boolean {
         const curve = this.stepCost;
-        const done = curve.settledSizes(settledSamples) >= 2 || (this.bootstrapChoices >= maxBootstrapChoices && curve.sizes >= 2);
+        const done =
+            curve.settledSizes(settledSamples) >= 2 ||
+            (this.bootstrapChoices >= maxBootstrapSteps * Math.max(1, this.shares.size) && curve.sizes >= 2);
         if (!done) this.bootstrapChoices++;
         return !done;
     }
@@ -222,8 +225,8 @@ export interface SharedDraftChoice {
 
 /** Steady samples of a step size before the bootstrap counts it as measured (their median ignores one outlier). */
 export const settledSamples = 3;
-/** Bootstrap choices after which a curve of two sizes measured in any way is used (a batch whose shape never holds still). */
-const maxBootstrapChoices = 64;
+/** Bootstrap steps after which a curve of two sizes measured in any way is used (a batch whose shape never holds still). */
+const maxBootstrapSteps = 64;
 
 const baseProbeInterval = 8;
 const maxProbeInterval = 64;
