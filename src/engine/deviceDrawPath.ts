@@ -73,8 +73,11 @@ export function deviceDrawSequence(
     const reason = rowsCopiedReason(target, options, reads) ?? (supportsDrawing(sequence) ? null : "the sequence cannot draw");
     if (reason !== null) telemetry.noteRowsCopied(reason);
     if (reason !== null || target.tokenSelection !== "device" || !supportsDrawing(sequence)) return undefined;
-    if (reads.speculative && reads.modelDrafts && readsResiduals(sequence))
-        return new DrawnDraftVerifier(sequence, options, chance, telemetry);
+    if (reads.speculative && reads.modelDrafts) {
+        if (readsResiduals(sequence)) return new DrawnDraftVerifier(sequence, options, chance, telemetry);
+        telemetry.noteRowsCopied("verification at T > 0 with a draft model");
+        return undefined;
+    }
     return new DrawnIdSequence(sequence, options, chance, telemetry, reads.speculative);
 }
 

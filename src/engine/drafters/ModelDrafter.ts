@@ -88,7 +88,9 @@ export class ModelDrafter implements Drafter {
             return {logits, probabilities: result.probabilities?.[0] ?? processLogits(logits, options.sampling)};
         };
 
-        const residualSequence = readsResiduals(sequence) && this.draft.tokenSelection === "device" ? sequence : undefined;
+        // Device draws stand for sampled drafts without minConfidence (which reads the top probability of each row).
+        const drawable = options.draftSampling === "sample" && options.minConfidence === 0 && this.draft.tokenSelection === "device";
+        const residualSequence = drawable && readsResiduals(sequence) ? sequence : undefined;
         /**
          * Decodes again the input token of row `row` of the proposal whose history ended at `start` (the
          * pending token, or drafted token row − 1) and reads its row; the cache then ends at that token.
