@@ -229,6 +229,16 @@ function batchColumns({target, draft}: Arm["batches"]): string {
     if (target.steps === 0) return "– | – | – | –";
     return `${target.steps} | ${(target.submissions / target.steps).toFixed(1)} | ${target.gatherMilliseconds.toFixed(0)} | ${draft.steps}`;
 }
+for (const arm of arms) {
+    if (!arm.gamma.startsWith("auto")) continue;
+    const load = arm.serve.state.speculationLoad;
+    const sizes = Array.from({length: 9}, (_value, index) => index + 1);
+    console.log(
+        `γ=${arm.gamma}'s cost model at the end: target step of ${sizes.join(", ")} tokens ${sizes.map((size) => load.stepCost.predict(size).toFixed(3)).join(", ")} ms; ` +
+            `drafting ${load.draftTime.toFixed(3)} ms/position, catch-up ${load.catchUpTime.toFixed(4)} ms/token, other ${load.overheadTime.toFixed(3)} ms/step; ` +
+            `acceptance prior ${load.acceptancePrior.toFixed(3)}`
+    );
+}
 console.log(`medians: ${arms.map((arm) => `γ=${arm.gamma} ${median(arm.rates).toFixed(1)}`).join(", ")}`);
 for (const arm of arms) {
     await arm.serve.shutdown();
