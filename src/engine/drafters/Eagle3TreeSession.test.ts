@@ -29,7 +29,8 @@ function fakeHead(options: {available?: boolean; contextSize?: number} = {}) {
         groups: [{transferMilliseconds: 0, samplingMilliseconds: 0, ...(error !== undefined ? {error} : {})}]
     });
     const write = (destination: Int32Array | Float64Array): void => destination.set(rowAfter(tokens));
-    const handle: NativeEagle3HeadHandle = {
+    // What a tree session calls of a head.
+    const handle: Pick<NativeEagle3HeadHandle, "vocabularySize" | "draft" | "next" | "draftNow" | "nextNow" | "dispose"> = {
         vocabularySize,
         draft(history, _count, destination) {
             if (options.available === false) return Promise.resolve(result("not captured"));
