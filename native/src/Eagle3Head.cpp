@@ -3,6 +3,7 @@
 #include "Eagle3Head.h"
 
 #include "DecodeWorker.h"
+#include "Eagle3Draws.h"
 #include "Eagle3HeadState.h"
 #include "runtime.h"
 #include "validate.h"
@@ -29,10 +30,14 @@ std::vector<int32_t> tapLayers(Napi::Env env, Napi::Value value, const std::stri
 
 namespace {
 
-/** A call's result, staged in memory the call owns until it reaches the destination on the main thread. */
+/** What a call writes: greedy ids (an Int32Array), one logit row (a Float64Array), or sampled drafts (ids, sampler rows, logit rows). */
+enum class Output { Ids, Row, Drawn };
+
+/** A call's result, staged in memory the call owns until it reaches the destinations on the main thread. */
 struct Staged {
     std::vector<int32_t> ids;
     std::vector<double> logits;
+    HeadDraws drawn;
     /** Why there is no draft (the tap lacks the rows the head needs); empty: there is one. */
     std::string unavailable;
 };
@@ -51,6 +56,8 @@ public:
                                taggedMethod<Eagle3Head, &Eagle3Head::Next>("next"),
                                taggedMethod<Eagle3Head, &Eagle3Head::DraftNow>("draftNow"),
                                taggedMethod<Eagle3Head, &Eagle3Head::NextNow>("nextNow"),
+                               taggedMethod<Eagle3Head, &Eagle3Head::DrawDrafts>("drawDrafts"),
+                               taggedMethod<Eagle3Head, &Eagle3Head::DrawDraftsNow>("drawDraftsNow"),
                                taggedMethod<Eagle3Head, &Eagle3Head::Dispose>("dispose"),
                            });
     }
@@ -163,12 +170,23 @@ private:
         return done || error.empty() ? 0 : -1;
     }
 
-    /** Writes the staged rows into the destination, asked afresh (it may have been detached or shrunk). */
-    static std::string Deliver(const Staged& staged, bool argmax, Napi::TypedArray array, DecodeTimings& timings) {
-        const size_t needed = argmax ? staged.ids.size() : staged.logits.size();
-        if (array.ElementLength() < needed) return "destination was detached or shrunk while the head drafted";
-        if (argmax && needed > 0) std::memcpy(array.As<Napi::Int32Array>().Data(), staged.ids.data(), needed * sizeof(int32_t));
-        if (!argmax && needed > 0) std::memcpy(array.As<Napi::Float64Array>().Data(), staged.logits.data(), needed * sizeof(double));
+    /** Copies `values` to the start of `array`, asked afresh (it may have been detached or shrunk); false when it no longer fits. */
+    template <typename Value> static bool CopyInto(Napi::TypedArray array, const std::vector<Value>& values) {
+        if (array.ElementLength() < values.size()) return false;
+        if (!values.empty())
+            std::memcpy(static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), values.data(),
+                        values.size() * sizeof(Value));
+        return true;
+    }
+
+    /** Writes the staged results into the destinations (a call that found no draft leaves them as they were). */
+    static std::string Deliver(const Staged& staged, Output output, const std::vector<Napi::TypedArray>& arrays, DecodeTimings& timings) {
+        const bool fits = !staged.unavailable.empty() || (output == Output::Ids   ? CopyInto(arrays[0], staged.ids)
+                                                          : output == Output::Row ? CopyInto(arrays[0], staged.logits)
+                                                                                  : CopyInto(arrays[0], staged.drawn.ids) &&
+                                                                                        CopyInto(arrays[1], staged.drawn.probabilities) &&
+                                                                                        CopyInto(arrays[2], staged.drawn.logits));
+        if (!fits) return "destination was detached or shrunk while the head drafted";
         timings.groups.assign(1, GroupResult{});
         timings.groups[0].deviceToHostBytes = timings.deviceToHostBytes;
         timings.groups[0].error = staged.unavailable;
@@ -179,8 +197,8 @@ private:
      * Runs `job` on a worker (a promise; its staged rows reach `destination` on the main thread), or,
      * `now`, on the calling thread: null when another call holds the head or the CPU, which it never waits for.
      */
-    static Napi::Value Run(Napi::Env env, const std::shared_ptr<Eagle3HeadState>& live, Napi::Value destination, bool argmax, Job job,
-                           bool now) {
+    static Napi::Value Run(Napi::Env env, const std::shared_ptr<Eagle3HeadState>& live, std::vector<Napi::Value> destinations,
+                           Output output, Job job, bool now) {
         auto staged = std::make_shared<Staged>();
         if (now) {
             std::unique_lock<std::mutex> lock(live->mutex, std::try_to_lock);
@@ -192,19 +210,23 @@ private:
             if (Execute(*live, *staged, job, timings, error) != 0) throw Napi::Error::New(env, error);
             compute.unlock();
             lock.unlock();
-            const std::string failed = Deliver(*staged, argmax, destination.As<Napi::TypedArray>(), timings);
+            std::vector<Napi::TypedArray> arrays;
+            for (const Napi::Value& value : destinations) arrays.push_back(value.As<Napi::TypedArray>());
+            const std::string failed = Deliver(*staged, output, arrays, timings);
             if (!failed.empty()) throw Napi::RangeError::New(env, failed);
             return timingsObject(env, timings);
         }
         auto* worker = new DecodeWorker(
-            env, {destination},
+            env, destinations,
             [live, staged, job](DecodeTimings& timings, std::string& error) {
                 std::lock_guard<std::mutex> lock(live->mutex);
                 std::lock_guard<std::mutex> compute(computeMutex);
                 return Execute(*live, *staged, job, timings, error);
             },
-            [staged, argmax](Napi::Env, const std::vector<Napi::ObjectReference>& references, DecodeTimings& timings) {
-                return Deliver(*staged, argmax, references[0].Value().As<Napi::TypedArray>(), timings);
+            [staged, output](Napi::Env, const std::vector<Napi::ObjectReference>& references, DecodeTimings& timings) {
+                std::vector<Napi::TypedArray> arrays;
+                for (const Napi::ObjectReference& reference : references) arrays.push_back(reference.Value().As<Napi::TypedArray>());
+                return Deliver(*staged, output, arrays, timings);
             });
         Napi::Promise promise = worker->Promise();
         worker->Queue();
@@ -223,33 +245,42 @@ private:
     /** draftNow(…same arguments…) → timings | null: the same on the calling thread, for calls shorter than a thread hop. */
     Napi::Value DraftNow(const Napi::CallbackInfo& info) { return DraftOn(info, true); }
 
-    Napi::Value DraftOn(const Napi::CallbackInfo& info, bool now) {
-        Napi::Env env = info.Env();
-        std::shared_ptr<Eagle3HeadState> live = Live(env);
-        std::vector<llama_token> history = int32ArrayArgument(env, info[0], "history");
+    /** The history argument: the pending token at least, within the head's context and the shared vocabulary. */
+    static std::vector<llama_token> HistoryArgument(Napi::Env env, Napi::Value value, const Eagle3HeadState& live) {
+        std::vector<llama_token> history = int32ArrayArgument(env, value, "history");
         if (history.empty()) throwRangeError(env, "history must hold at least the pending token");
-        if (history.size() > static_cast<size_t>(live->contextSize))
+        if (history.size() > static_cast<size_t>(live.contextSize))
             throwRangeError(env, "history: " + std::to_string(history.size()) + " tokens are more than the head's context of " +
-                                     std::to_string(live->contextSize));
-        const int32_t limit = std::min(live->vocabulary, live->target.model->vocabularySize);
+                                     std::to_string(live.contextSize));
+        const int32_t limit = std::min(live.vocabulary, live.target.model->vocabularySize);
         for (size_t index = 0; index < history.size(); index++)
             if (history[index] < 0 || history[index] >= limit)
                 throwRangeError(env, "history[" + std::to_string(index) + "] = " + std::to_string(history[index]) +
                                          " is outside the vocabulary of " + std::to_string(limit) + " ids");
+        return history;
+    }
+
+    /** Syncs the head with `history`; false with `staged.unavailable` set when the target's layers for it were not captured. */
+    static bool Synced(Eagle3HeadState& head, const std::vector<llama_token>& history, int32_t length, Staged& staged, std::string& error) {
+        if (head.Sync(history, error)) return true;
+        if (error.empty())
+            staged.unavailable = "the target's hidden states for positions below " + std::to_string(length) + " were not captured";
+        return false;
+    }
+
+    Napi::Value DraftOn(const Napi::CallbackInfo& info, bool now) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<Eagle3HeadState> live = Live(env);
+        std::vector<llama_token> history = HistoryArgument(env, info[0], *live);
         const auto length = static_cast<int32_t>(history.size()) - 1;
         const auto count = static_cast<int32_t>(integerArgument(env, info[1], "count", 1, live->contextSize - length));
         bool argmax = true;
         CheckDestination(env, info[2], argmax, static_cast<size_t>(count), *live);
         if (!argmax && count != 1) throwRangeError(env, "count must be 1 for a logit row (drafted tokens follow through next)");
         return Run(
-            env, live, info[2], argmax,
+            env, live, {info[2]}, argmax ? Output::Ids : Output::Row,
             [history = std::move(history), length, count, argmax](Eagle3HeadState& head, Staged& staged, std::string& error) {
-                if (!head.Sync(history, error)) {
-                    if (error.empty())
-                        staged.unavailable =
-                            "the target's hidden states for positions below " + std::to_string(length) + " were not captured";
-                    return false;
-                }
+                if (!Synced(head, history, length, staged, error)) return false;
                 int32_t id = 0;
                 if (!argmax) {
                     staged.logits.resize(static_cast<size_t>(head.vocabulary));
@@ -262,6 +293,71 @@ private:
                     staged.ids.push_back(id);
                 }
                 return true;
+            },
+            now);
+    }
+
+    /**
+     * drawDrafts(history, uniforms, options, ids, probabilities, logits) → Promise<timings>: the head catches
+     * up as draft does, then draws uniforms.length tokens (Eagle3Draws.h), each from the sampler row of its
+     * logits over ids [0, options.size) with options.sampling, with one uniform each, stopping early where a
+     * row's top probability is below options.minConfidence. Writes the ids (−1 past the draft's end) and,
+     * options.size values per token, the sampler rows and the logits.
+     */
+    Napi::Value DrawDrafts(const Napi::CallbackInfo& info) { return DrawOn(info, false); }
+
+    /** drawDraftsNow(…same arguments…) → timings | null: the same on the calling thread. */
+    Napi::Value DrawDraftsNow(const Napi::CallbackInfo& info) { return DrawOn(info, true); }
+
+    /** A typed array of `type` holding at least `needed` elements, named `name`. */
+    static Napi::Value ArrayArgument(Napi::Env env, Napi::Value value, const std::string& name, napi_typedarray_type type, size_t needed) {
+        const bool typed = value.IsTypedArray() && value.As<Napi::TypedArray>().TypedArrayType() == type;
+        if (!typed) throwTypeError(env, name + " must be " + (type == napi_int32_array ? "an Int32Array" : "a Float64Array"));
+        const size_t length = value.As<Napi::TypedArray>().ElementLength();
+        if (length < needed)
+            throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) +
+                                     " it needs");
+        return value;
+    }
+
+    static HeadDrawSettings DrawSettingsArgument(Napi::Env env, Napi::Value value, const Eagle3HeadState& live) {
+        Napi::Object options = objectArgument(env, value, "options");
+        Napi::Object sampling = objectArgument(env, options.Get("sampling"), "options.sampling");
+        HeadDrawSettings settings;
+        settings.sampling.temperature = numberArgument(env, sampling.Get("temperature"), "options.sampling.temperature", 0, HUGE_VAL);
+        settings.sampling.topK = static_cast<int32_t>(integerArgument(env, sampling.Get("topK"), "options.sampling.topK", 0, INT32_MAX));
+        settings.sampling.topP = numberArgument(env, sampling.Get("topP"), "options.sampling.topP", 0, 1);
+        settings.sampling.minP = numberArgument(env, sampling.Get("minP"), "options.sampling.minP", 0, 1);
+        settings.size = static_cast<size_t>(integerArgument(env, options.Get("size"), "options.size", 1, live.vocabulary));
+        settings.minConfidence = numberArgument(env, options.Get("minConfidence"), "options.minConfidence", 0, 1);
+        return settings;
+    }
+
+    Napi::Value DrawOn(const Napi::CallbackInfo& info, bool now) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<Eagle3HeadState> live = Live(env);
+        std::vector<llama_token> history = HistoryArgument(env, info[0], *live);
+        const auto length = static_cast<int32_t>(history.size()) - 1;
+        ArrayArgument(env, info[1], "uniforms", napi_float64_array, 1);
+        Napi::Float64Array given = info[1].As<Napi::Float64Array>();
+        std::vector<double> uniforms(given.Data(), given.Data() + given.ElementLength());
+        if (uniforms.size() > static_cast<size_t>(live->contextSize - length))
+            throwRangeError(env, "uniforms: " + std::to_string(uniforms.size()) + " tokens past a history of " +
+                                     std::to_string(history.size()) + " overflow the head's context of " +
+                                     std::to_string(live->contextSize));
+        for (size_t index = 0; index < uniforms.size(); index++)
+            if (!(uniforms[index] >= 0 && uniforms[index] < 1))
+                throwRangeError(env, "uniforms[" + std::to_string(index) + "] must be in [0, 1)");
+        const HeadDrawSettings settings = DrawSettingsArgument(env, info[2], *live);
+        const size_t rows = uniforms.size() * settings.size;
+        std::vector<Napi::Value> destinations{ArrayArgument(env, info[3], "ids", napi_int32_array, uniforms.size()),
+                                              ArrayArgument(env, info[4], "probabilities", napi_float64_array, rows),
+                                              ArrayArgument(env, info[5], "logits", napi_float64_array, rows)};
+        return Run(
+            env, live, std::move(destinations), Output::Drawn,
+            [history = std::move(history), length, uniforms = std::move(uniforms), settings](Eagle3HeadState& head, Staged& staged,
+                                                                                             std::string& error) {
+                return Synced(head, history, length, staged, error) && drawDrafts(head, settings, uniforms, staged.drawn, error);
             },
             now);
     }
@@ -280,7 +376,7 @@ private:
         bool argmax = true;
         CheckDestination(env, info[1], argmax, 1, *live);
         return Run(
-            env, live, info[1], argmax,
+            env, live, {info[1]}, argmax ? Output::Ids : Output::Row,
             [token, argmax](Eagle3HeadState& head, Staged& staged, std::string& error) {
                 if (head.next < 0) {
                     error = "next: no draft is open (call draft first)";

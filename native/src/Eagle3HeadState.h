@@ -157,13 +157,17 @@ struct Eagle3HeadState {
         return true;
     }
 
+    /** The last output's logits (vocabulary floats), or null with `error` set. */
+    const float* LastLogits(std::string& error) {
+        const float* row = llama_get_logits_ith(context, -1);
+        if (row == nullptr) error = "the EAGLE-3 head gave no logits";
+        return row;
+    }
+
     /** The last output's logits: copied (`logits` non-null) or reduced to their first maximum. */
     bool Row(double* logits, int32_t& argmax, std::string& error) {
-        const float* row = llama_get_logits_ith(context, -1);
-        if (row == nullptr) {
-            error = "the EAGLE-3 head gave no logits";
-            return false;
-        }
+        const float* row = LastLogits(error);
+        if (row == nullptr) return false;
         if (logits != nullptr) {
             for (int32_t token = 0; token < vocabulary; token++) logits[token] = row[token];
             return true;

@@ -7,6 +7,13 @@ export interface NativeEagle3HeadOptions {
     threads: number;
 }
 
+/** How drawDrafts draws: the sampler settings, the ids its rows cover, and the top probability a row must reach (0: any). */
+export interface NativeEagle3DrawOptions {
+    sampling: {temperature: number; topK: number; topP: number; minP: number};
+    size: number;
+    minConfidence: number;
+}
+
 /**
  * An EAGLE-3 head drafting for one sequence of a target context created with captureLayers
  * (native/src/Eagle3Head.cpp): calls run on libuv's worker pool, one at a time. `draft` brings the
@@ -29,6 +36,30 @@ export interface NativeEagle3HeadHandle {
     draftNow(history: Int32Array, count: number, destination: Int32Array | Float64Array): NativeDecodeResult | null;
     /** next on the calling thread, as draftNow. */
     nextNow(token: number, destination: Int32Array | Float64Array): NativeDecodeResult | null;
+    /**
+     * Catches up as draft does, then draws uniforms.length tokens, each from the sampler row of the
+     * head's logits over ids [0, options.size) (processLogits' steps with options.sampling) with one
+     * uniform each (SeededChance.choose's inverse CDF), feeding each back to draw the next: γ sampled
+     * drafts in one call. Stops where a row's top probability is below options.minConfidence. Writes
+     * the ids (−1 past the draft's end) and, options.size values per token, the sampler rows and logits.
+     */
+    drawDrafts(
+        history: Int32Array,
+        uniforms: Float64Array,
+        options: NativeEagle3DrawOptions,
+        ids: Int32Array,
+        probabilities: Float64Array,
+        logits: Float64Array
+    ): Promise<NativeDecodeResult>;
+    /** drawDrafts on the calling thread, as draftNow. */
+    drawDraftsNow(
+        history: Int32Array,
+        uniforms: Float64Array,
+        options: NativeEagle3DrawOptions,
+        ids: Int32Array,
+        probabilities: Float64Array,
+        logits: Float64Array
+    ): NativeDecodeResult | null;
     /** Idempotent; a call in flight finishes first. */
     dispose(): void;
 }

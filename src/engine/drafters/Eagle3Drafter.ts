@@ -3,6 +3,8 @@ import type {Eagle3HeadBackend} from "../../backend/Eagle3HeadBackend.js";
 import {argmax} from "../../distributions/argmax.js";
 import {processLogits} from "../../distributions/processLogits.js";
 import {InvalidDrafterError} from "../../errors.js";
+import type {Random} from "../../random/Random.js";
+import {SeededChance} from "../../random/SeededChance.js";
 import {sumOf} from "../../policies/rowOperations.js";
 import {type Drafter, type DrafterSession, type DrafterStart, type DraftProposal, type DraftRequest, noProposal} from "./Drafter.js";
 import {Eagle3HeadCalls} from "./Eagle3HeadCalls.js";
@@ -13,10 +15,12 @@ export const eagle3Label = "eagle3";
  * An EAGLE-3 head drafting from the target's own hidden states (the EAGLE-3 paper; llama.cpp's
  * draft-eagle3): the target keeps the inputs of three of its layers for every token it decodes, and
  * the head, a one-layer decoder with its own KV cache, reads them with each token to draft the next.
- *  - argmax-only steps draft γ greedy ids in one native call;
+ *  - argmax-only steps, and greedy drafts (draftSampling "greedy", minConfidence 0) at any
+ *    temperature, draft γ greedy ids in one native call;
  *  - otherwise each token comes from the head's row: sampled from its sampler row (passed as q, which
- *    keeps `strict` exact at any temperature) or, with draftSampling "greedy", its argmax verified as a
- *    q-less proposal; drafting stops early when the top probability is below minConfidence.
+ *    keeps `strict` exact at any temperature; γ draws in one native call, with uniforms of the
+ *    generation's generator) or, with draftSampling "greedy", its argmax verified as a q-less
+ *    proposal; drafting stops early when the top probability is below minConfidence.
  * A head with a reduced draft vocabulary (llama.cpp's d2t map) has its rows mapped back to the
  * target's ids inside the graph: ids outside the map get −∞. The head catches up with whatever the
  * target decoded since it last drafted (another chain member's proposal included), and drops what it
@@ -44,13 +48,31 @@ export class Eagle3Drafter implements Drafter {
         const vocabularySize = head.vocabularySize;
         const greedyIds = size >= vocabularySize;
         const row = new Float64Array(vocabularySize);
+        // Greedy drafts need no row unless minConfidence reads its top probability or the policy its logits (fuzzy).
+        const greedyWithoutRows = options.draftSampling === "greedy" && options.minConfidence === 0 && options.policy.kind !== "fuzzy";
 
         const draftArgmax = async (history: Int32Array, count: number): Promise<number[] | undefined> => {
             const ids = new Int32Array(count);
             return (await head.draft(history, count, ids)) ? Array.from(ids) : undefined;
         };
 
+        // Sampled drafts with the generation's seeded generator: γ draws in one native call, one uniform each as chance.choose takes.
+        const random = chance instanceof SeededChance && options.draftSampling === "sample" ? chance.random : undefined;
+        const drawRows = async (request: DraftRequest, history: Int32Array, generator: Random): Promise<DraftProposal> => {
+            const count = request.maxTokens;
+            const uniforms = Float64Array.from({length: count}, () => generator.nextDouble());
+            const ids = new Int32Array(count);
+            const [probabilities, logits] = [new Float64Array(count * size), new Float64Array(count * size)];
+            const settings = {sampling: options.sampling, size, minConfidence: options.minConfidence};
+            if (!(await head.drawDrafts(history, uniforms, settings, {ids, probabilities, logits}))) return noProposal(eagle3Label);
+            const end = ids.indexOf(-1);
+            const tokens = Array.from(ids.subarray(0, end < 0 ? count : end));
+            const rows = (values: Float64Array) => tokens.map((_token, index) => values.slice(index * size, (index + 1) * size));
+            return {tokens, probs: rows(probabilities), logits: rows(logits), source: eagle3Label, consulted: [eagle3Label]};
+        };
+
         const draftRows = async (request: DraftRequest, history: Int32Array): Promise<DraftProposal> => {
+            if (random !== undefined) return drawRows(request, history, random);
             const tokens: number[] = [];
             const probs: Float64Array[] = [];
             const logitRows: Float64Array[] = [];
@@ -83,7 +105,8 @@ export class Eagle3Drafter implements Drafter {
                 const length = history.length - 1;
                 if (maxTokens < 1 || length < 1 || length + maxTokens > positions) return noProposal(eagle3Label);
                 const tokens = Int32Array.from(history);
-                if (!argmaxOnly || !greedyIds) return draftRows(request, tokens);
+                const idsOnly = argmaxOnly || greedyWithoutRows;
+                if (!idsOnly || !greedyIds) return draftRows(request, tokens);
                 const ids = await draftArgmax(tokens, maxTokens);
                 return ids === undefined ? noProposal(eagle3Label) : {tokens: ids, source: eagle3Label, consulted: [eagle3Label]};
             },

@@ -1,4 +1,4 @@
-import type {NativeEagle3HeadHandle} from "../../backend/Eagle3HeadHandle.js";
+import type {NativeEagle3DrawOptions, NativeEagle3HeadHandle} from "../../backend/Eagle3HeadHandle.js";
 import {InlineDecodeChooser} from "../../backend/InlineDecodeChooser.js";
 import type {EvaluationSplit} from "../../backend/ModelBackend.js";
 import type {NativeDecodeResult} from "../../backend/nativeAddon.js";
@@ -37,6 +37,32 @@ export class Eagle3HeadCalls {
         const result = await this.timed(
             (now) => (now ? head.draftNow(history, count, destination) : head.draft(history, count, destination)),
             count,
+            work
+        );
+        const drafted = result.groups[0]?.error === undefined;
+        this.caughtUp = drafted ? history.length - 1 : 0;
+        return drafted;
+    }
+
+    /**
+     * Catches up as draft does and draws uniforms.length sampled tokens in one call (NativeEagle3HeadHandle.drawDrafts);
+     * false when the target's layers for that history were not captured.
+     */
+    public async drawDrafts(
+        history: Int32Array,
+        uniforms: Float64Array,
+        options: NativeEagle3DrawOptions,
+        destinations: {ids: Int32Array; probabilities: Float64Array; logits: Float64Array}
+    ): Promise<boolean> {
+        const {head} = this;
+        const {ids, probabilities, logits} = destinations;
+        const work = history.length - this.caughtUp;
+        const result = await this.timed(
+            (now) =>
+                now
+                    ? head.drawDraftsNow(history, uniforms, options, ids, probabilities, logits)
+                    : head.drawDrafts(history, uniforms, options, ids, probabilities, logits),
+            uniforms.length,
             work
         );
         const drafted = result.groups[0]?.error === undefined;
