@@ -196,6 +196,24 @@ describe("AdaptiveDraftLength resuming after steps without a draft", () => {
     });
 });
 
+describe("AdaptiveDraftLength's cost of a step outside drafting and the target", () => {
+    it("counts the caller's time between steps when the generation runs alone, and not beside others", () => {
+        const load = new SpeculationLoad();
+        const auto = new AdaptiveDraftLength(load, options);
+        const step = (caller: number): void => {
+            auto.next(4);
+            auto.afterTarget(1, 1, undefined);
+            auto.observe({proposed: 0, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 1.25, callerMilliseconds: caller});
+        };
+        for (let index = 0; index < 5; index++) step(0.5);
+        expect(load.overheadTime).toBeCloseTo(0.75, 12);
+        const other = new AdaptiveDraftLength(load, {...options, choose: false});
+        for (let index = 0; index < 20; index++) step(5);
+        expect(load.overheadTime).toBeCloseTo(0.25, 12);
+        other.dispose();
+    });
+});
+
 describe("AdaptiveDraftLength in a shared step", () => {
     it("gives every auto generation of one target step the same length, chosen again for the next step", () => {
         const load = presetSpeculationLoad(0.3);

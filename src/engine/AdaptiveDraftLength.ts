@@ -27,6 +27,8 @@ export interface AdaptiveStepOutcome {
     readonly draftMilliseconds: number;
     /** The whole step, drafting, the target call, verification and bookkeeping. */
     readonly stepMilliseconds: number;
+    /** The caller's time between the previous step and this one (serve: sending the previous chunk); default 0. */
+    readonly callerMilliseconds?: number;
 }
 
 /**
@@ -160,7 +162,10 @@ export class AdaptiveDraftLength {
                 this.load.recordCatchUp(outcome.draftMilliseconds - proposed * this.load.draftTime, this.lag);
         }
         this.drafting = proposed > 0;
-        this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds);
+        // What the caller does with each step's output is a cost per step as well; with other
+        // generations running, that time also holds their steps, so it is counted only when alone.
+        const caller = this.load.liveGenerations === 1 ? (outcome.callerMilliseconds ?? 0) : 0;
+        this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds + caller);
     }
 
     /** Tells the other generations on the load this one's acceptance (their batch-wide choice weighs it). */

@@ -42,6 +42,8 @@ export class StepLoop {
     private promptPrefix: number[] | null;
     private readonly controller: DraftLengthController;
     private readonly strategy: StepStrategy;
+    /** performance.now() when the previous step returned: the time until the next is the caller's (serve: streaming the chunk). */
+    private previousStepEnd: number | undefined;
 
     public constructor(private readonly setup: StepLoopSetup) {
         const {options, target, promptTokens} = setup;
@@ -125,6 +127,7 @@ export class StepLoop {
         this.promptPrefix = null;
         const outcome = await this.strategy.step({prefix, wanted, promptStep});
         if (!promptStep) this.observeStep(outcome.drafted, outcome.accepted, stepStart, draftBefore);
+        this.previousStepEnd = performance.now();
         return outcome.chunk;
     }
 
@@ -178,7 +181,8 @@ export class StepLoop {
             proposed,
             accepted,
             draftMilliseconds: this.setup.telemetry.time.draft - draftBefore,
-            stepMilliseconds: performance.now() - stepStart
+            stepMilliseconds: performance.now() - stepStart,
+            callerMilliseconds: this.previousStepEnd !== undefined ? stepStart - this.previousStepEnd : 0
         });
     }
 
