@@ -56,6 +56,12 @@ public:
         cursor = 0;
     }
 
+    /**
+     * Whether the graphs built from now on leave the row's logits for llama.cpp to copy (V floats per row,
+     * read with llama_get_sampled_logits_ith): for a chain that stays attached while its sequence asks for rows.
+     */
+    void KeepRow(bool keep) { keepRow = keep; }
+
     /** Verify: the drafted id of each of this decode's rows of the sequence, in batch order (−1: none). */
     void SetDrafted(const std::vector<int32_t>& ids) {
         drafted.assign(ids.begin(), ids.end());
@@ -69,6 +75,7 @@ private:
     Mode mode;
     uint32_t width; // Candidates: uniforms per row; Gather: ids per row
     bool onDevice = false;
+    bool keepRow = false;
     std::vector<ggml_tensor*> inputs;        // the draw nodes' uniforms, one per row of the graph built last
     std::vector<ggml_tensor*> draftedInputs; // Verify: the drafted id per row, as a float (ids < 2²⁴ are exact)
     std::vector<float> uniforms;
@@ -123,10 +130,11 @@ private:
     }
 
     static void BackendApply(llama_sampler* sampler, ggml_context* context, ggml_cgraph*, llama_sampler_data* data) {
+        ggml_tensor* row = data->logits;
         ggml_tensor* draftedProbability = Of(sampler)->Build(context, data);
         // What llama.cpp would copy besides the id: the row (V floats), its probabilities, its candidates
-        // (Verify: the one probability of the drafted id instead).
-        data->logits = nullptr;
+        // (Verify: the one probability of the drafted id instead). KeepRow leaves the row to copy.
+        data->logits = Of(sampler)->keepRow ? row : nullptr;
         data->probs = draftedProbability;
         data->candidates = Of(sampler)->candidateIds;
         Of(sampler)->candidateIds = nullptr;
@@ -181,8 +189,9 @@ private:
         };
         ggml_tensor* uniforms =
             kind == ResidualKind::Gather ? nullptr : input(inputs, "specgate_uniforms", kind == ResidualKind::Scored ? 1 : width);
-        ggml_tensor* ids =
-            kind == ResidualKind::Scored ? nullptr : input(draftedInputs, "specgate_ids", kind == ResidualKind::Gather ? width : 1);
+        ggml_tensor* ids = kind == ResidualKind::Candidates ? input(draftedInputs, "specgate_ids", 1)
+                           : width == 0                     ? nullptr
+                                                            : input(draftedInputs, "specgate_ids", width);
         ggml_tensor* candidates = data->candidates != nullptr ? ggml_reshape_1d(context, data->candidates, logits->ne[0]) : nullptr;
         const ResidualOutputs outputs = BuildResidual(context, kind, logits, candidates, uniforms, ids);
         data->sampled = outputs.sampled;

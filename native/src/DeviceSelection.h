@@ -6,7 +6,11 @@
 #include "DeviceDraw.h"
 #include "samplerRow.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace specgate {
@@ -31,10 +35,61 @@ namespace specgate {
  * each attach takes a new one, and a detached chain is freed once a decode has run after it (that
  * decode's reservation drops the graphs that used it).
  *
+ * The Vulkan build keeps one chain per sequence instead (fixedChains): under Mesa's llvmpipe, llama.cpp
+ * reserving its graphs again after a context has decoded (a new ggml_backend_sched and compute buffers,
+ * which llama_set_sampler asks for, as llama_set_causal_attn does) crashes the driver's queue thread or
+ * corrupts the heap, with llama.cpp's own greedy sampler or no sampler at all. So there an argmax chain is
+ * attached to every sequence before the context's first decode and stays until the context is freed; a
+ * sequence that asks for rows has its chain keep them (DeviceDraw::KeepRow, read with
+ * llama_get_sampled_logits_ith), and draws run on the host from those rows. A kept row changes the graph
+ * without changing what llama.cpp compares to reuse one, so such a context is made without graph reuse.
+ *
  * Used with the context's lock held; llama_free of the context must come before this is destroyed.
  */
 class DeviceSelection {
 public:
+    /** Chains attached once, before the first decode, for the context's life (the Vulkan build; see above). */
+    static constexpr bool fixedChains = std::string_view(SPECGATE_BUILD_NAME) == "vulkan";
+
+    /**
+     * Most rows of one sequence one decode of a context may select on the device (llama.cpp's
+     * n_outputs_max_per_seq): with fixed chains every row of a sequence goes through its chain.
+     */
+    static uint32_t OutputsPerSequence(uint32_t batchSize, bool enabled) {
+        return fixedChains && enabled ? batchSize : std::min(batchSize, maxRowsPerSequence);
+    }
+
+    /**
+     * Held while a context that will select with fixed chains is made: llama.cpp reads
+     * LLAMA_GRAPH_REUSE_DISABLE when it makes a context; the variable's value is restored after.
+     */
+    class GraphReuseOff {
+    public:
+        explicit GraphReuseOff(bool enabled) : active(fixedChains && enabled) {
+            if (!active) return;
+            const char* value = std::getenv(variable);
+            hadValue = value != nullptr;
+            if (hadValue) previous = value;
+            setenv(variable, "1", 1);
+        }
+        ~GraphReuseOff() {
+            if (!active) return;
+            if (hadValue) {
+                setenv(variable, previous.c_str(), 1);
+            } else {
+                unsetenv(variable);
+            }
+        }
+        GraphReuseOff(const GraphReuseOff&) = delete;
+        GraphReuseOff& operator=(const GraphReuseOff&) = delete;
+
+    private:
+        static constexpr const char* variable = "LLAMA_GRAPH_REUSE_DISABLE";
+        bool active;
+        bool hadValue = false;
+        std::string previous;
+    };
+
     /** Most rows of one sequence a decode selects on the device (more: that sequence's rows are copied whole). */
     static constexpr uint32_t maxRowsPerSequence = 512;
 
@@ -66,11 +121,27 @@ public:
         ReleaseDetached();
     }
 
-    /** `enabled`: whether ids may be selected on the device at all (off: every row crosses whole). */
+    /**
+     * `enabled`: whether ids may be selected on the device at all (off: every row crosses whole). Before
+     * the context's first decode (fixed chains are attached here).
+     */
     void Init(llama_context* owner, uint32_t sequences, bool enabled) {
         context = owner;
         this->enabled = enabled;
         attached.assign(sequences, Attached{});
+        selecting.assign(sequences, 0);
+        if (!fixedChains) return;
+        for (uint32_t sequence = 0; sequence < sequences && this->enabled; sequence++)
+            Attach(static_cast<llama_seq_id>(sequence), Want::Argmax, Sampling{});
+        drawsDeclined = true;
+    }
+
+    /** Whether rows come from the chains' data (llama_get_sampled_logits_ith) rather than llama_get_logits_ith. */
+    bool RowsFromChains() const { return fixedChains && enabled; }
+
+    /** Batch index `index`'s logits, copied by llama.cpp (RowsFromChains: through its sequence's chain). */
+    const float* Logits(int32_t index) const {
+        return RowsFromChains() ? llama_get_sampled_logits_ith(context, index) : llama_get_logits_ith(context, index);
     }
 
     bool Enabled() const { return enabled; }
@@ -97,6 +168,10 @@ public:
      */
     void Prepare(const std::vector<SequenceWant>& wants) {
         if (!enabled) return;
+        if (fixedChains) {
+            PrepareFixed(wants);
+            return;
+        }
         for (size_t sequence = 0; sequence < wants.size() && sequence < attached.size(); sequence++) {
             const SequenceWant& want = wants[sequence];
             const llama_seq_id id = static_cast<llama_seq_id>(sequence);
@@ -120,8 +195,8 @@ public:
 
     /** Whether the decode selects this sequence's rows on the device. */
     bool Selects(llama_seq_id sequence) const {
-        return enabled && sequence >= 0 && static_cast<size_t>(sequence) < attached.size() &&
-               attached[static_cast<size_t>(sequence)].chain != nullptr;
+        if (!enabled || sequence < 0 || static_cast<size_t>(sequence) >= attached.size()) return false;
+        return fixedChains ? selecting[static_cast<size_t>(sequence)] != 0 : attached[static_cast<size_t>(sequence)].chain != nullptr;
     }
 
     /**
@@ -148,6 +223,7 @@ private:
     bool enabled = false;
     bool drawsDeclined = false;
     std::vector<Attached> attached;       // per sequence
+    std::vector<uint8_t> selecting;       // fixed chains: per sequence, whether this decode takes its ids
     std::vector<llama_sampler*> detached; // detached since the last decode, owned here
 
     static bool SameSettings(const Sampling& a, const Sampling& b) {
@@ -197,6 +273,15 @@ private:
         llama_set_sampler(context, sequence, nullptr);
         detached.push_back(attached[static_cast<size_t>(sequence)].chain);
         attached[static_cast<size_t>(sequence)] = Attached{};
+    }
+
+    /** Fixed chains: argmax ids for a sequence that wants them, its rows kept for any other want. */
+    void PrepareFixed(const std::vector<SequenceWant>& wants) {
+        for (size_t sequence = 0; sequence < wants.size() && sequence < attached.size(); sequence++) {
+            const Want want = wants[sequence].want;
+            selecting[sequence] = want == Want::Argmax ? 1 : 0;
+            if (attached[sequence].draw != nullptr) attached[sequence].draw->KeepRow(want != Want::Argmax && want != Want::Nothing);
+        }
     }
 
     /** The backend cannot run the sampler: every row crosses whole from now on, as without selection. */

@@ -444,7 +444,8 @@ struct ContextState {
         void* destination = group.destination;
         auto start = std::chrono::steady_clock::now();
         const size_t rowLength = static_cast<size_t>(vocabularySize);
-        if (rowsCopied) result.deviceToHostBytes += static_cast<double>(outputs.size() * rowLength * sizeof(float));
+        if (rowsCopied && !selection.RowsFromChains())
+            result.deviceToHostBytes += static_cast<double>(outputs.size() * rowLength * sizeof(float));
         for (size_t row = 0; row < outputs.size(); row++) {
             if (selectedRows[static_cast<size_t>(outputs[row])] != 0) {
                 result.deviceToHostBytes += DeviceSelection::CopiedBytes(context, outputs[row]);
@@ -471,7 +472,8 @@ struct ContextState {
                 error = "llama.cpp copied no logits for batch index " + std::to_string(outputs[row]);
                 return false;
             }
-            const float* logits = llama_get_logits_ith(context, outputs[row]);
+            const float* logits = selection.Logits(outputs[row]);
+            if (selection.RowsFromChains()) result.deviceToHostBytes += DeviceSelection::CopiedBytes(context, outputs[row]);
             if (logits == nullptr) {
                 error = "llama.cpp returned no logits for batch index " + std::to_string(outputs[row]);
                 return false;
@@ -526,7 +528,7 @@ struct ContextState {
             for (size_t row = 0; row < outputs.size(); row++) {
                 double* target = probabilities + row * rowLength;
                 const std::string rowError =
-                    processRow(llama_get_logits_ith(context, outputs[row]), target, covered, group.sampling, scratch);
+                    processRow(selection.Logits(outputs[row]), target, covered, group.sampling, scratch);
                 std::fill(target + covered, target + rowLength, 0.0);
                 if (!rowError.empty()) {
                     result.error = "row " + std::to_string(row) + ": " + rowError;
@@ -609,8 +611,11 @@ private:
         params.no_perf = true;
         // Rows one sequence may have selected on the device in one decode (llama.cpp's default is 1): a
         // verification's γ + 1, a tree's nodes. A sequence asking for more gets them from the host.
-        params.n_outputs_max_per_seq = std::min<uint32_t>(params.n_batch, DeviceSelection::maxRowsPerSequence);
-        created->context = llama_init_from_model(created->model->model, params);
+        params.n_outputs_max_per_seq = DeviceSelection::OutputsPerSequence(params.n_batch, deviceSelection);
+        {
+            const DeviceSelection::GraphReuseOff reuseOff(deviceSelection);
+            created->context = llama_init_from_model(created->model->model, params);
+        }
         if (created->context == nullptr) throw Napi::Error::New(env, "llama.cpp could not create a context");
         created->vocabularySize = created->model->vocabularySize;
         created->sequenceCount = static_cast<uint32_t>(sequences);
