@@ -78,12 +78,14 @@ ResidualKind residualKind(OutputMode mode) {
                                             : ResidualKind::Gather;
 }
 
-/** Uniforms and drafted ids per output of a mode with `width` K (Candidates: K uniforms; Gathered: K ids, no uniform). */
+/** Uniforms and drafted ids per output of a mode with `width` K (Candidates: K uniforms; Gathered: K ids, no uniform; Scored: K ids). */
 size_t uniformsPerOutput(OutputMode mode, size_t width) {
     return mode == OutputMode::Gathered ? 0 : mode == OutputMode::Candidates ? width : drawsIds(mode) ? 1 : 0;
 }
 size_t idsPerOutput(OutputMode mode, size_t width) {
-    return mode == OutputMode::Gathered ? width : mode == OutputMode::Verified || mode == OutputMode::Candidates ? 1 : 0;
+    return mode == OutputMode::Gathered || mode == OutputMode::Scored       ? width
+           : mode == OutputMode::Verified || mode == OutputMode::Candidates ? 1
+                                                                            : 0;
 }
 
 bool wantsSamplerRows(OutputMode mode) { return mode == OutputMode::Distribution || mode == OutputMode::Probabilities; }
@@ -102,7 +104,7 @@ struct OutputGroup {
     std::vector<double> uniforms;
     /** Verified, Candidates: the drafted id per output (−1: none, a plain draw); Gathered: `width` ids per output. */
     std::vector<int32_t> drafted;
-    /** Candidates: draws per output; Gathered: ids per output. */
+    /** Candidates: draws per output; Gathered and Scored: ids per output. */
     size_t width = 1;
     /** The JS typed array the rows go to. */
     Napi::TypedArray destinationArray;
@@ -120,10 +122,10 @@ struct OutputGroup {
     std::unique_ptr<double[]> staging;
 };
 
-/** Doubles per output of a residual group: Scored [id, q(id)], Candidates and Gathered their values (DeviceResidual.h). */
+/** Doubles per output of a residual group: Scored [id, q(id), q at its K ids], Candidates and Gathered their values (DeviceResidual.h). */
 size_t ResidualStride(const OutputGroup& group) {
     const ResidualKind kind = residualKind(group.mode);
-    return kind == ResidualKind::Scored ? 2 : kind == ResidualKind::Candidates ? 1 + 2 * group.width : group.width;
+    return kind == ResidualKind::Scored ? 2 + group.width : kind == ResidualKind::Candidates ? 1 + 2 * group.width : group.width;
 }
 
 /** A decode request, copied out of its JS arguments and checked (NativeContext::ParseRequest). */
@@ -748,6 +750,11 @@ private:
         group.mode = static_cast<OutputMode>(integerArgument(env, object.Get("mode"), name + ".mode", 0, 9));
         if (group.mode == OutputMode::Candidates || group.mode == OutputMode::Gathered)
             group.width = static_cast<size_t>(integerArgument(env, object.Get("width"), name + ".width", 1, 64));
+        // Scored: K ids to read q at beside the draw, none unless given.
+        if (group.mode == OutputMode::Scored)
+            group.width = object.Get("width").IsUndefined()
+                              ? 0
+                              : static_cast<size_t>(integerArgument(env, object.Get("width"), name + ".width", 0, 64));
         for (int32_t index : group.outputs) {
             if (index < 0 || static_cast<size_t>(index) >= count ||
                 (claimed[static_cast<size_t>(index)] != 0 && claimed[static_cast<size_t>(index)] != number))

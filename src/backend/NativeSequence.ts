@@ -175,23 +175,39 @@ export class NativeSequence implements BackendSequence, DrawingSequence, Residua
         });
     }
 
-    /** A draft model's draws with their probabilities (ResidualSequence.evaluateScored): 8 bytes per row leave a device that selects there. */
+    /**
+     * A draft model's draws with their probabilities, and the rows' probabilities at `options.gather`'s
+     * ids (ResidualSequence.evaluateScored): 8 + 4K bytes per row leave a device that selects there.
+     */
     public evaluateScored(
         tokens: readonly number[],
         sampling: SamplingOptions,
         uniforms: readonly number[],
-        options: Pick<EvaluateOptions, "positions"> = {}
+        options: Pick<EvaluateOptions, "positions"> & {readonly gather?: readonly (readonly number[])[]} = {}
     ): Promise<ScoredDraws> {
         return this.queue.run(async () => {
             const positions = this.checkDraws(tokens, sampling, uniforms, options);
-            if (tokens.length === 0) return {tokens: [], probabilities: [], hostRows: 0};
-            const rows = await this.decodeResidual(tokens, positions, 2, {
+            const gather = options.gather;
+            const width = gather === undefined ? 0 : this.residualWidth(gather, "gather");
+            if (gather !== undefined) {
+                if (gather.length !== positions.length)
+                    throw new InvalidInputError(
+                        `must hold one list per wanted position (${positions.length}), got ${gather.length}`,
+                        "gather"
+                    );
+                this.checkIds(gather.flat(), positions.length * width, "gather");
+            }
+            if (tokens.length === 0) return {tokens: [], probabilities: [], gathered: [], hostRows: 0};
+            const stride = 2 + width;
+            const rows = await this.decodeResidual(tokens, positions, stride, {
                 mode: NativeOutputMode.Scored,
                 sampling,
-                uniforms: Float64Array.from(uniforms)
+                uniforms: Float64Array.from(uniforms),
+                ...(gather === undefined ? {} : {drafted: Int32Array.from(gather.flat()), width})
             });
-            const at = (offset: number): number[] => positions.map((_position, row) => rows.values[2 * row + offset]!);
-            return {tokens: at(0), probabilities: at(1), hostRows: rows.hostRows};
+            const at = (offset: number): number[] => positions.map((_position, row) => rows.values[stride * row + offset]!);
+            const gathered = positions.map((_position, row) => Array.from(rows.values.subarray(stride * row + 2, stride * (row + 1))));
+            return {tokens: at(0), probabilities: at(1), gathered, hostRows: rows.hostRows};
         });
     }
 

@@ -203,13 +203,15 @@ describe("ids drawn on the device", () => {
 });
 
 describe("a draft model's verification reads (native/src/DeviceResidual.h)", () => {
+    // Top-k leaves 30 candidates, searched in one level; the whole vocabulary is searched by blocks of √V.
     it.each([
-        {name: "on the device", backend: () => device, hostRows: 0},
-        {name: "on the host", backend: () => host, hostRows: 1}
+        {name: "on the device, top-k 30", backend: () => device, hostRows: 0, options: sampling({temperature: 1.5, topK: 30, minP: 0.001})},
+        {name: "on the host, top-k 30", backend: () => host, hostRows: 1, options: sampling({temperature: 1.5, topK: 30, minP: 0.001})},
+        {name: "on the device, T = 1.2 alone", backend: () => device, hostRows: 0, options: sampling({temperature: 1.2})},
+        {name: "on the host, T = 1.2 alone", backend: () => host, hostRows: 1, options: sampling({temperature: 1.2})}
     ])(
         "$name: K draws per row follow the sampler row with their probabilities, beside the drafted id's (χ², 125 rows × 16)",
-        async ({backend, hostRows}) => {
-            const options = sampling({temperature: 1.5, topK: 30, minP: 0.001});
+        async ({backend, hostRows, options}) => {
             const row = processLogits(await lastRow(), options);
             const drafted = row.indexOf(Math.max(...row));
             const width = 16;
@@ -246,7 +248,7 @@ describe("a draft model's verification reads (native/src/DeviceResidual.h)", () 
         {name: "on the device", backend: () => device, hostRows: 0},
         {name: "on the host", backend: () => host, hostRows: 1}
     ])(
-        "$name: a drawn id with its probability (8 bytes), and a row's probabilities at given ids (4 + 4K bytes)",
+        "$name: a drawn id with its probability (8 bytes), and a row's probabilities at given ids (4 + 4K bytes, 8 + 4K beside a draw)",
         async ({backend, hostRows}) => {
             const options = sampling({temperature: 0.9, topP: 0.95});
             const row = processLogits(await lastRow(), options);
@@ -272,6 +274,14 @@ describe("a draft model's verification reads (native/src/DeviceResidual.h)", () 
                 expect(gathered.hostRows).toBe(hostRows);
                 for (const [index, id] of ids.entries()) expect(gathered.probabilities[0]![index]).toBeCloseTo(row[id]!, 5);
                 if (hostRows === 0) expect(sequence.timings.deviceToHostBytes! - before).toBe(4 + 4 * ids.length);
+                await sequence.rollback(1);
+                // A draw with the row's probabilities at the same ids beside it (−1: none): 8 + 4K bytes.
+                before = sequence.timings.deviceToHostBytes!;
+                const scored = await sequence.evaluateScored([context.at(-1)!], options, [0.25], {gather: [[...ids, -1]]});
+                expect(scored.hostRows).toBe(hostRows);
+                expect(scored.probabilities[0]).toBeCloseTo(row[scored.tokens[0]!]!, 5);
+                for (const [index, id] of [...ids, -1].entries()) expect(scored.gathered[0]![index]).toBeCloseTo(row[id] ?? 0, 5);
+                if (hostRows === 0) expect(sequence.timings.deviceToHostBytes! - before).toBe(8 + 4 * (ids.length + 1));
             } finally {
                 await sequence.dispose();
             }

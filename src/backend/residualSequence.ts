@@ -5,6 +5,8 @@ import type {BackendSequence, EvaluateOptions} from "./ModelBackend.js";
 export interface ScoredDraws {
     readonly tokens: number[];
     readonly probabilities: number[];
+    /** The row's probability at each id `gather` gave for it (−1: 0); empty lists without `gather`. */
+    readonly gathered: number[][];
     /** Rows computed on the host from copied logit rows (the device declined, or the rows were copied anyway). */
     readonly hostRows: number;
 }
@@ -38,12 +40,18 @@ export const maxResidualWidth = 64;
  * draw is SeededChance.choose's inverse-CDF rule with the caller's uniform.
  */
 export interface ResidualSequence extends BackendSequence {
-    /** Appends `tokens`; per wanted position draws an id with `uniforms[i]` and returns it with its probability. */
+    /**
+     * Appends `tokens`; per wanted position i draws an id with `uniforms[i]` and returns it with its
+     * probability, and the row's probability at each id of `options.gather[i]` (every position the same
+     * count K, 1..maxResidualWidth; −1: none). A draft model draws and, at a rejection, reads q at the
+     * target's candidates with the same K, so its sampler chain stays one (a change of chain makes
+     * llama.cpp reserve its graphs again).
+     */
     evaluateScored(
         tokens: readonly number[],
         sampling: SamplingOptions,
         uniforms: readonly number[],
-        options?: Pick<EvaluateOptions, "positions">
+        options?: Pick<EvaluateOptions, "positions"> & {readonly gather?: readonly (readonly number[])[]}
     ): Promise<ScoredDraws>;
 
     /**

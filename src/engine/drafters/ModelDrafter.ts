@@ -134,8 +134,12 @@ export class ModelDrafter implements Drafter {
                 if (deviceDraws !== undefined && residualSequence !== undefined) {
                     const start = history.length - 1;
                     const probabilities: number[] = [];
+                    // One sampler chain for the draws and the reads at a rejection: K ids read beside every draw (none here).
+                    const none = [new Array<number>(options.residualCandidates).fill(-1)];
                     const drawScored = (batch: readonly number[]) =>
-                        timed(batch, () => residualSequence.evaluateScored(batch, options.sampling, [deviceDraws.uniform()]));
+                        timed(batch, () =>
+                            residualSequence.evaluateScored(batch, options.sampling, [deviceDraws.uniform()], {gather: none})
+                        );
                     let scored = await drawScored(history.slice(common));
                     for (let position = 0; position < maxTokens; position++) {
                         if (scored.hostRows > 0) telemetry.noteRowsCopied("device declined the sampler");
@@ -148,9 +152,10 @@ export class ModelDrafter implements Drafter {
                         probabilities,
                         probabilitiesAt: (row, ids) =>
                             redecode(start, row, async (token) => {
-                                const gathered = await residualSequence.evaluateGathered([token], options.sampling, [ids]);
-                                if (gathered.hostRows > 0) telemetry.noteRowsCopied("device declined the sampler");
-                                return gathered.probabilities[0]!;
+                                // The draw made beside the read is not used: any uniform does.
+                                const read = await residualSequence.evaluateScored([token], options.sampling, [0.5], {gather: [ids]});
+                                if (read.hostRows > 0) telemetry.noteRowsCopied("device declined the sampler");
+                                return read.gathered[0]!;
                             }),
                         rowAt: (row) => redecode(start, row, async (token) => (await evaluateProbabilities(token)).probabilities)
                     };
