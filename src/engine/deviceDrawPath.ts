@@ -53,11 +53,11 @@ export function verifiesDrawnDrafts(sequence: ArgmaxCapableSequence | undefined)
 
 /**
  * Where the argmax fast path declined (argmaxFastPathSequence), at T > 0, on a target that selects
- * tokens on the device, without speculation or with strict verification of lookup drafts: the target
- * sequence as an id source whose ids are draws, made inside the decode graph with the generation's own
- * uniforms (NativeSequence.evaluateDrawn, evaluateVerified), so only ids (and, per drafted token, its
- * probability) leave the device; the step's greedy policy then emits them, as on the argmax fast path.
- * Absent where rows are read: the telemetry's rowsCopied then says why.
+ * tokens on the device, without speculation or with strict verification of lookup or draft-model
+ * drafts: the target sequence as an id source whose ids are draws, made inside the decode graph with
+ * the generation's own uniforms (NativeSequence.evaluateDrawn, evaluateVerified, evaluateCandidates),
+ * so only ids and a few probabilities per row leave the device; the step's greedy policy then emits
+ * them, as on the argmax fast path. Absent where rows are read: the telemetry's rowsCopied then says why.
  */
 export function deviceDrawSequence(
     setup: {
