@@ -244,6 +244,17 @@ describe("device token selection at temperature 1", () => {
         }
     );
 
+    it("a draft model that does not select on the device leaves the target's rows whole too, and says why", async () => {
+        const result = await generate(pairs.get(true)!.target, pairs.get(false)!.draft, prompts[0]!, {
+            ...arms[1]!.options,
+            sampling,
+            maxTokens: 8,
+            seed: 1
+        });
+        expect(result.telemetry.rowsCopied).toBe("verification at T > 0 with a draft model");
+        expect(result.telemetry.deviceToHost.target).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
+    });
+
     it("a draft model drafting greedily copies whole rows, says why, and a seed gives the same text either way", async () => {
         const arm = {...arms[1]!, options: {...arms[1]!.options, draftSampling: "greedy" as const}};
         const host = await run(false, arm, prompts[0]!, sampling, 7);
