@@ -18,7 +18,8 @@
  *   strict γ=4 ngram        generate() with drafter ngram:3:3     llama-speculative-simple --spec-type ngram-simple
  *                                                                  --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 4 -ngl 99
  *   strict γ=4 eagle3 head  generate() with the EAGLE-3 head      llama-speculative-simple --spec-type draft-eagle3 -md HEAD
- *                           (cases with a head: family, --head)   --spec-draft-n-max 4 --spec-draft-n-min 0 --spec-draft-p-min 0 -ngl 99 -ngld 99
+ *                           (cases with a head: family, --head;   --spec-draft-n-max 4 --spec-draft-n-min 0 --spec-draft-p-min 0 -ngl 99 -ngld 99
+ *                           --eagle3-drafts sample|greedy)
  *
  * EOS is ignored on both sides (every generation runs to its budget); sampling T (default 0), top-k 0,
  * top-p 1, min-p 0. Repetitions stop early at --deadline (each remaining arm gets an equal share of
@@ -412,6 +413,14 @@ const specgateOnly = (arm: ArmName): boolean => arm === "block γ=4 model drafte
 const specgateOnlyArms = armNames.filter(specgateOnly);
 /** --interleave-arms: every arm of a case and temperature one repetition at a time (measureArmsInterleaved), not one arm after another. */
 const interleaveArms = flag("--interleave-arms");
+/**
+ * --eagle3-drafts sample|greedy: how the eagle3 arm drafts at T > 0 (draftSampling). llama.cpp's
+ * draft-eagle3 drafts the head's top token, verified as "the target's draw equals it": greedy, which
+ * strict verifies as a q-less proposal, is the same algorithm.
+ */
+const eagle3Drafts = (value("--eagle3-drafts") ?? "sample") as "sample" | "greedy";
+if (eagle3Drafts !== "sample" && eagle3Drafts !== "greedy")
+    throw new Error(`--eagle3-drafts must be sample or greedy, got ${eagle3Drafts}`);
 const usesDraftModel = (arm: ArmName): boolean => arm === "strict γ=4 model drafter" || specgateOnly(arm);
 
 interface ArmRow {
@@ -575,7 +584,7 @@ async function startArm(loaded: LoadedCase, temperature: number, arm: ArmName, s
                 seed,
                 ignoreEos: true,
                 ...(arm === "strict γ=4 ngram drafter" ? {drafter: "ngram:3:3"} : {}),
-                ...(withHead ? {drafter: "eagle3"} : {})
+                ...(withHead ? {drafter: "eagle3", draftSampling: eagle3Drafts} : {})
             })
         ).telemetry;
     const nativeArm = (prompt: string, seed: number): Promise<NativeRun> =>
@@ -848,7 +857,8 @@ function headerLines(context: RunContext): string[] {
             `Host: ${machine.cores}-core ${machine.cpu} (${cpuInstructionSet().join(", ") || "instruction set unknown"}), ${machine.platform}, Node ${machine.node}. llama.cpp ${context.commit}${settings.label !== "" ? ` (${settings.label})` : ""}.`,
         `Date ${context.started.toISOString()}; load average at start ${fixed(context.loadAtStart[0])}. ${settings.reps} repetitions per arm planned${quick ? " (--quick)" : ""}, ${settings.maxTokens} tokens each, EOS ignored, ` +
             `${interleaveArms ? "arms run repetition by repetition (the first arm rotating), each specgate / llama.cpp pair in turn (the first alternating)" : "arms interleaved (first arm alternating)"}; threads ${threads}; ${onGpu ? "all layers offloaded (-ngl 99, -ngld 99; specgate gpuLayers 999)" : "CPU only"}. ` +
-            `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}.`,
+            `llama-speculative-simple reruns for lost summary lines: ${speculativeSimpleRetries}. ` +
+            `The eagle3 arm's drafts at T > 0: ${eagle3Drafts === "greedy" ? "the head's top token (greedy, as llama.cpp's draft-eagle3)" : "sampled from the head's rows"}.`,
         "",
         "Columns: tok/s are medians over repetitions; ratio = median of per-repetition specgate / llama.cpp [95% bootstrap interval]; t(γ+1)/t(1) = specgate's mean target call of γ+1 = 5 tokens over one of 1 token " +
             `(block and tree rows: their mean target call, the tree's of ${treeShape.width * treeShape.depth + 1} tokens; target-only row: t(1) in ms); ` +
