@@ -41,9 +41,9 @@ export interface NativeBackendOptions {
      * largest logit is then resolved by ggml's argmax rather than by the lowest id. Default: on the
      * CUDA build for vocabularies of at least deviceSelectionMinimumVocabulary ids (below it a row is
      * cheaper to copy than the extra graph nodes are to run); off on the CPU build, where the copy is a
-     * memory copy and the host's argmax measured no slower (BENCHMARKS.md); the Vulkan build refuses it
-     * (llama.cpp's backend sampling corrupted memory under Mesa's llvmpipe: docs/install.md). False:
-     * every row is copied and reduced on the host.
+     * memory copy and the host's argmax measured no slower (BENCHMARKS.md); off on the Vulkan build,
+     * where it selects argmax ids only and draws at T > 0 on the host from copied rows (docs/install.md).
+     * False: every row is copied and reduced on the host.
      */
     readonly deviceSelection?: boolean;
     /** Tokens per sequence. Default: the model's context length, capped at 4096. */
@@ -201,11 +201,6 @@ export class NativeBackend implements ModelBackend {
         const resolved = resolveGpu(options.gpu ?? defaultGpuChoice());
         const requestedLayers = parseGpuLayers(options.gpuLayers ?? allGpuLayers);
         const gpuLayers = resolved.build === "cpu" ? 0 : requestedLayers;
-        if (options.deviceSelection === true && resolved.build === "vulkan")
-            throw new InvalidInputError(
-                "is not available on the Vulkan build: llama.cpp's backend sampling corrupted memory under Mesa's llvmpipe in our tests (docs/install.md)",
-                "deviceSelection"
-            );
         const addon = nativeAddon(resolved.build);
         const model = openNativeModel(addon, path, gpuLayers);
         if (model.vocabularySize !== vocabularySize) {
