@@ -109,7 +109,7 @@ private:
     static bool Supported(DeviceDraw& draw, ggml_backend_buffer_type_t type) {
         ggml_backend_dev_t device = ggml_backend_buft_get_device(type);
         if (device == nullptr || ggml_backend_dev_type(device) == GGML_BACKEND_DEVICE_TYPE_CPU) return true;
-        constexpr size_t nodes = 64;
+        constexpr size_t nodes = 128; // a residual row (DeviceResidual.h) builds about 55 tensors
         ggml_init_params params = {nodes * ggml_tensor_overhead() + ggml_graph_overhead_custom(nodes, false), nullptr, true};
         ggml_context* probe = ggml_init(params);
         if (probe == nullptr) return false;
