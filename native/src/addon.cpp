@@ -529,8 +529,7 @@ struct ContextState {
             const size_t covered = group.sampling.limit == 0 ? rowLength : std::min(group.sampling.limit, rowLength);
             for (size_t row = 0; row < outputs.size(); row++) {
                 double* target = probabilities + row * rowLength;
-                const std::string rowError =
-                    processRow(selection.Logits(outputs[row]), target, covered, group.sampling, scratch);
+                const std::string rowError = processRow(selection.Logits(outputs[row]), target, covered, group.sampling, scratch);
                 std::fill(target + covered, target + rowLength, 0.0);
                 if (!rowError.empty()) {
                     result.error = "row " + std::to_string(row) + ": " + rowError;
