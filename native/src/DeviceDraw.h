@@ -83,6 +83,7 @@ private:
     size_t cursor = 0;
     size_t draftedCursor = 0;
     ggml_tensor* candidateIds = nullptr; // Candidates: the row's K drawn ids, left as its candidates (BuildResidualRow)
+    ResidualOutputPool pool;             // residual rows' outputs, one tensor per graph
 
     static DeviceDraw* Of(const llama_sampler* sampler) { return static_cast<DeviceDraw*>(sampler->ctx); }
 
@@ -99,8 +100,9 @@ private:
 
     static void Free(llama_sampler* sampler) { delete Of(sampler); }
 
-    static bool BackendInit(llama_sampler* sampler, ggml_backend_buffer_type_t type, uint32_t) {
+    static bool BackendInit(llama_sampler* sampler, ggml_backend_buffer_type_t type, uint32_t rows) {
         DeviceDraw* draw = Of(sampler);
+        draw->pool.SetRows(rows);
         draw->onDevice = Supported(*draw, type);
         return draw->onDevice;
     }
@@ -125,6 +127,7 @@ private:
         draw.inputs.clear();
         draw.draftedInputs.clear();
         draw.candidateIds = nullptr;
+        draw.pool.Reset();
         ggml_free(probe);
         return supported;
     }
@@ -193,7 +196,7 @@ private:
                            : width == 0                     ? nullptr
                                                             : input(draftedInputs, "specgate_ids", width);
         ggml_tensor* candidates = data->candidates != nullptr ? ggml_reshape_1d(context, data->candidates, logits->ne[0]) : nullptr;
-        const ResidualOutputs outputs = BuildResidual(context, kind, logits, candidates, uniforms, ids);
+        const ResidualOutputs outputs = pool.Place(context, BuildResidual(context, kind, logits, candidates, uniforms, ids));
         data->sampled = outputs.sampled;
         candidateIds = outputs.ids;
         return outputs.values;
@@ -238,6 +241,7 @@ private:
     static void BackendReset(llama_sampler* sampler) {
         Of(sampler)->inputs.clear();
         Of(sampler)->draftedInputs.clear();
+        Of(sampler)->pool.Reset();
     }
 
     static inline llama_sampler_i interface = {

@@ -163,6 +163,55 @@ inline ResidualOutputs BuildResidual(ggml_context* context, ResidualKind kind, g
 }
 
 /**
+ * Where a graph's residual rows leave their outputs: views into one tensor per type for the whole
+ * graph (one row each), rather than small tensors of their own. llama.cpp keeps every row's outputs
+ * to the graph's end; kept apart between the rows' freed temporaries, they split the graph
+ * allocator's free memory into more blocks than it tracks (256) when a reservation builds a chain for
+ * every output row a batch may have.
+ */
+class ResidualOutputPool {
+public:
+    /** Rows one graph builds for the chain at most (llama.cpp's n_outputs_max_per_seq); 0: no pool. */
+    void SetRows(uint32_t rows) { capacity = rows; }
+
+    /** Before each graph is built. */
+    void Reset() {
+        values = nullptr;
+        ids = nullptr;
+        row = 0;
+    }
+
+    /** `outputs` copied into this graph's pool (as they are where it is full or their sizes differ). */
+    ResidualOutputs Place(ggml_context* context, const ResidualOutputs& outputs) {
+        const int64_t valueCount = ggml_nelements(outputs.values);
+        ggml_tensor* idSource = outputs.ids != nullptr ? outputs.ids : outputs.sampled;
+        const int64_t idCount = ggml_nelements(idSource);
+        if (values == nullptr && capacity > 0) {
+            // Results of ops (a leaf without data has no backend to live on), overwritten row by row.
+            values = ggml_arange(context, 0.0f, static_cast<float>(capacity * valueCount), 1.0f);
+            ids = ggml_cast(context, ggml_arange(context, 0.0f, static_cast<float>(capacity * idCount), 1.0f), GGML_TYPE_I32);
+            valueStride = valueCount;
+            idStride = idCount;
+        }
+        if (values == nullptr || row >= capacity || valueCount != valueStride || idCount != idStride) return outputs;
+        ggml_tensor* placedValues =
+            ggml_cpy(context, outputs.values, ggml_view_1d(context, values, valueCount, row * valueCount * sizeof(float)));
+        ggml_tensor* placedIds = ggml_cpy(context, idSource, ggml_view_1d(context, ids, idCount, row * idCount * sizeof(int32_t)));
+        row++;
+        // Candidates: the id is the first draw; the others: the id alone.
+        return {ggml_view_1d(context, placedIds, 1, 0), placedValues, outputs.ids != nullptr ? placedIds : nullptr};
+    }
+
+private:
+    uint32_t capacity = 0;
+    ggml_tensor* values = nullptr;
+    ggml_tensor* ids = nullptr;
+    int64_t valueStride = 0;
+    int64_t idStride = 0;
+    uint32_t row = 0;
+};
+
+/**
  * The same reads on the host, from a sampler row (`row`, its first `covered` ids, normalised) copied
  * whole, in the destination's layout (Scored [id, q(id), q(id_1)..q(id_K)]: from `out` + 1; Candidates [p(drafted),
  * y_1..y_K, p(y_1)..p(y_K)]; Gather [q(id_1)..q(id_K)]); returns the id (−1: no id has a positive
