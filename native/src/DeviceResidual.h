@@ -22,8 +22,8 @@ namespace specgate {
  *  - Candidates (a target row): p(drafted) for the row's drafted id (−1: none, 0), then K draws with
  *    K uniforms and their probabilities. Out: [p(drafted), p(y_1)..p(y_K)]; candidates: y_1..y_K; the
  *    id: y_1 (a plain draw from the row).
- *  - Gather (a draft row at a rejection): the row's probabilities at K given ids. Out: [q(id_1)..q(id_K)];
- *    the id: the row's argmax.
+ *  - Gather: the row's probabilities at K given ids, without a draw. Out: [q(id_1)..q(id_K)]; the id:
+ *    the row's argmax.
  *
  * Draws follow DeviceDraw's inverse-CDF rule (the first id whose cumulative probability exceeds u × total).
  * Ids given as inputs are floats: exact below 2²⁴, beyond any vocabulary.
@@ -49,7 +49,7 @@ namespace residual {
 
 /**
  * Per target (column of `targets`, [1, k]) the number of entries of each column of `rows` ([m, 1] or
- * [m, k]) that exceed it: [1, k].
+ * [m, k]) that exceed it: [1, k]. Overwrites `rows` where it has k columns (a [m, 1] one is repeated).
  */
 inline ggml_tensor* CountAbove(ggml_context* context, ggml_tensor* rows, ggml_tensor* targets) {
     const int64_t count = targets->ne[1];
