@@ -196,6 +196,34 @@ describe("AdaptiveDraftLength resuming after steps without a draft", () => {
     });
 });
 
+describe("AdaptiveDraftLength resuming in a shared step", () => {
+    it("measures a batched catch-up per token of every generation that caught up, not per token of each", () => {
+        const curve = new StepCostCurve();
+        for (let sample = 0; sample < 3; sample++) for (const size of [2, 130]) curve.record(size, 1 + (size - 2) * 0.15);
+        const load = new SpeculationLoad(curve);
+        const {counters, statistics} = sharedSteps();
+        const pair = [0, 1].map(() => new AdaptiveDraftLength(load, {...options, batchStatistics: statistics}));
+        const step = (limit: number, lag: number, catchUp: number): number[] => {
+            const lengths = pair.map((auto) => auto.next(4, limit, lag));
+            pair.forEach((auto, index) =>
+                auto.observe({
+                    proposed: lengths[index]!,
+                    accepted: lengths[index]!,
+                    draftMilliseconds: 0.1 * lengths[index]! + catchUp,
+                    stepMilliseconds: 0
+                })
+            );
+            counters.steps++;
+            return lengths;
+        };
+        for (let index = 0; index < 5; index++) expect(Math.min(...step(Infinity, 2, 0))).toBeGreaterThan(0);
+        // A step without a draft (39 tokens behind), then both read 40 missed tokens in one batched call of 8 ms, which each waited for.
+        expect(step(0, 39, 0)).toEqual([0, 0]);
+        expect(Math.min(...step(Infinity, 40, 8))).toBeGreaterThan(0);
+        expect(load.catchUpTime).toBeCloseTo(0.1, 12);
+    });
+});
+
 describe("AdaptiveDraftLength's cost of a step outside drafting and the target", () => {
     it("counts the caller's time between steps when the generation runs alone, and not beside others", () => {
         const load = new SpeculationLoad();

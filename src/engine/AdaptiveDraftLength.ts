@@ -72,6 +72,8 @@ export class AdaptiveDraftLength {
     private lastChoice = {length: 0, skipped: false, probe: false};
     /** Tokens the drafter had to read before drafting, at the last choice (StepStrategy.draftLag). */
     private lag = 0;
+    /** Tokens every auto generation of the last chosen step had to catch up on: their catch-ups share the draft model's batched calls. */
+    private resumeTokens = 0;
 
     public constructor(
         private readonly load: SpeculationLoad,
@@ -159,9 +161,11 @@ export class AdaptiveDraftLength {
             // call warms it up): a one-off, the cost of resuming, not of drafting each position.
             if (this.drafting) this.load.recordDraft(outcome.draftMilliseconds, proposed);
             else if (this.lag > 0 && this.load.draftTime > 0)
-                this.load.recordCatchUp(outcome.draftMilliseconds - proposed * this.load.draftTime, this.lag);
+                this.load.recordCatchUp(outcome.draftMilliseconds - proposed * this.load.draftTime, Math.max(this.lag, this.resumeTokens));
         }
         this.drafting = proposed > 0;
+        // Until this generation chooses again, the others see its lag after this step (a step without a draft emits one token).
+        this.share.lag = this.drafting ? 0 : this.lag + 1;
         // What the caller does with each step's output is a cost per step as well; with other
         // generations running, that time also holds their steps, so it is counted only when alone.
         const caller = this.load.liveGenerations === 1 ? (outcome.callerMilliseconds ?? 0) : 0;
@@ -192,6 +196,7 @@ export class AdaptiveDraftLength {
         const {initialLength, maxLength} = this.options;
         if (this.load.bootstrapping()) {
             const others = this.load.others(this.share);
+            this.resumeTokens = this.share.lag + others.adaptiveLag;
             // Bootstrap: measure steps without a draft, then steps of the initial length, each size on
             // steps like the one before it (the first after a change of shape pays a graph rebuild).
             const longest = Math.min(maxLength, limit);
@@ -205,6 +210,7 @@ export class AdaptiveDraftLength {
         const shared = this.load.sharedChoice(this.stepKey(), () => this.chooseForStep(limit));
         const length = Math.min(shared.length, maxLength, limit);
         this.lastChoice = {length, skipped: shared.skipped, probe: shared.probe && length > 0};
+        this.resumeTokens = shared.resumeTokens ?? this.share.lag;
         return length;
     }
 
@@ -264,11 +270,11 @@ export class AdaptiveDraftLength {
             length = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas}).length;
         if (length > 0) {
             this.load.speculated();
-            return {length, skipped: false, probe: false};
+            return {length, skipped: false, probe: false, resumeTokens};
         }
         const perfect = chooseDraftLength({...input, alpha: 1, mirrorAlphas: others.adaptiveAlphas.map(() => 1)});
-        if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true};
-        return {length: 0, skipped: true, probe: false};
+        if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true, resumeTokens};
+        return {length: 0, skipped: true, probe: false, resumeTokens};
     }
 }
 

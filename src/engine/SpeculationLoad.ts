@@ -197,7 +197,10 @@ export class SpeculationLoad {
         return this.draftMilliseconds.value ?? 0;
     }
 
-    /** A drafter read `tokens` it had missed (steps without a draft) in `milliseconds` before it drafted. */
+    /**
+     * Drafters read `tokens` they had missed (steps without a draft) in `milliseconds` before drafting:
+     * the tokens of every generation that caught up in the same step, whose batched catch-ups each waited for.
+     */
     public recordCatchUp(milliseconds: number, tokens: number): void {
         if (tokens > 0) this.catchUpMilliseconds.add(Math.max(0, milliseconds) / tokens);
     }
@@ -221,6 +224,8 @@ export interface SharedDraftChoice {
     readonly length: number;
     readonly skipped: boolean;
     readonly probe: boolean;
+    /** Tokens the step's auto generations' drafters had to catch up on when it was chosen (all of them: their catch-ups share batched draft calls). */
+    readonly resumeTokens?: number;
 }
 
 /** Steady samples of a step size before the bootstrap counts it as measured (their median ignores one outlier). */
