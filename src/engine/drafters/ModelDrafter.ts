@@ -15,7 +15,7 @@ import {sharedPrefixLength} from "../../backend/sharedPrefixLength.js";
  * A draft model (GGUF) drafting token by token in its own sequence:
  *  - argmax-only steps draft greedily on argmax ids (no rows);
  *  - device-draw steps (DraftRequest.deviceDraws) draw each token on the device and read its
- *    probability alone; a rejected row's other values are read later by decoding its input again;
+ *    probability; at a rejection, q at the target's draws is read by decoding the row's input again;
  *  - otherwise each token is sampled from the draft's sampler row (passed as q, which keeps `strict`
  *    exact at any temperature) or, with draftSampling "greedy", taken as the argmax and verified as a
  *    q-less proposal (q = δ_x); drafting stops early when the top probability is below minConfidence.
@@ -76,10 +76,9 @@ export class ModelDrafter implements Drafter {
         const argmaxSequence = supportsArgmax(sequence) ? sequence : undefined;
         const evaluateArgmax = async (ids: ArgmaxCapableSequence, tokens: readonly number[]): Promise<number> =>
             (await timed(tokens, () => ids.evaluateArgmax(tokens)))[0];
-        const evaluateProbabilities = async (token: number): Promise<{logits: Float64Array; probabilities: Float64Array}> => {
-            const result = await evaluateRows(sequence, [token], options.sampling);
-            const logits = result.logits[0];
-            return {logits, probabilities: result.probabilities?.[0] ?? processLogits(logits, options.sampling)};
+        const probabilityRow = async (token: number): Promise<Float64Array> => {
+            const result = await evaluateRows(sequence, [token], options.sampling, {withoutLogits: true});
+            return result.probabilities?.[0] ?? processLogits(result.logits[0], options.sampling);
         };
         const evaluate = async (tokens: readonly number[]): Promise<{logits: Float64Array; probabilities: Float64Array}> => {
             const result = await timed(tokens, () => evaluateRows(sequence, tokens, options.sampling));
@@ -157,7 +156,7 @@ export class ModelDrafter implements Drafter {
                                 if (read.hostRows > 0) telemetry.noteRowsCopied("device declined the sampler");
                                 return read.gathered[0]!;
                             }),
-                        rowAt: (row) => redecode(start, row, async (token) => (await evaluateProbabilities(token)).probabilities)
+                        rowAt: (row) => redecode(start, row, probabilityRow)
                     };
                     return {tokens, drawn, source: "model", consulted: ["model"]};
                 }
