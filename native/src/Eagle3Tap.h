@@ -104,6 +104,32 @@ public:
         return present;
     }
 
+    /**
+     * The rows of `sequence` at its positions below `end` (what its KV cells hold), as a block Restore
+     * reads: the layer ids, the width, the first position, the tokens and the rows.
+     */
+    std::vector<uint8_t> Save(int32_t sequence, int32_t end);
+
+    /**
+     * Replaces what `sequence` holds by a block of Save, as its KV cells are replaced by the state saved
+     * with it. False, the sequence then holding nothing, where the block is another tap's (other layers
+     * or width) or malformed.
+     */
+    bool Restore(int32_t sequence, const uint8_t* block, size_t bytes);
+
+    /**
+     * A state saveSequence wrote with a tap ends with the tap's block, llama.cpp's byte count (u64) and
+     * savedRowsMagic (u64). Splits `data` into llama.cpp's state (`stateBytes`) and the block (`rows`,
+     * null where the state has none); false where the footer's counts do not fit `size`.
+     */
+    static bool Split(const uint8_t* data, size_t size, size_t& stateBytes, const uint8_t*& rows, size_t& rowBytes);
+
+    /** Appends the footer Split reads to a state of `stateBytes` followed by its block. */
+    static void AppendFooter(uint8_t* end, uint64_t stateBytes);
+
+    static constexpr uint64_t savedRowsMagic = 0x5357524c33454753; // "SGE3LRWS"
+    static constexpr size_t footerBytes = 16;
+
     /** The lowest position decoded since the last Read, without resetting it (INT32_MAX: none). */
     int32_t Rewritten(int32_t sequence) {
         std::lock_guard<std::mutex> lock(mutex);

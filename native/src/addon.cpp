@@ -1013,8 +1013,8 @@ private:
 
     /**
      * saveSequence(sequence) → Uint8Array: the sequence's KV cells (positions and K/V rows), as
-     * llama_state_seq_get_data writes them, for restoreSequence. Throws, rather than wait, while a
-     * decode of this context runs.
+     * llama_state_seq_get_data writes them, then (captureLayers) its captured layer rows, for
+     * restoreSequence. Throws, rather than wait, while a decode of this context runs.
      */
     Napi::Value SaveSequence(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
@@ -1024,7 +1024,12 @@ private:
         std::unique_lock<std::mutex> lock = EditLock(env, *live, "saveSequence");
         const size_t size = llama_state_seq_get_size(live->context, sequence);
         if (size == 0) throw Napi::Error::New(env, "saveSequence: llama.cpp could not size the sequence's state");
-        Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, size);
+        // With a tap, the sequence's layer rows follow llama.cpp's bytes (LayerTap::Split reads them back).
+        const std::vector<uint8_t> rows =
+            live->tap == nullptr ? std::vector<uint8_t>{}
+                                 : live->tap->Save(sequence, llama_memory_seq_pos_max(llama_get_memory(live->context), sequence) + 1);
+        const size_t extra = rows.empty() ? 0 : rows.size() + LayerTap::footerBytes;
+        Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, size + extra);
         uint8_t* data = static_cast<uint8_t*>(buffer.Data());
         const size_t written = llama_state_seq_get_data(live->context, data, size, sequence);
         if (written == 0 || written > size) throw Napi::Error::New(env, "saveSequence: llama.cpp could not copy the sequence's state");
@@ -1032,13 +1037,18 @@ private:
             CanonicalStreams(data, written, live->streams);
             CheckSavedCells(env, data, written, *live, sequence);
         }
-        return Napi::Uint8Array::New(env, written, buffer, 0);
+        if (extra == 0) return Napi::Uint8Array::New(env, written, buffer, 0);
+        std::memcpy(data + written, rows.data(), rows.size());
+        LayerTap::AppendFooter(data + written + rows.size(), written);
+        return Napi::Uint8Array::New(env, written + extra, buffer, 0);
     }
 
     /**
      * restoreSequence(sequence, data: Uint8Array): replaces what the sequence holds by a state from
-     * saveSequence (of this context or another of the same model). Throws, rather than wait, while a
-     * decode of this context runs; a state llama.cpp refuses is an Error and leaves the sequence empty.
+     * saveSequence (of this context or another of the same model), and what a tap holds of it by the
+     * rows saved with it (none where the state has none of this tap's layers). Throws, rather than
+     * wait, while a decode of this context runs; a state llama.cpp refuses is an Error and leaves the
+     * sequence empty.
      */
     Napi::Value RestoreSequence(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
@@ -1053,6 +1063,11 @@ private:
         size_t size = array.ElementLength();
         std::vector<uint8_t> rewritten;
         if (size < stateHeaderBytes || readU32(data) != stateMagic) throwRangeError(env, "data is not a sequence state (saveSequence's)");
+        const uint8_t* rows = nullptr;
+        size_t rowBytes = 0;
+        size_t stateBytes = size;
+        if (!LayerTap::Split(data, size, stateBytes, rows, rowBytes)) throwRangeError(env, "data's layer rows do not fit in it");
+        size = stateBytes;
         if (live->plainCells) {
             CheckedStreams(env, data, size, *live, rewritten);
             if (!rewritten.empty()) {
@@ -1064,8 +1079,11 @@ private:
         llama_memory_t memory = llama_get_memory(live->context);
         // llama.cpp empties the destination only for a stream the state has cells in: an empty state would leave it as it was.
         llama_memory_seq_rm(memory, sequence, -1, -1);
+        // Without rows (a state saved with no tap, or another tap's) the tap holds none: a head there does not draft.
+        if (live->tap != nullptr) live->tap->Restore(sequence, rows, rowBytes);
         if (llama_state_seq_set_data(live->context, data, size, sequence) == 0) {
             llama_memory_seq_rm(memory, sequence, -1, -1);
+            if (live->tap != nullptr) live->tap->Forget(sequence);
             throw Napi::Error::New(env, "restoreSequence: llama.cpp refused the state (another model's, or a context of other KV "
                                         "types); the sequence is now empty");
         }

@@ -314,13 +314,16 @@ export interface NativeContextHandle {
     clear(): void;
     /**
      * A copy of `sequence`'s KV cells (positions and K/V rows; llama_state_seq_get_data) in host
-     * memory, for restoreSequence. Like removeTokens it throws, rather than wait, while a decode of this
-     * context runs.
+     * memory, for restoreSequence; with captureLayers, the layer rows captured for those positions
+     * follow (3 × hidden size × 4 bytes per position). Like removeTokens it throws, rather than wait,
+     * while a decode of this context runs.
      */
     saveSequence(sequence: number): Uint8Array;
     /**
      * Replaces what `sequence` holds by a saveSequence state of this context or of another context of
-     * the same model (own or shared: the KV stream layout is converted). Throws, rather than wait,
+     * the same model (own or shared: the KV stream layout is converted); with captureLayers, the tap
+     * then holds the rows saved with it (none from a state without this tap's layers: an EAGLE-3 head
+     * on the sequence does not draft until the target decodes again from 0). Throws, rather than wait,
      * while a decode of this context runs; a state that is not one (a RangeError) leaves the sequence
      * as it was, one llama.cpp refuses (another model's: an Error) leaves it empty.
      */
