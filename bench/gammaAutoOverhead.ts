@@ -232,7 +232,8 @@ function batchColumns({target, draft}: Arm["batches"]): string {
 for (const arm of arms) {
     if (!arm.gamma.startsWith("auto")) continue;
     const load = arm.serve.state.speculationLoad;
-    const sizes = Array.from({length: 9}, (_value, index) => index + 1);
+    // The steps every stream drafting k = 0…8 would make.
+    const sizes = Array.from({length: 9}, (_value, index) => streams * (index + 1));
     console.log(
         `γ=${arm.gamma}'s cost model at the end: target step of ${sizes.join(", ")} tokens ${sizes.map((size) => load.stepCost.predict(size).toFixed(3)).join(", ")} ms; ` +
             `drafting ${load.draftTime.toFixed(3)} ms/position, catch-up ${load.catchUpTime.toFixed(4)} ms/token, other ${load.overheadTime.toFixed(3)} ms/step; ` +
