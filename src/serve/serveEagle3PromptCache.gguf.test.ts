@@ -1,0 +1,98 @@
+import {mkdtempSync, rmSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
+import {loadModelBackend} from "../backend/loadModelBackend.js";
+import type {ModelBackend} from "../backend/ModelBackend.js";
+import {nativeBackendAvailable} from "../backend/nativeAddon.js";
+import {writeEagle3TestHead} from "../backend/testing/eagle3TestHeads.js";
+import {eagle3TreeBranches} from "../engine/drafters/Eagle3TreeSession.js";
+import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
+import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+
+vi.setConfig(modelTestTimeouts);
+
+/**
+ * An EAGLE-3 head drafting for prompts the prompt cache gives back: kept in the slot's sequence (the
+ * in-memory path) or saved to host memory and restored into it (--cache-ram), the target layers' rows
+ * coming back with the KV cells, so the head drafts on a cached prompt as on a decoded one.
+ */
+const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
+const directory = mkdtempSync(join(tmpdir(), "specgate-serve-eagle3-cache-"));
+const headPath = join(directory, "head.gguf");
+const prompt = "Question: Tom has 12 candies. He gives 7 to a friend. How many candies does Tom have left?\nAnswer:";
+const other = "Anfrage: Stelle einen Timer auf 56 Minuten.\nAufruf:";
+const tree = {width: 2, depth: 3};
+
+interface Reply {
+    choices: Array<{text: string}>;
+    usage: {prompt_tokens: number; prompt_tokens_details: {cached_tokens: number}};
+    speculative: {drafter: string; tree?: string; num_draft_tokens: number};
+}
+
+describe.runIf(nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and the prompt cache", () => {
+    let target: ModelBackend;
+    let head: ModelBackend;
+    let server: RunningServeServer;
+
+    beforeAll(async () => {
+        await writeEagle3TestHead(headPath, targetPath, {seed: 11});
+        target = await loadModelBackend(targetPath, {
+            backend: "native",
+            threads: 1,
+            batchedSequences: 2,
+            treeBranches: eagle3TreeBranches(tree)
+        });
+        head = await loadModelBackend(headPath, {backend: "native", threads: 1});
+        server = await startServeServer({
+            target,
+            draft: head,
+            modelName: "family",
+            modelFiles: {target: targetPath, draft: headPath},
+            speculative: {policy: {kind: "strict"}, gamma: 4, drafter: {kind: "eagle3"}, tree},
+            // One slot: a different prompt takes the slot, which saves what it held first.
+            maxConcurrency: 1,
+            port: 0
+        });
+    });
+    afterAll(async () => {
+        await server?.close();
+        await head?.dispose();
+        await target?.dispose();
+        rmSync(directory, {recursive: true, force: true});
+    });
+
+    const complete = async (text: string, shape: string): Promise<Reply> => {
+        const response = await fetch(`${server.url}/v1/completions`, {
+            method: "POST",
+            headers: {"content-type": "application/json"},
+            body: JSON.stringify({model: "family", prompt: text, max_tokens: 24, temperature: 0, speculative: {tree: shape}})
+        });
+        const body: unknown = await response.json();
+        expect(response.status, JSON.stringify(body)).toBe(200);
+        return body as Reply;
+    };
+
+    it.each(["off", "2x3"])("tree %s: a kept and a restored prompt get the head's drafts and the first request's text", async (shape) => {
+        const cache = server.serveApp.state.promptCache;
+        const first = await complete(prompt, shape);
+        expect(first.speculative.drafter).toBe("eagle3");
+        expect(first.speculative.num_draft_tokens).toBeGreaterThan(0);
+
+        // The slot still holds the prompt: only its last token is decoded again.
+        const kept = await complete(prompt, shape);
+        expect(kept.usage.prompt_tokens_details.cached_tokens).toBe(kept.usage.prompt_tokens - 1);
+        // The head read the same rows as when the prompt was decoded: the same drafts.
+        expect(kept.speculative).toEqual(first.speculative);
+        expect(kept.choices[0].text).toBe(first.choices[0].text);
+
+        // Another prompt takes the slot (its state goes to host memory), then the first comes back.
+        await complete(other, shape);
+        const restoresBefore = cache.restores;
+        const restored = await complete(prompt, shape);
+        expect(cache.restores).toBe(restoresBefore + 1);
+        expect(restored.usage.prompt_tokens_details.cached_tokens).toBe(restored.usage.prompt_tokens - 1);
+        expect(restored.speculative).toEqual(first.speculative);
+        expect(restored.choices[0].text).toBe(first.choices[0].text);
+    });
+});
