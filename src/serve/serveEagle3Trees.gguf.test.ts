@@ -49,8 +49,6 @@ describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))("serve dra
             modelName: "family",
             modelFiles: {target: targetPath, draft: headPath},
             speculative: {policy: {kind: "strict"}, gamma: 4, drafter: {kind: "eagle3"}, tree},
-            // No KV states saved to host memory: a restored prompt has no captured layers, and its request no drafts.
-            promptCacheBytes: 0,
             port: 0
         });
     });
