@@ -71,6 +71,7 @@ export class ServeMetrics {
     private readonly drafterDraftTokens: Counter<"model_name" | "drafter">;
     private readonly drafterAcceptedTokens: Counter<"model_name" | "drafter">;
     private readonly drafterAcceptedPerPosition: Counter<"model_name" | "drafter" | "position">;
+    private readonly drafterUnavailableSteps: Counter<"model_name" | "drafter">;
     private readonly promptTokens: Counter<"model_name" | "decode_mode">;
     private readonly prefixCacheQueries: Counter<"model_name">;
     private readonly prefixCacheHits: Counter<"model_name">;
@@ -160,6 +161,11 @@ export class ServeMetrics {
             "spec_decode_drafter_accepted_tokens_per_pos_total",
             "The drafter's tokens accepted at each draft position (0-based).",
             ["model_name", "drafter", "position"]
+        );
+        this.drafterUnavailableSteps = counter(
+            "spec_decode_drafter_unavailable_steps_total",
+            "Steps on which the drafter could not draft at all (an EAGLE-3 head without the target's layer rows for the history).",
+            ["model_name", "drafter"]
         );
         this.promptTokens = counter("prompt_tokens_total", "Prompt tokens of requests that reached the engine (completed or cut short).", [
             "model_name",
@@ -342,6 +348,8 @@ export class ServeMetrics {
                 counters.acceptedPerPosition.forEach((count, position) =>
                     this.drafterAcceptedPerPosition.inc({...labels, position: String(position)}, count)
                 );
+                const unavailable = telemetry.drafters.unavailable.get(member);
+                if (unavailable !== undefined) this.drafterUnavailableSteps.inc(labels, unavailable.steps);
             }
         }
         const generated = request.completionTokens;

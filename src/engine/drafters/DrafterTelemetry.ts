@@ -10,9 +10,24 @@ export interface DrafterCounters {
     acceptedPerPosition: number[];
 }
 
+/** Steps a drafter could not draft at all, and why (the first reason given). */
+export interface DrafterUnavailable {
+    steps: number;
+    reason: string;
+}
+
 /** Per-drafter proposals, accepted tokens and per-position counts, keyed by member label. */
 export class DrafterTelemetry {
     public readonly byDrafter = new Map<string, DrafterCounters>();
+    /** Drafters that were off for some steps (an EAGLE-3 head without the target's rows for the history), keyed by label. */
+    public readonly unavailable = new Map<string, DrafterUnavailable>();
+
+    /** A step on which `label` could not draft, for `reason` (the first one stays). */
+    public noteUnavailable(label: string, reason: string): void {
+        const entry = this.unavailable.get(label);
+        if (entry === undefined) this.unavailable.set(label, {steps: 1, reason});
+        else entry.steps++;
+    }
 
     /**
      * One step: the drafters consulted, and the proposal that was verified (source, size, accepted
@@ -33,6 +48,11 @@ export class DrafterTelemetry {
     }
 
     public merge(other: DrafterTelemetry): void {
+        for (const [label, {steps, reason}] of other.unavailable) {
+            const entry = this.unavailable.get(label);
+            if (entry === undefined) this.unavailable.set(label, {steps, reason});
+            else entry.steps += steps;
+        }
         for (const [label, counters] of other.byDrafter) {
             const mine = this.counters(label);
             mine.lookups += counters.lookups;
@@ -48,17 +68,22 @@ export class DrafterTelemetry {
         }
     }
 
-    public toJSON(): Record<string, DrafterCounters & {acceptanceRate: number}> {
+    /** Each drafter's counters; `unavailable` only for a drafter that was off for some steps. */
+    public toJSON(): Record<string, DrafterCounters & {acceptanceRate: number; unavailable?: DrafterUnavailable}> {
         return Object.fromEntries(
-            [...this.byDrafter].map(([label, counters]) => [
-                label,
-                {
-                    ...counters,
-                    draftedPerPosition: [...counters.draftedPerPosition],
-                    acceptedPerPosition: [...counters.acceptedPerPosition],
-                    acceptanceRate: counters.draftTokens === 0 ? 0 : counters.acceptedTokens / counters.draftTokens
-                }
-            ])
+            [...this.byDrafter].map(([label, counters]) => {
+                const unavailable = this.unavailable.get(label);
+                return [
+                    label,
+                    {
+                        ...counters,
+                        draftedPerPosition: [...counters.draftedPerPosition],
+                        acceptedPerPosition: [...counters.acceptedPerPosition],
+                        acceptanceRate: counters.draftTokens === 0 ? 0 : counters.acceptedTokens / counters.draftTokens,
+                        ...(unavailable === undefined ? {} : {unavailable: {...unavailable}})
+                    }
+                ];
+            })
         );
     }
 

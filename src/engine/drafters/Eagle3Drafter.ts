@@ -7,9 +7,9 @@ import type {Random} from "../../random/Random.js";
 import {SeededChance} from "../../random/SeededChance.js";
 import {sumOf} from "../../policies/rowOperations.js";
 import {type Drafter, type DrafterSession, type DrafterStart, type DraftProposal, type DraftRequest, noProposal} from "./Drafter.js";
-import {Eagle3HeadCalls} from "./Eagle3HeadCalls.js";
+import {Eagle3HeadCalls, eagle3Label} from "./Eagle3HeadCalls.js";
 
-export const eagle3Label = "eagle3";
+export {eagle3Label};
 
 /**
  * An EAGLE-3 head drafting from the target's own hidden states (the EAGLE-3 paper; llama.cpp's

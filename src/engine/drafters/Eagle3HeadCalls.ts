@@ -4,6 +4,9 @@ import type {EvaluationSplit} from "../../backend/ModelBackend.js";
 import type {NativeDecodeResult} from "../../backend/nativeAddon.js";
 import type {GenerationTelemetry} from "../GenerationTelemetry.js";
 
+/** The EAGLE-3 head's drafter label (telemetry, proposals). */
+export const eagle3Label = "eagle3";
+
 /**
  * An open EAGLE-3 head's calls, each timed into the generation's draft telemetry. Small calls (γ ids
  * after a verification's few tokens) run on the JS thread while they are cheap (InlineDecodeChooser).
@@ -29,7 +32,8 @@ export class Eagle3HeadCalls {
     /**
      * The head catches up with `history` (the target holds all of it but the pending last token) and
      * writes `count` greedy ids or the first draft position's row into `destination`; false when the
-     * target's layers for that history were not captured (no draft this time).
+     * target's layers for that history were not captured (no draft this time, noted in the
+     * telemetry's drafters as unavailable, with the reason).
      */
     public async draft(history: Int32Array, count: number, destination: Int32Array | Float64Array): Promise<boolean> {
         const head = this.head;
@@ -39,9 +43,7 @@ export class Eagle3HeadCalls {
             count,
             work
         );
-        const drafted = result.groups[0]?.error === undefined;
-        this.caughtUp = drafted ? history.length - 1 : 0;
-        return drafted;
+        return this.drafted(result, history);
     }
 
     /**
@@ -65,9 +67,15 @@ export class Eagle3HeadCalls {
             uniforms.length,
             work
         );
-        const drafted = result.groups[0]?.error === undefined;
-        this.caughtUp = drafted ? history.length - 1 : 0;
-        return drafted;
+        return this.drafted(result, history);
+    }
+
+    /** Whether the call drafted; when not (the target's rows are missing), the head catches up from 0 next time and the telemetry says why. */
+    private drafted(result: NativeDecodeResult, history: Int32Array): boolean {
+        const error = result.groups[0]?.error;
+        this.caughtUp = error === undefined ? history.length - 1 : 0;
+        if (error !== undefined) this.telemetry.drafters.noteUnavailable(eagle3Label, error);
+        return error === undefined;
     }
 
     /** Feeds a drafted token; the following row (or id) goes into `destination`. */
