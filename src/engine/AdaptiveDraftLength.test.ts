@@ -196,6 +196,22 @@ describe("AdaptiveDraftLength resuming after steps without a draft", () => {
     });
 });
 
+describe("AdaptiveDraftLength with a dear catch-up", () => {
+    it("keeps probing, so one dear measurement of the catch-up cannot keep speculation off for good", () => {
+        const load = presetSpeculationLoad(0.3);
+        for (let sample = 0; sample < 15; sample++) load.recordCatchUp(1000, 1);
+        const auto = new AdaptiveDraftLength(load, options);
+        const lengths: number[] = [];
+        for (let step = 0; step < 200; step++) {
+            const length = auto.next(4, Infinity, 50);
+            lengths.push(length);
+            auto.observe({proposed: length, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        }
+        expect(lengths.slice(10).filter((length) => length === 0).length).toBeGreaterThan(150);
+        expect(lengths.slice(10).filter((length) => length === 1).length).toBeGreaterThan(0);
+    });
+});
+
 describe("AdaptiveDraftLength resuming in a shared step", () => {
     it("measures a batched catch-up per token of every generation that caught up, not per token of each", () => {
         const curve = new StepCostCurve();

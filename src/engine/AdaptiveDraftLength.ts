@@ -231,10 +231,11 @@ export class AdaptiveDraftLength {
     private chooseForStep(limit: number): SharedDraftChoice {
         const {maxLength, tokensPerPosition} = this.options;
         const others = this.load.others(this.share);
-        // Resuming costs the drafters' catch-up once, spread over the tokens still to come (at most resumeHorizon).
+        // Resuming costs the drafters' catch-up once, spread over the tokens the auto generations still
+        // have to come (this one's, at most resumeHorizon, for each of them).
         const resumeTokens = this.share.lag + others.adaptiveLag;
-        const resumeTimePerToken =
-            resumeTokens > 0 ? (this.load.catchUpTime * resumeTokens) / Math.max(1, Math.min(limit, resumeHorizon)) : 0;
+        const tokensToCome = (1 + others.adaptive) * Math.max(1, Math.min(limit, resumeHorizon));
+        const resumeTimePerToken = resumeTokens > 0 ? (this.load.catchUpTime * resumeTokens) / tokensToCome : 0;
         const cost = this.load.stepCost;
         // The choices below ask for the same few sizes: each is predicted once.
         const predicted = new Map<number, number>();
@@ -272,7 +273,14 @@ export class AdaptiveDraftLength {
             this.load.speculated();
             return {length, skipped: false, probe: false, resumeTokens};
         }
-        const perfect = chooseDraftLength({...input, alpha: 1, mirrorAlphas: others.adaptiveAlphas.map(() => 1)});
+        // A probe is judged without the catch-up: it is what measures the catch-up again, so a dear
+        // sample of it cannot keep speculation off for good.
+        const perfect = chooseDraftLength({
+            ...input,
+            resumeTimePerToken: 0,
+            alpha: 1,
+            mirrorAlphas: others.adaptiveAlphas.map(() => 1)
+        });
         if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true, resumeTokens};
         return {length: 0, skipped: true, probe: false, resumeTokens};
     }
