@@ -12,6 +12,7 @@ import {
     nativeBackendAvailable
 } from "./nativeAddon.js";
 import {readModelHeader} from "./readModelHeader.js";
+import {savedLayerRowBytes, savedLayerRowsFooterBytes, savedLlamaStateBytes} from "./savedLayerRows.js";
 import {writeEagle3TestHead} from "./testing/eagle3TestHeads.js";
 
 vi.setConfig(modelTestTimeouts);
@@ -29,18 +30,15 @@ const directory = mkdtempSync(join(tmpdir(), "specgate-eagle3-tap-state-"));
 const headPath = join(directory, "head.gguf");
 afterAll(() => rmSync(directory, {recursive: true, force: true}));
 
-/** The footer saveSequence appends after the rows: llama.cpp's byte count (u64), then the magic (u64). */
-const footerBytes = 16;
 /** Bytes per saved position: its token, and one row of each of the three layers (4-byte floats). */
 const positionBytes = 4 + 3 * readModelHeader(familyTarget).embeddingLength! * 4;
 
 /** The layer rows block of a saved state (what follows llama.cpp's bytes, footer excluded), or undefined without one. */
 function savedRows(state: Uint8Array): Uint8Array | undefined {
-    if (state.length < footerBytes) return undefined;
-    const view = new DataView(state.buffer, state.byteOffset, state.byteLength);
-    if (view.getBigUint64(state.length - 8, true) !== 0x5357524c33454753n) return undefined;
-    const llamaBytes = Number(view.getBigUint64(state.length - footerBytes, true));
-    return state.subarray(llamaBytes, state.length - footerBytes);
+    const llamaBytes = savedLlamaStateBytes(state);
+    if (llamaBytes === undefined) return undefined;
+    expect(savedLayerRowBytes(state)).toBe(state.length - llamaBytes);
+    return state.subarray(llamaBytes, state.length - savedLayerRowsFooterBytes);
 }
 
 describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored with a sequence's state", () => {
@@ -131,7 +129,7 @@ describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored
         capturing.restoreSequence(0, state);
         expect((await draft(capturing)).error).toMatch(/not captured/);
         const broken = state.slice();
-        new DataView(broken.buffer).setBigUint64(broken.length - footerBytes, BigInt(broken.length), true);
+        new DataView(broken.buffer).setBigUint64(broken.length - savedLayerRowsFooterBytes, BigInt(broken.length), true);
         expect(() => capturing.restoreSequence(0, broken)).toThrow(/layer rows do not fit/);
     });
 });

@@ -32,7 +32,9 @@ interface Entry {
  * With `savedStateBytes` (llama-server's --cache-ram), a sequence about to be given to a prompt that
  * would discard most of what it holds first saves its KV to host memory (SavedPromptStates); a request
  * whose prompt shares a longer prefix with a saved state than with any idle sequence gets that state
- * restored. Saved states are per tenant too.
+ * restored. Saved states are per tenant too. With an EAGLE-3 head, a saved state carries the target's
+ * layer rows for its tokens and a restored one gives them back to the head, whose drafts then read
+ * the same features as if the prompt had been decoded.
  */
 export class PromptCache {
     private readonly entries: Entry[] = [];
@@ -57,9 +59,9 @@ export class PromptCache {
         return this.states?.limitBytes ?? 0;
     }
 
-    /** Bytes of KV saved to host memory now, and how many states. */
-    public get saved(): {readonly bytes: number; readonly count: number} {
-        return {bytes: this.states?.bytes ?? 0, count: this.states?.count ?? 0};
+    /** Bytes of KV saved to host memory now (of them, the target's layer rows an EAGLE-3 head reads), and how many states. */
+    public get saved(): {readonly bytes: number; readonly layerRowBytes: number; readonly count: number} {
+        return {bytes: this.states?.bytes ?? 0, layerRowBytes: this.states?.layerRowBytes ?? 0, count: this.states?.count ?? 0};
     }
 
     /** Sequences held now, leased or idle. */

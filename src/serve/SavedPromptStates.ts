@@ -1,9 +1,12 @@
 import type {SequenceState} from "../backend/ModelBackend.js";
+import {savedLayerRowBytes} from "../backend/savedLayerRows.js";
 import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 
 interface Saved {
     readonly tenant: string;
     readonly state: SequenceState;
+    /** Of its bytes, those of the target's layer rows (an EAGLE-3 head's input, saved with the KV). */
+    readonly layerRowBytes: number;
     lastUsed: number;
 }
 
@@ -12,17 +15,25 @@ interface Saved {
  * --cache-ram): what a slot held before it was given to a different prompt, so a later request
  * sharing a prefix with it restores the KV instead of decoding the prompt again. The least
  * recently used states go first; a state whose tokens begin a newer one's is dropped as redundant.
+ * A state's bytes are all it holds: with an EAGLE-3 head, the target's layer rows saved with the KV
+ * (3 × hidden size × 4 bytes per token) count too.
  */
 export class SavedPromptStates {
     private readonly saved: Saved[] = [];
     private clock = 0;
     private usedBytes = 0;
+    private usedLayerRowBytes = 0;
 
     public constructor(public readonly limitBytes: number) {}
 
     /** Bytes held now. */
     public get bytes(): number {
         return this.usedBytes;
+    }
+
+    /** Of bytes, those of the target's layer rows saved with the KV (savedLayerRowBytes). */
+    public get layerRowBytes(): number {
+        return this.usedLayerRowBytes;
     }
 
     public get count(): number {
@@ -72,12 +83,15 @@ export class SavedPromptStates {
             const oldest = this.saved.reduce((best, saved, index) => (saved.lastUsed < this.saved[best].lastUsed ? index : best), 0);
             this.remove(oldest);
         }
-        this.saved.push({tenant, state, lastUsed: ++this.clock});
+        const layerRowBytes = savedLayerRowBytes(state.data);
+        this.saved.push({tenant, state, layerRowBytes, lastUsed: ++this.clock});
         this.usedBytes += state.data.byteLength;
+        this.usedLayerRowBytes += layerRowBytes;
     }
 
     private remove(index: number): void {
         this.usedBytes -= this.saved[index].state.data.byteLength;
+        this.usedLayerRowBytes -= this.saved[index].layerRowBytes;
         this.saved.splice(index, 1);
     }
 }

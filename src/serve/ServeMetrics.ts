@@ -97,7 +97,12 @@ export class ServeMetrics {
         options: {
             processMetrics?: boolean;
             suffixCacheNodes?: () => number;
-            promptCache?: () => {readonly bytes: number; readonly count: number; readonly restores: number};
+            promptCache?: () => {
+                readonly bytes: number;
+                readonly layerRowBytes: number;
+                readonly count: number;
+                readonly restores: number;
+            };
             batchStatistics?: () => Record<"target" | "draft", BatchStatistics | undefined>;
             /** Also count requests and tokens per tenant (API key); only an operator should read them. */
             tenantSeries?: boolean;
@@ -261,6 +266,15 @@ export class ServeMetrics {
                 registers,
                 collect() {
                     this.set({model_name: modelName}, promptCache().bytes);
+                }
+            });
+            new Gauge({
+                name: "prompt_cache_saved_layer_row_bytes",
+                help: "Of prompt_cache_saved_bytes, the target's layer rows saved with the KV for an EAGLE-3 head (3 x hidden size x 4 bytes per token).",
+                labelNames: ["model_name"],
+                registers,
+                collect() {
+                    this.set({model_name: modelName}, promptCache().layerRowBytes);
                 }
             });
             new Counter({

@@ -5,10 +5,12 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {nativeBackendAvailable} from "../backend/nativeAddon.js";
+import {readModelHeader} from "../backend/readModelHeader.js";
 import {writeEagle3TestHead} from "../backend/testing/eagle3TestHeads.js";
 import {eagle3TreeBranches} from "../engine/drafters/Eagle3TreeSession.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+import {parsePrometheusText} from "./testing/parsePrometheusText.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -94,5 +96,18 @@ describe.runIf(nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and th
         expect(restored.usage.prompt_tokens_details.cached_tokens).toBe(restored.usage.prompt_tokens - 1);
         expect(restored.speculative).toEqual(first.speculative);
         expect(restored.choices[0].text).toBe(first.choices[0].text);
+    });
+
+    it("the saved states' bytes count the layer rows saved with them, in the bound and in /metrics", async () => {
+        const {saved, savedLimitBytes} = server.serveApp.state.promptCache;
+        const hidden = readModelHeader(targetPath).embeddingLength!;
+        // At least the saved prompt's positions, each its token and three rows of the hidden size.
+        expect(saved.layerRowBytes).toBeGreaterThanOrEqual(target.tokenize(prompt).length * (4 + 3 * hidden * 4));
+        expect(saved.bytes).toBeGreaterThan(saved.layerRowBytes);
+        expect(saved.bytes).toBeLessThanOrEqual(savedLimitBytes);
+        const metrics = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text());
+        const value = (name: string) => metrics.find((sample) => sample.name === name)?.value;
+        expect(value("prompt_cache_saved_layer_row_bytes")).toBe(saved.layerRowBytes);
+        expect(value("prompt_cache_saved_bytes")).toBe(saved.bytes);
     });
 });
