@@ -4,6 +4,7 @@ import {defaultGrammarBudget, type GrammarBudget} from "../constraints/GrammarBu
 import {setMaxListeners} from "node:events";
 import {type ErrorHandler, Hono} from "hono";
 import {cors} from "hono/cors";
+import {Eagle3HeadBackend} from "../backend/Eagle3HeadBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {defaultSamplingOptions} from "../distributions/SamplingOptions.js";
 import {PayloadTooLargeError, RouteNotFoundError, ServerShuttingDownError} from "../errors.js";
@@ -178,7 +179,13 @@ function createServeState(options: ServeAppOptions, shutdownSignal: AbortSignal)
         savedStateBytes:
             options.promptCacheBytes ??
             defaultCacheRamBytes(
-                options.modelFiles === undefined ? undefined : fullContextStateBytes(options.modelFiles.target, options.target.contextSize)
+                options.modelFiles === undefined
+                    ? undefined
+                    : fullContextStateBytes(
+                          options.modelFiles.target,
+                          options.target.contextSize,
+                          options.draft instanceof Eagle3HeadBackend
+                      )
             )
     });
     const samplerDefaults: SamplerDefaults = {...defaultSamplingOptions, ...options.samplerDefaults};

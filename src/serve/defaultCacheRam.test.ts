@@ -23,6 +23,8 @@ describe("--cache-ram's default", () => {
     it("reads the state size from the target GGUF, and leaves it out for a file that is no GGUF", async () => {
         const target = new URL("../../models/target/model.gguf", import.meta.url).pathname;
         expect(fullContextStateBytes(target, 256)).toBe(2048 * 256);
+        // With an EAGLE-3 head, each token's three layer rows of 128 floats and its id are saved too.
+        expect(fullContextStateBytes(target, 256, true)).toBe((2048 + 3 * 128 * 4 + 4) * 256);
         const directory = await mkdtemp(join(tmpdir(), "specgate-cache-ram-"));
         try {
             const notGguf = join(directory, "model.gguf");

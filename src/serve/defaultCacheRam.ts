@@ -6,6 +6,8 @@ import {ModelLoadError} from "../errors.js";
 export const cacheRamCeilingBytes = 8 * 1024 ** 3;
 /** How many of the target's full-context KV states the default holds at most. */
 export const cacheRamStates = 64;
+/** The target layers an EAGLE-3 head reads (their rows are saved with a state). */
+const eagle3TappedLayers = 3;
 /** The default takes at most this share of the machine's memory. */
 export const cacheRamMachineShare = 1 / 8;
 
@@ -23,13 +25,18 @@ export function defaultCacheRamBytes(fullContextStateBytes: number | undefined, 
 }
 
 /**
- * The bytes of one sequence's KV cache at `contextSize` tokens (llama.cpp's default F16 cache), from the
- * GGUF's layer and attention sizes; undefined when the file is not a GGUF or does not state them.
+ * The bytes of one sequence's saved state at `contextSize` tokens: its KV cache (llama.cpp's default
+ * F16 cache), from the GGUF's layer and attention sizes, and with `layerRows` (an EAGLE-3 head drafts)
+ * the target's layer rows saved with it (a token and three rows of the hidden size, 4-byte floats);
+ * undefined when the file is not a GGUF or does not state them.
  */
-export function fullContextStateBytes(ggufPath: string, contextSize: number): number | undefined {
+export function fullContextStateBytes(ggufPath: string, contextSize: number, layerRows = false): number | undefined {
     try {
-        const perToken = readModelHeader(ggufPath).kvCacheBytesPerToken;
-        return perToken === undefined ? undefined : perToken * contextSize;
+        const header = readModelHeader(ggufPath);
+        const kv = header.kvCacheBytesPerToken;
+        if (kv === undefined || (layerRows && header.embeddingLength === undefined)) return undefined;
+        const rows = layerRows ? 4 + eagle3TappedLayers * header.embeddingLength! * 4 : 0;
+        return (kv + rows) * contextSize;
     } catch (error) {
         if (error instanceof ModelLoadError) return undefined;
         throw error;
