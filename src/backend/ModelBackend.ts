@@ -206,10 +206,11 @@ export interface BackendSequence {
     /**
      * A copy of the sequence's KV cache and tokens in host memory (llama.cpp's llama_state_seq_get_data),
      * to put back later with restoreState, into this sequence or another of the same backend: what a
-     * prompt cache keeps of sequences it must reuse. Optional.
+     * prompt cache keeps of sequences it must reuse; with an EAGLE-3 head paired, the layer rows it
+     * reads for those tokens come with it. Optional.
      */
     saveState?(): Promise<SequenceState>;
-    /** Replaces the sequence's tokens and KV cache with a saved state (llama_state_seq_set_data). Optional. */
+    /** Replaces the sequence's tokens and KV cache (and layer rows) with a saved state (llama_state_seq_set_data). Optional. */
     restoreState?(state: SequenceState): Promise<void>;
     /**
      * Says no evaluation will come until further notice (a prompt cache keeps the sequence between
