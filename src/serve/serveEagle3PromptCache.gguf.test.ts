@@ -1,12 +1,9 @@
-import {mkdtempSync, rmSync} from "node:fs";
-import {tmpdir} from "node:os";
-import {join} from "node:path";
+import {existsSync} from "node:fs";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {nativeBackendAvailable} from "../backend/nativeAddon.js";
 import {readModelHeader} from "../backend/readModelHeader.js";
-import {writeEagle3TestHead} from "../backend/testing/eagle3TestHeads.js";
 import {eagle3TreeBranches} from "../engine/drafters/Eagle3TreeSession.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {type RunningServeServer, startServeServer} from "./startServeServer.js";
@@ -20,8 +17,7 @@ vi.setConfig(modelTestTimeouts);
  * coming back with the KV cells, so the head drafts on a cached prompt as on a decoded one.
  */
 const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
-const directory = mkdtempSync(join(tmpdir(), "specgate-serve-eagle3-cache-"));
-const headPath = join(directory, "head.gguf");
+const headPath = new URL("../../models/eagle3/model.gguf", import.meta.url).pathname;
 const prompt = "Question: Tom has 12 candies. He gives 7 to a friend. How many candies does Tom have left?\nAnswer:";
 const other = "Anfrage: Stelle einen Timer auf 56 Minuten.\nAufruf:";
 const tree = {width: 2, depth: 3};
@@ -29,16 +25,15 @@ const tree = {width: 2, depth: 3};
 interface Reply {
     choices: Array<{text: string}>;
     usage: {prompt_tokens: number; prompt_tokens_details: {cached_tokens: number}};
-    speculative: {drafter: string; tree?: string; num_draft_tokens: number};
+    speculative: {drafter: string; tree?: string; num_draft_tokens: number; num_accepted_tokens: number};
 }
 
-describe.runIf(nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and the prompt cache", () => {
+describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and the prompt cache", () => {
     let target: ModelBackend;
     let head: ModelBackend;
     let server: RunningServeServer;
 
     beforeAll(async () => {
-        await writeEagle3TestHead(headPath, targetPath, {seed: 11});
         target = await loadModelBackend(targetPath, {
             backend: "native",
             threads: 1,
@@ -61,7 +56,6 @@ describe.runIf(nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and th
         await server?.close();
         await head?.dispose();
         await target?.dispose();
-        rmSync(directory, {recursive: true, force: true});
     });
 
     const complete = async (text: string, shape: string): Promise<Reply> => {
@@ -80,6 +74,7 @@ describe.runIf(nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and th
         const first = await complete(prompt, shape);
         expect(first.speculative.drafter).toBe("eagle3");
         expect(first.speculative.num_draft_tokens).toBeGreaterThan(0);
+        expect(first.speculative.num_accepted_tokens).toBeGreaterThan(0);
 
         // The slot still holds the prompt: only its last token is decoded again.
         const kept = await complete(prompt, shape);
