@@ -20,7 +20,8 @@ namespace specgate {
  * holds one run of consecutive positions, at most the context's: a head opened later (a request that
  * reuses a cached prompt) reads them from the start. Clearing the context forgets them. A token of a
  * tree (several sequence ids) is kept in each of its sequences, and Copy follows the KV cache's copies,
- * so the sequence holds a kept branch's rows after the tree.
+ * so the sequence holds a kept branch's rows after the tree. Save and Restore follow a sequence's KV
+ * state to host memory and back (saveSequence, restoreSequence), so a restored prompt has its rows.
  */
 class LayerTap {
 public:
