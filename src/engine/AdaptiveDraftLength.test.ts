@@ -344,6 +344,20 @@ describe("StepCostCurve after a change of shape", () => {
     });
 });
 
+describe("StepCostCurve after a busy spell", () => {
+    it("lets steps after a change that cost less than a size's steady median bring that median down", () => {
+        const curve = new StepCostCurve();
+        // Size 2 measured steadily while the machine was busy; now its steps come only right after a change, and cheaper.
+        for (let sample = 0; sample < 15; sample++) curve.record(2, 10);
+        for (let sample = 0; sample < 15; sample++) curve.record(1, 1);
+        for (let sample = 0; sample < 8; sample++) curve.recordAfterChange(2, 1.5);
+        expect(curve.predict(2)).toBeLessThan(2);
+        // Dearer steps after a change still measure the rebuild, not the size.
+        curve.recordAfterChange(2, 40);
+        expect(curve.predict(2)).toBeLessThan(2);
+    });
+});
+
 describe("StepCostCurve's rebuild estimate", () => {
     it("measures what a change of shape adds and takes it off a size seen only after changes", () => {
         const curve = new StepCostCurve();

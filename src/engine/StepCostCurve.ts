@@ -35,14 +35,21 @@ export class StepCostCurve {
      * it measures the rebuild (the median excess of such samples over the steady cost of their size);
      * a size without steady samples is stood for by the least of its samples less that rebuild,
      * weighing provisionalWeight samples in the fit, until a steady sample arrives. So a length that
-     * has only been tried right after a change does not keep looking as dear as its first step was.
+     * has only been tried right after a change does not keep looking as dear as its first step was;
+     * and one below its size's steady median counts as a steady sample too (a rebuild only adds), so a
+     * size measured under heavier load is corrected by the probes and changes that visit it later.
      */
     public recordAfterChange(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
         this.sampled = undefined;
         const steady = this.points.get(tokens);
-        if (steady !== undefined) this.rebuild.add(milliseconds - steady.value!);
-        else this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
+        // A rebuild only adds: a step after a change that costs less than the size's steady median shows
+        // that median too high (measured under heavier load, or long ago), so it counts as a steady sample.
+        if (steady !== undefined) {
+            const excess = milliseconds - steady.value!;
+            this.rebuild.add(excess);
+            if (excess < 0) steady.add(milliseconds);
+        } else this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
     }
 
     /** Milliseconds a change of shape adds to a step (the median measured; 0 before any, never below 0). */
