@@ -9,6 +9,7 @@ import type {GenerationOptions} from "./GenerationOptions.js";
 import type {DrawnDraft} from "./drafters/Drafter.js";
 import type {GenerationTelemetry, RowsCopiedReason} from "./GenerationTelemetry.js";
 import {verifyOnCandidates} from "./residualDraw.js";
+import {DrawingIdSource, readRows} from "./DrawingIdSource.js";
 
 /**
  * Policies whose target-only step emits a draw from the target's sampler row with one uniform of the
@@ -109,9 +110,9 @@ export function rowsCopiedReason(target: ModelBackend, options: GenerationOption
  * plain draw (the bonus token), exactly as strict verification would. Only evaluateArgmax is read by
  * the step; the rest delegates.
  */
-class DrawnIdSequence implements ArgmaxCapableSequence {
+class DrawnIdSequence extends DrawingIdSource<DrawingSequence> {
     public constructor(
-        private readonly inner: DrawingSequence,
+        inner: DrawingSequence,
         private readonly options: GenerationOptions,
         private readonly chance: SeededChance,
         private readonly telemetry: GenerationTelemetry,
@@ -120,27 +121,20 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
          * sequence keeps one sampler chain (a change of chain makes llama.cpp reserve its graphs again).
          */
         private readonly verifies: boolean
-    ) {}
-
-    public get tokens(): readonly number[] {
-        return this.inner.tokens;
-    }
-
-    public get timings() {
-        return this.inner.timings;
+    ) {
+        super(inner);
     }
 
     public async evaluateArgmax(tokens: readonly number[], evaluateOptions: EvaluateOptions = {}): Promise<number[]> {
-        const positions = evaluateOptions.positions ?? [tokens.length - 1];
-        const drafted = positions.map((position) => (position + 1 < tokens.length ? tokens[position + 1]! : -1));
+        const {positions, drafted} = readRows(tokens, evaluateOptions);
         const uniforms = positions.map(() => this.chance.random.nextDouble());
         if (!this.verifies) {
             const drawn = await this.inner.evaluateDrawn(tokens, this.options.sampling, uniforms, evaluateOptions);
-            this.noteHostRows(drawn.hostRows);
+            noteHostRows(this.telemetry, drawn.hostRows);
             return drawn.tokens;
         }
         const rows = await this.inner.evaluateVerified(tokens, this.options.sampling, drafted, uniforms, evaluateOptions);
-        this.noteHostRows(rows.hostRows);
+        noteHostRows(this.telemetry, rows.hostRows);
         let rejected = false;
         return drafted.map((id, row) => {
             if (id < 0 || rejected) return rows.residualTokens[row]!;
@@ -148,26 +142,6 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
             rejected = true;
             return rows.residualTokens[row]!;
         });
-    }
-
-    private noteHostRows(rows: number): void {
-        if (rows > 0) this.telemetry.noteRowsCopied("device declined the sampler");
-    }
-
-    public evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]> {
-        return this.inner.evaluate(tokens, options);
-    }
-
-    public rollback(count: number): Promise<void> {
-        return this.inner.rollback(count);
-    }
-
-    public clear(): Promise<void> {
-        return this.inner.clear();
-    }
-
-    public dispose(): Promise<void> {
-        return this.inner.dispose();
     }
 }
 
@@ -178,22 +152,16 @@ class DrawnIdSequence implements ArgmaxCapableSequence {
  * emits (verifyOnCandidates), which the greedy policy then reads as the target's choice. A draft
  * without probabilities (none expected) is verified as q = δ.
  */
-class DrawnDraftVerifier implements DrawnDraftSequence {
+class DrawnDraftVerifier extends DrawingIdSource<DrawingSequence & ResidualSequence> implements DrawnDraftSequence {
     private draft: DrawnDraft | undefined;
 
     public constructor(
-        private readonly inner: DrawingSequence & ResidualSequence,
+        inner: DrawingSequence & ResidualSequence,
         private readonly options: GenerationOptions,
         private readonly chance: SeededChance,
         private readonly telemetry: GenerationTelemetry
-    ) {}
-
-    public get tokens(): readonly number[] {
-        return this.inner.tokens;
-    }
-
-    public get timings() {
-        return this.inner.timings;
+    ) {
+        super(inner);
     }
 
     public expectDraft(draft: DrawnDraft | undefined): void {
@@ -203,13 +171,12 @@ class DrawnDraftVerifier implements DrawnDraftSequence {
     public async evaluateArgmax(tokens: readonly number[], evaluateOptions: EvaluateOptions = {}): Promise<number[]> {
         const draft = this.draft;
         this.draft = undefined;
-        const positions = evaluateOptions.positions ?? [tokens.length - 1];
-        const drafted = positions.map((position) => (position + 1 < tokens.length ? tokens[position + 1]! : -1));
+        const {positions, drafted} = readRows(tokens, evaluateOptions);
         const width = this.options.residualCandidates;
         const uniforms = positions.map(() => Array.from({length: width}, () => this.chance.random.nextDouble()));
         const sampling = this.options.sampling;
         const rows = await this.inner.evaluateCandidates(tokens, sampling, drafted, uniforms, evaluateOptions);
-        if (rows.hostRows > 0) this.telemetry.noteRowsCopied("device declined the sampler");
+        noteHostRows(this.telemetry, rows.hostRows);
         const {ids, fallback} = await verifyOnCandidates({
             rows,
             drafted,
@@ -233,20 +200,9 @@ class DrawnDraftVerifier implements DrawnDraftSequence {
         if (index + 1 < tokens.length) await this.inner.evaluate(tokens.slice(index + 1), {positions: []});
         return rows.probabilities?.[0] ?? processLogits(rows.logits[0]!, sampling);
     }
+}
 
-    public evaluate(tokens: readonly number[], options?: EvaluateOptions): Promise<Float64Array[]> {
-        return this.inner.evaluate(tokens, options);
-    }
-
-    public rollback(count: number): Promise<void> {
-        return this.inner.rollback(count);
-    }
-
-    public clear(): Promise<void> {
-        return this.inner.clear();
-    }
-
-    public dispose(): Promise<void> {
-        return this.inner.dispose();
-    }
+/** Rows the device declined to sample on (its sampler cannot run them) were copied whole. */
+function noteHostRows(telemetry: GenerationTelemetry, rows: number): void {
+    if (rows > 0) telemetry.noteRowsCopied("device declined the sampler");
 }
