@@ -1,6 +1,8 @@
 // DeviceResidual: what lossless verification of a draft model's tokens reads of a sampler row, computed in the graph.
 #pragma once
 
+#include "chooseIndex.h"
+
 #include <ggml.h>
 
 #include <cmath>
@@ -219,20 +221,7 @@ private:
  */
 inline int32_t ResidualOnHost(ResidualKind kind, const double* row, size_t covered, const double* uniforms, const int32_t* ids,
                               size_t width, double* out) {
-    auto draw = [&](double uniform) {
-        double total = 0;
-        for (size_t id = 0; id < covered; id++) total += row[id];
-        const double target = uniform * total;
-        double cumulative = 0;
-        int32_t last = -1;
-        for (size_t id = 0; id < covered; id++) {
-            if (row[id] <= 0) continue;
-            cumulative += row[id];
-            last = static_cast<int32_t>(id);
-            if (target < cumulative) break;
-        }
-        return last;
-    };
+    auto draw = [&](double uniform) { return chooseIndex(row, covered, uniform); };
     auto at = [&](int32_t id) { return id >= 0 && static_cast<size_t>(id) < covered ? row[id] : 0.0; };
     if (kind == ResidualKind::Gather) {
         int32_t best = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Eagle3HeadState.h"
+#include "chooseIndex.h"
 #include "samplerRow.h"
 
 #include <algorithm>
@@ -28,25 +29,6 @@ struct HeadDraws {
     std::vector<double> probabilities;
     std::vector<double> logits;
 };
-
-/**
- * Inverse CDF with one uniform over the positive weights, as SeededChance.choose (the last positive
- * index where rounding leaves the target unreached); −1 for a row without a positive weight.
- */
-inline int32_t chooseIndex(const double* weights, size_t size, double uniform) {
-    double total = 0;
-    for (size_t index = 0; index < size; index++) total += weights[index];
-    const double target = uniform * total;
-    double cumulative = 0;
-    int32_t lastPositive = -1;
-    for (size_t index = 0; index < size; index++) {
-        if (weights[index] <= 0) continue;
-        cumulative += weights[index];
-        lastPositive = static_cast<int32_t>(index);
-        if (target < cumulative) return lastPositive;
-    }
-    return lastPositive;
-}
 
 /**
  * Draws up to `uniforms.size()` tokens from a head that has just synced (its last output is the first
