@@ -1,12 +1,9 @@
 import {existsSync} from "node:fs";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
-import {loadModelBackend} from "../backend/loadModelBackend.js";
-import type {ModelBackend} from "../backend/ModelBackend.js";
 import {nativeBackendAvailable} from "../backend/nativeAddon.js";
 import {readModelHeader} from "../backend/readModelHeader.js";
-import {eagle3TreeBranches} from "../engine/drafters/Eagle3TreeSession.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+import {type Eagle3Server, postCompletion, startEagle3Server} from "./testing/eagle3Server.js";
 import {parsePrometheusText} from "./testing/parsePrometheusText.js";
 
 vi.setConfig(modelTestTimeouts);
@@ -29,48 +26,23 @@ interface Reply {
 }
 
 describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))("serve with an EAGLE-3 head and the prompt cache", () => {
-    let target: ModelBackend;
-    let head: ModelBackend;
-    let server: RunningServeServer;
+    let eagle3: Eagle3Server;
 
     beforeAll(async () => {
-        target = await loadModelBackend(targetPath, {
-            backend: "native",
-            threads: 1,
-            batchedSequences: 2,
-            treeBranches: eagle3TreeBranches(tree)
-        });
-        head = await loadModelBackend(headPath, {backend: "native", threads: 1});
-        server = await startServeServer({
-            target,
-            draft: head,
-            modelName: "family",
-            modelFiles: {target: targetPath, draft: headPath},
-            speculative: {policy: {kind: "strict"}, gamma: 4, drafter: {kind: "eagle3"}, tree},
-            // One slot: a different prompt takes the slot, which saves what it held first.
-            maxConcurrency: 1,
-            port: 0
-        });
+        // One slot: a different prompt takes the slot, which saves what it held first.
+        eagle3 = await startEagle3Server({targetPath, headPath, target: {batchedSequences: 2}, tree, serve: {maxConcurrency: 1}});
     });
-    afterAll(async () => {
-        await server?.close();
-        await head?.dispose();
-        await target?.dispose();
-    });
+    afterAll(() => eagle3?.close());
 
     const complete = async (text: string, shape: string): Promise<Reply> => {
-        const response = await fetch(`${server.url}/v1/completions`, {
-            method: "POST",
-            headers: {"content-type": "application/json"},
-            body: JSON.stringify({model: "family", prompt: text, max_tokens: 24, temperature: 0, speculative: {tree: shape}})
-        });
+        const response = await postCompletion(eagle3.server, {prompt: text, max_tokens: 24, speculative: {tree: shape}});
         const body: unknown = await response.json();
         expect(response.status, JSON.stringify(body)).toBe(200);
         return body as Reply;
     };
 
     it.each(["off", "2x3"])("tree %s: a kept and a restored prompt get the head's drafts and the first request's text", async (shape) => {
-        const cache = server.serveApp.state.promptCache;
+        const cache = eagle3.server.serveApp.state.promptCache;
         const first = await complete(prompt, shape);
         expect(first.speculative.drafter).toBe("eagle3");
         expect(first.speculative.num_draft_tokens).toBeGreaterThan(0);
@@ -94,13 +66,13 @@ describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))("serve wit
     });
 
     it("the saved states' bytes count the layer rows saved with them, in the bound and in /metrics", async () => {
-        const {saved, savedLimitBytes} = server.serveApp.state.promptCache;
+        const {saved, savedLimitBytes} = eagle3.server.serveApp.state.promptCache;
         const hidden = readModelHeader(targetPath).embeddingLength!;
         // At least the saved prompt's positions, each its token and three rows of the hidden size.
-        expect(saved.layerRowBytes).toBeGreaterThanOrEqual(target.tokenize(prompt).length * (4 + 3 * hidden * 4));
+        expect(saved.layerRowBytes).toBeGreaterThanOrEqual(eagle3.target.tokenize(prompt).length * (4 + 3 * hidden * 4));
         expect(saved.bytes).toBeGreaterThan(saved.layerRowBytes);
         expect(saved.bytes).toBeLessThanOrEqual(savedLimitBytes);
-        const metrics = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text());
+        const metrics = parsePrometheusText(await (await fetch(`${eagle3.server.url}/metrics`)).text());
         const value = (name: string) => metrics.find((sample) => sample.name === name)?.value;
         expect(value("prompt_cache_saved_layer_row_bytes")).toBe(saved.layerRowBytes);
         expect(value("prompt_cache_saved_bytes")).toBe(saved.bytes);

@@ -1,12 +1,9 @@
 import {existsSync} from "node:fs";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
-import {loadModelBackend} from "../backend/loadModelBackend.js";
-import type {ModelBackend} from "../backend/ModelBackend.js";
 import {nativeBackendAvailable} from "../backend/nativeAddon.js";
-import {eagle3TreeBranches} from "../engine/drafters/Eagle3TreeSession.js";
 import {generate} from "../engine/generate.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {type RunningServeServer, startServeServer} from "./startServeServer.js";
+import {type Eagle3Server, eagle3ServePrompts as prompts, postCompletion, startEagle3Server} from "./testing/eagle3Server.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -16,12 +13,6 @@ vi.setConfig(modelTestTimeouts);
  */
 const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
 const headPath = new URL("../../models/eagle3/model.gguf", import.meta.url).pathname;
-const prompts = [
-    "Request: Set a timer for 56 minutes.\nCall:",
-    "Question: Tom has 12 candies. He gives 7 to a friend. How many candies does Tom have left?\nAnswer:",
-    "Anfrage: Stelle einen Timer auf 56 Minuten.\nAufruf:",
-    "Repeat: 417 Paris 8 blue 23 river\nEcho:"
-];
 
 interface Reply {
     choices: Array<{text: string}>;
@@ -30,40 +21,14 @@ interface Reply {
 
 describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))("serve drafting token trees with an EAGLE-3 head", () => {
     const tree = {width: 2, depth: 3};
-    let target: ModelBackend;
-    let head: ModelBackend;
-    let server: RunningServeServer;
+    let eagle3: Eagle3Server;
 
     beforeAll(async () => {
-        target = await loadModelBackend(targetPath, {
-            backend: "native",
-            threads: 1,
-            batchedSequences: 4,
-            treeBranches: eagle3TreeBranches(tree),
-            inlineBelowMilliseconds: 1
-        });
-        head = await loadModelBackend(headPath, {backend: "native", threads: 1});
-        server = await startServeServer({
-            target,
-            draft: head,
-            modelName: "family",
-            modelFiles: {target: targetPath, draft: headPath},
-            speculative: {policy: {kind: "strict"}, gamma: 4, drafter: {kind: "eagle3"}, tree},
-            port: 0
-        });
+        eagle3 = await startEagle3Server({targetPath, headPath, target: {batchedSequences: 4, inlineBelowMilliseconds: 1}, tree});
     });
-    afterAll(async () => {
-        await server?.close();
-        await head?.dispose();
-        await target?.dispose();
-    });
+    afterAll(() => eagle3?.close());
 
-    const post = (body: object): Promise<Response> =>
-        fetch(`${server.url}/v1/completions`, {
-            method: "POST",
-            headers: {"content-type": "application/json"},
-            body: JSON.stringify({model: "family", max_tokens: 32, temperature: 0, ...body})
-        });
+    const post = (body: object): Promise<Response> => postCompletion(eagle3.server, {max_tokens: 32, ...body});
 
     it("concurrent requests at temperature 0 get target-only's text from the server's tree", async () => {
         const replies = await Promise.all(
@@ -75,7 +40,7 @@ describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))("serve dra
         );
         let accepted = 0;
         for (const [index, reply] of replies.entries()) {
-            const expected = await generate(target, undefined, prompts[index % prompts.length], {
+            const expected = await generate(eagle3.target, undefined, prompts[index % prompts.length], {
                 sampling: {temperature: 0},
                 maxTokens: 32
             });
