@@ -39,7 +39,8 @@ namespace specgate {
  * reserving its graphs again after a context has decoded (a new ggml_backend_sched and compute buffers,
  * which llama_set_sampler asks for, as llama_set_causal_attn does) crashes the driver's queue thread or
  * corrupts the heap, with llama.cpp's own greedy sampler or no sampler at all. So there an argmax chain is
- * attached to every sequence before the context's first decode and stays until the context is freed; a
+ * given for every sequence when the context is made (llama_context_params.samplers, FixedChains: llama.cpp
+ * reserves once, with them) and stays until the context is freed; a
  * sequence that asks for rows has its chain keep them (DeviceDraw::KeepRow, read with
  * llama_get_sampled_logits_ith), and draws run on the host from those rows. A kept row changes the graph
  * without changing what llama.cpp compares to reuse one, so such a context is made without graph reuse.
@@ -128,12 +129,38 @@ public:
     void Init(llama_context* owner, uint32_t sequences, bool enabled) {
         context = owner;
         this->enabled = enabled;
-        attached.assign(sequences, Attached{});
         selecting.assign(sequences, 0);
-        if (!fixedChains) return;
-        for (uint32_t sequence = 0; sequence < sequences && this->enabled; sequence++)
-            Attach(static_cast<llama_seq_id>(sequence), Want::Argmax, Sampling{});
+        if (!fixedChains) {
+            attached.assign(sequences, Attached{});
+            return;
+        }
         drawsDeclined = true;
+        if (attached.size() != sequences) {
+            attached.assign(sequences, Attached{});
+            this->enabled = false;
+            return;
+        }
+        // The chains FixedChains made, which llama.cpp attached while it made the context; a backend that
+        // could not take one turns selection off before the first decode.
+        for (const Attached& entry : attached)
+            if (enabled && (entry.draw == nullptr || !entry.draw->OnDevice())) Disable();
+    }
+
+    /**
+     * Fixed chains: an argmax chain per sequence, for llama_context_params.samplers (before the context
+     * is made: llama.cpp then reserves its graphs once, with them); none where selection is off.
+     */
+    std::vector<llama_sampler_seq_config> FixedChains(uint32_t sequences, bool enabled) {
+        std::vector<llama_sampler_seq_config> configs;
+        if (!fixedChains || !enabled) return configs;
+        attached.assign(sequences, Attached{});
+        for (uint32_t sequence = 0; sequence < sequences; sequence++) {
+            DeviceDraw* draw = nullptr;
+            llama_sampler* chain = Chain(Want::Argmax, Sampling{}, &draw, 1);
+            attached[sequence] = Attached{chain, Want::Argmax, Sampling{}, draw, 1};
+            configs.push_back(llama_sampler_seq_config{static_cast<llama_seq_id>(sequence), chain});
+        }
+        return configs;
     }
 
     /** Whether rows come from the chains' data (llama_get_sampled_logits_ith) rather than llama_get_logits_ith. */
@@ -151,6 +178,7 @@ public:
 
     /** Takes every sampler off the context (before llama_free: the context must not outlive what it references). */
     void Detach() {
+        if (context == nullptr) return; // never made: no chain is attached
         for (size_t sequence = 0; sequence < attached.size(); sequence++)
             if (attached[sequence].chain != nullptr) DetachSequence(static_cast<llama_seq_id>(sequence));
     }

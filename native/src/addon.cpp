@@ -613,6 +613,9 @@ private:
         // Rows one sequence may have selected on the device in one decode (llama.cpp's default is 1): a
         // verification's γ + 1, a tree's nodes. A sequence asking for more gets them from the host.
         params.n_outputs_max_per_seq = DeviceSelection::OutputsPerSequence(params.n_batch, deviceSelection);
+        std::vector<llama_sampler_seq_config> chains = created->selection.FixedChains(static_cast<uint32_t>(sequences), deviceSelection);
+        params.samplers = chains.empty() ? nullptr : chains.data();
+        params.n_samplers = chains.size();
         {
             const DeviceSelection::GraphReuseOff reuseOff(deviceSelection);
             created->context = llama_init_from_model(created->model->model, params);
