@@ -2,9 +2,8 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {InvalidInputError} from "../errors.js";
-import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {targetLaw} from "../testing/targetLaw.js";
+import {jointLawTest} from "../testing/jointLawTest.js";
 import {generate} from "./generate.js";
 import {presetSpeculationLoad} from "./testing/presetSpeculationLoad.js";
 
@@ -76,20 +75,9 @@ describe("token trees in generate (family pair)", () => {
     const runs = 2000;
     it(`T = 1, tree 3x2: the first three tokens follow the target's joint law (χ², ${runs} seeds)`, async () => {
         const prompt = "The";
-        const law = await targetLaw(target, [target.bosToken!, ...target.tokenize(prompt)], 3, 1e-4);
-        const keys = [...law.cells.keys()];
-        const index = new Map(keys.map((key, position) => [key, position]));
-        const expected = Float64Array.from([...law.cells.values(), law.rest]);
-        const observed = new Float64Array(expected.length);
-        let accepted = 0;
-        for (let seed = 0; seed < runs; seed++) {
-            const result = await generate(target, draft, prompt, {tree: {width: 3, depth: 2}, maxTokens: 3, seed});
-            accepted += result.telemetry.acceptedTokens;
-            const tokens =
-                result.tokens.length < 3 && result.finishReason === "stop" ? [...result.tokens, target.eosToken!] : result.tokens;
-            observed[index.get(tokens.slice(0, 3).join(",")) ?? keys.length]++;
-        }
-        const test = chiSquareGoodnessOfFit(observed, expected);
+        const {test, accepted} = await jointLawTest(target, {prompt, length: 3, prefixFloor: 1e-4, runs}, (seed) =>
+            generate(target, draft, prompt, {tree: {width: 3, depth: 2}, maxTokens: 3, seed})
+        );
         console.info(
             `tree 3x2, family pair, "${prompt}", T = 1: χ² ${test.statistic.toFixed(1)} on ${test.degreesOfFreedom} df, p = ${test.pValue.toPrecision(3)}; ${accepted} draft tokens kept`
         );

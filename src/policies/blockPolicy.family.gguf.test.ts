@@ -2,9 +2,8 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {loadModelBackend} from "../backend/loadModelBackend.js";
 import type {ModelBackend} from "../backend/ModelBackend.js";
 import {generate} from "../engine/generate.js";
-import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {targetLaw} from "../testing/targetLaw.js";
+import {jointLawTest} from "../testing/jointLawTest.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -37,24 +36,11 @@ afterAll(async () => {
 
 describe("block verification on the family pair at temperature 1", () => {
     it(`the first three generated tokens follow the target's joint distribution (χ², ${runs} seeds, γ = 2)`, async () => {
-        const law = await targetLaw(target, [target.bosToken!, ...target.tokenize(prompt)], 3, prefixFloor);
-        const keys = [...law.cells.keys()];
-        const index = new Map(keys.map((key, position) => [key, position]));
-        const expected = Float64Array.from([...law.cells.values(), law.rest]);
-        const observed = new Float64Array(expected.length);
-        let accepted = 0;
-        let drafted = 0;
-        for (let seed = 0; seed < runs; seed++) {
-            const result = await generate(target, draft, prompt, {policy: {kind: "block"}, gamma: 2, maxTokens: 3, seed});
-            accepted += result.telemetry.acceptedTokens;
-            drafted += result.telemetry.draftTokens;
-            const tokens =
-                result.tokens.length < 3 && result.finishReason === "stop" ? [...result.tokens, target.eosToken!] : result.tokens;
-            observed[index.get(tokens.slice(0, 3).join(",")) ?? keys.length]++;
-        }
-        const test = chiSquareGoodnessOfFit(observed, expected);
+        const {test, cells, rest, accepted, drafted} = await jointLawTest(target, {prompt, length: 3, prefixFloor, runs}, (seed) =>
+            generate(target, draft, prompt, {policy: {kind: "block"}, gamma: 2, maxTokens: 3, seed})
+        );
         console.info(
-            `block, family pair, "${prompt}", T = 1: χ² ${test.statistic.toFixed(1)} on ${test.degreesOfFreedom} df (${keys.length} cells + rest ${law.rest.toExponential(2)}), p = ${test.pValue.toPrecision(3)}; ${accepted} of ${drafted} draft tokens kept`
+            `block, family pair, "${prompt}", T = 1: χ² ${test.statistic.toFixed(1)} on ${test.degreesOfFreedom} df (${cells} cells + rest ${rest.toExponential(2)}), p = ${test.pValue.toPrecision(3)}; ${accepted} of ${drafted} draft tokens kept`
         );
         expect(test.pValue).toBeGreaterThan(0.001);
         expect(test.degreesOfFreedom).toBeGreaterThan(20);

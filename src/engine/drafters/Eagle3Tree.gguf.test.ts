@@ -10,9 +10,8 @@ import {writeEagle3TestHead} from "../../backend/testing/eagle3TestHeads.js";
 import type {DraftTree} from "../../policies/treeVerification.js";
 import type {Chance} from "../../random/Chance.js";
 import {SeededChance} from "../../random/SeededChance.js";
-import {chiSquareGoodnessOfFit} from "../../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../../testing/modelTestTimeouts.js";
-import {targetLaw} from "../../testing/targetLaw.js";
+import {jointLawTest} from "../../testing/jointLawTest.js";
 import type {DraftLengthTelemetry} from "../DraftLengthTelemetry.js";
 import {generate} from "../generate.js";
 import {parseGenerationOptions} from "../GenerationOptions.js";
@@ -206,20 +205,9 @@ describe.runIf(existsSync(targetPath) && existsSync(shippedHeadPath) && nativeBa
         const runs = 1500;
         it(`T = 1, tree 3x2: the first three tokens follow the target's joint law (χ², ${runs} seeds)`, async () => {
             const prompt = "The";
-            const law = await targetLaw(target, [target.bosToken!, ...target.tokenize(prompt)], 3, 1e-4);
-            const keys = [...law.cells.keys()];
-            const index = new Map(keys.map((key, position) => [key, position]));
-            const expected = Float64Array.from([...law.cells.values(), law.rest]);
-            const observed = new Float64Array(expected.length);
-            let accepted = 0;
-            for (let seed = 0; seed < runs; seed++) {
-                const result = await generate(target, head, prompt, {tree: {width: 3, depth: 2}, maxTokens: 3, seed});
-                accepted += result.telemetry.acceptedTokens;
-                const tokens =
-                    result.tokens.length < 3 && result.finishReason === "stop" ? [...result.tokens, target.eosToken!] : result.tokens;
-                observed[index.get(tokens.slice(0, 3).join(",")) ?? keys.length]++;
-            }
-            const test = chiSquareGoodnessOfFit(observed, expected);
+            const {test, accepted} = await jointLawTest(target, {prompt, length: 3, prefixFloor: 1e-4, runs}, (seed) =>
+                generate(target, head, prompt, {tree: {width: 3, depth: 2}, maxTokens: 3, seed})
+            );
             expect(test.pValue).toBeGreaterThan(0.001);
             expect(test.degreesOfFreedom).toBeGreaterThan(20);
             // The head is accepted often here (about 0.4 draft tokens a run), and resampled from as often.
