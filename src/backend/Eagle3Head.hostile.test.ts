@@ -4,8 +4,9 @@ import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import type {NativeEagle3HeadHandle} from "./Eagle3HeadHandle.js";
-import {type NativeAddon, type NativeContextHandle, type NativeModelHandle, NativeOutputMode, nativeAddon} from "./nativeAddon.js";
+import {type NativeAddon, type NativeContextHandle, type NativeModelHandle, nativeAddon} from "./nativeAddon.js";
 import {writeEagle3TestHead} from "./testing/eagle3TestHeads.js";
+import {prefillSequence} from "./testing/prefillSequence.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -42,14 +43,6 @@ describe("the EAGLE-3 head at the addon's trust boundary", () => {
         open.push(handle);
         return handle;
     };
-    /** Decodes `tokens` into sequence `sequence` of `context` from position 0 (the target's prefill). */
-    const prefill = (context: NativeContextHandle, tokens: Int32Array, sequence = 0) =>
-        context.decode(
-            tokens,
-            new Int32Array(tokens.length).fill(sequence),
-            Int32Array.from(tokens, (_token, index) => index),
-            [{outputs: new Int32Array(0), mode: NativeOutputMode.None}]
-        );
 
     beforeAll(async () => {
         await writeEagle3TestHead(headPath, familyTarget, {seed: 9});
@@ -88,7 +81,7 @@ describe("the EAGLE-3 head at the addon's trust boundary", () => {
 
     it("draft and next refuse bad histories, counts and destinations before any work", async () => {
         const context = capturing();
-        await prefill(context, history.subarray(0, -1));
+        await prefillSequence(context, history.subarray(0, -1));
         const handle = headOn(context);
         expect(() => call(handle, "draft", [1, 2], 1, new Int32Array(1))).toThrow(/history must be an Int32Array/);
         expect(() => handle.draft(new Int32Array(0), 1, new Int32Array(1))).toThrow(/history must hold at least the pending token/);
@@ -119,7 +112,7 @@ describe("the EAGLE-3 head at the addon's trust boundary", () => {
 
     it("a target sequence whose rows were not captured for this history drafts nothing, and says so", async () => {
         const context = capturing();
-        await prefill(context, Int32Array.from([1, 9, 9, 9, 9]), 1);
+        await prefillSequence(context, Int32Array.from([1, 9, 9, 9, 9]), 1);
         const handle = headOn(context, 1);
         const ids = new Int32Array(2).fill(-7);
         const result = await handle.draft(history, 2, ids);
@@ -131,7 +124,7 @@ describe("the EAGLE-3 head at the addon's trust boundary", () => {
         const model = new addon.NativeModel(familyTarget);
         const headModel = new addon.NativeModel(headPath);
         const context = new addon.NativeContext(model, {...contextOptions, captureLayers: layers});
-        await prefill(context, history.subarray(0, -1));
+        await prefillSequence(context, history.subarray(0, -1));
         const handle = new addon.Eagle3Head(headModel, context, 0, {contextSize: 64, threads: 1});
         context.dispose();
         model.dispose();

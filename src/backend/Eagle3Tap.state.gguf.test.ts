@@ -3,17 +3,11 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
-import {
-    type NativeAddon,
-    type NativeContextHandle,
-    type NativeModelHandle,
-    NativeOutputMode,
-    nativeAddon,
-    nativeBackendAvailable
-} from "./nativeAddon.js";
+import {type NativeAddon, type NativeContextHandle, type NativeModelHandle, nativeAddon, nativeBackendAvailable} from "./nativeAddon.js";
 import {readModelHeader} from "./readModelHeader.js";
 import {savedLayerRowBytes, savedLayerRowsFooterBytes, savedLlamaStateBytes} from "./savedLayerRows.js";
 import {writeEagle3TestHead} from "./testing/eagle3TestHeads.js";
+import {prefillSequence} from "./testing/prefillSequence.js";
 
 vi.setConfig(modelTestTimeouts);
 
@@ -51,13 +45,6 @@ describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored
         open.push(created);
         return created;
     };
-    const prefill = (on: NativeContextHandle, tokens: Int32Array, sequence = 0) =>
-        on.decode(
-            tokens,
-            new Int32Array(tokens.length).fill(sequence),
-            Int32Array.from(tokens, (_token, index) => index),
-            [{outputs: new Int32Array(0), mode: NativeOutputMode.None}]
-        );
     /** Greedy ids of a fresh head on `sequence` of `on`, and the error its draft gave (undefined: it drafted). */
     const draft = async (on: NativeContextHandle, sequence = 0) => {
         const handle = new addon.Eagle3Head(head, on, sequence, {contextSize: 64, threads: 1});
@@ -81,14 +68,14 @@ describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored
 
     it("restored rows equal the captured ones, and a head drafts on them as on the decoded sequence", async () => {
         const source = context(layers);
-        await prefill(source, prompt);
+        await prefillSequence(source, prompt);
         const state = source.saveSequence(0);
         const rows = savedRows(state);
         // Every position's token and rows, after a header (layer ids, width, first position, count).
         expect(rows!.length).toBe(4 + 4 * layers.length + 12 + prompt.length * positionBytes);
 
         const restored = context(layers);
-        await prefill(restored, Int32Array.from([1, 9, 9, 9]), 1);
+        await prefillSequence(restored, Int32Array.from([1, 9, 9, 9]), 1);
         restored.restoreSequence(1, state);
         const again = savedRows(restored.saveSequence(1));
         expect(again).toEqual(rows);
@@ -100,7 +87,7 @@ describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored
 
     it("saving drops rows past the KV cells the sequence still holds", async () => {
         const source = context(layers);
-        await prefill(source, prompt);
+        await prefillSequence(source, prompt);
         const whole = savedRows(source.saveSequence(0))!;
         source.removeTokens(0, 6, -1);
         const cut = savedRows(source.saveSequence(0))!;
@@ -109,11 +96,11 @@ describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored
 
     it("a state without rows leaves the tap empty, and the head says why it does not draft", async () => {
         const plain = context();
-        await prefill(plain, prompt);
+        await prefillSequence(plain, prompt);
         const state = plain.saveSequence(0);
         expect(savedRows(state)).toBeUndefined();
         const capturing = context(layers);
-        await prefill(capturing, prompt);
+        await prefillSequence(capturing, prompt);
         capturing.restoreSequence(0, state);
         const result = await draft(capturing);
         expect(result.error).toMatch(/not captured/);
@@ -123,7 +110,7 @@ describe.runIf(nativeBackendAvailable("cpu"))("the layer rows saved and restored
 
     it("rows of other layers restore as none, and a footer that does not fit is a RangeError", async () => {
         const other = context(Int32Array.from([0, 1, 2]));
-        await prefill(other, prompt);
+        await prefillSequence(other, prompt);
         const state = other.saveSequence(0);
         const capturing = context(layers);
         capturing.restoreSequence(0, state);
