@@ -145,10 +145,13 @@ describe("ids drawn on the device", () => {
         }
     });
 
-    it.each([
+    /** Where the reads are made: in the decode graph, or on the host from a whole row (hostRows: the rows copied). */
+    const drawingSides = [
         {name: "on the device", backend: () => device, hostRows: 0},
         {name: "on the host", backend: () => host, hostRows: 1}
-    ])(
+    ];
+
+    it.each(drawingSides)(
         "verification rows $name: the drafted id's probability, and draws from the row without it (χ², 1500 draws)",
         async ({backend, hostRows}) => {
             const options = sampling({temperature: 1.5, topK: 30});
@@ -244,10 +247,7 @@ describe("a draft model's verification reads (native/src/DeviceResidual.h)", () 
         }
     );
 
-    it.each([
-        {name: "on the device", backend: () => device, hostRows: 0},
-        {name: "on the host", backend: () => host, hostRows: 1}
-    ])(
+    it.each(drawingSides)(
         "$name: a drawn id with its probability (8 bytes), and a row's probabilities at given ids (4 + 4K bytes, 8 + 4K beside a draw)",
         async ({backend, hostRows}) => {
             const options = sampling({temperature: 0.9, topP: 0.95});
