@@ -23,6 +23,11 @@ const prompt = "x";
 let device: NativeBackend;
 let host: NativeBackend;
 let context: number[];
+/** Where the reads are made: in the decode graph, or on the host from a whole row (hostRows: the rows copied). */
+const drawingSides = [
+    {name: "on the device", backend: () => device, hostRows: 0},
+    {name: "on the host", backend: () => host, hostRows: 1}
+];
 
 beforeAll(async () => {
     device = await NativeBackend.load(targetPath, {threads: 1, gpu: "off", deviceSelection: true});
@@ -144,12 +149,6 @@ describe("ids drawn on the device", () => {
             await sequence.dispose();
         }
     });
-
-    /** Where the reads are made: in the decode graph, or on the host from a whole row (hostRows: the rows copied). */
-    const drawingSides = [
-        {name: "on the device", backend: () => device, hostRows: 0},
-        {name: "on the host", backend: () => host, hostRows: 1}
-    ];
 
     it.each(drawingSides)(
         "verification rows $name: the drafted id's probability, and draws from the row without it (χ², 1500 draws)",
