@@ -1,6 +1,7 @@
 import {type LoadModelBackendOptions, loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {eagle3TreeBranches} from "../../engine/drafters/Eagle3TreeSession.js";
+import {generate} from "../../engine/generate.js";
 import type {ServeAppOptions} from "../createServeApp.js";
 import {type RunningServeServer, startServeServer} from "../startServeServer.js";
 
@@ -61,4 +62,9 @@ export function postCompletion(server: RunningServeServer, body: object): Promis
         headers: {"content-type": "application/json"},
         body: JSON.stringify({model: "family", temperature: 0, ...body})
     });
+}
+
+/** The text target-only decoding at temperature 0 gives `prompt` in `maxTokens` tokens: what a reply at T = 0 must equal. */
+export async function targetOnlyText(target: ModelBackend, prompt: string, maxTokens: number): Promise<string> {
+    return (await generate(target, undefined, prompt, {sampling: {temperature: 0}, maxTokens})).text;
 }
