@@ -14,11 +14,11 @@
  * llama.cpp's binaries come from scripts/buildLlamaCppBaselines.sh (the release the addon builds).
  */
 import {spawnSync} from "node:child_process";
-import {readFileSync} from "node:fs";
 import {cpus, loadavg} from "node:os";
 import {parseArgs} from "node:util";
 import {Eagle3HeadBackend} from "../src/backend/Eagle3HeadBackend.js";
 import {NativeBackend} from "../src/backend/NativeBackend.js";
+import {loadPrompts} from "../src/cli/loadPrompts.js";
 import {generate} from "../src/engine/generate.js";
 
 const {values} = parseArgs({
@@ -34,10 +34,7 @@ const {values} = parseArgs({
 });
 const maxTokens = Number(values.tokens);
 const reps = Number(values.reps);
-const prompts = readFileSync(values.prompts, "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => (JSON.parse(line) as {prompt: string}).prompt);
+const prompts = await loadPrompts(values.prompts);
 type Mode = "sample" | "greedy";
 
 /** llama-speculative-simple's user + system milliseconds for `tokens` tokens (GNU time). */

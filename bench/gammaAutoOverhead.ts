@@ -18,11 +18,11 @@
  */
 import {loadavg} from "node:os";
 import {dirname, join, resolve} from "node:path";
-import {readFileSync} from "node:fs";
 import {fileURLToPath} from "node:url";
 import {parseArgs} from "node:util";
 import {loadModelBackend} from "../src/backend/loadModelBackend.js";
 import type {ModelBackend} from "../src/backend/ModelBackend.js";
+import {loadPrompts} from "../src/cli/loadPrompts.js";
 import {parseGammaSpec} from "../src/engine/gammaSpec.js";
 import {parseDrafterSpec} from "../src/engine/drafters/parseDrafterSpec.js";
 import {createServeApp, type ServeApp} from "../src/serve/createServeApp.js";
@@ -48,11 +48,7 @@ const streams = Number(values.streams);
 const requests = Number(values.requests);
 const maxTokens = Number(values["max-tokens"]);
 const rounds = Number(values.rounds);
-const prompts = readFileSync(join(root, "examples/family-prompts.jsonl"), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => (JSON.parse(line) as {prompt: string}).prompt)
-    .slice(0, 16);
+const prompts = (await loadPrompts(join(root, "examples/family-prompts.jsonl"))).slice(0, 16);
 
 interface Arm {
     readonly gamma: string;
