@@ -114,26 +114,17 @@ describe("speculative generation on a bigram backend", () => {
         const options = {gamma: 3, sampling: {temperature: 0}, maxTokens: 30, firstTokenFromPrompt: true};
         const plain = await generate(counted, undefined, [0, 2, 5], {...options, gamma: 0});
         const plainCalls = counted.evaluateCalls.splice(0);
+        /** A generation with draftLength auto on preset costs: a target step of n tokens costs 1 + slope·(n − 1). */
+        const auto = (slope: number) =>
+            generate(counted, countedDraft, [0, 2, 5], {...options, draftLength: "auto"}, {speculationLoad: presetSpeculationLoad(slope)});
         // Preset costs where a verified token costs as much as a generated one: no draft ever pays, and no probe is spent.
-        const never = await generate(
-            counted,
-            countedDraft,
-            [0, 2, 5],
-            {...options, draftLength: "auto"},
-            {speculationLoad: presetSpeculationLoad(1)}
-        );
+        const never = await auto(1);
         expect(never.telemetry.draftLengths.skipped).toBe(never.telemetry.draftLengths.steps);
         expect(countedDraft.evaluateCalls).toEqual([]);
         expect(counted.evaluateCalls.splice(0)).toEqual(plainCalls);
         expect(never.tokens).toEqual(plain.tokens);
         // Where drafting pays, the session opens at the first draft (the second step here) and reads the history but its pending token in one call.
-        const drafting = await generate(
-            counted,
-            countedDraft,
-            [0, 2, 5],
-            {...options, draftLength: "auto"},
-            {speculationLoad: presetSpeculationLoad(0.1)}
-        );
+        const drafting = await auto(0.1);
         expect(drafting.telemetry.draftTokens).toBeGreaterThan(0);
         expect(countedDraft.evaluateCalls[0]).toBe(3);
         expect(drafting.tokens).toEqual(plain.tokens);
