@@ -50,6 +50,47 @@ describe("StepCostCurve", () => {
     });
 });
 
+describe("StepCostCurve at a size measured on steady steps", () => {
+    it("predicts it by their median, not by a line through its neighbours", () => {
+        const curve = new StepCostCurve();
+        const measure = (): void => {
+            curve.record(4, 2);
+            curve.record(8, 6);
+            curve.record(16, 8);
+        };
+        measure();
+        // One sample each: the fit, bent up at 4 by the dearer sizes beside it.
+        expect(curve.predict(4)).toBeGreaterThan(2.5);
+        measure();
+        measure();
+        expect(curve.predict(4)).toBe(2);
+        expect(curve.predict(8)).toBe(6);
+    });
+});
+
+describe("AdaptiveDraftLength's samples of a shared step", () => {
+    it("records a step that several generations share once, so a few dear steps do not become its size's cost", () => {
+        const load = new SpeculationLoad();
+        const counters = {steps: 0, tokens: 0};
+        const statistics = () => ({...sharedSteps().statistics(), ...counters});
+        const generations = Array.from(
+            {length: 4},
+            () => new AdaptiveDraftLength(load, {...options, choose: false, batchStatistics: statistics})
+        );
+        const step = (milliseconds: number): void => {
+            for (const generation of generations) generation.beforeTarget();
+            counters.steps++;
+            counters.tokens += 4;
+            for (const generation of generations) generation.afterTarget(1, milliseconds, undefined);
+        };
+        for (let index = 0; index < 12; index++) step(2);
+        for (let index = 0; index < 3; index++) step(6);
+        // Four reports of each step would leave the last four steps' samples, three of them dear.
+        expect(load.stepCost.predict(4)).toBe(2);
+        for (const generation of generations) generation.dispose();
+    });
+});
+
 describe("AdaptiveDraftLength", () => {
     it("bootstraps the cost curve with steady steps without a draft and of the initial length", () => {
         const load = new SpeculationLoad();

@@ -140,11 +140,17 @@ export class AdaptiveDraftLength {
             native !== undefined ? native.decodeMilliseconds + native.transferMilliseconds + native.samplingMilliseconds : milliseconds;
         this.targetMilliseconds = milliseconds;
         const stepTokens = this.stepTokens(tokens);
+        const previousStepTokens = this.previousStepTokens;
+        this.previousStepTokens = stepTokens;
+        // A step shared by several generations is one sample of its size's cost, however many report it:
+        // else each step would fill as many of the size's recent samples as it had sequences, and the
+        // median would follow its last few steps, a short bout of dear ones included.
+        const step = this.sharedStep();
+        if (step !== undefined && !this.load.firstReport(step)) return;
         // llama.cpp rebuilds its compute graph when a batch's size changes, a cost of the change and
         // not of the size: a size is measured on a step like the one before it (provisionally otherwise).
-        if (stepTokens === this.previousStepTokens) this.load.stepCost.record(stepTokens, cost);
+        if (stepTokens === previousStepTokens) this.load.stepCost.record(stepTokens, cost);
         else this.load.stepCost.recordAfterChange(stepTokens, cost);
-        this.previousStepTokens = stepTokens;
     }
 
     public observe(outcome: AdaptiveStepOutcome): void {
@@ -181,6 +187,13 @@ export class AdaptiveDraftLength {
     public dispose(): void {
         this.load.leave(this.share);
         if (this.options.choose) this.load.recordGeneration(this.totals.accepted, this.totals.rejected);
+    }
+
+    /** The shared target's step count after the target call, when exactly that one step ran for it; else undefined. */
+    private sharedStep(): number | undefined {
+        const before = this.statisticsBefore;
+        const after = this.options.batchStatistics?.();
+        return before !== undefined && after !== undefined && after.steps - before.steps === 1 ? after.steps : undefined;
     }
 
     /** The step's total tokens: from the scheduler's counters when exactly one shared step ran, else this share plus the others'. */

@@ -37,6 +37,8 @@ export class SpeculationLoad {
     private probeInterval = baseProbeInterval;
     private lastChoice: {readonly step: string | undefined; readonly choice: SharedDraftChoice} | undefined;
     private bootstrapChoices = 0;
+    /** The last shared target step whose cost was recorded (firstReport). */
+    private reportedStep = -Infinity;
 
     /** `stepCost`: the curve to learn into (a preset one, in tests). */
     public constructor(public readonly stepCost = new StepCostCurve()) {}
@@ -208,6 +210,17 @@ export class SpeculationLoad {
     /** Milliseconds for a drafter to read one token it missed; 0 before any was measured. */
     public get catchUpTime(): number {
         return this.catchUpMilliseconds.value ?? 0;
+    }
+
+    /**
+     * Whether the shared target's step number `step` is reported for the first time (every generation
+     * of the step reports it, in the order the step handed out its results): only that report records
+     * the step's cost. Steps are numbered upwards, so a lower or equal number was reported before.
+     */
+    public firstReport(step: number): boolean {
+        if (step <= this.reportedStep) return false;
+        this.reportedStep = step;
+        return true;
     }
 
     public recordOverhead(milliseconds: number): void {

@@ -79,7 +79,8 @@ export class StepCostCurve {
     }
 
     /**
-     * Predicted milliseconds of a step of `tokens` tokens; NaN before any measurement. A straight line
+     * Predicted milliseconds of a step of `tokens` tokens; NaN before any measurement. A size with
+     * ownSamples steady samples or more: their median. Any other: a straight line
      * fitted by weighted least squares to the measured sizes, each weighted by its samples (at most
      * settledWeight) and by its nearness to `tokens` on a log scale (a size twice as far off counts
      * 0.73 as much): a single noisy size cannot bend the prediction, and a curve that is flat at first
@@ -87,6 +88,11 @@ export class StepCostCurve {
      * more tokens never cost less.
      */
     public predict(tokens: number): number {
+        // A size measured on enough steady steps is its own best estimate: where the cost is not a
+        // straight line, the fit would bend it towards its neighbours (the smallest size asked, a step
+        // without drafts, towards the dearer drafted sizes above it).
+        const point = this.points.get(tokens);
+        if (point !== undefined && point.count >= ownSamples) return point.value!;
         const samples = this.samples();
         if (samples.length === 0) return Number.NaN;
         let weight = 0;
@@ -132,5 +138,7 @@ export class StepCostCurve {
 const logBandwidth = Math.log(2) * 1.25;
 /** What a size measured only after a change of shape counts as in the fit, in samples. */
 const provisionalWeight = 0.25;
+/** Steady samples of a size after which its median is its prediction, without the fit. */
+const ownSamples = 3;
 /** Samples beyond which a size weighs no more in the fit. */
 const settledWeight = 8;
