@@ -89,6 +89,27 @@ describe("AdaptiveDraftLength's samples of a shared step", () => {
         expect(load.stepCost.predict(4)).toBe(2);
         for (const generation of generations) generation.dispose();
     });
+
+    it("records a shared step's drafting once as well", () => {
+        const load = new SpeculationLoad();
+        const counters = {steps: 0, tokens: 0};
+        const statistics = () => ({...sharedSteps().statistics(), ...counters});
+        const generations = Array.from(
+            {length: 4},
+            () => new AdaptiveDraftLength(load, {...options, choose: false, batchStatistics: statistics})
+        );
+        const step = (draftMilliseconds: number): void => {
+            for (const generation of generations) generation.beforeTarget();
+            counters.steps++;
+            counters.tokens += 12;
+            for (const generation of generations) generation.afterTarget(3, 4, undefined);
+            for (const generation of generations) generation.observe({proposed: 2, accepted: 2, draftMilliseconds, stepMilliseconds: 8});
+        };
+        for (let index = 0; index < 12; index++) step(2);
+        for (let index = 0; index < 3; index++) step(10);
+        expect(load.draftTime).toBe(1);
+        for (const generation of generations) generation.dispose();
+    });
 });
 
 describe("AdaptiveDraftLength", () => {

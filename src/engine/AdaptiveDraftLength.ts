@@ -65,6 +65,8 @@ export class AdaptiveDraftLength {
     private readonly prior: number;
     private statisticsBefore: {steps: number; tokens: number} | undefined;
     private targetMilliseconds = 0;
+    /** This generation reported the last shared target step first, so records the step's costs (afterTarget). */
+    private reportsStep = true;
     /** The previous step drafted: a draft model's cache was current, so this step's draft time is the steady cost. */
     private drafting = false;
     /** Total tokens of the previous step's target call. */
@@ -142,11 +144,12 @@ export class AdaptiveDraftLength {
         const stepTokens = this.stepTokens(tokens);
         const previousStepTokens = this.previousStepTokens;
         this.previousStepTokens = stepTokens;
-        // A step shared by several generations is one sample of its size's cost, however many report it:
-        // else each step would fill as many of the size's recent samples as it had sequences, and the
-        // median would follow its last few steps, a short bout of dear ones included.
+        // A step shared by several generations is one sample of its costs, however many report it: else
+        // each step would fill as many of a cost's recent samples as it had sequences, and the median
+        // would follow its last few steps, a short bout of dear ones included.
         const step = this.sharedStep();
-        if (step !== undefined && !this.load.firstReport(step)) return;
+        this.reportsStep = step === undefined || this.load.firstReport(step);
+        if (!this.reportsStep) return;
         // llama.cpp rebuilds its compute graph when a batch's size changes, a cost of the change and
         // not of the size: a size is measured on a step like the one before it (provisionally otherwise).
         if (stepTokens === previousStepTokens) this.load.stepCost.record(stepTokens, cost);
@@ -165,8 +168,9 @@ export class AdaptiveDraftLength {
             this.shareAcceptance();
             // After steps without a draft a draft model first decodes what they emitted (and its first
             // call warms it up): a one-off, the cost of resuming, not of drafting each position.
-            if (this.drafting) this.load.recordDraft(outcome.draftMilliseconds, proposed);
-            else if (this.lag > 0 && this.load.draftTime > 0)
+            if (this.drafting) {
+                if (this.reportsStep) this.load.recordDraft(outcome.draftMilliseconds, proposed);
+            } else if (this.lag > 0 && this.load.draftTime > 0)
                 this.load.recordCatchUp(outcome.draftMilliseconds - proposed * this.load.draftTime, Math.max(this.lag, this.resumeTokens));
         }
         this.drafting = proposed > 0;
@@ -175,7 +179,8 @@ export class AdaptiveDraftLength {
         // What the caller does with each step's output is a cost per step as well; with other
         // generations running, that time also holds their steps, so it is counted only when alone.
         const caller = this.load.liveGenerations === 1 ? (outcome.callerMilliseconds ?? 0) : 0;
-        this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds + caller);
+        if (this.reportsStep)
+            this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds + caller);
     }
 
     /** Tells the other generations on the load this one's acceptance (their batch-wide choice weighs it). */
