@@ -28,6 +28,7 @@
 #include "DecodeWorker.h"
 #include "DeviceSelection.h"
 #include "Eagle3Head.h"
+#include "chooseIndex.h"
 #include "NativeGrammar.h"
 #include "NativeModel.h"
 #include "runtime.h"
@@ -372,17 +373,7 @@ struct ContextState {
         if (draftedProbability != nullptr)
             *draftedProbability = drafted >= 0 && static_cast<size_t>(drafted) < covered ? drawRow[static_cast<size_t>(drafted)] : 0;
         if (drafted >= 0 && static_cast<size_t>(drafted) < covered) drawRow[static_cast<size_t>(drafted)] = 0;
-        double total = 0;
-        for (size_t id = 0; id < covered; id++) total += drawRow[id];
-        const double target = group.uniforms[row] * total;
-        double cumulative = 0;
-        int32_t lastPositive = -1;
-        for (size_t id = 0; id < covered; id++) {
-            if (drawRow[id] <= 0) continue;
-            cumulative += drawRow[id];
-            lastPositive = static_cast<int32_t>(id);
-            if (target < cumulative) break;
-        }
+        int32_t lastPositive = chooseIndex(drawRow.data(), covered, group.uniforms[row]);
         // Only the drafted id had probability (it is then always accepted): it stands in for the draw.
         if (lastPositive < 0 && drafted >= 0) lastPositive = drafted;
         if (lastPositive < 0) return "no token has a positive probability";
