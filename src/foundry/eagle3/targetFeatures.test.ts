@@ -33,4 +33,18 @@ describe("targetFeatures", () => {
             });
         expect(() => targetFeatures(config, weights, rope, tokens, [1, 2, 4])).toThrow(InvalidInputError);
     });
+
+    it("equals the forward pass to the last bit with an odd feed-forward width and length (the blocked product's edges)", () => {
+        const odd: LlamaConfig = {...config, embeddingLength: 6, feedForwardLength: 11, headCount: 3, headCountKv: 1};
+        const weights = initializeLlamaWeights(odd, {seed: 3, standardDeviation: 0.3});
+        const rope = new RopeTable(odd.contextLength, 2, odd.ropeFreqBase);
+        const tokens = [1, 4, 7, 2, 11, 3, 8];
+        const features = targetFeatures(odd, weights, rope, tokens, [2, 3]);
+        const {activations} = llamaForward(odd, weights, rope, tokens);
+        for (let row = 0; row < tokens.length; row++)
+            [2, 3].forEach((layer, slot) => {
+                const expected = activations.blocks[layer].input.subarray(row * 6, row * 6 + 6);
+                expect(features.subarray(row * 12 + slot * 6, row * 12 + slot * 6 + 6)).toEqual(expected);
+            });
+    });
 });
