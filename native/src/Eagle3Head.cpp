@@ -4,6 +4,8 @@
 
 #include "DecodeWorker.h"
 #include "Eagle3Draws.h"
+#include "Eagle3HeadArguments.h"
+#include "Eagle3HeadGroup.h"
 #include "Eagle3HeadState.h"
 #include "runtime.h"
 #include "validate.h"
@@ -76,57 +78,13 @@ private:
 
     void Create(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
-        auto created = std::make_shared<Eagle3HeadState>();
-        created->model = unwrapTagged<NativeModel>(env, info[0], "model")->Handle();
-        if (created->model == nullptr) throw Napi::Error::New(env, "the model is disposed");
-        created->target = resolve(env, info[1], "target");
-        const llama_model* head = created->model->model;
-        const llama_model* target = created->target.model->model;
-        char architecture[64] = {0};
-        if (llama_model_meta_val_str(head, "general.architecture", architecture, sizeof architecture) < 0 ||
-            std::string(architecture) != "eagle3" || llama_model_target_layer_ids_n(head) != 3)
-            throwTypeError(env, "model must be an EAGLE-3 head (general.architecture eagle3), got \"" + std::string(architecture) + "\"");
-        if (created->target.tap == nullptr) throwRangeError(env, "target: the context was created without captureLayers");
-        const LayerTap& tap = *created->target.tap;
-        const int32_t* layers = llama_model_target_layer_ids(head);
-        for (size_t index = 0; index < 3; index++)
-            if (layers[index] != tap.Layers()[index])
-                throwRangeError(env, "target: the context captures layer " + std::to_string(tap.Layers()[index]) +
-                                         " where the head reads " + std::to_string(layers[index]) + " (eagle3.target_layers[" +
-                                         std::to_string(index) + "])");
-        char hidden[32] = {0};
-        const int32_t targetWidth = llama_model_n_embd(target);
-        if (llama_model_meta_val_str(head, "eagle3.target_hidden_size", hidden, sizeof hidden) < 0 || std::atoi(hidden) != targetWidth)
-            throwRangeError(env, "model: the head reads hidden states of width " + std::string(hidden) +
-                                     " (eagle3.target_hidden_size); the target's are " + std::to_string(targetWidth));
-        if (tap.Width() != targetWidth) throwRangeError(env, "target: its tap's rows are not the target's hidden size");
+        std::shared_ptr<Eagle3HeadState> created = checkHead(env, info[0], info[1], resolve);
         created->sequence =
             static_cast<llama_seq_id>(integerArgument(env, info[2], "sequence", 0, static_cast<int64_t>(created->target.sequences) - 1));
         Napi::Object options = objectArgument(env, info[3], "options");
         const int64_t contextSize = integerArgument(env, options.Get("contextSize"), "options.contextSize", 1, INT32_MAX / 2);
         const int threads = static_cast<int>(integerArgument(env, options.Get("threads"), "options.threads", 1, GGML_MAX_N_THREADS));
-        llama_context_params params = llama_context_default_params();
-        params.n_ctx = static_cast<uint32_t>(contextSize);
-        params.n_batch = static_cast<uint32_t>(contextSize);
-        params.n_ubatch = std::min<uint32_t>(params.n_batch, 512);
-        params.n_seq_max = 1;
-        params.n_threads = threads;
-        params.n_threads_batch = threads;
-        params.no_perf = true;
-        params.ctx_other = created->target.context;
-        const uint64_t mark = logMark();
-        created->context = llama_init_from_model(created->model->model, params);
-        if (created->context == nullptr)
-            throw Napi::Error::New(env, "llama.cpp could not create the EAGLE-3 head's context" + Eagle3HeadState::Details(mark));
-        llama_set_embeddings_nextn(created->context, true, true);
-        ggml_threadpool* pool = poolFor(threads);
-        if (pool == nullptr) throw Napi::Error::New(env, "ggml could not start a threadpool");
-        llama_attach_threadpool(created->context, pool, pool);
-        created->threads = threads;
-        created->activeThreads = threads;
-        created->width = llama_model_n_embd(head);
-        created->vocabulary = created->model->vocabularySize;
-        created->contextSize = static_cast<int32_t>(llama_n_ctx(created->context));
+        openHeadContext(env, *created, contextSize, threads, 1);
         state = std::move(created);
     }
 
@@ -136,19 +94,6 @@ private:
     }
 
     Napi::Value VocabularySize(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), Live(info.Env())->vocabulary); }
-
-    /** The destination's kind and length: an Int32Array of `ids` ids, or a Float64Array of one logit row. */
-    static void CheckDestination(Napi::Env env, Napi::Value value, bool& argmax, size_t ids, const Eagle3HeadState& live) {
-        if (!value.IsTypedArray()) throwTypeError(env, "destination must be an Int32Array or a Float64Array");
-        const napi_typedarray_type type = value.As<Napi::TypedArray>().TypedArrayType();
-        if (type != napi_int32_array && type != napi_float64_array)
-            throwTypeError(env, "destination must be an Int32Array or a Float64Array");
-        argmax = type == napi_int32_array;
-        const size_t needed = argmax ? ids : static_cast<size_t>(live.vocabulary);
-        if (value.As<Napi::TypedArray>().ElementLength() < needed)
-            throwRangeError(env, "destination holds " + std::to_string(value.As<Napi::TypedArray>().ElementLength()) +
-                                     " elements, fewer than the " + std::to_string(needed) + " it needs");
-    }
 
     using Job = std::function<bool(Eagle3HeadState&, Staged&, std::string&)>;
 
@@ -245,21 +190,6 @@ private:
     /** draftNow(…same arguments…) → timings | null: the same on the calling thread, for calls shorter than a thread hop. */
     Napi::Value DraftNow(const Napi::CallbackInfo& info) { return DraftOn(info, true); }
 
-    /** The history argument: the pending token at least, within the head's context and the shared vocabulary. */
-    static std::vector<llama_token> HistoryArgument(Napi::Env env, Napi::Value value, const Eagle3HeadState& live) {
-        std::vector<llama_token> history = int32ArrayArgument(env, value, "history");
-        if (history.empty()) throwRangeError(env, "history must hold at least the pending token");
-        if (history.size() > static_cast<size_t>(live.contextSize))
-            throwRangeError(env, "history: " + std::to_string(history.size()) + " tokens are more than the head's context of " +
-                                     std::to_string(live.contextSize));
-        const int32_t limit = std::min(live.vocabulary, live.target.model->vocabularySize);
-        for (size_t index = 0; index < history.size(); index++)
-            if (history[index] < 0 || history[index] >= limit)
-                throwRangeError(env, "history[" + std::to_string(index) + "] = " + std::to_string(history[index]) +
-                                         " is outside the vocabulary of " + std::to_string(limit) + " ids");
-        return history;
-    }
-
     /** Syncs the head with `history`; false with `staged.unavailable` set when the target's layers for it were not captured. */
     static bool Synced(Eagle3HeadState& head, const std::vector<llama_token>& history, int32_t length, Staged& staged, std::string& error) {
         if (head.Sync(history, error)) return true;
@@ -308,30 +238,6 @@ private:
 
     /** drawDraftsNow(…same arguments…) → timings | null: the same on the calling thread. */
     Napi::Value DrawDraftsNow(const Napi::CallbackInfo& info) { return DrawOn(info, true); }
-
-    /** A typed array of `type` holding at least `needed` elements, named `name`. */
-    static Napi::Value ArrayArgument(Napi::Env env, Napi::Value value, const std::string& name, napi_typedarray_type type, size_t needed) {
-        const bool typed = value.IsTypedArray() && value.As<Napi::TypedArray>().TypedArrayType() == type;
-        if (!typed) throwTypeError(env, name + " must be " + (type == napi_int32_array ? "an Int32Array" : "a Float64Array"));
-        const size_t length = value.As<Napi::TypedArray>().ElementLength();
-        if (length < needed)
-            throwRangeError(env, name + " holds " + std::to_string(length) + " elements, fewer than the " + std::to_string(needed) +
-                                     " it needs");
-        return value;
-    }
-
-    static HeadDrawSettings DrawSettingsArgument(Napi::Env env, Napi::Value value, const Eagle3HeadState& live) {
-        Napi::Object options = objectArgument(env, value, "options");
-        Napi::Object sampling = objectArgument(env, options.Get("sampling"), "options.sampling");
-        HeadDrawSettings settings;
-        settings.sampling.temperature = numberArgument(env, sampling.Get("temperature"), "options.sampling.temperature", 0, HUGE_VAL);
-        settings.sampling.topK = static_cast<int32_t>(integerArgument(env, sampling.Get("topK"), "options.sampling.topK", 0, INT32_MAX));
-        settings.sampling.topP = numberArgument(env, sampling.Get("topP"), "options.sampling.topP", 0, 1);
-        settings.sampling.minP = numberArgument(env, sampling.Get("minP"), "options.sampling.minP", 0, 1);
-        settings.size = static_cast<size_t>(integerArgument(env, options.Get("size"), "options.size", 1, live.vocabulary));
-        settings.minConfidence = numberArgument(env, options.Get("minConfidence"), "options.minConfidence", 0, 1);
-        return settings;
-    }
 
     Napi::Value DrawOn(const Napi::CallbackInfo& info, bool now) {
         Napi::Env env = info.Env();
@@ -411,6 +317,7 @@ TargetResolver Eagle3Head::resolve = nullptr;
 void registerEagle3(Napi::Env env, Napi::Object exports, TargetResolver resolve) {
     Eagle3Head::resolve = resolve;
     exports.Set(Eagle3Head::className, Eagle3Head::Define(env));
+    registerEagle3Group(env, exports, resolve);
 }
 
 } // namespace specgate

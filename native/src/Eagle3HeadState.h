@@ -25,12 +25,24 @@
 
 namespace specgate {
 
-/** A head's llama_context and its drafting state, shared by its Eagle3Head and the calls in flight. */
+/**
+ * A head's drafting state for one target sequence, and the llama_context it decodes on: its own (an
+ * Eagle3Head), or one an Eagle3HeadGroup shares among the target's slots, one head sequence (`slot`) each.
+ */
 struct Eagle3HeadState {
     std::shared_ptr<ModelHandle> model;
     TargetLink target;
+    /** The target's sequence whose captured rows the head reads. */
     llama_seq_id sequence = 0;
+    /** The head's own sequence id in `context`. */
+    llama_seq_id slot = 0;
     llama_context* context = nullptr;
+    /** Whether this state frees `context` (a group's slots share their group's). */
+    bool ownsContext = true;
+    /** Set from the main thread when the slot passes to another request: the next Sync drops what the head holds. */
+    std::atomic<bool> reset{false};
+    /** Batch index of the last output row (-1: the batch's last), which LastLogits reads. */
+    int32_t row = -1;
     std::mutex mutex; // one call at a time
     std::atomic<bool> disposed{false};
     int32_t width = 0;      // the head's hidden size (g rows, pre-norm rows)
@@ -61,7 +73,7 @@ struct Eagle3HeadState {
     Eagle3HeadState(const Eagle3HeadState&) = delete;
     Eagle3HeadState& operator=(const Eagle3HeadState&) = delete;
     ~Eagle3HeadState() {
-        if (context != nullptr) llama_free(context);
+        if (context != nullptr && ownsContext) llama_free(context);
     }
 
     void UseThreads() {
@@ -111,10 +123,15 @@ struct Eagle3HeadState {
         embeddings.clear();
         positions.clear();
         wanted.clear();
+        sequenceIds.clear();
     }
 
-    void Add(llama_token token, const float* g, llama_pos position, bool output) {
+    void Add(llama_token token, const float* g, llama_pos position, bool output) { Add(token, g, position, output, slot); }
+
+    /** Adds a pair of head sequence `id` (a group's batch spans several). */
+    void Add(llama_token token, const float* g, llama_pos position, bool output, llama_seq_id id) {
         tokens.push_back(token);
+        sequenceIds.push_back(id);
         embeddings.insert(embeddings.end(), g, g + width);
         positions.push_back(position);
         wanted.push_back(output ? 1 : 0);
@@ -127,7 +144,6 @@ struct Eagle3HeadState {
     bool Decode(std::string& error, bool output) {
         const size_t count = tokens.size();
         sequenceCounts.assign(count, 1);
-        sequenceIds.assign(count, 0);
         sequencePointers.resize(count);
         for (size_t index = 0; index < count; index++) sequencePointers[index] = &sequenceIds[index];
         llama_batch batch{};
@@ -148,33 +164,34 @@ struct Eagle3HeadState {
         }
         if (!output) return true;
         copiedFloats += static_cast<double>(count) * (vocabulary + width);
-        const float* row = llama_get_embeddings_nextn_ith(context, static_cast<int32_t>(count) - 1);
-        if (row == nullptr) {
+        const float* last = llama_get_embeddings_nextn_ith(context, static_cast<int32_t>(count) - 1);
+        if (last == nullptr) {
             error = "the EAGLE-3 head gave no pre-norm row";
             return false;
         }
-        prenorm.assign(row, row + width);
+        prenorm.assign(last, last + width);
+        this->row = -1;
         return true;
     }
 
     /** The last output's logits (vocabulary floats), or null with `error` set. */
     const float* LastLogits(std::string& error) {
-        const float* row = llama_get_logits_ith(context, -1);
-        if (row == nullptr) error = "the EAGLE-3 head gave no logits";
-        return row;
+        const float* logits = llama_get_logits_ith(context, row);
+        if (logits == nullptr) error = "the EAGLE-3 head gave no logits";
+        return logits;
     }
 
     /** The last output's logits: copied (`logits` non-null) or reduced to their first maximum. */
     bool Row(double* logits, int32_t& argmax, std::string& error) {
-        const float* row = LastLogits(error);
-        if (row == nullptr) return false;
+        const float* values = LastLogits(error);
+        if (values == nullptr) return false;
         if (logits != nullptr) {
-            for (int32_t token = 0; token < vocabulary; token++) logits[token] = row[token];
+            for (int32_t token = 0; token < vocabulary; token++) logits[token] = values[token];
             return true;
         }
         int32_t best = 0;
         for (int32_t token = 1; token < vocabulary; token++)
-            if (row[token] > row[best]) best = token;
+            if (values[token] > values[best]) best = token;
         argmax = best;
         return true;
     }
@@ -188,53 +205,91 @@ struct Eagle3HeadState {
     }
 
     /**
-     * Brings the head up to a target holding history[0, length) with history[length] the token after
-     * them (`length` = history.size() − 1), and decodes the boundary pair. The pair at P reads g[P] and
-     * token P + 1: pairs from the first position the target decoded again, or whose next token changed,
-     * are written anew (after a verification: the accepted tokens and the boundary). False with an empty error: the
-     * tap lacks rows the head needs, or holds another history's (the target's cells came from a
-     * restored state): no draft this time.
+     * The pairs a catch-up decodes: pair i reads tokens[i] at positions[i] with g row i. The first
+     * `early` decode without outputs before the rest (a long catch-up); the last is the boundary.
      */
-    bool Sync(const std::vector<llama_token>& history, std::string& error) {
+    struct Catchup {
+        std::vector<float> g;
+        std::vector<llama_token> tokens;
+        std::vector<llama_pos> positions;
+        size_t early = 0;
+    };
+
+    /**
+     * Readies the head to catch up with a target holding history[0, length) with history[length] the
+     * token after them (`length` = history.size() − 1): the pair at P reads g[P] and token P + 1, and
+     * pairs from the first position the target decoded again, or whose next token changed, are written
+     * anew (after a verification: the accepted tokens and the boundary), so what the head held from
+     * there on is dropped. False with an empty error: the tap lacks rows the head needs, or holds
+     * another history's (the target's cells came from a restored state): no draft this time.
+     */
+    bool Prepare(const std::vector<llama_token>& history, Catchup& catchup, std::string& error) {
         next = -1;
+        row = -1;
+        llama_memory_t memory = llama_get_memory(context);
+        if (reset.exchange(false)) {
+            llama_memory_seq_rm(memory, slot, -1, -1);
+            committed = 0;
+            known.clear();
+        }
         const auto length = static_cast<int32_t>(history.size()) - 1;
         LayerTap& tap = *target.tap;
         const int32_t rewritten = tap.Rewritten(sequence);
         const int32_t from = std::max(0, std::min({committed, rewritten, Agreed(history) - 1, length - 1}));
         LayerTap::Span span;
         int32_t ignored = 0;
-        llama_memory_t memory = llama_get_memory(context);
         const bool present = length > 0 && tap.Read(sequence, from, length, span, ignored) &&
                              std::equal(span.tokens.begin(), span.tokens.end(), history.begin() + from);
         if (!present) {
-            llama_memory_seq_rm(memory, 0, -1, -1);
+            llama_memory_seq_rm(memory, slot, -1, -1);
             committed = 0;
             known.clear();
             return false;
         }
         const size_t count = static_cast<size_t>(length - from);
-        std::vector<float> g;
-        if (!Encode(span.rows, count, g, error)) return false;
-        llama_memory_seq_rm(memory, 0, from, -1);
+        if (!Encode(span.rows, count, catchup.g, error)) return false;
+        llama_memory_seq_rm(memory, slot, from, -1);
         committed = from;
         known.resize(static_cast<size_t>(from));
+        catchup.tokens.clear();
+        catchup.positions.clear();
+        for (size_t index = 0; index + 1 < count; index++) {
+            catchup.tokens.push_back(span.tokens[index + 1]);
+            catchup.positions.push_back(from + static_cast<llama_pos>(index));
+        }
+        catchup.tokens.push_back(history.back());
+        catchup.positions.push_back(length - 1);
         // The head's graph keeps every token's row and llama.cpp copies out the first rows of a batch as
         // its outputs (positions may not decrease within a batch, so the boundary cannot lead it): its
         // row is read from a batch whose every token is an output, a few pairs (after a verification)
         // decoding with it, a long catch-up (a prompt) before it.
-        const bool together = count <= outputsWithBoundary;
+        catchup.early = count <= outputsWithBoundary ? 0 : count - 1;
+        return true;
+    }
+
+    /** Marks the catch-up with `history` decoded: the next drafted token goes after it. */
+    void Commit(const std::vector<llama_token>& history) {
+        committed = static_cast<int32_t>(history.size()) - 1;
+        known = history;
+        next = committed;
+    }
+
+    /** Prepare, then the catch-up's one or two decodes: the head's last output is the first draft position's row. */
+    bool Sync(const std::vector<llama_token>& history, std::string& error) {
+        Catchup catchup;
+        if (!Prepare(history, catchup, error)) return false;
+        const auto pair = [&](size_t index, bool output) {
+            Add(catchup.tokens[index], catchup.g.data() + index * static_cast<size_t>(width), catchup.positions[index], output);
+        };
         ClearBatch();
-        for (size_t index = 0; index + 1 < count; index++)
-            Add(span.tokens[index + 1], g.data() + index * static_cast<size_t>(width), from + static_cast<llama_pos>(index), together);
-        if (!together && !tokens.empty()) {
+        for (size_t index = 0; index < catchup.early; index++) pair(index, false);
+        if (catchup.early > 0) {
             if (!Decode(error, false)) return false;
             ClearBatch();
         }
-        Add(history.back(), g.data() + (count - 1) * static_cast<size_t>(width), length - 1, true);
+        for (size_t index = catchup.early; index < catchup.tokens.size(); index++) pair(index, true);
         if (!Decode(error, true)) return false;
-        committed = length;
-        known = history;
-        next = length;
+        Commit(history);
         return true;
     }
 

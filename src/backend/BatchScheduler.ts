@@ -96,6 +96,8 @@ export class BatchScheduler {
     private disposed = false;
     private readonly decodeTokens: number;
     private readonly branches: number;
+    /** Sequences (slots) the context holds. */
+    private readonly slots: number;
 
     /**
      * Steps decoded, tokens and submissions in them, the largest step (submissions), and milliseconds
@@ -124,6 +126,7 @@ export class BatchScheduler {
             throw new InvalidInputError(`must be a positive integer, got ${options.stepTokens}`, "stepTokens");
         this.branches = options.branches ?? 1;
         this.free = Array.from({length: sequences}, (_value, index) => sequences - 1 - index);
+        this.slots = sequences;
         this.decodeTokens = options.decodeTokens ?? 16;
         this.inline = new InlineDecodeChooser(options.inlineBelowMilliseconds ?? 0);
     }
@@ -150,7 +153,7 @@ export class BatchScheduler {
             copyBranch: (source, destination, from, to) =>
                 this.edit(() => this.context.copyTokens(this.contextId(sequence, source), this.contextId(sequence, destination), from, to)),
             removeBranch: (branch, from) => this.remove(this.contextId(sequence, branch), from),
-            layerSource: () => ({context: this.context, sequence: own}),
+            layerSource: () => ({context: this.context, sequence: own, slots: this.slots}),
             // A sequence parked between requests is not coming back with a submission soon.
             idle: () => {
                 this.expected.delete(sequence);

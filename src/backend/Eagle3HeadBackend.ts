@@ -1,8 +1,9 @@
 import {DraftHeadMismatchError, InvalidInputError, ModelLoadError} from "../errors.js";
 import {backendSizes, positiveInteger} from "./backendSizes.js";
+import {Eagle3HeadBatcher} from "./Eagle3HeadBatcher.js";
 import type {NativeEagle3HeadHandle} from "./Eagle3HeadHandle.js";
 import {defaultGpuChoice, describeDevices, parseGpuLayers, allGpuLayers, resolveGpu} from "./gpuChoice.js";
-import type {BackendSequence, ModelBackend} from "./ModelBackend.js";
+import type {BackendSequence, BatchStatistics, LayerSource, ModelBackend} from "./ModelBackend.js";
 import {
     type NativeAddon,
     type NativeBuild,
@@ -16,6 +17,16 @@ import {readModelHeader} from "./readModelHeader.js";
 import {describeVocabulary, type VocabularyDescription} from "./VocabularyDescription.js";
 import {vocabularyIdentity} from "./vocabularyIdentity.js";
 
+/** How an EAGLE-3 head is loaded: the native backend's options, and whether slots of a shared target context draft together. */
+export interface Eagle3HeadOptions extends NativeBackendOptions {
+    /**
+     * Slots of a target context shared by several sequences (continuous batching in serve) draft on one
+     * head context, one head sequence each, several slots' drafts in shared decodes (default true);
+     * false: a head context of its own per target sequence, each drafting alone.
+     */
+    readonly batchedHeads?: boolean;
+}
+
 /** What an EAGLE-3 head reads of its target: three layers' inputs, of the target's hidden size. */
 export interface Eagle3Target {
     readonly targetLayers: readonly number[];
@@ -27,7 +38,9 @@ export interface Eagle3Target {
  * heads, or specgate's foundry): a one-layer decoder that drafts from the target's own hidden states.
  * It is a ModelBackend for its vocabulary (the target's tokenizer, which pairing checks) but cannot
  * decode on its own: the eagle3 drafter pairs it with a native target (pairWith, which makes the
- * target keep the layers the head reads) and opens a head per target sequence (openHead).
+ * target keep the layers the head reads) and opens a head per target sequence (openHead): a context of
+ * its own, or, for the slots of a shared target context, a head sequence of one context shared by all
+ * of them (Eagle3HeadBatcher), where the drafts several slots ask for at once run in shared decodes.
  */
 export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
     public readonly backendKind = "native";
@@ -38,6 +51,8 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
     public contextSize: number;
     private paired = false;
     private disposed = false;
+    /** The head groups of shared target contexts, by context. */
+    private readonly groups = new Map<unknown, Eagle3HeadBatcher>();
 
     private constructor(
         private readonly addon: NativeAddon,
@@ -53,7 +68,9 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         private readonly path: string,
         contextSize: number,
         /** NativeBackendOptions.inlineBelowMilliseconds: small drafts cheaper than this run on the JS thread. */
-        public readonly inlineBelowMilliseconds: number
+        public readonly inlineBelowMilliseconds: number,
+        /** Eagle3HeadOptions.batchedHeads. */
+        public readonly batchedHeads: boolean
     ) {
         this.contextSize = contextSize;
         this.bosToken = model.bosToken;
@@ -64,7 +81,7 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
      * Loads an eagle3 GGUF on the native backend's addon (the target's must be the same build). A file
      * without eagle3.target_layers (three ids) or eagle3.target_hidden_size is a ModelLoadError.
      */
-    public static load(path: string, options: NativeBackendOptions = {}): Promise<Eagle3HeadBackend> {
+    public static load(path: string, options: Eagle3HeadOptions = {}): Promise<Eagle3HeadBackend> {
         const threads = positiveInteger(options.threads ?? 1, "threads");
         const {header, vocabularySize, eagle3, trainedContextLength} = readModelHeader(path);
         const {contextSize} = backendSizes(options, trainedContextLength);
@@ -89,7 +106,8 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
                 threads,
                 path,
                 contextSize,
-                options.inlineBelowMilliseconds ?? 20
+                options.inlineBelowMilliseconds ?? 20,
+                options.batchedHeads ?? true
             )
         );
     }
@@ -156,6 +174,7 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         if (source === undefined)
             throw new DraftHeadMismatchError("the target's sequence is not on the native backend: an EAGLE-3 head cannot read it", field);
         try {
+            if (this.batchedHeads && (source.slots ?? 1) > 1) return this.group(source).openHead(source.sequence);
             return new this.addon.Eagle3Head(this.model, source.context as NativeContextHandle, source.sequence, {
                 contextSize: this.contextSize,
                 threads: this.threads
@@ -172,9 +191,52 @@ export class Eagle3HeadBackend implements ModelBackend, Eagle3Target {
         }
     }
 
+    /**
+     * The shared head calls so far, summed over the target contexts: calls as steps, slots' drafts as
+     * submissions (÷ steps = sequences per head decode); undefined before the first.
+     */
+    public get batchStatistics(): BatchStatistics | undefined {
+        if (this.groups.size === 0) return undefined;
+        const total = {
+            steps: 0,
+            tokens: 0,
+            submissions: 0,
+            largestStep: 0,
+            gatherMilliseconds: 0,
+            decodeMilliseconds: 0,
+            deferredRemovals: 0
+        };
+        for (const {stats} of this.groups.values()) {
+            total.steps += stats.calls;
+            total.tokens += stats.tokens;
+            total.submissions += stats.sequences;
+            total.largestStep = Math.max(total.largestStep, stats.largest);
+            total.gatherMilliseconds += stats.gatherMilliseconds;
+            total.decodeMilliseconds += stats.decodeMilliseconds;
+        }
+        return total;
+    }
+
+    /** The head group of a shared target context, made at its first slot's head. */
+    private group(source: LayerSource): Eagle3HeadBatcher {
+        const existing = this.groups.get(source.context);
+        if (existing !== undefined) return existing;
+        const group = new Eagle3HeadBatcher(
+            new this.addon.Eagle3HeadGroup(this.model, source.context as NativeContextHandle, {
+                contextSize: this.contextSize,
+                threads: this.threads,
+                slots: source.slots ?? 1
+            })
+        );
+        this.groups.set(source.context, group);
+        return group;
+    }
+
     public dispose(): Promise<void> {
         if (!this.disposed) {
             this.disposed = true;
+            for (const group of this.groups.values()) group.dispose();
+            this.groups.clear();
             this.model.dispose();
         }
         return Promise.resolve();

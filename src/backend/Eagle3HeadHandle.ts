@@ -63,3 +63,51 @@ export interface NativeEagle3HeadHandle {
     /** Idempotent; a call in flight finishes first. */
     dispose(): void;
 }
+
+/** new Eagle3HeadGroup(model, target, options): one head context for `slots` target sequences. */
+export interface NativeEagle3HeadGroupOptions extends NativeEagle3HeadOptions {
+    /** Head sequences: the target's slots (at most its context's sequences). */
+    slots: number;
+}
+
+/** One slot's greedy ids (Int32Array of `count`) or first draft row (Float64Array, count 1), as NativeEagle3HeadHandle.draft. */
+export interface NativeEagle3GroupDraft {
+    slot: number;
+    history: Int32Array;
+    count: number;
+    destination: Int32Array | Float64Array;
+}
+
+/** One slot's sampled drafts, as NativeEagle3HeadHandle.drawDrafts. */
+export interface NativeEagle3GroupDraw {
+    slot: number;
+    history: Int32Array;
+    uniforms: Float64Array;
+    options: NativeEagle3DrawOptions;
+    ids: Int32Array;
+    probabilities: Float64Array;
+    logits: Float64Array;
+}
+
+/**
+ * An EAGLE-3 head context shared by the slots of a target context (native/src/Eagle3HeadGroup.cpp),
+ * one head sequence per slot: `draft` runs several slots' drafts in shared llama_decode calls (their
+ * catch-ups together, then one decode per draft iteration holding one token of every slot still
+ * drafting), each slot's tokens from its own rows and uniforms. Calls run on libuv's worker pool,
+ * one at a time.
+ */
+export interface NativeEagle3HeadGroupHandle {
+    readonly vocabularySize: number;
+    /** Head sequences the group holds. */
+    readonly slots: number;
+    /** A free slot drafting for `targetSequence`, holding nothing of an earlier request; a RangeError when all are open. */
+    open(targetSequence: number): number;
+    /** Frees `slot`; what it holds is dropped before it drafts again. */
+    close(slot: number): void;
+    /** Each request drafts for its own open slot; result.groups[i] is request i's (its error: no draft, the rows were not captured). */
+    draft(requests: ReadonlyArray<NativeEagle3GroupDraft | NativeEagle3GroupDraw>): Promise<NativeDecodeResult>;
+    /** The drafted `token` at the slot's next position, as NativeEagle3HeadHandle.next. */
+    next(slot: number, token: number, destination: Int32Array | Float64Array): Promise<NativeDecodeResult>;
+    /** Idempotent; a call in flight finishes first. */
+    dispose(): void;
+}

@@ -257,6 +257,8 @@ export type ArgmaxCapableSequence = BackendSequence & Required<Pick<BackendSeque
 export interface LayerSource {
     readonly context: unknown;
     readonly sequence: number;
+    /** Slots of a context shared by several sequences (continuous batching), whose heads may draft together; absent: a context of its own. */
+    readonly slots?: number;
 }
 
 /** How a constraint is compiled (ModelBackend.compileConstraint). */

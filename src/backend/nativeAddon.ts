@@ -5,7 +5,12 @@ import {fileURLToPath} from "node:url";
 import {ModelLoadError, NativeBackendUnavailableError} from "../errors.js";
 import type {EvaluationSplit} from "./ModelBackend.js";
 import {guardExitAgainstGrammarJobs} from "./grammarJobExitGuard.js";
-import type {NativeEagle3HeadHandle, NativeEagle3HeadOptions} from "./Eagle3HeadHandle.js";
+import type {
+    NativeEagle3HeadGroupHandle,
+    NativeEagle3HeadGroupOptions,
+    NativeEagle3HeadHandle,
+    NativeEagle3HeadOptions
+} from "./Eagle3HeadHandle.js";
 
 /**
  * What native/src/addon.cpp exports (see that file for the threading and copying rules). The addon
@@ -27,6 +32,15 @@ export interface NativeAddon {
         sequence: number,
         options: NativeEagle3HeadOptions
     ) => NativeEagle3HeadHandle;
+    /**
+     * One EAGLE-3 head context for `options.slots` sequences of `target` (Eagle3HeadHandle.ts), whose
+     * drafts for several slots run in shared decodes; the same checks as Eagle3Head.
+     */
+    Eagle3HeadGroup: new (
+        model: NativeModelHandle,
+        target: NativeContextHandle,
+        options: NativeEagle3HeadGroupOptions
+    ) => NativeEagle3HeadGroupHandle;
     /**
      * llama.cpp's grammar for the GBNF `grammar`, from its rule `root` (default "root"), over the
      * model's vocabulary, built on the calling thread (compileGrammar builds it on another); the

@@ -1,3 +1,4 @@
+import {Eagle3HeadBackend, type Eagle3HeadOptions} from "../../backend/Eagle3HeadBackend.js";
 import {type LoadModelBackendOptions, loadModelBackend} from "../../backend/loadModelBackend.js";
 import type {ModelBackend} from "../../backend/ModelBackend.js";
 import {eagle3TreeBranches} from "../../engine/drafters/Eagle3TreeSession.js";
@@ -16,7 +17,7 @@ export const eagle3ServePrompts = [
 /** A server named "family" whose draft is an EAGLE-3 head: strict verification, γ = 4, both models native on one thread. */
 export interface Eagle3Server {
     readonly target: ModelBackend;
-    readonly head: ModelBackend;
+    readonly head: Eagle3HeadBackend;
     readonly server: RunningServeServer;
     /** Closes the server, then disposes of the head and the target. */
     close(): Promise<void>;
@@ -25,7 +26,7 @@ export interface Eagle3Server {
 /**
  * Loads the target (with `target`'s options besides) and the head, and serves them; `tree` drafts
  * token trees of that shape (the target's sequences then get the branches it takes), `serve` adds
- * server options.
+ * server options, `head` the head's (batchedHeads).
  */
 export async function startEagle3Server(setup: {
     readonly targetPath: string;
@@ -33,10 +34,11 @@ export async function startEagle3Server(setup: {
     readonly target: LoadModelBackendOptions;
     readonly tree?: {readonly width: number; readonly depth: number};
     readonly serve?: Pick<ServeAppOptions, "maxConcurrency">;
+    readonly head?: Pick<Eagle3HeadOptions, "batchedHeads">;
 }): Promise<Eagle3Server> {
     const branches = setup.tree === undefined ? {} : {treeBranches: eagle3TreeBranches(setup.tree)};
     const target = await loadModelBackend(setup.targetPath, {backend: "native", threads: 1, ...branches, ...setup.target});
-    const head = await loadModelBackend(setup.headPath, {backend: "native", threads: 1});
+    const head = await Eagle3HeadBackend.load(setup.headPath, {threads: 1, ...setup.head});
     const tree = setup.tree === undefined ? {} : {tree: setup.tree};
     const server = await startServeServer({
         target,
