@@ -255,17 +255,6 @@ describe("device token selection at temperature 1", () => {
         expect(result.telemetry.deviceToHost.target).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
     });
 
-    it("a draft model drafting greedily copies whole rows, says why, and a seed gives the same text either way", async () => {
-        const arm = {...arms[1]!, options: {...arms[1]!.options, draftSampling: "greedy" as const}};
-        const host = await run(false, arm, prompts[0]!, sampling, 7);
-        const device = await run(true, arm, prompts[0]!, sampling, 7);
-        expect(device.tokens).toEqual(host.tokens);
-        expect(device.telemetry.deviceToHost.target).toBe(host.telemetry.deviceToHost.target);
-        expect(device.telemetry.deviceToHostBytesPerToken!).toBeGreaterThanOrEqual(4 * pairs.get(true)!.target.vocabularySize);
-        expect(device.telemetry.toJSON().rowsCopied).toBe("verification at T > 0 with a draft model");
-        expect(host.telemetry.rowsCopied).toBeNull();
-    });
-
     it.each([
         {name: "logprobs", options: {gamma: 0, logprobs: 2}, usesDraft: false, reason: "logprobs"},
         {

@@ -89,10 +89,11 @@ export class ChainStep implements StepStrategy {
             sequence: draftSequence,
             targetSequence: this.setup.sequence
         });
-        // Argmax ids verify only drafts made without rows; drawn ids, drafts drawn on the device.
+        // Argmax ids verify only drafts made without rows; drawn ids, drafts drawn on the device or without probabilities.
         const drawn = verifiesDrawnDrafts(this.fastPath);
         this.argmax = (drawn ? this.session.drawsOnDevice === true : this.session.supportsArgmax) ? this.fastPath : undefined;
-        if (drawn && this.argmax === undefined) telemetry.noteRowsCopied("verification at T > 0 with a draft model");
+        if (this.fastPath !== undefined && this.argmax === undefined && options.sampling.temperature > 0)
+            telemetry.noteRowsCopied("verification at T > 0 with a draft model");
         this.stepPolicy = this.argmax !== undefined ? createGreedyPolicy() : this.setup.policy;
     }
 
@@ -100,7 +101,12 @@ export class ChainStep implements StepStrategy {
         const top = this.setup.options.logprobs;
         const proposal = await this.constrainDraft(await this.draft(wanted));
         const draftTokens = proposal?.tokens ?? [];
-        if (verifiesDrawnDrafts(this.argmax)) this.argmax.expectDraft(proposal?.drawn);
+        if (verifiesDrawnDrafts(this.argmax)) {
+            // Verified on the device as drawn (q at each token) or, without probabilities, as q = δ: never from rows.
+            if (proposal?.probs !== undefined && proposal.drawn === undefined)
+                throw new Error(`drafter ${proposal.source} returned rows where it was asked to draw on the device`);
+            this.argmax.expectDraft(proposal?.drawn);
+        }
         const evaluation = await this.evaluateTarget(prefix, draftTokens, promptStep);
         const rawLogits = top !== undefined ? evaluation.logits.map((row) => row.slice()) : undefined;
         const rows = this.grammar !== undefined ? await this.grammar.maskRows(evaluation, draftTokens) : evaluation;

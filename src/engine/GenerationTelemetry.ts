@@ -6,9 +6,11 @@ import {DrafterTelemetry} from "./drafters/DrafterTelemetry.js";
  * What made whole target rows cross from a target that selects tokens on the device: log-probabilities,
  * a grammar's masks, a caller's own policy, a policy that reads whole rows (fuzzy, calibrated, typical;
  * greedy verification at T > 0; at T = 0 any policy the argmax fast path does not cover), the fast
- * path turned off (GenerationOptions.argmaxFastPath), verification at T > 0 other than strict on lookup
- * or sampled draft-model drafts (a draft model drafting greedily or under minConfidence, or a drafter
- * that cannot draw on the device), strict's rare fallback to whole rows when every target draw a
+ * path turned off (GenerationOptions.argmaxFastPath), verification at T > 0 by match, lossy or random,
+ * strict or block verification of drafts the device route cannot verify (drafts under minConfidence,
+ * or a drafter that cannot draw on the device or draft on ids), block verification of sampled drafts
+ * (its residual mass sums max(w·p − q, 0) over both whole rows), token trees at T > 0 (their
+ * multi-draft residual is renormalised over whole rows), strict's rare fallback to whole rows when every target draw a
  * rejection proposed was rejected too (src/engine/residualDraw.ts), the device declining the sampler
  * chain (an op it lacks), or a sequence that cannot draw ids itself.
  */
@@ -19,6 +21,8 @@ export type RowsCopiedReason =
     | "policy reads whole rows"
     | "verification at T > 0"
     | "verification at T > 0 with a draft model"
+    | "block verification sums both rows over the vocabulary"
+    | "token tree residuals sum whole rows"
     | "residual from whole rows (every candidate rejected)"
     | "argmax fast path off"
     | "device declined the sampler"

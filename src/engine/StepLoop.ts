@@ -3,7 +3,7 @@ import {sharedPrefixLength} from "../backend/sharedPrefixLength.js";
 import {SeededChance} from "../random/SeededChance.js";
 import {argmaxFastPathSequence} from "./argmaxFastPath.js";
 import {ChainStep} from "./ChainStep.js";
-import {deviceDrawSequence} from "./deviceDrawPath.js";
+import {deviceDrawSequence, draftReads} from "./deviceDrawPath.js";
 import {DraftLengthController} from "./DraftLengthController.js";
 import type {Drafter} from "./drafters/Drafter.js";
 import type {TreeShape} from "./drafters/TreeDraftSession.js";
@@ -70,12 +70,7 @@ export class StepLoop {
             argmaxFastPathSequence(setup.sequence, options, reads) ??
             deviceDrawSequence(
                 setup,
-                {
-                    ...reads,
-                    speculative: this.speculative,
-                    lookupDrafts: setup.tree === undefined && setup.drafter?.vocabularySize === undefined,
-                    modelDrafts: setup.tree === undefined && setup.drafter?.vocabularySize !== undefined
-                },
+                {...reads, speculative: this.speculative, ...draftReads(setup.drafter, setup.tree !== undefined, options)},
                 this.state.chance
             );
         this.strategy =

@@ -27,18 +27,38 @@ export interface TargetReads {
     readonly constrained: boolean;
     /** A drafter or a token tree: verification reads rows. */
     readonly speculative: boolean;
+    /** Token trees: their multi-draft residual is renormalised over whole rows (verifyTreeSampling). */
+    readonly tree?: boolean;
     /**
-     * Chain drafting by lookup drafters only (n-gram, suffix: vocabularySize absent), whose drafts carry
-     * no probabilities: strict verification of them (q = δ) reads only p at each drafted id and, at the
-     * first rejection, a draw from p without it, which the device can give.
+     * Chain drafts that carry no probabilities (q = δ): lookup drafters (n-gram, suffix, cross-tokenizer:
+     * vocabularySize absent), or any drafter drafting greedily (draftSampling "greedy", minConfidence 0,
+     * its ids read as argmax ids). Strict verification of them, and block verification, which reduces to
+     * strict's law for them, reads only p at each drafted id and, at the first rejection, a draw from p
+     * without it, which the device can give.
      */
     readonly lookupDrafts: boolean;
     /**
-     * Chain drafting by a draft model that samples its drafts (draftSampling "sample", minConfidence 0):
-     * strict verification reads p and q at each drafted id and, at the first rejection, K draws from p
-     * with q at them (verifyOnCandidates), which the devices can give.
+     * Chain drafting by a drafter with a model that samples its drafts (draftSampling "sample",
+     * minConfidence 0): strict verification reads p and q at each drafted id and, at the first
+     * rejection, K draws from p with q at them (verifyOnCandidates), which the devices can give.
      */
     readonly modelDrafts: boolean;
+}
+
+/** What `drafter` drafting with `options` gives verification: q-less drafts, sampled drafts with q, or neither (no chain drafter). */
+export function draftReads(
+    drafter: {readonly vocabularySize?: number} | undefined,
+    tree: boolean,
+    options: Pick<GenerationOptions, "draftSampling" | "minConfidence">
+): Pick<TargetReads, "tree" | "lookupDrafts" | "modelDrafts"> {
+    const chain = !tree && drafter !== undefined;
+    const model = chain && drafter.vocabularySize !== undefined;
+    const idsOnly = options.draftSampling === "greedy" && options.minConfidence === 0;
+    return {
+        tree,
+        lookupDrafts: chain && (!model || idsOnly),
+        modelDrafts: model && options.draftSampling === "sample" && options.minConfidence === 0
+    };
 }
 
 /** The target sequence of a generation whose drafts a draft model draws on the device (verifiesDrawnDrafts). */
@@ -54,8 +74,8 @@ export function verifiesDrawnDrafts(sequence: ArgmaxCapableSequence | undefined)
 
 /**
  * Where the argmax fast path declined (argmaxFastPathSequence), at T > 0, on a target that selects
- * tokens on the device, without speculation or with strict verification of lookup or draft-model
- * drafts: the target sequence as an id source whose ids are draws, made inside the decode graph with
+ * tokens on the device, without speculation, with strict or block verification of drafts without
+ * probabilities, or with strict verification of sampled drafts: the target sequence as an id source whose ids are draws, made inside the decode graph with
  * the generation's own uniforms (NativeSequence.evaluateDrawn, evaluateVerified, evaluateCandidates),
  * so only ids and a few probabilities per row leave the device; the step's greedy policy then emits
  * them, as on the argmax fast path. Absent where rows are read: the telemetry's rowsCopied then says why.
@@ -93,11 +113,15 @@ export function rowsCopiedReason(target: ModelBackend, options: GenerationOption
     if (reads.constrained) return "grammar";
     if (reads.policyGiven) return "custom policy";
     if (options.sampling.temperature === 0) return options.argmaxFastPath ? "policy reads whole rows" : "argmax fast path off";
-    if (reads.speculative && reads.lookupDrafts && options.policy.kind === "strict") return null;
-    if (reads.speculative && reads.modelDrafts && options.policy.kind === "strict")
-        return options.minConfidence === 0 && options.draftSampling === "sample" ? null : "verification at T > 0 with a draft model";
-    if (reads.speculative) return rowReadingPolicies.has(options.policy.kind) ? "policy reads whole rows" : "verification at T > 0";
-    return drawingPolicies.has(options.policy.kind) ? null : "policy reads whole rows";
+    const kind = options.policy.kind;
+    if (!reads.speculative) return drawingPolicies.has(kind) ? null : "policy reads whole rows";
+    if (rowReadingPolicies.has(kind)) return "policy reads whole rows";
+    if (reads.tree === true) return "token tree residuals sum whole rows";
+    if (kind !== "strict" && kind !== "block") return "verification at T > 0";
+    if (reads.lookupDrafts) return null;
+    if (kind === "block")
+        return reads.modelDrafts ? "block verification sums both rows over the vocabulary" : "verification at T > 0 with a draft model";
+    return reads.modelDrafts ? null : "verification at T > 0 with a draft model";
 }
 
 /**

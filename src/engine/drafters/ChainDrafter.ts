@@ -31,6 +31,10 @@ export class ChainDrafter implements Drafter {
         }
         return {
             supportsArgmax: sessions.every((session) => session.supportsArgmax),
+            // Lookup members (no vocabulary of their own) propose without probabilities, verified as q = δ.
+            drawsOnDevice: sessions.every(
+                (session, index) => session.drawsOnDevice === true || this.drafters[index]!.vocabularySize === undefined
+            ),
             async propose(request: DraftRequest) {
                 const consulted: string[] = [];
                 for (const session of sessions) {

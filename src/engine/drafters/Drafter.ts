@@ -60,7 +60,8 @@ export interface DraftRequest {
 
 /**
  * A draft model's tokens drawn on the device: q_j(x_j) per token, and the rows' other values on demand
- * by decoding the row's input token again (its KV before it is intact), for the residual at a rejection.
+ * for the residual at a rejection (a draft model decodes the row's input token again, its KV before it
+ * intact; an EAGLE-3 head reads the rows it kept when it drew).
  */
 export interface DrawnDraft {
     /** q_j(x_j): each drafted token's probability in the draft row it was drawn from. */
@@ -97,7 +98,10 @@ export interface DraftOutcome {
 export interface DrafterSession {
     /** True when the session can draft on argmax ids alone (no logit rows). */
     readonly supportsArgmax: boolean;
-    /** True when the session draws on the device and returns DraftProposal.drawn for DraftRequest.deviceDraws. */
+    /**
+     * True when the session, given DraftRequest.deviceDraws, returns only proposals drawn on the device
+     * (DraftProposal.drawn) or without probabilities (q = δ): never rows.
+     */
     readonly drawsOnDevice?: boolean;
     propose(request: DraftRequest): Promise<DraftProposal>;
     /** After verification; the next request's history ends with `outcome.emitted`. */
