@@ -60,6 +60,7 @@ public:
                                taggedMethod<Eagle3Head, &Eagle3Head::NextNow>("nextNow"),
                                taggedMethod<Eagle3Head, &Eagle3Head::DrawDrafts>("drawDrafts"),
                                taggedMethod<Eagle3Head, &Eagle3Head::DrawDraftsNow>("drawDraftsNow"),
+                               taggedMethod<Eagle3Head, &Eagle3Head::DrawnAt>("drawnAt"),
                                taggedMethod<Eagle3Head, &Eagle3Head::Dispose>("dispose"),
                            });
     }
@@ -75,6 +76,8 @@ public:
 
 private:
     std::shared_ptr<Eagle3HeadState> state;
+    /** The last drawDrafts with options.keepRows: its sampler rows, read by drawnAt (guarded by the state's mutex). */
+    std::shared_ptr<HeadDraws> kept = std::make_shared<HeadDraws>();
 
     void Create(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
@@ -254,18 +257,54 @@ private:
         for (size_t index = 0; index < uniforms.size(); index++)
             if (!(uniforms[index] >= 0 && uniforms[index] < 1))
                 throwRangeError(env, "uniforms[" + std::to_string(index) + "] must be in [0, 1)");
-        const HeadDrawSettings settings = DrawSettingsArgument(env, info[2], *live);
-        const size_t rows = uniforms.size() * settings.size;
+        HeadDrawSettings settings = DrawSettingsArgument(env, info[2], *live);
+        settings.withoutLogits = KeepRowsArgument(env, info[2]);
+        const size_t rows = settings.withoutLogits ? uniforms.size() : uniforms.size() * settings.size;
         std::vector<Napi::Value> destinations{ArrayArgument(env, info[3], "ids", napi_int32_array, uniforms.size()),
                                               ArrayArgument(env, info[4], "probabilities", napi_float64_array, rows),
-                                              ArrayArgument(env, info[5], "logits", napi_float64_array, rows)};
+                                              ArrayArgument(env, info[5], "logits", napi_float64_array, settings.withoutLogits ? 0 : rows)};
         return Run(
             env, live, std::move(destinations), Output::Drawn,
-            [history = std::move(history), length, uniforms = std::move(uniforms), settings](Eagle3HeadState& head, Staged& staged,
-                                                                                             std::string& error) {
-                return Synced(head, history, length, staged, error) && drawDrafts(head, settings, uniforms, staged.drawn, error);
+            [history = std::move(history), length, uniforms = std::move(uniforms), settings,
+             kept = kept](Eagle3HeadState& head, Staged& staged, std::string& error) {
+                if (!settings.withoutLogits)
+                    return Synced(head, history, length, staged, error) && drawDrafts(head, settings, uniforms, staged.drawn, error);
+                kept->ids.clear();
+                if (!Synced(head, history, length, staged, error) || !drawDrafts(head, settings, uniforms, *kept, error)) return false;
+                staged.drawn.ids = kept->ids;
+                staged.drawn.probabilities = drawnProbabilities(*kept);
+                return true;
             },
             now);
+    }
+
+    /** options.keepRows of drawDrafts: the rows stay in the head for drawnAt, and only ids and q(x) are written. */
+    static bool KeepRowsArgument(Napi::Env env, Napi::Value options) {
+        const Napi::Value keepRows = options.As<Napi::Object>().Get("keepRows");
+        if (!keepRows.IsUndefined() && !keepRows.IsBoolean()) throwTypeError(env, "options.keepRows must be a boolean");
+        return keepRows.IsBoolean() && keepRows.As<Napi::Boolean>().Value();
+    }
+
+    /**
+     * drawnAt(row, ids: Int32Array | null, destination: Float64Array) → undefined: the sampler row `row` of
+     * the last drawDrafts with options.keepRows, at `ids` (one value each, 0 outside the rows' ids) or, with
+     * null, whole; read from the rows that draw kept, on the calling thread.
+     */
+    Napi::Value DrawnAt(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<Eagle3HeadState> live = Live(env);
+        const auto row = static_cast<size_t>(integerArgument(env, info[0], "row", 0, live->contextSize));
+        const std::vector<int32_t> ids = info[1].IsNull() ? std::vector<int32_t>{} : int32ArrayArgument(env, info[1], "ids");
+        std::vector<double> values;
+        std::string error;
+        {
+            std::lock_guard<std::mutex> lock(live->mutex);
+            error = drawnAt(*kept, row, ids, values);
+        }
+        if (!error.empty()) throwRangeError(env, "drawnAt: " + error);
+        ArrayArgument(env, info[2], "destination", napi_float64_array, values.size());
+        if (!CopyInto(info[2].As<Napi::TypedArray>(), values)) throwRangeError(env, "drawnAt: destination is too short");
+        return env.Undefined();
     }
 
     /** next(token, destination) → Promise<timings>: the drafted `token` at the next position; its row as draft gives it. */

@@ -12,6 +12,11 @@ export interface NativeEagle3DrawOptions {
     sampling: {temperature: number; topK: number; topP: number; minP: number};
     size: number;
     minConfidence: number;
+    /**
+     * Keep the sampler rows in the head (drawnAt reads them) and write only the ids and, per token, its
+     * probability in its row (probabilities holds uniforms.length values; logits is not written).
+     */
+    keepRows?: boolean;
 }
 
 /**
@@ -60,6 +65,12 @@ export interface NativeEagle3HeadHandle {
         probabilities: Float64Array,
         logits: Float64Array
     ): NativeDecodeResult | null;
+    /**
+     * The sampler row `row` of the last drawDrafts with options.keepRows, at `ids` (one value each, 0 outside
+     * the rows' ids) or, with null, whole (options.size values), written into `destination`; a RangeError
+     * where `row` held no drawn token. Absent on a handle that does not keep rows.
+     */
+    drawnAt?(row: number, ids: Int32Array | null, destination: Float64Array): void;
     /** Idempotent; a call in flight finishes first. */
     dispose(): void;
 }

@@ -6,7 +6,15 @@ import {InvalidDrafterError} from "../../errors.js";
 import type {Random} from "../../random/Random.js";
 import {SeededChance} from "../../random/SeededChance.js";
 import {sumOf} from "../../policies/rowOperations.js";
-import {type Drafter, type DrafterSession, type DrafterStart, type DraftProposal, type DraftRequest, noProposal} from "./Drafter.js";
+import {
+    type Drafter,
+    type DrafterSession,
+    type DrafterStart,
+    type DraftProposal,
+    type DraftRequest,
+    type DrawnDraft,
+    noProposal
+} from "./Drafter.js";
 import {Eagle3HeadCalls, eagle3Label} from "./Eagle3HeadCalls.js";
 
 export {eagle3Label};
@@ -20,7 +28,11 @@ export {eagle3Label};
  *  - otherwise each token comes from the head's row: sampled from its sampler row (passed as q, which
  *    keeps `strict` exact at any temperature; γ draws in one native call, with uniforms of the
  *    generation's generator) or, with draftSampling "greedy", its argmax verified as a q-less
- *    proposal; drafting stops early when the top probability is below minConfidence.
+ *    proposal; drafting stops early when the top probability is below minConfidence;
+ *  - device-draw steps (DraftRequest.deviceDraws, sampled drafts, minConfidence 0) draw the same way
+ *    but keep the rows in the head: only the ids and q(x) per token cross, and at a rejection q at the
+ *    target's draws is read from the kept row (its logits were copied out of the head's graph when it
+ *    drew, so no decode is needed).
  * A head with a reduced draft vocabulary (llama.cpp's d2t map) has its rows mapped back to the
  * target's ids inside the graph: ids outside the map get −∞. The head catches up with whatever the
  * target decoded since it last drafted (another chain member's proposal included), and drops what it
@@ -71,7 +83,30 @@ export class Eagle3Drafter implements Drafter {
             return {tokens, probs: rows(probabilities), logits: rows(logits), source: eagle3Label, consulted: [eagle3Label]};
         };
 
+        // The target verifies on the device (DraftRequest.deviceDraws): the draws' rows stay in the head, q(x) alone crosses.
+        const drawsOnDevice = random !== undefined && options.minConfidence === 0 && head.keepsRows;
+        const drawKept = async (request: DraftRequest, history: Int32Array, uniform: () => number): Promise<DraftProposal> => {
+            const count = request.maxTokens;
+            const uniforms = Float64Array.from({length: count}, uniform);
+            const ids = new Int32Array(count);
+            const probabilities = new Float64Array(count);
+            const settings = {sampling: options.sampling, size, minConfidence: 0, keepRows: true};
+            if (!(await head.drawDrafts(history, uniforms, settings, {ids, probabilities, logits: new Float64Array(0)})))
+                return noProposal(eagle3Label);
+            const end = ids.indexOf(-1);
+            const tokens = Array.from(ids.subarray(0, end < 0 ? count : end));
+            const draw = head.lastDraw;
+            const drawn: DrawnDraft = {
+                probabilities: Array.from(probabilities.subarray(0, tokens.length)),
+                probabilitiesAt: (index, at) => Promise.resolve(Array.from(head.drawnAt(draw, index, at, size))),
+                rowAt: (index) => Promise.resolve(head.drawnAt(draw, index, undefined, size))
+            };
+            return {tokens, drawn, source: eagle3Label, consulted: [eagle3Label]};
+        };
+
         const draftRows = async (request: DraftRequest, history: Int32Array): Promise<DraftProposal> => {
+            const deviceDraws = request.deviceDraws;
+            if (deviceDraws !== undefined && drawsOnDevice) return drawKept(request, history, deviceDraws.uniform);
             if (random !== undefined) return drawRows(request, history, random);
             const tokens: number[] = [];
             const probs: Float64Array[] = [];
@@ -99,6 +134,7 @@ export class Eagle3Drafter implements Drafter {
 
         return {
             supportsArgmax: greedyIds,
+            drawsOnDevice,
             async propose(request: DraftRequest): Promise<DraftProposal> {
                 const {history, maxTokens, argmaxOnly} = request;
                 // The target holds every token of the history but the last, which the head reads with the last captured row.

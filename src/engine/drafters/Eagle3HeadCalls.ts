@@ -59,6 +59,7 @@ export class Eagle3HeadCalls {
         const {head} = this;
         const {ids, probabilities, logits} = destinations;
         const work = history.length - this.caughtUp;
+        this.draws++;
         const result = await this.timed(
             (now) =>
                 now
@@ -68,6 +69,32 @@ export class Eagle3HeadCalls {
             work
         );
         return this.drafted(result, history);
+    }
+
+    /** drawDrafts calls made: a DrawnDraft reads the rows its own call kept (drawnAt), never a later call's. */
+    private draws = 0;
+
+    /** Whether drawDrafts can keep its rows in the head (NativeEagle3DrawOptions.keepRows) for drawnAt. */
+    public get keepsRows(): boolean {
+        return typeof this.head.drawnAt === "function";
+    }
+
+    /** The number of the last drawDrafts call, which drawnAt checks. */
+    public get lastDraw(): number {
+        return this.draws;
+    }
+
+    /**
+     * Row `row` of drawDrafts call `draw` (made with keepRows) at `ids`, or whole without them: read from
+     * the rows the head kept, which were copied out of its graph when it drew (no decode).
+     */
+    public drawnAt(draw: number, row: number, ids: readonly number[] | undefined, size: number): Float64Array {
+        const {drawnAt} = this.head;
+        if (drawnAt === undefined) throw new Error("this EAGLE-3 head does not keep its rows");
+        if (draw !== this.draws) throw new Error(`the EAGLE-3 head drew again since draft ${draw}: its rows are gone`);
+        const values = new Float64Array(ids?.length ?? size);
+        drawnAt.call(this.head, row, ids === undefined ? null : Int32Array.from(ids), values);
+        return values;
     }
 
     /** Whether the call drafted; when not (the target's rows are missing), the head catches up from 0 next time and the telemetry says why. */
