@@ -12,6 +12,7 @@
  *   … --json out.json                                            # also write the results as JSON
  *   … --drafter suffix --temperature 1 --levels 32 --arms speculative   # the suffix cache under load
  *   … --backend node-llama-cpp | --batching off                  # without continuous batching
+ *   … --draft head.gguf --drafter eagle3 --head-batching off      # an EAGLE-3 head: a head context per request, not one shared by the slots
  *
  * At the end the server's /metrics are checked against what the clients received: completed
  * requests and generated tokens must agree exactly, and no request may have failed with an error
@@ -28,6 +29,7 @@ import {mkdtemp, rm, writeFile} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {parseArgs} from "node:util";
+import {Eagle3HeadBackend, isEagle3Head} from "../src/backend/Eagle3HeadBackend.js";
 import {loadModelBackend, parseBackendChoice} from "../src/backend/loadModelBackend.js";
 import {writeRandomLlamaPair} from "../src/gguf/randomLlamaModel.js";
 import {parseDrafterSpec} from "../src/engine/drafters/parseDrafterSpec.js";
@@ -51,6 +53,7 @@ const {values} = parseArgs({
         threads: {type: "string", default: "1"},
         backend: {type: "string", default: "auto"},
         batching: {type: "string", default: "on"},
+        "head-batching": {type: "string", default: "on"},
         json: {type: "string"}
     }
 });
@@ -183,7 +186,10 @@ async function main(): Promise<void> {
         batchedSequences: values.batching === "on" ? Math.max(...levels) : 1
     };
     const target = await loadModelBackend(targetPath, loadOptions);
-    const draft = await loadModelBackend(draftPath, loadOptions);
+    // An EAGLE-3 head: its slots' drafts in shared decodes on one head context (on), or a head context per request (off).
+    const draft = isEagle3Head(draftPath)
+        ? await Eagle3HeadBackend.load(draftPath, {...loadOptions, batchedHeads: values["head-batching"] !== "off"})
+        : await loadModelBackend(draftPath, loadOptions);
     const server = await startServeServer({
         target,
         draft,
@@ -218,7 +224,7 @@ async function main(): Promise<void> {
             ] as Array<[string, unknown]>
         ).filter(([arm]) => values.arms.split(",").includes(arm));
         process.stdout.write(
-            `${values.drafter !== undefined ? `drafter ${values.drafter}, ` : ""}policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}, temperature ${values.temperature}\n`
+            `${values.drafter !== undefined ? `drafter ${values.drafter}${isEagle3Head(draftPath) ? ` (head batching ${values["head-batching"]})` : ""}, ` : ""}policy ${values.policy}, γ=${values.gamma}, ${seconds} s per arm and level, max_tokens ${maxTokens}, temperature ${values.temperature}\n`
         );
         process.stdout.write(
             "| arm | streams | requests | errors | tok/s | TTFT p50 ms | TTFT p99 ms | per-token p50 ms | per-token p99 ms |\n|---|---|---|---|---|---|---|---|---|\n"
@@ -236,6 +242,11 @@ async function main(): Promise<void> {
             }
         }
         await checkCounters(server.url);
+        const heads = draft.batchStatistics;
+        if (draft instanceof Eagle3HeadBackend && heads !== undefined)
+            process.stdout.write(
+                `head calls: ${heads.steps}, slots' drafts ${heads.submissions} (${(heads.submissions / Math.max(1, heads.steps)).toFixed(2)} per call, largest ${heads.largestStep}), ${(heads.decodeMilliseconds / 1000).toFixed(1)} s native\n`
+            );
     } finally {
         clearInterval(sampler);
         sample();
