@@ -2,7 +2,7 @@ import {afterAll, beforeAll, describe, expect, it, vi} from "vitest";
 import {processLogits} from "../distributions/processLogits.js";
 import {generate} from "../engine/generate.js";
 import type {GenerationOptionsInput} from "../engine/GenerationOptions.js";
-import {deviceDrawIdentity, engineIdentity} from "../fingerprint/engineIdentity.js";
+import {deviceDrawIdentity, engineIdentity, hostRowDrawIdentity} from "../fingerprint/engineIdentity.js";
 import {chiSquareGoodnessOfFit} from "../statistics/chiSquareGoodnessOfFit.js";
 import {modelTestTimeouts} from "../testing/modelTestTimeouts.js";
 import {deviceSelectionMinimumVocabulary, NativeBackend} from "./NativeBackend.js";
@@ -102,6 +102,10 @@ describe("which rows are selected on the device", () => {
         expect(device.tokenSelection).toBe("device");
         // A draw at T > 0 follows its own rule there: the fingerprint names it.
         expect(device.deviceDraw).toBe(deviceDrawIdentity);
+        // The Vulkan build picks argmax ids on the device and draws on the host from the rows: its fingerprint says so.
+        const vulkan = await engineIdentity("native", {build: "vulkan", device: "llvmpipe"}, "device");
+        expect(vulkan.deviceDraw).toBe(hostRowDrawIdentity);
+        expect((await engineIdentity("native", {build: "cuda", device: "H200"}, "device")).deviceDraw).toBe(deviceDrawIdentity);
         const host = await engineIdentity("native");
         expect(host).not.toHaveProperty("tokenSelection");
         expect(host).not.toHaveProperty("deviceDraw");

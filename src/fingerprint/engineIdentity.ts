@@ -32,11 +32,13 @@ export interface EngineIdentity {
      */
     readonly tokenSelection?: "device";
     /**
-     * With tokenSelection "device": how a draw at T > 0 is made there (deviceDrawIdentity). The uniforms
-     * are the generation's own, as on the host, but the inverse CDF runs in float32 over the candidates
-     * in the order top-k and top-p sort them, so the same seed can give another (equally likely) text.
+     * With tokenSelection "device": how a draw at T > 0 is made (deviceDrawIdentity). The uniforms are
+     * the generation's own, as on the host, but the inverse CDF runs in float32 over the candidates in
+     * the order top-k and top-p sort them, so the same seed can give another (equally likely) text. On
+     * the Vulkan build, whose devices pick argmax ids only, draws are made on the host from the rows
+     * the device keeps (hostRowDrawIdentity).
      */
-    readonly deviceDraw?: typeof deviceDrawIdentity;
+    readonly deviceDraw?: typeof deviceDrawIdentity | typeof hostRowDrawIdentity;
 }
 
 /**
@@ -47,6 +49,19 @@ export interface EngineIdentity {
  * those draws (src/engine/residualDraw.ts), so its text for a seed differs from the host's.
  */
 export const deviceDrawIdentity = "xoshiro128**-uniform/f32-inverse-cdf/residual-candidates/v2";
+
+/**
+ * The draw's rule where the device selects argmax ids only (the Vulkan build's fixed argmax chains,
+ * native/src/DeviceSelection.h): the rows cross and the addon draws on the host, in float64 by
+ * SeededChance.choose's inverse CDF over the ids in vocabulary order; verification takes the seed's
+ * uniforms as on the device (residualCandidates per target row for a draft model's tokens).
+ */
+export const hostRowDrawIdentity = "xoshiro128**-uniform/host-f64-inverse-cdf/residual-candidates/v2";
+
+/** The draw's rule of a build that selects tokens on the device. */
+export function drawIdentity(gpu: EngineIdentity["gpu"]): typeof deviceDrawIdentity | typeof hostRowDrawIdentity {
+    return gpu?.build === "vulkan" ? hostRowDrawIdentity : deviceDrawIdentity;
+}
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -81,7 +96,7 @@ export async function engineIdentity(
             nativeBinary: sha256 === null ? null : {path: relative(repositoryRoot, binary), sha256},
             platform: target,
             ...(gpu === undefined ? {} : {gpu: {build: gpu.build, device: gpu.device}}),
-            ...(tokenSelection === undefined ? {} : {tokenSelection, deviceDraw: deviceDrawIdentity})
+            ...(tokenSelection === undefined ? {} : {tokenSelection, deviceDraw: drawIdentity(gpu)})
         };
     }
     const candidates = [
