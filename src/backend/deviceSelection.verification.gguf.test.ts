@@ -187,6 +187,24 @@ describe("greedy drafts at T > 0 are verified as q = δ on the device", () => {
     );
 });
 
+describe("chain drafters at T > 0 on the device", () => {
+    it.each([
+        {name: "model+ngram, sampled: the residual route (8 + 8K bytes per target row)", draftSampling: "sample", perRow: 8 + 8 * 16},
+        {name: "model+ngram, greedy: q = δ (8 bytes per target row)", draftSampling: "greedy", perRow: 8}
+    ] as const)("$name", async ({draftSampling, perRow}) => {
+        const options = {drafter: "model+ngram", draftSampling, gamma: 4, sampling: warm(1), maxTokens: 24, ignoreEos: true};
+        for (const seed of [1, 2, 3]) {
+            const result = await generate(target, draft, "a b a c a d a", {...options, seed});
+            expect(result.telemetry.drafts).toBeGreaterThan(0);
+            if (result.telemetry.rowsCopied !== null) {
+                expect(result.telemetry.rowsCopied).toBe("residual from whole rows (every candidate rejected)");
+                continue;
+            }
+            expect(rowBytes(result.telemetry, false)).toBeLessThanOrEqual(perRow * evaluatedTokens(result.telemetry));
+        }
+    });
+});
+
 describe("block verification at T > 0 on the device", () => {
     it("of n-gram drafts reads 8 bytes per target row, and its first token follows the target's row (χ², 1000 seeds)", async () => {
         const sampling = warm(1.5);
