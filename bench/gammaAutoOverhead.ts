@@ -232,7 +232,8 @@ for (const arm of arms) {
     const sizes = Array.from({length: 9}, (_value, index) => streams * (index + 1));
     console.log(
         `γ=${arm.gamma}'s cost model at the end: target step of ${sizes.join(", ")} tokens ${sizes.map((size) => load.stepCost.predict(size).toFixed(3)).join(", ")} ms; ` +
-            `drafting ${load.draftTime.toFixed(3)} ms/position, catch-up ${load.catchUpTime.toFixed(4)} ms/token, other ${load.overheadTime.toFixed(3)} ms/step; ` +
+            `drafting ${load.draftTime.toFixed(3)} ms/position, catch-up ${load.catchUpTime.toFixed(4)} ms/token, ` +
+            `other per stream ${load.hostCost.predict(0).toFixed(3)} ms without a draft, ${load.hostCost.predict(1).toFixed(3)} ms with one; ` +
             `acceptance prior ${load.acceptancePrior.toFixed(3)}`
     );
 }

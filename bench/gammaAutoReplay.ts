@@ -188,7 +188,9 @@ export function replayArm(
                     proposed: request.length,
                     accepted,
                     draftMilliseconds: request.draftMilliseconds,
-                    stepMilliseconds: stepTime
+                    stepMilliseconds: stepTime,
+                    // Steps follow one another without a gap: each step's time is its whole cycle.
+                    callerMilliseconds: 0
                 });
                 request.emitted += emitted;
                 tokens += emitted;

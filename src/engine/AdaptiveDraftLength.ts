@@ -27,7 +27,10 @@ export interface AdaptiveStepOutcome {
     readonly draftMilliseconds: number;
     /** The whole step, drafting, the target call, verification and bookkeeping. */
     readonly stepMilliseconds: number;
-    /** The caller's time between the previous step and this one (serve: sending the previous chunk); default 0. */
+    /**
+     * The caller's time between the previous step and this one (serve: sending the previous chunk, while
+     * the other generations do their steps' work); undefined before the first step, which has no cycle.
+     */
     readonly callerMilliseconds?: number;
 }
 
@@ -39,7 +42,8 @@ export interface AdaptiveStepOutcome {
  *    load's (or the tenant's) running estimate as a prior, worth as many observations as the spread of
  *    acceptance between finished generations warrants (AcceptanceSpread);
  *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
- *    every generation on the load;
+ *    every generation on the load, and what a step of each length costs each live generation besides
+ *    (HostStepCost: the whole cycle from one step to the next as measured, less those two);
  *  - what resuming costs after steps without a draft: the drafters read what those steps emitted
  *    (measured per token on the load), charged once, spread over the tokens still to come;
  *  - the other live generations in the same step (continuous batching): the tokens and expected
@@ -53,7 +57,8 @@ export interface AdaptiveStepOutcome {
  * (SpeculationLoad.skipOrProbe), so α never freezes and speculation resumes when acceptance or load
  * changes; where not even perfect acceptance would pay, no probe is spent. The choice depends on
  * past steps only, so any lossless policy stays lossless. Until two step sizes have been measured it
- * alternates the initial length with none.
+ * alternates the initial length with none. While drafting pays, a few steps without a draft now and
+ * then (SpeculationLoad.reprobe) measure again what such steps cost, once that cost is stale.
  */
 export class AdaptiveDraftLength {
     private accepted = 0;
@@ -64,7 +69,8 @@ export class AdaptiveDraftLength {
     private readonly share: LoadShare;
     private readonly prior: number;
     private statisticsBefore: {steps: number; tokens: number} | undefined;
-    private targetMilliseconds = 0;
+    /** The model's own time of this generation's last target call (the whole shared step's, when batched). */
+    private targetCost = 0;
     /** This generation reported the last shared target step first, so records the step's costs (afterTarget). */
     private reportsStep = true;
     /** The previous step drafted: a draft model's cache was current, so this step's draft time is the steady cost. */
@@ -140,7 +146,7 @@ export class AdaptiveDraftLength {
         // The model's own time where measured: the wall time of a batched call includes waiting for the others.
         const cost =
             native !== undefined ? native.decodeMilliseconds + native.transferMilliseconds + native.samplingMilliseconds : milliseconds;
-        this.targetMilliseconds = milliseconds;
+        this.targetCost = cost;
         const stepTokens = this.stepTokens(tokens);
         const previousStepTokens = this.previousStepTokens;
         this.previousStepTokens = stepTokens;
@@ -176,11 +182,16 @@ export class AdaptiveDraftLength {
         this.drafting = proposed > 0;
         // Until this generation chooses again, the others see its lag after this step (a step without a draft emits one token).
         this.share.lag = this.drafting ? 0 : this.lag + 1;
-        // What the caller does with each step's output is a cost per step as well; with other
-        // generations running, that time also holds their steps, so it is counted only when alone.
-        const caller = this.load.liveGenerations === 1 ? (outcome.callerMilliseconds ?? 0) : 0;
-        if (this.reportsStep)
-            this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds + caller);
+        // The cycle from the previous step's end to this one's holds everything the batch did for one
+        // step of each live generation: the caller's work with the last output, every generation's
+        // bookkeeping on the event loop, waiting for the slowest, and the steps of those that missed
+        // the shared one. Beyond the target's compute and the drafting, it is charged per generation.
+        const caller = outcome.callerMilliseconds;
+        if (this.reportsStep && caller !== undefined) {
+            const cycle = caller + outcome.stepMilliseconds;
+            const host = (cycle - outcome.draftMilliseconds - this.targetCost) / Math.max(1, this.load.liveGenerations);
+            this.load.recordHost(this.lastChoice.length, host);
+        }
     }
 
     /** Tells the other generations on the load this one's acceptance (their batch-wide choice weighs it). */
@@ -262,12 +273,14 @@ export class AdaptiveDraftLength {
             if (time === undefined) predicted.set(tokens, (time = cost.predict(tokens)));
             return time;
         };
+        const generations = 1 + others.adaptive + others.fixed;
+        const host = this.load.hostCost;
         const input = {
             maxLength,
             tokensPerPosition,
             draftTime: this.load.draftTime,
             stepTime,
-            overheadTime: this.load.overheadTime,
+            lengthOverhead: (length: number) => generations * host.predict(length),
             otherTokens: others.tokens,
             otherYield: others.expectedYield,
             resumeTimePerToken
@@ -289,17 +302,29 @@ export class AdaptiveDraftLength {
             length = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas}).length;
         if (length > 0) {
             this.load.speculated();
-            return {length, skipped: false, probe: false, resumeTokens};
+            // What steps without a draft cost is measured only on such steps: re-measured now and then.
+            const withoutDraft = others.tokens + 1 + others.adaptive;
+            const stale = !cost.fresh(withoutDraft) || !host.fresh(0);
+            if (!this.load.reprobe(stale)) return {length, skipped: false, probe: false, resumeTokens};
+            return {length: 0, skipped: true, probe: false, resumeTokens};
         }
-        // A probe is judged without the catch-up: it is what measures the catch-up again, so a dear
-        // sample of it cannot keep speculation off for good.
+        this.load.skipped();
+        // A probe is judged without the catch-up, which it measures again (a dear sample of it cannot
+        // keep speculation off for good); the catch-up only spaces the probes out (skipOrProbe).
         const perfect = chooseDraftLength({
             ...input,
             resumeTimePerToken: 0,
             alpha: 1,
             mirrorAlphas: others.adaptiveAlphas.map(() => 1)
         });
-        if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true, resumeTokens};
+        const sequences = 1 + others.adaptive;
+        const size = (length: number): number => others.tokens + sequences * (1 + tokensPerPosition * length);
+        // A drafted size not measured lately is predicted from others (sizes of other batches, where a
+        // sequence's own cost may pass for a token's): a probe measures it, whatever the prediction.
+        if (perfect.length === 0 && cost.fresh(size(1))) return {length: 0, skipped: true, probe: false, resumeTokens};
+        const time = (length: number): number => length * input.draftTime + stepTime(size(length)) + input.lengthOverhead(length);
+        const probeCost = Math.max(0, time(1) - time(0)) + this.load.catchUpTime * resumeTokens;
+        if (this.load.skipOrProbe(time(0), probeCost)) return {length: 1, skipped: false, probe: true, resumeTokens};
         return {length: 0, skipped: true, probe: false, resumeTokens};
     }
 }

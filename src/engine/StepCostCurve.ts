@@ -1,10 +1,13 @@
+import {staleAfter} from "./HostStepCost.js";
 import {RecentMedian} from "./RecentMedian.js";
 
 /**
  * The measured cost t(n) of a target step decoding n tokens (every sequence's tokens of a shared
  * step together), learnt online: the median of the last samples of each n (RecentMedian: a call
  * slowed by another process does not move it, a lasting change of load does), read through a local
- * straight-line fit (predict).
+ * straight-line fit (predict). A size not measured for staleAfter steps is measured afresh by its next
+ * sample (its old samples are dropped): a size the chooser stopped using keeps the cost it had then,
+ * under whatever load there was, until a step of that size measures it again.
  */
 export class StepCostCurve {
     private readonly points = new Map<number, RecentMedian>();
@@ -14,10 +17,13 @@ export class StepCostCurve {
     private readonly rebuild = new RecentMedian();
     /** samples()' result until the next measurement: predict() is asked for many sizes between two steps. */
     private sampled: Array<{size: number; value: number; count: number}> | undefined;
+    /** Samples recorded so far (the clock of staleness), and when each size was last sampled. */
+    private clock = 0;
+    private readonly stamps = new Map<number, number>();
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
-        this.sampled = undefined;
+        this.age(tokens);
         const provisional = this.provisional.get(tokens);
         if (provisional !== undefined) this.rebuild.add(provisional - milliseconds);
         this.provisional.delete(tokens);
@@ -41,7 +47,7 @@ export class StepCostCurve {
      */
     public recordAfterChange(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
-        this.sampled = undefined;
+        this.age(tokens);
         const steady = this.points.get(tokens);
         // A rebuild only adds: a step after a change that costs less than the size's steady median shows
         // that median too high (measured under heavier load, or long ago), so it counts as a steady sample.
@@ -50,6 +56,24 @@ export class StepCostCurve {
             this.rebuild.add(excess);
             if (excess < 0) steady.add(milliseconds);
         } else this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
+    }
+
+    /** Whether `tokens` was sampled in the last staleAfter samples. */
+    public fresh(tokens: number): boolean {
+        const stamp = this.stamps.get(tokens);
+        return stamp !== undefined && this.clock - stamp <= staleAfter;
+    }
+
+    /** Ticks the clock for a sample of `tokens`, dropping that size's samples first where they are stale. */
+    private age(tokens: number): void {
+        this.sampled = undefined;
+        this.clock++;
+        const stamp = this.stamps.get(tokens);
+        if (stamp !== undefined && this.clock - stamp > staleAfter) {
+            this.points.delete(tokens);
+            this.provisional.delete(tokens);
+        }
+        this.stamps.set(tokens, this.clock);
     }
 
     /** Milliseconds a change of shape adds to a step (the median measured; 0 before any, never below 0). */
