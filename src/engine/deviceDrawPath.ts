@@ -116,8 +116,8 @@ export function rowsCopiedReason(target: ModelBackend, options: GenerationOption
     const kind = options.policy.kind;
     if (!reads.speculative) return drawingPolicies.has(kind) ? null : "policy reads whole rows";
     if (rowReadingPolicies.has(kind)) return "policy reads whole rows";
-    if (reads.tree === true) return "token tree residuals sum whole rows";
     if (kind !== "strict" && kind !== "block") return "verification at T > 0";
+    if (reads.tree === true) return "token tree residuals sum whole rows";
     if (reads.lookupDrafts) return null;
     if (kind === "block")
         return reads.modelDrafts ? "block verification sums both rows over the vocabulary" : "verification at T > 0 with a draft model";
