@@ -205,6 +205,18 @@ describe("chain drafters at T > 0 on the device", () => {
     });
 });
 
+describe("cross-tokenizer drafts at T > 0 on the device", () => {
+    it("carry no probabilities: verified as q = δ, 8 bytes per target row", async () => {
+        const options = {drafter: "model:retokenize", gamma: 4, sampling: warm(1), maxTokens: 24, ignoreEos: true};
+        for (const seed of [1, 2]) {
+            const result = await generate(target, draft, "a b a c a d a", {...options, seed});
+            expect(result.telemetry.drafts).toBeGreaterThan(0);
+            expect(result.telemetry.rowsCopied).toBeNull();
+            expect(rowBytes(result.telemetry, false)).toBeLessThanOrEqual(8 * evaluatedTokens(result.telemetry));
+        }
+    });
+});
+
 describe("block verification at T > 0 on the device", () => {
     it("of n-gram drafts reads 8 bytes per target row, and its first token follows the target's row (χ², 1000 seeds)", async () => {
         const sampling = warm(1.5);
