@@ -91,6 +91,30 @@ inline bool Give(SlotDraft& slot, std::vector<double>& scratch, llama_token& tok
     return true;
 }
 
+/** Every active slot's g rows, from the target's rows of all of them in one run of the encoder (its rows are independent). */
+inline bool Encode(Eagle3HeadState& batch, std::vector<SlotDraft>& slots, std::vector<Eagle3HeadState::Catchup>& catchups,
+                   std::string& error) {
+    std::vector<float> rows;
+    size_t count = 0;
+    for (size_t slot = 0; slot < slots.size(); slot++) {
+        if (!slots[slot].active) continue;
+        rows.insert(rows.end(), catchups[slot].rows.begin(), catchups[slot].rows.end());
+        count += catchups[slot].tokens.size();
+    }
+    std::vector<float> g;
+    if (count == 0 || !batch.Encode(rows, count, g, error)) return count == 0;
+    const auto width = static_cast<size_t>(batch.width);
+    size_t first = 0;
+    for (size_t slot = 0; slot < slots.size(); slot++) {
+        if (!slots[slot].active) continue;
+        const size_t pairs = catchups[slot].tokens.size();
+        catchups[slot].g.assign(g.begin() + static_cast<std::ptrdiff_t>(first * width),
+                                g.begin() + static_cast<std::ptrdiff_t>((first + pairs) * width));
+        first += pairs;
+    }
+    return true;
+}
+
 /** Decodes every active slot's catch-up: pairs that decode without outputs in one batch, then the rest (boundaries last) in another. */
 inline bool CatchUp(Eagle3HeadState& batch, std::vector<SlotDraft>& slots, std::vector<Eagle3HeadState::Catchup>& catchups,
                     std::string& error) {
@@ -141,13 +165,12 @@ inline bool draftTogether(Eagle3HeadState& batch, std::vector<SlotDraft>& slots,
             slot.drawn.probabilities.assign(slot.uniforms.size() * slot.settings.size, 0);
             slot.drawn.logits.assign(slot.uniforms.size() * slot.settings.size, 0);
         }
-        slot.active = slot.head->Prepare(slot.history, catchups[index], error);
-        if (!error.empty()) return false;
+        slot.active = slot.head->Prepare(slot.history, catchups[index]);
         if (!slot.active)
             slot.unavailable =
                 "the target's hidden states for positions below " + std::to_string(slot.history.size() - 1) + " were not captured";
     }
-    if (!batchDraft::CatchUp(batch, slots, catchups, error)) return false;
+    if (!batchDraft::Encode(batch, slots, catchups, error) || !batchDraft::CatchUp(batch, slots, catchups, error)) return false;
     std::vector<double> scratch;
     std::vector<SlotDraft*> stepping;
     while (true) {

@@ -205,10 +205,12 @@ struct Eagle3HeadState {
     }
 
     /**
-     * The pairs a catch-up decodes: pair i reads tokens[i] at positions[i] with g row i. The first
-     * `early` decode without outputs before the rest (a long catch-up); the last is the boundary.
+     * The pairs a catch-up decodes: pair i reads tokens[i] at positions[i] with g row i, the encoder's
+     * projection of the target's row i (`rows`, until encoded). The first `early` decode without
+     * outputs before the rest (a long catch-up); the last is the boundary.
      */
     struct Catchup {
+        std::vector<float> rows;
         std::vector<float> g;
         std::vector<llama_token> tokens;
         std::vector<llama_pos> positions;
@@ -220,10 +222,11 @@ struct Eagle3HeadState {
      * token after them (`length` = history.size() − 1): the pair at P reads g[P] and token P + 1, and
      * pairs from the first position the target decoded again, or whose next token changed, are written
      * anew (after a verification: the accepted tokens and the boundary), so what the head held from
-     * there on is dropped. False with an empty error: the tap lacks rows the head needs, or holds
-     * another history's (the target's cells came from a restored state): no draft this time.
+     * there on is dropped. False: the tap lacks rows the head needs, or holds another history's (the
+     * target's cells came from a restored state): no draft this time. The target's rows are left for
+     * Encode, which turns them into the pairs' g rows.
      */
-    bool Prepare(const std::vector<llama_token>& history, Catchup& catchup, std::string& error) {
+    bool Prepare(const std::vector<llama_token>& history, Catchup& catchup) {
         next = -1;
         row = -1;
         llama_memory_t memory = llama_get_memory(context);
@@ -247,7 +250,7 @@ struct Eagle3HeadState {
             return false;
         }
         const size_t count = static_cast<size_t>(length - from);
-        if (!Encode(span.rows, count, catchup.g, error)) return false;
+        catchup.rows = std::move(span.rows);
         llama_memory_seq_rm(memory, slot, from, -1);
         committed = from;
         known.resize(static_cast<size_t>(from));
@@ -277,7 +280,8 @@ struct Eagle3HeadState {
     /** Prepare, then the catch-up's one or two decodes: the head's last output is the first draft position's row. */
     bool Sync(const std::vector<llama_token>& history, std::string& error) {
         Catchup catchup;
-        if (!Prepare(history, catchup, error)) return false;
+        if (!Prepare(history, catchup)) return false;
+        if (!Encode(catchup.rows, catchup.tokens.size(), catchup.g, error)) return false;
         const auto pair = [&](size_t index, bool output) {
             Add(catchup.tokens[index], catchup.g.data() + index * static_cast<size_t>(width), catchup.positions[index], output);
         };
