@@ -274,13 +274,17 @@ export class AdaptiveDraftLength {
             return time;
         };
         const generations = 1 + others.adaptive + others.fixed;
+        const shape = this.load.previousChoice?.length ?? 0;
         const host = this.load.hostCost;
         const input = {
             maxLength,
             tokensPerPosition,
             draftTime: this.load.draftTime,
             stepTime,
-            lengthOverhead: (length: number) => generations * host.predict(length),
+            // A length other than the last step's changes the step's shape: llama.cpp rebuilds its
+            // compute graph, a cost of the change, charged as spread over the steps a choice holds.
+            lengthOverhead: (length: number) =>
+                generations * host.predict(length) + (length !== shape ? cost.rebuildMilliseconds / switchHorizon : 0),
             otherTokens: others.tokens,
             otherYield: others.expectedYield,
             resumeTimePerToken
@@ -336,5 +340,7 @@ const memoryDecay = 1 - 1 / 32;
  * stop string) long before its max_tokens.
  */
 const resumeHorizon = 256;
+/** Steps a chosen length is taken to hold, over which the graph rebuild of changing to it is spread. */
+const switchHorizon = 8;
 /** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
 const switchMargin = 0.01;
