@@ -31,6 +31,7 @@ import {join} from "node:path";
 import {parseArgs} from "node:util";
 import {Eagle3HeadBackend, isEagle3Head} from "../src/backend/Eagle3HeadBackend.js";
 import {loadModelBackend, parseBackendChoice} from "../src/backend/loadModelBackend.js";
+import type {BatchStatistics} from "../src/backend/ModelBackend.js";
 import {writeRandomLlamaPair} from "../src/gguf/randomLlamaModel.js";
 import {parseDrafterSpec} from "../src/engine/drafters/parseDrafterSpec.js";
 import {parsePolicySpec} from "../src/policies/parsePolicySpec.js";
@@ -231,22 +232,26 @@ async function main(): Promise<void> {
         );
         for (const concurrency of levels) {
             for (const [arm, speculative] of arms) {
+                const before = {target: {...target.batchStatistics}, draft: {...draft.batchStatistics}};
                 const result = {arm, ...(await runLevel(server.url, concurrency, speculative))};
                 results.push(result);
+                const perStep = (now: BatchStatistics | undefined, then: Partial<BatchStatistics>) =>
+                    now === undefined
+                        ? "–"
+                        : ((now.submissions - (then.submissions ?? 0)) / Math.max(1, now.steps - (then.steps ?? 0))).toFixed(2);
                 const format = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : "–");
                 process.stdout.write(
                     `| ${arm} | ${concurrency} | ${result.requests} | ${result.errors} | ${format(result.tokensPerSecond)} | ` +
                         `${format(result.ttftP50Ms)} | ${format(result.ttftP99Ms)} | ${format(result.perTokenP50Ms)} | ${format(result.perTokenP99Ms)} |\n`
                 );
                 if (result.firstError !== undefined) process.stdout.write(`  first error: ${result.firstError}\n`);
+                if (target.batchStatistics !== undefined)
+                    process.stdout.write(
+                        `  sequences per target step ${perStep(target.batchStatistics, before.target)}, per draft step (an EAGLE-3 head: per head call) ${perStep(draft.batchStatistics, before.draft)}\n`
+                    );
             }
         }
         await checkCounters(server.url);
-        const heads = draft.batchStatistics;
-        if (draft instanceof Eagle3HeadBackend && heads !== undefined)
-            process.stdout.write(
-                `head calls: ${heads.steps}, slots' drafts ${heads.submissions} (${(heads.submissions / Math.max(1, heads.steps)).toFixed(2)} per call, largest ${heads.largestStep}), ${(heads.decodeMilliseconds / 1000).toFixed(1)} s native\n`
-            );
     } finally {
         clearInterval(sampler);
         sample();
