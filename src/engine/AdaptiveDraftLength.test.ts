@@ -59,6 +59,9 @@ describe("StepCostCurve at a size it has not measured lately", () => {
         expect(curve.fresh(32)).toBe(true);
         curve.record(96, 40);
         expect(curve.fresh(32)).toBe(false);
+        // Until then the sizes measured lately decide its prediction: near the line through them, not 20.
+        for (let sample = 0; sample < 3; sample++) curve.record(64, 26);
+        expect(curve.predict(32)).toBeLessThan(15);
         for (let sample = 0; sample < 3; sample++) curve.record(32, 12);
         expect(curve.predict(32)).toBe(12);
         expect(curve.fresh(32)).toBe(true);

@@ -6,8 +6,10 @@ import {RecentMedian} from "./RecentMedian.js";
  * step together), learnt online: the median of the last samples of each n (RecentMedian: a call
  * slowed by another process does not move it, a lasting change of load does), read through a local
  * straight-line fit (predict). A size not measured for staleAfter steps is measured afresh by its next
- * sample (its old samples are dropped): a size the chooser stopped using keeps the cost it had then,
- * under whatever load there was, until a step of that size measures it again.
+ * sample (its old samples are dropped); until then it is not its own prediction and weighs in the fit
+ * as little as a provisional size, so the sizes measured lately decide what it is predicted to cost.
+ * Else a size the chooser stopped using would keep the cost it had then, under whatever load there
+ * was, and the chooser would never use it again to measure it.
  */
 export class StepCostCurve {
     private readonly points = new Map<number, RecentMedian>();
@@ -104,7 +106,7 @@ export class StepCostCurve {
 
     /**
      * Predicted milliseconds of a step of `tokens` tokens; NaN before any measurement. A size with
-     * ownSamples steady samples or more: their median. Any other: a straight line
+     * ownSamples steady samples or more, sampled lately (fresh): their median. Any other: a straight line
      * fitted by weighted least squares to the measured sizes, each weighted by its samples (at most
      * settledWeight) and by its nearness to `tokens` on a log scale (a size twice as far off counts
      * 0.73 as much): a single noisy size cannot bend the prediction, and a curve that is flat at first
@@ -116,7 +118,7 @@ export class StepCostCurve {
         // straight line, the fit would bend it towards its neighbours (the smallest size asked, a step
         // without drafts, towards the dearer drafted sizes above it).
         const point = this.points.get(tokens);
-        if (point !== undefined && point.count >= ownSamples) return point.value!;
+        if (point !== undefined && point.count >= ownSamples && this.fresh(tokens)) return point.value!;
         const samples = this.samples();
         if (samples.length === 0) return Number.NaN;
         let weight = 0;
@@ -144,7 +146,12 @@ export class StepCostCurve {
     /** Every measured size with its value and the samples it counts as. */
     private samples(): Array<{size: number; value: number; count: number}> {
         if (this.sampled !== undefined) return this.sampled;
-        const samples = [...this.points].map(([size, point]) => ({size, value: point.value!, count: point.count}));
+        // A stale size weighs as little as a provisional one: sizes measured lately decide the line.
+        const samples = [...this.points].map(([size, point]) => ({
+            size,
+            value: point.value!,
+            count: this.fresh(size) ? point.count : Math.min(point.count, provisionalWeight)
+        }));
         const rebuild = this.rebuildMilliseconds;
         for (const [size, value] of this.provisional) samples.push({size, value: Math.max(0, value - rebuild), count: provisionalWeight});
         this.sampled = samples;
