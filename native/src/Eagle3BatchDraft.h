@@ -91,27 +91,15 @@ inline bool Give(SlotDraft& slot, std::vector<double>& scratch, llama_token& tok
     return true;
 }
 
-/** Every active slot's g rows, from the target's rows of all of them in one run of the encoder (its rows are independent). */
+/**
+ * Every active slot's g rows, each slot's target rows in its own run of the encoder: the same runs a
+ * head of its own makes, so its rows are the same to the last bit (a run of another size may take
+ * another kernel path).
+ */
 inline bool Encode(Eagle3HeadState& batch, std::vector<SlotDraft>& slots, std::vector<Eagle3HeadState::Catchup>& catchups,
                    std::string& error) {
-    std::vector<float> rows;
-    size_t count = 0;
-    for (size_t slot = 0; slot < slots.size(); slot++) {
-        if (!slots[slot].active) continue;
-        rows.insert(rows.end(), catchups[slot].rows.begin(), catchups[slot].rows.end());
-        count += catchups[slot].tokens.size();
-    }
-    std::vector<float> g;
-    if (count == 0 || !batch.Encode(rows, count, g, error)) return count == 0;
-    const auto width = static_cast<size_t>(batch.width);
-    size_t first = 0;
-    for (size_t slot = 0; slot < slots.size(); slot++) {
-        if (!slots[slot].active) continue;
-        const size_t pairs = catchups[slot].tokens.size();
-        catchups[slot].g.assign(g.begin() + static_cast<std::ptrdiff_t>(first * width),
-                                g.begin() + static_cast<std::ptrdiff_t>((first + pairs) * width));
-        first += pairs;
-    }
+    for (size_t slot = 0; slot < slots.size(); slot++)
+        if (slots[slot].active && !batch.Encode(catchups[slot].rows, catchups[slot].tokens.size(), catchups[slot].g, error)) return false;
     return true;
 }
 

@@ -143,7 +143,8 @@ private:
         for (size_t slot = 0; slot < live->open.size(); slot++) {
             if (live->open[slot]) continue;
             live->open[slot] = true;
-            // Read by the next call's Prepare on a worker, after the mutex that call takes.
+            // A call of the slot's last request may still be queued: it reads the new sequence's rows, finds
+            // they are not its history's, and drafts nothing.
             live->slots[slot]->sequence = sequence;
             live->slots[slot]->reset = true;
             return Napi::Number::New(env, static_cast<double>(slot));

@@ -32,8 +32,8 @@ namespace specgate {
 struct Eagle3HeadState {
     std::shared_ptr<ModelHandle> model;
     TargetLink target;
-    /** The target's sequence whose captured rows the head reads. */
-    llama_seq_id sequence = 0;
+    /** The target's sequence whose captured rows the head reads (a group's slot is given another from the main thread). */
+    std::atomic<llama_seq_id> sequence{0};
     /** The head's own sequence id in `context`. */
     llama_seq_id slot = 0;
     llama_context* context = nullptr;

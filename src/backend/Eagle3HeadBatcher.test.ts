@@ -54,7 +54,11 @@ function fakeGroup(slots = 4) {
     return {group, calls, closed, isDisposed: () => disposed};
 }
 
-const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** Two turns of the event loop: the batcher's next call, scheduled as the last one settled, has started. */
+const turn = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+};
 
 describe("Eagle3HeadBatcher", () => {
     it("runs the drafts asked for in one turn in one call, and those that arrive while it runs in the next", async () => {
@@ -106,7 +110,7 @@ describe("Eagle3HeadBatcher", () => {
     });
 
     it("frees a disposed head's slot only once its call has settled, and refuses drafts after dispose", async () => {
-        const {group, calls, closed, isDisposed} = fakeGroup(1);
+        const {group, calls, closed, isDisposed} = fakeGroup(2);
         const batcher = new Eagle3HeadBatcher(group);
         const head = batcher.openHead(0);
         const drafting = head.draft(Int32Array.of(1, 2), 1, new Int32Array(1));
@@ -114,7 +118,6 @@ describe("Eagle3HeadBatcher", () => {
         head.dispose();
         await turn();
         expect(closed).toEqual([]);
-        expect(() => batcher.openHead(0)).toThrow(RangeError);
         calls[0].settle();
         await drafting;
         await turn();
@@ -123,5 +126,32 @@ describe("Eagle3HeadBatcher", () => {
         batcher.dispose();
         expect(isDisposed()).toBe(true);
         await expect(next.draft(Int32Array.of(1, 2), 1, new Int32Array(1))).rejects.toThrow("disposed");
+    });
+
+    it("a new head on a target sequence takes over its slot at once; its first draft runs after the old head's queued one", async () => {
+        const {group, calls, closed} = fakeGroup(1);
+        const batcher = new Eagle3HeadBatcher(group);
+        const old = batcher.openHead(0);
+        const first = old.draft(Int32Array.of(1, 2), 1, new Int32Array(1));
+        await turn();
+        const stale = old.draft(Int32Array.of(1, 2, 3), 1, new Int32Array(1));
+        const replacement = batcher.openHead(0);
+        expect(closed).toEqual([0]);
+        expect(() => batcher.openHead(1)).toThrow(RangeError);
+        const fresh = replacement.draft(Int32Array.of(4, 5), 1, new Int32Array(1));
+        old.dispose();
+        calls[0].settle();
+        await first;
+        await turn();
+        expect(calls[1].requests.map((request) => Array.from(request.history))).toEqual([[1, 2, 3]]);
+        calls[1].settle();
+        await stale;
+        await turn();
+        expect(calls[2].requests.map((request) => Array.from(request.history))).toEqual([[4, 5]]);
+        calls[2].settle();
+        await fresh;
+        await turn();
+        // The old head's slot was taken over: its disposal frees nothing the new head uses.
+        expect(closed).toEqual([0]);
     });
 });

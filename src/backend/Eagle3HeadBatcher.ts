@@ -51,12 +51,23 @@ export class Eagle3HeadBatcher {
     private disposed = false;
     /** When the oldest pending draft arrived while no call ran. */
     private gatherSince: number | undefined;
+    /** The slot each target sequence's latest head drafts on (an object per head, so a later head on the same slot is told apart). */
+    private readonly slotOf = new Map<number, {readonly slot: number}>();
 
     public constructor(private readonly group: NativeEagle3HeadGroupHandle) {}
 
-    /** A handle drafting on a free slot for `targetSequence`; a RangeError when every slot is open. */
+    /**
+     * A handle drafting on a slot for `targetSequence`. The sequence's earlier head, if any, has drafted
+     * its last (its target slot was released first): its slot is freed now, so a group of as many
+     * slots as the target never runs out, and a call of it still queued runs before the new head's
+     * first (a call takes one request per slot) and drafts nothing for a history that is not the target's.
+     */
     public openHead(targetSequence: number): NativeEagle3HeadHandle {
+        const earlier = this.slotOf.get(targetSequence);
+        if (earlier !== undefined) this.group.close(earlier.slot);
         const slot = this.group.open(targetSequence);
+        const owner = {slot};
+        this.slotOf.set(targetSequence, owner);
         let inFlight: Promise<unknown> = Promise.resolve();
         let closed = false;
         // A slot is freed once its calls have settled, so its next request never shares it with one still running.
@@ -84,7 +95,9 @@ export class Eagle3HeadBatcher {
                 if (closed) return;
                 closed = true;
                 void inFlight.then(() => {
-                    if (!this.disposed) this.group.close(slot);
+                    if (this.disposed || this.slotOf.get(targetSequence) !== owner) return;
+                    this.slotOf.delete(targetSequence);
+                    this.group.close(slot);
                 });
             }
         };
@@ -119,7 +132,10 @@ export class Eagle3HeadBatcher {
 
     private async run(): Promise<void> {
         if (this.running || this.disposed || this.pending.length === 0) return;
-        const batch = this.pending.splice(0);
+        // One request per slot: a later one (a new head's first, behind its slot's previous head's last) waits for the next call.
+        const slots = new Set<number>();
+        const batch = this.pending.filter((waiting) => !slots.has(waiting.request.slot) && slots.add(waiting.request.slot) !== undefined);
+        this.pending = this.pending.filter((waiting) => !batch.includes(waiting));
         this.running = true;
         this.stats.calls++;
         this.stats.sequences += batch.length;
