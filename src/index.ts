@@ -26,7 +26,7 @@ export type {ModelBackend, BackendSequence, EvaluateOptions} from "./backend/Mod
  * An EAGLE-3 draft head (a GGUF of llama.cpp's eagle3 architecture), as loadModelBackend and
  * openModelPair load one given as the draft: it drafts with the `eagle3` drafter beside a native target.
  */
-export {Eagle3HeadBackend} from "./backend/Eagle3HeadBackend.js";
+export {Eagle3HeadBackend, type Eagle3HeadOptions} from "./backend/Eagle3HeadBackend.js";
 /** Whether the native addon is built and loads on this machine (else models run on node-llama-cpp). */
 export {nativeBackendAvailable} from "./backend/nativeAddon.js";
 
