@@ -308,8 +308,8 @@ describe("AdaptiveDraftLength's cost of a step outside drafting and the target",
         const auto = new AdaptiveDraftLength(load, options);
         // A target call of 1 ms (its wall time, 3 ms, waits for others), 0.5 ms a draft position, 0.3 ms
         // of verification a drafted position, 1 ms of the rest of the step and 0.5 ms of the caller's.
-        const step = (caller: number | undefined): number => {
-            const length = auto.next(4);
+        const step = (caller: number | undefined, limit = Infinity): number => {
+            const length = auto.next(4, limit);
             auto.afterTarget(1 + length, 3, {decodeMilliseconds: 1, transferMilliseconds: 0, samplingMilliseconds: 0});
             const draft = 0.5 * length;
             auto.observe({
@@ -335,6 +335,10 @@ describe("AdaptiveDraftLength's cost of a step outside drafting and the target",
         const last = later[later.length - 1]!;
         expect(later.slice(-15).every((length) => length === last)).toBe(true);
         expect(load.hostCost.predict(last)).toBeCloseTo((1.5 + 0.3 * last) / 2, 12);
+        // A generation's last step (no token left to draft for), dear or not, is no sample.
+        expect(step(50, 0)).toBe(0);
+        expect(step(50, 0)).toBe(0);
+        expect(load.hostCost.predict(0)).toBeCloseTo(last === 0 ? 0.75 : 1.5, 12);
         other.dispose();
     });
 });

@@ -78,6 +78,9 @@ export class AdaptiveDraftLength {
     /** Total tokens of the previous step's target call. */
     private previousStepTokens = 0;
     private lastChoice = {length: 0, skipped: false, probe: false};
+    /** Whether the last step's length was chosen (some token was left to draft for), and whether the step before it drafted. */
+    private lengthChosen = false;
+    private previousDrafted = false;
     /** Tokens the drafter had to read before drafting, at the last choice (StepStrategy.draftLag). */
     private lag = 0;
     /** Tokens every auto generation of the last chosen step had to catch up on: their catch-ups share the draft model's batched calls. */
@@ -125,6 +128,7 @@ export class AdaptiveDraftLength {
      */
     public next(fixedLength: number, limit = Infinity, lag = 0): number {
         const choose = this.options.choose && limit > 0;
+        this.lengthChosen = limit > 0;
         this.lag = lag;
         // Drafting on, its catch-up is part of each draft's measured cost; off, resuming costs it once.
         this.share.lag = this.drafting ? 0 : lag;
@@ -186,8 +190,14 @@ export class AdaptiveDraftLength {
         // step of each live generation: the caller's work with the last output, every generation's
         // bookkeeping on the event loop, waiting for the slowest, and the steps of those that missed
         // the shared one. Beyond the target's compute and the drafting, it is charged per generation.
+        // A cycle holds the previous step's verification and streaming too: one after a step of the other
+        // kind (drafted or not) is no sample of either, nor is a generation's last step, whose length
+        // was not chosen (no token was left to draft for).
         const caller = outcome.callerMilliseconds;
-        if (this.reportsStep && caller !== undefined) {
+        const drafted = this.lastChoice.length > 0;
+        const sameKind = drafted === this.previousDrafted;
+        this.previousDrafted = drafted;
+        if (this.reportsStep && caller !== undefined && sameKind && this.lengthChosen) {
             const cycle = caller + outcome.stepMilliseconds;
             const host = (cycle - outcome.draftMilliseconds - this.targetCost) / Math.max(1, this.load.liveGenerations);
             this.load.recordHost(this.lastChoice.length, host);
