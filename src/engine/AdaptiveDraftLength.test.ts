@@ -353,10 +353,10 @@ describe("AdaptiveDraftLength while drafting pays", () => {
             if (length === 0 && (index === 0 || all[index - 1] !== 0)) runs.push(0);
             if (length === 0) runs[runs.length - 1]!++;
         });
-        // Re-probes of three steps after 64, 128 and 256 more drafted choices: not more.
+        // Re-probes of four steps after 64, 128 and 256 more drafted choices: not more.
         expect(runs.length).toBeGreaterThanOrEqual(2);
         expect(runs.length).toBeLessThanOrEqual(4);
-        expect(runs.every((steps) => steps === 3)).toBe(true);
+        expect(runs.every((steps) => steps === 4)).toBe(true);
         expect(auto.choice.skipped).toBe(false);
     });
 });

@@ -14,11 +14,11 @@ describe("SpeculationLoad.reprobe", () => {
         expect(yeses(2000, () => load.reprobe(false))).toEqual([]);
     });
 
-    it("re-probes for three steps once stale, at doubling intervals, and from the first interval again after a skipped step", () => {
+    it("re-probes for four steps once stale, at doubling intervals, and from the first interval again after a skipped step", () => {
         const load = new SpeculationLoad();
-        expect(yeses(400, () => load.reprobe(true))).toEqual([64, 65, 66, 64 + 2 + 128, 64 + 2 + 128 + 1, 64 + 2 + 128 + 2]);
+        expect(yeses(400, () => load.reprobe(true))).toEqual([64, 65, 66, 67, 67 + 128, 67 + 129, 67 + 130, 67 + 131]);
         load.skipped();
-        expect(yeses(70, () => load.reprobe(true))).toEqual([64, 65, 66]);
+        expect(yeses(70, () => load.reprobe(true))).toEqual([64, 65, 66, 67]);
     });
 });
 

@@ -298,8 +298,11 @@ const probeBudget = 0.03;
 const maxProbeGap = 256;
 const baseReprobeInterval = 64;
 const maxReprobeInterval = 1024;
-/** Steps a re-probe runs without a draft: their median ignores the first one's graph rebuild. */
-const reprobeSteps = 3;
+/**
+ * Steps a re-probe runs without a draft: the first pays a graph rebuild and the next may overlap
+ * sequences still drafting, so three steady samples give the size a median of its own.
+ */
+const reprobeSteps = 4;
 
 /** Acceptance observations kept at full weight before the counts are halved. */
 const acceptanceMemory = 4096;
