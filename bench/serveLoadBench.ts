@@ -114,6 +114,7 @@ async function runLevel(baseUrl: string, concurrency: number, speculative: unkno
     const samples: RequestSample[] = [];
     const errors: string[] = [];
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     const deadline = started + seconds * 1000;
     await Promise.all(
         Array.from({length: concurrency}, async (_value, worker) => {
@@ -141,6 +142,11 @@ async function runLevel(baseUrl: string, concurrency: number, speculative: unkno
         errors: errors.length,
         firstError: errors[0],
         tokensPerSecond: tokens / elapsed,
+        // The process's CPU time (server and clients, every thread) per generated token: on a shared machine it moves far less than wall time.
+        cpuMsPerToken: (() => {
+            const used = process.cpuUsage(cpuStarted);
+            return (used.user + used.system) / 1000 / Math.max(1, tokens);
+        })(),
         ttftP50Ms: percentile(ttft, 0.5),
         ttftP99Ms: percentile(ttft, 0.99),
         perTokenP50Ms: percentile(perToken, 0.5),
@@ -247,7 +253,7 @@ async function main(): Promise<void> {
                 if (result.firstError !== undefined) process.stdout.write(`  first error: ${result.firstError}\n`);
                 if (target.batchStatistics !== undefined)
                     process.stdout.write(
-                        `  sequences per target step ${perStep(target.batchStatistics, before.target)}, per draft step (an EAGLE-3 head: per head call) ${perStep(draft.batchStatistics, before.draft)}\n`
+                        `  sequences per target step ${perStep(target.batchStatistics, before.target)}, per draft step (an EAGLE-3 head: per head call) ${perStep(draft.batchStatistics, before.draft)}, CPU ms per token ${result.cpuMsPerToken.toFixed(3)}\n`
                     );
             }
         }
