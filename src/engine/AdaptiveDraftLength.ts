@@ -190,14 +190,16 @@ export class AdaptiveDraftLength {
         // step of each live generation: the caller's work with the last output, every generation's
         // bookkeeping on the event loop, waiting for the slowest, and the steps of those that missed
         // the shared one. Beyond the target's compute and the drafting, it is charged per generation.
-        // A cycle holds the previous step's verification and streaming too: one after a step of the other
-        // kind (drafted or not) is no sample of either, nor is a generation's last step, whose length
-        // was not chosen (no token was left to draft for).
+        // A cycle holds the previous step's verification and streaming too (the others' included): one
+        // without a draft right after a drafted step is no sample of either kind (it would make steps
+        // without a draft look dearer while drafting runs), nor is a generation's last step, whose
+        // length was not chosen (no token was left to draft for). A drafted step right after one
+        // without a draft is kept: probes are such steps, and they alone measure drafting while it is off.
         const caller = outcome.callerMilliseconds;
         const drafted = this.lastChoice.length > 0;
-        const sameKind = drafted === this.previousDrafted;
+        const afterDraft = !drafted && this.previousDrafted;
         this.previousDrafted = drafted;
-        if (this.reportsStep && caller !== undefined && sameKind && this.lengthChosen) {
+        if (this.reportsStep && caller !== undefined && !afterDraft && this.lengthChosen) {
             const cycle = caller + outcome.stepMilliseconds;
             const host = (cycle - outcome.draftMilliseconds - this.targetCost) / Math.max(1, this.load.liveGenerations);
             this.load.recordHost(this.lastChoice.length, host);
