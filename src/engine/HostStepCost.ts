@@ -11,8 +11,8 @@ import {RecentMedian} from "./RecentMedian.js";
  * right after a change of shape, does not stand for itself on one dear sample).
  *
  * A kind not sampled for staleAfter steps is measured afresh by its next sample (its old samples are
- * dropped), so a cost measured under other load cannot stand for good. A kind without samples is
- * read as the other's.
+ * dropped), so a cost measured under other load cannot stand for good. Steps without a draft, before
+ * any sample of theirs, are read as drafted ones.
  */
 export class HostStepCost {
     private readonly kinds: [Kind | undefined, Kind | undefined] = [undefined, undefined];
@@ -35,10 +35,17 @@ export class HostStepCost {
         return kind !== undefined && this.clock - kind.stamp <= staleAfter;
     }
 
-    /** Milliseconds per live generation at `length`; 0 before any sample. */
+    /**
+     * Milliseconds per live generation at `length`; 0 before any sample. A drafted step is never
+     * predicted cheaper than one without a draft: it does all that one does and more, and where it
+     * is measured cheaper, the others' work went into the drafting's measured time (a batched draft
+     * call waits for every generation's submission) or the sample mixed short probes with long drafts.
+     */
     public predict(length: number): number {
-        const own = this.kinds[length > 0 ? 1 : 0] ?? this.kinds[length > 0 ? 0 : 1];
-        return own?.median.value ?? 0;
+        const without = this.kinds[0]?.median.value;
+        const drafted = this.kinds[1]?.median.value;
+        if (length === 0) return without ?? drafted ?? 0;
+        return Math.max(drafted ?? 0, without ?? 0);
     }
 }
 
