@@ -80,7 +80,7 @@ inline bool Give(SlotDraft& slot, std::vector<double>& scratch, llama_token& tok
     }
     if (slot.settings.minConfidence > 0 && *std::max_element(probabilities, probabilities + size) < slot.settings.minConfidence)
         return true;
-    std::copy(row, row + size, slot.drawn.logits.begin() + static_cast<std::ptrdiff_t>(index * size));
+    if (!slot.settings.withoutLogits) std::copy(row, row + size, slot.drawn.logits.begin() + static_cast<std::ptrdiff_t>(index * size));
     token = chooseIndex(probabilities, size, slot.uniforms[index]);
     slot.drawn.ids[index] = token;
     if (token < 0) {
@@ -150,8 +150,9 @@ inline bool draftTogether(Eagle3HeadState& batch, std::vector<SlotDraft>& slots,
         if (slot.kind == SlotDraft::Kind::Drawn) {
             slot.count = static_cast<int32_t>(slot.uniforms.size());
             slot.drawn.ids.assign(slot.uniforms.size(), -1);
+            slot.drawn.size = slot.settings.size;
             slot.drawn.probabilities.assign(slot.uniforms.size() * slot.settings.size, 0);
-            slot.drawn.logits.assign(slot.uniforms.size() * slot.settings.size, 0);
+            slot.drawn.logits.assign(slot.settings.withoutLogits ? 0 : slot.uniforms.size() * slot.settings.size, 0);
         }
         slot.active = slot.head->Prepare(slot.history, catchups[index]);
         if (!slot.active)

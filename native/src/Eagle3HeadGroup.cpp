@@ -21,6 +21,9 @@ namespace {
 /** The group's head sequences, each an Eagle3HeadState on the first one's context, and which of them are open. */
 struct GroupState {
     std::vector<std::shared_ptr<Eagle3HeadState>> slots;
+    /** Each slot's last draw with options.keepRows: its sampler rows, read by drawnAt (guarded by `keptMutex`, never by a call). */
+    std::vector<HeadDraws> kept;
+    std::mutex keptMutex;
     std::vector<bool> open;
     std::mutex mutex; // one call at a time
     std::atomic<bool> disposed{false};
@@ -66,6 +69,7 @@ public:
                                taggedMethod<Eagle3HeadGroup, &Eagle3HeadGroup::Close>("close"),
                                taggedMethod<Eagle3HeadGroup, &Eagle3HeadGroup::Draft>("draft"),
                                taggedMethod<Eagle3HeadGroup, &Eagle3HeadGroup::Next>("next"),
+                               taggedMethod<Eagle3HeadGroup, &Eagle3HeadGroup::DrawnAt>("drawnAt"),
                                taggedMethod<Eagle3HeadGroup, &Eagle3HeadGroup::Dispose>("dispose"),
                            });
     }
@@ -108,6 +112,7 @@ private:
             created->slots.push_back(shared);
         }
         created->open.assign(slots, false);
+        created->kept.resize(slots);
         state = std::move(created);
     }
 
@@ -147,6 +152,10 @@ private:
             // they are not its history's, and drafts nothing.
             live->slots[slot]->sequence = sequence;
             live->slots[slot]->reset = true;
+            {
+                std::lock_guard<std::mutex> lock(live->keptMutex);
+                live->kept[slot] = HeadDraws{};
+            }
             return Napi::Number::New(env, static_cast<double>(slot));
         }
         throwRangeError(env, "all " + std::to_string(live->open.size()) + " slots of the head group are open");
@@ -222,12 +231,14 @@ private:
                 if (!(draft.uniforms[index] >= 0 && draft.uniforms[index] < 1))
                     throwRangeError(env, name + ".uniforms[" + std::to_string(index) + "] must be in [0, 1)");
             draft.settings = DrawSettingsArgument(env, request.Get("options"), head);
+            draft.settings.withoutLogits = KeepRowsArgument(env, request.Get("options"), name);
             draft.kind = SlotDraft::Kind::Drawn;
-            const size_t rows = draft.uniforms.size() * draft.settings.size;
+            const size_t rows = draft.uniforms.size() * (draft.settings.withoutLogits ? 1 : draft.settings.size);
             destinations.values.push_back(ArrayArgument(env, request.Get("ids"), name + ".ids", napi_int32_array, draft.uniforms.size()));
             destinations.values.push_back(
                 ArrayArgument(env, request.Get("probabilities"), name + ".probabilities", napi_float64_array, rows));
-            destinations.values.push_back(ArrayArgument(env, request.Get("logits"), name + ".logits", napi_float64_array, rows));
+            destinations.values.push_back(
+                ArrayArgument(env, request.Get("logits"), name + ".logits", napi_float64_array, draft.settings.withoutLogits ? 0 : rows));
             return draft;
         }
         draft.count = static_cast<int32_t>(integerArgument(env, request.Get("count"), name + ".count", 1, head.contextSize - length));
@@ -263,9 +274,12 @@ private:
         return Run(
             env, live, destinations.values,
             [drafts](GroupState& group, std::string& error) {
-                if (draftTogether(group.Batch(), *drafts, error)) return true;
-                for (SlotDraft& draft : *drafts) draft.head->next = -1;
-                return false;
+                if (!draftTogether(group.Batch(), *drafts, error)) {
+                    for (SlotDraft& draft : *drafts) draft.head->next = -1;
+                    return false;
+                }
+                Keep(group, *drafts);
+                return true;
             },
             [drafts, first = destinations.first](const std::vector<Napi::TypedArray>& arrays, DecodeTimings& timings) {
                 timings.groups.assign(drafts->size(), GroupResult{});
@@ -285,6 +299,49 @@ private:
                 }
                 return std::string();
             });
+    }
+
+    /** options.keepRows of a draw: its rows stay in the group for drawnAt, and only ids and q(x) are written. */
+    static bool KeepRowsArgument(Napi::Env env, Napi::Value options, const std::string& name) {
+        const Napi::Value keepRows = options.As<Napi::Object>().Get("keepRows");
+        if (!keepRows.IsUndefined() && !keepRows.IsBoolean()) throwTypeError(env, name + ".options.keepRows must be a boolean");
+        return keepRows.IsBoolean() && keepRows.As<Napi::Boolean>().Value();
+    }
+
+    /** Moves the rows of the draws made with keepRows to their slots' kept draws; the draws then write ids and q(x). */
+    static void Keep(GroupState& group, std::vector<SlotDraft>& drafts) {
+        for (SlotDraft& draft : drafts) {
+            if (draft.kind != SlotDraft::Kind::Drawn || !draft.settings.withoutLogits) continue;
+            const auto slot = static_cast<size_t>(draft.head->slot);
+            std::vector<double> probabilities = drawnProbabilities(draft.drawn);
+            std::lock_guard<std::mutex> lock(group.keptMutex);
+            group.kept[slot] = std::move(draft.drawn);
+            draft.drawn.ids = group.kept[slot].ids;
+            draft.drawn.probabilities = std::move(probabilities);
+        }
+    }
+
+    /**
+     * drawnAt(slot, row, ids: Int32Array | null, destination: Float64Array) → undefined: the sampler row
+     * `row` of the slot's last draw with options.keepRows, at `ids` or, with null, whole, as
+     * Eagle3Head.drawnAt; on the calling thread, never waiting for a call.
+     */
+    Napi::Value DrawnAt(const Napi::CallbackInfo& info) {
+        Napi::Env env = info.Env();
+        std::shared_ptr<GroupState> live = Live(env);
+        const size_t slot = SlotArgument(env, info[0], "slot", *live);
+        const auto row = static_cast<size_t>(integerArgument(env, info[1], "row", 0, live->slots[slot]->contextSize));
+        const std::vector<int32_t> ids = info[2].IsNull() ? std::vector<int32_t>{} : int32ArrayArgument(env, info[2], "ids");
+        std::vector<double> values;
+        std::string error;
+        {
+            std::lock_guard<std::mutex> lock(live->keptMutex);
+            error = drawnAt(live->kept[slot], row, ids, values);
+        }
+        if (!error.empty()) throwRangeError(env, "drawnAt: " + error);
+        ArrayArgument(env, info[3], "destination", napi_float64_array, values.size());
+        if (!copyInto(info[3].As<Napi::TypedArray>(), values)) throwRangeError(env, "drawnAt: destination is too short");
+        return env.Undefined();
     }
 
     /** next(slot, token, destination) → Promise<timings>: the drafted `token` at the slot's next position, as Eagle3Head.next. */

@@ -47,6 +47,7 @@ function fakeGroup(slots = 4) {
             });
         },
         next: () => Promise.reject(new Error("not used")),
+        drawnAt: () => undefined,
         dispose() {
             disposed = true;
         }

@@ -91,6 +91,7 @@ export class Eagle3HeadBatcher {
             nextNow: () => null,
             drawDrafts: draw,
             drawDraftsNow: () => null,
+            drawnAt: (row, ids, destination) => this.group.drawnAt(slot, row, ids, destination),
             dispose: () => {
                 if (closed) return;
                 closed = true;

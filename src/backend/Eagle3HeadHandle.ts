@@ -119,6 +119,8 @@ export interface NativeEagle3HeadGroupHandle {
     draft(requests: ReadonlyArray<NativeEagle3GroupDraft | NativeEagle3GroupDraw>): Promise<NativeDecodeResult>;
     /** The drafted `token` at the slot's next position, as NativeEagle3HeadHandle.next. */
     next(slot: number, token: number, destination: Int32Array | Float64Array): Promise<NativeDecodeResult>;
+    /** The sampler row `row` of the slot's last draw with options.keepRows, as NativeEagle3HeadHandle.drawnAt; never waits for a call. */
+    drawnAt(slot: number, row: number, ids: Int32Array | null, destination: Float64Array): void;
     /** Idempotent; a call in flight finishes first. */
     dispose(): void;
 }

@@ -75,32 +75,27 @@ describe.runIf(nativeBackendAvailable("cpu"))("serve's EAGLE-3 slots drafting on
         expect(sumSamples(metrics, "batch_evaluations_total", {model: "draft"})).toBeGreaterThan(steps);
     });
 
-    it("at temperature 2 (rows flat enough for every uniform to matter), each seeded request drafts and writes what it does with a head of its own", async () => {
-        const together = await Promise.all(sampled.map((body) => complete(batched, body)));
-        const separately = await Promise.all(sampled.map((body) => complete(alone, body)));
-        expect(together).toEqual(separately);
+    it("at temperature 2 (rows flat enough for every uniform to matter), seeded requests draft and write what they do with a head of their own", async () => {
+        // One at a time: concurrent requests share target steps whose make-up (and so the target's last bits) varies
+        // from run to run on either server; the slots' shared drafts against heads of their own are Eagle3HeadGroup.gguf.test.ts's.
+        for (const body of sampled) expect(await complete(batched, body)).toEqual(await complete(alone, body));
         expect(alone.head.batchStatistics).toBeUndefined();
     });
 
-    it("a request cancelled mid-stream leaves the others as they would be, and its slot drafts afresh for the next", async () => {
-        const others = sampled.slice(0, 5);
-        const expected = await Promise.all(others.map((body) => complete(alone, body)));
+    it("a request cancelled mid-stream leaves the others their text, and its slot drafts afresh for the next", async () => {
+        const others = [...prompts, prompts[0]].map((prompt, index) => ({prompt, max_tokens: 10 + 4 * index}));
         const cancelled = (async () => {
-            const response = await postCompletion(batched.server, {
-                prompt: prompts[3],
-                max_tokens: 200,
-                temperature: 2,
-                seed: 7,
-                stream: true
-            });
+            const response = await postCompletion(batched.server, {prompt: prompts[3], max_tokens: 200, stream: true});
             let events = 0;
             for await (const data of readSseData(response.body!)) if (data !== "[DONE]" && ++events >= 3) break;
         })();
         const replies = await Promise.all([cancelled, ...others.map((body) => complete(batched, body))]);
-        expect(replies.slice(1)).toEqual(expected);
+        for (const [index, body] of others.entries())
+            expect((replies[index + 1] as {text: string}).text).toBe(await targetOnlyText(batched.target, body.prompt, body.max_tokens));
         // Every slot has served a request by now: each of these reuses one, and must draft as on a fresh server.
-        const reused = await Promise.all(sampled.slice(5).map((body) => complete(batched, body)));
-        expect(reused).toEqual(await Promise.all(sampled.slice(5).map((body) => complete(alone, body))));
+        const reused = await Promise.all(others.map((body) => complete(batched, {...body, max_tokens: 16})));
+        for (const [index, body] of others.entries())
+            expect(reused[index].text).toBe(await targetOnlyText(batched.target, body.prompt, 16));
     });
 
     it("a request's drafts do not depend on what an earlier request on its slot drafted", async () => {
