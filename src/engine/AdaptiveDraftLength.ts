@@ -1,5 +1,5 @@
 import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
-import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
+import {chooseDraftLength, type DraftLengthChoice} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
 import {type LoadShare, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
 
@@ -312,10 +312,19 @@ export class AdaptiveDraftLength {
             0
         );
         const margin = (switchMargin * autoYield) / (autoYield + others.expectedYield);
-        const keep = previousLength > 0 && previousLength <= maxLength && best.rate <= best.rates[previousLength] * (1 + margin);
+        // Turning speculation on or off costs more than a change of length (drafters catch up or fall
+        // behind, sequences fall out of lockstep), and where both are predicted alike, noisy costs would
+        // flip between them step by step: either way needs a clear predicted gain.
+        const autoSequences = 1 + others.adaptive;
+        const onOff = (onOffMargin * autoSequences) / (autoSequences + others.expectedYield);
+        const clearly = (choice: DraftLengthChoice, from: number): boolean =>
+            choice.rate > choice.rates[from]! * (1 + (choice.length === 0 || from === 0 ? onOff : margin));
+        const keep = previousLength <= maxLength && !clearly(best, previousLength);
         let length = keep ? previousLength : best.length;
-        if (length === 0)
-            length = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas}).length;
+        if (length === 0) {
+            const optimistic = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas});
+            if (clearly(optimistic, 0)) length = optimistic.length;
+        }
         if (length > 0) {
             this.load.speculated();
             // What steps without a draft cost is measured only on such steps: re-measured now and then.
@@ -356,3 +365,5 @@ const resumeHorizon = 256;
 const switchHorizon = 8;
 /** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
 const switchMargin = 0.01;
+/** The same, between speculation off (length 0) and on. */
+const onOffMargin = 0.05;
