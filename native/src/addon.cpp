@@ -579,7 +579,7 @@ private:
         const int64_t contextSize = integerArgument(env, options.Get("contextSize"), "options.contextSize", 1, INT32_MAX / sequences);
         const int64_t batchSize = integerArgument(env, options.Get("batchSize"), "options.batchSize", 1, INT32_MAX);
         const int threads = static_cast<int>(integerArgument(env, options.Get("threads"), "options.threads", 1, GGML_MAX_N_THREADS));
-        const bool unified = options.Get("unified").ToBoolean().Value();
+        bool unified = options.Get("unified").ToBoolean().Value();
         const Napi::Value adaptive = options.Get("adaptiveThreads");
         const bool adaptiveThreads = adaptive.IsUndefined() || adaptive.ToBoolean().Value();
         const Napi::Value onDevice = options.Get("deviceSelection");
@@ -597,6 +597,10 @@ private:
         // single-token decode (BENCHMARKS.md, "specgate against native llama.cpp"), and makes every token of a shared batch
         // attend over all sequences' cells. Unified on request (see
         // NativeBackendOptions.unifiedKvCache for the trade-off).
+        // A tap reads a decode's layer inputs by batch index, an order llama.cpp keeps only on a unified
+        // cache: with a stream per sequence it regroups a batch of several sequences into equal-length
+        // ubatches, and the rows would reach the wrong sequences.
+        if (!layers.empty() && sequences > 1) unified = true;
         params.kv_unified = unified;
         params.n_threads = threads;
         params.n_threads_batch = threads;

@@ -78,7 +78,9 @@ export interface NativeBackendOptions {
      * "specgate serve against llama-server"). But llama.cpp decodes a batch with separate streams in
      * ubatches of consecutive sequence ids with equally many tokens each, so steps mixing lengths (one
      * token of a target-only request beside γ + 1 of a verification, a prompt chunk) cost several
-     * passes over the weights; a unified buffer decodes any mix in one. Default false.
+     * passes over the weights; a unified buffer decodes any mix in one. Default false; always unified
+     * while the target feeds an EAGLE-3 head (its layer rows are read in the batch's order, which only a
+     * unified cache keeps).
      */
     readonly unifiedKvCache?: boolean;
     /**
@@ -356,7 +358,8 @@ export class NativeBackend implements ModelBackend {
                 threads,
                 adaptiveThreads,
                 deviceSelection,
-                unified: unifiedKvCache || trees,
+                // A context feeding a head is unified (the addon enforces it: see NativeContext's captureLayers).
+                unified: unifiedKvCache || trees || this.captureLayers !== undefined,
                 // A step holds at most stepTokens of chunks plus one submission that may not be cut (all its rows wanted).
                 batchSize: contextSize + stepTokens
             }),
