@@ -52,13 +52,13 @@ function blockInputs(
     if (length > config.contextLength)
         throw new InvalidInputError(`${length} tokens exceed the context length ${config.contextLength}`, "tokens");
     const embedding = tensorOf(weights, "token_embd.weight");
-    let x = new Float64Array(length * d);
+    let x: Float64Array = new Float64Array(length * d);
     tokens.forEach((token, position) => {
         if (!Number.isInteger(token) || token < 0 || token >= config.vocabularySize)
             throw new TokenOutOfRangeError(`token ${token} is outside [0, ${config.vocabularySize})`, `tokens[${position}]`);
         x.set(embedding.subarray(token * d, (token + 1) * d), position * d);
     });
-    const inputs = [x];
+    const inputs: Float64Array[] = [x];
     for (let block = 0; block < highest; block++) {
         x = blockForward(config, weights, rope, x, length, block);
         inputs.push(x);
