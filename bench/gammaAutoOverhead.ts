@@ -226,14 +226,13 @@ function batchColumns({target, draft}: Arm["batches"]): string {
     return `${target.steps} | ${(target.submissions / target.steps).toFixed(1)} | ${target.gatherMilliseconds.toFixed(0)} | ${draft.steps}`;
 }
 for (const arm of arms) {
-    // Every arm's server measures the same costs (auto's chooses from them): the fixed arms' are the reference.
+    if (!arm.gamma.startsWith("auto")) continue;
     const load = arm.serve.state.speculationLoad;
     // The steps every stream drafting k = 0…8 would make.
     const sizes = Array.from({length: 9}, (_value, index) => streams * (index + 1));
     console.log(
-        `γ=${arm.gamma}'s measured costs at the end: target step of ${sizes.join(", ")} tokens ${sizes.map((size) => load.stepCost.predict(size).toFixed(3)).join(", ")} ms; ` +
-            `drafting ${load.draftTime.toFixed(3)} ms/position, catch-up ${load.catchUpTime.toFixed(4)} ms/token, ` +
-            `other per stream ${load.hostCost.predict(0).toFixed(3)} ms without a draft, ${load.hostCost.predict(1).toFixed(3)} ms with one; ` +
+        `γ=${arm.gamma}'s cost model at the end: target step of ${sizes.join(", ")} tokens ${sizes.map((size) => load.stepCost.predict(size).toFixed(3)).join(", ")} ms; ` +
+            `drafting ${load.draftTime.toFixed(3)} ms/position, catch-up ${load.catchUpTime.toFixed(4)} ms/token, other ${load.overheadTime.toFixed(3)} ms/step; ` +
             `acceptance prior ${load.acceptancePrior.toFixed(3)}`
     );
 }

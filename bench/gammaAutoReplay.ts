@@ -188,9 +188,7 @@ export function replayArm(
                     proposed: request.length,
                     accepted,
                     draftMilliseconds: request.draftMilliseconds,
-                    stepMilliseconds: stepTime,
-                    // Steps follow one another without a gap: each step's time is its whole cycle.
-                    callerMilliseconds: 0
+                    stepMilliseconds: stepTime
                 });
                 request.emitted += emitted;
                 tokens += emitted;

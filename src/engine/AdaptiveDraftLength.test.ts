@@ -2,7 +2,6 @@ import {describe, expect, it} from "vitest";
 import {AdaptiveDraftLength} from "./AdaptiveDraftLength.js";
 import {SpeculationLoad} from "./SpeculationLoad.js";
 import {StepCostCurve} from "./StepCostCurve.js";
-import {staleAfter} from "./HostStepCost.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
 import {presetSpeculationLoad} from "./testing/presetSpeculationLoad.js";
 
@@ -48,23 +47,6 @@ describe("StepCostCurve", () => {
         for (const size of [128, 256, 512]) curve.record(size, 10 + (size - 64) / 8);
         expect(curve.predict(6) - curve.predict(3)).toBeLessThan(0.3);
         expect(curve.predict(400) - curve.predict(300)).toBeGreaterThan(10);
-    });
-});
-
-describe("StepCostCurve at a size it has not measured lately", () => {
-    it("replaces that size's old samples by its next one", () => {
-        const curve = new StepCostCurve();
-        for (let sample = 0; sample < 5; sample++) curve.record(32, 20);
-        for (let sample = 0; sample < staleAfter; sample++) curve.record(96, 40);
-        expect(curve.fresh(32)).toBe(true);
-        curve.record(96, 40);
-        expect(curve.fresh(32)).toBe(false);
-        // Until then the sizes measured lately decide its prediction: near the line through them, not 20.
-        for (let sample = 0; sample < 3; sample++) curve.record(64, 26);
-        expect(curve.predict(32)).toBeLessThan(15);
-        for (let sample = 0; sample < 3; sample++) curve.record(32, 12);
-        expect(curve.predict(32)).toBe(12);
-        expect(curve.fresh(32)).toBe(true);
     });
 });
 
@@ -277,87 +259,64 @@ describe("AdaptiveDraftLength resuming after steps without a draft", () => {
 });
 
 describe("AdaptiveDraftLength with a dear catch-up", () => {
-    /** Probes in 600 steps that accept nothing, each resuming after `lag` missed tokens, on `load`. */
-    const probes = (load: ReturnType<typeof presetSpeculationLoad>, lag: number): number => {
-        const auto = new AdaptiveDraftLength(load, options);
-        let count = 0;
-        for (let step = 0; step < 600; step++) {
-            const length = auto.next(4, Infinity, lag);
-            if (auto.choice.probe) count++;
-            auto.observe({proposed: length, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
-        }
-        return count;
-    };
-
     it("keeps probing, so one dear measurement of the catch-up cannot keep speculation off for good", () => {
         const load = presetSpeculationLoad(0.3);
         for (let sample = 0; sample < 15; sample++) load.recordCatchUp(1000, 1);
-        expect(probes(load, 50)).toBeGreaterThan(0);
+        const auto = new AdaptiveDraftLength(load, options);
+        const lengths: number[] = [];
+        for (let step = 0; step < 200; step++) {
+            const length = auto.next(4, Infinity, 50);
+            lengths.push(length);
+            auto.observe({proposed: length, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        }
+        expect(lengths.slice(10).filter((length) => length === 0).length).toBeGreaterThan(150);
+        expect(lengths.slice(10).filter((length) => length === 1).length).toBeGreaterThan(0);
     });
+});
 
-    it("probes less often where a probe's catch-up is dear: a probe costs at most a few percent of the skipped steps' time", () => {
-        const dear = presetSpeculationLoad(0.3);
-        for (let sample = 0; sample < 15; sample++) dear.recordCatchUp(1000, 1);
-        expect(4 * probes(dear, 50)).toBeLessThan(probes(presetSpeculationLoad(0.3), 0));
+describe("AdaptiveDraftLength resuming in a shared step", () => {
+    it("measures a batched catch-up per token of every generation that caught up, not per token of each", () => {
+        const curve = new StepCostCurve();
+        for (let sample = 0; sample < 3; sample++) for (const size of [2, 130]) curve.record(size, 1 + (size - 2) * 0.15);
+        const load = new SpeculationLoad(curve);
+        const {counters, statistics} = sharedSteps();
+        const pair = [0, 1].map(() => new AdaptiveDraftLength(load, {...options, batchStatistics: statistics}));
+        const step = (limit: number, lag: number, catchUp: number): number[] => {
+            const lengths = pair.map((auto) => auto.next(4, limit, lag));
+            pair.forEach((auto, index) =>
+                auto.observe({
+                    proposed: lengths[index]!,
+                    accepted: lengths[index]!,
+                    draftMilliseconds: 0.1 * lengths[index]! + catchUp,
+                    stepMilliseconds: 0
+                })
+            );
+            counters.steps++;
+            return lengths;
+        };
+        for (let index = 0; index < 5; index++) expect(Math.min(...step(Infinity, 2, 0))).toBeGreaterThan(0);
+        // A step without a draft (39 tokens behind), then both read 40 missed tokens in one batched call of 8 ms, which each waited for.
+        expect(step(0, 39, 0)).toEqual([0, 0]);
+        expect(Math.min(...step(Infinity, 40, 8))).toBeGreaterThan(0);
+        expect(load.catchUpTime).toBeCloseTo(0.1, 12);
     });
 });
 
 describe("AdaptiveDraftLength's cost of a step outside drafting and the target", () => {
-    it("charges each live generation the whole cycle beyond the target's compute and the drafting, with and without a draft", () => {
+    it("counts the caller's time between steps when the generation runs alone, and not beside others", () => {
         const load = new SpeculationLoad();
         const auto = new AdaptiveDraftLength(load, options);
-        // A target call of 1 ms (its wall time, 3 ms, waits for others), 0.5 ms a draft position, 0.3 ms
-        // of verification a drafted position, 1 ms of the rest of the step and 0.5 ms of the caller's.
-        const step = (caller: number | undefined, limit = Infinity): number => {
-            const length = auto.next(4, limit);
-            auto.afterTarget(1 + length, 3, {decodeMilliseconds: 1, transferMilliseconds: 0, samplingMilliseconds: 0});
-            const draft = 0.5 * length;
-            auto.observe({
-                proposed: length,
-                accepted: length,
-                draftMilliseconds: draft,
-                stepMilliseconds: 2 + draft + 0.3 * length,
-                callerMilliseconds: caller
-            });
-            return length;
+        const step = (caller: number): void => {
+            auto.next(4);
+            auto.afterTarget(1, 1, undefined);
+            auto.observe({proposed: 0, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 1.25, callerMilliseconds: caller});
         };
-        // The first step has no cycle before it: not a sample.
-        step(undefined);
-        expect(load.hostCost.fresh(0) || load.hostCost.fresh(4)).toBe(false);
-        const lengths = Array.from({length: 8}, () => step(0.5));
-        expect(lengths).toContain(0);
-        expect(lengths).toContain(4);
-        expect(load.hostCost.predict(0)).toBeCloseTo(1.5, 12);
-        expect(load.hostCost.predict(4)).toBeCloseTo(1.5 + 0.3 * 4, 12);
-        // Beside another live generation the same cycle holds one step of each: half as much each.
+        for (let index = 0; index < 5; index++) step(0.5);
+        expect(load.overheadTime).toBeCloseTo(0.75, 12);
         const other = new AdaptiveDraftLength(load, {...options, choose: false});
-        const later = Array.from({length: 20}, () => step(0.5));
-        const last = later[later.length - 1]!;
-        expect(later.slice(-15).every((length) => length === last)).toBe(true);
-        expect(load.hostCost.predict(last)).toBeCloseTo((1.5 + 0.3 * last) / 2, 12);
-        // A generation's last step (no token left to draft for), dear or not, is no sample.
-        expect(step(50, 0)).toBe(0);
-        expect(step(50, 0)).toBe(0);
-        expect(load.hostCost.predict(0)).toBeCloseTo(last === 0 ? 0.75 : 1.5, 12);
+        for (let index = 0; index < 20; index++) step(5);
+        expect(load.overheadTime).toBeCloseTo(0.25, 12);
         other.dispose();
-    });
-});
-
-describe("AdaptiveDraftLength while drafting pays", () => {
-    it("runs a few steps without a draft now and then to measure them again, ever more rarely", () => {
-        const auto = new AdaptiveDraftLength(presetSpeculationLoad(0.3), options);
-        const lengths = run(auto, 600, (length) => length);
-        // The lengths of the runs of steps without a draft after the bootstrap.
-        const runs: number[] = [];
-        lengths.slice(10).forEach((length, index, all) => {
-            if (length === 0 && (index === 0 || all[index - 1] !== 0)) runs.push(0);
-            if (length === 0) runs[runs.length - 1]!++;
-        });
-        // Re-probes of four steps after 64, 128 and 256 more drafted choices: not more.
-        expect(runs.length).toBeGreaterThanOrEqual(2);
-        expect(runs.length).toBeLessThanOrEqual(4);
-        expect(runs.every((steps) => steps === 4)).toBe(true);
-        expect(auto.choice.skipped).toBe(false);
     });
 });
 

@@ -1,5 +1,5 @@
 import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
-import {chooseDraftLength, type DraftLengthChoice} from "../speedup/chooseDraftLength.js";
+import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
 import {type LoadShare, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
 
@@ -27,10 +27,7 @@ export interface AdaptiveStepOutcome {
     readonly draftMilliseconds: number;
     /** The whole step, drafting, the target call, verification and bookkeeping. */
     readonly stepMilliseconds: number;
-    /**
-     * The caller's time between the previous step and this one (serve: sending the previous chunk, while
-     * the other generations do their steps' work); undefined before the first step, which has no cycle.
-     */
+    /** The caller's time between the previous step and this one (serve: sending the previous chunk); default 0. */
     readonly callerMilliseconds?: number;
 }
 
@@ -42,8 +39,7 @@ export interface AdaptiveStepOutcome {
  *    load's (or the tenant's) running estimate as a prior, worth as many observations as the spread of
  *    acceptance between finished generations warrants (AcceptanceSpread);
  *  - the measured cost of a target step by its total tokens and of drafting one position, shared by
- *    every generation on the load, and what a step of each length costs each live generation besides
- *    (HostStepCost: the whole cycle from one step to the next as measured, less those two);
+ *    every generation on the load;
  *  - what resuming costs after steps without a draft: the drafters read what those steps emitted
  *    (measured per token on the load), charged once, spread over the tokens still to come;
  *  - the other live generations in the same step (continuous batching): the tokens and expected
@@ -57,8 +53,7 @@ export interface AdaptiveStepOutcome {
  * (SpeculationLoad.skipOrProbe), so α never freezes and speculation resumes when acceptance or load
  * changes; where not even perfect acceptance would pay, no probe is spent. The choice depends on
  * past steps only, so any lossless policy stays lossless. Until two step sizes have been measured it
- * alternates the initial length with none. While drafting pays, a few steps without a draft now and
- * then (SpeculationLoad.reprobe) measure again what such steps cost, once that cost is stale.
+ * alternates the initial length with none.
  */
 export class AdaptiveDraftLength {
     private accepted = 0;
@@ -69,8 +64,7 @@ export class AdaptiveDraftLength {
     private readonly share: LoadShare;
     private readonly prior: number;
     private statisticsBefore: {steps: number; tokens: number} | undefined;
-    /** The model's own time of this generation's last target call (the whole shared step's, when batched). */
-    private targetCost = 0;
+    private targetMilliseconds = 0;
     /** This generation reported the last shared target step first, so records the step's costs (afterTarget). */
     private reportsStep = true;
     /** The previous step drafted: a draft model's cache was current, so this step's draft time is the steady cost. */
@@ -78,9 +72,6 @@ export class AdaptiveDraftLength {
     /** Total tokens of the previous step's target call. */
     private previousStepTokens = 0;
     private lastChoice = {length: 0, skipped: false, probe: false};
-    /** Whether the last step's length was chosen (some token was left to draft for), and whether the step before it drafted. */
-    private lengthChosen = false;
-    private previousDrafted = false;
     /** Tokens the drafter had to read before drafting, at the last choice (StepStrategy.draftLag). */
     private lag = 0;
     /** Tokens every auto generation of the last chosen step had to catch up on: their catch-ups share the draft model's batched calls. */
@@ -128,7 +119,6 @@ export class AdaptiveDraftLength {
      */
     public next(fixedLength: number, limit = Infinity, lag = 0): number {
         const choose = this.options.choose && limit > 0;
-        this.lengthChosen = limit > 0;
         this.lag = lag;
         // Drafting on, its catch-up is part of each draft's measured cost; off, resuming costs it once.
         this.share.lag = this.drafting ? 0 : lag;
@@ -150,7 +140,7 @@ export class AdaptiveDraftLength {
         // The model's own time where measured: the wall time of a batched call includes waiting for the others.
         const cost =
             native !== undefined ? native.decodeMilliseconds + native.transferMilliseconds + native.samplingMilliseconds : milliseconds;
-        this.targetCost = cost;
+        this.targetMilliseconds = milliseconds;
         const stepTokens = this.stepTokens(tokens);
         const previousStepTokens = this.previousStepTokens;
         this.previousStepTokens = stepTokens;
@@ -186,24 +176,11 @@ export class AdaptiveDraftLength {
         this.drafting = proposed > 0;
         // Until this generation chooses again, the others see its lag after this step (a step without a draft emits one token).
         this.share.lag = this.drafting ? 0 : this.lag + 1;
-        // The cycle from the previous step's end to this one's holds everything the batch did for one
-        // step of each live generation: the caller's work with the last output, every generation's
-        // bookkeeping on the event loop, waiting for the slowest, and the steps of those that missed
-        // the shared one. Beyond the target's compute and the drafting, it is charged per generation.
-        // A cycle holds the previous step's verification and streaming too (the others' included): one
-        // without a draft right after a drafted step is no sample of either kind (it would make steps
-        // without a draft look dearer while drafting runs), nor is a generation's last step, whose
-        // length was not chosen (no token was left to draft for). A drafted step right after one
-        // without a draft is kept: probes are such steps, and they alone measure drafting while it is off.
-        const caller = outcome.callerMilliseconds;
-        const drafted = this.lastChoice.length > 0;
-        const afterDraft = !drafted && this.previousDrafted;
-        this.previousDrafted = drafted;
-        if (this.reportsStep && caller !== undefined && !afterDraft && this.lengthChosen) {
-            const cycle = caller + outcome.stepMilliseconds;
-            const host = (cycle - outcome.draftMilliseconds - this.targetCost) / Math.max(1, this.load.liveGenerations);
-            this.load.recordHost(this.lastChoice.length, host);
-        }
+        // What the caller does with each step's output is a cost per step as well; with other
+        // generations running, that time also holds their steps, so it is counted only when alone.
+        const caller = this.load.liveGenerations === 1 ? (outcome.callerMilliseconds ?? 0) : 0;
+        if (this.reportsStep)
+            this.load.recordOverhead(outcome.stepMilliseconds - outcome.draftMilliseconds - this.targetMilliseconds + caller);
     }
 
     /** Tells the other generations on the load this one's acceptance (their batch-wide choice weighs it). */
@@ -285,18 +262,12 @@ export class AdaptiveDraftLength {
             if (time === undefined) predicted.set(tokens, (time = cost.predict(tokens)));
             return time;
         };
-        const generations = 1 + others.adaptive + others.fixed;
-        const shape = this.load.previousChoice?.length ?? 0;
-        const host = this.load.hostCost;
         const input = {
             maxLength,
             tokensPerPosition,
             draftTime: this.load.draftTime,
             stepTime,
-            // A length other than the last step's changes the step's shape: llama.cpp rebuilds its
-            // compute graph, a cost of the change, charged as spread over the steps a choice holds.
-            lengthOverhead: (length: number) =>
-                generations * host.predict(length) + (length !== shape ? cost.rebuildMilliseconds / switchHorizon : 0),
+            overheadTime: this.load.overheadTime,
             otherTokens: others.tokens,
             otherYield: others.expectedYield,
             resumeTimePerToken
@@ -312,44 +283,23 @@ export class AdaptiveDraftLength {
             0
         );
         const margin = (switchMargin * autoYield) / (autoYield + others.expectedYield);
-        // Turning speculation on or off costs more than a change of length (drafters catch up or fall
-        // behind, sequences fall out of lockstep), and where both are predicted alike, noisy costs would
-        // flip between them step by step: either way needs a clear predicted gain.
-        const autoSequences = 1 + others.adaptive;
-        const onOff = (onOffMargin * autoSequences) / (autoSequences + others.expectedYield);
-        const clearly = (choice: DraftLengthChoice, from: number): boolean =>
-            choice.rate > choice.rates[from]! * (1 + (choice.length === 0 || from === 0 ? onOff : margin));
-        const keep = previousLength <= maxLength && !clearly(best, previousLength);
+        const keep = previousLength > 0 && previousLength <= maxLength && best.rate <= best.rates[previousLength] * (1 + margin);
         let length = keep ? previousLength : best.length;
-        if (length === 0) {
-            const optimistic = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas});
-            if (clearly(optimistic, 0)) length = optimistic.length;
-        }
+        if (length === 0)
+            length = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas}).length;
         if (length > 0) {
             this.load.speculated();
-            // What steps without a draft cost is measured only on such steps: re-measured now and then.
-            const withoutDraft = others.tokens + 1 + others.adaptive;
-            const stale = !cost.fresh(withoutDraft) || !host.fresh(0);
-            if (!this.load.reprobe(stale)) return {length, skipped: false, probe: false, resumeTokens};
-            return {length: 0, skipped: true, probe: false, resumeTokens};
+            return {length, skipped: false, probe: false, resumeTokens};
         }
-        this.load.skipped();
-        // A probe is judged without the catch-up, which it measures again (a dear sample of it cannot
-        // keep speculation off for good); the catch-up only spaces the probes out (skipOrProbe).
+        // A probe is judged without the catch-up: it is what measures the catch-up again, so a dear
+        // sample of it cannot keep speculation off for good.
         const perfect = chooseDraftLength({
             ...input,
             resumeTimePerToken: 0,
             alpha: 1,
             mirrorAlphas: others.adaptiveAlphas.map(() => 1)
         });
-        const sequences = 1 + others.adaptive;
-        const size = (length: number): number => others.tokens + sequences * (1 + tokensPerPosition * length);
-        // A drafted size not measured lately is predicted from others (sizes of other batches, where a
-        // sequence's own cost may pass for a token's): a probe measures it, whatever the prediction.
-        if (perfect.length === 0 && cost.fresh(size(1))) return {length: 0, skipped: true, probe: false, resumeTokens};
-        const time = (length: number): number => length * input.draftTime + stepTime(size(length)) + input.lengthOverhead(length);
-        const probeCost = Math.max(0, time(1) - time(0)) + this.load.catchUpTime * resumeTokens;
-        if (this.load.skipOrProbe(time(0), probeCost)) return {length: 1, skipped: false, probe: true, resumeTokens};
+        if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true, resumeTokens};
         return {length: 0, skipped: true, probe: false, resumeTokens};
     }
 }
@@ -361,9 +311,5 @@ const memoryDecay = 1 - 1 / 32;
  * stop string) long before its max_tokens.
  */
 const resumeHorizon = 256;
-/** Steps a chosen length is taken to hold, over which the graph rebuild of changing to it is spread. */
-const switchHorizon = 8;
 /** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
 const switchMargin = 0.01;
-/** The same, between speculation off (length 0) and on. */
-const onOffMargin = 0.05;

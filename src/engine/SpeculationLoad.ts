@@ -1,5 +1,4 @@
 import {AcceptanceSpread} from "./AcceptanceSpread.js";
-import {HostStepCost} from "./HostStepCost.js";
 import {RecentMedian} from "./RecentMedian.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 
@@ -20,17 +19,14 @@ export class LoadShare {
 /**
  * What the generations on one target share for choosing draft lengths (`draftLength: "auto"`): the
  * measured cost of a target step by its total tokens, the cost of drafting one position and of a
- * drafter catching up on one token it missed, what a step of each draft length costs each live
- * generation outside both (HostStepCost), a running acceptance estimate that is every new
- * generation's prior, and each live generation's share of the next step (the batch composition,
- * under continuous batching).
+ * drafter catching up on one token it missed, the time a step spends outside both, a running acceptance estimate that is every new generation's prior, and
+ * each live generation's share of the next step (the batch composition, under continuous batching).
  * One instance per server; a generation without one gets its own.
  */
 export class SpeculationLoad {
     private readonly draftMilliseconds = new RecentMedian();
     private readonly catchUpMilliseconds = new RecentMedian();
-    /** Per live generation, what a step cycle of each draft length costs beyond the target and the charged drafting. */
-    public readonly hostCost = new HostStepCost();
+    private readonly overheadMilliseconds = new RecentMedian();
     /** Geometric acceptance counts (accepted positions; steps that ended at a rejection), halved as they grow. */
     private readonly overall = {accepted: 0, rejected: 0};
     /** The same counts by prior key (serve: the tenant), most recently used last; at most maxPriorKeys. */
@@ -39,12 +35,6 @@ export class SpeculationLoad {
     private readonly spread = new AcceptanceSpread();
     private skippedSinceProbe = 0;
     private probeInterval = baseProbeInterval;
-    /** Predicted time of the steps skipped since the last probe (a probe may cost probeBudget of it). */
-    private skippedMilliseconds = 0;
-    private choicesSinceReprobe = 0;
-    private reprobeInterval = baseReprobeInterval;
-    /** Steps of the running re-probe still to come. */
-    private reprobeLeft = 0;
     private lastChoice: {readonly step: string | undefined; readonly choice: SharedDraftChoice} | undefined;
     private bootstrapChoices = 0;
     /** The last shared target step whose cost was recorded (firstReport). */
@@ -65,12 +55,11 @@ export class SpeculationLoad {
     }
 
     /**
-     * The rest of the batch, every live generation but `share`: how many have a fixed length, and the
-     * tokens and expected yield of those, how many choose theirs by draftLength auto, the tokens those put into the
+     * The rest of the batch, every live generation but `share`: the tokens and expected yield of those
+     * whose length is fixed, how many choose theirs by draftLength auto, the tokens those put into the
      * step they last chose for, and the tokens their drafters must catch up on before drafting again.
      */
     public others(share: LoadShare): {
-        fixed: number;
         tokens: number;
         expectedYield: number;
         adaptive: number;
@@ -79,7 +68,6 @@ export class SpeculationLoad {
         adaptiveOptimisticAlphas: number[];
         adaptiveLag: number;
     } {
-        let fixed = 0;
         let tokens = 0;
         let expectedYield = 0;
         let adaptive = 0;
@@ -96,11 +84,10 @@ export class SpeculationLoad {
                 adaptiveAlphas.push(other.alpha);
                 adaptiveOptimisticAlphas.push(other.optimisticAlpha);
             } else {
-                fixed++;
                 tokens += other.tokens;
                 expectedYield += other.expectedYield;
             }
-        return {fixed, tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveOptimisticAlphas, adaptiveLag};
+        return {tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveOptimisticAlphas, adaptiveLag};
     }
 
     /**
@@ -185,22 +172,15 @@ export class SpeculationLoad {
     }
 
     /**
-     * A generation's chooser found no draft worth its cost, for a step predicted to take
-     * `stepMilliseconds`. True: draft one token anyway (a probe), so acceptance and the drafted
-     * sizes' costs stay measured. Probes come once every `probeInterval` skipped steps of all the
-     * generations together, the interval doubling after each probe up to maxProbeInterval and back to
-     * baseProbeInterval once a chooser drafts again; and only once the skipped steps' time is
-     * 1 / probeBudget times what the probe is predicted to cost beyond a skipped step
-     * (`probeMilliseconds`: the dearer step and the drafters catching up on what they missed), so
-     * probes cost at most about probeBudget of the time however dear a resume is; but at least one
-     * in maxProbeGap skipped steps, so a catch-up measured far too dear is measured again.
+     * A generation's chooser found no draft worth its cost. True: draft one token anyway (a probe), so
+     * acceptance stays measured. Probes come once every `probeInterval` skipped steps of all the
+     * generations together, the interval doubling after each probe up to maxProbeInterval (at most
+     * one extra target token per that many skipped ones while speculation stays off) and back to
+     * baseProbeInterval once a chooser drafts again.
      */
-    public skipOrProbe(stepMilliseconds = 0, probeMilliseconds = 0): boolean {
-        this.skippedMilliseconds += Math.max(0, stepMilliseconds);
-        const affordable = probeBudget * this.skippedMilliseconds >= probeMilliseconds || this.skippedSinceProbe >= maxProbeGap;
-        if (++this.skippedSinceProbe < this.probeInterval || !affordable) return false;
+    public skipOrProbe(): boolean {
+        if (++this.skippedSinceProbe < this.probeInterval) return false;
         this.skippedSinceProbe = 0;
-        this.skippedMilliseconds = 0;
         this.probeInterval = Math.min(maxProbeInterval, 2 * this.probeInterval);
         return true;
     }
@@ -208,33 +188,6 @@ export class SpeculationLoad {
     /** A chooser found a draft worth its cost: probes start again from the first interval when it stops. */
     public speculated(): void {
         this.probeInterval = baseProbeInterval;
-    }
-
-    /**
-     * A chooser chose to draft: whether this step should run without a draft instead, to measure
-     * again what steps without one cost (`stale`: that cost was last measured more than staleAfter
-     * steps ago), which nothing else measures while drafting pays. A re-probe is reprobeSteps steps
-     * (the first after a change of shape pays a graph rebuild), once every reprobeInterval drafted
-     * choices, the interval doubling after each re-probe up to maxReprobeInterval, so it costs at most
-     * reprobeSteps of baseReprobeInterval steps, and far less while the choice holds.
-     */
-    public reprobe(stale: boolean): boolean {
-        if (this.reprobeLeft > 0) {
-            this.reprobeLeft--;
-            return true;
-        }
-        if (++this.choicesSinceReprobe < this.reprobeInterval || !stale) return false;
-        this.choicesSinceReprobe = 0;
-        this.reprobeInterval = Math.min(maxReprobeInterval, 2 * this.reprobeInterval);
-        this.reprobeLeft = reprobeSteps - 1;
-        return true;
-    }
-
-    /** A chooser chose no draft: a running re-probe ends, and re-probes start again from the first interval. */
-    public skipped(): void {
-        this.reprobeLeft = 0;
-        this.choicesSinceReprobe = 0;
-        this.reprobeInterval = baseReprobeInterval;
     }
 
     public recordDraft(milliseconds: number, positions: number): void {
@@ -270,9 +223,12 @@ export class SpeculationLoad {
         return true;
     }
 
-    /** A step cycle of draft length `length` cost `milliseconds` per live generation beyond the target's compute and the drafting (HostStepCost). */
-    public recordHost(length: number, milliseconds: number): void {
-        this.hostCost.record(length, milliseconds);
+    public recordOverhead(milliseconds: number): void {
+        this.overheadMilliseconds.add(Math.max(0, milliseconds));
+    }
+
+    public get overheadTime(): number {
+        return this.overheadMilliseconds.value ?? 0;
     }
 }
 
@@ -292,17 +248,6 @@ const maxBootstrapSteps = 64;
 
 const baseProbeInterval = 8;
 const maxProbeInterval = 64;
-/** Share of the skipped steps' time a probe may cost. */
-const probeBudget = 0.03;
-/** Skipped steps after which a probe is made whatever it is predicted to cost. */
-const maxProbeGap = 256;
-const baseReprobeInterval = 64;
-const maxReprobeInterval = 1024;
-/**
- * Steps a re-probe runs without a draft: the first pays a graph rebuild and the next may overlap
- * sequences still drafting, so three steady samples give the size a median of its own.
- */
-const reprobeSteps = 4;
 
 /** Acceptance observations kept at full weight before the counts are halved. */
 const acceptanceMemory = 4096;

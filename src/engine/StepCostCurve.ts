@@ -1,15 +1,10 @@
-import {staleAfter} from "./HostStepCost.js";
 import {RecentMedian} from "./RecentMedian.js";
 
 /**
  * The measured cost t(n) of a target step decoding n tokens (every sequence's tokens of a shared
  * step together), learnt online: the median of the last samples of each n (RecentMedian: a call
  * slowed by another process does not move it, a lasting change of load does), read through a local
- * straight-line fit (predict). A size not measured for staleAfter steps is measured afresh by its next
- * sample (its old samples are dropped); until then it is not its own prediction and weighs in the fit
- * as little as a provisional size, so the sizes measured lately decide what it is predicted to cost.
- * Else a size the chooser stopped using would keep the cost it had then, under whatever load there
- * was, and the chooser would never use it again to measure it.
+ * straight-line fit (predict).
  */
 export class StepCostCurve {
     private readonly points = new Map<number, RecentMedian>();
@@ -19,13 +14,10 @@ export class StepCostCurve {
     private readonly rebuild = new RecentMedian();
     /** samples()' result until the next measurement: predict() is asked for many sizes between two steps. */
     private sampled: Array<{size: number; value: number; count: number}> | undefined;
-    /** Samples recorded so far (the clock of staleness), and when each size was last sampled. */
-    private clock = 0;
-    private readonly stamps = new Map<number, number>();
 
     public record(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
-        this.age(tokens);
+        this.sampled = undefined;
         const provisional = this.provisional.get(tokens);
         if (provisional !== undefined) this.rebuild.add(provisional - milliseconds);
         this.provisional.delete(tokens);
@@ -49,7 +41,7 @@ export class StepCostCurve {
      */
     public recordAfterChange(tokens: number, milliseconds: number): void {
         if (!(tokens >= 1) || !Number.isFinite(milliseconds) || milliseconds < 0) return;
-        this.age(tokens);
+        this.sampled = undefined;
         const steady = this.points.get(tokens);
         // A rebuild only adds: a step after a change that costs less than the size's steady median shows
         // that median too high (measured under heavier load, or long ago), so it counts as a steady sample.
@@ -58,24 +50,6 @@ export class StepCostCurve {
             this.rebuild.add(excess);
             if (excess < 0) steady.add(milliseconds);
         } else this.provisional.set(tokens, Math.min(milliseconds, this.provisional.get(tokens) ?? Infinity));
-    }
-
-    /** Whether `tokens` was sampled in the last staleAfter samples. */
-    public fresh(tokens: number): boolean {
-        const stamp = this.stamps.get(tokens);
-        return stamp !== undefined && this.clock - stamp <= staleAfter;
-    }
-
-    /** Ticks the clock for a sample of `tokens`, dropping that size's samples first where they are stale. */
-    private age(tokens: number): void {
-        this.sampled = undefined;
-        this.clock++;
-        const stamp = this.stamps.get(tokens);
-        if (stamp !== undefined && this.clock - stamp > staleAfter) {
-            this.points.delete(tokens);
-            this.provisional.delete(tokens);
-        }
-        this.stamps.set(tokens, this.clock);
     }
 
     /** Milliseconds a change of shape adds to a step (the median measured; 0 before any, never below 0). */
@@ -106,7 +80,7 @@ export class StepCostCurve {
 
     /**
      * Predicted milliseconds of a step of `tokens` tokens; NaN before any measurement. A size with
-     * ownSamples steady samples or more, sampled lately (fresh): their median. Any other: a straight line
+     * ownSamples steady samples or more: their median. Any other: a straight line
      * fitted by weighted least squares to the measured sizes, each weighted by its samples (at most
      * settledWeight) and by its nearness to `tokens` on a log scale (a size twice as far off counts
      * 0.73 as much): a single noisy size cannot bend the prediction, and a curve that is flat at first
@@ -118,7 +92,7 @@ export class StepCostCurve {
         // straight line, the fit would bend it towards its neighbours (the smallest size asked, a step
         // without drafts, towards the dearer drafted sizes above it).
         const point = this.points.get(tokens);
-        if (point !== undefined && point.count >= ownSamples && this.fresh(tokens)) return point.value!;
+        if (point !== undefined && point.count >= ownSamples) return point.value!;
         const samples = this.samples();
         if (samples.length === 0) return Number.NaN;
         let weight = 0;
@@ -146,12 +120,7 @@ export class StepCostCurve {
     /** Every measured size with its value and the samples it counts as. */
     private samples(): Array<{size: number; value: number; count: number}> {
         if (this.sampled !== undefined) return this.sampled;
-        // A stale size weighs as little as a provisional one: sizes measured lately decide the line.
-        const samples = [...this.points].map(([size, point]) => ({
-            size,
-            value: point.value!,
-            count: this.fresh(size) ? point.count : Math.min(point.count, provisionalWeight)
-        }));
+        const samples = [...this.points].map(([size, point]) => ({size, value: point.value!, count: point.count}));
         const rebuild = this.rebuildMilliseconds;
         for (const [size, value] of this.provisional) samples.push({size, value: Math.max(0, value - rebuild), count: provisionalWeight});
         this.sampled = samples;

@@ -177,7 +177,7 @@ export class StepLoop {
             accepted,
             draftMilliseconds: this.setup.telemetry.time.draft - draftBefore,
             stepMilliseconds: performance.now() - stepStart,
-            callerMilliseconds: this.previousStepEnd !== undefined ? stepStart - this.previousStepEnd : undefined
+            callerMilliseconds: this.previousStepEnd !== undefined ? stepStart - this.previousStepEnd : 0
         });
     }
 

@@ -15,8 +15,6 @@ export interface DraftLengthChoiceInput {
     readonly stepTime: (tokens: number) => number;
     /** Time a step costs besides drafting and the target call (verification, rollback, bookkeeping). */
     readonly overheadTime?: number;
-    /** Time a step of this draft length costs besides drafting (length × draftTime) and the target call, added to overheadTime. */
-    readonly lengthOverhead?: (length: number) => number;
     /** Target tokens the other sequences of fixed draft length put into the same step. */
     readonly otherTokens?: number;
     /** Tokens those sequences are expected to emit from that step. */
@@ -80,12 +78,7 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
             (sum, mirror) => sum + expectedTokensPerStep(mirror, length),
             expectedTokensPerStep(alpha, length)
         );
-        const time =
-            length * draftTime +
-            step +
-            overhead +
-            (input.lengthOverhead?.(length) ?? 0) +
-            (length > 0 ? resume * (otherYield + yields) : 0);
+        const time = length * draftTime + step + overhead + (length > 0 ? resume * (otherYield + yields) : 0);
         const rate = (otherYield + yields) / Math.max(time, Number.MIN_VALUE);
         rates.push(rate);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};

@@ -17,16 +17,11 @@ class PresetCostCurve extends StepCostCurve {
     public override recordAfterChange(tokens: number, milliseconds: number): void {
         if (!this.frozen) super.recordAfterChange(tokens, milliseconds);
     }
-
-    /** Every size's cost is given once frozen: none needs measuring again. */
-    public override fresh(tokens: number): boolean {
-        return this.frozen || super.fresh(tokens);
-    }
 }
 
 /**
  * A SpeculationLoad whose costs are preset, not measured: a target step of n tokens costs
- * 1 + slope·(n − 1), known at every size, drafting and the rest of a step nothing. Draft lengths chosen on it depend on acceptance
+ * 1 + slope·(n − 1), drafting and overhead nothing. Draft lengths chosen on it depend on acceptance
  * alone, so tests of `draftLength: "auto"` are independent of the machine's timing. Acceptance is
  * still learnt, so the prior moves from generation to generation.
  */
@@ -38,6 +33,6 @@ export function presetSpeculationLoad(slope: number): SpeculationLoad {
     }
     const load = new SpeculationLoad(curve.freeze());
     load.recordDraft = () => undefined;
-    load.recordHost = () => undefined;
+    load.recordOverhead = () => undefined;
     return load;
 }
