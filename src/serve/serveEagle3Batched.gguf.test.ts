@@ -76,9 +76,9 @@ describe.runIf(nativeBackendAvailable("cpu"))("serve's EAGLE-3 slots drafting on
     });
 
     it("at temperature 2 (rows flat enough for every uniform to matter), seeded requests draft and write what they do with a head of their own", async () => {
-        // All at once on the shared heads, one at a time on heads of their own.
-        const together = await Promise.all(sampled.map((body) => complete(batched, body)));
-        for (const [index, body] of sampled.entries()) expect(together[index]).toEqual(await complete(alone, body));
+        // One at a time: concurrent requests share target steps whose make-up (and so the target's last bits) varies
+        // from run to run on either server; the slots' shared drafts against heads of their own are Eagle3HeadGroup.gguf.test.ts's.
+        for (const body of sampled) expect(await complete(batched, body)).toEqual(await complete(alone, body));
         expect(alone.head.batchStatistics).toBeUndefined();
     });
 
