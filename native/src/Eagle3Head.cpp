@@ -118,22 +118,13 @@ private:
         return done || error.empty() ? 0 : -1;
     }
 
-    /** Copies `values` to the start of `array`, asked afresh (it may have been detached or shrunk); false when it no longer fits. */
-    template <typename Value> static bool CopyInto(Napi::TypedArray array, const std::vector<Value>& values) {
-        if (array.ElementLength() < values.size()) return false;
-        if (!values.empty())
-            std::memcpy(static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), values.data(),
-                        values.size() * sizeof(Value));
-        return true;
-    }
-
     /** Writes the staged results into the destinations (a call that found no draft leaves them as they were). */
     static std::string Deliver(const Staged& staged, Output output, const std::vector<Napi::TypedArray>& arrays, DecodeTimings& timings) {
-        const bool fits = !staged.unavailable.empty() || (output == Output::Ids   ? CopyInto(arrays[0], staged.ids)
-                                                          : output == Output::Row ? CopyInto(arrays[0], staged.logits)
-                                                                                  : CopyInto(arrays[0], staged.drawn.ids) &&
-                                                                                        CopyInto(arrays[1], staged.drawn.probabilities) &&
-                                                                                        CopyInto(arrays[2], staged.drawn.logits));
+        const bool fits = !staged.unavailable.empty() || (output == Output::Ids   ? copyInto(arrays[0], staged.ids)
+                                                          : output == Output::Row ? copyInto(arrays[0], staged.logits)
+                                                                                  : copyInto(arrays[0], staged.drawn.ids) &&
+                                                                                        copyInto(arrays[1], staged.drawn.probabilities) &&
+                                                                                        copyInto(arrays[2], staged.drawn.logits));
         if (!fits) return "destination was detached or shrunk while the head drafted";
         timings.groups.assign(1, GroupResult{});
         timings.groups[0].deviceToHostBytes = timings.deviceToHostBytes;
@@ -247,18 +238,9 @@ private:
         std::shared_ptr<Eagle3HeadState> live = Live(env);
         std::vector<llama_token> history = HistoryArgument(env, info[0], *live);
         const auto length = static_cast<int32_t>(history.size()) - 1;
-        ArrayArgument(env, info[1], "uniforms", napi_float64_array, 1);
-        Napi::Float64Array given = info[1].As<Napi::Float64Array>();
-        std::vector<double> uniforms(given.Data(), given.Data() + given.ElementLength());
-        if (uniforms.size() > static_cast<size_t>(live->contextSize - length))
-            throwRangeError(env, "uniforms: " + std::to_string(uniforms.size()) + " tokens past a history of " +
-                                     std::to_string(history.size()) + " overflow the head's context of " +
-                                     std::to_string(live->contextSize));
-        for (size_t index = 0; index < uniforms.size(); index++)
-            if (!(uniforms[index] >= 0 && uniforms[index] < 1))
-                throwRangeError(env, "uniforms[" + std::to_string(index) + "] must be in [0, 1)");
+        std::vector<double> uniforms = uniformsArgument(env, info[1], "uniforms", *live, history.size());
         HeadDrawSettings settings = DrawSettingsArgument(env, info[2], *live);
-        settings.withoutLogits = KeepRowsArgument(env, info[2]);
+        settings.withoutLogits = keepRowsArgument(env, info[2], "options");
         const size_t rows = settings.withoutLogits ? uniforms.size() : uniforms.size() * settings.size;
         std::vector<Napi::Value> destinations{ArrayArgument(env, info[3], "ids", napi_int32_array, uniforms.size()),
                                               ArrayArgument(env, info[4], "probabilities", napi_float64_array, rows),
@@ -278,13 +260,6 @@ private:
             now);
     }
 
-    /** options.keepRows of drawDrafts: the rows stay in the head for drawnAt, and only ids and q(x) are written. */
-    static bool KeepRowsArgument(Napi::Env env, Napi::Value options) {
-        const Napi::Value keepRows = options.As<Napi::Object>().Get("keepRows");
-        if (!keepRows.IsUndefined() && !keepRows.IsBoolean()) throwTypeError(env, "options.keepRows must be a boolean");
-        return keepRows.IsBoolean() && keepRows.As<Napi::Boolean>().Value();
-    }
-
     /**
      * drawnAt(row, ids: Int32Array | null, destination: Float64Array) → undefined: the sampler row `row` of
      * the last drawDrafts with options.keepRows, at `ids` (one value each, 0 outside the rows' ids) or, with
@@ -293,17 +268,7 @@ private:
     Napi::Value DrawnAt(const Napi::CallbackInfo& info) {
         Napi::Env env = info.Env();
         std::shared_ptr<Eagle3HeadState> live = Live(env);
-        const auto row = static_cast<size_t>(integerArgument(env, info[0], "row", 0, live->contextSize));
-        const std::vector<int32_t> ids = info[1].IsNull() ? std::vector<int32_t>{} : int32ArrayArgument(env, info[1], "ids");
-        std::vector<double> values;
-        std::string error;
-        {
-            std::lock_guard<std::mutex> lock(live->mutex);
-            error = drawnAt(*kept, row, ids, values);
-        }
-        if (!error.empty()) throwRangeError(env, "drawnAt: " + error);
-        ArrayArgument(env, info[2], "destination", napi_float64_array, values.size());
-        if (!CopyInto(info[2].As<Napi::TypedArray>(), values)) throwRangeError(env, "drawnAt: destination is too short");
+        readDrawnAt(env, *kept, live->mutex, info[0], info[1], info[2], live->contextSize);
         return env.Undefined();
     }
 

@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,60 @@ inline HeadDrawSettings DrawSettingsArgument(Napi::Env env, Napi::Value value, c
     settings.size = static_cast<size_t>(integerArgument(env, options.Get("size"), "options.size", 1, live.vocabulary));
     settings.minConfidence = numberArgument(env, options.Get("minConfidence"), "options.minConfidence", 0, 1);
     return settings;
+}
+
+/** Copies `values` to the start of `array`, asked afresh (it may have been detached or shrunk); false when it no longer fits. */
+template <typename Value> bool copyInto(Napi::TypedArray array, const std::vector<Value>& values) {
+    if (array.ElementLength() < values.size()) return false;
+    if (!values.empty())
+        std::memcpy(static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), values.data(), values.size() * sizeof(Value));
+    return true;
+}
+
+/**
+ * A draw's uniforms (`name`): a Float64Array of 1 or more values in [0, 1), no more than the head's
+ * context holds past a history of `historySize` tokens.
+ */
+inline std::vector<double> uniformsArgument(Napi::Env env, Napi::Value value, const std::string& name, const Eagle3HeadState& head,
+                                            size_t historySize) {
+    ArrayArgument(env, value, name, napi_float64_array, 1);
+    Napi::Float64Array given = value.As<Napi::Float64Array>();
+    std::vector<double> uniforms(given.Data(), given.Data() + given.ElementLength());
+    const auto length = static_cast<int32_t>(historySize) - 1;
+    if (uniforms.size() > static_cast<size_t>(head.contextSize - length))
+        throwRangeError(env, name + ": " + std::to_string(uniforms.size()) + " tokens past a history of " + std::to_string(historySize) +
+                                 " overflow the head's context of " + std::to_string(head.contextSize));
+    for (size_t index = 0; index < uniforms.size(); index++)
+        if (!(uniforms[index] >= 0 && uniforms[index] < 1))
+            throwRangeError(env, name + "[" + std::to_string(index) + "] must be in [0, 1)");
+    return uniforms;
+}
+
+/** options.keepRows of a draw (`name` names the options): its rows stay in the head for drawnAt, and only ids and q(x) are written. */
+inline bool keepRowsArgument(Napi::Env env, Napi::Value options, const std::string& name) {
+    const Napi::Value keepRows = options.As<Napi::Object>().Get("keepRows");
+    if (!keepRows.IsUndefined() && !keepRows.IsBoolean()) throwTypeError(env, name + ".keepRows must be a boolean");
+    return keepRows.IsBoolean() && keepRows.As<Napi::Boolean>().Value();
+}
+
+/**
+ * drawnAt's work, on the calling thread: row `row` of `kept` (read under `mutex`) at `ids` (an Int32Array)
+ * or, with null, whole, written to `destination` (a Float64Array); a RangeError where the row is not a
+ * drawn token's or the destination is too short.
+ */
+inline void readDrawnAt(Napi::Env env, const HeadDraws& kept, std::mutex& mutex, Napi::Value row, Napi::Value ids, Napi::Value destination,
+                        int32_t contextSize) {
+    const auto index = static_cast<size_t>(integerArgument(env, row, "row", 0, contextSize));
+    const std::vector<int32_t> wanted = ids.IsNull() ? std::vector<int32_t>{} : int32ArrayArgument(env, ids, "ids");
+    std::vector<double> values;
+    std::string error;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        error = drawnAt(kept, index, wanted, values);
+    }
+    if (!error.empty()) throwRangeError(env, "drawnAt: " + error);
+    ArrayArgument(env, destination, "destination", napi_float64_array, values.size());
+    if (!copyInto(destination.As<Napi::TypedArray>(), values)) throwRangeError(env, "drawnAt: destination is too short");
 }
 
 } // namespace specgate

@@ -43,14 +43,6 @@ struct Destinations {
     std::vector<size_t> first; // each request's first value
 };
 
-/** Copies `values` to the start of `array`, asked afresh (it may have been detached or shrunk); false when it no longer fits. */
-template <typename Value> bool copyInto(Napi::TypedArray array, const std::vector<Value>& values) {
-    if (array.ElementLength() < values.size()) return false;
-    if (!values.empty())
-        std::memcpy(static_cast<uint8_t*>(array.ArrayBuffer().Data()) + array.ByteOffset(), values.data(), values.size() * sizeof(Value));
-    return true;
-}
-
 /** llama.cpp's LLAMA_MAX_SEQ: the sequences one context holds at most. */
 constexpr int64_t maxSlots = 256;
 
@@ -220,18 +212,9 @@ private:
         const auto length = static_cast<int32_t>(draft.history.size()) - 1;
         destinations.first.push_back(destinations.values.size());
         if (!request.Get("uniforms").IsUndefined()) {
-            ArrayArgument(env, request.Get("uniforms"), name + ".uniforms", napi_float64_array, 1);
-            Napi::Float64Array given = request.Get("uniforms").As<Napi::Float64Array>();
-            draft.uniforms.assign(given.Data(), given.Data() + given.ElementLength());
-            if (draft.uniforms.size() > static_cast<size_t>(head.contextSize - length))
-                throwRangeError(env, name + ".uniforms: " + std::to_string(draft.uniforms.size()) + " tokens past a history of " +
-                                         std::to_string(draft.history.size()) + " overflow the head's context of " +
-                                         std::to_string(head.contextSize));
-            for (size_t index = 0; index < draft.uniforms.size(); index++)
-                if (!(draft.uniforms[index] >= 0 && draft.uniforms[index] < 1))
-                    throwRangeError(env, name + ".uniforms[" + std::to_string(index) + "] must be in [0, 1)");
+            draft.uniforms = uniformsArgument(env, request.Get("uniforms"), name + ".uniforms", head, draft.history.size());
             draft.settings = DrawSettingsArgument(env, request.Get("options"), head);
-            draft.settings.withoutLogits = KeepRowsArgument(env, request.Get("options"), name);
+            draft.settings.withoutLogits = keepRowsArgument(env, request.Get("options"), name + ".options");
             draft.kind = SlotDraft::Kind::Drawn;
             const size_t rows = draft.uniforms.size() * (draft.settings.withoutLogits ? 1 : draft.settings.size);
             destinations.values.push_back(ArrayArgument(env, request.Get("ids"), name + ".ids", napi_int32_array, draft.uniforms.size()));
@@ -301,13 +284,6 @@ private:
             });
     }
 
-    /** options.keepRows of a draw: its rows stay in the group for drawnAt, and only ids and q(x) are written. */
-    static bool KeepRowsArgument(Napi::Env env, Napi::Value options, const std::string& name) {
-        const Napi::Value keepRows = options.As<Napi::Object>().Get("keepRows");
-        if (!keepRows.IsUndefined() && !keepRows.IsBoolean()) throwTypeError(env, name + ".options.keepRows must be a boolean");
-        return keepRows.IsBoolean() && keepRows.As<Napi::Boolean>().Value();
-    }
-
     /** Moves the rows of the draws made with keepRows to their slots' kept draws; the draws then write ids and q(x). */
     static void Keep(GroupState& group, std::vector<SlotDraft>& drafts) {
         for (SlotDraft& draft : drafts) {
@@ -330,17 +306,7 @@ private:
         Napi::Env env = info.Env();
         std::shared_ptr<GroupState> live = Live(env);
         const size_t slot = SlotArgument(env, info[0], "slot", *live);
-        const auto row = static_cast<size_t>(integerArgument(env, info[1], "row", 0, live->slots[slot]->contextSize));
-        const std::vector<int32_t> ids = info[2].IsNull() ? std::vector<int32_t>{} : int32ArrayArgument(env, info[2], "ids");
-        std::vector<double> values;
-        std::string error;
-        {
-            std::lock_guard<std::mutex> lock(live->keptMutex);
-            error = drawnAt(live->kept[slot], row, ids, values);
-        }
-        if (!error.empty()) throwRangeError(env, "drawnAt: " + error);
-        ArrayArgument(env, info[3], "destination", napi_float64_array, values.size());
-        if (!copyInto(info[3].As<Napi::TypedArray>(), values)) throwRangeError(env, "drawnAt: destination is too short");
+        readDrawnAt(env, live->kept[slot], live->keptMutex, info[1], info[2], info[3], live->slots[slot]->contextSize);
         return env.Undefined();
     }
 
