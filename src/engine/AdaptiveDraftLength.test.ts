@@ -69,7 +69,8 @@ describe("StepCostCurve at a size measured on steady steps", () => {
 });
 
 describe("AdaptiveDraftLength's samples of a shared step", () => {
-    it("records a step that several generations share once, so a few dear steps do not become its size's cost", () => {
+    /** Four generations reporting one shared target's steps, whose counters the test advances. */
+    function fourSharingOneTarget() {
         const load = new SpeculationLoad();
         const counters = {steps: 0, tokens: 0};
         const statistics = () => ({...sharedSteps().statistics(), ...counters});
@@ -77,6 +78,11 @@ describe("AdaptiveDraftLength's samples of a shared step", () => {
             {length: 4},
             () => new AdaptiveDraftLength(load, {...options, choose: false, batchStatistics: statistics})
         );
+        return {load, counters, generations};
+    }
+
+    it("records a step that several generations share once, so a few dear steps do not become its size's cost", () => {
+        const {load, counters, generations} = fourSharingOneTarget();
         const step = (milliseconds: number): void => {
             for (const generation of generations) generation.beforeTarget();
             counters.steps++;
@@ -91,13 +97,7 @@ describe("AdaptiveDraftLength's samples of a shared step", () => {
     });
 
     it("records a shared step's drafting once as well", () => {
-        const load = new SpeculationLoad();
-        const counters = {steps: 0, tokens: 0};
-        const statistics = () => ({...sharedSteps().statistics(), ...counters});
-        const generations = Array.from(
-            {length: 4},
-            () => new AdaptiveDraftLength(load, {...options, choose: false, batchStatistics: statistics})
-        );
+        const {load, counters, generations} = fourSharingOneTarget();
         const step = (draftMilliseconds: number): void => {
             for (const generation of generations) generation.beforeTarget();
             counters.steps++;
