@@ -77,8 +77,7 @@ export class Eagle3Drafter implements Drafter {
             const [probabilities, logits] = [new Float64Array(count * size), new Float64Array(count * size)];
             const settings = {sampling: options.sampling, size, minConfidence: options.minConfidence};
             if (!(await head.drawDrafts(history, uniforms, settings, {ids, probabilities, logits}))) return noProposal(eagle3Label);
-            const end = ids.indexOf(-1);
-            const tokens = Array.from(ids.subarray(0, end < 0 ? count : end));
+            const tokens = drawnTokens(ids);
             const rows = (values: Float64Array) => tokens.map((_token, index) => values.slice(index * size, (index + 1) * size));
             return {tokens, probs: rows(probabilities), logits: rows(logits), source: eagle3Label, consulted: [eagle3Label]};
         };
@@ -93,8 +92,7 @@ export class Eagle3Drafter implements Drafter {
             const settings = {sampling: options.sampling, size, minConfidence: 0, keepRows: true};
             if (!(await head.drawDrafts(history, uniforms, settings, {ids, probabilities, logits: new Float64Array(0)})))
                 return noProposal(eagle3Label);
-            const end = ids.indexOf(-1);
-            const tokens = Array.from(ids.subarray(0, end < 0 ? count : end));
+            const tokens = drawnTokens(ids);
             const draw = head.lastDraw;
             const drawn: DrawnDraft = {
                 probabilities: Array.from(probabilities.subarray(0, tokens.length)),
@@ -154,4 +152,10 @@ export class Eagle3Drafter implements Drafter {
             }
         };
     }
+}
+
+/** A native draw's tokens: its ids up to the first −1 (a draft that stopped early), or all of them. */
+function drawnTokens(ids: Int32Array): number[] {
+    const end = ids.indexOf(-1);
+    return Array.from(end < 0 ? ids : ids.subarray(0, end));
 }
