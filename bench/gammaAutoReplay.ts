@@ -35,6 +35,7 @@ import {parseArgs} from "node:util";
 import type {BatchStatistics} from "../src/backend/ModelBackend.js";
 import {AdaptiveDraftLength} from "../src/engine/AdaptiveDraftLength.js";
 import {parseGammaSpec, type GammaSetting} from "../src/engine/gammaSpec.js";
+import {MeasuredRates} from "../src/engine/MeasuredRates.js";
 import {SpeculationLoad} from "../src/engine/SpeculationLoad.js";
 import {Random} from "../src/random/Random.js";
 import {type CostPoint, StepCostModel} from "./gammaAutoCostModel.js";
@@ -109,7 +110,9 @@ export function replayArm(
     counts = new ChoiceCounts()
 ): number[] {
     let counting = false;
-    const load = new SpeculationLoad();
+    // The simulated time: what the load's measured rates read as their clock.
+    let now = 0;
+    const load = new SpeculationLoad(undefined, new MeasuredRates(true, () => now));
     const counters = {steps: 0, tokens: 0};
     const statistics = (): BatchStatistics => ({
         steps: counters.steps,
@@ -188,12 +191,14 @@ export function replayArm(
                     proposed: request.length,
                     accepted,
                     draftMilliseconds: request.draftMilliseconds,
-                    stepMilliseconds: stepTime
+                    stepMilliseconds: stepTime,
+                    emitted
                 });
                 request.emitted += emitted;
                 tokens += emitted;
             }
             time += stepTime;
+            now += stepTime;
             if (counting) {
                 counts.targetMilliseconds += targetTime;
                 counts.draftMilliseconds += draftTime;

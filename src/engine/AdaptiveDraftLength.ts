@@ -1,6 +1,7 @@
 import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
 import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
+import {MeasuredRates} from "./MeasuredRates.js";
 import {type LoadShare, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
 
 export interface AdaptiveDraftLengthOptions {
@@ -29,6 +30,8 @@ export interface AdaptiveStepOutcome {
     readonly stepMilliseconds: number;
     /** The caller's time between the previous step and this one (serve: sending the previous chunk); default 0. */
     readonly callerMilliseconds?: number;
+    /** Tokens the step emitted; default: the accepted positions and one more. */
+    readonly emitted?: number;
 }
 
 /**
@@ -44,7 +47,11 @@ export interface AdaptiveStepOutcome {
  *    (measured per token on the load), charged once, spread over the tokens still to come;
  *  - the other live generations in the same step (continuous batching): the tokens and expected
  *    yield of those of fixed length, and the auto ones, which draft the same length (their drafts
- *    share the batched draft calls, so drafting costs the batch once, and the step keeps one shape).
+ *    share the batched draft calls, so drafting costs the batch once, and the step keeps one shape);
+ *  - what each length was measured to deliver at the current load against that prediction
+ *    (MeasuredRates): the tokens all generations emitted per millisecond of wall time, which holds
+ *    every cost the model leaves out (the server's per-stream work, a draft holding a batched step
+ *    back); a few steps at a time, at doubling intervals, another length is tried to keep it measured.
  * The first auto generation to choose for a shared target step chooses for all of them
  * (SpeculationLoad.sharedChoice). Where no draft pays at the estimates, the length that pays at
  * their upper confidence bounds (estimate plus one standard error) is drafted, so acceptance that
@@ -158,6 +165,7 @@ export class AdaptiveDraftLength {
 
     public observe(outcome: AdaptiveStepOutcome): void {
         const {proposed, accepted} = outcome;
+        this.load.rates.emitted(outcome.emitted ?? accepted + 1);
         if (proposed > 0) {
             const rejected = accepted < proposed ? 1 : 0;
             this.accepted = this.accepted * memoryDecay + accepted;
@@ -240,11 +248,11 @@ export class AdaptiveDraftLength {
 
     /**
      * The length for every auto generation of the next step (SpeculationLoad.sharedChoice): the one
-     * that maximises the batch's predicted rate at each generation's acceptance estimate. Where no
-     * draft pays at the estimates, the one that pays at their upper confidence bounds (a generation
-     * whose acceptance is still uncertain tries drafts before giving them up); where none pays there
-     * either, no draft, or a one-token probe now and then if a draft would pay at perfect acceptance
-     * (otherwise acceptance cannot change the choice, and a probe would only cost).
+     * that maximises the batch's predicted rate at each generation's acceptance estimate, each
+     * length's prediction corrected by what it was measured to deliver at this load (MeasuredRates).
+     * Where no draft pays, the one that pays at the estimates' upper confidence bounds, else no draft
+     * or a one-token probe (skipOrProbe). Now and then a few steps try another length
+     * (MeasuredRates.explore), so the corrections stay measured.
      */
     private chooseForStep(limit: number): SharedDraftChoice {
         const {maxLength, tokensPerPosition} = this.options;
@@ -273,21 +281,56 @@ export class AdaptiveDraftLength {
             resumeTimePerToken
         };
         const best = chooseDraftLength({...input, alpha: this.alpha, mirrorAlphas: others.adaptiveAlphas});
-        // Hysteresis: a length stays unless another is predicted clearly faster, since every change of
-        // the step's shape costs a rebuild of the target's compute graph that t(n) leaves out.
+        // The model's rates, corrected by what each length was measured to deliver at this load.
+        const rates = this.load.rates;
+        const key = MeasuredRates.key(this.load.liveGenerations, tokensPerPosition);
+        const corrected = best.rates.map((rate, length) => rate * rates.factor(key, length));
+        const chosen = this.choose(corrected, others.adaptiveAlphas, others.expectedYield);
+        let choice: SharedDraftChoice;
+        if (chosen > 0) {
+            this.load.speculated();
+            choice = {length: chosen, skipped: false, probe: false, resumeTokens};
+        } else {
+            const optimistic = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas});
+            choice = this.skipOrProbe(optimistic.rates.map((rate, length) => rate * rates.factor(key, length)), input, others, resumeTokens);
+        }
+        const tried = rates.explore(key, choice.probe ? 0 : choice.length, this.explorationCandidates(choice.length, corrected), (length) => corrected[length]);
+        if (tried !== undefined) choice = {length: tried, skipped: tried === 0, probe: true, resumeTokens};
+        rates.begin(key, choice.length, best.rates[choice.length]);
+        return choice;
+    }
+
+    /**
+     * The length of the best corrected rate, the previous step's kept unless another is clearly faster:
+     * every change of the step's shape costs a rebuild of the target's compute graph.
+     */
+    private choose(corrected: readonly number[], otherAlphas: readonly number[], otherYield: number): number {
+        const {maxLength} = this.options;
+        let best = 0;
+        for (let length = 1; length < corrected.length; length++) if (corrected[length] > corrected[best] * (1 + 1e-9)) best = length;
         const previous = this.load.previousChoice;
         const previousLength = previous === undefined || previous.probe ? 0 : previous.length;
         // The margin is a share of the auto generations' part of the batch's rate (the others' lengths are fixed).
-        const autoYield = [this.alpha, ...others.adaptiveAlphas].reduce(
-            (sum, alpha) => sum + expectedTokensPerStep(alpha, previousLength),
-            0
-        );
-        const margin = (switchMargin * autoYield) / (autoYield + others.expectedYield);
-        const keep = previousLength > 0 && previousLength <= maxLength && best.rate <= best.rates[previousLength] * (1 + margin);
-        let length = keep ? previousLength : best.length;
-        if (length === 0)
-            length = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas}).length;
-        if (length > 0) {
+        const autoYield = [this.alpha, ...otherAlphas].reduce((sum, alpha) => sum + expectedTokensPerStep(alpha, previousLength), 0);
+        const margin = (switchMargin * autoYield) / (autoYield + otherYield);
+        const keep = previousLength > 0 && previousLength <= maxLength && corrected[best] <= corrected[previousLength] * (1 + margin);
+        return keep ? previousLength : best;
+    }
+
+    /**
+     * Where no draft pays at the estimates: the length that pays at their upper confidence bounds
+     * (`optimistic`, corrected rates), else no draft, or a one-token probe now and then if a draft
+     * would pay at perfect acceptance (otherwise acceptance cannot change the choice, and a probe
+     * would only cost).
+     */
+    private skipOrProbe(
+        optimistic: readonly number[],
+        input: Omit<Parameters<typeof chooseDraftLength>[0], "alpha">,
+        others: {adaptiveAlphas: readonly number[]},
+        resumeTokens: number
+    ): SharedDraftChoice {
+        const length = optimistic.indexOf(Math.max(...optimistic));
+        if (length > 0 && optimistic[length] > optimistic[0] * (1 + 1e-9)) {
             this.load.speculated();
             return {length, skipped: false, probe: false, resumeTokens};
         }
@@ -301,6 +344,15 @@ export class AdaptiveDraftLength {
         });
         if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true, resumeTokens};
         return {length: 0, skipped: true, probe: false, resumeTokens};
+    }
+
+    /** Lengths worth trying beside `chosen`: none and half and twice it while drafting; the best corrected draft while not. */
+    private explorationCandidates(chosen: number, corrected: readonly number[]): number[] {
+        const {maxLength} = this.options;
+        if (chosen > 0) return [...new Set([0, Math.max(1, Math.round(chosen / 2)), Math.min(maxLength, 2 * chosen)])];
+        let best = 1;
+        for (let length = 2; length < corrected.length; length++) if (corrected[length] > corrected[best]) best = length;
+        return best < corrected.length ? [best] : [];
     }
 }
 

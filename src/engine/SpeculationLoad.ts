@@ -1,4 +1,5 @@
 import {AcceptanceSpread} from "./AcceptanceSpread.js";
+import {MeasuredRates} from "./MeasuredRates.js";
 import {RecentMedian} from "./RecentMedian.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 
@@ -40,18 +41,26 @@ export class SpeculationLoad {
     /** The last shared target step whose cost was recorded (firstReport). */
     private reportedStep = -Infinity;
 
-    /** `stepCost`: the curve to learn into (a preset one, in tests). */
-    public constructor(public readonly stepCost = new StepCostCurve()) {}
+    /**
+     * `stepCost`: the curve to learn into (a preset one, in tests); `rates`: what each length delivers
+     * beside the model's prediction (one that does not measure, in tests whose costs are preset).
+     */
+    public constructor(
+        public readonly stepCost = new StepCostCurve(),
+        public readonly rates = new MeasuredRates()
+    ) {}
 
     /** A share of the next step for a generation that starts; leave() when it ends. */
     public join(adaptive = false): LoadShare {
         const share = new LoadShare(adaptive);
         this.shares.add(share);
+        this.rates.disturb();
         return share;
     }
 
     public leave(share: LoadShare): void {
         this.shares.delete(share);
+        this.rates.disturb();
     }
 
     /**

@@ -9,7 +9,7 @@ import type {Drafter} from "./drafters/Drafter.js";
 import type {TreeShape} from "./drafters/TreeDraftSession.js";
 import type {GenerationChunk, GenerationResult} from "./GenerationOutput.js";
 import {StepState} from "./StepState.js";
-import type {StepSetup, StepStrategy} from "./StepStrategy.js";
+import type {StepOutcome, StepSetup, StepStrategy} from "./StepStrategy.js";
 import {type FinishReason, StopDetector} from "./StopDetector.js";
 import {TreeStep} from "./TreeStep.js";
 
@@ -121,7 +121,7 @@ export class StepLoop {
             : this.chooseLength(Math.min(room, options.maxTokens - this.state.stopDetector.emittedTokens.length - 1));
         this.promptPrefix = null;
         const outcome = await this.strategy.step({prefix, wanted, promptStep});
-        if (!promptStep) this.observeStep(outcome.drafted, outcome.accepted, stepStart, draftBefore);
+        if (!promptStep) this.observeStep(outcome, stepStart, draftBefore);
         this.previousStepEnd = performance.now();
         return outcome.chunk;
     }
@@ -171,10 +171,11 @@ export class StepLoop {
     }
 
     /** Tells draftLength auto (or the shared load) what the step drafted, accepted and cost. */
-    private observeStep(proposed: number, accepted: number, stepStart: number, draftBefore: number): void {
+    private observeStep(outcome: StepOutcome, stepStart: number, draftBefore: number): void {
         this.setup.adaptive?.observe({
-            proposed,
-            accepted,
+            proposed: outcome.drafted,
+            accepted: outcome.accepted,
+            emitted: outcome.chunk.tokens.length,
             draftMilliseconds: this.setup.telemetry.time.draft - draftBefore,
             stepMilliseconds: performance.now() - stepStart,
             callerMilliseconds: this.previousStepEnd !== undefined ? stepStart - this.previousStepEnd : 0
