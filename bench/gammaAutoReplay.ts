@@ -191,8 +191,7 @@ export function replayArm(
                     proposed: request.length,
                     accepted,
                     draftMilliseconds: request.draftMilliseconds,
-                    stepMilliseconds: stepTime,
-                    emitted
+                    stepMilliseconds: stepTime
                 });
                 request.emitted += emitted;
                 tokens += emitted;

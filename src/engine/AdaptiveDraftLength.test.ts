@@ -1,5 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {AdaptiveDraftLength} from "./AdaptiveDraftLength.js";
+import {MeasuredRates} from "./MeasuredRates.js";
 import {SpeculationLoad} from "./SpeculationLoad.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
@@ -129,7 +130,8 @@ describe("AdaptiveDraftLength", () => {
     });
 
     it("does not let one dear step of a drafted size, right after a change of shape, stop speculation for good", () => {
-        const load = new SpeculationLoad();
+        // Step times are the test's, not the clock's: the load times no steps of its own.
+        const load = new SpeculationLoad(undefined, new MeasuredRates(false));
         const auto = new AdaptiveDraftLength(load, options);
         // Steady 1-token steps cost 1; the first 5-token step pays a 20 ms rebuild, later ones 1.5.
         let previous = 0;
@@ -144,22 +146,22 @@ describe("AdaptiveDraftLength", () => {
         expect(lengths.slice(-10).every((length) => length > 0)).toBe(true);
     });
 
-    it("drafts long while every draft is accepted and stops drafting when none is, probing at growing intervals", () => {
+    it("drafts long while every draft is accepted and stops drafting when none is, trying drafts at growing intervals", () => {
         const load = presetSpeculationLoad(0.3);
         const auto = new AdaptiveDraftLength(load, options);
         const accepting = run(auto, 30, (length) => length);
         // 7 and 8 are within the hysteresis of each other here (predicted rates under 1% apart).
         expect(Math.min(...accepting.slice(-5))).toBeGreaterThanOrEqual(7);
         const rejecting = run(auto, 300, () => 0);
-        expect(rejecting.slice(-100).filter((length) => length === 0).length).toBeGreaterThan(95);
-        // Probes keep acceptance measured: single tokens, further apart each time.
-        const probes = rejecting.flatMap((length, step) => (length === 1 && rejecting[step - 1] === 0 ? [step] : []));
-        expect(probes.length).toBeGreaterThanOrEqual(4);
-        const gaps = probes.slice(1).map((step, index) => step - probes[index]);
-        expect(gaps[gaps.length - 1]).toBeGreaterThan(gaps[0]);
+        expect(rejecting.slice(-100).filter((length) => length === 0).length).toBeGreaterThanOrEqual(90);
+        // Tries keep acceptance measured: a few drafted steps, further apart each time.
+        const tries = rejecting.flatMap((length, step) => (length > 0 && rejecting[step - 1] === 0 ? [step] : []));
+        expect(tries.length).toBeGreaterThanOrEqual(2);
+        const gaps = tries.slice(1).map((step, index) => step - tries[index]);
+        expect(gaps.every((gap, index) => index === 0 || gap > gaps[index - 1])).toBe(true);
         expect(auto.choice.skipped || auto.choice.probe).toBe(true);
-        // Acceptance coming back brings speculation back, through the probes.
-        const recovered = run(auto, 400, (length) => length);
+        // Acceptance coming back brings speculation back, through the tries.
+        const recovered = run(auto, 800, (length) => length);
         expect(Math.min(...recovered.slice(-5))).toBeGreaterThanOrEqual(7);
     });
 
@@ -270,7 +272,7 @@ describe("AdaptiveDraftLength with a dear catch-up", () => {
             auto.observe({proposed: length, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
         }
         expect(lengths.slice(10).filter((length) => length === 0).length).toBeGreaterThan(150);
-        expect(lengths.slice(10).filter((length) => length === 1).length).toBeGreaterThan(0);
+        expect(lengths.slice(10).filter((length) => length > 0).length).toBeGreaterThan(0);
     });
 });
 
@@ -359,7 +361,7 @@ describe("AdaptiveDraftLength in a shared step", () => {
         expect(hopeless.choice.skipped).toBe(true);
         const cheap = new AdaptiveDraftLength(presetSpeculationLoad(0.3), options);
         const probed = run(cheap, 200, () => 0);
-        expect(probed.slice(10).filter((length) => length === 1).length).toBeGreaterThan(0);
+        expect(probed.slice(10).filter((length) => length > 0).length).toBeGreaterThan(0);
     });
 
     it("weighs a new generation's prior by how alike finished generations were, so one rejection does not swing it", () => {

@@ -30,8 +30,6 @@ export interface AdaptiveStepOutcome {
     readonly stepMilliseconds: number;
     /** The caller's time between the previous step and this one (serve: sending the previous chunk); default 0. */
     readonly callerMilliseconds?: number;
-    /** Tokens the step emitted; default: the accepted positions and one more. */
-    readonly emitted?: number;
 }
 
 /**
@@ -48,19 +46,19 @@ export interface AdaptiveStepOutcome {
  *  - the other live generations in the same step (continuous batching): the tokens and expected
  *    yield of those of fixed length, and the auto ones, which draft the same length (their drafts
  *    share the batched draft calls, so drafting costs the batch once, and the step keeps one shape);
- *  - what each length was measured to deliver at the current load against that prediction
- *    (MeasuredRates): the tokens all generations emitted per millisecond of wall time, which holds
- *    every cost the model leaves out (the server's per-stream work, a draft holding a batched step
- *    back); a few steps at a time, at doubling intervals, another length is tried to keep it measured.
+ *  - what a step of each length was measured to take at the current load, against one without a
+ *    draft (MeasuredRates): the wall time between shared steps holds every cost the model leaves
+ *    out (the server's own work per stream, a draft holding a batched step back), so it lowers the
+ *    predicted rate of a length measured dearer than predicted (never raises it).
  * The first auto generation to choose for a shared target step chooses for all of them
- * (SpeculationLoad.sharedChoice). Where no draft pays at the estimates, the length that pays at
- * their upper confidence bounds (estimate plus one standard error) is drafted, so acceptance that
- * is still uncertain is tried before drafting stops. Where none pays there either, but one would at
- * perfect acceptance, one skipped step in every few on the load drafts a single token instead
- * (SpeculationLoad.skipOrProbe), so α never freezes and speculation resumes when acceptance or load
- * changes; where not even perfect acceptance would pay, no probe is spent. The choice depends on
- * past steps only, so any lossless policy stays lossless. Until two step sizes have been measured it
- * alternates the initial length with none.
+ * (SpeculationLoad.sharedChoice). A length stays unless another is rated 1% faster, and speculation
+ * is turned on only for a draft rated 5% faster than none (turning it on costs the drafters'
+ * catch-up). Now and then a few steps try another length (MeasuredRates.explore): no draft while
+ * drafting, which times drafting against it; a draft while not, which also keeps α measured, so
+ * speculation resumes when acceptance or load changes — but only where some draft would pay at
+ * perfect acceptance, and at the longest interval where drafting is measured clearly slower. The
+ * choice depends on past steps only, so any lossless policy stays lossless. Until two step sizes
+ * have been measured it alternates the initial length with none.
  */
 export class AdaptiveDraftLength {
     private accepted = 0;
@@ -97,16 +95,6 @@ export class AdaptiveDraftLength {
     /** The estimated acceptance per draft position. */
     public get alpha(): number {
         return (this.accepted + this.priorWeight * this.prior) / (this.accepted + this.rejected + this.priorWeight);
-    }
-
-    /**
-     * The acceptance the choice assumes: the estimate plus one standard error of it (an upper
-     * confidence bound), so a generation drafts while its acceptance is still uncertain and stops
-     * only once it is known to be too low to pay.
-     */
-    public get optimisticAlpha(): number {
-        const alpha = this.alpha;
-        return Math.min(1, alpha + Math.sqrt((alpha * (1 - alpha)) / (this.accepted + this.rejected + this.priorWeight)));
     }
 
     /** Whether this generation's lengths are chosen here (draftLength auto), not only reported. */
@@ -165,7 +153,7 @@ export class AdaptiveDraftLength {
 
     public observe(outcome: AdaptiveStepOutcome): void {
         const {proposed, accepted} = outcome;
-        this.load.rates.emitted(outcome.emitted ?? accepted + 1);
+        this.load.rates.stepped(expectedTokensPerStep(this.alpha, proposed));
         if (proposed > 0) {
             const rejected = accepted < proposed ? 1 : 0;
             this.accepted = this.accepted * memoryDecay + accepted;
@@ -194,7 +182,6 @@ export class AdaptiveDraftLength {
     /** Tells the other generations on the load this one's acceptance (their batch-wide choice weighs it). */
     private shareAcceptance(): void {
         this.share.alpha = this.alpha;
-        this.share.optimisticAlpha = this.optimisticAlpha;
     }
 
     public dispose(): void {
@@ -235,7 +222,7 @@ export class AdaptiveDraftLength {
         }
         const shared = this.load.sharedChoice(this.stepKey(), () => this.chooseForStep(limit));
         const length = Math.min(shared.length, maxLength, limit);
-        this.lastChoice = {length, skipped: shared.skipped, probe: shared.probe && length > 0};
+        this.lastChoice = {length, skipped: shared.skipped, probe: shared.probe};
         this.resumeTokens = shared.resumeTokens ?? this.share.lag;
         return length;
     }
@@ -248,11 +235,10 @@ export class AdaptiveDraftLength {
 
     /**
      * The length for every auto generation of the next step (SpeculationLoad.sharedChoice): the one
-     * that maximises the batch's predicted rate at each generation's acceptance estimate, each
-     * length's prediction corrected by what it was measured to deliver at this load (MeasuredRates).
-     * Where no draft pays, the one that pays at the estimates' upper confidence bounds, else no draft
-     * or a one-token probe (skipOrProbe). Now and then a few steps try another length
-     * (MeasuredRates.explore), so the corrections stay measured.
+     * that maximises the batch's predicted rate at each generation's acceptance estimate, with what
+     * each length was measured to take at this load (MeasuredRates.correct), the previous length
+     * kept unless another is clearly faster (choose); now and then a try of another length
+     * (MeasuredRates.explore, flagged as a probe).
      */
     private chooseForStep(limit: number): SharedDraftChoice {
         const {maxLength, tokensPerPosition} = this.options;
@@ -281,78 +267,52 @@ export class AdaptiveDraftLength {
             resumeTimePerToken
         };
         const best = chooseDraftLength({...input, alpha: this.alpha, mirrorAlphas: others.adaptiveAlphas});
-        // The model's rates, corrected by what each length was measured to deliver at this load.
+        // The model's rates, with what a step of each length was measured to cost at this load.
         const rates = this.load.rates;
         const key = MeasuredRates.key(this.load.liveGenerations, tokensPerPosition);
-        const corrected = best.rates.map((rate, length) => rate * rates.factor(key, length));
+        const corrected = rates.correct(key, best);
         const chosen = this.choose(corrected, others.adaptiveAlphas, others.expectedYield);
-        let choice: SharedDraftChoice;
-        if (chosen > 0) {
-            this.load.speculated();
-            choice = {length: chosen, skipped: false, probe: false, resumeTokens};
-        } else {
-            const optimistic = chooseDraftLength({...input, alpha: this.optimisticAlpha, mirrorAlphas: others.adaptiveOptimisticAlphas});
-            choice = this.skipOrProbe(optimistic.rates.map((rate, length) => rate * rates.factor(key, length)), input, others, resumeTokens);
-        }
-        const tried = rates.explore(key, choice.probe ? 0 : choice.length, this.explorationCandidates(choice.length, corrected), (length) => corrected[length]);
-        if (tried !== undefined) choice = {length: tried, skipped: tried === 0, probe: true, resumeTokens};
-        rates.begin(key, choice.length, best.rates[choice.length]);
+        let choice: SharedDraftChoice = {length: chosen, skipped: chosen === 0, probe: false, resumeTokens};
+        const candidate = this.tryCandidate(chosen, input, others.adaptiveAlphas);
+        const tried = rates.explore(key, chosen, candidate, (length) => corrected[length]);
+        if (tried !== undefined) choice = {length: tried, skipped: false, probe: true, resumeTokens};
+        rates.begin(key, choice.length, best.yields[choice.length]);
         return choice;
     }
 
     /**
-     * The length of the best corrected rate, the previous step's kept unless another is clearly faster:
-     * every change of the step's shape costs a rebuild of the target's compute graph.
+     * The length of the best rate in `rates`, the last chosen one's kept unless another is clearly
+     * faster (every change of the step's shape costs a rebuild of the target's compute graph), and
+     * speculation turned on only for a clear gain (turning it on costs the drafters' catch-up, and a
+     * draft that holds a batched step back costs more than any estimate shows).
      */
-    private choose(corrected: readonly number[], otherAlphas: readonly number[], otherYield: number): number {
+    private choose(rates: readonly number[], otherAlphas: readonly number[], otherYield: number): number {
         const {maxLength} = this.options;
         let best = 0;
-        for (let length = 1; length < corrected.length; length++) if (corrected[length] > corrected[best] * (1 + 1e-9)) best = length;
+        for (let length = 1; length < rates.length; length++) if (rates[length] > rates[best] * (1 + 1e-9)) best = length;
         const previous = this.load.previousChoice;
-        const previousLength = previous === undefined || previous.probe ? 0 : previous.length;
+        const previousLength = previous === undefined ? undefined : previous.length;
+        if (previousLength === 0 && best > 0 && rates[best] < rates[0] * (1 + onMargin)) return 0;
+        if (previousLength === undefined || previousLength === 0 || previousLength > maxLength) return best;
         // The margin is a share of the auto generations' part of the batch's rate (the others' lengths are fixed).
         const autoYield = [this.alpha, ...otherAlphas].reduce((sum, alpha) => sum + expectedTokensPerStep(alpha, previousLength), 0);
         const margin = (switchMargin * autoYield) / (autoYield + otherYield);
-        const keep = previousLength > 0 && previousLength <= maxLength && corrected[best] <= corrected[previousLength] * (1 + margin);
-        return keep ? previousLength : best;
+        return rates[best] <= rates[previousLength] * (1 + margin) ? previousLength : best;
     }
 
     /**
-     * Where no draft pays at the estimates: the length that pays at their upper confidence bounds
-     * (`optimistic`, corrected rates), else no draft, or a one-token probe now and then if a draft
-     * would pay at perfect acceptance (otherwise acceptance cannot change the choice, and a probe
-     * would only cost).
+     * What to try now and then beside `chosen` (MeasuredRates.explore): none while drafting (to time
+     * drafting against it); while not, the best draft at perfect acceptance — if any would pay there
+     * (otherwise acceptance cannot change the choice, and a try would only cost).
      */
-    private skipOrProbe(
-        optimistic: readonly number[],
+    private tryCandidate(
+        chosen: number,
         input: Omit<Parameters<typeof chooseDraftLength>[0], "alpha">,
-        others: {adaptiveAlphas: readonly number[]},
-        resumeTokens: number
-    ): SharedDraftChoice {
-        const length = optimistic.indexOf(Math.max(...optimistic));
-        if (length > 0 && optimistic[length] > optimistic[0] * (1 + 1e-9)) {
-            this.load.speculated();
-            return {length, skipped: false, probe: false, resumeTokens};
-        }
-        // A probe is judged without the catch-up: it is what measures the catch-up again, so a dear
-        // sample of it cannot keep speculation off for good.
-        const perfect = chooseDraftLength({
-            ...input,
-            resumeTimePerToken: 0,
-            alpha: 1,
-            mirrorAlphas: others.adaptiveAlphas.map(() => 1)
-        });
-        if (perfect.length > 0 && this.load.skipOrProbe()) return {length: 1, skipped: false, probe: true, resumeTokens};
-        return {length: 0, skipped: true, probe: false, resumeTokens};
-    }
-
-    /** Lengths worth trying beside `chosen`: none and half and twice it while drafting; the best corrected draft while not. */
-    private explorationCandidates(chosen: number, corrected: readonly number[]): number[] {
-        const {maxLength} = this.options;
-        if (chosen > 0) return [...new Set([0, Math.max(1, Math.round(chosen / 2)), Math.min(maxLength, 2 * chosen)])];
-        let best = 1;
-        for (let length = 2; length < corrected.length; length++) if (corrected[length] > corrected[best]) best = length;
-        return best < corrected.length ? [best] : [];
+        otherAlphas: readonly number[]
+    ): number | undefined {
+        if (chosen > 0) return 0;
+        const perfect = chooseDraftLength({...input, resumeTimePerToken: 0, alpha: 1, mirrorAlphas: otherAlphas.map(() => 1)});
+        return perfect.length > 0 ? perfect.length : undefined;
     }
 }
 
@@ -365,3 +325,5 @@ const memoryDecay = 1 - 1 / 32;
 const resumeHorizon = 256;
 /** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
 const switchMargin = 0.01;
+/** How much faster than no draft a draft must be rated to turn speculation on. */
+const onMargin = 0.05;

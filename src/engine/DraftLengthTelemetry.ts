@@ -8,7 +8,7 @@ export class DraftLengthTelemetry {
     public counts: number[] = [];
     /** Steps on which "auto" chose no draft. */
     public skipped = 0;
-    /** Steps on which "auto" drafted one token although no draft was predicted to pay, to keep measuring acceptance. */
+    /** Steps "auto" ran at a length it did not choose: tries that time another length and keep acceptance measured. */
     public probes = 0;
 
     public record(length: number, skipped: boolean, probe: boolean): void {

@@ -9,122 +9,163 @@ function testClock(): {now: number; read: () => number} {
     return clock;
 }
 
-/** Runs `steps` shared steps of `length` on `rates`: each emits `tokens` and takes `milliseconds`, predicted `predicted` tokens per ms. */
-function steps(
+/**
+ * Runs `count` shared steps on `rates`, chosen `chosen` unless a try is due (of `candidate`): a step
+ * of length k takes `milliseconds(k, step)`; every step's generations all step (their expected
+ * tokens `expected`) unless `share` says what share of them did. Returns the lengths run.
+ */
+function run(
     rates: MeasuredRates,
     clock: {now: number},
     key: string,
-    run: {steps: number; length: number; tokens: number; milliseconds: number; predicted: number}
-): void {
-    for (let step = 0; step < run.steps; step++) {
-        rates.begin(key, run.length, run.predicted);
-        rates.emitted(run.tokens);
-        clock.now += run.milliseconds;
+    settings: {
+        count: number;
+        chosen: number;
+        candidate: number;
+        milliseconds: (length: number, step: number) => number;
+        rate?: (length: number) => number;
+        share?: (length: number) => number;
     }
+): number[] {
+    const lengths: number[] = [];
+    for (let step = 0; step < settings.count; step++) {
+        const length = rates.explore(key, settings.chosen, settings.candidate, settings.rate ?? (() => 1)) ?? settings.chosen;
+        lengths.push(length);
+        rates.begin(key, length, 10);
+        rates.stepped(10 * (settings.share?.(length) ?? 1));
+        clock.now += settings.milliseconds(length, step);
+    }
+    return lengths;
 }
 
 describe("MeasuredRates", () => {
-    it("divides the measured rate of a length's steady steps by the predicted one, and leaves unmeasured loads at 1", () => {
+    it("times a few steps of another length between steps of the chosen one, and takes their ratio", () => {
+        const clock = testClock();
+        const rates = new MeasuredRates(true, clock.read);
+        const key = MeasuredRates.key(16, 1);
+        expect(rates.timeRatio(key, 4)).toBeUndefined();
+        expect(rates.timeRatio(key, 0)).toBe(1);
+        const lengths = run(rates, clock, key, {count: 40, chosen: 0, candidate: 4, milliseconds: (length) => (length === 4 ? 3 : 1)});
+        // Tried from step 8, five steps; measured once four steady steps of 0 follow.
+        expect(lengths.flatMap((length, step) => (length === 4 ? [step] : [])).slice(0, 5)).toEqual([8, 9, 10, 11, 12]);
+        expect(rates.timeRatio(key, 4)).toBeCloseTo(3, 9);
+        // Trying 0 while drafting 4 measures the same ratio the other way round.
+        const drafting = new MeasuredRates(true, clock.read);
+        run(drafting, clock, key, {count: 40, chosen: 4, candidate: 0, milliseconds: (length) => (length === 4 ? 3 : 1)});
+        expect(drafting.timeRatio(key, 4)).toBeCloseTo(3, 9);
+    });
+
+    it("cancels a drift of the step time over a try (contexts growing) with the steps before and after it", () => {
         const clock = testClock();
         const rates = new MeasuredRates(true, clock.read);
         const key = MeasuredRates.key(4, 1);
-        expect(rates.factor(key, 2)).toBe(1);
-        // 4 tokens in 2 ms = 2 per ms, predicted 2.5: 0.8.
-        steps(rates, clock, key, {steps: 6, length: 2, tokens: 4, milliseconds: 2, predicted: 2.5});
-        rates.begin(key, 0, 1);
-        expect(rates.factor(key, 2)).toBeCloseTo(0.8, 9);
-        // The first step of a length is not measured: it pays the change.
-        expect(rates.measured(key, 0)).toBe(false);
-        expect(rates.factor(MeasuredRates.key(16, 1), 2)).toBe(1);
+        run(rates, clock, key, {
+            count: 40,
+            chosen: 0,
+            candidate: 2,
+            milliseconds: (length, step) => (length === 2 ? 2 : 1) * (1 + step / 20)
+        });
+        expect(rates.timeRatio(key, 2)).toBeCloseTo(2, 1);
     });
 
-    it("gives an unmeasured length its measured neighbours' factor, interpolated between two", () => {
-        const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(1, 1);
-        steps(rates, clock, key, {steps: 5, length: 0, tokens: 1, milliseconds: 1, predicted: 1});
-        steps(rates, clock, key, {steps: 5, length: 4, tokens: 3, milliseconds: 2, predicted: 3});
-        rates.begin(key, 1, 1);
-        expect(rates.factor(key, 0)).toBeCloseTo(1, 9);
-        expect(rates.factor(key, 4)).toBeCloseTo(0.5, 9);
-        expect(rates.factor(key, 2)).toBeCloseTo(0.75, 9);
-        expect(rates.factor(key, 8)).toBeCloseTo(0.5, 9);
-    });
-
-    it("does not count a step held up far beyond its length's usual, nor one during which a generation joined or left", () => {
-        const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(2, 1);
-        steps(rates, clock, key, {steps: 5, length: 2, tokens: 2, milliseconds: 1, predicted: 2});
-        rates.begin(key, 2, 2);
-        rates.emitted(2);
-        clock.now += 100;
-        rates.begin(key, 2, 2);
-        rates.emitted(2);
-        rates.disturb();
-        clock.now += 0.1;
-        rates.begin(key, 2, 2);
-        expect(rates.factor(key, 2)).toBeCloseTo(1, 9);
-    });
-
-    it("tries a length within reach for a few steps at doubling intervals, and not one measured clearly slower", () => {
+    it("counts a step in which only part of the generations stepped as that much slower (a draft held the others back)", () => {
         const clock = testClock();
         const rates = new MeasuredRates(true, clock.read);
         const key = MeasuredRates.key(8, 1);
-        const tried: number[] = [];
-        for (let step = 0; step < 300; step++) {
-            const length = rates.explore(key, 0, [3], () => 1);
-            if (length !== undefined) tried.push(step);
-            rates.begin(key, length ?? 0, 1);
-            rates.emitted(1);
-            clock.now += 1;
-        }
-        // Four steps from step 32, then 64 and 128 steps later.
-        expect(tried).toEqual([32, 33, 34, 35, 96, 97, 98, 99, 224, 225, 226, 227]);
-        // Measured at half the chosen length's rate, a length is tried once (to measure it), then not until maxExploreInterval.
-        const far = new MeasuredRates(true, clock.read);
-        const lengths: number[] = [];
-        for (let step = 0; step < 500; step++) {
-            const length = far.explore(key, 4, [0], (candidate) => (candidate === 4 || !far.measured(key, 0) ? 1 : 0.5)) ?? 4;
-            lengths.push(length);
-            far.begin(key, length, 1);
-            far.emitted(1);
-            clock.now += 1;
-        }
-        expect(lengths.flatMap((length, step) => (length === 0 ? [step] : []))).toEqual([32, 33, 34, 35]);
-        // Not measuring, it tries nothing.
-        const blind = new MeasuredRates(false);
-        for (let step = 0; step < 100; step++) {
-            expect(blind.explore(key, 0, [3], () => 1)).toBeUndefined();
-            blind.begin(key, 0, 1);
-        }
+        run(rates, clock, key, {
+            count: 40,
+            chosen: 0,
+            candidate: 3,
+            milliseconds: (length) => (length === 3 ? 2 : 1),
+            share: (length) => (length === 3 ? 0.5 : 1)
+        });
+        expect(rates.timeRatio(key, 3)).toBeCloseTo(4, 9);
+    });
+
+    it("drops a try that a generation joining or leaving interrupts, and measures nothing when told not to", () => {
+        const clock = testClock();
+        const rates = new MeasuredRates(true, clock.read);
+        const key = MeasuredRates.key(2, 1);
+        run(rates, clock, key, {count: 10, chosen: 0, candidate: 2, milliseconds: () => 1});
+        rates.disturb();
+        run(rates, clock, key, {count: 6, chosen: 0, candidate: 2, milliseconds: () => 1});
+        expect(rates.timeRatio(key, 2)).toBeUndefined();
+        // Untimed, it still tries drafts (they measure acceptance), never no draft, and measures no ratio.
+        const blind = new MeasuredRates(false, clock.read);
+        expect(
+            run(blind, clock, key, {count: 100, chosen: 0, candidate: 2, milliseconds: () => 1}).filter((length) => length === 2)
+        ).toHaveLength(15);
+        expect(run(blind, clock, key, {count: 100, chosen: 2, candidate: 0, milliseconds: () => 1}).every((length) => length === 2)).toBe(
+            true
+        );
+        expect(blind.timeRatio(key, 2)).toBeUndefined();
+    });
+
+    it("tries again at doubling intervals, and not a length measured clearly slower until maxExploreInterval", () => {
+        const clock = testClock();
+        const key = MeasuredRates.key(16, 1);
+        const even = new MeasuredRates(true, clock.read);
+        const tried = run(even, clock, key, {count: 200, chosen: 0, candidate: 2, milliseconds: () => 1});
+        const starts = tried.flatMap((length, step) => (length === 2 && tried[step - 1] === 0 ? [step] : []));
+        expect(starts).toEqual([8, 24, 56, 120]);
+        const slow = new MeasuredRates(true, clock.read);
+        const lengths = run(slow, clock, key, {
+            count: 400,
+            chosen: 0,
+            candidate: 2,
+            milliseconds: (length) => (length === 2 ? 4 : 1),
+            rate: (length) => (length === 2 && slow.timeRatio(key, 2) !== undefined ? 0.5 : 1)
+        });
+        expect(lengths.flatMap((length, step) => (length === 2 && lengths[step - 1] === 0 ? [step] : []))).toEqual([8, 392]);
+    });
+
+    it("rates a measured length by its measured time, an unmeasured one as its nearest measured neighbour was off", () => {
+        const clock = testClock();
+        const rates = new MeasuredRates(true, clock.read);
+        const key = MeasuredRates.key(1, 1);
+        run(rates, clock, key, {count: 40, chosen: 0, candidate: 2, milliseconds: (length) => (length === 2 ? 3 : 1)});
+        const choice = {
+            length: 2,
+            rate: 1.5,
+            rates: [1, 1.5, 1.5, 1.4],
+            yields: [1, 2, 3, 3.5],
+            times: [1, 4 / 3, 2, 2.5],
+            resumeTimes: [0, 0, 0.5, 0.5]
+        };
+        const corrected = rates.correct(key, choice);
+        expect(corrected[0]).toBeCloseTo(1, 9);
+        // Length 2: 3 tokens in 3 (its measured time) + 0.5 (catch-up).
+        expect(corrected[2]).toBeCloseTo(3 / 3.5, 9);
+        // Lengths 1 and 3: their predictions, off as length 2's was.
+        expect(corrected[1]).toBeCloseTo((1.5 * (3 / 3.5)) / 1.5, 9);
+        expect(corrected[3]).toBeCloseTo((1.4 * (3 / 3.5)) / 1.5, 9);
+        expect(new MeasuredRates(true, clock.read).correct(key, choice)).toEqual(choice.rates);
     });
 });
 
-describe("draftLength auto corrected by measured rates", () => {
-    /** Steps of one auto generation where a drafted step really costs `drafted` ms, a step without a draft 1 ms. */
-    function serve(slope: number, drafted: number, count: number): number[] {
+describe("draftLength auto with measured step times", () => {
+    /** Steps of one auto generation where a drafted step really takes `drafted` ms, one without a draft 1 ms. */
+    function serve(drafted: number, count: number): number[] {
         const clock = testClock();
-        const load = presetSpeculationLoad(slope, new MeasuredRates(true, clock.read));
+        const load = presetSpeculationLoad(0.1, new MeasuredRates(true, clock.read));
         const auto = new AdaptiveDraftLength(load, {choose: true, maxLength: 8, initialLength: 4, tokensPerPosition: 1});
         const lengths: number[] = [];
         for (let step = 0; step < count; step++) {
             const length = auto.next(4);
             lengths.push(length);
-            const accepted = Math.min(length, 2);
-            clock.now += length === 0 ? 1 : drafted;
-            auto.observe({proposed: length, accepted, draftMilliseconds: 0, stepMilliseconds: 0});
+            clock.now += length === 0 ? 1 : typeof drafted === "number" ? drafted : 1;
+            auto.observe({proposed: length, accepted: Math.min(length, 2), draftMilliseconds: 0, stepMilliseconds: 0});
         }
         return lengths;
     }
 
-    it("stops drafting where drafted steps are measured slower than the model predicts, and keeps it where they are not", () => {
-        // The model (a step of n tokens costs 1 + 0.1·(n − 1)) says drafts pay; measured, a drafted step costs 4.
-        const slow = serve(0.1, 4, 400);
-        expect(slow.slice(0, 10).some((length) => length > 0)).toBe(true);
+    it("stops drafting where drafted steps are measured far slower than the model predicts, and keeps it where they are not", () => {
+        // The model (a step of n tokens costs 1 + 0.1·(n − 1)) says drafts pay; measured, a drafted step takes 5 steps' time.
+        const slow = serve(5, 400);
+        expect(slow.slice(0, 8).every((length) => length > 0)).toBe(true);
         expect(slow.slice(-200).filter((length) => length === 0).length).toBeGreaterThan(180);
-        // Measured as predicted (about 1.3 ms for a few drafted tokens): drafting stays on.
-        const fair = serve(0.1, 1.3, 400);
+        // Measured about as predicted: drafting stays on.
+        const fair = serve(1.3, 400);
         expect(fair.slice(-200).filter((length) => length > 0).length).toBeGreaterThan(180);
     });
 });

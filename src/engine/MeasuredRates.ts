@@ -1,198 +1,249 @@
+import type {DraftLengthChoice} from "../speedup/chooseDraftLength.js";
+
 /**
- * What the generations on one load actually deliver at each draft length, beside what the cost
- * model predicted for it: the tokens every generation emitted per millisecond of wall time between
- * two shared steps, at each length and load (live generations, in powers of two), divided by the
- * rate chooseDraftLength predicted for those steps. The ratio corrects the model for what it leaves
- * out — the server's own work per stream and step, a draft that holds a batched step back, a graph
- * rebuilt after a change of shape — so draftLength auto ranks lengths by what they were measured to
- * do, and by the model only where a length has not been measured at the current load. The choice
- * depends on past steps only, so it leaves every lossless policy lossless.
+ * What a step of each draft length really costs beside a step without a draft, at one load (live
+ * generations, in powers of two): the ratio q(k) of the wall time between two shared steps at length
+ * k to that at length 0, which holds every cost the cost model leaves out — the server's own work
+ * per stream and step, a draft that holds a batched step back — and none of the noise of its
+ * step-cost estimates. The expected tokens of a step still come from the acceptance estimates, which
+ * are measured on every drafted step.
  *
- * It also says when to try a length other than the one chosen (explore): a few steps at a time, at
- * intervals that double while the tries confirm the choice, for lengths not measured yet and those
- * whose corrected rate is within reach of the chosen one's, so a length measured clearly slower is
- * not paid for again until the estimates move or maxExploreInterval steps have passed.
+ * A step's time grows as the generations' contexts do, so a ratio is measured in pairs: a try of a
+ * few steps at one length between steady steps of the other (explore), its mean time over the mean of
+ * the steps just before and just after it, which cancels a drift over the try. Tries come at
+ * intervals that double while they confirm the choice; a length whose ratio says it is clearly
+ * slower is not tried again until maxExploreInterval steps have passed. The choice depends on past
+ * steps only, so it leaves every lossless policy lossless.
  */
 export class MeasuredRates {
-    private readonly loads = new Map<string, LoadRates>();
+    private readonly loads = new Map<string, LoadTimes>();
     private open: OpenStep | undefined;
     private previous: {key: string; length: number} | undefined;
 
-    /** `measure`: false keeps every correction at 1 and tries no other length (tests whose costs are preset); `clock` in milliseconds. */
+    /** `measure`: false times nothing, so no ratio is measured (tests whose costs are preset; tries still come, for acceptance); `clock` in milliseconds. */
     public constructor(
         private readonly measure = true,
         private readonly clock: () => number = () => performance.now()
     ) {}
 
-    /** The correction key for `live` generations drafting `tokensPerPosition` target tokens per position. */
+    /** The key of a load of `live` generations drafting `tokensPerPosition` target tokens per position. */
     public static key(live: number, tokensPerPosition: number): string {
         return `${live <= 2 ? live : 2 ** Math.ceil(Math.log2(live))}/${tokensPerPosition}`;
     }
 
     /**
-     * A shared step starts at `length`, for which the model predicted `predicted` tokens per
-     * millisecond: the step before it ends here. Only a step of the same length and load as the one
-     * before it is measured (the first after a change pays a graph rebuild and a drafter's catch-up,
-     * costs of the change that the model charges on its own).
+     * A shared step starts at `length`, every live generation expected to give `expected` tokens
+     * together: the step before it ends here. Only a step of the same length
+     * and load as the one before it is timed (the first after a change pays a graph rebuild and a
+     * drafter's catch-up, costs of the change that the model charges on its own).
      */
-    public begin(key: string, length: number, predicted: number): void {
+    public begin(key: string, length: number, expected: number): void {
         const now = this.clock();
         this.close(now);
         const steady = this.previous?.key === key && this.previous.length === length;
-        this.open = {key, length, predicted, start: now, tokens: 0, steady};
         this.previous = {key, length};
-        const rates = this.ratesFor(key);
-        rates.steps++;
-        if (rates.exploring !== undefined && --rates.exploring.remaining <= 0) rates.exploring = undefined;
+        const load = this.loadFor(key);
+        load.steps++;
+        this.open = {key, length, start: now, steady, index: load.steps, expected, stepped: 0};
+        const trial = load.trial;
+        if (trial?.phase === "try" && (trial.to !== length || --trial.remaining <= 0)) trial.phase = "after";
     }
 
-    /** Tokens emitted by one generation's step (every generation reports its own). */
-    public emitted(tokens: number): void {
-        if (this.open !== undefined) this.open.tokens += tokens;
+    /** A generation's step ended, from which it expected `tokens` tokens (at its acceptance estimate, for its draft length). */
+    public stepped(tokens: number): void {
+        if (this.open !== undefined) this.open.stepped += tokens;
     }
 
-    /** A generation joined or left: the step under way is not one of a steady load. */
+    /** A generation joined or left: the step under way is not one of a steady load, and a try under way is dropped. */
     public disturb(): void {
         if (this.open !== undefined) this.open.steady = false;
         this.previous = undefined;
+        for (const load of this.loads.values()) {
+            load.trial = undefined;
+            load.recent = undefined;
+        }
+    }
+
+    /** The measured time of a step at `length` over one without a draft at `key`; undefined where not measured. */
+    public timeRatio(key: string, length: number): number | undefined {
+        if (length === 0) return 1;
+        const ratio = this.loads.get(key)?.ratios.get(length);
+        return ratio === undefined ? undefined : Math.exp(ratio.logSum / ratio.weight);
     }
 
     /**
-     * The factor to multiply the model's predicted rate of `length` by at `key`: measured ÷ predicted
-     * where the length has minSamples steady steps at that load; otherwise the factor of the measured
-     * length nearest it (between two, interpolated), so an unmeasured length is assumed to be as far
-     * off as its neighbours; 1 where none is measured.
+     * The rate of every length of `choice` (chooseDraftLength's) with the measured time ratios: a
+     * length k measured at `key` runs in q(k) times the predicted time of a step without a draft, plus
+     * its predicted catch-up, for the tokens the acceptance estimates expect (never above the
+     * prediction); an unmeasured length keeps its prediction, scaled as the measured draft length
+     * nearest it was (so it is assumed to be as far off as that one); where no draft length is
+     * measured, the predictions.
      */
-    public factor(key: string, length: number): number {
-        const lengths = this.loads.get(key)?.lengths;
-        if (lengths === undefined) return 1;
-        let below: {length: number; factor: number} | undefined;
-        let above: {length: number; factor: number} | undefined;
-        for (const [measured, sums] of lengths) {
-            if (sums.count < minSamples) continue;
-            const factor = sums.tokens / sums.milliseconds / (sums.predicted / sums.weight);
-            if (measured === length) return factor;
-            if (measured < length && (below === undefined || measured > below.length)) below = {length: measured, factor};
-            if (measured > length && (above === undefined || measured < above.length)) above = {length: measured, factor};
-        }
-        if (below === undefined || above === undefined) return below?.factor ?? above?.factor ?? 1;
-        const share = (length - below.length) / (above.length - below.length);
-        return below.factor + share * (above.factor - below.factor);
-    }
-
-    /** Whether `length` has minSamples steady steps at `key`. */
-    public measured(key: string, length: number): boolean {
-        return (this.loads.get(key)?.lengths.get(length)?.count ?? 0) >= minSamples;
+    public correct(key: string, choice: DraftLengthChoice): number[] {
+        const withRatios = choice.rates.map((_rate, length) => {
+            const ratio = this.timeRatio(key, length);
+            // The model leaves costs out, never adds them: a measurement only ever lowers its rate (and a
+            // noisy pair that would raise it is not believed).
+            return ratio === undefined
+                ? undefined
+                : Math.min(choice.rates[length], choice.yields[length] / (choice.times[0] * ratio + choice.resumeTimes[length]));
+        });
+        return choice.rates.map((rate, length) => {
+            const measured = withRatios[length];
+            if (measured !== undefined) return measured;
+            let nearest: number | undefined;
+            for (let other = 1; other < withRatios.length; other++)
+                if (withRatios[other] !== undefined && (nearest === undefined || Math.abs(other - length) < Math.abs(nearest - length)))
+                    nearest = other;
+            return nearest === undefined ? rate : (rate * withRatios[nearest]!) / choice.rates[nearest];
+        });
     }
 
     /**
-     * The length to run the next step at instead of `chosen`, when a try is due: one of `candidates`
-     * not measured at this load yet, or whose corrected rate (`rate`) is at least exploreWithin of the
-     * chosen one's (any of them after maxExploreInterval steps), the one measured longest ago first;
-     * it runs for exploreSteps steps.
-     * Undefined: run `chosen`. Turning drafting on or off starts the intervals again.
+     * The length to run the next step at instead of `chosen`, when a try is due: `candidate` (0 while
+     * drafting, a draft length while not), unless drafting is measured against no draft here and
+     * `candidate`'s rate (`rate`) is below exploreWithin of the chosen one's (any after
+     * maxExploreInterval steps); it runs for
+     * trySteps steps, after which the chosen length runs again. Undefined: run `chosen`. Turning
+     * drafting on or off starts the intervals again.
      */
-    public explore(key: string, chosen: number, candidates: readonly number[], rate: (length: number) => number): number | undefined {
-        // Without measurements a try would tell nothing.
-        if (!this.measure) return undefined;
-        const rates = this.ratesFor(key);
-        if (rates.exploring !== undefined) return rates.exploring.length;
-        if (rates.drafting !== chosen > 0) {
-            rates.drafting = chosen > 0;
-            rates.interval = baseExploreInterval;
-            rates.lastExplored = rates.steps;
+    public explore(key: string, chosen: number, candidate: number | undefined, rate: (length: number) => number): number | undefined {
+        const load = this.loadFor(key);
+        if (load.trial?.phase === "try") return load.trial.to;
+        if (load.drafting !== chosen > 0) {
+            load.drafting = chosen > 0;
+            load.interval = baseExploreInterval;
+            load.lastExplored = load.steps;
         }
-        const since = rates.steps - rates.lastExplored;
-        if (since < rates.interval) return undefined;
-        const reach = since >= maxExploreInterval ? 0 : exploreWithin * rate(chosen);
-        let pick: {length: number; at: number} | undefined;
-        for (const length of candidates) {
-            // An unmeasured length's rate rests on its neighbours' correction, which need not hold for
-            // it (drafting costs what not drafting does not): it is tried once whatever its rate.
-            if (length === chosen || (this.measured(key, length) && !(rate(length) >= reach))) continue;
-            const at = rates.lengths.get(length)?.at ?? -Infinity;
-            if (pick === undefined || at < pick.at) pick = {length, at};
-        }
-        if (pick === undefined) return undefined;
-        rates.lastExplored = rates.steps;
-        rates.interval = Math.min(maxExploreInterval, 2 * rates.interval);
-        rates.exploring = {length: pick.length, remaining: exploreSteps};
-        return pick.length;
+        const since = load.steps - load.lastExplored;
+        const recent = load.recent;
+        if (since < load.interval || candidate === undefined || candidate === chosen || chosen > 0 === candidate > 0) return undefined;
+        // Untimed, a try of no draft would tell nothing; one of a draft still measures acceptance.
+        if (!this.measure && candidate === 0) return undefined;
+        // A try is timed against the chosen length's steps just before it.
+        if (this.measure && (recent === undefined || recent.length !== chosen || recent.times.length < pairSteps)) return undefined;
+        // Measured: the drafted length's time against no draft, or while not drafting, any draft length's.
+        const measured = chosen > 0 ? this.timeRatio(key, chosen) !== undefined : load.ratios.size > 0;
+        if (measured && since < maxExploreInterval && !(rate(candidate) >= exploreWithin * rate(chosen))) return undefined;
+        load.lastExplored = load.steps;
+        load.interval = Math.min(maxExploreInterval, 2 * load.interval);
+        load.trial = {
+            from: chosen,
+            to: candidate,
+            firstStep: load.steps + 1,
+            before: recent === undefined ? Number.NaN : mean(recent.times),
+            tried: [],
+            after: [],
+            phase: "try",
+            remaining: trySteps
+        };
+        return candidate;
     }
 
     private close(now: number): void {
         const step = this.open;
         this.open = undefined;
-        if (!this.measure || step === undefined || !step.steady || !(step.predicted > 0) || !Number.isFinite(step.predicted)) return;
-        const milliseconds = now - step.start;
-        if (!(milliseconds > 0) || step.tokens <= 0) return;
-        const rates = this.ratesFor(step.key);
-        let sums = rates.lengths.get(step.length);
-        if (sums === undefined) rates.lengths.set(step.length, (sums = {tokens: 0, milliseconds: 0, predicted: 0, weight: 0, count: 0, at: 0}));
-        // A step far slower than its length's usual was held up by something else (another process, an idle client).
-        if (sums.count >= minSamples && milliseconds > outlierFactor * (sums.milliseconds / sums.weight)) return;
-        sums.tokens = sums.tokens * decay + step.tokens;
-        sums.milliseconds = sums.milliseconds * decay + milliseconds;
-        sums.predicted = sums.predicted * decay + step.predicted;
-        sums.weight = sums.weight * decay + 1;
-        sums.count++;
-        sums.at = rates.steps;
+        if (!this.measure || step === undefined || !step.steady) return;
+        // Where only some generations stepped (a draft held others back to the next step), the time to
+        // step them all is the longer: the step's time over the share of the expected tokens it produced.
+        const milliseconds = ((now - step.start) * step.expected) / step.stepped;
+        if (!(milliseconds > 0) || !Number.isFinite(milliseconds)) return;
+        const load = this.loadFor(step.key);
+        if (load.recent?.length !== step.length) load.recent = {length: step.length, times: []};
+        load.recent.times.push(milliseconds);
+        if (load.recent.times.length > pairSteps) load.recent.times.shift();
+        const trial = load.trial;
+        // A step begun before the try is the chosen length's last before it.
+        if (trial === undefined || step.index < trial.firstStep) return;
+        // The try's last step ends after the try has handed the next step back to `from`.
+        if (step.length === trial.to) trial.tried.push(milliseconds);
+        else if (trial.phase === "after" && step.length === trial.from) {
+            trial.after.push(milliseconds);
+            if (trial.after.length >= pairSteps) this.finish(load, trial);
+        } else load.trial = undefined;
     }
 
-    private ratesFor(key: string): LoadRates {
-        let rates = this.loads.get(key);
-        if (rates === undefined) {
-            if (this.loads.size >= maxKeys) this.loads.delete(this.loads.keys().next().value!);
-            this.loads.set(key, (rates = {lengths: new Map(), steps: 0, lastExplored: 0, interval: baseExploreInterval, drafting: undefined}));
-        }
-        return rates;
+    /** A try and the steps around it are timed: its ratio to them joins the pair's estimate. */
+    private finish(load: LoadTimes, trial: Trial): void {
+        load.trial = undefined;
+        if (trial.tried.length === 0) return;
+        const ratio = mean(trial.tried) / ((trial.before + mean(trial.after)) / 2);
+        // The ratio of a drafted step to one without a draft, whichever ran as the try.
+        const length = trial.to > 0 ? trial.to : trial.from;
+        const logRatio = trial.to > 0 ? Math.log(ratio) : -Math.log(ratio);
+        if (!Number.isFinite(logRatio)) return;
+        const estimate = load.ratios.get(length) ?? {logSum: 0, weight: 0};
+        estimate.logSum = estimate.logSum * ratioDecay + logRatio;
+        estimate.weight = estimate.weight * ratioDecay + 1;
+        load.ratios.set(length, estimate);
     }
+
+    private loadFor(key: string): LoadTimes {
+        let load = this.loads.get(key);
+        if (load === undefined) {
+            if (this.loads.size >= maxKeys) this.loads.delete(this.loads.keys().next().value!);
+            this.loads.set(
+                key,
+                (load = {ratios: new Map(), steps: 0, lastExplored: 0, interval: baseExploreInterval, drafting: undefined})
+            );
+        }
+        return load;
+    }
+}
+
+function mean(values: readonly number[]): number {
+    return values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
 interface OpenStep {
     readonly key: string;
     readonly length: number;
-    readonly predicted: number;
     readonly start: number;
-    tokens: number;
     steady: boolean;
+    /** Its number among the steps begun at its load. */
+    readonly index: number;
+    /** The tokens expected of a step of every live generation at its length, and of the generations that did step. */
+    readonly expected: number;
+    stepped: number;
 }
 
-/** Decayed sums of a length's steady steps at one load: emitted tokens, wall milliseconds, predicted rates, and their count. */
-interface LengthSums {
-    tokens: number;
-    milliseconds: number;
-    predicted: number;
-    weight: number;
-    /** Steps counted, without decay. */
-    count: number;
-    /** The load's step count at the last sample. */
-    at: number;
+/** A try of length `to` amid steps of `from`: the mean time of `from`'s steps before it, its own steps' times, and those of `from` after it. */
+interface Trial {
+    readonly from: number;
+    readonly to: number;
+    /** The number of the try's first step. */
+    readonly firstStep: number;
+    readonly before: number;
+    readonly tried: number[];
+    readonly after: number[];
+    phase: "try" | "after";
+    remaining: number;
 }
 
-interface LoadRates {
-    readonly lengths: Map<number, LengthSums>;
+interface LoadTimes {
+    /** log q(k) by draft length k: decayed sums of the pairs' log ratios, and their weight. */
+    readonly ratios: Map<number, {logSum: number; weight: number}>;
+    /** The last steady steps' times, all of one length. */
+    recent?: {readonly length: number; readonly times: number[]};
+    trial?: Trial;
     /** Shared steps begun at this load. */
     steps: number;
     lastExplored: number;
     interval: number;
     /** Whether the chosen length drafted, at the last explore(). */
     drafting: boolean | undefined;
-    exploring?: {readonly length: number; remaining: number};
 }
 
-/** Steady steps of a length before its measured rate corrects the model's. */
-const minSamples = 3;
-/** Each new sample weighs earlier ones by this (memory ≈ 32 steps), so a change of content or load is followed. */
-const decay = 1 - 1 / 32;
-/** A step this many times slower than its length's mean is not counted. */
-const outlierFactor = 8;
-/** Steps a try of another length runs (the first, after the change, is not measured). */
-const exploreSteps = 4;
+/** Steady steps of the chosen length timed before and after a try. */
+const pairSteps = 4;
+/** Steps a try runs (the first, after the change, is not timed). */
+const trySteps = 5;
+/** Each new pair weighs the earlier ones of its length by this. */
+const ratioDecay = 0.75;
 /** Steps between tries, doubling after each up to maxExploreInterval. */
-const baseExploreInterval = 32;
-const maxExploreInterval = 512;
-/** A length is tried when its corrected rate is at least this share of the chosen length's. */
+const baseExploreInterval = 8;
+const maxExploreInterval = 384;
+/** A measured pair is tried again when the candidate's rate is at least this share of the chosen length's. */
 const exploreWithin = 0.85;
 /** Loads remembered (live generations by powers of two, times tokens per position). */
 const maxKeys = 64;

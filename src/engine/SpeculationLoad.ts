@@ -7,9 +7,8 @@ import {StepCostCurve} from "./StepCostCurve.js";
 export class LoadShare {
     public tokens = 1;
     public expectedYield = 1;
-    /** Its acceptance estimate per draft position, and that estimate's upper confidence bound (AdaptiveDraftLength). */
+    /** Its acceptance estimate per draft position (AdaptiveDraftLength). */
     public alpha = 0.5;
-    public optimisticAlpha = 0.5;
     /** Tokens its drafter must read before it drafts again, when it did not draft the step before (else 0). */
     public lag = 0;
 
@@ -34,9 +33,8 @@ export class SpeculationLoad {
     private readonly keyed = new Map<string, {accepted: number; rejected: number}>();
     private readonly shares = new Set<LoadShare>();
     private readonly spread = new AcceptanceSpread();
-    private skippedSinceProbe = 0;
-    private probeInterval = baseProbeInterval;
     private lastChoice: {readonly step: string | undefined; readonly choice: SharedDraftChoice} | undefined;
+    private settledChoice: SharedDraftChoice | undefined;
     private bootstrapChoices = 0;
     /** The last shared target step whose cost was recorded (firstReport). */
     private reportedStep = -Infinity;
@@ -74,7 +72,6 @@ export class SpeculationLoad {
         adaptive: number;
         adaptiveTokens: number;
         adaptiveAlphas: number[];
-        adaptiveOptimisticAlphas: number[];
         adaptiveLag: number;
     } {
         let tokens = 0;
@@ -83,7 +80,6 @@ export class SpeculationLoad {
         let adaptiveTokens = 0;
         let adaptiveLag = 0;
         const adaptiveAlphas: number[] = [];
-        const adaptiveOptimisticAlphas: number[] = [];
         for (const other of this.shares)
             if (other === share) continue;
             else if (other.adaptive) {
@@ -91,12 +87,11 @@ export class SpeculationLoad {
                 adaptiveTokens += other.tokens;
                 adaptiveLag += other.lag;
                 adaptiveAlphas.push(other.alpha);
-                adaptiveOptimisticAlphas.push(other.optimisticAlpha);
             } else {
                 tokens += other.tokens;
                 expectedYield += other.expectedYield;
             }
-        return {tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveOptimisticAlphas, adaptiveLag};
+        return {tokens, expectedYield, adaptive, adaptiveTokens, adaptiveAlphas, adaptiveLag};
     }
 
     /**
@@ -112,6 +107,7 @@ export class SpeculationLoad {
         if (step !== undefined && this.lastChoice?.step === step) return this.lastChoice.choice;
         const choice = choose();
         this.lastChoice = {step, choice};
+        if (!choice.probe) this.settledChoice = choice;
         return choice;
     }
 
@@ -132,9 +128,9 @@ export class SpeculationLoad {
         return !done;
     }
 
-    /** The last shared choice (undefined before any): where hysteresis starts from. */
+    /** The last shared choice that was not a try of another length (undefined before any): where hysteresis starts from. */
     public get previousChoice(): SharedDraftChoice | undefined {
-        return this.lastChoice?.choice;
+        return this.settledChoice;
     }
 
     public get liveGenerations(): number {
@@ -180,25 +176,6 @@ export class SpeculationLoad {
         return (this.overall.accepted + 1) / (this.overall.accepted + this.overall.rejected + 2);
     }
 
-    /**
-     * A generation's chooser found no draft worth its cost. True: draft one token anyway (a probe), so
-     * acceptance stays measured. Probes come once every `probeInterval` skipped steps of all the
-     * generations together, the interval doubling after each probe up to maxProbeInterval (at most
-     * one extra target token per that many skipped ones while speculation stays off) and back to
-     * baseProbeInterval once a chooser drafts again.
-     */
-    public skipOrProbe(): boolean {
-        if (++this.skippedSinceProbe < this.probeInterval) return false;
-        this.skippedSinceProbe = 0;
-        this.probeInterval = Math.min(maxProbeInterval, 2 * this.probeInterval);
-        return true;
-    }
-
-    /** A chooser found a draft worth its cost: probes start again from the first interval when it stops. */
-    public speculated(): void {
-        this.probeInterval = baseProbeInterval;
-    }
-
     public recordDraft(milliseconds: number, positions: number): void {
         if (positions > 0) this.draftMilliseconds.add(milliseconds / positions);
     }
@@ -241,7 +218,7 @@ export class SpeculationLoad {
     }
 }
 
-/** A draft length chosen for a step: skipped (none paid), or a probe (one token drafted although none paid). */
+/** A draft length chosen for a step: skipped (none paid), or a probe (a try of a length other than the one that paid, to measure it). */
 export interface SharedDraftChoice {
     readonly length: number;
     readonly skipped: boolean;
@@ -254,9 +231,6 @@ export interface SharedDraftChoice {
 export const settledSamples = 3;
 /** Bootstrap steps after which a curve of two sizes measured in any way is used (a batch whose shape never holds still). */
 const maxBootstrapSteps = 64;
-
-const baseProbeInterval = 8;
-const maxProbeInterval = 64;
 
 /** Acceptance observations kept at full weight before the counts are halved. */
 const acceptanceMemory = 4096;

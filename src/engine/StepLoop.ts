@@ -175,7 +175,6 @@ export class StepLoop {
         this.setup.adaptive?.observe({
             proposed: outcome.drafted,
             accepted: outcome.accepted,
-            emitted: outcome.chunk.tokens.length,
             draftMilliseconds: this.setup.telemetry.time.draft - draftBefore,
             stepMilliseconds: performance.now() - stepStart,
             callerMilliseconds: this.previousStepEnd !== undefined ? stepStart - this.previousStepEnd : 0

@@ -141,7 +141,7 @@ export class ServeMetrics {
         );
         this.probeSteps = counter(
             "spec_decode_num_probe_steps_total",
-            "Decoding steps on which --gamma auto drafted one token although no draft was predicted to pay, to keep acceptance measured.",
+            "Decoding steps --gamma auto ran at a draft length it did not choose (tries that time another length and keep acceptance measured).",
             ["model_name"]
         );
         // Per drafter (a chain's members apart): how often it was asked, proposed, and what was accepted.

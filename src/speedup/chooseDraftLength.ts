@@ -40,6 +40,11 @@ export interface DraftLengthChoice {
     readonly rate: number;
     /** The predicted rate of every length 0..maxLength. */
     readonly rates: readonly number[];
+    /** The batch's expected tokens from the step at every length 0..maxLength. */
+    readonly yields: readonly number[];
+    /** The predicted time of the step at every length, and the part of it that is resuming (resumeTimePerToken's). */
+    readonly times: readonly number[];
+    readonly resumeTimes: readonly number[];
 }
 
 /**
@@ -69,6 +74,9 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
     const overhead = input.overheadTime ?? 0;
     const resume = input.resumeTimePerToken ?? 0;
     const rates: number[] = [];
+    const yieldsByLength: number[] = [];
+    const times: number[] = [];
+    const resumeTimes: number[] = [];
     let best = {length: 0, rate: -Infinity};
     // A measured curve may dip between noisy sizes; more tokens never make a step cheaper.
     let step = 0;
@@ -78,10 +86,14 @@ export function chooseDraftLength(input: DraftLengthChoiceInput): DraftLengthCho
             (sum, mirror) => sum + expectedTokensPerStep(mirror, length),
             expectedTokensPerStep(alpha, length)
         );
-        const time = length * draftTime + step + overhead + (length > 0 ? resume * (otherYield + yields) : 0);
+        const resumeTime = length > 0 ? resume * (otherYield + yields) : 0;
+        const time = length * draftTime + step + overhead + resumeTime;
         const rate = (otherYield + yields) / Math.max(time, Number.MIN_VALUE);
         rates.push(rate);
+        yieldsByLength.push(otherYield + yields);
+        times.push(time);
+        resumeTimes.push(resumeTime);
         if (rate > best.rate * (1 + 1e-9)) best = {length, rate};
     }
-    return {...best, rates};
+    return {...best, rates, yields: yieldsByLength, times, resumeTimes};
 }
