@@ -110,13 +110,13 @@ describe("MeasuredRates", () => {
         expect(starts).toEqual([8, 24, 56, 120]);
         const slow = new MeasuredRates(true, clock.read);
         const lengths = run(slow, clock, key, {
-            count: 400,
+            count: 2100,
             chosen: 0,
             candidate: 2,
             milliseconds: (length) => (length === 2 ? 4 : 1),
             rate: (length) => (length === 2 && slow.timeRatio(key, 2) !== undefined ? 0.5 : 1)
         });
-        expect(lengths.flatMap((length, step) => (length === 2 && lengths[step - 1] === 0 ? [step] : []))).toEqual([8, 392]);
+        expect(lengths.flatMap((length, step) => (length === 2 && lengths[step - 1] === 0 ? [step] : []))).toEqual([8, 2056]);
     });
 
     it("rates a measured length by its measured time, an unmeasured one as its nearest measured neighbour was off", () => {

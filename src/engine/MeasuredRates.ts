@@ -242,7 +242,7 @@ const trySteps = 5;
 const ratioDecay = 0.75;
 /** Steps between tries, doubling after each up to maxExploreInterval. */
 const baseExploreInterval = 8;
-const maxExploreInterval = 384;
+const maxExploreInterval = 2048;
 /** A measured pair is tried again when the candidate's rate is at least this share of the chosen length's. */
 const exploreWithin = 0.85;
 /** Loads remembered (live generations by powers of two, times tokens per position). */
