@@ -35,7 +35,7 @@ import {parseArgs} from "node:util";
 import type {BatchStatistics} from "../src/backend/ModelBackend.js";
 import {AdaptiveDraftLength} from "../src/engine/AdaptiveDraftLength.js";
 import {parseGammaSpec, type GammaSetting} from "../src/engine/gammaSpec.js";
-import {MeasuredRates} from "../src/engine/MeasuredRates.js";
+import {MeasuredStepTimes} from "../src/engine/MeasuredStepTimes.js";
 import {SpeculationLoad} from "../src/engine/SpeculationLoad.js";
 import {Random} from "../src/random/Random.js";
 import {type CostPoint, StepCostModel} from "./gammaAutoCostModel.js";
@@ -112,7 +112,7 @@ export function replayArm(
     let counting = false;
     // The simulated time: what the load's measured rates read as their clock.
     let now = 0;
-    const load = new SpeculationLoad(undefined, new MeasuredRates(true, () => now));
+    const load = new SpeculationLoad(undefined, new MeasuredStepTimes(true, () => now));
     const counters = {steps: 0, tokens: 0};
     const statistics = (): BatchStatistics => ({
         steps: counters.steps,

@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {AdaptiveDraftLength} from "./AdaptiveDraftLength.js";
-import {MeasuredRates} from "./MeasuredRates.js";
+import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
 import {SpeculationLoad} from "./SpeculationLoad.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
@@ -131,7 +131,7 @@ describe("AdaptiveDraftLength", () => {
 
     it("does not let one dear step of a drafted size, right after a change of shape, stop speculation for good", () => {
         // Step times are the test's, not the clock's: the load times no steps of its own.
-        const load = new SpeculationLoad(undefined, new MeasuredRates(false));
+        const load = new SpeculationLoad(undefined, new MeasuredStepTimes(false));
         const auto = new AdaptiveDraftLength(load, options);
         // Steady 1-token steps cost 1; the first 5-token step pays a 20 ms rebuild, later ones 1.5.
         let previous = 0;

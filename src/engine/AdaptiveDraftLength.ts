@@ -1,7 +1,7 @@
 import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js";
 import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
-import {MeasuredRates} from "./MeasuredRates.js";
+import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
 import {type LoadShare, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
 
 export interface AdaptiveDraftLengthOptions {
@@ -47,13 +47,13 @@ export interface AdaptiveStepOutcome {
  *    yield of those of fixed length, and the auto ones, which draft the same length (their drafts
  *    share the batched draft calls, so drafting costs the batch once, and the step keeps one shape);
  *  - what a step of each length was measured to take at the current load, against one without a
- *    draft (MeasuredRates): the wall time between shared steps holds every cost the model leaves
+ *    draft (MeasuredStepTimes): the wall time between shared steps holds every cost the model leaves
  *    out (the server's own work per stream, a draft holding a batched step back), so it lowers the
  *    predicted rate of a length measured dearer than predicted (never raises it).
  * The first auto generation to choose for a shared target step chooses for all of them
  * (SpeculationLoad.sharedChoice). A length stays unless another is rated 1% faster, and speculation
  * is turned on only for a draft rated 5% faster than none (turning it on costs the drafters'
- * catch-up). Now and then a few steps try another length (MeasuredRates.explore): no draft while
+ * catch-up). Now and then a few steps try another length (MeasuredStepTimes.explore): no draft while
  * drafting, which times drafting against it; a draft while not, which also keeps α measured, so
  * speculation resumes when acceptance or load changes — but only where some draft would pay at
  * perfect acceptance, and at the longest interval where drafting is measured clearly slower. The
@@ -153,7 +153,7 @@ export class AdaptiveDraftLength {
 
     public observe(outcome: AdaptiveStepOutcome): void {
         const {proposed, accepted} = outcome;
-        this.load.rates.stepped(expectedTokensPerStep(this.alpha, proposed));
+        this.load.stepTimes.stepped(expectedTokensPerStep(this.alpha, proposed));
         if (proposed > 0) {
             const rejected = accepted < proposed ? 1 : 0;
             this.accepted = this.accepted * memoryDecay + accepted;
@@ -236,9 +236,9 @@ export class AdaptiveDraftLength {
     /**
      * The length for every auto generation of the next step (SpeculationLoad.sharedChoice): the one
      * that maximises the batch's predicted rate at each generation's acceptance estimate, with what
-     * each length was measured to take at this load (MeasuredRates.correct), the previous length
+     * each length was measured to take at this load (MeasuredStepTimes.correct), the previous length
      * kept unless another is clearly faster (choose); now and then a try of another length
-     * (MeasuredRates.explore, flagged as a probe).
+     * (MeasuredStepTimes.explore, flagged as a probe).
      */
     private chooseForStep(limit: number): SharedDraftChoice {
         const {maxLength, tokensPerPosition} = this.options;
@@ -268,15 +268,15 @@ export class AdaptiveDraftLength {
         };
         const best = chooseDraftLength({...input, alpha: this.alpha, mirrorAlphas: others.adaptiveAlphas});
         // The model's rates, with what a step of each length was measured to cost at this load.
-        const rates = this.load.rates;
-        const key = MeasuredRates.key(this.load.liveGenerations, tokensPerPosition);
-        const corrected = rates.correct(key, best);
+        const stepTimes = this.load.stepTimes;
+        const key = MeasuredStepTimes.key(this.load.liveGenerations, tokensPerPosition);
+        const corrected = stepTimes.correct(key, best);
         const chosen = this.choose(corrected, others.adaptiveAlphas, others.expectedYield);
         let choice: SharedDraftChoice = {length: chosen, skipped: chosen === 0, probe: false, resumeTokens};
-        const candidate = this.tryCandidate(chosen, input, others.adaptiveAlphas);
-        const tried = rates.explore(key, chosen, candidate, (length) => corrected[length]);
+        const candidate = (): number | undefined => this.tryCandidate(chosen, input, others.adaptiveAlphas);
+        const tried = stepTimes.explore(key, chosen, candidate, (length) => corrected[length]);
         if (tried !== undefined) choice = {length: tried, skipped: false, probe: true, resumeTokens};
-        rates.begin(key, choice.length, best.yields[choice.length]);
+        stepTimes.begin(key, choice.length, best.yields[choice.length]);
         return choice;
     }
 
@@ -301,7 +301,7 @@ export class AdaptiveDraftLength {
     }
 
     /**
-     * What to try now and then beside `chosen` (MeasuredRates.explore): none while drafting (to time
+     * What to try now and then beside `chosen` (MeasuredStepTimes.explore): none while drafting (to time
      * drafting against it); while not, the best draft at perfect acceptance — if any would pay there
      * (otherwise acceptance cannot change the choice, and a try would only cost).
      */

@@ -1,5 +1,5 @@
 import {AcceptanceSpread} from "./AcceptanceSpread.js";
-import {MeasuredRates} from "./MeasuredRates.js";
+import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
 import {RecentMedian} from "./RecentMedian.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 
@@ -19,8 +19,10 @@ export class LoadShare {
 /**
  * What the generations on one target share for choosing draft lengths (`draftLength: "auto"`): the
  * measured cost of a target step by its total tokens, the cost of drafting one position and of a
- * drafter catching up on one token it missed, the time a step spends outside both, a running acceptance estimate that is every new generation's prior, and
- * each live generation's share of the next step (the batch composition, under continuous batching).
+ * drafter catching up on one token it missed, the time a step spends outside both, what a step of
+ * each draft length was measured to take against one without a draft (MeasuredStepTimes), a running
+ * acceptance estimate that is every new generation's prior, and each live generation's share of the
+ * next step (the batch composition, under continuous batching).
  * One instance per server; a generation without one gets its own.
  */
 export class SpeculationLoad {
@@ -40,25 +42,25 @@ export class SpeculationLoad {
     private reportedStep = -Infinity;
 
     /**
-     * `stepCost`: the curve to learn into (a preset one, in tests); `rates`: what each length delivers
-     * beside the model's prediction (one that does not measure, in tests whose costs are preset).
+     * `stepCost`: the curve to learn into (a preset one, in tests); `stepTimes`: what a step of each
+     * length takes against one without a draft (one that times nothing, in tests whose costs are preset).
      */
     public constructor(
         public readonly stepCost = new StepCostCurve(),
-        public readonly rates = new MeasuredRates()
+        public readonly stepTimes = new MeasuredStepTimes()
     ) {}
 
     /** A share of the next step for a generation that starts; leave() when it ends. */
     public join(adaptive = false): LoadShare {
         const share = new LoadShare(adaptive);
         this.shares.add(share);
-        this.rates.disturb();
+        this.stepTimes.disturb();
         return share;
     }
 
     public leave(share: LoadShare): void {
         this.shares.delete(share);
-        this.rates.disturb();
+        this.stepTimes.disturb();
     }
 
     /**

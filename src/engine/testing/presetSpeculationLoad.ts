@@ -1,4 +1,4 @@
-import {MeasuredRates} from "../MeasuredRates.js";
+import {MeasuredStepTimes} from "../MeasuredStepTimes.js";
 import {settledSamples, SpeculationLoad} from "../SpeculationLoad.js";
 import {StepCostCurve} from "../StepCostCurve.js";
 
@@ -23,17 +23,18 @@ class PresetCostCurve extends StepCostCurve {
 /**
  * A SpeculationLoad whose costs are preset, not measured: a target step of n tokens costs
  * 1 + slope·(n − 1), drafting and overhead nothing. Draft lengths chosen on it depend on acceptance
- * alone (the measured rates do not correct them), so tests of `draftLength: "auto"` are independent of the machine's timing. Acceptance is
- * still learnt, so the prior moves from generation to generation. `rates`: a measuring one (with a
- * test clock) to test the measured correction on top of the preset model.
+ * alone (no step is timed), so tests of `draftLength: "auto"` are independent of the machine's
+ * timing. Acceptance is still learnt, so the prior moves from generation to generation.
+ * `stepTimes`: one that times steps (on a test clock), to test the measured step times on top of
+ * the preset model.
  */
-export function presetSpeculationLoad(slope: number, rates = new MeasuredRates(false)): SpeculationLoad {
+export function presetSpeculationLoad(slope: number, stepTimes = new MeasuredStepTimes(false)): SpeculationLoad {
     const curve = new PresetCostCurve();
     for (let sample = 0; sample < settledSamples; sample++) {
         curve.record(1, 1);
         curve.record(65, 1 + 64 * slope);
     }
-    const load = new SpeculationLoad(curve.freeze(), rates);
+    const load = new SpeculationLoad(curve.freeze(), stepTimes);
     load.recordDraft = () => undefined;
     load.recordOverhead = () => undefined;
     return load;

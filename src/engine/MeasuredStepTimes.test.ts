@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {AdaptiveDraftLength} from "./AdaptiveDraftLength.js";
-import {MeasuredRates} from "./MeasuredRates.js";
+import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
 import {presetSpeculationLoad} from "./testing/presetSpeculationLoad.js";
 
 /** A clock the test moves. */
@@ -10,12 +10,12 @@ function testClock(): {now: number; read: () => number} {
 }
 
 /**
- * Runs `count` shared steps on `rates`, chosen `chosen` unless a try is due (of `candidate`): a step
+ * Runs `count` shared steps on `stepTimes`, chosen `chosen` unless a try is due (of `candidate`): a step
  * of length k takes `milliseconds(k, step)`; every step's generations all step (their expected
  * tokens `expected`) unless `share` says what share of them did. Returns the lengths run.
  */
 function run(
-    rates: MeasuredRates,
+    stepTimes: MeasuredStepTimes,
     clock: {now: number},
     key: string,
     settings: {
@@ -29,69 +29,69 @@ function run(
 ): number[] {
     const lengths: number[] = [];
     for (let step = 0; step < settings.count; step++) {
-        const length = rates.explore(key, settings.chosen, settings.candidate, settings.rate ?? (() => 1)) ?? settings.chosen;
+        const length = stepTimes.explore(key, settings.chosen, () => settings.candidate, settings.rate ?? (() => 1)) ?? settings.chosen;
         lengths.push(length);
-        rates.begin(key, length, 10);
-        rates.stepped(10 * (settings.share?.(length) ?? 1));
+        stepTimes.begin(key, length, 10);
+        stepTimes.stepped(10 * (settings.share?.(length) ?? 1));
         clock.now += settings.milliseconds(length, step);
     }
     return lengths;
 }
 
-describe("MeasuredRates", () => {
+describe("MeasuredStepTimes", () => {
     it("times a few steps of another length between steps of the chosen one, and takes their ratio", () => {
         const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(16, 1);
-        expect(rates.timeRatio(key, 4)).toBeUndefined();
-        expect(rates.timeRatio(key, 0)).toBe(1);
-        const lengths = run(rates, clock, key, {count: 40, chosen: 0, candidate: 4, milliseconds: (length) => (length === 4 ? 3 : 1)});
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(16, 1);
+        expect(stepTimes.timeRatio(key, 4)).toBeUndefined();
+        expect(stepTimes.timeRatio(key, 0)).toBe(1);
+        const lengths = run(stepTimes, clock, key, {count: 40, chosen: 0, candidate: 4, milliseconds: (length) => (length === 4 ? 3 : 1)});
         // Tried from step 8, five steps; measured once four steady steps of 0 follow.
         expect(lengths.flatMap((length, step) => (length === 4 ? [step] : [])).slice(0, 5)).toEqual([8, 9, 10, 11, 12]);
-        expect(rates.timeRatio(key, 4)).toBeCloseTo(3, 9);
+        expect(stepTimes.timeRatio(key, 4)).toBeCloseTo(3, 9);
         // Trying 0 while drafting 4 measures the same ratio the other way round.
-        const drafting = new MeasuredRates(true, clock.read);
+        const drafting = new MeasuredStepTimes(true, clock.read);
         run(drafting, clock, key, {count: 40, chosen: 4, candidate: 0, milliseconds: (length) => (length === 4 ? 3 : 1)});
         expect(drafting.timeRatio(key, 4)).toBeCloseTo(3, 9);
     });
 
     it("cancels a drift of the step time over a try (contexts growing) with the steps before and after it", () => {
         const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(4, 1);
-        run(rates, clock, key, {
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(4, 1);
+        run(stepTimes, clock, key, {
             count: 40,
             chosen: 0,
             candidate: 2,
             milliseconds: (length, step) => (length === 2 ? 2 : 1) * (1 + step / 20)
         });
-        expect(rates.timeRatio(key, 2)).toBeCloseTo(2, 1);
+        expect(stepTimes.timeRatio(key, 2)).toBeCloseTo(2, 1);
     });
 
     it("counts a step in which only part of the generations stepped as that much slower (a draft held the others back)", () => {
         const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(8, 1);
-        run(rates, clock, key, {
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(8, 1);
+        run(stepTimes, clock, key, {
             count: 40,
             chosen: 0,
             candidate: 3,
             milliseconds: (length) => (length === 3 ? 2 : 1),
             share: (length) => (length === 3 ? 0.5 : 1)
         });
-        expect(rates.timeRatio(key, 3)).toBeCloseTo(4, 9);
+        expect(stepTimes.timeRatio(key, 3)).toBeCloseTo(4, 9);
     });
 
     it("drops a try that a generation joining or leaving interrupts, and measures nothing when told not to", () => {
         const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(2, 1);
-        run(rates, clock, key, {count: 10, chosen: 0, candidate: 2, milliseconds: () => 1});
-        rates.disturb();
-        run(rates, clock, key, {count: 6, chosen: 0, candidate: 2, milliseconds: () => 1});
-        expect(rates.timeRatio(key, 2)).toBeUndefined();
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(2, 1);
+        run(stepTimes, clock, key, {count: 10, chosen: 0, candidate: 2, milliseconds: () => 1});
+        stepTimes.disturb();
+        run(stepTimes, clock, key, {count: 6, chosen: 0, candidate: 2, milliseconds: () => 1});
+        expect(stepTimes.timeRatio(key, 2)).toBeUndefined();
         // Untimed, it still tries drafts (they measure acceptance), never no draft, and measures no ratio.
-        const blind = new MeasuredRates(false, clock.read);
+        const blind = new MeasuredStepTimes(false, clock.read);
         expect(
             run(blind, clock, key, {count: 100, chosen: 0, candidate: 2, milliseconds: () => 1}).filter((length) => length === 2)
         ).toHaveLength(15);
@@ -103,12 +103,12 @@ describe("MeasuredRates", () => {
 
     it("tries again at doubling intervals, and not a length measured clearly slower until maxExploreInterval", () => {
         const clock = testClock();
-        const key = MeasuredRates.key(16, 1);
-        const even = new MeasuredRates(true, clock.read);
+        const key = MeasuredStepTimes.key(16, 1);
+        const even = new MeasuredStepTimes(true, clock.read);
         const tried = run(even, clock, key, {count: 200, chosen: 0, candidate: 2, milliseconds: () => 1});
         const starts = tried.flatMap((length, step) => (length === 2 && tried[step - 1] === 0 ? [step] : []));
         expect(starts).toEqual([8, 24, 56, 120]);
-        const slow = new MeasuredRates(true, clock.read);
+        const slow = new MeasuredStepTimes(true, clock.read);
         const lengths = run(slow, clock, key, {
             count: 2100,
             chosen: 0,
@@ -119,11 +119,11 @@ describe("MeasuredRates", () => {
         expect(lengths.flatMap((length, step) => (length === 2 && lengths[step - 1] === 0 ? [step] : []))).toEqual([8, 2056]);
     });
 
-    it("rates a measured length by its measured time, an unmeasured one as its nearest measured neighbour was off", () => {
+    it("stepTimes a measured length by its measured time, an unmeasured one as its nearest measured neighbour was off", () => {
         const clock = testClock();
-        const rates = new MeasuredRates(true, clock.read);
-        const key = MeasuredRates.key(1, 1);
-        run(rates, clock, key, {count: 40, chosen: 0, candidate: 2, milliseconds: (length) => (length === 2 ? 3 : 1)});
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(1, 1);
+        run(stepTimes, clock, key, {count: 40, chosen: 0, candidate: 2, milliseconds: (length) => (length === 2 ? 3 : 1)});
         const choice = {
             length: 2,
             rate: 1.5,
@@ -132,14 +132,14 @@ describe("MeasuredRates", () => {
             times: [1, 4 / 3, 2, 2.5],
             resumeTimes: [0, 0, 0.5, 0.5]
         };
-        const corrected = rates.correct(key, choice);
+        const corrected = stepTimes.correct(key, choice);
         expect(corrected[0]).toBeCloseTo(1, 9);
         // Length 2: 3 tokens in 3 (its measured time) + 0.5 (catch-up).
         expect(corrected[2]).toBeCloseTo(3 / 3.5, 9);
         // Lengths 1 and 3: their predictions, off as length 2's was.
         expect(corrected[1]).toBeCloseTo((1.5 * (3 / 3.5)) / 1.5, 9);
         expect(corrected[3]).toBeCloseTo((1.4 * (3 / 3.5)) / 1.5, 9);
-        expect(new MeasuredRates(true, clock.read).correct(key, choice)).toEqual(choice.rates);
+        expect(new MeasuredStepTimes(true, clock.read).correct(key, choice)).toEqual(choice.rates);
     });
 });
 
@@ -147,7 +147,7 @@ describe("draftLength auto with measured step times", () => {
     /** Steps of one auto generation where a drafted step really takes `drafted` ms, one without a draft 1 ms. */
     function serve(drafted: number, count: number): number[] {
         const clock = testClock();
-        const load = presetSpeculationLoad(0.1, new MeasuredRates(true, clock.read));
+        const load = presetSpeculationLoad(0.1, new MeasuredStepTimes(true, clock.read));
         const auto = new AdaptiveDraftLength(load, {choose: true, maxLength: 8, initialLength: 4, tokensPerPosition: 1});
         const lengths: number[] = [];
         for (let step = 0; step < count; step++) {

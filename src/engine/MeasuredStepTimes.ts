@@ -15,12 +15,15 @@ import type {DraftLengthChoice} from "../speedup/chooseDraftLength.js";
  * slower is not tried again until maxExploreInterval steps have passed. The choice depends on past
  * steps only, so it leaves every lossless policy lossless.
  */
-export class MeasuredRates {
+export class MeasuredStepTimes {
     private readonly loads = new Map<string, LoadTimes>();
     private open: OpenStep | undefined;
     private previous: {key: string; length: number} | undefined;
 
-    /** `measure`: false times nothing, so no ratio is measured (tests whose costs are preset; tries still come, for acceptance); `clock` in milliseconds. */
+    /**
+     * `measure`: false times nothing, so no ratio is measured (tests whose costs are preset; tries of
+     * a draft still come, for acceptance); `clock` in milliseconds.
+     */
     public constructor(
         private readonly measure = true,
         private readonly clock: () => number = () => performance.now()
@@ -33,9 +36,9 @@ export class MeasuredRates {
 
     /**
      * A shared step starts at `length`, every live generation expected to give `expected` tokens
-     * together: the step before it ends here. Only a step of the same length
-     * and load as the one before it is timed (the first after a change pays a graph rebuild and a
-     * drafter's catch-up, costs of the change that the model charges on its own).
+     * together: the step before it ends here. Only a step of the same length and load as the one
+     * before it is timed (the first after a change pays a graph rebuild and a drafter's catch-up,
+     * costs of the change that the model charges on its own).
      */
     public begin(key: string, length: number, expected: number): void {
         const now = this.clock();
@@ -100,14 +103,19 @@ export class MeasuredRates {
     }
 
     /**
-     * The length to run the next step at instead of `chosen`, when a try is due: `candidate` (0 while
-     * drafting, a draft length while not), unless drafting is measured against no draft here and
-     * `candidate`'s rate (`rate`) is below exploreWithin of the chosen one's (any after
-     * maxExploreInterval steps); it runs for
-     * trySteps steps, after which the chosen length runs again. Undefined: run `chosen`. Turning
-     * drafting on or off starts the intervals again.
+     * The length to run the next step at instead of `chosen`, when a try is due: `candidate()` (0
+     * while drafting, a draft length while not; asked only when a try is due), unless drafting is
+     * measured against no draft here and the candidate's rate (`rate`) is below exploreWithin of the
+     * chosen one's (any after maxExploreInterval steps); it runs for trySteps steps, after which the
+     * chosen length runs again. Undefined: run `chosen`. Turning drafting on or off starts the
+     * intervals again.
      */
-    public explore(key: string, chosen: number, candidate: number | undefined, rate: (length: number) => number): number | undefined {
+    public explore(
+        key: string,
+        chosen: number,
+        candidateFor: () => number | undefined,
+        rate: (length: number) => number
+    ): number | undefined {
         const load = this.loadFor(key);
         if (load.trial?.phase === "try") return load.trial.to;
         if (load.drafting !== chosen > 0) {
@@ -117,7 +125,9 @@ export class MeasuredRates {
         }
         const since = load.steps - load.lastExplored;
         const recent = load.recent;
-        if (since < load.interval || candidate === undefined || candidate === chosen || chosen > 0 === candidate > 0) return undefined;
+        if (since < load.interval) return undefined;
+        const candidate = candidateFor();
+        if (candidate === undefined || candidate === chosen || chosen > 0 === candidate > 0) return undefined;
         // Untimed, a try of no draft would tell nothing; one of a draft still measures acceptance.
         if (!this.measure && candidate === 0) return undefined;
         // A try is timed against the chosen length's steps just before it.
