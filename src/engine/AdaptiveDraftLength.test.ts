@@ -165,6 +165,29 @@ describe("AdaptiveDraftLength", () => {
         expect(Math.min(...recovered.slice(-5))).toBeGreaterThanOrEqual(7);
     });
 
+    it("does not turn speculation back on or off within a few steps of turning it at the same load", () => {
+        const load = presetSpeculationLoad(0.3);
+        const auto = new AdaptiveDraftLength(load, options);
+        expect(Math.min(...run(auto, 30, (length) => length).slice(-5))).toBeGreaterThan(0);
+        // Every draft rejected: speculation turns off...
+        let steps = 0;
+        while (auto.next(4) > 0 && steps++ < 100)
+            auto.observe({proposed: auto.choice.length, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        expect(auto.choice.skipped).toBe(true);
+        auto.observe({proposed: 0, accepted: 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        // ...and stays off for 16 settled choices though every draft is accepted again (tries still draft), then turns back on.
+        const after: Array<{length: number; probe: boolean}> = [];
+        for (let step = 0; step < 40; step++) {
+            const length = auto.next(4);
+            after.push({length, probe: auto.choice.probe});
+            auto.observe({proposed: length, accepted: length, draftMilliseconds: 0, stepMilliseconds: 0});
+        }
+        const settled = after.filter((choice) => !choice.probe);
+        expect(settled.slice(0, 15).every((choice) => choice.length === 0)).toBe(true);
+        expect(after.some((choice) => choice.probe && choice.length > 0)).toBe(true);
+        expect(settled.at(-1)!.length).toBeGreaterThan(0);
+    });
+
     it("stops drafting when the other sequences fill the step, and drafts again when they leave", () => {
         const load = presetSpeculationLoad(0.5);
         const auto = new AdaptiveDraftLength(load, options);
@@ -253,10 +276,10 @@ describe("AdaptiveDraftLength resuming after steps without a draft", () => {
         expect(step(0, 2, 0)).toBe(0);
         expect(step(Infinity, 40, 8)).toBeGreaterThan(0);
         expect(load.catchUpTime).toBeCloseTo(0.2, 12);
-        // After another pause, 1,000 missed tokens would cost 200 ms: not worth it for the last 10 tokens, and nothing to catch up is.
+        // After another pause, nothing to catch up is worth it for the last 10 tokens, and 1,000 missed tokens (200 ms) are not.
         expect(step(0, 2, 0)).toBe(0);
-        expect(auto.next(4, 10, 1000)).toBe(0);
         expect(auto.next(4, 10, 0)).toBeGreaterThan(0);
+        expect(auto.next(4, 10, 1000)).toBe(0);
     });
 });
 

@@ -2,7 +2,7 @@ import type {BatchStatistics, EvaluationSplit} from "../backend/ModelBackend.js"
 import {chooseDraftLength} from "../speedup/chooseDraftLength.js";
 import {expectedTokensPerStep} from "../speedup/speedupModel.js";
 import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
-import {type LoadShare, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
+import {type LoadShare, type SettledRegime, type SharedDraftChoice, settledSamples, type SpeculationLoad} from "./SpeculationLoad.js";
 
 export interface AdaptiveDraftLengthOptions {
     /** Choose the length (`draftLength: "auto"`); false: only report this generation's share and measurements to the load. */
@@ -51,11 +51,13 @@ export interface AdaptiveStepOutcome {
  *    out (the server's own work per stream, a draft holding a batched step back), so it lowers the
  *    predicted rate of a length measured dearer than predicted (never raises it).
  * The first auto generation to choose for a shared target step chooses for all of them
- * (SpeculationLoad.sharedChoice). A length stays unless another is rated 1% faster, and speculation
- * is turned on only for a draft rated 5% faster than none (turning it on costs the drafters'
- * catch-up). Now and then a few steps try another length (MeasuredStepTimes.explore): no draft while
- * drafting, which times drafting against it; a draft while not, which also keeps α measured, so
- * speculation resumes when acceptance or load changes — but only where some draft would pay at
+ * (SpeculationLoad.sharedChoice). At each load (live generations in powers of two) the length last
+ * settled there stays unless another is rated 1% faster; speculation is turned on only for a draft
+ * rated 5% faster than none (10% while only the model, no measured step, says so), and once turned on
+ * or off it is not turned back for minDwell steps at that load. Now and then a few steps try another
+ * length (MeasuredStepTimes.explore): no draft while drafting, which times drafting against it; a
+ * draft while not, which also keeps α measured, so speculation resumes when acceptance or load
+ * changes — but only where some draft would pay at
  * perfect acceptance, and at the longest interval where drafting is measured clearly slower. The
  * choice depends on past steps only, so any lossless policy stays lossless. Until two step sizes
  * have been measured it alternates the initial length with none.
@@ -271,32 +273,49 @@ export class AdaptiveDraftLength {
         const stepTimes = this.load.stepTimes;
         const key = MeasuredStepTimes.key(this.load.liveGenerations, tokensPerPosition);
         const corrected = stepTimes.correct(key, best);
-        const chosen = this.choose(corrected, others.adaptiveAlphas, others.expectedYield);
+        const chosen = this.choose(corrected, others, this.load.settledAt(key), stepTimes.measuredAt(key));
         let choice: SharedDraftChoice = {length: chosen, skipped: chosen === 0, probe: false, resumeTokens};
         const candidate = (): number | undefined => this.tryCandidate(chosen, input, others.adaptiveAlphas);
         const tried = stepTimes.explore(key, chosen, candidate, (length) => corrected[length]);
         if (tried !== undefined) choice = {length: tried, skipped: false, probe: true, resumeTokens};
-        stepTimes.begin(key, choice.length, best.yields[choice.length]);
+        else this.load.settle(key, chosen);
+        stepTimes.begin(key, choice.length, best.yields[choice.length], best.times[0]);
         return choice;
     }
 
     /**
-     * The length of the best rate in `rates`, the last chosen one's kept unless another is clearly
-     * faster (every change of the step's shape costs a rebuild of the target's compute graph), and
-     * speculation turned on only for a clear gain (turning it on costs the drafters' catch-up, and a
-     * draft that holds a batched step back costs more than any estimate shows).
+     * The length of the best rate in `rates`, the length last settled at this load (`previous`) kept
+     * unless another is clearly faster (every change of the step's shape costs a rebuild of the
+     * target's compute graph). Speculation is turned on only for a clear gain — onMargin where a
+     * draft's step time is `measured` at this load, unmeasuredOnMargin where only the model claims
+     * it — as turning it on costs the drafters' catch-up, and a draft that holds a batched step back
+     * or finishes some requests long before others costs more than any estimate shows. Within
+     * minDwell choices of a turn on or off at this load it is not turned back: where drafting and not
+     * drafting are about as fast, noisy estimates would otherwise flip it every few steps and pay
+     * each turn's catch-up and rebuilds.
      */
-    private choose(rates: readonly number[], otherAlphas: readonly number[], otherYield: number): number {
+    private choose(
+        rates: readonly number[],
+        others: {readonly adaptiveAlphas: readonly number[]; readonly expectedYield: number},
+        previous: SettledRegime | undefined,
+        measured: boolean
+    ): number {
         const {maxLength} = this.options;
-        let best = 0;
-        for (let length = 1; length < rates.length; length++) if (rates[length] > rates[best] * (1 + 1e-9)) best = length;
-        const previous = this.load.previousChoice;
-        const previousLength = previous === undefined ? undefined : previous.length;
-        if (previousLength === 0 && best > 0 && rates[best] < rates[0] * (1 + onMargin)) return 0;
-        if (previousLength === undefined || previousLength === 0 || previousLength > maxLength) return best;
+        const previousLength = previous?.length ?? 0;
+        const dwelling = previous !== undefined && previous.turned && previous.choices < minDwell;
+        let best = dwelling && previousLength > 0 ? 1 : 0;
+        for (let length = best + 1; length < rates.length; length++) if (rates[length] > rates[best] * (1 + 1e-9)) best = length;
+        if (previousLength === 0) {
+            const margin = measured ? onMargin : unmeasuredOnMargin;
+            return best > 0 && !dwelling && rates[best] >= rates[0] * (1 + margin) ? best : 0;
+        }
+        if (previousLength > maxLength) return best;
         // The margin is a share of the auto generations' part of the batch's rate (the others' lengths are fixed).
-        const autoYield = [this.alpha, ...otherAlphas].reduce((sum, alpha) => sum + expectedTokensPerStep(alpha, previousLength), 0);
-        const margin = (switchMargin * autoYield) / (autoYield + otherYield);
+        const autoYield = [this.alpha, ...others.adaptiveAlphas].reduce(
+            (sum, alpha) => sum + expectedTokensPerStep(alpha, previousLength),
+            0
+        );
+        const margin = (switchMargin * autoYield) / (autoYield + others.expectedYield);
         return rates[best] <= rates[previousLength] * (1 + margin) ? previousLength : best;
     }
 
@@ -325,5 +344,9 @@ const memoryDecay = 1 - 1 / 32;
 const resumeHorizon = 256;
 /** How much faster (predicted, as a share of the auto generations' part of the batch's rate) another length must be to replace the previous one. */
 const switchMargin = 0.01;
-/** How much faster than no draft a draft must be rated to turn speculation on. */
+/** How much faster than no draft a draft must be rated to turn speculation on, where a draft's step time is measured at the load. */
 const onMargin = 0.05;
+/** The same where only the cost model rates it. */
+const unmeasuredOnMargin = 0.1;
+/** Shared steps at one load after speculation was turned on or off before it may be turned back. */
+const minDwell = 16;

@@ -25,13 +25,15 @@ function run(
         milliseconds: (length: number, step: number) => number;
         rate?: (length: number) => number;
         share?: (length: number) => number;
+        /** The predicted time of a step without a draft at each step (default 1). */
+        baseline?: (step: number) => number;
     }
 ): number[] {
     const lengths: number[] = [];
     for (let step = 0; step < settings.count; step++) {
         const length = stepTimes.explore(key, settings.chosen, () => settings.candidate, settings.rate ?? (() => 1)) ?? settings.chosen;
         lengths.push(length);
-        stepTimes.begin(key, length, 10);
+        stepTimes.begin(key, length, 10, settings.baseline?.(step) ?? 1);
         stepTimes.stepped(10 * (settings.share?.(length) ?? 1));
         clock.now += settings.milliseconds(length, step);
     }
@@ -82,14 +84,44 @@ describe("MeasuredStepTimes", () => {
         expect(stepTimes.timeRatio(key, 3)).toBeCloseTo(4, 9);
     });
 
-    it("drops a try that a generation joining or leaving interrupts, and measures nothing when told not to", () => {
+    it("keeps a try across generations joining or leaving, without the steps around a join; a step at another load drops it", () => {
         const clock = testClock();
         const stepTimes = new MeasuredStepTimes(true, clock.read);
         const key = MeasuredStepTimes.key(2, 1);
-        run(stepTimes, clock, key, {count: 10, chosen: 0, candidate: 2, milliseconds: () => 1});
-        stepTimes.disturb();
-        run(stepTimes, clock, key, {count: 6, chosen: 0, candidate: 2, milliseconds: () => 1});
-        expect(stepTimes.timeRatio(key, 2)).toBeUndefined();
+        const settings = {chosen: 0, candidate: 2, milliseconds: (length: number) => (length === 2 ? 3 : 1)};
+        run(stepTimes, clock, key, {...settings, count: 10});
+        // Two steps into the try: the newcomer's prompt makes the step under way and the next one dear.
+        stepTimes.disturb(true);
+        clock.now += 50;
+        run(stepTimes, clock, key, {...settings, count: 1, milliseconds: () => 50});
+        run(stepTimes, clock, key, {...settings, count: 10});
+        expect(stepTimes.timeRatio(key, 2)).toBeCloseTo(3, 9);
+        const moved = new MeasuredStepTimes(true, clock.read);
+        run(moved, clock, key, {...settings, count: 10});
+        moved.begin(MeasuredStepTimes.key(8, 1), 0, 10);
+        run(moved, clock, key, {...settings, count: 6});
+        expect(moved.timeRatio(key, 2)).toBeUndefined();
+    });
+
+    it("takes each step over its baseline, so generations that finish during a try do not make drafting look cheap", () => {
+        const clock = testClock();
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(32, 1);
+        // From the try's second step on, half the generations have left: every step takes half as long, as the model predicts.
+        const baseline = (step: number): number => (step >= 9 ? 0.5 : 1);
+        run(stepTimes, clock, key, {
+            count: 30,
+            chosen: 0,
+            candidate: 4,
+            baseline,
+            milliseconds: (length, step) => (length === 4 ? 3 : 1) * baseline(step)
+        });
+        expect(stepTimes.timeRatio(key, 4)).toBeCloseTo(3, 9);
+    });
+
+    it("measures nothing when told not to", () => {
+        const clock = testClock();
+        const key = MeasuredStepTimes.key(2, 1);
         // Untimed, it still tries drafts (they measure acceptance), never no draft, and measures no ratio.
         const blind = new MeasuredStepTimes(false, clock.read);
         expect(
@@ -119,7 +151,7 @@ describe("MeasuredStepTimes", () => {
         expect(lengths.flatMap((length, step) => (length === 2 && lengths[step - 1] === 0 ? [step] : []))).toEqual([8, 2056]);
     });
 
-    it("stepTimes a measured length by its measured time, an unmeasured one as its nearest measured neighbour was off", () => {
+    it("rates a measured length by its measured time, an unmeasured one as its nearest measured neighbour was off", () => {
         const clock = testClock();
         const stepTimes = new MeasuredStepTimes(true, clock.read);
         const key = MeasuredStepTimes.key(1, 1);
@@ -139,6 +171,8 @@ describe("MeasuredStepTimes", () => {
         // Lengths 1 and 3: their predictions, off as length 2's was.
         expect(corrected[1]).toBeCloseTo((1.5 * (3 / 3.5)) / 1.5, 9);
         expect(corrected[3]).toBeCloseTo((1.4 * (3 / 3.5)) / 1.5, 9);
+        // A measurement never raises a prediction.
+        expect(stepTimes.correct(key, {...choice, rates: [1, 0.5, 0.5, 0.5]})).toEqual([1, 0.5, 0.5, 0.5]);
         expect(new MeasuredStepTimes(true, clock.read).correct(key, choice)).toEqual(choice.rates);
     });
 });

@@ -10,7 +10,9 @@ import type {DraftLengthChoice} from "../speedup/chooseDraftLength.js";
  *
  * A step's time grows as the generations' contexts do, so a ratio is measured in pairs: a try of a
  * few steps at one length between steady steps of the other (explore), its mean time over the mean of
- * the steps just before and just after it, which cancels a drift over the try. Tries come at
+ * the steps just before and just after it, which cancels a drift over the try; each step's time is
+ * taken over the cost model's time of a step without a draft at its composition, which cancels
+ * generations coming and going (a try that finishes some of them early). Tries come at
  * intervals that double while they confirm the choice; a length whose ratio says it is clearly
  * slower is not tried again until maxExploreInterval steps have passed. The choice depends on past
  * steps only, so it leaves every lossless policy lossless.
@@ -36,18 +38,27 @@ export class MeasuredStepTimes {
 
     /**
      * A shared step starts at `length`, every live generation expected to give `expected` tokens
-     * together: the step before it ends here. Only a step of the same length and load as the one
-     * before it is timed (the first after a change pays a graph rebuild and a drafter's catch-up,
-     * costs of the change that the model charges on its own).
+     * together, a step without a draft at this composition predicted to take `baseline` ms (the cost
+     * model's): the step before it ends here. A step's time is taken over its baseline, so that steps
+     * of a load whose generations come and go stay comparable. Only a step of the same length and load
+     * as the one before it is timed (the first after a change pays a graph rebuild and a drafter's
+     * catch-up, costs of the change that the model charges on its own); a step at another load drops
+     * a try under way at any other.
      */
-    public begin(key: string, length: number, expected: number): void {
+    public begin(key: string, length: number, expected: number, baseline = 1): void {
         const now = this.clock();
         this.close(now);
         const steady = this.previous?.key === key && this.previous.length === length;
+        if (this.previous?.key !== key)
+            for (const [other, load] of this.loads)
+                if (other !== key) {
+                    load.trial = undefined;
+                    load.recent = undefined;
+                }
         this.previous = {key, length};
         const load = this.loadFor(key);
         load.steps++;
-        this.open = {key, length, start: now, steady, index: load.steps, expected, stepped: 0};
+        this.open = {key, length, start: now, steady, index: load.steps, expected, stepped: 0, baseline};
         const trial = load.trial;
         if (trial?.phase === "try" && (trial.to !== length || --trial.remaining <= 0)) trial.phase = "after";
     }
@@ -57,14 +68,19 @@ export class MeasuredStepTimes {
         if (this.open !== undefined) this.open.stepped += tokens;
     }
 
-    /** A generation joined or left: the step under way is not one of a steady load, and a try under way is dropped. */
-    public disturb(): void {
+    /**
+     * A generation joined (`joined`) or left: the step under way is not timed, nor, after a join, the
+     * next (it holds the newcomer's prompt). A try under way goes on: its steps are taken over their
+     * baselines, which follow the number of generations.
+     */
+    public disturb(joined: boolean): void {
         if (this.open !== undefined) this.open.steady = false;
-        this.previous = undefined;
-        for (const load of this.loads.values()) {
-            load.trial = undefined;
-            load.recent = undefined;
-        }
+        if (joined) this.previous = undefined;
+    }
+
+    /** Whether some draft length's step time is measured at `key`. */
+    public measuredAt(key: string): boolean {
+        return (this.loads.get(key)?.ratios.size ?? 0) > 0;
     }
 
     /** The measured time of a step at `length` over one without a draft at `key`; undefined where not measured. */
@@ -79,8 +95,9 @@ export class MeasuredStepTimes {
      * length k measured at `key` runs in q(k) times the predicted time of a step without a draft, plus
      * its predicted catch-up, for the tokens the acceptance estimates expect (never above the
      * prediction); an unmeasured length keeps its prediction, scaled as the measured draft length
-     * nearest it was (so it is assumed to be as far off as that one); where no draft length is
-     * measured, the predictions.
+     * nearest it was (so it is assumed to be as far off as that one: much of a draft's extra time is
+     * the same whatever its length, so a line through q(0) = 1 would overrate long drafts where a step
+     * is memory-bound); where no draft length is measured, the predictions.
      */
     public correct(key: string, choice: DraftLengthChoice): number[] {
         const withRatios = choice.rates.map((_rate, length) => {
@@ -156,7 +173,7 @@ export class MeasuredStepTimes {
         if (!this.measure || step === undefined || !step.steady) return;
         // Where only some generations stepped (a draft held others back to the next step), the time to
         // step them all is the longer: the step's time over the share of the expected tokens it produced.
-        const milliseconds = ((now - step.start) * step.expected) / step.stepped;
+        const milliseconds = ((now - step.start) * step.expected) / step.stepped / step.baseline;
         if (!(milliseconds > 0) || !Number.isFinite(milliseconds)) return;
         const load = this.loadFor(step.key);
         if (load.recent?.length !== step.length) load.recent = {length: step.length, times: []};
@@ -215,6 +232,8 @@ interface OpenStep {
     /** The tokens expected of a step of every live generation at its length, and of the generations that did step. */
     readonly expected: number;
     stepped: number;
+    /** The predicted time of a step without a draft at its composition: its time is measured in these. */
+    readonly baseline: number;
 }
 
 /** A try of length `to` amid steps of `from`: the mean time of `from`'s steps before it, its own steps' times, and those of `from` after it. */

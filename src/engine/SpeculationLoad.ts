@@ -36,7 +36,8 @@ export class SpeculationLoad {
     private readonly shares = new Set<LoadShare>();
     private readonly spread = new AcceptanceSpread();
     private lastChoice: {readonly step: string | undefined; readonly choice: SharedDraftChoice} | undefined;
-    private settledChoice: SharedDraftChoice | undefined;
+    /** The last settled choice (not a try) at each load (MeasuredStepTimes.key), most recently used last; at most maxSettledKeys. */
+    private readonly settled = new Map<string, SettledRegime>();
     private bootstrapChoices = 0;
     /** The last shared target step whose cost was recorded (firstReport). */
     private reportedStep = -Infinity;
@@ -54,13 +55,13 @@ export class SpeculationLoad {
     public join(adaptive = false): LoadShare {
         const share = new LoadShare(adaptive);
         this.shares.add(share);
-        this.stepTimes.disturb();
+        this.stepTimes.disturb(true);
         return share;
     }
 
     public leave(share: LoadShare): void {
         this.shares.delete(share);
-        this.stepTimes.disturb();
+        this.stepTimes.disturb(false);
     }
 
     /**
@@ -109,7 +110,6 @@ export class SpeculationLoad {
         if (step !== undefined && this.lastChoice?.step === step) return this.lastChoice.choice;
         const choice = choose();
         this.lastChoice = {step, choice};
-        if (!choice.probe) this.settledChoice = choice;
         return choice;
     }
 
@@ -130,9 +130,21 @@ export class SpeculationLoad {
         return !done;
     }
 
-    /** The last shared choice that was not a try of another length (undefined before any): where hysteresis starts from. */
-    public get previousChoice(): SharedDraftChoice | undefined {
-        return this.settledChoice;
+    /**
+     * A settled choice (not a try) of `length` at load `key` (MeasuredStepTimes.key): counts how long
+     * its regime (drafting or not) has held there, and whether that regime began with a turn at that load.
+     */
+    public settle(key: string, length: number): void {
+        const last = this.settled.get(key);
+        this.settled.delete(key);
+        if (last === undefined && this.settled.size >= maxSettledKeys) this.settled.delete(this.settled.keys().next().value!);
+        const held = last !== undefined && last.length > 0 === length > 0;
+        this.settled.set(key, {length, choices: held ? last.choices + 1 : 1, turned: held ? last.turned : last !== undefined});
+    }
+
+    /** The last settled choice at load `key`, where hysteresis starts from there; undefined before any. */
+    public settledAt(key: string): SettledRegime | undefined {
+        return this.settled.get(key);
     }
 
     public get liveGenerations(): number {
@@ -229,6 +241,15 @@ export interface SharedDraftChoice {
     readonly resumeTokens?: number;
 }
 
+/** The last settled draft length at a load, the settled choices its regime (drafting or not) has held, and whether it began with a turn there. */
+export interface SettledRegime {
+    readonly length: number;
+    readonly choices: number;
+    readonly turned: boolean;
+}
+
+/** Loads whose last settled choice is remembered (live generations by powers of two, times tokens per position). */
+const maxSettledKeys = 64;
 /** Steady samples of a step size before the bootstrap counts it as measured (their median ignores one outlier). */
 export const settledSamples = 3;
 /** Bootstrap steps after which a curve of two sizes measured in any way is used (a batch whose shape never holds still). */
