@@ -69,13 +69,20 @@ export class MeasuredStepTimes {
     }
 
     /**
-     * A generation joined (`joined`) or left: the step under way is not timed, nor, after a join, the
-     * next (it holds the newcomer's prompt). A try under way goes on: its steps are taken over their
-     * baselines, which follow the number of generations.
+     * A generation joined (`joined`) or left: the step under way is not timed. After a leave a try
+     * under way goes on (its steps are taken over their baselines, which follow the number of
+     * generations); a join drops it, and the next step is not timed either: the newcomer's prompt is
+     * decoded in it, and its drafter reads that prompt at its first draft, costs of the join that
+     * would be booked to whichever length ran then.
      */
     public disturb(joined: boolean): void {
         if (this.open !== undefined) this.open.steady = false;
-        if (joined) this.previous = undefined;
+        if (!joined) return;
+        this.previous = undefined;
+        for (const load of this.loads.values()) {
+            load.trial = undefined;
+            load.recent = undefined;
+        }
     }
 
     /** Whether some draft length's step time is measured at `key`. */
@@ -122,7 +129,7 @@ export class MeasuredStepTimes {
     /**
      * The length to run the next step at instead of `chosen`, when a try is due: `candidate()` (0
      * while drafting, a draft length while not; asked only when a try is due), unless drafting is
-     * measured against no draft here and the candidate's rate (`rate`) is below exploreWithin of the
+     * measured against no draft here in confirmingPairs tries and the candidate's rate (`rate`) is below exploreWithin of the
      * chosen one's (any after maxExploreInterval steps); it runs for trySteps steps, after which the
      * chosen length runs again. Undefined: run `chosen`. Turning drafting on or off starts the
      * intervals again.
@@ -149,9 +156,12 @@ export class MeasuredStepTimes {
         if (!this.measure && candidate === 0) return undefined;
         // A try is timed against the chosen length's steps just before it.
         if (this.measure && (recent === undefined || recent.length !== chosen || recent.times.length < pairSteps)) return undefined;
-        // Measured: the drafted length's time against no draft, or while not drafting, any draft length's.
-        const measured = chosen > 0 ? this.timeRatio(key, chosen) !== undefined : load.ratios.size > 0;
-        if (measured && since < maxExploreInterval && !(rate(candidate) >= exploreWithin * rate(chosen))) return undefined;
+        // Confirmed: the drafted length's time against no draft, or while not drafting, any draft
+        // length's, measured in confirmingPairs tries (one noisy pair must not stop tries for good).
+        const pairs = (length: number): number => load.ratios.get(length)?.pairs ?? 0;
+        const confirmed =
+            chosen > 0 ? pairs(chosen) >= confirmingPairs : [...load.ratios.keys()].some((length) => pairs(length) >= confirmingPairs);
+        if (confirmed && since < maxExploreInterval && !(rate(candidate) >= exploreWithin * rate(chosen))) return undefined;
         load.lastExplored = load.steps;
         load.interval = Math.min(maxExploreInterval, 2 * load.interval);
         load.trial = {
@@ -199,9 +209,10 @@ export class MeasuredStepTimes {
         const length = trial.to > 0 ? trial.to : trial.from;
         const logRatio = trial.to > 0 ? Math.log(ratio) : -Math.log(ratio);
         if (!Number.isFinite(logRatio)) return;
-        const estimate = load.ratios.get(length) ?? {logSum: 0, weight: 0};
+        const estimate = load.ratios.get(length) ?? {logSum: 0, weight: 0, pairs: 0};
         estimate.logSum = estimate.logSum * ratioDecay + logRatio;
         estimate.weight = estimate.weight * ratioDecay + 1;
+        estimate.pairs++;
         load.ratios.set(length, estimate);
     }
 
@@ -250,8 +261,8 @@ interface Trial {
 }
 
 interface LoadTimes {
-    /** log q(k) by draft length k: decayed sums of the pairs' log ratios, and their weight. */
-    readonly ratios: Map<number, {logSum: number; weight: number}>;
+    /** log q(k) by draft length k: decayed sums of the pairs' log ratios, their weight, and how many pairs were measured. */
+    readonly ratios: Map<number, {logSum: number; weight: number; pairs: number}>;
     /** The last steady steps' times, all of one length. */
     recent?: {readonly length: number; readonly times: number[]};
     trial?: Trial;
@@ -272,6 +283,8 @@ const ratioDecay = 0.75;
 /** Steps between tries, doubling after each up to maxExploreInterval. */
 const baseExploreInterval = 8;
 const maxExploreInterval = 2048;
+/** Tries of a length before its ratio can stop further tries (exploreWithin). */
+const confirmingPairs = 2;
 /** A measured pair is tried again when the candidate's rate is at least this share of the chosen length's. */
 const exploreWithin = 0.85;
 /** Loads remembered (live generations by powers of two, times tokens per position). */

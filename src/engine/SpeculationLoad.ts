@@ -142,7 +142,7 @@ export class SpeculationLoad {
         this.settled.set(key, {length, choices: held ? last.choices + 1 : 1, turned: held ? last.turned : last !== undefined});
     }
 
-    /** The last settled choice at load `key`, where hysteresis starts from there; undefined before any. */
+    /** The last settled choice at load `key` (where hysteresis starts); undefined before any. */
     public settledAt(key: string): SettledRegime | undefined {
         return this.settled.get(key);
     }
