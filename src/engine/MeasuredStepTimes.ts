@@ -49,12 +49,7 @@ export class MeasuredStepTimes {
         const now = this.clock();
         this.close(now);
         const steady = this.previous?.key === key && this.previous.length === length;
-        if (this.previous?.key !== key)
-            for (const [other, load] of this.loads)
-                if (other !== key) {
-                    load.trial = undefined;
-                    load.recent = undefined;
-                }
+        if (this.previous?.key !== key) this.dropTries(key);
         this.previous = {key, length};
         const load = this.loadFor(key);
         load.steps++;
@@ -79,10 +74,16 @@ export class MeasuredStepTimes {
         if (this.open !== undefined) this.open.steady = false;
         if (!joined) return;
         this.previous = undefined;
-        for (const load of this.loads.values()) {
-            load.trial = undefined;
-            load.recent = undefined;
-        }
+        this.dropTries();
+    }
+
+    /** Drops the try under way, and the steady steps it would be paired with, at every load but `except`. */
+    private dropTries(except?: string): void {
+        for (const [key, load] of this.loads)
+            if (key !== except) {
+                load.trial = undefined;
+                load.recent = undefined;
+            }
     }
 
     /** Whether some draft length's step time is measured at `key`. */
