@@ -57,10 +57,10 @@ export interface AdaptiveStepOutcome {
  * or off it is not turned back for minDwell steps at that load. Now and then a few steps try another
  * length (MeasuredStepTimes.explore): no draft while drafting, which times drafting against it; a
  * draft while not, which also keeps α measured, so speculation resumes when acceptance or load
- * changes — but only where some draft would pay at
- * perfect acceptance, and at the longest interval where drafting is measured clearly slower. The
- * choice depends on past steps only, so any lossless policy stays lossless. Until two step sizes
- * have been measured it alternates the initial length with none.
+ * changes — but only where some draft would pay at perfect acceptance, and at the longest interval
+ * where drafting is measured clearly slower. The choice depends on past steps only, so any lossless
+ * policy stays lossless. Until two step sizes have been measured it alternates the initial length
+ * with none.
  */
 export class AdaptiveDraftLength {
     private accepted = 0;
