@@ -121,6 +121,9 @@ export class AdaptiveDraftLength {
         this.share.lag = this.drafting ? 0 : lag;
         const length = choose ? this.decide(limit) : Math.min(fixedLength, limit);
         if (!choose) this.lastChoice = {length, skipped: false, probe: false};
+        // Its drafter first reads what it has not seen (a prompt, or what steps without a draft
+        // emitted): work of this generation alone, which would make the step look dearer at its length.
+        if (length > 0 && !this.drafting && lag > 0) this.load.stepTimes.disturb();
         this.share.tokens = 1 + this.options.tokensPerPosition * length;
         this.share.expectedYield = expectedTokensPerStep(this.alpha, length);
         return length;

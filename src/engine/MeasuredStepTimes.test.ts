@@ -1,6 +1,6 @@
 import {describe, expect, it} from "vitest";
 import {AdaptiveDraftLength} from "./AdaptiveDraftLength.js";
-import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
+import {joinUntimedSteps, MeasuredStepTimes} from "./MeasuredStepTimes.js";
 import {presetSpeculationLoad} from "./testing/presetSpeculationLoad.js";
 
 /** A clock the test moves. */
@@ -84,25 +84,42 @@ describe("MeasuredStepTimes", () => {
         expect(stepTimes.timeRatio(key, 3)).toBeCloseTo(4, 9);
     });
 
-    it("keeps a try across a generation leaving, drops it when one joins or a step runs at another load", () => {
+    it("keeps a try across generations leaving and joining (the join's steps untimed) and a short stay at another load", () => {
         const clock = testClock();
         const settings = {chosen: 0, candidate: 2, milliseconds: (length: number) => (length === 2 ? 3 : 1)};
         const key = MeasuredStepTimes.key(2, 1);
         const left = new MeasuredStepTimes(true, clock.read);
         run(left, clock, key, {...settings, count: 10});
         // Two steps into the try a generation leaves: the step under way is not timed, the try goes on.
-        left.disturb(false);
+        left.disturb();
         clock.now += 50;
         run(left, clock, key, {...settings, count: 10});
         expect(left.timeRatio(key, 2)).toBeCloseTo(3, 9);
+        // One joins: the step under way and the next joinUntimedSteps (its prompt, its drafter's read of it) are dear and not timed.
         const joined = new MeasuredStepTimes(true, clock.read);
         run(joined, clock, key, {...settings, count: 10});
-        joined.disturb(true);
-        run(joined, clock, key, {...settings, count: 6});
-        expect(joined.timeRatio(key, 2)).toBeUndefined();
+        joined.disturb(joinUntimedSteps);
+        clock.now += 50;
+        run(joined, clock, key, {...settings, count: joinUntimedSteps, milliseconds: (length) => settings.milliseconds(length) + 50});
+        run(joined, clock, key, {...settings, count: 10});
+        expect(joined.timeRatio(key, 2)).toBeCloseTo(3, 9);
+        // The same steps timed: one join fewer untimed steps and the ratio is off.
+        const counted = new MeasuredStepTimes(true, clock.read);
+        run(counted, clock, key, {...settings, count: 10});
+        counted.disturb(joinUntimedSteps - 1);
+        run(counted, clock, key, {...settings, count: joinUntimedSteps, milliseconds: (length) => settings.milliseconds(length) + 50});
+        run(counted, clock, key, {...settings, count: 10});
+        expect(counted.timeRatio(key, 2)).not.toBeCloseTo(3, 1);
+        // Steps at another load pause it (the first step back is not timed); too many of them drop it.
+        const elsewhere = MeasuredStepTimes.key(8, 1);
+        const paused = new MeasuredStepTimes(true, clock.read);
+        run(paused, clock, key, {...settings, count: 10});
+        run(paused, clock, elsewhere, {...settings, count: 32, milliseconds: () => 7});
+        run(paused, clock, key, {...settings, count: 10});
+        expect(paused.timeRatio(key, 2)).toBeCloseTo(3, 9);
         const moved = new MeasuredStepTimes(true, clock.read);
         run(moved, clock, key, {...settings, count: 10});
-        moved.begin(MeasuredStepTimes.key(8, 1), 0, 10);
+        run(moved, clock, elsewhere, {...settings, count: 33, milliseconds: () => 7});
         run(moved, clock, key, {...settings, count: 6});
         expect(moved.timeRatio(key, 2)).toBeUndefined();
     });

@@ -21,6 +21,10 @@ export class MeasuredStepTimes {
     private readonly loads = new Map<string, LoadTimes>();
     private open: OpenStep | undefined;
     private previous: {key: string; length: number} | undefined;
+    /** Shared steps begun, at every load. */
+    private steps = 0;
+    /** Steps still to begin that are not timed (disturb). */
+    private untimedBegins = 0;
 
     /**
      * `measure`: false times nothing, so no ratio is measured (tests whose costs are preset; tries of
@@ -42,16 +46,21 @@ export class MeasuredStepTimes {
      * model's): the step before it ends here. A step's time is taken over its baseline, so that steps
      * of a load whose generations come and go stay comparable. Only a step of the same length and load
      * as the one before it is timed (the first after a change pays a graph rebuild and a drafter's
-     * catch-up, costs of the change that the model charges on its own); a step at another load drops
-     * a try under way at any other.
+     * catch-up, costs of the change that the model charges on its own). A try at one load pauses
+     * while steps run at others, and is dropped after maxPausedSteps of them.
      */
     public begin(key: string, length: number, expected: number, baseline = 1): void {
         const now = this.clock();
         this.close(now);
-        const steady = this.previous?.key === key && this.previous.length === length;
-        if (this.previous?.key !== key) this.dropTries(key);
+        const steady = this.untimedBegins === 0 && this.previous?.key === key && this.previous.length === length;
+        if (this.untimedBegins > 0) this.untimedBegins--;
         this.previous = {key, length};
         const load = this.loadFor(key);
+        this.steps++;
+        // A try paused while the load was elsewhere goes on, unless so many steps ran meanwhile that
+        // the steps around it are no longer comparable (the contexts grew or were replaced).
+        if (this.steps - load.lastStep - 1 > maxPausedSteps) load.trial = load.recent = undefined;
+        load.lastStep = this.steps;
         load.steps++;
         this.open = {key, length, start: now, steady, index: load.steps, expected, stepped: 0, baseline};
         const trial = load.trial;
@@ -64,26 +73,17 @@ export class MeasuredStepTimes {
     }
 
     /**
-     * A generation joined (`joined`) or left: the step under way is not timed. After a leave a try
-     * under way goes on (its steps are taken over their baselines, which follow the number of
-     * generations); a join drops it, and the next step is not timed either: the newcomer's prompt is
-     * decoded in it, and its drafter reads that prompt at its first draft, costs of the join that
-     * would be booked to whichever length ran then.
+     * Work that is no step's own ran, or will run, beside the shared steps: the step under way is not
+     * timed, and with `steps` neither are that many steps after it. A generation that joins passes
+     * joinUntimedSteps: its prompt is decoded in the step under way or the next, and its drafter reads
+     * that prompt before the step after (or at its first draft, which disturbs that step in turn); one
+     * that leaves, or a drafter catching up on what steps without a draft emitted, passes 0. A try
+     * under way goes on, its disturbed steps left out (each step is taken over its baseline, which
+     * follows the number of generations).
      */
-    public disturb(joined: boolean): void {
+    public disturb(steps = 0): void {
         if (this.open !== undefined) this.open.steady = false;
-        if (!joined) return;
-        this.previous = undefined;
-        this.dropTries();
-    }
-
-    /** Drops the try under way, and the steady steps it would be paired with, at every load but `except`. */
-    private dropTries(except?: string): void {
-        for (const [key, load] of this.loads)
-            if (key !== except) {
-                load.trial = undefined;
-                load.recent = undefined;
-            }
+        this.untimedBegins = Math.max(this.untimedBegins, steps);
     }
 
     /** Whether some draft length's step time is measured at `key`. */
@@ -223,7 +223,14 @@ export class MeasuredStepTimes {
             if (this.loads.size >= maxKeys) this.loads.delete(this.loads.keys().next().value!);
             this.loads.set(
                 key,
-                (load = {ratios: new Map(), steps: 0, lastExplored: 0, interval: baseExploreInterval, drafting: undefined})
+                (load = {
+                    ratios: new Map(),
+                    steps: 0,
+                    lastStep: this.steps,
+                    lastExplored: 0,
+                    interval: baseExploreInterval,
+                    drafting: undefined
+                })
             );
         }
         return load;
@@ -269,12 +276,18 @@ interface LoadTimes {
     trial?: Trial;
     /** Shared steps begun at this load. */
     steps: number;
+    /** The number, among the steps at every load, of its last step. */
+    lastStep: number;
     lastExplored: number;
     interval: number;
     /** Whether the chosen length drafted, at the last explore(). */
     drafting: boolean | undefined;
 }
 
+/** Steps after the one under way that a generation joining leaves untimed: its prompt's decode, then its drafter's read of it. */
+export const joinUntimedSteps = 2;
+/** Steps at other loads after which a load's try, and the steps it would be paired with, are dropped. */
+const maxPausedSteps = 32;
 /** Steady steps of the chosen length timed before and after a try. */
 const pairSteps = 4;
 /** Steps a try runs (the first, after the change, is not timed). */

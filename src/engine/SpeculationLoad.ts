@@ -1,5 +1,5 @@
 import {AcceptanceSpread} from "./AcceptanceSpread.js";
-import {MeasuredStepTimes} from "./MeasuredStepTimes.js";
+import {joinUntimedSteps, MeasuredStepTimes} from "./MeasuredStepTimes.js";
 import {RecentMedian} from "./RecentMedian.js";
 import {StepCostCurve} from "./StepCostCurve.js";
 
@@ -55,13 +55,13 @@ export class SpeculationLoad {
     public join(adaptive = false): LoadShare {
         const share = new LoadShare(adaptive);
         this.shares.add(share);
-        this.stepTimes.disturb(true);
+        this.stepTimes.disturb(joinUntimedSteps);
         return share;
     }
 
     public leave(share: LoadShare): void {
         this.shares.delete(share);
-        this.stepTimes.disturb(false);
+        this.stepTimes.disturb();
     }
 
     /**
