@@ -165,6 +165,22 @@ describe("AdaptiveDraftLength", () => {
         expect(Math.min(...recovered.slice(-5))).toBeGreaterThanOrEqual(7);
     });
 
+    it("tries the draft rated best at the acceptance estimate, not the longest, where a drafted step costs many without one", () => {
+        // Each target token costs 0.8 of a step without a draft (compute-bound): a draft pays only at high acceptance.
+        const load = presetSpeculationLoad(0.8);
+        const auto = new AdaptiveDraftLength(load, options);
+        const probes: number[] = [];
+        for (let step = 0; step < 300; step++) {
+            const length = auto.next(4);
+            if (auto.choice.probe) probes.push(length);
+            // Every other position rejected: acceptance about one half.
+            auto.observe({proposed: length, accepted: length > 0 ? 1 : 0, draftMilliseconds: 0, stepMilliseconds: 0});
+        }
+        expect(probes.length).toBeGreaterThan(0);
+        // At perfect acceptance the longest draft would be best; tried, each of its steps would cost 7.4 without a draft.
+        expect(Math.max(...probes)).toBeLessThanOrEqual(1);
+    });
+
     it("does not turn speculation back on or off within a few steps of turning it at the same load", () => {
         const load = presetSpeculationLoad(0.3);
         const auto = new AdaptiveDraftLength(load, options);

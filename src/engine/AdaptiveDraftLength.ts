@@ -278,7 +278,7 @@ export class AdaptiveDraftLength {
         const corrected = stepTimes.correct(key, best);
         const chosen = this.choose(corrected, others, this.load.settledAt(key), stepTimes.measuredAt(key));
         let choice: SharedDraftChoice = {length: chosen, skipped: chosen === 0, probe: false, resumeTokens};
-        const candidate = (): number | undefined => this.tryCandidate(chosen, input, others.adaptiveAlphas);
+        const candidate = (): number | undefined => this.tryCandidate(chosen, corrected, best.times, input, others.adaptiveAlphas);
         const tried = stepTimes.explore(key, chosen, candidate, (length) => corrected[length]);
         if (tried !== undefined) choice = {length: tried, skipped: false, probe: true, resumeTokens};
         else this.load.settle(key, chosen);
@@ -324,17 +324,29 @@ export class AdaptiveDraftLength {
 
     /**
      * What to try now and then beside `chosen` (MeasuredStepTimes.explore): none while drafting (to time
-     * drafting against it); while not, the best draft at perfect acceptance — if any would pay there
-     * (otherwise acceptance cannot change the choice, and a try would only cost).
+     * drafting against it); while not — if some draft would pay at perfect acceptance (otherwise
+     * acceptance cannot change the choice, and a try would only cost) — the draft rated best at the
+     * acceptance estimates (`rates`), or, where longer, the longest draft up to the one best at perfect
+     * acceptance whose step is predicted (`times`) to take at most cheapTryFactor times one without a
+     * draft: a longer try measures acceptance faster (speculation comes back sooner when it returns),
+     * which is cheap where a step is memory-bound, while on a long compute-bound batch a long draft's
+     * steps cost many steps without one.
      */
     private tryCandidate(
         chosen: number,
+        rates: readonly number[],
+        times: readonly number[],
         input: Omit<Parameters<typeof chooseDraftLength>[0], "alpha">,
         otherAlphas: readonly number[]
     ): number | undefined {
         if (chosen > 0) return 0;
         const perfect = chooseDraftLength({...input, resumeTimePerToken: 0, alpha: 1, mirrorAlphas: otherAlphas.map(() => 1)});
-        return perfect.length > 0 ? perfect.length : undefined;
+        if (perfect.length === 0) return undefined;
+        let candidate = 1;
+        for (let length = 2; length < rates.length; length++) if (rates[length] > rates[candidate]) candidate = length;
+        for (let length = candidate + 1; length <= perfect.length && times[length] <= cheapTryFactor * times[0]; length++)
+            candidate = length;
+        return candidate;
     }
 }
 
@@ -351,5 +363,7 @@ const switchMargin = 0.01;
 const onMargin = 0.05;
 /** The same where only the cost model rates it. */
 const unmeasuredOnMargin = 0.1;
+/** A try of a draft is made longer than the length rated best while its step is predicted to cost at most this many steps without a draft. */
+const cheapTryFactor = 2;
 /** Shared steps at one load after speculation was turned on or off before it may be turned back. */
 const minDwell = 16;
