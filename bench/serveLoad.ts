@@ -69,7 +69,7 @@ import {parseArgs} from "node:util";
 import {defaultBenchPrompts} from "../src/benchRunner/defaultPrompts.js";
 import {freePort} from "../src/serve/testing/freePort.js";
 import {draftModelFlags, llamaServerSampling} from "./llamaCppTools.js";
-import {formatInterval, goalVerdict, medianInterval, medianRatioInterval} from "./speedIntervals.js";
+import {formatInterval, goalVerdict, medianInterval} from "./speedIntervals.js";
 import {
     commandLine,
     fixed,
@@ -611,9 +611,10 @@ function draftLengthSummary(rows: readonly RequestRecord[]): {meanDraftLength: n
 
 /**
  * The γ arms side by side: each arm's median tok/s over rounds with its 95% bootstrap interval, the
- * best fixed γ at each level, and auto ÷ that best with its interval (rounds resampled per arm). The
- * target (auto ≥ 0.97× the best fixed γ) counts as met only when the interval's lower end is ≥ 0.97,
- * missed when its upper end is below, and undecided otherwise.
+ * best fixed γ at each level (highest median), and auto ÷ that best: the median of the per-round
+ * ratios (round r of every arm ran back to back, so load that changed between rounds cancels) with
+ * its interval (rounds resampled). The target (auto ≥ 0.97× the best fixed γ) counts as met only when
+ * the interval's lower end is ≥ 0.97, missed when its upper end is below, and undecided otherwise.
  */
 function compareGammaArms(
     roundResults: readonly RoundResult[],
@@ -621,6 +622,15 @@ function compareGammaArms(
 ) {
     const rates = (arm: ArmName, streams: number) =>
         roundResults.filter((result) => result.arm === arm && result.streams === streams).map((result) => result.tokensPerSecond);
+    const pairedRatios = (top: ArmName, bottom: ArmName, streams: number) =>
+        roundResults
+            .filter((result) => result.arm === top && result.streams === streams)
+            .flatMap((result) => {
+                const match = roundResults.find(
+                    (other) => other.arm === bottom && other.streams === streams && other.round === result.round
+                );
+                return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
+            });
     const autoArm = gammaArms.find((arm) => gammaOfArm(arm).startsWith("auto"));
     const fixedArms = gammaArms.filter((arm) => arm !== autoArm);
     const lines = [
@@ -635,7 +645,7 @@ function compareGammaArms(
         );
         const ratio =
             autoArm !== undefined && best !== undefined
-                ? medianRatioInterval(rates(autoArm, streams), rates(best, streams))
+                ? medianInterval(pairedRatios(autoArm, best, streams))
                 : {estimate: Number.NaN, low: Number.NaN, high: Number.NaN};
         const decided = goalVerdict(ratio, 0.97);
         const verdict = decided === null ? "–" : {met: "yes", missed: "**no**", undecided: "undecided (interval spans 0.97)"}[decided];
@@ -654,7 +664,7 @@ function compareGammaArms(
     });
     lines.push(
         "",
-        `Intervals: 95% percentile bootstrap over rounds (bench/speedIntervals.ts); ${rounds} round(s) per arm and level. ` +
+        `Intervals: 95% percentile bootstrap over rounds (bench/speedIntervals.ts); auto ÷ best fixed is the median of the per-round ratios (rounds paired). ${rounds} round(s) per arm and level. ` +
             "With fewer than about 5 rounds the intervals are wide and the target stays undecided."
     );
     return {lines, rows};
