@@ -124,6 +124,28 @@ describe("MeasuredStepTimes", () => {
         expect(moved.timeRatio(key, 2)).toBeUndefined();
     });
 
+    it("pairs a try with the chosen length's recent steady steps while the chosen length moves between lengths", () => {
+        const clock = testClock();
+        const stepTimes = new MeasuredStepTimes(true, clock.read);
+        const key = MeasuredStepTimes.key(32, 1);
+        // Four steps at 4, then two at 2, over and over: never five steps of one length in a row.
+        const chosen = (step: number): number => (step % 6 < 4 ? 4 : 2);
+        const milliseconds = (length: number): number => (length === 0 ? 1 : length === 4 ? 3 : 2);
+        for (let step = 0; step < 120; step++) {
+            const length =
+                stepTimes.explore(
+                    key,
+                    chosen(step),
+                    () => 0,
+                    () => 1
+                ) ?? chosen(step);
+            stepTimes.begin(key, length, 10);
+            stepTimes.stepped(10);
+            clock.now += milliseconds(length);
+        }
+        expect(stepTimes.timeRatio(key, 4)).toBeCloseTo(3, 9);
+    });
+
     it("takes each step over its baseline, so generations that finish during a try do not make drafting look cheap", () => {
         const clock = testClock();
         const stepTimes = new MeasuredStepTimes(true, clock.read);

@@ -59,7 +59,10 @@ export class MeasuredStepTimes {
         this.steps++;
         // A try paused while the load was elsewhere goes on, unless so many steps ran meanwhile that
         // the steps around it are no longer comparable (the contexts grew or were replaced).
-        if (this.steps - load.lastStep - 1 > maxPausedSteps) load.trial = load.recent = undefined;
+        if (this.steps - load.lastStep - 1 > maxPausedSteps) {
+            load.trial = undefined;
+            load.recent.clear();
+        }
         load.lastStep = this.steps;
         load.steps++;
         this.open = {key, length, start: now, steady, index: load.steps, expected, stepped: 0, baseline};
@@ -149,14 +152,14 @@ export class MeasuredStepTimes {
             load.lastExplored = load.steps;
         }
         const since = load.steps - load.lastExplored;
-        const recent = load.recent;
         if (since < load.interval) return undefined;
         const candidate = candidateFor();
         if (candidate === undefined || candidate === chosen || chosen > 0 === candidate > 0) return undefined;
         // Untimed, a try of no draft would tell nothing; one of a draft still measures acceptance.
         if (!this.measure && candidate === 0) return undefined;
-        // A try is timed against the chosen length's steps just before it.
-        if (this.measure && (recent === undefined || recent.length !== chosen || recent.times.length < pairSteps)) return undefined;
+        // A try is timed against the chosen length's last steady steps, if recent.
+        const recent = (load.recent.get(chosen) ?? []).filter((step) => load.steps - step.index < recentSteps);
+        if (this.measure && recent.length < pairSteps) return undefined;
         // Confirmed: the drafted length's time against no draft, or while not drafting, any draft
         // length's, measured in confirmingPairs tries (one noisy pair must not stop tries for good).
         const pairs = (length: number): number => load.ratios.get(length)?.pairs ?? 0;
@@ -169,7 +172,7 @@ export class MeasuredStepTimes {
             from: chosen,
             to: candidate,
             firstStep: load.steps + 1,
-            before: recent === undefined ? Number.NaN : mean(recent.times),
+            before: recent.length === 0 ? Number.NaN : mean(recent.map((step) => step.milliseconds)),
             tried: [],
             after: [],
             phase: "try",
@@ -187,18 +190,20 @@ export class MeasuredStepTimes {
         const milliseconds = ((now - step.start) * step.expected) / step.stepped / step.baseline;
         if (!(milliseconds > 0) || !Number.isFinite(milliseconds)) return;
         const load = this.loadFor(step.key);
-        if (load.recent?.length !== step.length) load.recent = {length: step.length, times: []};
-        load.recent.times.push(milliseconds);
-        if (load.recent.times.length > pairSteps) load.recent.times.shift();
+        const recent = load.recent.get(step.length) ?? [];
+        recent.push({index: step.index, milliseconds});
+        if (recent.length > pairSteps) recent.shift();
+        load.recent.set(step.length, recent);
         const trial = load.trial;
         // A step begun before the try is the chosen length's last before it.
         if (trial === undefined || step.index < trial.firstStep) return;
-        // The try's last step ends after the try has handed the next step back to `from`.
+        // The try's last step ends after the try has handed the next step back to `from`; steps of
+        // other lengths (the chosen length moved) are passed over, for at most recentSteps.
         if (step.length === trial.to) trial.tried.push(milliseconds);
         else if (trial.phase === "after" && step.length === trial.from) {
             trial.after.push(milliseconds);
             if (trial.after.length >= pairSteps) this.finish(load, trial);
-        } else load.trial = undefined;
+        } else if (trial.phase === "try" || step.index - trial.firstStep > trySteps + recentSteps) load.trial = undefined;
     }
 
     /** A try and the steps around it are timed: its ratio to them joins the pair's estimate. */
@@ -225,6 +230,7 @@ export class MeasuredStepTimes {
                 key,
                 (load = {
                     ratios: new Map(),
+                    recent: new Map(),
                     steps: 0,
                     lastStep: this.steps,
                     lastExplored: 0,
@@ -271,8 +277,8 @@ interface Trial {
 interface LoadTimes {
     /** log q(k) by draft length k: decayed sums of the pairs' log ratios, their weight, and how many pairs were measured. */
     readonly ratios: Map<number, {logSum: number; weight: number; pairs: number}>;
-    /** The last steady steps' times, all of one length. */
-    recent?: {readonly length: number; readonly times: number[]};
+    /** The last steady steps' times by length (pairSteps of each), with their numbers among this load's steps. */
+    readonly recent: Map<number, Array<{readonly index: number; readonly milliseconds: number}>>;
     trial?: Trial;
     /** Shared steps begun at this load. */
     steps: number;
@@ -288,6 +294,8 @@ interface LoadTimes {
 export const joinUntimedSteps = 2;
 /** Steps at other loads after which a load's try, and the steps it would be paired with, are dropped. */
 const maxPausedSteps = 32;
+/** Steps at a load within which a length's steady steps pair with a try (the chosen length may move between lengths meanwhile). */
+const recentSteps = 32;
 /** Steady steps of the chosen length timed before and after a try. */
 const pairSteps = 4;
 /** Steps a try runs (the first, after the change, is not timed). */
