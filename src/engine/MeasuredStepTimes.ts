@@ -10,9 +10,11 @@ import type {DraftLengthChoice} from "../speedup/chooseDraftLength.js";
  *
  * A step's time grows as the generations' contexts do, so a ratio is measured in pairs: a try of a
  * few steps at one length between steady steps of the other (explore), its mean time over the mean of
- * the steps just before and just after it, which cancels a drift over the try; each step's time is
- * taken over the cost model's time of a step without a draft at its composition, which cancels
- * generations coming and going (a try that finishes some of them early). Tries come at
+ * the chosen length's recent steady steps before it and its next ones after it, which cancels a drift
+ * over the try; each step's time is taken over the cost model's time of a step without a draft at its
+ * composition, which cancels generations coming and going (a try that finishes some of them early).
+ * Steps that carry another generation's work (a prompt, a drafter's catch-up) are left out, and a try
+ * at one load pauses while the load is at another. Tries come at
  * intervals that double while they confirm the choice; a length whose ratio says it is clearly
  * slower is not tried again until maxExploreInterval steps have passed. The choice depends on past
  * steps only, so it leaves every lossless policy lossless.
