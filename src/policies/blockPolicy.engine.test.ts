@@ -97,7 +97,7 @@ describe("block verification in the engine (bigram backend)", () => {
         const expected = firstThreeTokensDistribution(4);
         const observed = new Float64Array(size ** 3);
         // Preset costs: the lengths follow acceptance (this generation's and earlier ones'), not the machine's timing.
-        const load = presetSpeculationLoad(0.8);
+        const load = presetSpeculationLoad(0.5);
         const lengths = [0, 0, 0];
         for (let seed = 0; seed < 3000; seed++) {
             const result = await generate(
