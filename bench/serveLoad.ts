@@ -609,6 +609,16 @@ function draftLengthSummary(rows: readonly RequestRecord[]): {meanDraftLength: n
     return {meanDraftLength: counts.reduce((sum, count, length) => sum + (count ?? 0) * length, 0) / steps, skippedShare: skipped / steps};
 }
 
+/** tok/s of `top` over `bottom` in each round both ran at `streams` streams (round r of every arm ran back to back). */
+function pairedRoundRatios(roundResults: readonly RoundResult[], top: ArmName, bottom: ArmName, streams: number): number[] {
+    return roundResults
+        .filter((result) => result.arm === top && result.streams === streams)
+        .flatMap((result) => {
+            const match = roundResults.find((other) => other.arm === bottom && other.streams === streams && other.round === result.round);
+            return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
+        });
+}
+
 /**
  * The γ arms side by side: each arm's median tok/s over rounds with its 95% bootstrap interval, the
  * best fixed γ at each level (highest median), and auto ÷ that best: the median of the per-round
@@ -622,15 +632,6 @@ function compareGammaArms(
 ) {
     const rates = (arm: ArmName, streams: number) =>
         roundResults.filter((result) => result.arm === arm && result.streams === streams).map((result) => result.tokensPerSecond);
-    const pairedRatios = (top: ArmName, bottom: ArmName, streams: number) =>
-        roundResults
-            .filter((result) => result.arm === top && result.streams === streams)
-            .flatMap((result) => {
-                const match = roundResults.find(
-                    (other) => other.arm === bottom && other.streams === streams && other.round === result.round
-                );
-                return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
-            });
     const autoArm = gammaArms.find((arm) => gammaOfArm(arm).startsWith("auto"));
     const fixedArms = gammaArms.filter((arm) => arm !== autoArm);
     const lines = [
@@ -645,7 +646,7 @@ function compareGammaArms(
         );
         const ratio =
             autoArm !== undefined && best !== undefined
-                ? medianInterval(pairedRatios(autoArm, best, streams))
+                ? medianInterval(pairedRoundRatios(roundResults, autoArm, best, streams))
                 : {estimate: Number.NaN, low: Number.NaN, high: Number.NaN};
         const decided = goalVerdict(ratio, 0.97);
         const verdict = decided === null ? "–" : {met: "yes", missed: "**no**", undecided: "undecided (interval spans 0.97)"}[decided];
@@ -819,17 +820,7 @@ async function main(): Promise<void> {
         // The rounds pair up (round r of each arm ran close together): the median of the per-round
         // ratios is the figure least moved by load that changed between rounds.
         const pairedRatioSamples = Object.fromEntries(
-            streamLevels.map((streams) => {
-                const of = (arm: ArmName) => roundResults.filter((result) => result.arm === arm && result.streams === streams);
-                const theirs = of(other);
-                return [
-                    streams,
-                    of("specgate").flatMap((result) => {
-                        const match = theirs.find((entry) => entry.round === result.round);
-                        return match === undefined ? [] : [result.tokensPerSecond / match.tokensPerSecond];
-                    })
-                ];
-            })
+            streamLevels.map((streams) => [streams, pairedRoundRatios(roundResults, "specgate", other, streams)])
         ) as Record<number, number[]>;
         const pairedRatios = Object.fromEntries(streamLevels.map((streams) => [streams, median(pairedRatioSamples[streams])])) as Record<
             number,
