@@ -205,7 +205,7 @@ export class MeasuredStepTimes {
         else if (trial.phase === "after" && step.length === trial.from) {
             trial.after.push(milliseconds);
             if (trial.after.length >= pairSteps) this.finish(load, trial);
-        } else if (trial.phase === "try" || step.index - trial.firstStep > trySteps + recentSteps) load.trial = undefined;
+        } else if (step.index - trial.firstStep > trySteps + recentSteps) load.trial = undefined;
     }
 
     /** A try and the steps around it are timed: its ratio to them joins the pair's estimate. */
